@@ -1,0 +1,43 @@
+"""The cluster network's address plan.
+
+The blueprint gives one private range; every subnet the cluster needs is a fixed slot of it, so the
+plan is stable when groups change: slot i is always the same subnet. The range is cut into 16 equal
+blocks. AWS uses block 0 for the nodes' private subnet and the last block for the public subnet that
+holds only the NAT gateway. GCP uses block i for general network i, then one block per extra GPU
+network or RDMA subnet, in order.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+SPLIT_BITS = 4
+BLOCKS = 1 << SPLIT_BITS
+MAX_CLUSTER_PREFIX = 20
+"""The smallest cluster range: 16 blocks of /24."""
+
+RESERVED_ADDRESSES = {"aws": 5, "gcp": 4}
+"""Addresses each cloud keeps in every subnet (network, gateway, DNS, ..., broadcast)."""
+
+
+def blocks(cidr: str) -> list[ipaddress.IPv4Network]:
+    """The 16 equal blocks of the cluster range, in address order."""
+    network = ipaddress.IPv4Network(cidr)
+    return list(network.subnets(prefixlen_diff=SPLIT_BITS))
+
+
+def usable_addresses(cloud: str, block: ipaddress.IPv4Network) -> int:
+    return block.num_addresses - RESERVED_ADDRESSES[cloud]
+
+
+def aws_node_subnet(cidr: str) -> ipaddress.IPv4Network:
+    return blocks(cidr)[0]
+
+
+def aws_public_subnet(cidr: str) -> ipaddress.IPv4Network:
+    return blocks(cidr)[-1]
+
+
+def gcp_subnet(cidr: str, slot: int) -> ipaddress.IPv4Network:
+    """Slot i: general networks first (0, 1), then extra GPU networks or RDMA subnets."""
+    return blocks(cidr)[slot]

@@ -1,0 +1,433 @@
+"""The blueprint language, version 1 (architecture §3).
+
+Field names are a contract: they are what users write. Models are strict (YAML already gives
+numbers, strings and booleans; a quoted "16" where a count belongs is a mistake worth reporting),
+frozen, and reject unknown keys. Every field carries a description, which becomes the hover text of
+the exported JSON Schema. Cross-field and catalog checks live in `clusterfab.rules`, where they can
+point at the right line; these models only check what a single field can know.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+Cloud = Literal["aws", "gcp"]
+CapacityKind = Literal["on_demand", "spot", "reservation", "capacity_block", "flex_start"]
+FabricChoice = Literal["auto", "none", "efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+TpuGenerationName = Literal["v5p", "v6e", "v5e"]
+FilestoreTier = Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"]
+
+NAMED_LISTS = ("node_groups", "tpu_slices", "storage")
+"""Lists whose items have a `name`: they merge by name in environment overlays."""
+
+CLUSTER_NAME_PATTERN = r"^[a-z][a-z0-9-]{1,30}$"
+ITEM_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$"
+VERSION_PATTERN = r"^\d+(\.\d+){0,2}$"
+
+
+def _ipv4_network(value: str) -> str:
+    try:
+        network = ipaddress.IPv4Network(value, strict=True)
+    except ValueError as exc:
+        raise PydanticCustomError(
+            "cidr",
+            "'{value}' is not an IPv4 network in CIDR form ({reason})",
+            {"value": value, "reason": str(exc)},
+        ) from None
+    return str(network)
+
+
+def _absolute_path(value: str) -> str:
+    if not value.startswith("/") or value == "/" or any(c.isspace() for c in value):
+        raise PydanticCustomError(
+            "mount_point", "'{value}' is not an absolute path without spaces (e.g. /lustre)", {"value": value}
+        )
+    return value.rstrip("/")
+
+
+Cidr = Annotated[str, AfterValidator(_ipv4_network)]
+MountPoint = Annotated[str, AfterValidator(_absolute_path)]
+ItemName = Annotated[str, Field(pattern=ITEM_NAME_PATTERN, max_length=30)]
+Email = Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+EnvironmentName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")]
+
+
+class Spec(BaseModel):
+    """Base of every blueprint model: strict, frozen, no unknown keys."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class NetworkSpec(Spec):
+    """The cluster's private network."""
+
+    cidr: Annotated[
+        Cidr,
+        Field(
+            description=(
+                "Private IPv4 range of the cluster network, e.g. 10.20.0.0/16. Subnets (and GCP's extra GPU "
+                "networks) are carved out of it."
+            )
+        ),
+    ] = "10.0.0.0/16"
+    ssh_ingress_cidrs: Annotated[
+        list[Cidr],
+        Field(
+            description=(
+                "CIDRs allowed to reach nodes on port 22. Default none: reach nodes through SSM Session "
+                "Manager (AWS) or IAP (GCP)."
+            )
+        ),
+    ] = []
+
+
+class AutoscalingSpec(Spec):
+    """Autoscaled node group size."""
+
+    min: Annotated[int, Field(ge=0, description="Fewest nodes (0 lets the group scale to zero).")]
+    max: Annotated[int, Field(ge=1, description="Most nodes; cost estimates price the group at max.")]
+
+
+class CapacitySpec(Spec):
+    """How the capacity is bought."""
+
+    kind: Annotated[
+        CapacityKind,
+        Field(
+            description=(
+                "on_demand | spot | reservation (consume an existing reservation) | capacity_block (AWS "
+                "Capacity Blocks for ML; fixed size) | flex_start (GCP DWS flex-start)."
+            )
+        ),
+    ] = "on_demand"
+    reservation: Annotated[
+        str | None,
+        Field(
+            description=(
+                "Reservation to consume: an AWS capacity reservation id (cr-...) for reservation and "
+                "capacity_block, or a GCP reservation name or projects/P/reservations/R path."
+            )
+        ),
+    ] = None
+    max_run_duration_hours: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=168,
+            description=("flex_start only: how long the VMs may run (1-168 hours) before GCP stops them."),
+        ),
+    ] = None
+
+
+class NodeGroupSpec(Spec):
+    """A group of identical GPU nodes."""
+
+    name: Annotated[
+        ItemName,
+        Field(
+            description=(
+                "Name of the group, unique across node_groups, tpu_slices and storage; names its resources."
+            )
+        ),
+    ]
+    machine_type: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description=(
+                "A catalog machine type of the blueprint's cloud, e.g. p5.48xlarge or a3-megagpu-8g "
+                "(`clusterfab catalog` lists them)."
+            ),
+        ),
+    ]
+    count: Annotated[
+        int | None, Field(ge=1, description=("Fixed number of nodes. Set this or `autoscaling`, not both."))
+    ] = None
+    autoscaling: Annotated[
+        AutoscalingSpec | None, Field(description=("Autoscaled size {min, max} instead of a fixed count."))
+    ] = None
+    capacity: Annotated[CapacitySpec, Field(description="How the nodes' capacity is bought.")] = (
+        CapacitySpec()
+    )
+    placement: Annotated[
+        Literal["compact", "none"] | None,
+        Field(
+            description=(
+                "compact puts nodes close together (AWS cluster placement group, GCP compact placement); "
+                "default: compact for multi-node groups on a fabric, none otherwise."
+            )
+        ),
+    ] = None
+    placement_max_distance: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=3,
+            description=(
+                "GCP only: compact placement max topology distance (1-3); lower is closer but caps the "
+                "group size."
+            ),
+        ),
+    ] = None
+    fabric: Annotated[
+        FabricChoice,
+        Field(
+            description=(
+                "auto uses the machine type's native fabric (EFA, GPUDirect-TCPX/TCPXO, RDMA over RoCE); "
+                "none attaches only the general network; naming a fabric checks it is the native one."
+            )
+        ),
+    ] = "auto"
+    boot_disk_gib: Annotated[
+        int, Field(ge=50, le=65536, description=("Size of the encrypted boot disk in GiB."))
+    ] = 200
+    image: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=(
+                "OS image: an AMI id or `resolve:ssm:` parameter (AWS), or an image / image family path "
+                "(GCP). Default: the catalog's Ubuntu image for the machine's CPU architecture."
+            ),
+        ),
+    ] = None
+    attach: Annotated[
+        list[ItemName] | None,
+        Field(description=("Names of the storage to mount on these nodes; default all storage.")),
+    ] = None
+
+
+class TpuSliceSpec(Spec):
+    """One or more TPU slices of the same shape (multislice when slices > 1)."""
+
+    name: Annotated[ItemName, Field(description="Name of the slice group, unique across the blueprint.")]
+    generation: Annotated[TpuGenerationName, Field(description="TPU generation: v5p, v6e (Trillium) or v5e.")]
+    topology: Annotated[
+        str,
+        Field(
+            pattern=r"^\d+x\d+(x\d+)?$",
+            description=(
+                "Slice topology, e.g. 4x4x4 (v5p, 3D) or 16x16 (v6e, 2D); must be one the generation offers."
+            ),
+        ),
+    ]
+    slices: Annotated[
+        int, Field(ge=1, le=64, description=("Number of identical slices joined for multislice training."))
+    ] = 1
+    capacity: Annotated[CapacitySpec, Field(description="How the TPU capacity is bought.")] = CapacitySpec()
+    runtime_version: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=("TPU VM runtime version; default: the catalog's runtime for the generation."),
+        ),
+    ] = None
+    attach: Annotated[
+        list[ItemName] | None,
+        Field(description=("Names of the storage to mount on the TPU hosts; default all storage.")),
+    ] = None
+
+
+class LustreSpec(Spec):
+    """A Lustre file system: FSx for Lustre on AWS, Managed Lustre on GCP."""
+
+    kind: Annotated[Literal["lustre"], Field(description="Storage kind.")]
+    name: Annotated[ItemName, Field(description="Name of the file system, unique across the blueprint.")]
+    capacity_gib: Annotated[
+        int,
+        Field(
+            gt=0,
+            description=(
+                "Capacity in GiB; must lie on the tier's step grid (FSx: 1200, 2400, then steps of 2400)."
+            ),
+        ),
+    ]
+    throughput_mbps_per_tib: Annotated[
+        int | None,
+        Field(
+            gt=0,
+            description=(
+                "Throughput per TiB (MB/s). FSx PERSISTENT_2: 125/250/500/1000; GCP Managed Lustre tiers "
+                "125/250/500/1000. Not used with AWS scratch."
+            ),
+        ),
+    ] = None
+    deployment: Annotated[
+        Literal["persistent", "scratch"],
+        Field(
+            description=(
+                "AWS only: persistent (PERSISTENT_2, replicated, for datasets and checkpoints) or scratch "
+                "(SCRATCH_2, cheaper, no replication)."
+            )
+        ),
+    ] = "persistent"
+    mount_point: Annotated[
+        MountPoint | None, Field(description=("Where nodes mount it; default /mnt/<name>."))
+    ] = None
+    import_path: Annotated[
+        str | None,
+        Field(
+            pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$",
+            description=(
+                "AWS only: s3://bucket/prefix linked to the file system (data repository association)."
+            ),
+        ),
+    ] = None
+    protect: Annotated[
+        bool | None,
+        Field(
+            description=(
+                "Protect from deletion and replacement; default: protected in environments named prod."
+            )
+        ),
+    ] = None
+
+    @property
+    def mount_path(self) -> str:
+        return self.mount_point or f"/mnt/{self.name}"
+
+
+class FilestoreSpec(Spec):
+    """A Filestore NFS share (GCP only)."""
+
+    kind: Annotated[Literal["filestore"], Field(description="Storage kind.")]
+    name: Annotated[ItemName, Field(description="Name of the share, unique across the blueprint.")]
+    tier: Annotated[FilestoreTier, Field(description="Filestore service tier.")] = "ZONAL"
+    capacity_gib: Annotated[
+        int,
+        Field(
+            gt=0,
+            description=(
+                "Capacity in GiB, within the tier's range and on its step grid (ZONAL: 1024-9984 by 256, "
+                "10240-102400 by 2560)."
+            ),
+        ),
+    ]
+    share_name: Annotated[
+        str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$", description=("Name of the NFS export."))
+    ] = "share"
+    mount_point: Annotated[
+        MountPoint | None, Field(description=("Where nodes mount it; default /mnt/<name>."))
+    ] = None
+    protect: Annotated[
+        bool | None,
+        Field(
+            description=(
+                "Protect from deletion and replacement; default: protected in environments named prod."
+            )
+        ),
+    ] = None
+
+    @property
+    def mount_path(self) -> str:
+        return self.mount_point or f"/mnt/{self.name}"
+
+
+StorageSpec = Annotated[LustreSpec | FilestoreSpec, Field(discriminator="kind")]
+
+
+class SoftwareSpec(Spec):
+    """The NVIDIA stack installed on GPU nodes; unset fields take the catalog's recommended versions."""
+
+    nvidia_driver: Annotated[
+        str | None,
+        Field(pattern=VERSION_PATTERN, description=('NVIDIA driver version, e.g. "580.95.05" (quote it).')),
+    ] = None
+    cuda: Annotated[
+        str | None,
+        Field(
+            pattern=r"^\d+\.\d+(\.\d+)?$",
+            description=('CUDA toolkit version, e.g. "13.0" or "13.0.2" (update 2; quote it).'),
+        ),
+    ] = None
+    nccl: Annotated[
+        str | None, Field(pattern=r"^\d+\.\d+\.\d+$", description=('NCCL version, e.g. "2.27.5" (quote it).'))
+    ] = None
+
+
+class BudgetSpec(Spec):
+    """Spending limits checked by validate, plan, cost and diff, and alerts in the cloud."""
+
+    max_hourly_usd: Annotated[
+        float | None, Field(gt=0, description=("Most the cluster may cost per hour at full size."))
+    ] = None
+    max_monthly_usd: Annotated[
+        float | None,
+        Field(
+            gt=0,
+            description=(
+                "Most the cluster may cost per month (730 hours) at full size; also the cloud budget amount."
+            ),
+        ),
+    ] = None
+    alert_emails: Annotated[list[Email], Field(description="Addresses the cloud budget alerts go to.")] = []
+
+
+class Blueprint(Spec):
+    """A cluster blueprint."""
+
+    version: Annotated[Literal[1], Field(description="Blueprint language version.")]
+    name: Annotated[
+        str,
+        Field(
+            pattern=CLUSTER_NAME_PATTERN,
+            description=(
+                "Cluster name: lowercase letters, digits and hyphens, 2-31 characters; prefix of every "
+                "resource name."
+            ),
+        ),
+    ]
+    cloud: Annotated[Cloud, Field(description="aws or gcp.")]
+    region: Annotated[
+        str,
+        Field(pattern=r"^[a-z]+(-[a-z0-9]+)+$", description=("Cloud region, e.g. us-east-1 or us-central1.")),
+    ]
+    zone: Annotated[
+        str,
+        Field(
+            pattern=r"^[a-z0-9]+(-[a-z0-9]+)+$",
+            description=(
+                "The one zone of the cluster (fabrics and compact placement are single-zone). AWS: a zone "
+                "name (us-east-1a) or, better, a zone id (use1-az6), which is the same in every account."
+            ),
+        ),
+    ]
+    project: Annotated[
+        str | None,
+        Field(
+            pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$",
+            description=("GCP only: the project id; default the Pulumi config gcp:project."),
+        ),
+    ] = None
+    labels: Annotated[
+        dict[str, str], Field(description=("Added to every resource as tags (AWS) or labels (GCP)."))
+    ] = {}
+    network: Annotated[NetworkSpec, Field(description="The cluster's private network.")] = NetworkSpec()
+    node_groups: Annotated[list[NodeGroupSpec], Field(description="GPU node groups.")] = []
+    tpu_slices: Annotated[list[TpuSliceSpec], Field(description="TPU slices (GCP).")] = []
+    storage: Annotated[list[StorageSpec], Field(description="Shared file systems.")] = []
+    software: Annotated[SoftwareSpec, Field(description="NVIDIA software versions on GPU nodes.")] = (
+        SoftwareSpec()
+    )
+    budget: Annotated[BudgetSpec | None, Field(description="Spending limits and alerts.")] = None
+    environments: Annotated[
+        dict[EnvironmentName, dict[str, Any]],
+        Field(
+            description=(
+                "Per-environment overlays (e.g. dev, prod): partial blueprints deep-merged over the base; "
+                "node_groups, tpu_slices and storage items merge by name."
+            )
+        ),
+    ] = {}
+
+    def named_items(self) -> list[tuple[str, int, NodeGroupSpec | TpuSliceSpec | LustreSpec | FilestoreSpec]]:
+        """Every named item as (list name, index, item), in document order."""
+        items: list[tuple[str, int, NodeGroupSpec | TpuSliceSpec | LustreSpec | FilestoreSpec]] = []
+        items += [("node_groups", i, g) for i, g in enumerate(self.node_groups)]
+        items += [("tpu_slices", i, s) for i, s in enumerate(self.tpu_slices)]
+        items += [("storage", i, s) for i, s in enumerate(self.storage)]
+        return items

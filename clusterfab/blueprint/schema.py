@@ -1,0 +1,60 @@
+"""The blueprint JSON Schema, generated from the models (editor completion and hover text).
+
+`blueprints/schema/blueprint.v1.json` is this output; a test fails when the file is stale.
+Environment overlays get a partial form of the same schema: every field optional except the `name`
+that list items merge by, and no `version`, `cloud` or nested `environments`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.blueprint.overlay import FIXED_KEYS
+
+SCHEMA_ID = "https://clusterfab.dev/schema/blueprint.v1.json"
+
+
+def _retarget(node: Any) -> Any:
+    """Point every $ref at the overlay variant of its definition and drop discriminators."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                out[key] = value + "Overlay"
+            elif key == "discriminator":
+                continue
+            else:
+                out[key] = _retarget(value)
+        if "oneOf" in out:
+            out["anyOf"] = out.pop("oneOf")
+        return out
+    if isinstance(node, list):
+        return [_retarget(item) for item in node]
+    return node
+
+
+def blueprint_json_schema() -> dict[str, Any]:
+    schema = Blueprint.model_json_schema()
+    defs: dict[str, Any] = schema.setdefault("$defs", {})
+    for name, definition in list(defs.items()):
+        partial = _retarget(copy.deepcopy(definition))
+        partial.pop("required", None)
+        if "name" in partial.get("properties", {}):
+            partial["required"] = ["name"]
+        partial["title"] = f"{definition.get('title', name)} (environment overlay)"
+        defs[f"{name}Overlay"] = partial
+    overlay = {
+        "type": "object",
+        "title": "Environment overlay",
+        "description": "A partial blueprint deep-merged over the base; list items merge by name.",
+        "additionalProperties": False,
+        "properties": {
+            key: _retarget(copy.deepcopy(value))
+            for key, value in schema["properties"].items()
+            if key not in FIXED_KEYS
+        },
+    }
+    schema["properties"]["environments"]["additionalProperties"] = overlay
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}

@@ -1,0 +1,265 @@
+"""Typed view of the catalog data files (`clusterfab/catalog/data/*.yaml`).
+
+Every record that holds changeable figures says where they come from (`source`, ids declared in
+sources.yaml), when (`as_of`) and how sure we are (`confidence`); `unconfirmed` names the fields of a
+record whose figure has no confirmed source, with a note. The models reject unknown keys so a typo in
+the data fails the catalog tests instead of silently dropping a figure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusterfab.blueprint.models import CapacityKind, Cloud
+
+Confidence = Literal["official", "vendor-code", "secondary", "unconfirmed"]
+Fabric = Literal["efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+PricingModel = Literal["on_demand", "spot", "capacity_block", "reservation", "flex_start", "cud_1y", "cud_3y"]
+PriceUnit = Literal["hour", "chip_hour", "gib_month"]
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(Record):
+    """Provenance of a record's figures."""
+
+    source: list[str]
+    as_of: dt.date
+    confidence: Confidence
+    unconfirmed: dict[str, str] = {}
+
+
+class Source(Record):
+    title: str
+    url: str | None
+    as_of: dt.date
+    confidence: Confidence
+
+
+class Accelerator(Record):
+    model: str
+    architecture: Literal["ampere", "hopper", "blackwell"]
+    count: int = Field(gt=0)
+    memory_gib: int = Field(gt=0, description="Memory per accelerator.")
+    gcp_type: str | None = None
+
+
+class EfaInterfaceRange(Record):
+    cards: str = Field(pattern=r"^\d+(-\d+)?$")
+    device_index: int = Field(ge=0)
+    type: Literal["interface", "efa", "efa-only"]
+
+    def card_indexes(self) -> range:
+        first, _, last = self.cards.partition("-")
+        return range(int(first), int(last or first) + 1)
+
+
+class EfaInterface(Record):
+    """One launch-template network interface."""
+
+    network_card_index: int
+    device_index: int
+    interface_type: Literal["interface", "efa", "efa-only"]
+
+
+class NetworkLayout(Sourced):
+    description: str
+    interfaces: list[EfaInterfaceRange]
+
+    def expand(self) -> list[EfaInterface]:
+        """The interfaces one by one, ordered by (card, device)."""
+        expanded = [
+            EfaInterface(network_card_index=card, device_index=r.device_index, interface_type=r.type)
+            for r in self.interfaces
+            for card in r.card_indexes()
+        ]
+        return sorted(expanded, key=lambda i: (i.network_card_index, i.device_index))
+
+
+class AwsRegions(Sourced):
+    zone_id_prefixes: dict[str, str]
+
+
+class AwsMachineType(Sourced):
+    name: str
+    accelerator: Accelerator
+    vcpus: int
+    memory_gib: int
+    local_nvme_gb: int
+    cpu_architecture: Literal["x86_64", "arm64"]
+    fabric: Fabric
+    network_gbps: int
+    network_cards: int
+    max_efa_interfaces: int
+    efa_layout: str
+    nvswitch: bool
+    purchase_options: list[CapacityKind]
+    locations: dict[str, list[str]] = Field(description="Region -> AZ ids offering the type.")
+
+
+class GcpNetworks(Record):
+    general_vpcs: int = Field(ge=1)
+    general_mtu: int
+    gpu_vpcs: int = Field(ge=0)
+    gpu_mtu: int | None
+    rdma_subnets: int = Field(ge=0)
+    rdma_mtu: int | None
+    rdma_profile: str | None
+    general_nic_type: Literal["GVNIC", "VIRTIO_NET"]
+    gpu_nic_type: Literal["GVNIC", "MRDMA"]
+
+
+class GcpPlacement(Record):
+    max_vms: int
+    max_vms_by_distance: dict[int, int]
+    min_max_distance: int | None
+
+    def limit(self, max_distance: int | None) -> int:
+        """Most VMs a compact placement policy may hold at `max_distance` (None: unspecified)."""
+        if max_distance is None:
+            return self.max_vms
+        return self.max_vms_by_distance.get(max_distance, self.max_vms)
+
+
+class GcpMachineType(Sourced):
+    name: str
+    accelerator: Accelerator
+    vcpus: int
+    memory_gib: int
+    cpu_architecture: Literal["x86_64", "arm64"]
+    fabric: Fabric
+    network_gbps: int
+    gpu_nics: int
+    network: GcpNetworks
+    placement: GcpPlacement
+    nvswitch: bool
+    purchase_options: list[CapacityKind]
+    zones: list[str]
+
+
+MachineType = AwsMachineType | GcpMachineType
+
+
+class TpuTopology(Record):
+    chips: int = Field(gt=0)
+    hosts: int = Field(gt=0)
+
+
+class TpuGeneration(Sourced):
+    name: str
+    type_prefix: str
+    accelerator_config_type: str
+    cores_per_chip: int = Field(gt=0, description="What the N in `<prefix>-N` counts per chip.")
+    chips_per_host: int
+    dimensions: Literal[2, 3]
+    hbm_gib: int
+    runtime_version: str
+    purchase_options: list[CapacityKind]
+    zones: list[str]
+    multislice: bool
+    topologies: dict[str, TpuTopology]
+
+    def accelerator_type(self, topology: str) -> str:
+        """The accelerator type name for a topology: v5p-128 for 4x4x4, v6e-256 for 16x16."""
+        return f"{self.type_prefix}-{self.topologies[topology].chips * self.cores_per_chip}"
+
+
+class CapacityBand(Record):
+    min_gib: int = Field(gt=0)
+    max_gib: int | None
+    step_gib: int = Field(gt=0)
+
+    def contains(self, capacity: int) -> bool:
+        in_range = self.min_gib <= capacity and (self.max_gib is None or capacity <= self.max_gib)
+        return in_range and capacity % self.step_gib == 0
+
+
+class StorageTier(Sourced):
+    cloud: Cloud
+    kind: Literal["lustre", "filestore"]
+    service: Literal["fsx-lustre", "managed-lustre", "filestore"]
+    tier: str
+    deployment: Literal["persistent", "scratch"]
+    capacity_bands: list[CapacityBand]
+    throughputs: list[int]
+    fixed_throughput: int | None
+    grow_only: bool
+
+    def fits(self, capacity: int) -> bool:
+        return any(band.contains(capacity) for band in self.capacity_bands)
+
+    def nearest(self, capacity: int) -> list[int]:
+        """The valid capacities just below and just above `capacity` (one or two values)."""
+        below: list[int] = []
+        above: list[int] = []
+        for band in self.capacity_bands:
+            step = band.step_gib
+            high = capacity if band.max_gib is None else min(capacity, band.max_gib)
+            down = high - high % step
+            if down >= band.min_gib:
+                below.append(down)
+            up = -(-max(capacity, band.min_gib) // step) * step
+            if band.max_gib is None or up <= band.max_gib:
+                above.append(up)
+        picks = ([max(below)] if below else []) + ([min(above)] if above else [])
+        return sorted(set(picks))
+
+
+class Price(Record):
+    cloud: Cloud
+    sku: str
+    pricing_model: PricingModel
+    unit: PriceUnit
+    usd: float = Field(gt=0)
+    regions: list[str] = Field(min_length=1)
+    source: str
+    as_of: dt.date
+    confidence: Confidence
+    note: str | None = None
+
+
+class CudaRelease(Record):
+    cuda: str
+    update: int
+    driver: str
+
+
+class CudaDriverTable(Sourced):
+    releases: list[CudaRelease]
+
+
+class GpuSupport(Sourced):
+    model: str
+    min_driver: str
+    min_cuda: str
+    note: str | None = None
+
+
+class RecommendedStack(Sourced):
+    nvidia_driver: str
+    cuda: str
+    nccl: str
+
+
+class FabricSoftware(Sourced):
+    name: Fabric
+    plugin: str
+    plugin_version: str
+    installer_version: str | None
+    min_nccl: str | None
+    note: str | None = None
+
+
+class HealthcheckThresholds(Sourced):
+    per_accelerator: dict[str, float]
+
+
+class CatalogIndex(Record):
+    version: str
+    as_of: dt.date
+    stale_after_days: int

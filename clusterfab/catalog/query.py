@@ -1,0 +1,188 @@
+"""Load the catalog data files and answer questions about them.
+
+The catalog is read once per process (about 60 ms) and is immutable. Nothing here imports Pulumi:
+validation and cost estimates run on the catalog alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import io
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, cast
+
+from ruamel.yaml import YAML
+
+from clusterfab.blueprint.models import Cloud
+from clusterfab.catalog.models import (
+    AwsMachineType,
+    AwsRegions,
+    CatalogIndex,
+    CudaDriverTable,
+    CudaRelease,
+    EfaInterface,
+    FabricSoftware,
+    GcpMachineType,
+    GpuSupport,
+    HealthcheckThresholds,
+    MachineType,
+    NetworkLayout,
+    Price,
+    PricingModel,
+    RecommendedStack,
+    Source,
+    StorageTier,
+    TpuGeneration,
+)
+
+_AWS_ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
+_AWS_ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """'580.95.05' -> (580, 95, 5): compare driver and library versions numerically."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def at_least(version: str, minimum: str) -> bool:
+    """Whether `version` meets `minimum`; a version given as a branch ("580") is compared as that branch."""
+    have, need = version_tuple(version), version_tuple(minimum)
+    return have >= need[: len(have)]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Machine types, TPU generations, storage tiers, prices and software compatibility."""
+
+    index: CatalogIndex
+    sources: dict[str, Source]
+    aws_regions: AwsRegions
+    network_layouts: dict[str, NetworkLayout]
+    aws_machine_types: dict[str, AwsMachineType]
+    gcp_machine_types: dict[str, GcpMachineType]
+    tpu_generations: dict[str, TpuGeneration]
+    storage_tiers: tuple[StorageTier, ...]
+    prices: tuple[Price, ...]
+    cuda_drivers: CudaDriverTable
+    gpus: dict[str, GpuSupport]
+    recommended: RecommendedStack
+    fabric_software: dict[str, FabricSoftware]
+    healthcheck: HealthcheckThresholds
+
+    @property
+    def version(self) -> str:
+        return self.index.version
+
+    def machine_types(self, cloud: Cloud) -> dict[str, AwsMachineType] | dict[str, GcpMachineType]:
+        return self.aws_machine_types if cloud == "aws" else self.gcp_machine_types
+
+    def machine_type(self, cloud: Cloud, name: str) -> MachineType | None:
+        return self.machine_types(cloud).get(name)
+
+    def efa_interfaces(self, machine: AwsMachineType) -> list[EfaInterface]:
+        """The launch-template network interfaces that give `machine` its full EFA bandwidth."""
+        return self.network_layouts[machine.efa_layout].expand()
+
+    def storage_tier(self, cloud: Cloud, kind: str, tier: str) -> StorageTier | None:
+        for candidate in self.storage_tiers:
+            if (candidate.cloud, candidate.kind, candidate.tier) == (cloud, kind, tier):
+                return candidate
+        return None
+
+    def storage_tiers_for(self, cloud: Cloud, kind: str) -> list[StorageTier]:
+        return [t for t in self.storage_tiers if (t.cloud, t.kind) == (cloud, kind)]
+
+    def price(self, cloud: Cloud, sku: str, region: str, model: PricingModel) -> Price | None:
+        """The newest price for (sku, pricing model) that applies in `region`."""
+        matches = [
+            p
+            for p in self.prices
+            if (p.cloud, p.sku, p.pricing_model) == (cloud, sku, model) and region in p.regions
+        ]
+        return max(matches, key=lambda p: (p.as_of, p.confidence != "unconfirmed"), default=None)
+
+    def is_stale(self, as_of: dt.date, today: dt.date) -> bool:
+        return (today - as_of).days > self.index.stale_after_days
+
+    def min_driver_for_cuda(self, cuda: str) -> CudaRelease | None:
+        """The minimum-driver entry for a CUDA version ("13.0" is the GA release, "13.0.2" update 2).
+
+        For an update the table lacks, the closest older update of the same release applies.
+        """
+        parts = cuda.split(".")
+        release, update = ".".join(parts[:2]), int(parts[2]) if len(parts) > 2 else 0
+        candidates = [r for r in self.cuda_drivers.releases if r.cuda == release and r.update <= update]
+        return max(candidates, key=lambda r: r.update, default=None)
+
+    # --- zones and regions -------------------------------------------------------------------
+
+    def region_of_zone(self, cloud: Cloud, zone: str) -> str | None:
+        """The region a zone belongs to, read from its name (None when the name has no known form)."""
+        if cloud == "gcp":
+            region, _, suffix = zone.rpartition("-")
+            return region if region and len(suffix) == 1 else None
+        match = _AWS_ZONE_ID.match(zone)
+        if match:
+            prefixes = {v: k for k, v in self.aws_regions.zone_id_prefixes.items()}
+            return prefixes.get(match["prefix"])
+        match = _AWS_ZONE_NAME.match(zone)
+        return match["region"] if match else None
+
+    def is_aws_zone_id(self, zone: str) -> bool:
+        return _AWS_ZONE_ID.match(zone) is not None
+
+    def regions(self, cloud: Cloud) -> set[str]:
+        """Regions the catalog knows something to be offered in."""
+        if cloud == "aws":
+            found = set(self.aws_regions.zone_id_prefixes)
+            for machine in self.aws_machine_types.values():
+                found |= set(machine.locations)
+            return found
+        return {r for z in self.zones("gcp") if (r := self.region_of_zone("gcp", z))}
+
+    def zones(self, cloud: Cloud) -> set[str]:
+        """Zones the catalog lists anything in (AWS: zone ids)."""
+        if cloud == "aws":
+            return {z for m in self.aws_machine_types.values() for ids in m.locations.values() for z in ids}
+        found = {z for m in self.gcp_machine_types.values() for z in m.zones}
+        return found | {z for g in self.tpu_generations.values() for z in g.zones}
+
+
+def _read(name: str) -> Any:
+    text = resources.files("clusterfab.catalog").joinpath("data", name).read_text("utf-8")
+    return YAML(typ="safe").load(io.StringIO(text))
+
+
+@functools.cache
+def load_catalog() -> Catalog:
+    """The catalog shipped with this version of clusterfab (parsed once per process)."""
+    aws = _read("aws.yaml")
+    gcp = _read("gcp.yaml")
+    tpu = _read("tpu.yaml")
+    software = _read("software.yaml")
+    aws_types = [AwsMachineType.model_validate(m) for m in aws["machine_types"]]
+    gcp_types = [GcpMachineType.model_validate(m) for m in gcp["machine_types"]]
+    generations = [TpuGeneration.model_validate(g) for g in tpu["generations"]]
+    fabrics = [FabricSoftware.model_validate(f) for f in software["fabrics"]]
+    gpus = [GpuSupport.model_validate(g) for g in software["gpus"]]
+    return Catalog(
+        index=CatalogIndex.model_validate(_read("catalog.yaml")),
+        sources={
+            k: Source.model_validate(v) for k, v in cast("dict[str, Any]", _read("sources.yaml")).items()
+        },
+        aws_regions=AwsRegions.model_validate(aws["regions"]),
+        network_layouts={k: NetworkLayout.model_validate(v) for k, v in aws["network_layouts"].items()},
+        aws_machine_types={m.name: m for m in aws_types},
+        gcp_machine_types={m.name: m for m in gcp_types},
+        tpu_generations={g.name: g for g in generations},
+        storage_tiers=tuple(StorageTier.model_validate(t) for t in _read("storage.yaml")["tiers"]),
+        prices=tuple(Price.model_validate(p) for p in _read("prices.yaml")["prices"]),
+        cuda_drivers=CudaDriverTable.model_validate(software["cuda_min_driver"]),
+        gpus={g.model: g for g in gpus},
+        recommended=RecommendedStack.model_validate(software["recommended"]),
+        fabric_software={f.name: f for f in fabrics},
+        healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbps"]),
+    )

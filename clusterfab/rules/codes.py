@@ -1,0 +1,243 @@
+"""The registry of finding codes.
+
+Codes are stable: tools, suppressions and CI scripts refer to them. BP0xx are parse and schema
+problems, BP1xx semantic rules (no catalog needed), BP2xx catalog rules, BP4xx cost and policy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterfab.rules.findings import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """What a finding code means."""
+
+    code: str
+    title: str
+    severity: Severity
+    explanation: str
+
+
+_E, _W, _I = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+_CODES = [
+    Code(
+        "BP001",
+        "file is not a readable blueprint",
+        _E,
+        "The file is empty, binary, not UTF-8, or larger than a blueprint can be.",
+    ),
+    Code("BP002", "YAML syntax error", _E, "The file is not valid YAML."),
+    Code(
+        "BP003",
+        "duplicate key",
+        _E,
+        "A mapping names the same key twice; YAML parsers silently keep one of them.",
+    ),
+    Code(
+        "BP004",
+        "unsupported YAML construct",
+        _E,
+        "Custom tags, several documents in one file, and alias expansions beyond a sane size.",
+    ),
+    Code("BP005", "unknown field", _E, "The blueprint language has no such field here."),
+    Code("BP006", "missing required field", _E, "A required field is not set."),
+    Code("BP007", "value not allowed", _E, "The value is not one of the field's choices."),
+    Code("BP008", "wrong type", _E, "The value has the wrong type (e.g. a list where a mapping belongs)."),
+    Code("BP009", "invalid value", _E, "The value is out of range or not in the expected format."),
+    Code(
+        "BP101",
+        "duplicate name",
+        _E,
+        "Names must be unique across node_groups, tpu_slices and storage: they name resources.",
+    ),
+    Code(
+        "BP102",
+        "attach names unknown storage",
+        _E,
+        "`attach` lists storage names; each must be defined under `storage`.",
+    ),
+    Code(
+        "BP103",
+        "environment overlay names an unknown item",
+        _E,
+        "Overlays merge list items by name; a name the base blueprint lacks is almost always a typo.",
+    ),
+    Code("BP104", "invalid TPU topology", _E, "The topology is not one the TPU generation offers."),
+    Code(
+        "BP105",
+        "reservation id missing",
+        _E,
+        "capacity kinds reservation and capacity_block consume an existing reservation.",
+    ),
+    Code(
+        "BP106",
+        "capacity block with autoscaling",
+        _E,
+        "A capacity block reserves a fixed number of instances for a fixed time: use `count`.",
+    ),
+    Code(
+        "BP107",
+        "flex-start with a reservation",
+        _E,
+        "Flex-start (DWS) obtains capacity on demand and cannot consume a reservation.",
+    ),
+    Code(
+        "BP108",
+        "node group size",
+        _E,
+        "A node group sets exactly one of `count` and `autoscaling`, with min <= max.",
+    ),
+    Code(
+        "BP109",
+        "run duration",
+        _E,
+        "flex_start needs max_run_duration_hours; other capacity kinds do not take it.",
+    ),
+    Code(
+        "BP110",
+        "field does not apply to this cloud",
+        _E,
+        "Some fields exist for one cloud only (project on GCP, import_path on AWS, ...).",
+    ),
+    Code(
+        "BP111",
+        "SSH open to the internet",
+        _W,
+        "ssh_ingress_cidrs allows 0.0.0.0/0; use SSM (AWS) or IAP (GCP) or a narrow range.",
+    ),
+    Code(
+        "BP112",
+        "network range",
+        _E,
+        "The cluster network must be a private IPv4 range large enough for its subnets.",
+    ),
+    Code("BP113", "mount point", _E, "Each storage needs its own absolute mount point."),
+    Code("BP114", "invalid label", _E, "Labels must satisfy GCP's label rules to be portable."),
+    Code(
+        "BP115",
+        "reservation id format",
+        _E,
+        "AWS reservation ids look like cr-0123456789abcdef0; GCP reservations are names or paths.",
+    ),
+    Code(
+        "BP116",
+        "environment changes a fixed field",
+        _E,
+        "An environment overlay cannot change `cloud` or `version`, or nest `environments`.",
+    ),
+    Code("BP117", "nothing to provision", _W, "The blueprint has no node groups and no TPU slices."),
+    Code("BP118", "unknown environment", _E, "The requested environment is not defined."),
+    Code(
+        "BP119",
+        "reservation without a reservation kind",
+        _E,
+        "A reservation id is only used by capacity kinds reservation and capacity_block.",
+    ),
+    Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
+    Code(
+        "BP202",
+        "machine type not offered in the zone",
+        _E,
+        "The catalog does not list the zone among the machine type's locations.",
+    ),
+    Code("BP203", "zone and region", _E, "The zone is unknown or not in the blueprint's region."),
+    Code(
+        "BP204", "fabric not available", _E, "The requested fabric is not the machine type's native fabric."
+    ),
+    Code(
+        "BP205",
+        "compact placement limit",
+        _E,
+        "Compact placement caps the number of VMs (per max distance) a group can hold.",
+    ),
+    Code(
+        "BP206",
+        "capacity kind not offered",
+        _E,
+        "The machine type or TPU is not sold with this capacity kind.",
+    ),
+    Code(
+        "BP207",
+        "TPU generation not offered in the zone",
+        _E,
+        "The catalog does not list the zone for the TPU generation.",
+    ),
+    Code(
+        "BP208",
+        "storage capacity off the grid",
+        _E,
+        "Storage capacity must lie within the tier's range and on its step grid.",
+    ),
+    Code(
+        "BP209", "throughput not offered", _E, "The per-TiB throughput must be one the storage tier offers."
+    ),
+    Code(
+        "BP210",
+        "storage kind not available on this cloud",
+        _E,
+        "e.g. Filestore exists only on GCP; use lustre on AWS.",
+    ),
+    Code(
+        "BP211",
+        "driver too old for the GPU",
+        _E,
+        "The NVIDIA driver is older than the oldest one that supports the GPU.",
+    ),
+    Code(
+        "BP212",
+        "driver too old for CUDA",
+        _E,
+        "The NVIDIA driver is older than the CUDA toolkit's minimum driver.",
+    ),
+    Code("BP213", "NCCL too old for the fabric", _E, "The fabric's NCCL plugin needs a newer NCCL."),
+    Code("BP214", "version not in the catalog", _W, "The catalog cannot check a version it does not know."),
+    Code(
+        "BP215",
+        "fabric without compact placement",
+        _W,
+        "A multi-node group on a high-speed fabric loses bandwidth without compact placement.",
+    ),
+    Code("BP216", "capacity block size", _W, "A capacity block holds up to 64 instances."),
+    Code(
+        "BP217",
+        "figure unconfirmed",
+        _I,
+        "A catalog figure this blueprint relies on has no confirmed source.",
+    ),
+    Code(
+        "BP218",
+        "CUDA too old for the GPU",
+        _E,
+        "The CUDA toolkit is older than the first release that supports the GPU.",
+    ),
+    Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
+    Code(
+        "BP402",
+        "monthly budget exceeded",
+        _E,
+        "The estimated monthly cost (730 h) is above budget.max_monthly_usd.",
+    ),
+    Code(
+        "BP403",
+        "price missing",
+        _W,
+        "The catalog has no price for an item in this region: it is left out of the totals.",
+    ),
+    Code(
+        "BP404",
+        "price stale or unconfirmed",
+        _I,
+        "A price used is older than the catalog's stale limit, or has no confirmed source.",
+    ),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in _CODES}
+
+
+def code_info(code: str) -> Code:
+    """The registry entry for a code (KeyError for an unregistered code: a programming error)."""
+    return CODES[code]

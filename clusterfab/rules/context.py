@@ -1,0 +1,59 @@
+"""What a rule sees: the validated blueprint, the catalog, and how to point at a line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.blueprint.sourcemap import SourceMap
+from clusterfab.catalog import Catalog
+from clusterfab.rules.findings import FieldPath, Finding, Severity
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """One blueprint (base or merged with an environment) under validation."""
+
+    blueprint: Blueprint
+    catalog: Catalog
+    source_map: SourceMap
+    environment: str | None
+
+    def finding(
+        self,
+        code: str,
+        path: FieldPath,
+        message: str,
+        *,
+        hint: str = "",
+        at_key: bool = False,
+        anchor: FieldPath | None = None,
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding about the field `path` (positioned at `anchor` when the field is not written)."""
+        made = self.source_map.finding(code, path, message, hint=hint, at_key=at_key, anchor=anchor)
+        if severity is not None and severity is not made.severity:
+            return Finding(
+                code=made.code,
+                severity=severity,
+                message=made.message,
+                field=made.field,
+                file=made.file,
+                line=made.line,
+                column=made.column,
+                hint=made.hint,
+                end_column=made.end_column,
+            )
+        return made
+
+    def written(self, path: FieldPath) -> bool:
+        """Whether the blueprint (or its environment overlay) sets `path` explicitly."""
+        source = self.source_map.source_path(path)
+        document = self.source_map.document
+        return source in document.value_spans
+
+
+Check: TypeAlias = Callable[[RuleContext], Iterator[Finding]]
+"""A rule: looks at the context and yields findings."""

@@ -1,0 +1,160 @@
+"""Validate a blueprint file in one pass: parse, schema, environments, rules.
+
+All findings of all layers are collected, de-duplicated and sorted; nothing stops at the first
+problem. Without an environment the base blueprint and every environment overlay are validated, so
+`clusterfab validate` covers what `pulumi up` will see on each stack.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clusterfab.blueprint.loader import Document, parse_blueprint_bytes, read_blueprint
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.blueprint.overlay import apply_environment
+from clusterfab.blueprint.sourcemap import SourceMap
+from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.errors import UsageError
+from clusterfab.rules import CHECKS
+from clusterfab.rules.context import Check, RuleContext
+from clusterfab.rules.findings import Finding, has_errors, normalize
+from clusterfab.rules.schema import validate_blueprint
+
+
+@dataclass(frozen=True)
+class Validated:
+    """A blueprint that passed the schema for one environment (None: the base)."""
+
+    environment: str | None
+    blueprint: Blueprint
+    source_map: SourceMap
+
+
+@dataclass
+class ValidationResult:
+    file: str
+    document: Document | None
+    findings: list[Finding] = field(default_factory=list)
+    blueprints: dict[str | None, Validated] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+    @property
+    def environments(self) -> list[str]:
+        return [env for env in self.blueprints if env is not None]
+
+
+def validate_file(
+    path: Path,
+    *,
+    display: str | None = None,
+    environment: str | None = None,
+    catalog: Catalog | None = None,
+    checks: Sequence[Check] | None = None,
+) -> ValidationResult:
+    """Validate the blueprint at `path` (UsageError if it cannot be read at all)."""
+    document, findings = read_blueprint(path, display)
+    return _validate(
+        document, findings, file=display or str(path), environment=environment, catalog=catalog, checks=checks
+    )
+
+
+def validate_bytes(
+    raw: bytes,
+    file: str,
+    *,
+    environment: str | None = None,
+    catalog: Catalog | None = None,
+    checks: Sequence[Check] | None = None,
+) -> ValidationResult:
+    """Validate blueprint content that is already in memory (e.g. read from a git ref)."""
+    document, findings = parse_blueprint_bytes(raw, file)
+    return _validate(document, findings, file=file, environment=environment, catalog=catalog, checks=checks)
+
+
+def _validate(
+    document: Document | None,
+    findings: list[Finding],
+    *,
+    file: str,
+    environment: str | None,
+    catalog: Catalog | None,
+    checks: Sequence[Check] | None,
+) -> ValidationResult:
+    result = ValidationResult(file=file, document=document, findings=list(findings))
+    if document is None:
+        result.findings = normalize(result.findings)
+        return result
+    catalog = catalog or load_catalog()
+    checks = CHECKS if checks is None else checks
+    base_map = SourceMap(document)
+    data = document.data
+    if not isinstance(data, dict):
+        result.findings.append(
+            base_map.finding(
+                "BP008",
+                (),
+                "a blueprint is a mapping of fields (version, name, cloud, ...), "
+                f"not {'a list' if isinstance(data, list) else 'a single value'}",
+                hint="start from one of blueprints/examples/*.yaml",
+            )
+        )
+        result.findings = normalize(result.findings)
+        return result
+
+    overlays = data.get("environments")
+    defined = list(overlays) if isinstance(overlays, dict) else []
+    if environment is not None and defined and environment not in defined:
+        raise UsageError(
+            f"environment '{environment}' is not defined in {file} (defined: {', '.join(defined)})"
+        )
+
+    targets: list[str | None]
+    if environment is None:
+        targets = [None, *defined]
+    elif environment in defined:
+        targets = [environment]
+    else:
+        targets = [None]  # a blueprint without environments serves every stack as it is
+
+    base_keys: set[tuple[str, str, int, int]] = set()
+    for target in targets:
+        found: list[Finding] = []
+        if target is not None and target in defined:
+            merged = apply_environment(document, data, target)
+            found.extend(merged.findings)
+            payload, source_map = merged.data, merged.source_map
+        else:
+            payload, source_map = data, base_map
+        blueprint, schema_findings = validate_blueprint(payload, source_map)
+        found.extend(schema_findings)
+        rule_env = target if target is not None else environment
+        if blueprint is not None:
+            context = RuleContext(
+                blueprint=blueprint, catalog=catalog, source_map=source_map, environment=rule_env
+            )
+            for check in checks:
+                found.extend(check(context))
+            result.blueprints[rule_env] = Validated(rule_env, blueprint, source_map)
+        if target is None:
+            base_keys = {_key(f) for f in found}
+        elif environment is None:
+            # Checking every environment: what the base already reports is said once, and what only
+            # an environment causes says which environment.
+            found = [_in_environment(f, target) for f in found if _key(f) not in base_keys]
+        result.findings.extend(found)
+    result.findings = normalize(result.findings)
+    return result
+
+
+def _key(finding: Finding) -> tuple[str, str, int, int]:
+    return (finding.code, finding.field, finding.line, finding.column)
+
+
+def _in_environment(finding: Finding, environment: str) -> Finding:
+    return dataclasses.replace(finding, message=f"{finding.message} (environment '{environment}')")

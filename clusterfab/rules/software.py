@@ -1,0 +1,97 @@
+"""Catalog rules for the NVIDIA stack: driver vs CUDA, driver and CUDA vs GPU, NCCL vs fabric."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from clusterfab.blueprint.models import NodeGroupSpec
+from clusterfab.catalog import at_least
+from clusterfab.catalog.models import MachineType
+from clusterfab.resolve import fabric_of, software_of
+from clusterfab.rules.context import RuleContext
+from clusterfab.rules.findings import FieldPath, Finding, Severity
+
+
+def check_software(ctx: RuleContext) -> Iterator[Finding]:
+    bp, catalog = ctx.blueprint, ctx.catalog
+    groups: list[tuple[int, NodeGroupSpec, MachineType]] = []
+    for index, group in enumerate(bp.node_groups):
+        machine = catalog.machine_type(bp.cloud, group.machine_type)
+        if machine is not None:
+            groups.append((index, group, machine))
+    if not groups:
+        return
+    versions = software_of(bp, catalog)
+
+    def anchor(field: str, index: int) -> FieldPath:
+        # An unset version comes from the catalog's defaults: point at the group that needs more.
+        path: FieldPath = ("software", field)
+        return path if ctx.written(path) else ("node_groups", index, "machine_type")
+
+    first = groups[0][0]
+    release = catalog.min_driver_for_cuda(versions.cuda)
+    if release is None:
+        known = sorted({r.cuda for r in catalog.cuda_drivers.releases})
+        yield ctx.finding(
+            "BP214",
+            ("software", "cuda"),
+            f"CUDA {versions.cuda} is not in the catalog's driver table; the driver "
+            "cannot be checked against it",
+            hint=f"known CUDA releases: {', '.join(known)}",
+            anchor=anchor("cuda", first),
+        )
+    elif not at_least(versions.nvidia_driver, release.driver):
+        yield ctx.finding(
+            "BP212",
+            ("software", "nvidia_driver"),
+            f"driver {versions.nvidia_driver} is older than {release.driver}, the minimum "
+            f"for CUDA {versions.cuda}",
+            hint=f"use driver {release.driver} or newer, or an older CUDA",
+            anchor=anchor("nvidia_driver", first),
+        )
+
+    checked: set[str] = set()
+    for index, _group, machine in groups:
+        model = machine.accelerator.model
+        support = catalog.gpus.get(model)
+        if support is None or model in checked:
+            continue
+        checked.add(model)
+        unsure = support.confidence == "unconfirmed"
+        severity = Severity.WARNING if unsure else None
+        note = " (this minimum is unconfirmed)" if unsure else ""
+        if not at_least(versions.nvidia_driver, support.min_driver):
+            yield ctx.finding(
+                "BP211",
+                ("software", "nvidia_driver"),
+                f"driver {versions.nvidia_driver} is older than {support.min_driver}, the "
+                f"minimum for {model} ({machine.name}){note}",
+                hint=f"use driver {support.min_driver} or newer",
+                anchor=anchor("nvidia_driver", index),
+                severity=severity,
+            )
+        if not at_least(versions.cuda, support.min_cuda):
+            yield ctx.finding(
+                "BP218",
+                ("software", "cuda"),
+                f"CUDA {versions.cuda} does not support {model} ({machine.name}); it needs "
+                f"CUDA {support.min_cuda} or newer{note}",
+                hint=f"use CUDA {support.min_cuda} or newer",
+                anchor=anchor("cuda", index),
+                severity=severity,
+            )
+
+    for index, group, machine in groups:
+        fabric = fabric_of(group, machine)
+        software = catalog.fabric_software.get(fabric) if fabric else None
+        if software is None or software.min_nccl is None:
+            continue
+        if not at_least(versions.nccl, software.min_nccl):
+            yield ctx.finding(
+                "BP213",
+                ("software", "nccl"),
+                f"NCCL {versions.nccl} is older than {software.min_nccl}, the minimum for "
+                f"{software.plugin} on {fabric}",
+                hint=f"use NCCL {software.min_nccl} or newer",
+                anchor=anchor("nccl", index),
+            )

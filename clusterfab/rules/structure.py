@@ -1,0 +1,245 @@
+"""Semantic rules that need no catalog: names, references, sizes, per-cloud fields, labels, network."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterator
+
+from clusterfab import addressing
+from clusterfab.blueprint.models import LustreSpec
+from clusterfab.resolve import max_size
+from clusterfab.rules.context import RuleContext
+from clusterfab.rules.findings import Finding, render_path
+from clusterfab.rules.hints import did_you_mean
+
+_GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+_SYSTEM_DIRS = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/proc",
+    "/run",
+    "/sbin",
+    "/sys",
+    "/usr",
+    "/var/lib",
+    "/var/log",
+)
+
+
+def check_unique_names(ctx: RuleContext) -> Iterator[Finding]:
+    first: dict[str, tuple[str, int]] = {}
+    for list_name, index, item in ctx.blueprint.named_items():
+        if item.name in first:
+            other = render_path(first[item.name])
+            yield ctx.finding(
+                "BP101",
+                (list_name, index, "name"),
+                f"name '{item.name}' is already used by {other}",
+                hint="names identify resources; give each item its own",
+            )
+        else:
+            first[item.name] = (list_name, index)
+
+
+def check_attach(ctx: RuleContext) -> Iterator[Finding]:
+    known = [s.name for s in ctx.blueprint.storage]
+    items = [("node_groups", i, g.attach) for i, g in enumerate(ctx.blueprint.node_groups)]
+    items += [("tpu_slices", i, s.attach) for i, s in enumerate(ctx.blueprint.tpu_slices)]
+    for list_name, index, attach in items:
+        for position, name in enumerate(attach or []):
+            if name not in known:
+                yield ctx.finding(
+                    "BP102",
+                    (list_name, index, "attach", position),
+                    f"no storage named '{name}'",
+                    hint=did_you_mean(name, known, what="storage defined")
+                    or "define it under `storage` or remove it from attach",
+                )
+
+
+def check_mount_points(ctx: RuleContext) -> Iterator[Finding]:
+    seen: dict[str, int] = {}
+    for index, storage in enumerate(ctx.blueprint.storage):
+        path = storage.mount_path
+        anchor = ("storage", index, "mount_point")
+        if path in seen:
+            yield ctx.finding(
+                "BP113",
+                anchor,
+                f"mount point {path} is also used by storage[{seen[path]}]",
+                hint="give each storage its own mount point",
+                anchor=anchor if ctx.written(anchor) else ("storage", index, "name"),
+            )
+        seen.setdefault(path, index)
+        clash = next((d for d in _SYSTEM_DIRS if path == d or path.startswith(d + "/")), None)
+        if clash is not None:
+            yield ctx.finding(
+                "BP113",
+                anchor,
+                f"mount point {path} would hide the system directory {clash}",
+                hint="mount shared storage under its own directory, e.g. /lustre or /mnt/data",
+            )
+
+
+def check_group_sizes(ctx: RuleContext) -> Iterator[Finding]:
+    for index, group in enumerate(ctx.blueprint.node_groups):
+        base = ("node_groups", index)
+        if group.count is not None and group.autoscaling is not None:
+            yield ctx.finding(
+                "BP108",
+                (*base, "autoscaling"),
+                "set either count or autoscaling, not both",
+                hint="use count for a fixed size, autoscaling {min, max} for a range",
+                at_key=True,
+            )
+        elif group.count is None and group.autoscaling is None:
+            yield ctx.finding(
+                "BP108",
+                (*base, "count"),
+                "the group has no size",
+                hint="add `count: N` or `autoscaling: {min: 0, max: N}`",
+                anchor=(*base, "name"),
+            )
+        scaling = group.autoscaling
+        if scaling is not None and scaling.min > scaling.max:
+            yield ctx.finding(
+                "BP108",
+                (*base, "autoscaling", "min"),
+                f"autoscaling min {scaling.min} is larger than max {scaling.max}",
+                hint="min must be at most max",
+            )
+
+
+def check_cloud_fields(ctx: RuleContext) -> Iterator[Finding]:
+    bp = ctx.blueprint
+    if bp.cloud == "aws":
+        if bp.project is not None:
+            yield ctx.finding(
+                "BP110",
+                ("project",),
+                "project is a GCP setting",
+                hint="remove it; AWS accounts come from your AWS credentials",
+                at_key=True,
+            )
+        for index, group in enumerate(bp.node_groups):
+            if group.placement_max_distance is not None:
+                yield ctx.finding(
+                    "BP110",
+                    ("node_groups", index, "placement_max_distance"),
+                    "placement_max_distance is a GCP setting",
+                    hint="remove it; AWS cluster placement groups have no distance",
+                    at_key=True,
+                )
+        for index, _ in enumerate(bp.tpu_slices):
+            yield ctx.finding(
+                "BP110",
+                ("tpu_slices", index),
+                "TPU slices exist only on GCP",
+                hint="set cloud: gcp, or remove tpu_slices",
+            )
+    else:
+        for index, storage in enumerate(bp.storage):
+            if not isinstance(storage, LustreSpec):
+                continue
+            if storage.import_path is not None:
+                yield ctx.finding(
+                    "BP110",
+                    ("storage", index, "import_path"),
+                    "import_path (an S3 data repository) is an AWS setting",
+                    hint="remove it; load data into Managed Lustre from Cloud Storage instead",
+                    at_key=True,
+                )
+            if storage.deployment == "scratch":
+                yield ctx.finding(
+                    "BP110",
+                    ("storage", index, "deployment"),
+                    "GCP Managed Lustre has no scratch deployment",
+                    hint="remove `deployment`; pick a throughput tier instead",
+                )
+
+
+def check_labels(ctx: RuleContext) -> Iterator[Finding]:
+    for key, value in ctx.blueprint.labels.items():
+        path = ("labels", key)
+        if ctx.blueprint.cloud == "gcp":
+            if not _GCP_LABEL_KEY.match(key):
+                yield ctx.finding(
+                    "BP114",
+                    path,
+                    f"label key '{key}' is not a valid GCP label key",
+                    hint="lowercase letters, digits, _ and -, starting with a letter, at most 63 characters",
+                    at_key=True,
+                )
+            if not _GCP_LABEL_VALUE.match(value):
+                yield ctx.finding(
+                    "BP114",
+                    path,
+                    f"label value '{value}' is not a valid GCP label value",
+                    hint="lowercase letters, digits, _ and -, at most 63 characters",
+                )
+        else:
+            if key.lower().startswith("aws:") or len(key) > 128:
+                yield ctx.finding(
+                    "BP114",
+                    path,
+                    f"tag key '{key}' is not allowed",
+                    hint="AWS reserves the aws: prefix; keys have at most 128 characters",
+                    at_key=True,
+                )
+            if len(value) > 256:
+                yield ctx.finding("BP114", path, "tag value is longer than 256 characters")
+
+
+def check_network(ctx: RuleContext) -> Iterator[Finding]:
+    bp = ctx.blueprint
+    network = ipaddress.IPv4Network(bp.network.cidr)
+    if not network.is_private:
+        yield ctx.finding(
+            "BP112",
+            ("network", "cidr"),
+            f"{network} is not a private range",
+            hint="use a range inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16",
+        )
+    elif network.prefixlen > addressing.MAX_CLUSTER_PREFIX:
+        yield ctx.finding(
+            "BP112",
+            ("network", "cidr"),
+            f"{network} is too small: the cluster needs at least a "
+            f"/{addressing.MAX_CLUSTER_PREFIX} to cut 16 subnets from",
+            hint=f"use e.g. {network.supernet(new_prefix=16)}",
+        )
+    else:
+        hosts = sum(max_size(g) for g in bp.node_groups)
+        usable = addressing.usable_addresses(bp.cloud, addressing.blocks(str(network))[0])
+        if hosts > usable:
+            yield ctx.finding(
+                "BP112",
+                ("network", "cidr"),
+                f"{network} leaves {usable} addresses per subnet but the node groups can hold {hosts} nodes",
+                hint=f"use a larger range, e.g. {network.supernet(prefixlen_diff=2)}",
+            )
+    for index, cidr in enumerate(bp.network.ssh_ingress_cidrs):
+        if ipaddress.IPv4Network(cidr).prefixlen == 0:
+            yield ctx.finding(
+                "BP111",
+                ("network", "ssh_ingress_cidrs", index),
+                "SSH would be open to the whole internet",
+                hint="remove it and use SSM Session Manager (AWS) or IAP (GCP), "
+                "or allow only your office or VPN range",
+            )
+
+
+def check_not_empty(ctx: RuleContext) -> Iterator[Finding]:
+    if not ctx.blueprint.node_groups and not ctx.blueprint.tpu_slices:
+        yield ctx.finding(
+            "BP117",
+            ("node_groups",),
+            "the blueprint defines no node groups and no TPU slices",
+            hint="add a node group (or a TPU slice on GCP)",
+            anchor=("name",),
+        )

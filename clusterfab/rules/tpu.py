@@ -1,0 +1,53 @@
+"""Catalog rules for TPU slices: generation, topology, zone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from clusterfab.rules.compute import zone_offering
+from clusterfab.rules.context import RuleContext
+from clusterfab.rules.findings import Finding
+from clusterfab.rules.hints import listing
+
+
+def check_tpu_topology(ctx: RuleContext) -> Iterator[Finding]:
+    for index, tpu in enumerate(ctx.blueprint.tpu_slices):
+        generation = ctx.catalog.tpu_generations.get(tpu.generation)
+        if generation is None or tpu.topology in generation.topologies:
+            continue
+        valid = list(generation.topologies)
+        dims = sorted(int(d) for d in tpu.topology.split("x"))
+        canonical = "x".join(str(d) for d in dims)
+        if len(dims) != generation.dimensions:
+            hint = (
+                f"{tpu.generation} topologies have {generation.dimensions} dimensions, "
+                f"e.g. {listing(valid, 6)}"
+            )
+        elif canonical in generation.topologies:
+            hint = f"write it as {canonical} (dimensions in non-decreasing order)"
+        else:
+            hint = f"valid {tpu.generation} topologies include {listing(valid, 6)}"
+        yield ctx.finding(
+            "BP104",
+            ("tpu_slices", index, "topology"),
+            f"'{tpu.topology}' is not a {tpu.generation} topology",
+            hint=hint,
+        )
+
+
+def check_tpu_zone(ctx: RuleContext) -> Iterator[Finding]:
+    bp = ctx.blueprint
+    if bp.cloud != "gcp" or ctx.catalog.region_of_zone("gcp", bp.zone) != bp.region:
+        return
+    for index, tpu in enumerate(bp.tpu_slices):
+        generation = ctx.catalog.tpu_generations.get(tpu.generation)
+        if generation is None:
+            continue
+        yield from zone_offering(
+            ctx,
+            "BP207",
+            what=f"TPU {tpu.generation}",
+            zones=generation.zones,
+            note=generation.unconfirmed.get("zones"),
+            path=("tpu_slices", index, "generation"),
+        )
