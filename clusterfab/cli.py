@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from clusterfab.errors import ClusterfabError
@@ -110,15 +109,13 @@ def schema() -> None:
 
 
 def main() -> None:
-    """Entry point of the `clusterfab` console script: the one error boundary."""
+    """Entry point of the `clusterfab` console script: the one error boundary.
+
+    Typer itself handles usage errors (exit 2) and `typer.Exit`; everything else that escapes a
+    command ends here as one line on stderr, never as a traceback.
+    """
     try:
-        code = app(standalone_mode=False)
-    except click.exceptions.UsageError as exc:
-        exc.show()
-        sys.exit(2)
-    except click.exceptions.Abort:
-        typer.echo("aborted", err=True)
-        sys.exit(130)
+        app()
     except ClusterfabError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -131,4 +128,3 @@ def main() -> None:
             err=True,
         )
         sys.exit(3)
-    sys.exit(code if isinstance(code, int) else 0)

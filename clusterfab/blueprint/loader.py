@@ -51,6 +51,8 @@ class Document:
     data: Any
     key_spans: Mapping[FieldPath, Span] = field(default_factory=dict)
     value_spans: Mapping[FieldPath, Span] = field(default_factory=dict)
+    reported: frozenset[FieldPath] = frozenset()
+    """Paths whose values the loader already reported (and replaced); later layers stay quiet there."""
 
     def span(self, path: FieldPath, *, at_key: bool = False) -> Span | None:
         """The span of `path` (its key when `at_key`), falling back to the nearest written ancestor."""
@@ -157,7 +159,10 @@ def parse_blueprint_text(text: str, file: str) -> tuple[Document | None, list[Fi
     try:
         nodes = list(yaml.compose_all(io.StringIO(text)))
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        # "could not find expected ':'" is found on the line after a key that lacks its colon;
+        # the context mark ("while scanning a simple key") is where the user has to look.
+        simple_key = exc.context is not None and "simple key" in exc.context
+        mark = (exc.context_mark if simple_key else None) or exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 0
         column = mark.column + 1 if mark is not None else 0
         problem = exc.problem or exc.context or "invalid YAML"
@@ -169,7 +174,9 @@ def parse_blueprint_text(text: str, file: str) -> tuple[Document | None, list[Fi
                 line=line,
                 column=column,
                 end_column=column + 1,
-                hint=_syntax_hint(problem),
+                hint="this line needs `key: value` (a colon and a space after the key), or is mis-indented"
+                if simple_key
+                else _syntax_hint(problem),
             )
         ]
     except YAMLError as exc:  # errors without a position (e.g. reader errors)
@@ -193,9 +200,15 @@ def parse_blueprint_text(text: str, file: str) -> tuple[Document | None, list[Fi
         ]
     builder = _Builder(file)
     data = builder.build(documents[0], ())
-    return Document(
-        file=file, lines=lines, data=data, key_spans=builder.key_spans, value_spans=builder.value_spans
-    ), builder.findings
+    document = Document(
+        file=file,
+        lines=lines,
+        data=data,
+        key_spans=builder.key_spans,
+        value_spans=builder.value_spans,
+        reported=frozenset(builder.reported),
+    )
+    return document, builder.findings
 
 
 def _syntax_hint(problem: str) -> str:
@@ -221,10 +234,12 @@ class _Builder:
         self.key_spans: dict[FieldPath, Span] = {}
         self.value_spans: dict[FieldPath, Span] = {}
         self.findings: list[Finding] = []
+        self.reported: set[FieldPath] = set()
         self._count = 0
         self._active: set[int] = set()
 
     def _problem(self, code: str, node: Node, path: FieldPath, message: str, hint: str = "") -> None:
+        self.reported.add(path)
         span = _span(node)
         end = span.end_column if span.end_line == span.line else 0
         self.findings.append(

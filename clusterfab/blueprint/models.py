@@ -406,7 +406,9 @@ class Blueprint(Spec):
     labels: Annotated[
         dict[str, str], Field(description=("Added to every resource as tags (AWS) or labels (GCP)."))
     ] = {}
-    network: Annotated[NetworkSpec, Field(description="The cluster's private network.")] = NetworkSpec()
+    network: Annotated[
+        NetworkSpec, Field(description="Address range of the cluster network and who may reach nodes by SSH.")
+    ] = NetworkSpec()
     node_groups: Annotated[list[NodeGroupSpec], Field(description="GPU node groups.")] = []
     tpu_slices: Annotated[list[TpuSliceSpec], Field(description="TPU slices (GCP).")] = []
     storage: Annotated[list[StorageSpec], Field(description="Shared file systems.")] = []

@@ -156,6 +156,7 @@ class TpuGeneration(Sourced):
     accelerator_config_type: str
     cores_per_chip: int = Field(gt=0, description="What the N in `<prefix>-N` counts per chip.")
     chips_per_host: int
+    host_shapes: list[int]
     dimensions: Literal[2, 3]
     hbm_gib: int
     runtime_version: str

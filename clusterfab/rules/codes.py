@@ -130,7 +130,6 @@ _CODES = [
         "An environment overlay cannot change `cloud` or `version`, or nest `environments`.",
     ),
     Code("BP117", "nothing to provision", _W, "The blueprint has no node groups and no TPU slices."),
-    Code("BP118", "unknown environment", _E, "The requested environment is not defined."),
     Code(
         "BP119",
         "reservation without a reservation kind",
@@ -202,12 +201,6 @@ _CODES = [
         "A multi-node group on a high-speed fabric loses bandwidth without compact placement.",
     ),
     Code("BP216", "capacity block size", _W, "A capacity block holds up to 64 instances."),
-    Code(
-        "BP217",
-        "figure unconfirmed",
-        _I,
-        "A catalog figure this blueprint relies on has no confirmed source.",
-    ),
     Code(
         "BP218",
         "CUDA too old for the GPU",

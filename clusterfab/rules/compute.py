@@ -19,7 +19,7 @@ def check_region_and_zone(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP203",
             ("region",),
-            f"'{bp.region}' is not a {bp.cloud.upper()} region the catalog knows",
+            f"no {bp.cloud.upper()} region '{bp.region}' in the catalog",
             hint=did_you_mean(bp.region, sorted(regions), what="known regions"),
         )
         return
@@ -52,7 +52,7 @@ def check_machine_types(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP201",
             ("node_groups", index, "machine_type"),
-            f"'{group.machine_type}' is not a {bp.cloud.upper()} machine type in the catalog",
+            f"no {bp.cloud.upper()} machine type '{group.machine_type}' in the catalog",
             hint=hint,
         )
 

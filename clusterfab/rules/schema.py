@@ -40,7 +40,13 @@ def validate_blueprint(data: Any, source_map: SourceMap) -> tuple[Blueprint | No
     try:
         return Blueprint.model_validate(data), []
     except ValidationError as exc:
-        findings = [_finding(error, data, source_map) for error in exc.errors(include_url=False)]
+        reported = source_map.document.reported
+        findings = []
+        for error in exc.errors(include_url=False):
+            path, _ = _clean_location(tuple(error["loc"]), data)
+            if any(path[: len(r)] == r for r in reported):
+                continue  # the loader already said what is wrong with this value
+            findings.append(_finding(error, data, source_map))
         return None, findings
 
 

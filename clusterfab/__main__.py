@@ -1,0 +1,5 @@
+"""`python -m clusterfab` runs the CLI."""
+
+from clusterfab.cli import main
+
+main()

@@ -1,0 +1,29 @@
+"""The registry of rules that `validate` runs, in order."""
+
+from __future__ import annotations
+
+from clusterfab.rules import capacity, compute, software, storage, structure, tpu
+from clusterfab.rules.context import Check
+
+CHECKS: tuple[Check, ...] = (
+    structure.check_unique_names,
+    structure.check_attach,
+    structure.check_mount_points,
+    structure.check_group_sizes,
+    structure.check_cloud_fields,
+    structure.check_labels,
+    structure.check_network,
+    structure.check_not_empty,
+    capacity.check_capacity_fields,
+    capacity.check_capacity_offered,
+    compute.check_region_and_zone,
+    compute.check_machine_types,
+    compute.check_offered_in_zone,
+    compute.check_fabric,
+    compute.check_placement,
+    tpu.check_tpu_topology,
+    tpu.check_tpu_zone,
+    storage.check_storage,
+    software.check_software,
+)
+"""Every rule, in the order they run (findings are sorted by position afterwards)."""

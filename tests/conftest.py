@@ -1,0 +1,39 @@
+"""Shared test setup: hermetic environment, repository paths, golden files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((REPO / "blueprints" / "examples").glob("*.yaml"))
+BAD_FIXTURES = REPO / "tests" / "fixtures" / "blueprints" / "bad"
+GOLDEN = REPO / "tests" / "golden"
+
+_LEAKY_PREFIXES = ("AWS_", "GOOGLE_", "CLOUDSDK_", "PULUMI_", "GCP_")
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test may depend on (or touch) the developer's cloud credentials or Pulumi state."""
+    for name in list(os.environ):
+        if name.startswith(_LEAKY_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return
+
+
+def assert_golden(name: str, actual: str) -> None:
+    """Compare with tests/golden/<name>; regenerate on purpose with UPDATE_GOLDEN=1."""
+    path = GOLDEN / name
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(actual)
+        return
+    assert path.exists(), f"golden file {path} is missing; create it with UPDATE_GOLDEN=1 and review it"
+    assert actual == path.read_text(), (
+        f"{path} differs; if the change is intended, rerun with UPDATE_GOLDEN=1"
+    )

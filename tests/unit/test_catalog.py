@@ -1,0 +1,196 @@
+"""Catalog integrity: every figure has provenance, layouts fit the hardware, grids and topologies add up."""
+
+from __future__ import annotations
+
+import math
+from functools import reduce
+
+import pytest
+
+from clusterfab.catalog import at_least, load_catalog
+
+CATALOG = load_catalog()
+
+
+def test_every_price_has_a_declared_source_and_a_date_not_in_the_future() -> None:
+    for price in CATALOG.prices:
+        assert price.source in CATALOG.sources, price
+        assert price.as_of <= CATALOG.index.as_of, price
+        assert price.usd > 0
+        assert math.isfinite(price.usd)
+
+
+def test_every_sourced_record_names_declared_sources() -> None:
+    records = [
+        *CATALOG.aws_machine_types.values(),
+        *CATALOG.gcp_machine_types.values(),
+        *CATALOG.tpu_generations.values(),
+        *CATALOG.storage_tiers,
+        *CATALOG.network_layouts.values(),
+        *CATALOG.gpus.values(),
+        *CATALOG.fabric_software.values(),
+        CATALOG.cuda_drivers,
+        CATALOG.recommended,
+        CATALOG.healthcheck,
+        CATALOG.aws_regions,
+    ]
+    for record in records:
+        assert record.source, record
+        assert all(s in CATALOG.sources for s in record.source), record.source
+        # `unconfirmed` notes must name real fields, or they document nothing
+        for field in record.unconfirmed:
+            assert field in type(record).model_fields, (type(record).__name__, field)
+
+
+def test_records_without_any_source_are_marked_unconfirmed() -> None:
+    for gpu in CATALOG.gpus.values():
+        if gpu.source == ["S-NONE"]:
+            assert gpu.confidence == "unconfirmed", gpu.model
+    assert CATALOG.healthcheck.confidence == "unconfirmed"
+
+
+@pytest.mark.parametrize("name", sorted(load_catalog().aws_machine_types))
+def test_efa_layout_fits_the_machine(name: str) -> None:
+    machine = CATALOG.aws_machine_types[name]
+    interfaces = CATALOG.efa_interfaces(machine)
+    slots = [(i.network_card_index, i.device_index) for i in interfaces]
+    assert len(slots) == len(set(slots)), "two interfaces on the same card/device"
+    assert all(card < machine.network_cards for card, _ in slots)
+    # exactly one primary interface, and it can carry IP traffic (efa-only cannot be primary)
+    primary = [i for i in interfaces if (i.network_card_index, i.device_index) == (0, 0)]
+    assert len(primary) == 1
+    assert primary[0].interface_type in {"interface", "efa"}
+    efa_devices = [i for i in interfaces if i.interface_type in {"efa", "efa-only"}]
+    assert len(efa_devices) == machine.max_efa_interfaces
+
+
+def test_p5_layout_is_the_full_bandwidth_uc1_form() -> None:
+    interfaces = CATALOG.efa_interfaces(CATALOG.aws_machine_types["p5.48xlarge"])
+    assert len(interfaces) == 33
+    assert [(i.network_card_index, i.device_index, i.interface_type) for i in interfaces[:3]] == [
+        (0, 0, "interface"),
+        (0, 1, "efa-only"),
+        (1, 0, "efa-only"),
+    ]
+    assert (interfaces[-1].network_card_index, interfaces[-1].device_index) == (31, 0)
+
+
+def test_aws_locations_are_zone_ids_of_their_region() -> None:
+    for machine in CATALOG.aws_machine_types.values():
+        for region, zones in machine.locations.items():
+            for zone in zones:
+                assert CATALOG.region_of_zone("aws", zone) == region, (machine.name, zone)
+
+
+def test_gcp_zones_belong_to_known_regions_and_networks_add_up() -> None:
+    for machine in CATALOG.gcp_machine_types.values():
+        for zone in machine.zones:
+            assert CATALOG.region_of_zone("gcp", zone) is not None
+        net = machine.network
+        # one NIC per GPU NIC: extra GPU VPCs (TCPX/TCPXO) or RDMA subnets (RoCE), never both
+        assert (net.gpu_vpcs == 0) != (net.rdma_subnets == 0)
+        assert net.gpu_vpcs + net.rdma_subnets == machine.gpu_nics
+        if net.rdma_subnets:
+            assert net.gpu_nic_type == "MRDMA"
+            assert net.rdma_profile == "vpc-roce"
+            assert net.rdma_mtu == 8896
+
+
+@pytest.mark.parametrize("generation", sorted(load_catalog().tpu_generations))
+def test_tpu_topologies_multiply_to_their_chip_count(generation: str) -> None:
+    gen = CATALOG.tpu_generations[generation]
+    for topology, spec in gen.topologies.items():
+        dims = [int(d) for d in topology.split("x")]
+        assert len(dims) == gen.dimensions, topology
+        assert reduce(lambda a, b: a * b, dims) == spec.chips, topology
+        assert spec.chips % spec.hosts == 0, topology
+        assert spec.chips // spec.hosts in gen.host_shapes, topology
+        if spec.hosts > 1:
+            assert spec.chips // spec.hosts == gen.chips_per_host, topology
+
+
+@pytest.mark.parametrize(
+    ("generation", "topology", "accelerator_type"),
+    [
+        ("v5p", "2x2x1", "v5p-8"),
+        ("v5p", "4x4x4", "v5p-128"),
+        ("v5p", "16x20x28", "v5p-17920"),
+        ("v6e", "4x4", "v6e-16"),
+        ("v6e", "16x16", "v6e-256"),
+        ("v5e", "2x4", "v5litepod-8"),
+    ],
+)
+def test_tpu_accelerator_type_names(generation: str, topology: str, accelerator_type: str) -> None:
+    assert CATALOG.tpu_generations[generation].accelerator_type(topology) == accelerator_type
+
+
+def test_v5p_stays_within_140_cubes() -> None:
+    assert max(t.chips for t in CATALOG.tpu_generations["v5p"].topologies.values()) == 140 * 64
+
+
+def test_storage_grids_are_well_formed() -> None:
+    for tier in CATALOG.storage_tiers:
+        previous_max = 0
+        for band in tier.capacity_bands:
+            assert band.min_gib % band.step_gib == 0, (tier.tier, band)
+            assert band.min_gib > previous_max, (tier.tier, band)
+            if band.max_gib is not None:
+                assert band.max_gib % band.step_gib == 0, (tier.tier, band)
+                previous_max = band.max_gib
+
+
+@pytest.mark.parametrize(
+    ("cloud", "kind", "tier", "capacity", "fits", "nearest"),
+    [
+        ("aws", "lustre", "PERSISTENT_2", 1200, True, [1200]),
+        ("aws", "lustre", "PERSISTENT_2", 1800, False, [1200, 2400]),
+        ("aws", "lustre", "PERSISTENT_2", 36100, False, [36000, 38400]),
+        ("aws", "lustre", "PERSISTENT_2", 600, False, [1200]),
+        ("gcp", "lustre", "1000", 1540000, False, [1530000, 1584000]),
+        ("gcp", "lustre", "1000", 10008000, True, [10008000]),
+        ("gcp", "lustre", "1000", 10080000, False, [10008000]),
+        ("gcp", "filestore", "ZONAL", 10000, False, [9984, 10240]),
+    ],
+)
+def test_capacity_grid(
+    cloud: str, kind: str, tier: str, capacity: int, fits: bool, nearest: list[int]
+) -> None:
+    found = CATALOG.storage_tier(cloud, kind, tier)  # type: ignore[arg-type]
+    assert found is not None
+    assert found.fits(capacity) is fits
+    assert found.nearest(capacity) == nearest
+
+
+def test_cuda_driver_minimums() -> None:
+    assert CATALOG.min_driver_for_cuda("13.0").driver == "580.65.06"  # type: ignore[union-attr]
+    assert CATALOG.min_driver_for_cuda("13.0.2").driver == "580.95.05"  # type: ignore[union-attr]
+    # an update the table lacks falls back to the closest older one of the same release
+    assert CATALOG.min_driver_for_cuda("12.6.2").driver == "560.28.03"  # type: ignore[union-attr]
+    assert CATALOG.min_driver_for_cuda("12.7") is None
+
+
+def test_recommended_stack_is_consistent_with_every_gpu_and_its_cuda() -> None:
+    stack = CATALOG.recommended
+    release = CATALOG.min_driver_for_cuda(stack.cuda)
+    assert release is not None
+    assert at_least(stack.nvidia_driver, release.driver)
+    for gpu in CATALOG.gpus.values():
+        assert at_least(stack.nvidia_driver, gpu.min_driver), gpu.model
+        assert at_least(stack.cuda, gpu.min_cuda), gpu.model
+
+
+def test_version_comparison_treats_a_branch_as_the_branch() -> None:
+    assert at_least("580", "580.65.06")
+    assert not at_least("570", "580.65.06")
+    assert at_least("580.95.05", "580.65.06")
+    assert not at_least("580.65.05", "580.65.06")
+
+
+def test_newest_price_wins_and_regions_are_respected() -> None:
+    price = CATALOG.price("aws", "p5.48xlarge", "us-east-1", "on_demand")
+    assert price is not None
+    assert (price.usd, price.source) == (55.04, "S-PL")
+    assert CATALOG.price("aws", "p5.48xlarge", "eu-west-2", "on_demand") is None
+    spot = CATALOG.price("gcp", "tpu-v6e", "us-east4", "spot")
+    assert spot is not None
+    assert spot.usd == 0.64185

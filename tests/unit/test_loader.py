@@ -1,0 +1,98 @@
+"""The blueprint loader: positions, and a finding (never a traceback) for every kind of bad file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clusterfab.blueprint.loader import MAX_BLUEPRINT_BYTES, parse_blueprint_bytes, read_blueprint
+from clusterfab.errors import UsageError
+
+
+def _codes(raw: bytes) -> list[tuple[str, int, int, str]]:
+    _, findings = parse_blueprint_bytes(raw, "x.yaml")
+    return [(f.code, f.line, f.column, f.message) for f in findings]
+
+
+def test_positions_of_keys_and_values_are_recorded() -> None:
+    doc, findings = parse_blueprint_bytes(b"name: a\nnode_groups:\n  - name: g\n    count: 16\n", "x.yaml")
+    assert findings == []
+    assert doc is not None
+    span = doc.value_spans[("node_groups", 0, "count")]
+    assert (span.line, span.column, span.end_column) == (4, 12, 14)
+    key = doc.key_spans[("node_groups", 0, "count")]
+    assert (key.line, key.column, key.end_column) == (4, 5, 10)
+    assert doc.data == {"name": "a", "node_groups": [{"name": "g", "count": 16}]}
+
+
+def test_yaml_1_2_keeps_no_and_on_as_strings() -> None:
+    doc, _ = parse_blueprint_bytes(b"labels: {on: no, off: yes}\nversion: 017\nhex: 0x10\n", "x.yaml")
+    assert doc is not None
+    assert doc.data == {"labels": {"on": "no", "off": "yes"}, "version": 17, "hex": 16}
+
+
+def test_duplicate_key_reports_both_lines() -> None:
+    assert _codes(b"a: 1\nb: 2\na: 3\n") == [("BP003", 3, 1, "duplicate key 'a' (first defined at line 1)")]
+
+
+def test_syntax_error_points_at_the_line_missing_its_colon() -> None:
+    ((code, line, column, message),) = _codes(b"a:\n  b: 1\n  c 2\n  d: 3\n")
+    assert (code, line, column) == ("BP002", 3, 3)
+    assert "could not find expected ':'" in message
+
+
+def test_binary_file_is_a_finding() -> None:
+    assert _codes(b"version: 1\x00\x01\x02") == [("BP001", 0, 0, "file is binary, not a YAML blueprint")]
+
+
+def test_non_utf8_file_points_at_the_bad_byte() -> None:
+    assert _codes(b"name: caf\xe9\n") == [
+        ("BP001", 1, 10, "file is not UTF-8 text (byte 0xe9 cannot be decoded)")
+    ]
+
+
+@pytest.mark.parametrize("raw", [b"", b"\n\n", b"# only a comment\n"], ids=["empty", "blank", "comment"])
+def test_empty_file_is_a_finding(raw: bytes) -> None:
+    assert _codes(raw) == [("BP001", 0, 0, "file is empty")]
+
+
+def test_several_documents_are_refused() -> None:
+    assert _codes(b"a: 1\n---\nb: 2\n") == [
+        ("BP004", 3, 1, "file holds several YAML documents; a blueprint is one")
+    ]
+
+
+def test_alias_bomb_is_stopped() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 7):
+        refs = ", ".join([f"*a{i - 1}"] * 10)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    codes = _codes("\n".join(lines).encode())
+    assert [c[0] for c in codes] == ["BP004"]
+    assert "more than 50,000 values" in codes[0][3]
+
+
+def test_merge_keys_fill_missing_keys_only() -> None:
+    doc, findings = parse_blueprint_bytes(b"base: &b {x: 1, y: 2}\nitem:\n  <<: *b\n  y: 3\n", "x.yaml")
+    assert findings == []
+    assert doc is not None
+    assert doc.data["item"] == {"x": 1, "y": 3}
+
+
+def test_ten_megabyte_file_is_a_finding_without_reading_it_all(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"a: " + b"x" * (10 * 1024 * 1024) + b"\n")
+    doc, findings = read_blueprint(big, "big.yaml")
+    assert doc is None
+    assert [(f.code, f.message) for f in findings] == [
+        ("BP001", "file is 10.0 MiB; a blueprint is at most 1 MiB")
+    ]
+    assert MAX_BLUEPRINT_BYTES == 1 << 20
+
+
+def test_missing_file_and_directory_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such file"):
+        read_blueprint(tmp_path / "nope.yaml")
+    with pytest.raises(UsageError, match="is a directory"):
+        read_blueprint(tmp_path)

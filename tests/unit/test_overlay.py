@@ -1,0 +1,100 @@
+"""Environment overlays: deep merge, merge by name, and findings that point into the overlay."""
+
+from __future__ import annotations
+
+from clusterfab.rules.engine import validate_bytes
+
+BASE = b"""version: 1
+name: ov
+cloud: aws
+region: us-east-1
+zone: use1-az6
+labels: {team: a, tier: gold}
+node_groups:
+  - name: trainers
+    machine_type: p5.48xlarge
+    count: 16
+    capacity: {kind: capacity_block, reservation: cr-0123456789abcdef0}
+  - name: eval
+    machine_type: p5.48xlarge
+    count: 2
+storage:
+  - {name: scratch, kind: lustre, deployment: scratch, capacity_gib: 2400}
+"""
+
+
+def _result(overlay: bytes, env: str | None = "dev"):  # type: ignore[no-untyped-def]
+    return validate_bytes(BASE + b"environments:\n  dev:\n" + overlay, "bp.yaml", environment=env)
+
+
+def test_named_items_merge_by_name_and_keep_base_fields() -> None:
+    result = _result(
+        b"    node_groups:\n      - {name: eval, count: 1}\n      - {name: trainers, count: 4}\n"
+    )
+    assert result.ok, result.findings
+    merged = result.blueprints["dev"].blueprint
+    assert [(g.name, g.count, g.machine_type) for g in merged.node_groups] == [
+        ("trainers", 4, "p5.48xlarge"),
+        ("eval", 1, "p5.48xlarge"),
+    ]
+    # capacity was not named in the overlay: it stays the base's capacity block
+    assert merged.node_groups[0].capacity.kind == "capacity_block"
+    assert merged.node_groups[0].capacity.reservation == "cr-0123456789abcdef0"
+
+
+def test_mappings_merge_key_by_key_and_null_removes_a_value() -> None:
+    result = _result(
+        b"    labels: {tier: bronze}\n"
+        b"    node_groups:\n      - name: trainers\n        capacity: {kind: spot, reservation: null}\n"
+    )
+    assert result.ok, result.findings
+    merged = result.blueprints["dev"].blueprint
+    assert merged.labels == {"team": "a", "tier": "bronze"}
+    assert merged.node_groups[0].capacity.kind == "spot"
+    assert merged.node_groups[0].capacity.reservation is None
+
+
+def test_scalars_and_plain_lists_are_replaced() -> None:
+    result = _result(b"    network: {ssh_ingress_cidrs: [10.1.0.0/24]}\n    zone: use1-az4\n")
+    merged = result.blueprints["dev"].blueprint
+    assert merged.zone == "use1-az4"
+    assert merged.network.ssh_ingress_cidrs == ["10.1.0.0/24"]
+    assert merged.network.cidr == "10.0.0.0/16"
+
+
+def test_a_merged_error_points_where_the_offending_value_is_written() -> None:
+    # The overlay makes the group spot; the reservation it kept is written in the base, line 11.
+    result = _result(b"    node_groups:\n      - name: trainers\n        capacity: {kind: spot}\n")
+    assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
+        ("BP119", "node_groups[0].capacity.reservation", 11, 51),
+    ]
+
+
+def test_a_typo_inside_an_overlay_item_is_an_unknown_field_at_its_own_line() -> None:
+    result = _result(b"    node_groups:\n      - {name: eval, cont: 1}\n")
+    assert [(f.code, f.field, f.line, f.column, f.hint) for f in result.findings] == [
+        ("BP005", "node_groups[1].cont", 20, 22, "did you mean 'count'?"),
+    ]
+
+
+def test_without_env_every_environment_is_checked_and_labelled() -> None:
+    result = _result(b"    node_groups:\n      - {name: eval, count: 0}\n", env=None)
+    assert [(f.code, f.field, f.line, f.message) for f in result.findings] == [
+        ("BP009", "node_groups[1].count", 20, "0 (an integer) must be at least 1 (environment 'dev')"),
+    ]
+    assert list(result.blueprints) == [None]
+
+
+def test_overlay_cannot_change_cloud_or_nest_environments() -> None:
+    result = _result(b"    cloud: gcp\n    environments: {x: {}}\n")
+    assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
+        ("BP116", "environments.dev.cloud", 19, 5),
+        ("BP116", "environments.dev.environments", 20, 5),
+    ]
+
+
+def test_overlay_items_need_a_name() -> None:
+    result = _result(b"    node_groups:\n      - {count: 1}\n")
+    assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
+        ("BP006", "environments.dev.node_groups[0].name", 20, 9),
+    ]
