@@ -260,6 +260,21 @@ class HealthcheckThresholds(Sourced):
     per_accelerator: dict[str, float]
 
 
+class LustreClient(Sourced):
+    cloud: Cloud
+    key_url: str
+    repository: str
+    packages: list[str]
+
+
+class OsImage(Sourced):
+    cloud: Cloud
+    cpu_architecture: Literal["x86_64", "arm64"]
+    image: str
+    os: str
+    root_device: str | None
+
+
 class CatalogIndex(Record):
     version: str
     as_of: dt.date

@@ -28,8 +28,10 @@ from clusterfab.catalog.models import (
     GcpMachineType,
     GpuSupport,
     HealthcheckThresholds,
+    LustreClient,
     MachineType,
     NetworkLayout,
+    OsImage,
     Price,
     PricingModel,
     RecommendedStack,
@@ -71,6 +73,8 @@ class Catalog:
     recommended: RecommendedStack
     fabric_software: dict[str, FabricSoftware]
     healthcheck: HealthcheckThresholds
+    images: tuple[OsImage, ...]
+    lustre_clients: dict[str, LustreClient]
 
     @property
     def version(self) -> str:
@@ -81,6 +85,13 @@ class Catalog:
 
     def machine_type(self, cloud: Cloud, name: str) -> MachineType | None:
         return self.machine_types(cloud).get(name)
+
+    def default_image(self, cloud: Cloud, cpu_architecture: str) -> OsImage:
+        """The OS image nodes boot when the blueprint names none."""
+        for image in self.images:
+            if (image.cloud, image.cpu_architecture) == (cloud, cpu_architecture):
+                return image
+        raise LookupError(f"the catalog has no {cloud} image for {cpu_architecture}")
 
     def efa_interfaces(self, machine: AwsMachineType) -> list[EfaInterface]:
         """The launch-template network interfaces that give `machine` its full EFA bandwidth."""
@@ -185,4 +196,8 @@ def load_catalog() -> Catalog:
         recommended=RecommendedStack.model_validate(software["recommended"]),
         fabric_software={f.name: f for f in fabrics},
         healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbps"]),
+        images=tuple(OsImage.model_validate(i) for i in _read("images.yaml")["images"]),
+        lustre_clients={
+            c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
+        },
     )

@@ -33,6 +33,8 @@ def test_every_sourced_record_names_declared_sources() -> None:
         CATALOG.recommended,
         CATALOG.healthcheck,
         CATALOG.aws_regions,
+        *CATALOG.images,
+        *CATALOG.lustre_clients.values(),
     ]
     for record in records:
         assert record.source, record
@@ -194,3 +196,10 @@ def test_newest_price_wins_and_regions_are_respected() -> None:
     spot = CATALOG.price("gcp", "tpu-v6e", "us-east4", "spot")
     assert spot is not None
     assert spot.usd == 0.64185
+
+
+def test_every_machine_has_a_default_image_for_its_architecture() -> None:
+    for machine in [*CATALOG.aws_machine_types.values(), *CATALOG.gcp_machine_types.values()]:
+        cloud = "aws" if machine in CATALOG.aws_machine_types.values() else "gcp"
+        image = CATALOG.default_image(cloud, machine.cpu_architecture)  # type: ignore[arg-type]
+        assert image.cpu_architecture == machine.cpu_architecture

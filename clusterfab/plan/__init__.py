@@ -1,0 +1,1 @@
+"""The offline plan engine (Pulumi mocks), plans of blueprints, and plan diffs."""

@@ -1,0 +1,232 @@
+"""The offline plan engine: a Pulumi program run under the SDK's mock engine.
+
+The program registers its resources with a recording monitor instead of a cloud: we keep each
+resource's type token, name, parent, protect flag and inputs exactly as the engine would receive them
+(Pulumi's camelCase property names), then drain every pending RPC and output. Nothing here talks to a
+cloud, reads credentials or needs the Pulumi CLI. Runs are repeatable within one process.
+
+Mock outputs are deterministic so that plans (and golden files) are stable: a resource's id is
+`<name>-id`, and the computed attributes programs commonly wire between resources (arn, dns names,
+self links) get placeholder values derived from the resource name.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from clusterfab.errors import ClusterfabError
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+# Computed attributes returned by the mocks, per type-token prefix; keyed by Pulumi property name.
+_COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "aws:": lambda typ, name: {"arn": f"arn:aws:mock:::{typ.split(':')[-1].lower()}/{name}"},
+    "aws:fsx/lustreFileSystem:": lambda _t, name: {"dnsName": f"{name}.fsx.mock", "mountName": "mockmnt"},
+    "aws:ec2/launchTemplate:": lambda _t, _n: {"latestVersion": 1},
+    "aws:s3/bucket:": lambda _t, name: {"bucket": f"{name}-mock"},
+    "gcp:": lambda _t, name: {"selfLink": f"https://mock.googleapis.com/{name}"},
+    "gcp:filestore/instance:": lambda _t, name: {
+        "networks": [{"ipAddresses": ["10.255.0.2"], "network": "mock", "modes": ["MODE_IPV4"]}]
+    },
+    "gcp:lustre/instance:": lambda _t, name: {"mountPoint": "10.255.0.3@tcp:/mocklfs"},
+    "gcp:compute/instanceTemplate:": lambda _t, name: {
+        "selfLinkUnique": f"https://mock.googleapis.com/{name}?u"
+    },
+}
+
+
+class PlanError(ClusterfabError):
+    """The program could not be planned (it raised, or registered two resources with one URN)."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    """One resource the program registered."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    protect: bool
+    inputs: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "protect": self.protect,
+            "inputs": self.inputs,
+        }
+
+
+@dataclass(frozen=True)
+class ProgramRun:
+    """What a program did under the mock engine."""
+
+    project: str
+    stack: str
+    resources: list[PlannedResource]
+    outputs: dict[str, Any]
+    logs: list[tuple[str, str]] = field(default_factory=list)
+
+
+def redact(value: Any) -> Any:
+    """Replace secrets by "[secret]" and unknowns by "[unknown]", recursively."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if value == rpc.UNKNOWN:
+        return UNKNOWN
+    if isinstance(value, dict):
+        # Sorted: the wire format's maps come back in no fixed order, and plans must be stable.
+        return {k: redact(v) for k, v in sorted(value.items())}
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        # The engine's wire format has only floats; counts and ports read better as ints.
+        return int(value)
+    return value
+
+
+class _Mocks(mocks.Mocks):
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        state = dict(args.inputs)
+        # The engine knows auto-names at preview (the provider computes them in Check); the real
+        # name has a random suffix, the mock uses the logical name.
+        state.setdefault("name", args.name)
+        for prefix, computed in _COMPUTED.items():
+            if args.typ.startswith(prefix):
+                for key, value in computed(args.typ, args.name).items():
+                    state.setdefault(key, value)
+        return f"{args.name}-id", state
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/mock"}, None
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"projectId": args.args.get("projectId", "mock-project"), "number": "123456789"}, None
+        return {}, None
+
+
+class _RecordingMonitor(mocks.MockMonitor):
+    """Keeps every registration; registrations arrive on executor threads, hence the lock."""
+
+    def __init__(self, project: str, stack: str) -> None:
+        super().__init__(_Mocks())
+        self.project = project
+        self.stack = stack
+        self.records: dict[str, PlannedResource] = {}
+        self.duplicates: list[str] = []
+        self._lock = threading.Lock()
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # The real engine qualifies a child's type with its parent's whole type chain (not only its
+        # last segment, as the SDK's mock does) and never with the root stack's type.
+        if parent:
+            qualified = parent.split("::")[2]
+            if qualified != STACK_TYPE:
+                type_ = f"{qualified}${type_}"
+        return f"urn:pulumi:{self.stack}::{self.project}::{type_}::{name}"
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - the gRPC method name
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        if request.type == STACK_TYPE:
+            return response
+        inputs = redact(rpc.deserialize_properties(request.object))
+        record = PlannedResource(
+            urn=response.urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            custom=bool(request.custom),
+            protect=bool(request.protect),
+            inputs=inputs,
+        )
+        with self._lock:
+            if record.urn in self.records:
+                self.duplicates.append(record.urn)
+            self.records[record.urn] = record
+        return response
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append((record.levelname.lower(), record.getMessage()))
+
+
+_RUN_LOCK = threading.Lock()
+
+
+def run_program(
+    program: Callable[[], None],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+    preview: bool = True,
+) -> ProgramRun:
+    """Run a Pulumi program under mocks and return what it registered and exported.
+
+    `config` keys are namespaced ("clusterfab:blueprint"); values are strings, as in a stack file.
+    """
+    with _RUN_LOCK:  # the SDK keeps its settings in process-wide state
+        settings.ROOT.set(None)
+        pulumi.runtime.set_all_config(dict(config or {}), secret_keys or [])
+        monitor = _RecordingMonitor(project, stack)
+        logger = logging.getLogger(f"clusterfab.plan.{id(monitor)}")
+        collector = _LogCollector()
+        logger.addHandler(collector)
+        logger.propagate = False
+        mocks.set_mocks(
+            monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
+        )
+        try:
+            _sync_await(run_pulumi_func(program))
+            root = settings.get_root_resource()
+            raw_outputs = dict(getattr(root, "outputs", {}) or {})
+            outputs = {key: redact(_resolve(value)) for key, value in raw_outputs.items()}
+        except pulumi.RunError as exc:
+            raise PlanError(str(exc)) from None
+        finally:
+            logger.removeHandler(collector)
+        if monitor.duplicates:
+            raise PlanError(
+                "the program registered the same resource twice: " + ", ".join(monitor.duplicates)
+            )
+        resources = sorted(monitor.records.values(), key=lambda r: r.urn)
+        return ProgramRun(
+            project=project, stack=stack, resources=resources, outputs=outputs, logs=collector.messages
+        )
+
+
+def _resolve(value: Any) -> Any:
+    """The plain value of a stack output (Outputs resolved; unknown in preview -> UNKNOWN)."""
+    output = pulumi.Output.from_input(value)
+    known = _sync_await(output.is_known())
+    if not known:
+        return UNKNOWN
+    if _sync_await(output.is_secret()):
+        return SECRET
+    resolved = _sync_await(output.future())
+    return resolved

@@ -1,0 +1,119 @@
+"""Plan a blueprint: run the project's own Pulumi program (stacks/) under the mock engine.
+
+The plan is what `pulumi up` would register, because it is the same program: `stacks/__main__.py`
+with the stack config a real stack would have. Only the engine differs.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from clusterfab.errors import UsageError
+from clusterfab.plan.engine import PlannedResource, run_program
+from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE, ENVIRONMENT_KEY
+
+PROJECT_NAME = "clusterfab"
+PLAN_STACK = "plan"
+"""Stack name of a plan made without an environment."""
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    name: str
+    program_dir: Path
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The resources a blueprint turns into, for one environment and stack."""
+
+    blueprint: str
+    env: str | None
+    stack: str
+    resources: list[PlannedResource]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    logs: list[tuple[str, str]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        by_type = Counter(r.type for r in self.resources)
+        return {"total": len(self.resources), "by_type": dict(sorted(by_type.items()))}
+
+    def to_json(self) -> dict[str, Any]:
+        """The `clusterfab plan --format json` contract (architecture §5)."""
+        return {
+            "blueprint": self.blueprint,
+            "env": self.env,
+            "stack": self.stack,
+            "resources": [r.to_json() for r in self.resources],
+            "summary": self.summary(),
+        }
+
+    def by_urn(self) -> dict[str, PlannedResource]:
+        return {r.urn: r for r in self.resources}
+
+
+def find_project(*starts: Path) -> Project:
+    """The clusterfab Pulumi project: the first Pulumi.yaml named clusterfab above any start path,
+    else the checkout this package runs from."""
+    candidates = [*starts, Path(__file__).resolve().parents[2]]
+    for start in candidates:
+        for directory in [start.resolve(), *start.resolve().parents]:
+            settings_file = directory / "Pulumi.yaml"
+            if settings_file.is_file():
+                settings = YAML(typ="safe").load(settings_file.read_text())
+                if isinstance(settings, dict) and settings.get("name") == PROJECT_NAME:
+                    program = directory / str(settings.get("main") or ".")
+                    return Project(root=directory, name=PROJECT_NAME, program_dir=program)
+    raise UsageError(
+        "no clusterfab Pulumi project (Pulumi.yaml with `name: clusterfab`) found; "
+        "run clusterfab from the project directory"
+    )
+
+
+def plan_blueprint(
+    blueprint: Path,
+    *,
+    env: str | None,
+    stack: str | None = None,
+    project: Project | None = None,
+    display: str | None = None,
+) -> Plan:
+    """Plan `blueprint` for environment `env` (None: the base blueprint) under the mock engine.
+
+    The caller validates first; the program validates again and fails with the same findings.
+    """
+    project = project or find_project(Path.cwd(), blueprint.resolve().parent)
+    stack_name = stack or env or PLAN_STACK
+    resolved = blueprint.resolve()
+    # Stack config names the blueprint relative to the project root, as stacks/Pulumi.<stack>.yaml do.
+    relative = resolved.relative_to(project.root) if resolved.is_relative_to(project.root) else resolved
+    config = {
+        f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}": str(relative),
+        f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}": env or "",
+    }
+    program_dir = project.program_dir
+
+    def program() -> None:
+        # A previous plan of another project may have left its `compose` module cached.
+        cached = sys.modules.get("compose")
+        if cached is not None and Path(getattr(cached, "__file__", "")).parent != program_dir:
+            del sys.modules["compose"]
+        runpy.run_path(str(program_dir), run_name="__main__")
+
+    run = run_program(program, project=project.name, stack=stack_name, config=config)
+    return Plan(
+        blueprint=display or str(blueprint),
+        env=env,
+        stack=stack_name,
+        resources=run.resources,
+        outputs=run.outputs,
+        logs=run.logs,
+    )

@@ -1,0 +1,74 @@
+"""What the Pulumi program reads: the stack's blueprint, checked exactly as `clusterfab validate` does.
+
+`stacks/__main__.py` (under `pulumi up`) and the offline plan both start here, so an invalid blueprint
+fails the program with the same findings the CLI prints. Pure: no Pulumi import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.errors import ClusterfabError
+from clusterfab.rules.engine import validate_file
+from clusterfab.rules.findings import Finding, Severity
+from clusterfab.rules.render import render_text, summary_line
+
+CONFIG_NAMESPACE = "clusterfab"
+BLUEPRINT_KEY = "blueprint"
+ENVIRONMENT_KEY = "environment"
+"""Stack config `clusterfab:environment`: the overlay to apply; default the stack name, "" for none."""
+
+
+class InvalidBlueprintError(ClusterfabError):
+    """The stack's blueprint has errors; the message is the rendered findings."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class StackInput:
+    """A validated blueprint for one stack, with what the program records about it."""
+
+    file: str
+    digest: str
+    """sha256 of the blueprint file: promotion checks that two stacks run the same revision."""
+    environment: str | None
+    blueprint: Blueprint
+    catalog: Catalog
+    warnings: tuple[Finding, ...]
+
+
+def resolve_environment(configured: str | None, stack: str) -> str | None:
+    """The environment for a stack: the configured one ("" means the base), else the stack's name."""
+    if configured is None:
+        return stack
+    return configured or None
+
+
+def load_stack_input(blueprint: str, environment: str | None, project_root: Path) -> StackInput:
+    """Read and validate the blueprint named by the stack config (a path relative to the project)."""
+    path = Path(blueprint)
+    if not path.is_absolute():
+        path = project_root / path
+    result = validate_file(path, display=blueprint, environment=environment)
+    if not result.ok:
+        lines = result.document.lines if result.document else ()
+        raise InvalidBlueprintError(
+            f"{blueprint} is not a valid blueprint ({summary_line(result.findings)}):\n\n"
+            + render_text([f for f in result.findings if f.severity is Severity.ERROR], lines)
+        )
+    validated = (
+        result.blueprints[environment] if environment in result.blueprints else result.blueprints[None]
+    )
+    return StackInput(
+        file=blueprint,
+        digest=hashlib.sha256(path.read_bytes()).hexdigest(),
+        environment=validated.environment,
+        blueprint=validated.blueprint,
+        catalog=load_catalog(),
+        warnings=tuple(f for f in result.findings if f.severity is not Severity.ERROR),
+    )

@@ -1,0 +1,38 @@
+"""The clusterfab Pulumi program: the stack's blueprint in, a cluster out.
+
+Stack config (stacks/Pulumi.<stack>.yaml):
+  clusterfab:blueprint    path of the blueprint, relative to the project root (required)
+  clusterfab:environment  environment overlay to apply; default the stack name, "" for the base blueprint
+An invalid blueprint fails the program with the same findings `clusterfab validate` prints.
+"""
+
+from pathlib import Path
+
+import pulumi
+
+# Pulumi runs this directory as a script with it first on sys.path: compose.py sits next to it.
+from compose import compose
+
+from clusterfab.errors import ClusterfabError
+from clusterfab.stackinput import (
+    BLUEPRINT_KEY,
+    CONFIG_NAMESPACE,
+    ENVIRONMENT_KEY,
+    load_stack_input,
+    resolve_environment,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+config = pulumi.Config(CONFIG_NAMESPACE)
+stack = pulumi.get_stack()
+try:
+    stack_input = load_stack_input(
+        config.require(BLUEPRINT_KEY), resolve_environment(config.get(ENVIRONMENT_KEY), stack), PROJECT_ROOT
+    )
+except ClusterfabError as exc:
+    raise pulumi.RunError(str(exc)) from None
+for finding in stack_input.warnings:
+    pulumi.log.warn(f"{finding.file}:{finding.line}:{finding.column}: {finding.code} {finding.message}")
+for key, value in compose(stack_input, stack=stack).items():
+    pulumi.export(key, value)

@@ -1,0 +1,73 @@
+"""Plan blueprints through the real Pulumi program under the mock engine, for component tests."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from clusterfab.plan.engine import PlannedResource
+from clusterfab.plan.project import Plan, find_project, plan_blueprint
+from tests.conftest import REPO
+
+PROJECT = find_project(REPO)
+
+AWS_HEAD = """version: 1
+name: {name}
+cloud: aws
+region: us-east-1
+zone: use1-az6
+"""
+
+
+@functools.cache
+def plan_text(text: str, env: str | None = None) -> Plan:
+    """Plan blueprint text (cached: each distinct blueprint is planned once per test session)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bp.yaml"
+        path.write_text(text)
+        return plan_blueprint(path, env=env, project=PROJECT, display="bp.yaml")
+
+
+@functools.cache
+def plan_file(path: Path, env: str | None) -> Plan:
+    return plan_blueprint(path, env=env, project=PROJECT, display=str(path.relative_to(REPO)))
+
+
+def aws_plan(body: str, *, name: str = "t", env: str | None = None) -> Plan:
+    return plan_text(AWS_HEAD.format(name=f"{name}-cluster") + body, env)
+
+
+def one(plan: Plan, type_: str, name: str | None = None) -> PlannedResource:
+    """The single resource of a type (and logical name), failing clearly when it is not exactly one."""
+    found = [r for r in plan.resources if r.type == type_ and (name is None or r.name == name)]
+    assert len(found) == 1, f"expected one {type_} {name or ''}, found {[r.name for r in found]}"
+    return found[0]
+
+
+def all_of(plan: Plan, type_: str) -> list[PlannedResource]:
+    return [r for r in plan.resources if r.type == type_]
+
+
+def children(plan: Plan, parent: PlannedResource) -> list[tuple[str, str]]:
+    """(type, name) of a component's direct children, sorted."""
+    return sorted((r.type, r.name) for r in plan.resources if r.parent == parent.urn)
+
+
+def user_data(plan: Plan, launch_template: str) -> str:
+    encoded = one(plan, "aws:ec2/launchTemplate:LaunchTemplate", launch_template).inputs["userData"]
+    return base64.b64decode(encoded).decode()
+
+
+def normalized(plan: Plan) -> dict[str, Any]:
+    """The plan JSON with boot scripts replaced by their digest (they have golden files of their own)."""
+    payload = plan.to_json()
+    for resource in payload["resources"]:
+        inputs = resource["inputs"]
+        for key in ("userData", "metadataStartupScript"):
+            if isinstance(inputs.get(key), str):
+                inputs[key] = "sha256:" + hashlib.sha256(inputs[key].encode()).hexdigest()
+    return payload

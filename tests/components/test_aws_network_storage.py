@@ -1,0 +1,195 @@
+"""AWS network, FSx for Lustre, cluster bucket, budget: exact children and their key inputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.components.harness import all_of, aws_plan, children, one
+
+NODES = "node_groups:\n  - {name: g, machine_type: p5.48xlarge, count: 2}\n"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+
+
+def test_network_layout() -> None:
+    plan = aws_plan("network: {cidr: 10.20.0.0/16}\n" + NODES, name="net")
+    assert one(plan, "aws:ec2/vpc:Vpc").inputs["cidrBlock"] == "10.20.0.0/16"
+    subnets = {r.name: r.inputs for r in all_of(plan, "aws:ec2/subnet:Subnet")}
+    assert subnets["net-cluster-net-nodes"]["cidrBlock"] == "10.20.0.0/20"
+    assert subnets["net-cluster-net-public"]["cidrBlock"] == "10.20.240.0/20"
+    assert all(
+        s["availabilityZoneId"] == "use1-az6" and s["mapPublicIpOnLaunch"] is False for s in subnets.values()
+    )
+    tables = {r.name: r.inputs["routes"] for r in all_of(plan, "aws:ec2/routeTable:RouteTable")}
+    assert tables["net-cluster-net-private-rt"] == [
+        {"cidrBlock": "0.0.0.0/0", "natGatewayId": "net-cluster-net-nat-id"}
+    ]
+    assert tables["net-cluster-net-public-rt"] == [
+        {"cidrBlock": "0.0.0.0/0", "gatewayId": "net-cluster-net-igw-id"}
+    ]
+    endpoint = one(plan, "aws:ec2/vpcEndpoint:VpcEndpoint").inputs
+    assert (endpoint["serviceName"], endpoint["vpcEndpointType"]) == ("com.amazonaws.us-east-1.s3", "Gateway")
+    assert one(plan, "aws:ec2/natGateway:NatGateway").inputs["subnetId"] == "net-cluster-net-public-id"
+
+
+def test_zone_name_uses_availability_zone() -> None:
+    plan = aws_plan(NODES.replace("p5.48xlarge", "p5.48xlarge"), name="zn")
+    assert (
+        one(plan, "aws:ec2/subnet:Subnet", "zn-cluster-net-nodes").inputs["availabilityZoneId"] == "use1-az6"
+    )
+
+
+def test_efa_security_group_allows_all_traffic_to_and_from_itself_and_no_ssh() -> None:
+    plan = aws_plan(NODES, name="efa")
+    sg = "efa-cluster-net-nodes-sg-id"
+    ingress = [r.inputs for r in all_of(plan, INGRESS) if r.inputs["securityGroupId"] == sg]
+    egress = [r.inputs for r in all_of(plan, EGRESS) if r.inputs["securityGroupId"] == sg]
+    assert [(i["ipProtocol"], i.get("referencedSecurityGroupId")) for i in ingress] == [("-1", sg)]
+    assert sorted(
+        (e["ipProtocol"], e.get("referencedSecurityGroupId", ""), e.get("cidrIpv4", "")) for e in egress
+    ) == [("-1", "", "0.0.0.0/0"), ("-1", sg, "")]
+
+
+def test_ssh_only_from_the_listed_ranges() -> None:
+    plan = aws_plan("network: {ssh_ingress_cidrs: [192.0.2.0/24]}\n" + NODES, name="ssh")
+    ssh = [r.inputs for r in all_of(plan, INGRESS) if r.inputs.get("fromPort") == 22]
+    assert ssh == [
+        {
+            "securityGroupId": "ssh-cluster-net-nodes-sg-id",
+            "ipProtocol": "tcp",
+            "fromPort": 22,
+            "toPort": 22,
+            "cidrIpv4": "192.0.2.0/24",
+            "description": "SSH from the blueprint's ssh_ingress_cidrs",
+        }
+    ]
+
+
+def test_persistent_lustre_with_s3_link() -> None:
+    body = NODES + (
+        "storage:\n  - {name: data, kind: lustre, capacity_gib: 36000, throughput_mbps_per_tib: 500,"
+        " import_path: 's3://bucket/prefix/'}\n"
+    )
+    plan = aws_plan(body, name="fsx")
+    fs = one(plan, "aws:fsx/lustreFileSystem:LustreFileSystem").inputs
+    assert {
+        k: fs[k]
+        for k in (
+            "deploymentType",
+            "storageCapacity",
+            "perUnitStorageThroughput",
+            "subnetIds",
+            "storageType",
+            "fileSystemTypeVersion",
+            "securityGroupIds",
+        )
+    } == {
+        "deploymentType": "PERSISTENT_2",
+        "storageCapacity": 36000,
+        "perUnitStorageThroughput": 500,
+        "subnetIds": "fsx-cluster-net-nodes-id",
+        "storageType": "SSD",
+        "fileSystemTypeVersion": "2.15",
+        "securityGroupIds": ["fsx-cluster-data-sg-id"],
+    }
+    assert fs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
+    assert "importPath" not in fs
+    dra = one(plan, "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation").inputs
+    assert (dra["dataRepositoryPath"], dra["fileSystemPath"], dra["fileSystemId"]) == (
+        "s3://bucket/prefix/",
+        "/",
+        "fsx-cluster-data-fs-id",
+    )
+    assert dra["s3"]["autoImportPolicy"] == {"events": ["NEW", "CHANGED", "DELETED"]}
+    rules = sorted(
+        (r.inputs["fromPort"], r.inputs["toPort"], r.inputs["referencedSecurityGroupId"])
+        for r in all_of(plan, INGRESS)
+        if r.inputs["securityGroupId"] == "fsx-cluster-data-sg-id"
+    )
+    assert rules == [
+        (988, 988, "fsx-cluster-data-sg-id"),
+        (988, 988, "fsx-cluster-net-nodes-sg-id"),
+        (1018, 1023, "fsx-cluster-data-sg-id"),
+        (1018, 1023, "fsx-cluster-net-nodes-sg-id"),
+    ]
+
+
+def test_scratch_lustre_has_no_throughput_and_links_s3_on_the_file_system() -> None:
+    body = NODES + (
+        "storage:\n  - {name: tmp, kind: lustre, deployment: scratch, capacity_gib: 2400,"
+        " import_path: 's3://bucket/in/'}\n"
+    )
+    plan = aws_plan(body, name="scr")
+    fs = one(plan, "aws:fsx/lustreFileSystem:LustreFileSystem").inputs
+    assert (fs["deploymentType"], fs["storageCapacity"], fs["importPath"]) == (
+        "SCRATCH_2",
+        2400,
+        "s3://bucket/in/",
+    )
+    assert "perUnitStorageThroughput" not in fs
+    assert "metadataConfiguration" not in fs
+    assert all_of(plan, "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation") == []
+
+
+STATEFUL = NODES + (
+    "storage:\n  - {name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125}\n"
+    "  - {name: keep, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: true}\n"
+    "  - {name: loose, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: false}\n"
+    "environments:\n  dev: {}\n  prod: {}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "protected"),
+    [
+        ("prod", {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}),
+        ("dev", {"st-cluster-keep-fs"}),
+    ],
+)
+def test_stateful_resources_are_protected_in_prod_or_when_flagged(env: str, protected: set[str]) -> None:
+    plan = aws_plan(STATEFUL, name="st", env=env)
+    assert {r.name for r in plan.resources if r.protect} == protected
+
+
+def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
+    plan = aws_plan(NODES, name="bk")
+    bucket = one(plan, "clusterfab:storage:AwsClusterBucket")
+    assert [t for t, _ in children(plan, bucket)] == [
+        "aws:s3/bucket:Bucket",
+        "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "aws:s3/bucketVersioning:BucketVersioning",
+    ]
+    block = one(plan, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
+    assert all(
+        block[k] is True
+        for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+    )
+    sse = one(plan, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
+    assert sse.inputs["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "aws:kms"}
+    assert one(plan, "aws:s3/bucketVersioning:BucketVersioning").inputs["versioningConfiguration"] == {
+        "status": "Enabled"
+    }
+
+
+def test_budget_from_monthly_limit_with_email_alerts() -> None:
+    plan = aws_plan(NODES + "budget: {max_monthly_usd: 120000, alert_emails: [a@example.com]}\n", name="bud")
+    budget = one(plan, "aws:budgets/budget:Budget").inputs
+    assert (budget["limitAmount"], budget["limitUnit"], budget["timeUnit"], budget["budgetType"]) == (
+        "120000.00",
+        "USD",
+        "MONTHLY",
+        "COST",
+    )
+    assert budget["costFilters"] == [
+        {"name": "TagKeyValue", "values": ["user:clusterfab-blueprint$bud-cluster"]}
+    ]
+    assert [
+        (n["notificationType"], n["threshold"], n["subscriberEmailAddresses"])
+        for n in budget["notifications"]
+    ] == [("ACTUAL", 80, ["a@example.com"]), ("FORECASTED", 100, ["a@example.com"])]
+
+
+def test_no_budget_without_limits() -> None:
+    assert all_of(aws_plan(NODES, name="nobud"), "aws:budgets/budget:Budget") == []

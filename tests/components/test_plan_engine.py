@@ -1,0 +1,107 @@
+"""The plan engine itself: repeatable runs, duplicate URNs, secrets, outputs, invalid blueprints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from clusterfab.plan.engine import PlanError, run_program
+from clusterfab.plan.project import plan_blueprint
+from tests.components.harness import PROJECT, normalized, plan_file
+from tests.conftest import EXAMPLES, assert_golden
+
+
+def _program(names: list[str], secret: bool = False) -> None:
+    import pulumi_aws as aws
+
+    for name in names:
+        aws.ec2.PlacementGroup(name, strategy="cluster")
+    if secret:
+        aws.ssm.Parameter("p", type="SecureString", value=pulumi.Output.secret("hunter2"))
+    pulumi.export("names", names)
+
+
+def test_runs_repeat_in_one_process_with_their_own_stack() -> None:
+    first = run_program(lambda: _program(["a", "b"]), project="p", stack="one")
+    second = run_program(lambda: _program(["c"]), project="p", stack="two")
+    assert [r.urn for r in first.resources] == [
+        "urn:pulumi:one::p::aws:ec2/placementGroup:PlacementGroup::a",
+        "urn:pulumi:one::p::aws:ec2/placementGroup:PlacementGroup::b",
+    ]
+    assert [r.urn for r in second.resources] == [
+        "urn:pulumi:two::p::aws:ec2/placementGroup:PlacementGroup::c"
+    ]
+    assert second.outputs == {"names": ["c"]}
+
+
+def test_duplicate_urns_are_an_error() -> None:
+    with pytest.raises(PlanError, match="registered the same resource twice"):
+        run_program(lambda: _program(["a", "a"]), project="p", stack="dup")
+
+
+def test_secrets_are_redacted() -> None:
+    run = run_program(lambda: _program([], secret=True), project="p", stack="s")
+    (param,) = run.resources
+    assert param.inputs == {"type": "SecureString", "value": "[secret]"}
+
+
+def test_nested_components_get_the_engines_urns() -> None:
+    plan = plan_file(EXAMPLES[0], "dev")
+    node = next(r for r in plan.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate")
+    assert node.urn == (
+        "urn:pulumi:dev::clusterfab::clusterfab:compute:AwsGpuNodeGroup$"
+        "aws:ec2/launchTemplate:LaunchTemplate::llm-pretrain-trainers-lt"
+    )
+    assert (
+        node.parent == "urn:pulumi:dev::clusterfab::clusterfab:compute:AwsGpuNodeGroup::llm-pretrain-trainers"
+    )
+
+
+def test_outputs_describe_the_cluster() -> None:
+    plan = plan_file(EXAMPLES[0], "dev")
+    assert plan.outputs["node_groups"] == {
+        "trainers": {
+            "auto_scaling_group": "llm-pretrain-trainers-asg",
+            "launch_template_id": "llm-pretrain-trainers-lt-id",
+            "machine_type": "p5.48xlarge",
+            "min_size": 2,
+            "max_size": 2,
+            "capacity": "spot",
+            "placement": "compact",
+            "fabric": "efa",
+            "efa_interfaces": 32,
+        }
+    }
+    assert plan.outputs["node_selector"] == {
+        "tag:clusterfab-blueprint": "llm-pretrain",
+        "tag:clusterfab-stack": "dev",
+    }
+    assert plan.outputs["storage"]["datasets"]["mount_point"] == "/lustre"
+    assert plan.outputs["blueprint"]["file"] == "blueprints/examples/aws-p5-efa-fsx.yaml"
+    assert len(plan.outputs["blueprint"]["digest"]) == 64
+
+
+def test_an_invalid_blueprint_fails_the_program_with_its_findings(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "version: 1\nname: bad\ncloud: aws\nregion: us-east-1\nzone: use1-az6\n"
+        "node_groups: [{name: g, machine_type: p5.48xlarg, count: 1}]\n"
+    )
+    with pytest.raises(PlanError) as info:
+        plan_blueprint(bad, env=None, project=PROJECT)
+    assert "error[BP201] node_groups[0].machine_type: no AWS machine type 'p5.48xlarg' in the catalog" in str(
+        info.value
+    )
+
+
+AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
+
+
+@pytest.mark.parametrize("path", AWS_EXAMPLES, ids=[p.stem for p in AWS_EXAMPLES])
+@pytest.mark.parametrize("env", [None, "dev", "prod"])
+def test_golden_plans(path: Path, env: str | None) -> None:
+    payload = normalized(plan_file(path, env))
+    assert_golden(f"plans/{path.stem}.{env or 'base'}.json", json.dumps(payload, indent=2) + "\n")
