@@ -1,4 +1,4 @@
-"""Wall time of the offline CLI verbs (validate, catalog, schema), next to the bare interpreter.
+"""Wall time of the offline CLI verbs (validate, cost, catalog, schema), next to the bare interpreter.
 
 Run: uv run python benchmarks/cli_speed.py [--runs N]
 Prints a table; never fails on time. Each command runs in a fresh process, as a user runs it.
@@ -28,6 +28,15 @@ COMMANDS: list[tuple[str, list[str]]] = [
     (
         "clusterfab validate --format json",
         [sys.executable, "-m", "clusterfab", "validate", EXAMPLE, "-f", "json"],
+    ),
+    ("clusterfab cost (example)", [sys.executable, "-m", "clusterfab", "cost", EXAMPLE]),
+    (
+        "clusterfab cost --format json --hours 336",
+        [sys.executable, "-m", "clusterfab", "cost", EXAMPLE, "-f", "json", "--hours", "336"],
+    ),
+    (
+        "clusterfab cost --env dev --format markdown",
+        [sys.executable, "-m", "clusterfab", "cost", EXAMPLE, "--env", "dev", "-f", "markdown"],
     ),
     ("clusterfab catalog --format json", [sys.executable, "-m", "clusterfab", "catalog", "-f", "json"]),
     ("clusterfab catalog (tables)", [sys.executable, "-m", "clusterfab", "catalog"]),

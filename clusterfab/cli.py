@@ -8,7 +8,9 @@ Pulumi, and none of them pays for what another command needs.
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
+import math
 import os
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from clusterfab.errors import ClusterfabError
+from clusterfab.errors import ClusterfabError, UsageError
 
 app = typer.Typer(
     name="clusterfab",
@@ -31,6 +33,12 @@ app = typer.Typer(
 class TextOrJson(enum.StrEnum):
     text = "text"
     json = "json"
+
+
+class CostFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
 
 
 class CloudChoice(enum.StrEnum):
@@ -55,6 +63,18 @@ def _color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
+def _today() -> dt.date:
+    """The date prices are judged stale against: CLUSTERFAB_TODAY (ISO date) if set, for reproducible
+    output in tests and golden files, else the system date."""
+    raw = os.environ.get("CLUSTERFAB_TODAY")
+    if not raw:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError:
+        raise UsageError(f"CLUSTERFAB_TODAY={raw!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
 @app.command()
 def validate(
     blueprint: BlueprintArg,
@@ -65,7 +85,7 @@ def validate(
     from clusterfab.rules.engine import validate_file
     from clusterfab.rules.render import render_json, render_text, summary_line
 
-    result = validate_file(blueprint, display=str(blueprint), environment=env)
+    result = validate_file(blueprint, display=str(blueprint), environment=env, today=_today())
     if output is TextOrJson.json:
         typer.echo(render_json(result.ok, result.findings))
     else:
@@ -77,6 +97,62 @@ def validate(
         verdict = "valid" if result.ok else "invalid"
         typer.echo(f"{blueprint}: {verdict} ({summary_line(result.findings)}; checked: {scope})")
     raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
+def cost(
+    blueprint: BlueprintArg,
+    env: Annotated[
+        str | None,
+        typer.Option("--env", "-e", help="Environment overlay to cost (e.g. dev, prod); default: the base."),
+    ] = None,
+    hours: Annotated[
+        float | None,
+        typer.Option("--hours", help="Also price a run of this many hours (e.g. 336 for two weeks)."),
+    ] = None,
+    output: Annotated[CostFormat, typer.Option("--format", "-f", help="Output format.")] = CostFormat.text,
+) -> None:
+    """Estimate the cost per hour, per month (730 h) and per run from the catalog's prices.
+
+    Exits 1 when the blueprint is invalid or the estimate is over the blueprint's budget.
+    """
+    from clusterfab.catalog import load_catalog
+    from clusterfab.cost import estimate_cost
+    from clusterfab.cost.render import cost_json, render_markdown
+    from clusterfab.cost.render import render_text as cost_text
+    from clusterfab.rules.budget import check_budget
+    from clusterfab.rules.engine import validate_file
+    from clusterfab.rules.registry import CHECKS
+    from clusterfab.rules.render import render_json, render_text, summary_line
+
+    if hours is not None and not (math.isfinite(hours) and hours > 0):
+        raise UsageError(f"--hours must be a positive number of hours, not {hours:g}")
+    today = _today()
+    # The budget verdict is part of the estimate (exit 1 after showing it), not a finding that stops it.
+    checks = [check for check in CHECKS if check is not check_budget]
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, checks=checks, today=today, base_only=env is None
+    )
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        if output is CostFormat.json:
+            typer.echo(render_json(False, result.findings))
+        else:
+            lines = result.document.lines if result.document else ()
+            color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+            typer.echo(render_text(result.findings, lines, color=color), err=True)
+            typer.echo(f"\n{blueprint}: invalid ({summary_line(result.findings)}); not costed", err=True)
+        raise typer.Exit(1)
+    estimate = estimate_cost(validated.blueprint, load_catalog(), hours=hours, today=today)
+    if output is CostFormat.json:
+        import json
+
+        typer.echo(json.dumps(cost_json(estimate), indent=2))
+    elif output is CostFormat.markdown:
+        typer.echo(render_markdown(estimate, environment=env))
+    else:
+        typer.echo(cost_text(estimate, environment=env))
+    raise typer.Exit(0 if estimate.budget.ok else 1)
 
 
 @app.command()

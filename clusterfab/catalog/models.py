@@ -275,6 +275,14 @@ class OsImage(Sourced):
     root_device: str | None
 
 
+class StatefulType(Sourced):
+    """A resource type that holds data, and the property changes that would replace (destroy) it."""
+
+    type: str
+    replace_on: list[str]
+    replace_on_decrease: list[str]
+
+
 class CatalogIndex(Record):
     version: str
     as_of: dt.date

@@ -36,6 +36,7 @@ from clusterfab.catalog.models import (
     PricingModel,
     RecommendedStack,
     Source,
+    StatefulType,
     StorageTier,
     TpuGeneration,
 )
@@ -75,6 +76,7 @@ class Catalog:
     healthcheck: HealthcheckThresholds
     images: tuple[OsImage, ...]
     lustre_clients: dict[str, LustreClient]
+    stateful_types: dict[str, StatefulType]
 
     @property
     def version(self) -> str:
@@ -197,6 +199,10 @@ def load_catalog() -> Catalog:
         fabric_software={f.name: f for f in fabrics},
         healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbps"]),
         images=tuple(OsImage.model_validate(i) for i in _read("images.yaml")["images"]),
+        stateful_types={
+            t.type: t
+            for t in (StatefulType.model_validate(x) for x in _read("stateful.yaml")["stateful_types"])
+        },
         lustre_clients={
             c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
         },

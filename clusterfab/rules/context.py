@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeAlias
 
 from clusterfab.blueprint.models import Blueprint
@@ -20,6 +21,8 @@ class RuleContext:
     catalog: Catalog
     source_map: SourceMap
     environment: str | None
+    today: dt.date = field(default_factory=dt.date.today)
+    """The date prices are judged stale against; fixed by the caller so results are reproducible."""
 
     def finding(
         self,

@@ -8,6 +8,7 @@ problem. Without an environment the base blueprint and every environment overlay
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,11 +57,25 @@ def validate_file(
     environment: str | None = None,
     catalog: Catalog | None = None,
     checks: Sequence[Check] | None = None,
+    today: dt.date | None = None,
+    base_only: bool = False,
 ) -> ValidationResult:
-    """Validate the blueprint at `path` (UsageError if it cannot be read at all)."""
+    """Validate the blueprint at `path` (UsageError if it cannot be read at all).
+
+    Without `environment`, the base and every environment are checked, unless `base_only` (commands
+    that act on the base blueprint need not be blocked by a broken overlay). `today` (default: the
+    system date) is the date the budget rules judge price staleness against.
+    """
     document, findings = read_blueprint(path, display)
     return _validate(
-        document, findings, file=display or str(path), environment=environment, catalog=catalog, checks=checks
+        document,
+        findings,
+        file=display or str(path),
+        environment=environment,
+        catalog=catalog,
+        checks=checks,
+        today=today or dt.date.today(),
+        base_only=base_only,
     )
 
 
@@ -71,10 +86,21 @@ def validate_bytes(
     environment: str | None = None,
     catalog: Catalog | None = None,
     checks: Sequence[Check] | None = None,
+    today: dt.date | None = None,
+    base_only: bool = False,
 ) -> ValidationResult:
     """Validate blueprint content that is already in memory (e.g. read from a git ref)."""
     document, findings = parse_blueprint_bytes(raw, file)
-    return _validate(document, findings, file=file, environment=environment, catalog=catalog, checks=checks)
+    return _validate(
+        document,
+        findings,
+        file=file,
+        environment=environment,
+        catalog=catalog,
+        checks=checks,
+        today=today or dt.date.today(),
+        base_only=base_only,
+    )
 
 
 def _validate(
@@ -85,6 +111,8 @@ def _validate(
     environment: str | None,
     catalog: Catalog | None,
     checks: Sequence[Check] | None,
+    today: dt.date,
+    base_only: bool = False,
 ) -> ValidationResult:
     result = ValidationResult(file=file, document=document, findings=list(findings))
     if document is None:
@@ -116,7 +144,7 @@ def _validate(
 
     targets: list[str | None]
     if environment is None:
-        targets = [None, *defined]
+        targets = [None] if base_only else [None, *defined]
     elif environment in defined:
         targets = [environment]
     else:
@@ -136,7 +164,7 @@ def _validate(
         rule_env = target if target is not None else environment
         if blueprint is not None:
             context = RuleContext(
-                blueprint=blueprint, catalog=catalog, source_map=source_map, environment=rule_env
+                blueprint=blueprint, catalog=catalog, source_map=source_map, environment=rule_env, today=today
             )
             for check in checks:
                 found.extend(check(context))

@@ -35,6 +35,7 @@ def test_every_sourced_record_names_declared_sources() -> None:
         CATALOG.aws_regions,
         *CATALOG.images,
         *CATALOG.lustre_clients.values(),
+        *CATALOG.stateful_types.values(),
     ]
     for record in records:
         assert record.source, record

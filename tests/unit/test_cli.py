@@ -35,12 +35,14 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_validate_example_exits_0() -> None:
+def test_validate_example_exits_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The note is BP404: dev's spot price (2025-05-31) is stale on the fixed date.
+    monkeypatch.setenv("CLUSTERFAB_TODAY", "2026-11-22")
     proc = run("validate", "blueprints/examples/aws-p5-efa-fsx.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip() == (
+    assert proc.stdout.strip().splitlines()[-1] == (
         "blueprints/examples/aws-p5-efa-fsx.yaml: valid "
-        "(0 errors, 0 warnings, 0 notes; checked: base, dev, prod)"
+        "(0 errors, 0 warnings, 1 note; checked: base, dev, prod)"
     )
 
 

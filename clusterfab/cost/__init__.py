@@ -1,0 +1,15 @@
+"""Cost estimates from the catalog's prices: per item and in total, per hour, month and run.
+
+Pure Python on the catalog alone: `clusterfab cost` and the budget rules never import Pulumi.
+"""
+
+from clusterfab.cost.estimate import (
+    HOURS_PER_MONTH,
+    BudgetStatus,
+    CostEstimate,
+    CostItem,
+    CostWarning,
+    estimate_cost,
+)
+
+__all__ = ["HOURS_PER_MONTH", "BudgetStatus", "CostEstimate", "CostItem", "CostWarning", "estimate_cost"]

@@ -1,0 +1,211 @@
+"""A cost estimate as JSON for tools, aligned text for a terminal, and Markdown for a PR comment.
+
+The JSON shape is a contract (architecture §5): exactly its keys, money as JSON numbers at full
+precision (the estimate's exact decimals converted to the nearest float), dates as ISO strings, and
+null for what is unknown (a missing price, a run length not asked for, a limit not set). Text and
+Markdown are for people: money in cents, unit prices to at most 4 decimals, and always the catalog
+version and the assumptions next to the numbers, in the spirit of Infracost's PR comments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from clusterfab.cost.estimate import HOURS_PER_MONTH, CostEstimate, CostItem
+
+_UNIT_SUFFIX = {"hour": "/h", "chip_hour": "/chip-h", "gib_month": "/GiB-mo"}
+_QUANTITY_WORD = {"node_group": ("node", "nodes"), "tpu_slice": ("chip", "chips"), "storage": ("GiB", "GiB")}
+_NOT_PRICED = "boot disks, networking and data transfer"
+"""What the estimate leaves out on purpose; said in every human-readable output."""
+
+
+def _num(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def cost_json(estimate: CostEstimate) -> dict[str, Any]:
+    """The `clusterfab cost --format json` payload (architecture §5), keys exactly as specified."""
+    return {
+        "currency": "USD",
+        "hourly_usd": float(estimate.hourly_usd),
+        "monthly_usd": float(estimate.monthly_usd),
+        "run_usd": _num(estimate.run_usd),
+        "items": [
+            {
+                "name": item.name,
+                "kind": item.kind,
+                "sku": item.sku,
+                "region": item.region,
+                "pricing_model": item.pricing_model,
+                "quantity": item.quantity,
+                "unit": item.unit,
+                "unit_price_usd": _num(item.unit_price_usd),
+                "hourly_usd": _num(item.hourly_usd),
+                "monthly_usd": _num(item.monthly_usd),
+                "source": item.source,
+                "as_of": item.as_of.isoformat() if item.as_of else None,
+                "confidence": item.confidence,
+            }
+            for item in estimate.items
+        ],
+        "catalog": {"version": estimate.catalog_version, "as_of": estimate.catalog_as_of.isoformat()},
+        "warnings": [w.message for w in estimate.warnings],
+        "budget": {
+            "max_hourly_usd": _num(estimate.budget.max_hourly_usd),
+            "max_monthly_usd": _num(estimate.budget.max_monthly_usd),
+            "ok": estimate.budget.ok,
+        },
+    }
+
+
+# --- formatting for people -------------------------------------------------------------------
+
+
+def usd(value: Decimal) -> str:
+    """$1,234.57: money rounded to cents, half up."""
+    return f"${value.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP):,}"
+
+
+def unit_price(value: Decimal) -> str:
+    """A unit price to at most 4 decimals and at least 2: $55.04, $0.145, $93.4007."""
+    text = f"{value.quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP):,}"
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.rstrip('0').ljust(2, '0')}"
+
+
+def _hours(value: Decimal) -> str:
+    return f"{value.normalize():f}"
+
+
+def _quantity(item: CostItem) -> str:
+    one, many = _QUANTITY_WORD[item.kind]
+    text = f"{item.quantity:,} {one if item.quantity == 1 else many}"
+    if item.min_quantity is not None:
+        text += f" (min {item.min_quantity:,})"
+    return text
+
+
+def _pricing(item: CostItem) -> str:
+    if item.capacity is not None and item.priced and item.capacity != item.pricing_model:
+        return f"{item.capacity} (at {item.pricing_model})"
+    return item.capacity or item.pricing_model
+
+
+def _row(item: CostItem) -> list[str]:
+    price = (
+        f"{unit_price(item.unit_price_usd)}{_UNIT_SUFFIX[item.unit]}"
+        if item.unit_price_usd is not None
+        else "no price"
+    )
+    hourly = usd(item.hourly_usd) if item.hourly_usd is not None else "-"
+    monthly = usd(item.monthly_usd) if item.monthly_usd is not None else "-"
+    return [item.name, item.kind, item.sku, _pricing(item), _quantity(item), price, hourly, monthly]
+
+
+_HEADERS = ["ITEM", "KIND", "SKU", "PRICING", "QUANTITY", "UNIT PRICE", "HOURLY", "MONTHLY"]
+_RIGHT = {4, 5, 6, 7}
+"""Numeric columns, right-aligned."""
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(widths[c]) if c in _RIGHT else cell.ljust(widths[c]) for c, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def _where(estimate: CostEstimate, environment: str | None) -> str:
+    scope = f"environment {environment}" if environment else "base blueprint"
+    return f"({scope}) on {estimate.cloud} {estimate.region}"
+
+
+def _left_out(estimate: CostEstimate) -> str | None:
+    """Which items the totals leave out, or None when every item has a price."""
+    names = [item.name for item in estimate.unpriced]
+    if not names:
+        return None
+    return f"not in the totals (no price): {', '.join(names)}"
+
+
+def budget_verdict(estimate: CostEstimate) -> str:
+    """'within budget (...)', 'OVER BUDGET (...)' or 'no budget set'."""
+    budget = estimate.budget
+    parts = []
+    if budget.max_hourly_usd is not None:
+        relation = "over the" if budget.hourly_exceeded else "of"
+        parts.append(f"hourly {usd(estimate.hourly_usd)} {relation} {usd(budget.max_hourly_usd)} limit")
+    if budget.max_monthly_usd is not None:
+        relation = "over the" if budget.monthly_exceeded else "of"
+        parts.append(f"monthly {usd(estimate.monthly_usd)} {relation} {usd(budget.max_monthly_usd)} limit")
+    if not parts:
+        return "no budget set (add `budget: {max_hourly_usd: ...}` to check limits)"
+    if estimate.unpriced:
+        count = len(estimate.unpriced)
+        parts.append(f"{count} unpriced item{'' if count == 1 else 's'} not counted")
+    verdict = "within budget" if budget.ok else "OVER BUDGET"
+    return f"{verdict} ({'; '.join(parts)})"
+
+
+def _assumptions(estimate: CostEstimate) -> list[str]:
+    return [
+        f"catalog {estimate.catalog_version} ({estimate.catalog_as_of.isoformat()}): USD list prices before "
+        f"taxes and discounts; monthly = {HOURS_PER_MONTH} hours",
+        f"full size (autoscaled groups at their max); not priced: {_NOT_PRICED}",
+    ]
+
+
+def render_text(estimate: CostEstimate, *, environment: str | None = None) -> str:
+    """The estimate as an aligned table with totals, run cost, budget verdict, warnings and assumptions."""
+    rows = [_HEADERS, *(_row(item) for item in estimate.items)]
+    rows.append(["TOTAL", "", "", "", "", "", usd(estimate.hourly_usd), usd(estimate.monthly_usd)])
+    out = [f"Cost of {estimate.name} {_where(estimate, environment)}", "", *_table(rows)]
+    left_out = _left_out(estimate)
+    if left_out:
+        out.append(left_out)
+    out.append("")
+    if estimate.run_usd is not None and estimate.hours is not None:
+        out.append(f"run of {_hours(estimate.hours)} hours: {usd(estimate.run_usd)}")
+    out.append(f"budget: {budget_verdict(estimate)}")
+    if estimate.warnings:
+        out.append(f"warnings ({len(estimate.warnings)}):")
+        out.extend(f"  - {w.message}" for w in estimate.warnings)
+    out.extend(_assumptions(estimate))
+    return "\n".join(out)
+
+
+def render_markdown(estimate: CostEstimate, *, environment: str | None = None) -> str:
+    """The estimate as a Markdown PR comment: a table, the totals, the budget verdict and the caveats."""
+    header = "| Item | Kind | SKU | Pricing | Quantity | Unit price | Hourly | Monthly |"
+    out = [
+        f"### Cost of `{estimate.name}` {_where(estimate, environment)}",
+        "",
+        header,
+        "|---|---|---|---|---:|---:|---:|---:|",
+    ]
+    for item in estimate.items:
+        name, kind, sku, pricing, quantity, price, hourly, monthly = _row(item)
+        out.append(f"| {name} | {kind} | `{sku}` | {pricing} | {quantity} | {price} | {hourly} | {monthly} |")
+    out.append(f"| **Total** | | | | | | **{usd(estimate.hourly_usd)}** | **{usd(estimate.monthly_usd)}** |")
+    left_out = _left_out(estimate)
+    if left_out:
+        out += ["", left_out[0].upper() + left_out[1:]]
+    out.append("")
+    if estimate.run_usd is not None and estimate.hours is not None:
+        out.append(f"**Run of {_hours(estimate.hours)} hours:** {usd(estimate.run_usd)}")
+        out.append("")
+    verdict = budget_verdict(estimate)
+    if not estimate.budget.ok:
+        verdict = f"**{verdict}**"
+    out.append(f"**Budget:** {verdict}")
+    if estimate.warnings:
+        out += ["", f"<details><summary>Warnings ({len(estimate.warnings)})</summary>", ""]
+        out.extend(f"- {w.message}" for w in estimate.warnings)
+        out += ["", "</details>"]
+    out += ["", f"<sub>{'; '.join(_assumptions(estimate))}</sub>"]
+    return "\n".join(out)

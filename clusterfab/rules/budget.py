@@ -1,0 +1,134 @@
+"""Budget rules: the cost estimate against the blueprint's budget, and how far to trust it.
+
+Only a blueprint with a `budget` is checked: the price caveats (missing BP403, stale or unconfirmed
+BP404) qualify the budget verdict, and without a budget `clusterfab cost` reports them next to the
+estimate. A blueprint naming something the catalog does not know (machine type, TPU topology, storage
+tier or throughput) gets no budget findings: its estimate would be meaningless, and the catalog rules
+already point at the cause. Prices are judged stale against `RuleContext.today`, never the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from clusterfab.blueprint.models import LustreSpec
+from clusterfab.cost.estimate import CostEstimate, CostItem, estimate_cost
+from clusterfab.cost.render import usd
+from clusterfab.resolve import storage_tier_name
+from clusterfab.rules.context import RuleContext
+from clusterfab.rules.findings import Finding
+
+_PRICE_FIELD = {"node_group": "machine_type", "tpu_slice": "generation", "storage": "capacity_gib"}
+"""The field a missing price points at: what chose the sku, or (storage) what is multiplied."""
+
+
+def check_budget(ctx: RuleContext) -> Iterator[Finding]:
+    bp = ctx.blueprint
+    if bp.budget is None or not _all_in_catalog(ctx):
+        return
+    estimate = estimate_cost(bp, ctx.catalog, today=ctx.today)
+    yield from _price_caveats(ctx, estimate)
+    budget = estimate.budget
+    unpriced = _unpriced_note(estimate)
+    if budget.hourly_exceeded and budget.max_hourly_usd is not None:
+        yield ctx.finding(
+            "BP401",
+            ("budget", "max_hourly_usd"),
+            f"the estimate of {usd(estimate.hourly_usd)}/h{unpriced} is over the budget of "
+            f"{usd(budget.max_hourly_usd)}/h",
+            hint=_drivers(estimate, monthly=False),
+        )
+    if budget.monthly_exceeded and budget.max_monthly_usd is not None:
+        yield ctx.finding(
+            "BP402",
+            ("budget", "max_monthly_usd"),
+            f"the estimate of {usd(estimate.monthly_usd)}/month (730 h){unpriced} is over the budget of "
+            f"{usd(budget.max_monthly_usd)}/month",
+            hint=_drivers(estimate, monthly=True),
+        )
+
+
+def _price_caveats(ctx: RuleContext, estimate: CostEstimate) -> Iterator[Finding]:
+    """One BP403 per unpriced item and one BP404 per item whose price is stale, unconfirmed or a stand-in.
+
+    BP404 points at what chose the price: the capacity kind when the blueprint writes one (spot, a
+    reservation priced at on-demand), so an environment that changes the kind gets its own note; else
+    the machine type or TPU generation; for storage its kind (resizing it does not change the price).
+    """
+    for item in estimate.items:
+        path = (*item.path, _PRICE_FIELD[item.kind])
+        warnings = [w for w in estimate.warnings if w.path == item.path]
+        missing = [w.detail for w in warnings if w.reason == "missing"]
+        if missing:
+            yield ctx.finding(
+                "BP403",
+                path,
+                "; ".join(missing) + "; left out of the budget check",
+                hint="the budget check covers only priced items; `clusterfab catalog` lists the prices "
+                "the catalog has",
+            )
+            continue
+        caveats = [w.detail for w in warnings]
+        if item.kind == "storage":
+            path = (*item.path, "kind")
+        elif ctx.written((*item.path, "capacity", "kind")):
+            path = (*item.path, "capacity", "kind")
+        if caveats:
+            yield ctx.finding(
+                "BP404",
+                path,
+                "; ".join(caveats),
+                hint="check the current price before relying on the budget check "
+                "(`clusterfab cost` shows the estimate and each price's source)",
+            )
+
+
+def _unpriced_note(estimate: CostEstimate) -> str:
+    count = len(estimate.unpriced)
+    if not count:
+        return ""
+    return f" (without {count} unpriced item{'' if count == 1 else 's'})"
+
+
+def _drivers(estimate: CostEstimate, *, monthly: bool) -> str:
+    """What drives the cost: the largest items with their share, and what would lower it."""
+
+    def amount(item: CostItem) -> Decimal:
+        value = item.monthly_usd if monthly else item.hourly_usd
+        return value if value is not None else Decimal(0)
+
+    total = estimate.monthly_usd if monthly else estimate.hourly_usd
+    unit = "month" if monthly else "h"
+    ranked = sorted((i for i in estimate.items if i.priced), key=amount, reverse=True)[:3]
+    parts = []
+    for item in ranked:
+        share = f" ({amount(item) / total:.0%})" if total else ""
+        what = f"{item.name} ({item.quantity:,} x {item.sku}, {item.pricing_model})"
+        parts.append(f"{what} {usd(amount(item))}/{unit}{share}")
+    limit = "max_monthly_usd" if monthly else "max_hourly_usd"
+    return (
+        f"largest costs: {'; '.join(parts)}; lower them (fewer nodes or chips, cheaper capacity such as "
+        f"spot) or raise budget.{limit}"
+    )
+
+
+def _all_in_catalog(ctx: RuleContext) -> bool:
+    """Whether every item names something the catalog knows, so that the estimate means something."""
+    bp, catalog = ctx.blueprint, ctx.catalog
+    for group in bp.node_groups:
+        if catalog.machine_type(bp.cloud, group.machine_type) is None:
+            return False
+    for tpu in bp.tpu_slices:
+        generation = catalog.tpu_generations.get(tpu.generation)
+        if generation is None or tpu.topology not in generation.topologies:
+            return False
+    for storage in bp.storage:
+        tier_name = storage_tier_name(storage, bp.cloud)
+        tier = catalog.storage_tier(bp.cloud, storage.kind, tier_name) if tier_name else None
+        if tier is None:
+            return False
+        throughput = storage.throughput_mbps_per_tib if isinstance(storage, LustreSpec) else None
+        if tier.throughputs and throughput not in tier.throughputs:
+            return False
+    return True

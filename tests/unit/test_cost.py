@@ -1,0 +1,717 @@
+"""The cost estimator, its renderers, the `cost` command and the budget rules.
+
+Every expected figure is written out by hand from clusterfab/catalog/data/prices.yaml (the arithmetic
+is in the comments), never recomputed with the code under test. Money is exact decimal arithmetic,
+so compute items compare exactly; hourly storage (monthly / 730) is compared rounded to 9 decimals.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.catalog import load_catalog
+from clusterfab.cost import CostEstimate, estimate_cost
+from clusterfab.cost.render import cost_json, render_markdown, render_text, unit_price, usd
+from clusterfab.rules.engine import validate_bytes, validate_file
+from tests.conftest import BAD_FIXTURES, REPO, assert_golden
+
+TODAY = dt.date(2026, 11, 22)
+"""The date prices are judged stale against: the catalog's as_of, fixed so the tests hold on any day."""
+EXAMPLES_DIR = REPO / "blueprints" / "examples"
+
+ITEM_KEYS = [
+    "name",
+    "kind",
+    "sku",
+    "region",
+    "pricing_model",
+    "quantity",
+    "unit",
+    "unit_price_usd",
+    "hourly_usd",
+    "monthly_usd",
+    "source",
+    "as_of",
+    "confidence",
+]
+
+
+def blueprint_of(example: str, env: str | None = None) -> Blueprint:
+    result = validate_file(EXAMPLES_DIR / f"{example}.yaml", today=TODAY)
+    assert result.ok
+    return result.blueprints[env].blueprint
+
+
+def estimate(example: str, env: str | None = None, hours: float | None = None) -> CostEstimate:
+    return estimate_cost(blueprint_of(example, env), load_catalog(), hours=hours, today=TODAY)
+
+
+def from_yaml(text: str, env: str | None = None) -> Blueprint:
+    result = validate_bytes(text.encode(), "test.yaml", environment=env, today=TODAY)
+    errors = [f for f in result.findings if f.severity.value == "error" and f.code not in {"BP401", "BP402"}]
+    assert errors == []
+    return result.blueprints[env].blueprint
+
+
+def cli(*args: str, today: str = "2026-11-22") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CLUSTERFAB_TODAY": today}
+    return subprocess.run(
+        [sys.executable, "-m", "clusterfab", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
+
+
+# --- every example, base and dev ---------------------------------------------------------------
+
+EXAMPLE_TOTALS = [
+    # p5.48xlarge OD 16 x 55.04 = 880.64/h (642,867.20/mo); FSx PERSISTENT_2/125 36000 x 0.145 = 5,220/mo
+    ("aws-p5-efa-fsx", None, "887.790684932", "648087.20"),
+    # p5.48xlarge spot us-east-1 2 x 30.0 = 60/h (43,800/mo); FSx 2400 x 0.145 = 348/mo
+    ("aws-p5-efa-fsx", "dev", "60.476712329", "44148.00"),
+    # p6-b200 capacity block 8 x 113.666 = 909.328/h (663,809.44/mo); SCRATCH_2 4800 x 0.140 = 672/mo
+    ("aws-p6-b200-capacity-block", None, "910.248547945", "664481.44"),
+    # 1 x 113.666 = 113.666/h (82,976.18/mo); SCRATCH_2 1200 x 0.140 = 168/mo
+    ("aws-p6-b200-capacity-block", "dev", "113.896136986", "83144.18"),
+    # a3-megagpu-8g OD 8 x 93.400712807 = 747.205702456/h (545,460.16279288/mo); ZONAL 10240 x 0.25 = 2,560/mo
+    ("gcp-a3mega-tcpxo-filestore", None, "750.712551771", "548020.16279288"),
+    # spot 2 x 55.894488548 = 111.788977096/h (81,605.95328008/mo); ZONAL 1024 x 0.25 = 256/mo
+    ("gcp-a3mega-tcpxo-filestore", "dev", "112.139662028", "81861.95328008"),
+    # reservation at OD 16 x 84.806908493 = 1,356.910535888/h (990,544.69119824/mo); Managed Lustre unpriced
+    ("gcp-a3ultra-roce-lustre", None, "1356.910535888", "990544.69119824"),
+    # flex_start at OD 2 x 84.806908493 = 169.613816986/h (123,818.08639978/mo); Managed Lustre unpriced
+    ("gcp-a3ultra-roce-lustre", "dev", "169.613816986", "123818.08639978"),
+    # v5p 4x4x4 = 64 chips x 2 slices x 4.20 = 537.60/h (392,448/mo); BASIC_SSD 2560 x 0.30 = 768/mo
+    ("gcp-tpu-v5p-multislice", None, "538.652054795", "393216.00"),
+    # v5p 2x2x2 = 8 chips spot x 0.9286 = 7.4288/h (5,423.024/mo); BASIC_SSD 768/mo
+    ("gcp-tpu-v5p-multislice", "dev", "8.480854795", "6191.024"),
+    # v6e 16x16 = 256 chips spot us-east1 x 0.57285 = 146.6496/h (107,054.208/mo)
+    ("gcp-tpu-v6e-spot", None, "146.649600000", "107054.208"),
+    # v6e 4x4 = 16 chips x 0.57285 = 9.1656/h (6,690.888/mo)
+    ("gcp-tpu-v6e-spot", "dev", "9.165600000", "6690.888"),
+]
+
+
+@pytest.mark.parametrize(
+    ("example", "env", "hourly", "monthly"),
+    EXAMPLE_TOTALS,
+    ids=[f"{e}-{env or 'base'}" for e, env, *_ in EXAMPLE_TOTALS],
+)
+def test_example_totals(example: str, env: str | None, hourly: str, monthly: str) -> None:
+    result = estimate(example, env)
+    assert round(result.hourly_usd, 9) == Decimal(hourly)
+    assert result.monthly_usd == Decimal(monthly)
+    assert result.run_usd is None
+    assert result.budget.ok
+
+
+def test_every_example_is_costed() -> None:
+    assert {e for e, *_ in EXAMPLE_TOTALS} == {p.stem for p in EXAMPLES_DIR.glob("*.yaml")}
+
+
+def test_example_items_in_detail() -> None:
+    trainers, datasets = estimate("aws-p5-efa-fsx").items
+    assert (trainers.name, trainers.kind, trainers.sku, trainers.region) == (
+        "trainers",
+        "node_group",
+        "p5.48xlarge",
+        "us-east-1",
+    )
+    assert (trainers.pricing_model, trainers.quantity, trainers.unit) == ("on_demand", 16, "hour")
+    assert trainers.unit_price_usd == Decimal("55.04")
+    assert trainers.hourly_usd == Decimal("880.64")
+    assert trainers.monthly_usd == Decimal("642867.20")
+    assert (trainers.source, trainers.as_of, trainers.confidence) == (
+        "S-PL",
+        dt.date(2026, 7, 28),
+        "secondary",
+    )
+    assert datasets.sku == "fsx-lustre/PERSISTENT_2/125"
+    assert (datasets.kind, datasets.quantity, datasets.unit) == ("storage", 36000, "gib_month")
+
+
+def test_storage_arithmetic() -> None:
+    _, datasets = estimate("aws-p5-efa-fsx").items
+    # 36,000 GiB x $0.145 per GiB-month = $5,220 per month = 5220 / 730 = $7.150684931... per hour
+    assert datasets.unit_price_usd == Decimal("0.145")
+    assert datasets.monthly_usd == Decimal("5220.000")
+    assert round(datasets.hourly_usd or 0, 9) == Decimal("7.150684932")
+
+
+def test_storage_skus_match_the_price_list() -> None:
+    assert [i.sku for i in estimate("aws-p6-b200-capacity-block").items] == [
+        "p6-b200.48xlarge",
+        "fsx-lustre/SCRATCH_2",
+    ]
+    assert estimate("gcp-a3mega-tcpxo-filestore").items[1].sku == "filestore/ZONAL"
+    assert estimate("gcp-tpu-v5p-multislice").items[1].sku == "filestore/BASIC_SSD"
+    assert estimate("gcp-a3ultra-roce-lustre").items[1].sku == "managed-lustre/500"
+
+
+def test_tpu_chip_hour_arithmetic() -> None:
+    pretrain = estimate("gcp-tpu-v5p-multislice").items[0]
+    # v5p 4x4x4 = 64 chips per slice x 2 slices = 128 chips x $4.20 = $537.60 per hour
+    assert (pretrain.kind, pretrain.sku, pretrain.unit) == ("tpu_slice", "tpu-v5p", "chip_hour")
+    assert pretrain.quantity == 128
+    assert pretrain.unit_price_usd == Decimal("4.2")
+    assert pretrain.hourly_usd == Decimal("537.60")
+    assert pretrain.monthly_usd == Decimal("392448.00")
+
+
+def test_spot_is_cheaper_than_on_demand_for_the_same_group() -> None:
+    template = """
+version: 1
+name: compare
+cloud: {cloud}
+region: {region}
+zone: {zone}
+node_groups:
+  - name: trainers
+    machine_type: {machine}
+    count: 4
+    capacity: {{kind: {kind}}}
+"""
+    cases = [
+        ("aws", "us-east-1", "use1-az6", "p5.48xlarge", "220.16", "120.0"),  # 4 x 55.04 vs 4 x 30.0
+        # 4 x 93.400712807 vs 4 x 55.894488548
+        ("gcp", "us-central1", "us-central1-a", "a3-megagpu-8g", "373.602851228", "223.577954192"),
+    ]
+    for cloud, region, zone, machine, on_demand, spot in cases:
+        fields = {"cloud": cloud, "region": region, "zone": zone, "machine": machine}
+        od = estimate_cost(
+            from_yaml(template.format(kind="on_demand", **fields)), load_catalog(), today=TODAY
+        )
+        sp = estimate_cost(from_yaml(template.format(kind="spot", **fields)), load_catalog(), today=TODAY)
+        assert od.hourly_usd == Decimal(on_demand)
+        assert sp.hourly_usd == Decimal(spot)
+        assert sp.hourly_usd < od.hourly_usd
+        assert (od.items[0].pricing_model, sp.items[0].pricing_model) == ("on_demand", "spot")
+
+
+def test_run_cost_for_hours() -> None:
+    # v6e: 146.6496/h x 336 h = 49,274.2656
+    assert estimate("gcp-tpu-v6e-spot", hours=336).run_usd == Decimal("49274.2656")
+    # p5 example: (880.64 + 5220/730) x 336 = 298,297.670136986...
+    run = estimate("aws-p5-efa-fsx", hours=336).run_usd
+    assert run is not None
+    assert round(run, 9) == Decimal("298297.670136986")
+    # fractional hours: 146.6496 x 1.5 = 219.9744
+    assert estimate("gcp-tpu-v6e-spot", hours=1.5).run_usd == Decimal("219.9744")
+
+
+def test_missing_price_is_null_warned_and_left_out() -> None:
+    result = estimate("gcp-a3ultra-roce-lustre")
+    lustre = result.items[1]
+    assert (lustre.name, lustre.sku, lustre.quantity) == ("lustre", "managed-lustre/500", 36000)
+    assert (lustre.unit_price_usd, lustre.hourly_usd, lustre.monthly_usd, lustre.price) == (
+        None,
+        None,
+        None,
+        None,
+    )
+    assert result.unpriced == (lustre,)
+    assert "lustre: no price for managed-lustre/500 in us-central1; left out of the totals" in [
+        w.message for w in result.warnings
+    ]
+    # The total is the node group's alone, never the storage at $0 added silently.
+    assert result.hourly_usd == result.items[0].hourly_usd == Decimal("1356.910535888")
+    item = cost_json(result)["items"][1]
+    assert [item[k] for k in ("unit_price_usd", "hourly_usd", "monthly_usd", "source", "as_of")] == [
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert item["confidence"] is None
+
+
+def test_price_missing_for_the_region() -> None:
+    bp = from_yaml(
+        """
+version: 1
+name: west
+cloud: aws
+region: us-west-2
+zone: usw2-az1
+node_groups:
+  - {name: trainers, machine_type: p6-b200.48xlarge, count: 2, capacity: {kind: spot}}
+"""
+    )
+    result = estimate_cost(bp, load_catalog(), today=TODAY)
+    assert result.items[0].hourly_usd is None
+    assert result.hourly_usd == Decimal(0)
+    assert [w.message for w in result.warnings] == [
+        "trainers: no spot price for p6-b200.48xlarge in us-west-2; left out of the totals"
+    ]
+
+
+def test_reservation_and_flex_start_fall_back_to_on_demand_with_a_warning() -> None:
+    base = estimate("gcp-a3ultra-roce-lustre")
+    dev = estimate("gcp-a3ultra-roce-lustre", "dev")
+    for result, kind in ((base, "reservation"), (dev, "flex_start")):
+        trainers = result.items[0]
+        assert (trainers.capacity, trainers.pricing_model) == (kind, "on_demand")
+        assert trainers.unit_price_usd == Decimal("84.806908493")
+        assert result.warnings[0].reason == "fallback"
+        assert result.warnings[0].message.startswith(f"trainers: {kind} priced at on-demand; ")
+    assert "DWS flex-start prices are unconfirmed" in dev.warnings[0].message
+
+
+def test_autoscaled_group_is_priced_at_max_with_its_min_noted() -> None:
+    bp = from_yaml(
+        """
+version: 1
+name: elastic
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups:
+  - name: trainers
+    machine_type: p5.48xlarge
+    autoscaling: {min: 2, max: 10}
+"""
+    )
+    result = estimate_cost(bp, load_catalog(), today=TODAY)
+    (trainers,) = result.items
+    assert (trainers.quantity, trainers.min_quantity) == (10, 2)
+    assert trainers.hourly_usd == Decimal("550.40")  # 10 x 55.04
+    assert "10 nodes (min 2)" in render_text(result)
+
+
+def test_stale_and_unconfirmed_prices_are_warned_against_a_fixed_today() -> None:
+    dev = blueprint_of("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-05-31, stale after 180 days
+    fresh = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 27))  # 180 days: not yet stale
+    assert fresh.warnings == ()
+    stale = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 28))  # 181 days
+    assert [w.message for w in stale.warnings] == [
+        "trainers: the spot price of p5.48xlarge in us-east-1 is from 2025-05-31, 181 days old "
+        "(stale after 180 days; source S-SKY-AWS); note: range 21-30 across AZs"
+    ]
+    bp = from_yaml(
+        """
+version: 1
+name: ohio
+cloud: aws
+region: us-east-2
+zone: use2-az1
+node_groups:
+  - {name: trainers, machine_type: p5.48xlarge, count: 2}
+"""
+    )
+    result = estimate_cost(bp, load_catalog(), today=TODAY)
+    assert result.items[0].confidence == "unconfirmed"
+    assert [(w.reason, w.message) for w in result.warnings] == [
+        (
+            "unconfirmed",
+            "trainers: the on_demand price of p5.48xlarge in us-east-2 is unconfirmed (source S-PL); "
+            "note: assumed equal to us-east-1",
+        )
+    ]
+
+
+def test_budget_limits_and_verdict() -> None:
+    # p5 example: 887.79/h within 1,000/h; 648,087.20/mo within 700,000
+    budget = estimate("aws-p5-efa-fsx").budget
+    assert (budget.max_hourly_usd, budget.max_monthly_usd, budget.ok) == (
+        Decimal("1000"),
+        Decimal("700000"),
+        True,
+    )
+    # no monthly limit in this example
+    assert cost_json(estimate("gcp-tpu-v6e-spot"))["budget"] == {
+        "max_hourly_usd": 200.0,
+        "max_monthly_usd": None,
+        "ok": True,
+    }
+    text = """
+version: 1
+name: limits
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 4}]
+"""
+    # 4 x 55.04 = 220.16/h exactly at the limit is within it; a cent less is over
+    at_limit = estimate_cost(
+        from_yaml(text + "budget: {max_hourly_usd: 220.16}"), load_catalog(), today=TODAY
+    ).budget
+    assert at_limit.ok
+    over = estimate_cost(from_yaml(text + "budget: {max_hourly_usd: 220.15}"), load_catalog(), today=TODAY)
+    assert (over.budget.hourly_exceeded, over.budget.monthly_exceeded, over.budget.ok) == (True, False, False)
+    none = estimate_cost(from_yaml(text), load_catalog(), today=TODAY).budget
+    assert (none.max_hourly_usd, none.max_monthly_usd, none.ok) == (None, None, True)
+
+
+# --- JSON contract -----------------------------------------------------------------------------
+
+
+def test_json_contract_keys_exactly() -> None:
+    payload = cost_json(estimate("gcp-a3ultra-roce-lustre", hours=24))
+    assert list(payload) == [
+        "currency",
+        "hourly_usd",
+        "monthly_usd",
+        "run_usd",
+        "items",
+        "catalog",
+        "warnings",
+        "budget",
+    ]
+    assert payload["currency"] == "USD"
+    for item in payload["items"]:
+        assert list(item) == ITEM_KEYS
+    assert list(payload["catalog"]) == ["version", "as_of"]
+    assert list(payload["budget"]) == ["max_hourly_usd", "max_monthly_usd", "ok"]
+    assert all(isinstance(w, str) for w in payload["warnings"])
+    assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage"}
+
+
+def test_json_values_keep_full_precision() -> None:
+    payload = cost_json(estimate("aws-p5-efa-fsx", hours=336))
+    assert payload["hourly_usd"] == pytest.approx(880.64 + 5220 / 730, abs=1e-9)
+    assert payload["monthly_usd"] == 648087.2
+    assert payload["run_usd"] == pytest.approx(298297.670136986, abs=1e-6)
+    trainers, datasets = payload["items"]
+    assert trainers == {
+        "name": "trainers",
+        "kind": "node_group",
+        "sku": "p5.48xlarge",
+        "region": "us-east-1",
+        "pricing_model": "on_demand",
+        "quantity": 16,
+        "unit": "hour",
+        "unit_price_usd": 55.04,
+        "hourly_usd": 880.64,
+        "monthly_usd": 642867.2,
+        "source": "S-PL",
+        "as_of": "2026-07-28",
+        "confidence": "secondary",
+    }
+    assert datasets["hourly_usd"] == pytest.approx(7.150684931506849, abs=1e-12)
+    assert payload["catalog"] == {"version": "2026.11.22", "as_of": "2026-11-22"}
+    assert payload["warnings"] == []
+
+
+# --- display -----------------------------------------------------------------------------------
+
+
+def test_money_formatting() -> None:
+    assert usd(Decimal("648087.2")) == "$648,087.20"
+    assert usd(Decimal("7.150684931")) == "$7.15"
+    assert usd(Decimal("0.005")) == "$0.01"
+    assert unit_price(Decimal("55.04")) == "$55.04"
+    assert unit_price(Decimal("0.145")) == "$0.145"
+    assert unit_price(Decimal("93.400712807")) == "$93.4007"
+    assert unit_price(Decimal("4.2")) == "$4.20"
+    assert unit_price(Decimal("1234.5")) == "$1,234.50"
+
+
+@pytest.mark.parametrize(
+    ("example", "env", "hours"),
+    [
+        ("aws-p5-efa-fsx", None, None),
+        ("gcp-a3ultra-roce-lustre", "dev", None),
+        ("gcp-tpu-v5p-multislice", None, "336"),
+    ],
+)
+def test_golden_text_and_markdown(example: str, env: str | None, hours: str | None) -> None:
+    args = ["cost", f"blueprints/examples/{example}.yaml"]
+    args += ["--env", env] if env else []
+    args += ["--hours", hours] if hours else []
+    name = f"{example}-{env or 'base'}"
+    text = cli(*args)
+    assert text.returncode == 0, text.stderr
+    assert text.stderr == ""
+    assert_golden(f"cost/{name}.txt", text.stdout)
+    markdown = cli(*args, "--format", "markdown")
+    assert markdown.returncode == 0, markdown.stderr
+    assert_golden(f"cost/{name}.md", markdown.stdout)
+
+
+def test_renderers_state_the_environment() -> None:
+    dev = estimate("gcp-tpu-v6e-spot", "dev")
+    assert render_text(dev, environment="dev").splitlines()[0] == (
+        "Cost of trillium-spot (environment dev) on gcp us-east1"
+    )
+    assert render_markdown(estimate("gcp-tpu-v6e-spot")).splitlines()[0] == (
+        "### Cost of `trillium-spot` (base blueprint) on gcp us-east1"
+    )
+
+
+# --- the cost command --------------------------------------------------------------------------
+
+
+def test_cost_json_via_cli() -> None:
+    proc = cli("cost", "blueprints/examples/gcp-tpu-v6e-spot.yaml", "--hours", "336", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(proc.stdout)
+    assert payload["hourly_usd"] == 146.6496
+    assert payload["monthly_usd"] == 107054.208
+    assert payload["run_usd"] == 49274.2656
+    assert payload["items"][0]["quantity"] == 256
+
+
+def test_cost_over_budget_exits_1() -> None:
+    path = str(BAD_FIXTURES / "BP401-hourly-budget.yaml")
+    proc = cli("cost", path)
+    assert proc.returncode == 1
+    assert "budget: OVER BUDGET (hourly $220.16 over the $200.00 limit)" in proc.stdout.splitlines(), (
+        proc.stdout
+    )
+    proc = cli("cost", path, "--format", "json")
+    assert proc.returncode == 1
+    payload = json.loads(proc.stdout)
+    assert payload["hourly_usd"] == 220.16
+    assert payload["budget"] == {"max_hourly_usd": 200.0, "max_monthly_usd": None, "ok": False}
+    monthly = cli("cost", str(BAD_FIXTURES / "BP402-monthly-budget.yaml"), "--format", "markdown")
+    assert monthly.returncode == 1
+    assert (
+        "**Budget:** **OVER BUDGET (hourly $55.04 of $100.00 limit; monthly $40,179.20 over the "
+        "$40,000.00 limit)**"
+    ) in monthly.stdout
+
+
+def test_cost_of_base_is_not_blocked_by_an_environment_over_budget(tmp_path: Path) -> None:
+    path = tmp_path / "bp.yaml"
+    path.write_text(
+        """version: 1
+name: grow
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 1}]
+budget: {max_hourly_usd: 100}
+environments:
+  big: {node_groups: [{name: trainers, count: 4}]}
+"""
+    )
+    assert cli("cost", str(path)).returncode == 0
+    big = cli("cost", str(path), "--env", "big")
+    assert big.returncode == 1
+    assert "OVER BUDGET (hourly $220.16 over the $100.00 limit)" in big.stdout
+    # validate reports the environment's overrun as BP401, pointing at the base's limit
+    result = validate_file(path, today=TODAY)
+    assert [(f.code, f.field, f.line, f.column, f.message) for f in result.findings] == [
+        (
+            "BP401",
+            "budget.max_hourly_usd",
+            7,
+            26,
+            "the estimate of $220.16/h is over the budget of $100.00/h (environment 'big')",
+        )
+    ]
+
+
+def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
+    path = str(BAD_FIXTURES / "BP104-tpu-topology.yaml")
+    proc = cli("cost", path)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stderr
+    assert proc.stderr.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
+    proc = cli("cost", path, "--format", "json")
+    assert proc.returncode == 1
+    payload = json.loads(proc.stdout)
+    assert payload["ok"] is False
+    assert [f["code"] for f in payload["findings"]] == ["BP104"]
+
+
+@pytest.mark.parametrize(
+    ("args", "today", "message"),
+    [
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--env", "staging"),
+            "2026-11-22",
+            "error: environment 'staging' is not defined in blueprints/examples/aws-p5-efa-fsx.yaml "
+            "(defined: dev, prod)",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "0"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours, not 0",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "nan"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours, not nan",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml"),
+            "22/11/2026",
+            "error: CLUSTERFAB_TODAY='22/11/2026' is not an ISO date (YYYY-MM-DD)",
+        ),
+        (("cost", "no/such.yaml"), "2026-11-22", "error: no such file: no/such.yaml"),
+    ],
+)
+def test_cost_usage_errors_exit_2(args: tuple[str, ...], today: str, message: str) -> None:
+    proc = cli(*args, today=today)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == message
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_uses_the_system_date_without_clusterfab_today() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CLUSTERFAB_TODAY"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "clusterfab", "cost", "blueprints/examples/aws-p6-b200-capacity-block.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("Cost of b200-finetune (base blueprint) on aws us-east-1\n")
+
+
+_PROBE = """
+import sys
+from clusterfab.cli import main
+sys.argv = ["clusterfab", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+loaded = sorted(m for m in sys.modules if m == "pulumi" or m.startswith(("pulumi.", "pulumi_")))
+print("RESULT", code, loaded)
+"""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cost", "blueprints/examples/aws-p5-efa-fsx.yaml"],
+        ["cost", "blueprints/examples/gcp-tpu-v5p-multislice.yaml", "--format", "json", "--hours", "24"],
+        ["cost", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "--env", "dev", "--format", "markdown"],
+    ],
+)
+def test_cost_imports_no_pulumi(args: list[str]) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "CLUSTERFAB_TODAY": "2026-11-22"},
+        check=False,
+    )
+    result = proc.stdout.strip().splitlines()[-1]
+    assert result == "RESULT 0 []", proc.stdout[-500:] + proc.stderr
+
+
+def test_cost_package_imports_no_pulumi() -> None:
+    code = (
+        "import sys, clusterfab.cost, clusterfab.cost.render, clusterfab.rules.budget\n"
+        "print(sorted(m for m in sys.modules if m == 'pulumi' or m.startswith(('pulumi.', 'pulumi_'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.stdout.strip() == "[]", proc.stderr
+
+
+# --- budget rules in validate ------------------------------------------------------------------
+
+
+def test_budget_findings_messages_and_hints() -> None:
+    result = validate_file(BAD_FIXTURES / "BP401-hourly-budget.yaml", today=TODAY)
+    (finding,) = result.findings
+    assert finding.message == "the estimate of $220.16/h is over the budget of $200.00/h"
+    assert finding.hint == (
+        "largest costs: trainers (4 x p5.48xlarge, on_demand) $220.16/h (100%); lower them (fewer nodes "
+        "or chips, cheaper capacity such as spot) or raise budget.max_hourly_usd"
+    )
+    result = validate_file(BAD_FIXTURES / "BP402-monthly-budget.yaml", today=TODAY)
+    (finding,) = result.findings
+    assert finding.message == (
+        "the estimate of $40,179.20/month (730 h) is over the budget of $40,000.00/month"
+    )
+
+
+def test_budget_over_with_unpriced_items_says_so() -> None:
+    result = validate_bytes(
+        b"""version: 1
+name: partial
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 4}]
+storage: [{name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 500}]
+budget: {max_hourly_usd: 200}
+""",
+        "partial.yaml",
+        today=TODAY,
+    )
+    assert [(f.code, f.message) for f in result.findings] == [
+        ("BP403", "no price for fsx-lustre/PERSISTENT_2/500 in us-east-1; left out of the budget check"),
+        ("BP401", "the estimate of $220.16/h (without 1 unpriced item) is over the budget of $200.00/h"),
+    ]
+
+
+def test_no_budget_no_budget_findings() -> None:
+    # The same unpriced storage without a budget: nothing for validate to say about cost.
+    result = validate_bytes(
+        b"""version: 1
+name: partial
+cloud: aws
+region: us-east-2
+zone: use2-az1
+node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 4}]
+storage: [{name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 500}]
+""",
+        "partial.yaml",
+        today=TODAY,
+    )
+    assert result.findings == []
+
+
+def test_unknown_catalog_names_get_no_budget_noise() -> None:
+    result = validate_bytes(
+        b"""version: 1
+name: typo
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups: [{name: trainers, machine_type: p5.48xlarg, count: 4}]
+budget: {max_hourly_usd: 1}
+""",
+        "typo.yaml",
+        today=TODAY,
+    )
+    assert [f.code for f in result.findings] == ["BP201"]
+
+
+def test_cost_of_the_base_is_not_blocked_by_a_broken_overlay(tmp_path: Path) -> None:
+    path = tmp_path / "bp.yaml"
+    path.write_text(
+        "version: 1\nname: base-only\ncloud: aws\nregion: us-east-1\nzone: use1-az6\n"
+        "node_groups: [{name: g, machine_type: p5.48xlarge, count: 1}]\n"
+        "environments:\n  dev: {node_groups: [{name: g, count: 0}]}\n"
+    )
+    base = subprocess.run(
+        [sys.executable, "-m", "clusterfab", "cost", str(path), "-f", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CLUSTERFAB_TODAY": "2026-11-22"},
+    )
+    assert base.returncode == 0, base.stderr
+    assert json.loads(base.stdout)["hourly_usd"] == 55.04
+    dev = subprocess.run(
+        [sys.executable, "-m", "clusterfab", "cost", str(path), "--env", "dev"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert dev.returncode == 1
+    assert "error[BP009] node_groups[0].count" in dev.stderr
