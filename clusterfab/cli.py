@@ -14,11 +14,14 @@ import math
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from clusterfab.errors import ClusterfabError, UsageError
+
+if TYPE_CHECKING:
+    from clusterfab.rules.engine import ValidationResult
 
 app = typer.Typer(
     name="clusterfab",
@@ -153,6 +156,99 @@ def cost(
     else:
         typer.echo(cost_text(estimate, environment=env))
     raise typer.Exit(0 if estimate.budget.ok else 1)
+
+
+class DiffFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+def _report_invalid(result: ValidationResult, json_output: bool) -> None:
+    """Print a failed validation where a command that needs a valid blueprint stops."""
+    from clusterfab.rules.render import render_json, render_text, summary_line
+
+    if json_output:
+        typer.echo(render_json(False, result.findings))
+        return
+    lines = result.document.lines if result.document else ()
+    color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
+    typer.echo(render_text(result.findings, lines, color=color), err=True)
+    typer.echo(f"\n{result.file}: invalid ({summary_line(result.findings)})", err=True)
+
+
+@app.command()
+def plan(
+    blueprint: BlueprintArg,
+    env: Annotated[
+        str | None,
+        typer.Option("--env", "-e", help="Environment overlay to plan (e.g. dev, prod); default: the base."),
+    ] = None,
+    stack: Annotated[
+        str | None, typer.Option("--stack", help="Stack name for the URNs; default: the env.")
+    ] = None,
+    output: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")] = TextOrJson.text,
+) -> None:
+    """Plan the resources offline: the project's Pulumi program under Pulumi's mock engine.
+
+    No cloud account, credentials or Pulumi CLI needed. Exits 1 when the blueprint is invalid
+    (including over budget).
+    """
+    from clusterfab.plan.project import plan_blueprint
+    from clusterfab.plan.render import render_plan_json, render_plan_text
+    from clusterfab.rules.engine import validate_file
+
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
+    if not result.ok:
+        _report_invalid(result, output is TextOrJson.json)
+        raise typer.Exit(1)
+    made = plan_blueprint(blueprint, env=env, stack=stack, display=str(blueprint))
+    typer.echo(render_plan_json(made) if output is TextOrJson.json else render_plan_text(made))
+
+
+@app.command()
+def diff(
+    base: Annotated[
+        Path, typer.Argument(help="Base blueprint (or the blueprint, with --base-ref).", show_default=False)
+    ],
+    new: Annotated[Path | None, typer.Argument(help="New blueprint.", show_default=False)] = None,
+    env: Annotated[str | None, typer.Option("--env", "-e", help="Environment overlay on both sides.")] = None,
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--base-ref", help=("Compare the blueprint with its version at this git ref (e.g. origin/main).")
+        ),
+    ] = None,
+    output: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output format.")] = DiffFormat.text,
+) -> None:
+    """What a change does: resources created / updated / deleted and the cost delta.
+
+    `clusterfab diff BASE NEW` or `clusterfab diff BLUEPRINT --base-ref REF`. Stateful resources that
+    would be replaced or deleted are flagged. Exits 1 when a blueprint is invalid or the new one is
+    over budget.
+    """
+    import json
+
+    from clusterfab.plan.compare import InvalidSideError, compare
+    from clusterfab.plan.report import report_json, report_markdown, report_text
+
+    if (new is None) == (base_ref is None):
+        raise UsageError("give BASE and NEW blueprints, or one blueprint with --base-ref")
+    target = new if new is not None else base
+    try:
+        report = compare(None if new is None else base, target, env=env, today=_today(), base_ref=base_ref)
+    except InvalidSideError as exc:
+        _report_invalid(exc.result, output is DiffFormat.json)
+        raise typer.Exit(1) from None
+    if output is DiffFormat.json:
+        typer.echo(json.dumps(report_json(report), indent=2))
+    elif output is DiffFormat.markdown:
+        typer.echo(report_markdown(report))
+    else:
+        typer.echo(report_text(report))
+    raise typer.Exit(0 if report.cost.after.budget.ok else 1)
 
 
 @app.command()

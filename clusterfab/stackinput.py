@@ -13,14 +13,19 @@ from pathlib import Path
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.errors import ClusterfabError
+from clusterfab.rules.budget import check_budget
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.findings import Finding, Severity
+from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.render import render_text, summary_line
 
 CONFIG_NAMESPACE = "clusterfab"
 BLUEPRINT_KEY = "blueprint"
 ENVIRONMENT_KEY = "environment"
 """Stack config `clusterfab:environment`: the overlay to apply; default the stack name, "" for none."""
+ENFORCE_BUDGET_KEY = "enforceBudget"
+"""Stack config `clusterfab:enforceBudget` (default true): an over-budget blueprint fails the program.
+The offline diff turns it off to show what an over-budget change would cost."""
 
 
 class InvalidBlueprintError(ClusterfabError):
@@ -49,12 +54,17 @@ def resolve_environment(configured: str | None, stack: str) -> str | None:
     return configured or None
 
 
-def load_stack_input(blueprint: str, environment: str | None, project_root: Path) -> StackInput:
+def load_stack_input(
+    blueprint: str, environment: str | None, project_root: Path, *, enforce_budget: bool = True
+) -> StackInput:
     """Read and validate the blueprint named by the stack config (a path relative to the project)."""
     path = Path(blueprint)
     if not path.is_absolute():
         path = project_root / path
-    result = validate_file(path, display=blueprint, environment=environment)
+    checks = CHECKS if enforce_budget else tuple(c for c in CHECKS if c is not check_budget)
+    result = validate_file(
+        path, display=blueprint, environment=environment, checks=checks, base_only=environment is None
+    )
     if not result.ok:
         lines = result.document.lines if result.document else ()
         raise InvalidBlueprintError(

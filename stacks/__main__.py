@@ -3,6 +3,7 @@
 Stack config (stacks/Pulumi.<stack>.yaml):
   clusterfab:blueprint    path of the blueprint, relative to the project root (required)
   clusterfab:environment  environment overlay to apply; default the stack name, "" for the base blueprint
+  clusterfab:enforceBudget  default true: an over-budget blueprint fails the program
 An invalid blueprint fails the program with the same findings `clusterfab validate` prints.
 """
 
@@ -17,6 +18,7 @@ from clusterfab.errors import ClusterfabError
 from clusterfab.stackinput import (
     BLUEPRINT_KEY,
     CONFIG_NAMESPACE,
+    ENFORCE_BUDGET_KEY,
     ENVIRONMENT_KEY,
     load_stack_input,
     resolve_environment,
@@ -28,7 +30,10 @@ config = pulumi.Config(CONFIG_NAMESPACE)
 stack = pulumi.get_stack()
 try:
     stack_input = load_stack_input(
-        config.require(BLUEPRINT_KEY), resolve_environment(config.get(ENVIRONMENT_KEY), stack), PROJECT_ROOT
+        config.require(BLUEPRINT_KEY),
+        resolve_environment(config.get(ENVIRONMENT_KEY), stack),
+        PROJECT_ROOT,
+        enforce_budget=config.get_bool(ENFORCE_BUDGET_KEY) is not False,
     )
 except ClusterfabError as exc:
     raise pulumi.RunError(str(exc)) from None

@@ -17,7 +17,7 @@ from ruamel.yaml import YAML
 
 from clusterfab.errors import UsageError
 from clusterfab.plan.engine import PlannedResource, run_program
-from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE, ENVIRONMENT_KEY
+from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE, ENFORCE_BUDGET_KEY, ENVIRONMENT_KEY
 
 PROJECT_NAME = "clusterfab"
 PLAN_STACK = "plan"
@@ -85,10 +85,12 @@ def plan_blueprint(
     stack: str | None = None,
     project: Project | None = None,
     display: str | None = None,
+    enforce_budget: bool = True,
 ) -> Plan:
     """Plan `blueprint` for environment `env` (None: the base blueprint) under the mock engine.
 
-    The caller validates first; the program validates again and fails with the same findings.
+    The caller validates first; the program validates again and fails with the same findings
+    (budget overruns too, unless `enforce_budget` is off, as for a what-if diff).
     """
     project = project or find_project(Path.cwd(), blueprint.resolve().parent)
     stack_name = stack or env or PLAN_STACK
@@ -98,6 +100,7 @@ def plan_blueprint(
     config = {
         f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}": str(relative),
         f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}": env or "",
+        f"{CONFIG_NAMESPACE}:{ENFORCE_BUDGET_KEY}": "true" if enforce_budget else "false",
     }
     program_dir = project.program_dir
 

@@ -1,0 +1,96 @@
+"""The cost delta between two estimates, item by item (matched by kind and name) and in total."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from clusterfab.cost.estimate import CostEstimate, CostItem
+
+
+@dataclass(frozen=True)
+class ItemDelta:
+    name: str
+    kind: str
+    before: CostItem | None
+    after: CostItem | None
+
+    @property
+    def before_hourly(self) -> Decimal | None:
+        return self.before.hourly_usd if self.before else Decimal(0)
+
+    @property
+    def after_hourly(self) -> Decimal | None:
+        return self.after.hourly_usd if self.after else Decimal(0)
+
+    @property
+    def delta_hourly(self) -> Decimal | None:
+        """None when either side is unpriced: a delta against an unknown is unknown."""
+        if self.before_hourly is None or self.after_hourly is None:
+            return None
+        return self.after_hourly - self.before_hourly
+
+    @property
+    def changed(self) -> bool:
+        if self.before is None or self.after is None:
+            return True
+        return _key(self.before) != _key(self.after)
+
+    def description(self) -> str:
+        """What changed about the item, for people: `p5.48xlarge x 16 -> 24, spot -> on_demand`."""
+        if self.before is None and self.after is not None:
+            return f"added: {_shape(self.after)}"
+        if self.after is None and self.before is not None:
+            return f"removed: {_shape(self.before)}"
+        assert self.before is not None
+        assert self.after is not None
+        parts = []
+        if self.before.sku != self.after.sku:
+            parts.append(f"{self.before.sku} -> {self.after.sku}")
+        if self.before.quantity != self.after.quantity:
+            parts.append(f"{self.after.sku} x {self.before.quantity:,} -> {self.after.quantity:,}")
+        if self.before.capacity != self.after.capacity:
+            parts.append(f"{self.before.capacity} -> {self.after.capacity}")
+        return ", ".join(parts) or _shape(self.after)
+
+
+def _key(item: CostItem) -> tuple[object, ...]:
+    return (item.sku, item.quantity, item.capacity, item.pricing_model, item.hourly_usd)
+
+
+def _shape(item: CostItem) -> str:
+    capacity = f", {item.capacity}" if item.capacity else ""
+    return f"{item.sku} x {item.quantity:,}{capacity}"
+
+
+@dataclass(frozen=True)
+class CostDiff:
+    before: CostEstimate
+    after: CostEstimate
+    items: tuple[ItemDelta, ...]
+
+    @property
+    def delta_hourly(self) -> Decimal:
+        return self.after.hourly_usd - self.before.hourly_usd
+
+    @property
+    def delta_monthly(self) -> Decimal:
+        return self.after.monthly_usd - self.before.monthly_usd
+
+    @property
+    def percent_monthly(self) -> Decimal | None:
+        if self.before.monthly_usd == 0:
+            return None
+        return self.delta_monthly / self.before.monthly_usd * 100
+
+    def changed_items(self) -> list[ItemDelta]:
+        return [item for item in self.items if item.changed]
+
+
+def diff_costs(before: CostEstimate, after: CostEstimate) -> CostDiff:
+    """Pair items by (kind, name): before's order first, then items only `after` has."""
+    old = {(i.kind, i.name): i for i in before.items}
+    new = {(i.kind, i.name): i for i in after.items}
+    keys = list(old) + [k for k in new if k not in old]
+    items = tuple(ItemDelta(name=k[1], kind=k[0], before=old.get(k), after=new.get(k)) for k in keys)
+    return CostDiff(before=before, after=after, items=items)

@@ -1,0 +1,215 @@
+"""The diff a pull request shows: resource changes, the cost delta, and what would destroy data.
+
+One report, three forms: JSON (architecture §5), text for a terminal, and Markdown for a PR comment
+in the style people know from Infracost (summary line, table of changed items with before -> after,
+monthly delta and percentage, catalog version and date), with a Mermaid sketch of the cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from clusterfab.blueprint.models import Blueprint, NodeGroupSpec, TpuSliceSpec
+from clusterfab.cost.diff import CostDiff
+from clusterfab.cost.render import budget_verdict, usd
+from clusterfab.plan.diff import PlanDiff
+from clusterfab.resolve import attached_storage, max_size
+
+
+@dataclass(frozen=True)
+class DiffReport:
+    base: str
+    """What the diff starts from, e.g. `blueprints/x.yaml@origin/main`."""
+    target: str
+    env: str | None
+    resources: PlanDiff
+    cost: CostDiff
+    blueprint: Blueprint
+    """The new blueprint (for the cluster sketch)."""
+
+
+def _num(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _signed(value: Decimal) -> str:
+    return ("+" if value >= 0 else "-") + usd(abs(value))
+
+
+def _percent(cost: CostDiff) -> str:
+    percent = cost.percent_monthly
+    return "" if percent is None else f" ({'+' if percent >= 0 else ''}{percent.quantize(Decimal('0.1'))}%)"
+
+
+def _warnings(report: DiffReport) -> list[str]:
+    return [
+        f"stateful resource {r.name} ({r.type}) would be {why}" for r, why in report.resources.destructive()
+    ]
+
+
+def report_json(report: DiffReport) -> dict[str, Any]:
+    """The `clusterfab diff --format json` payload."""
+    cost = report.cost
+
+    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float]:
+        return {"hourly_usd": float(hourly), "monthly_usd": float(monthly)}
+
+    return {
+        "resources": report.resources.to_json(),
+        "cost": {
+            "before": totals(cost.before.hourly_usd, cost.before.monthly_usd),
+            "after": totals(cost.after.hourly_usd, cost.after.monthly_usd),
+            "delta": totals(cost.delta_hourly, cost.delta_monthly),
+            "items": [
+                {
+                    "name": item.name,
+                    "before_hourly_usd": _num(item.before_hourly),
+                    "after_hourly_usd": _num(item.after_hourly),
+                    "delta_hourly_usd": _num(item.delta_hourly),
+                }
+                for item in cost.items
+            ],
+        },
+        "warnings": _warnings(report) + list(_cost_warnings(report)),
+        "budget": {
+            "max_hourly_usd": _num(cost.after.budget.max_hourly_usd),
+            "max_monthly_usd": _num(cost.after.budget.max_monthly_usd),
+            "ok": cost.after.budget.ok,
+        },
+    }
+
+
+def _cost_warnings(report: DiffReport) -> list[str]:
+    return [w.message for w in report.cost.after.warnings if w.reason == "missing"]
+
+
+def _counts(diff: PlanDiff) -> str:
+    return f"{len(diff.create)} to create, {len(diff.update)} to update, {len(diff.delete)} to delete"
+
+
+def _summary(cost: CostDiff) -> str:
+    delta = cost.delta_monthly
+    if delta == 0:
+        direction = "Monthly cost will not change"
+    else:
+        direction = f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by {usd(abs(delta))}"
+    return (
+        f"{direction}{_percent(cost)}: {usd(cost.before.monthly_usd)} -> {usd(cost.after.monthly_usd)} "
+        f"per month, {usd(cost.before.hourly_usd)} -> {usd(cost.after.hourly_usd)} per hour"
+    )
+
+
+def _where(report: DiffReport) -> str:
+    env = f"environment {report.env}" if report.env else "base blueprint"
+    return f"{report.base} -> {report.target} ({env})"
+
+
+def report_text(report: DiffReport) -> str:
+    diff, cost = report.resources, report.cost
+    out = [f"clusterfab diff: {_where(report)}", "", f"Resources: {_counts(diff)}"]
+    out += [f"  + {r.type}  {r.name}" for r in diff.create]
+    out += [f"  ~ {u.after.type}  {u.after.name}  ({', '.join(u.changed)})" for u in diff.update]
+    out += [f"  - {r.type}  {r.name}" for r in diff.delete]
+    for warning in _warnings(report):
+        out.append(f"  !! {warning}")
+    out += ["", "Cost (USD; monthly = 730 hours):"]
+    changed = cost.changed_items()
+    for item in changed:
+        mark = "+" if item.before is None else "-" if item.after is None else "~"
+        out.append(f"  {mark} {item.name} ({item.kind}): {item.description()}")
+        if item.delta_hourly is None:
+            out.append("      unpriced: the catalog has no price for one side")
+        else:
+            before, after = item.before_hourly or Decimal(0), item.after_hourly or Decimal(0)
+            out.append(
+                f"      {_signed(item.delta_hourly * 730)}/month ({usd(before * 730)} -> {usd(after * 730)})"
+            )
+    if not changed:
+        out.append("  no priced item changes")
+    out += ["", _summary(cost), f"Budget: {budget_verdict(cost.after)}"]
+    out += [f"Warning: {w}" for w in _cost_warnings(report)]
+    out.append(f"catalog {cost.after.catalog_version} ({cost.after.catalog_as_of.isoformat()})")
+    return "\n".join(out)
+
+
+def mermaid(blueprint: Blueprint) -> str:
+    """A Mermaid sketch of the cluster: node groups (with fabric), TPU slices, storage and mounts."""
+    lines = ["graph LR"]
+    for group in blueprint.node_groups:
+        size = f"x{max_size(group)}"
+        lines.append(
+            f'  {_id(group.name)}["{group.name}<br/>{group.machine_type} {size}<br/>'
+            f'{group.capacity.kind}, fabric {group.fabric}"]'
+        )
+    for tpu in blueprint.tpu_slices:
+        lines.append(
+            f'  {_id(tpu.name)}["{tpu.name}<br/>TPU {tpu.generation} {tpu.topology} x{tpu.slices}<br/>'
+            f'{tpu.capacity.kind}"]'
+        )
+    for storage in blueprint.storage:
+        lines.append(
+            f'  {_id(storage.name)}[("{storage.name}<br/>{storage.kind} {storage.capacity_gib:,} GiB")]'
+        )
+    consumers: list[NodeGroupSpec | TpuSliceSpec] = [*blueprint.node_groups, *blueprint.tpu_slices]
+    for item in consumers:
+        for storage in attached_storage(blueprint, item):
+            lines.append(f"  {_id(item.name)} -->|{storage.mount_path}| {_id(storage.name)}")
+    return "\n".join(lines)
+
+
+def _id(name: str) -> str:
+    return "n_" + name.replace("-", "_")
+
+
+def report_markdown(report: DiffReport) -> str:
+    """A PR comment: what it costs, what changes, what would destroy data, and the cluster."""
+    diff, cost = report.resources, report.cost
+    env = f"environment `{report.env}`" if report.env else "base blueprint"
+    out = [f"### clusterfab diff: `{report.target}` ({env})", "", f"**{_summary(cost)}**", ""]
+    changed = cost.changed_items()
+    if changed:
+        out += [
+            "| Item | Change | Hourly before | Hourly after | Monthly change |",
+            "|---|---|---:|---:|---:|",
+        ]
+        for item in changed:
+            delta = "unpriced" if item.delta_hourly is None else _signed(item.delta_hourly * 730)
+            before = "-" if item.before_hourly is None else usd(item.before_hourly)
+            after = "-" if item.after_hourly is None else usd(item.after_hourly)
+            out.append(f"| {item.name} | {item.description()} | {before} | {after} | {delta} |")
+        out.append("")
+    out += [f"**Budget:** {budget_verdict(cost.after)}", "", f"**Resources:** {_counts(diff)}", ""]
+    for warning in _warnings(report):
+        out += [
+            "> [!WARNING]",
+            f"> The {warning}. Promotion refuses this unless `--allow-replace` is given.",
+            "",
+        ]
+    for warning in _cost_warnings(report):
+        out += [f"> [!NOTE]\n> {warning}", ""]
+    if not diff.empty:
+        out += [
+            "<details><summary>Resource changes</summary>",
+            "",
+            "| | Type | Name | Changed |",
+            "|---|---|---|---|",
+        ]
+        out += [f"| + | `{r.type}` | {r.name} | |" for r in diff.create]
+        out += [f"| ~ | `{u.after.type}` | {u.after.name} | {', '.join(u.changed)} |" for u in diff.update]
+        out += [f"| - | `{r.type}` | {r.name} | |" for r in diff.delete]
+        out += ["", "</details>", ""]
+    out += [
+        "<details><summary>Cluster</summary>",
+        "",
+        "```mermaid",
+        mermaid(report.blueprint),
+        "```",
+        "",
+        "</details>",
+        "",
+        f"<sub>base: `{report.base}` · catalog {cost.after.catalog_version} "
+        f"({cost.after.catalog_as_of.isoformat()}) · USD list prices, monthly = 730 hours</sub>",
+    ]
+    return "\n".join(out)
