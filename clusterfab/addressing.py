@@ -41,3 +41,12 @@ def aws_public_subnet(cidr: str) -> ipaddress.IPv4Network:
 def gcp_subnet(cidr: str, slot: int) -> ipaddress.IPv4Network:
     """Slot i: general networks first (0, 1), then extra GPU networks or RDMA subnets."""
     return blocks(cidr)[slot]
+
+
+GCP_PRIVATE_SERVICES_SLOT = BLOCKS - 1
+"""GCP: the last block is the private services access range (Managed Lustre, Filestore)."""
+
+
+def gcp_fabric_slots(general_slots: int) -> int:
+    """GCP: blocks left for GPU networks and RDMA subnets after the general and private services ones."""
+    return GCP_PRIVATE_SERVICES_SLOT - general_slots

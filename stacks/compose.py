@@ -12,8 +12,19 @@ from typing import Any
 import pulumi
 
 from clusterfab.blueprint.models import LustreSpec
-from clusterfab.resolve import attached_storage, fabric_of, is_protected, max_size, min_size, placement_of
-from clusterfab.stackinput import StackInput
+from clusterfab.resolve import (
+    PROTECTED_ENVIRONMENTS,
+    attached_storage,
+    fabric_of,
+    is_protected,
+    max_size,
+    min_size,
+    placement_of,
+)
+from clusterfab.stackinput import CONFIG_NAMESPACE, StackInput
+
+BILLING_ACCOUNT_KEY = "billingAccount"
+"""Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
 
 
 def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
@@ -158,7 +169,252 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
 
 
 def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
-    raise pulumi.RunError(
-        f"{stack_input.file}: GCP blueprints cannot be deployed yet (the GCP components are not built); "
-        "`clusterfab validate` and `clusterfab cost` work for them"
+    from components import tags as tagging
+    from components.contracts import MountTarget
+    from components.gcp import GcpPlanError
+    from components.gcp.bucket import GcpClusterBucket, GcpClusterBucketArgs
+    from components.gcp.budget import GcpBudget, GcpBudgetArgs
+    from components.gcp.network import (
+        GcpFabricNetwork,
+        GcpFabricNetworkArgs,
+        GcpNetwork,
+        GcpNetworkArgs,
+        plan_network,
     )
+    from components.gcp.node_group import GcpGpuNodeGroup, GcpGpuNodeGroupArgs, plan_node_group
+    from components.gcp.storage import (
+        GcpFilestore,
+        GcpFilestoreArgs,
+        GcpManagedLustre,
+        GcpManagedLustreArgs,
+        LustrePlan,
+        plan_filestore,
+        plan_lustre,
+    )
+    from components.gcp.tpu import GcpTpuSlices, GcpTpuSlicesArgs, plan_tpu
+    from components.naming import child
+
+    bp, catalog, env = stack_input.blueprint, stack_input.catalog, stack_input.environment
+    project = bp.project or pulumi.Config("gcp").get("project")
+    if not project:
+        raise pulumi.RunError(
+            f"{stack_input.file}: no GCP project: set `project:` in the blueprint "
+            "or the stack config `gcp:project`"
+        )
+
+    def labels(component: str) -> dict[str, str]:
+        return tagging.standard(bp.name, stack, component, bp.labels)
+
+    machines = {g.name: catalog.gcp_machine_types[g.machine_type] for g in bp.node_groups}
+    try:
+        # Plan everything before creating anything: a blueprint GCP cannot realize fails cleanly.
+        group_plans = {g.name: plan_node_group(g, machines[g.name], catalog) for g in bp.node_groups}
+        tpu_plans = {t.name: plan_tpu(t, catalog) for t in bp.tpu_slices}
+        net_plan = plan_network(
+            project=project,
+            region=bp.region,
+            zone=bp.zone,
+            cidr=bp.network.cidr,
+            fabric_machines=[machines[n] for n, p in group_plans.items() if p.fabric is not None],
+            general_slots=max(m.network.general_vpcs for m in catalog.gcp_machine_types.values()),
+            private_services=bool(bp.storage),
+            ssh_ingress_cidrs=bp.network.ssh_ingress_cidrs,
+        )
+        storage_plans = {
+            s.name: (
+                plan_lustre(
+                    cluster=bp.name,
+                    stack=stack,
+                    name=s.name,
+                    capacity_gib=s.capacity_gib,
+                    throughput=s.throughput_mbps_per_tib,
+                    mount_point=s.mount_path,
+                    protect=is_protected(s, env),
+                )
+                if isinstance(s, LustreSpec)
+                else plan_filestore(
+                    name=s.name,
+                    tier=s.tier,
+                    region=bp.region,
+                    zone=bp.zone,
+                    capacity_gib=s.capacity_gib,
+                    share_name=s.share_name,
+                    mount_point=s.mount_path,
+                    protect=is_protected(s, env),
+                )
+            )
+            for s in bp.storage
+        }
+    except GcpPlanError as exc:
+        raise pulumi.RunError(f"{stack_input.file}: {exc}") from None
+
+    network = GcpNetwork(child(bp.name, "net"), GcpNetworkArgs(plan=net_plan, labels=labels("network")))
+    fabrics = {
+        f.fabric: GcpFabricNetwork(
+            child(bp.name, f.fabric),
+            GcpFabricNetworkArgs(plan=f, project=project, region=bp.region),
+        )
+        for f in net_plan.fabrics
+    }
+    bucket = GcpClusterBucket(
+        child(bp.name, "artifacts"),
+        GcpClusterBucketArgs(
+            project=project,
+            location=bp.region,
+            protect=env in PROTECTED_ENVIRONMENTS,
+            labels=labels("artifacts"),
+        ),
+    )
+
+    mounts: dict[str, MountTarget] = {}
+    storage_out: dict[str, Any] = {}
+    for storage in bp.storage:
+        plan = storage_plans[storage.name]
+        component: GcpManagedLustre | GcpFilestore
+        if isinstance(plan, LustrePlan):
+            component = GcpManagedLustre(
+                child(bp.name, storage.name),
+                GcpManagedLustreArgs(
+                    plan=plan,
+                    project=project,
+                    zone=bp.zone,
+                    network_id=network.system_network_id,
+                    private_services=network.private_services,
+                    labels=labels(f"storage-{storage.name}"),
+                ),
+            )
+        else:
+            component = GcpFilestore(
+                child(bp.name, storage.name),
+                GcpFilestoreArgs(
+                    plan=plan,
+                    project=project,
+                    network_name=network.system_network_name,
+                    private_services=network.private_services,
+                    private_services_range=network.private_services_range,
+                    labels=labels(f"storage-{storage.name}"),
+                ),
+            )
+        mounts[storage.name] = component.mount_target
+        storage_out[storage.name] = {
+            "fs_type": component.mount_target.fs_type,
+            "instance": component.instance_name,
+            "source": component.mount_target.source,
+            "mount_point": component.mount_target.mount_point,
+        }
+
+    lustre_client = catalog.lustre_clients.get("gcp")
+    groups_out: dict[str, Any] = {}
+    for group in bp.node_groups:
+        group_plan = group_plans[group.name]
+        node_group = GcpGpuNodeGroup(
+            child(bp.name, group.name),
+            GcpGpuNodeGroupArgs(
+                plan=group_plan,
+                cluster=bp.name,
+                stack=stack,
+                project=project,
+                region=bp.region,
+                zone=bp.zone,
+                general_subnetworks=network.general_subnetworks,
+                fabric_subnetworks=(
+                    fabrics[group_plan.fabric].nic_subnetworks if group_plan.fabric is not None else []
+                ),
+                bucket_name=bucket.bucket_name,
+                mounts=[mounts[s.name] for s in attached_storage(bp, group)],
+                lustre_client=lustre_client,
+                labels=labels(f"node-group-{group.name}"),
+            ),
+        )
+        groups_out[group.name] = {
+            "instance_group_manager": node_group.instance_group_manager_name,
+            "instance_template": node_group.instance_template,
+            "service_account": node_group.service_account_email,
+            "machine_type": group_plan.machine_type,
+            "min_size": group_plan.min_size,
+            "max_size": group_plan.max_size,
+            "capacity": group.capacity.kind,
+            "placement": group_plan.placement,
+            "fabric": group_plan.fabric,
+            "general_nics": group_plan.general_nics,
+            "gpu_nics": group_plan.gpu_nics,
+        }
+
+    tpus_out: dict[str, Any] = {}
+    for tpu in bp.tpu_slices:
+        tpu_plan = tpu_plans[tpu.name]
+        slices = GcpTpuSlices(
+            child(bp.name, tpu.name),
+            GcpTpuSlicesArgs(
+                plan=tpu_plan,
+                cluster=bp.name,
+                stack=stack,
+                project=project,
+                zone=bp.zone,
+                network_id=network.system_network_id,
+                subnetwork_id=network.system_subnetwork_id,
+                bucket_name=bucket.bucket_name,
+                mounts=[mounts[s.name] for s in attached_storage(bp, tpu)],
+                lustre_client=lustre_client,
+                labels=labels(f"tpu-{tpu.name}"),
+            ),
+        )
+        tpus_out[tpu.name] = {
+            "nodes": slices.node_names,
+            "accelerator_type": tpu_plan.accelerator_type,
+            "topology": tpu_plan.topology,
+            "runtime_version": tpu_plan.runtime_version,
+            "slices": tpu_plan.slices,
+            "hosts_per_slice": tpu_plan.hosts_per_slice,
+            "capacity": tpu.capacity.kind,
+            "service_account": slices.service_account_email,
+        }
+
+    budget = bp.budget
+    monthly = None
+    if budget is not None:
+        monthly = budget.max_monthly_usd or (budget.max_hourly_usd * 730 if budget.max_hourly_usd else None)
+    if budget is not None and monthly is not None:
+        billing_account = pulumi.Config(CONFIG_NAMESPACE).get(BILLING_ACCOUNT_KEY)
+        if billing_account:
+            GcpBudget(
+                child(bp.name, "budget"),
+                GcpBudgetArgs(
+                    cluster=bp.name,
+                    stack=stack,
+                    project=project,
+                    billing_account=billing_account,
+                    monthly_limit_usd=monthly,
+                    alert_emails=budget.alert_emails,
+                    labels=labels("budget"),
+                ),
+            )
+        else:
+            pulumi.log.info(
+                f"budget: no GCP budget created; set the stack config "
+                f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY} to a billing account id "
+                f"to get a ${monthly:,.0f}/month budget with e-mail alerts"
+            )
+
+    networks_out: dict[str, Any] = dict(network.network_self_links)
+    for fabric, fabric_network in fabrics.items():
+        for role, link in fabric_network.network_self_links.items():
+            networks_out[f"{fabric}-{role}"] = link
+    return {
+        "project": project,
+        "network": {
+            "system_network": network.system_network_name,
+            "system_network_id": network.system_network_id,
+            "system_subnetwork_id": network.system_subnetwork_id,
+            "networks": networks_out,
+        },
+        "bucket": bucket.bucket_name,
+        "node_groups": groups_out,
+        "tpu_slices": tpus_out,
+        "storage": storage_out,
+        "node_selector": {
+            f"labels.{tagging.BLUEPRINT}": bp.name,
+            f"labels.{tagging.STACK}": tagging.label_value(stack),
+        },
+        "fabric": {name: g["fabric"] or "none" for name, g in groups_out.items()},
+    }

@@ -118,6 +118,13 @@ class GcpPlacement(Record):
     max_vms: int
     max_vms_by_distance: dict[int, int]
     min_max_distance: int | None
+    accelerator_topology: str | None = Field(
+        default=None,
+        description=(
+            "Workload-policy accelerator topology that compact placement of this machine type uses instead "
+            "of a max topology distance (A4X: 1x72, one NVL72 domain)."
+        ),
+    )
 
     def limit(self, max_distance: int | None) -> int:
         """Most VMs a compact placement policy may hold at `max_distance` (None: unspecified)."""
@@ -137,6 +144,9 @@ class GcpMachineType(Sourced):
     gpu_nics: int
     network: GcpNetworks
     placement: GcpPlacement
+    boot_disk_type: Literal["pd-ssd", "pd-balanced", "hyperdisk-balanced"] = Field(
+        description="Boot disk type the machine type supports and the Cluster Toolkit boots it from."
+    )
     nvswitch: bool
     purchase_options: list[CapacityKind]
     zones: list[str]

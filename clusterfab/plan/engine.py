@@ -43,7 +43,21 @@ _COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "gcp:compute/instanceTemplate:": lambda _t, name: {
         "selfLinkUnique": f"https://mock.googleapis.com/{name}?u"
     },
+    "gcp:serviceaccount/account:": lambda _t, name: {
+        "email": f"{name}@mock-project.iam.gserviceaccount.com",
+        "member": f"serviceAccount:{name}@mock-project.iam.gserviceaccount.com",
+    },
 }
+
+
+def _with_computed(given: Any, computed: Any) -> Any:
+    """An input keeps its value; a computed value fills in what the input lacks, including the
+    computed fields of a list of blocks (Filestore's `networks` input gets its `ipAddresses`)."""
+    if given is None:
+        return computed
+    if isinstance(given, list) and isinstance(computed, list) and computed and isinstance(computed[0], dict):
+        return [{**computed[0], **item} if isinstance(item, dict) else item for item in given]
+    return given
 
 
 class PlanError(ClusterfabError):
@@ -113,15 +127,16 @@ class _Mocks(mocks.Mocks):
         for prefix, computed in _COMPUTED.items():
             if args.typ.startswith(prefix):
                 for key, value in computed(args.typ, args.name).items():
-                    state.setdefault(key, value)
+                    state[key] = _with_computed(state.get(key), value)
         return f"{args.name}-id", state
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        # No check failures: an empty list (the SDK iterates it; None fails in pulumi 3.272).
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/mock"}, None
+            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/mock"}, []
         if args.token == "gcp:organizations/getProject:getProject":
-            return {"projectId": args.args.get("projectId", "mock-project"), "number": "123456789"}, None
-        return {}, None
+            return {"projectId": args.args.get("projectId", "mock-project"), "number": "123456789"}, []
+        return {}, []
 
 
 class _RecordingMonitor(mocks.MockMonitor):

@@ -77,6 +77,14 @@ def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
                 hint="replace autoscaling with `count:` equal to the block's instance count",
                 at_key=True,
             )
+        if capacity.kind == "flex_start" and autoscaled:
+            yield ctx.finding(
+                "BP120",
+                (*base, "autoscaling"),
+                "flex-start capacity arrives all at once in a fixed-size group",
+                hint="replace autoscaling with `count:`",
+                at_key=True,
+            )
         if capacity.kind == "flex_start" and capacity.max_run_duration_hours is None:
             yield ctx.finding(
                 "BP109",

@@ -136,6 +136,12 @@ _CODES = [
         _E,
         "A reservation id is only used by capacity kinds reservation and capacity_block.",
     ),
+    Code(
+        "BP120",
+        "flex-start with autoscaling",
+        _E,
+        "Flex-start VMs arrive all at once in a fixed-size group; use `count`.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",

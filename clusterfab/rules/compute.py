@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from clusterfab import addressing
 from clusterfab.blueprint.models import Cloud
 from clusterfab.catalog.models import AwsMachineType, GcpMachineType
 from clusterfab.resolve import fabric_of, max_size, placement_of
@@ -202,4 +203,30 @@ def check_placement(ctx: RuleContext) -> Iterator[Finding]:
                 f"compact placement holds at most {limit} {machine.name} VMs{where}; "
                 f"the group can have {size}",
                 hint="split the group, lower its size, or relax placement_max_distance",
+            )
+
+
+def check_gcp_fabric_addresses(ctx: RuleContext) -> Iterator[Finding]:
+    """GCP fabrics need one address block per GPU network or RDMA subnet; the cluster range has 16."""
+    bp, catalog = ctx.blueprint, ctx.catalog
+    if bp.cloud != "gcp":
+        return
+    general = max(m.network.general_vpcs for m in catalog.gcp_machine_types.values())
+    available = addressing.gcp_fabric_slots(general)
+    needed: dict[str, int] = {}
+    for index, group in enumerate(bp.node_groups):
+        machine = catalog.gcp_machine_types.get(group.machine_type)
+        fabric = fabric_of(group, machine) if machine is not None else None
+        if machine is None or fabric is None:
+            continue
+        subnets = machine.network.gpu_vpcs + machine.network.rdma_subnets
+        before = sum(needed.values())
+        needed[fabric] = max(needed.get(fabric, 0), subnets)
+        if sum(needed.values()) > available >= before:
+            yield ctx.finding(
+                "BP112",
+                ("node_groups", index, "machine_type"),
+                f"the fabrics {', '.join(needed)} need {sum(needed.values())} GPU network subnets; the "
+                f"cluster range leaves {available} after the general and private services networks",
+                hint="put node groups of different fabrics in separate clusters",
             )

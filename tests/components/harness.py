@@ -5,12 +5,15 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import runpy
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from clusterfab.plan.engine import PlannedResource
+from clusterfab.plan.engine import PlannedResource, run_program
 from clusterfab.plan.project import Plan, find_project, plan_blueprint
+from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE, ENVIRONMENT_KEY
 from tests.conftest import REPO
 
 PROJECT = find_project(REPO)
@@ -37,8 +40,49 @@ def plan_file(path: Path, env: str | None) -> Plan:
     return plan_blueprint(path, env=env, project=PROJECT, display=str(path.relative_to(REPO)))
 
 
+GCP_HEAD = """version: 1
+name: {name}
+cloud: gcp
+region: us-central1
+zone: {zone}
+"""
+GCP_PROJECT = "project: test-project\n"
+
+
 def aws_plan(body: str, *, name: str = "t", env: str | None = None) -> Plan:
     return plan_text(AWS_HEAD.format(name=f"{name}-cluster") + body, env)
+
+
+def gcp_plan(
+    body: str, *, name: str = "t", env: str | None = None, zone: str = "us-central1-b", project: bool = True
+) -> Plan:
+    """Plan a GCP blueprint body (cluster `<name>-cluster` in project test-project unless told not to)."""
+    head = GCP_HEAD.format(name=f"{name}-cluster", zone=zone) + (GCP_PROJECT if project else "")
+    return plan_text(head + body, env)
+
+
+@functools.cache
+def plan_configured(text: str, config: tuple[tuple[str, str], ...], env: str | None = None) -> Plan:
+    """Plan blueprint text with extra stack config (e.g. gcp:project, clusterfab:billingAccount)."""
+    program_dir = PROJECT.program_dir
+
+    def program() -> None:
+        sys.modules.pop("compose", None)  # the program's own module, fresh for this run
+        runpy.run_path(str(program_dir), run_name="__main__")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bp.yaml"
+        path.write_text(text)
+        stack_config = {
+            f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}": str(path),
+            f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}": env or "",
+            **dict(config),
+        }
+        stack = env or "plan"
+        run = run_program(program, project=PROJECT.name, stack=stack, config=stack_config)
+    return Plan(
+        blueprint="bp.yaml", env=env, stack=stack, resources=run.resources, outputs=run.outputs, logs=run.logs
+    )
 
 
 def one(plan: Plan, type_: str, name: str | None = None) -> PlannedResource:
@@ -62,6 +106,17 @@ def user_data(plan: Plan, launch_template: str) -> str:
     return base64.b64decode(encoded).decode()
 
 
+def startup_script(plan: Plan, type_: str, name: str) -> str:
+    """The startup-script metadata of a GCP instance template or TPU VM."""
+    script = one(plan, type_, name).inputs["metadata"]["startup-script"]
+    assert isinstance(script, str)
+    return script
+
+
+def _digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def normalized(plan: Plan) -> dict[str, Any]:
     """The plan JSON with boot scripts replaced by their digest (they have golden files of their own)."""
     payload = plan.to_json()
@@ -69,5 +124,8 @@ def normalized(plan: Plan) -> dict[str, Any]:
         inputs = resource["inputs"]
         for key in ("userData", "metadataStartupScript"):
             if isinstance(inputs.get(key), str):
-                inputs[key] = "sha256:" + hashlib.sha256(inputs[key].encode()).hexdigest()
+                inputs[key] = _digest(inputs[key])
+        metadata = inputs.get("metadata")
+        if isinstance(metadata, dict) and isinstance(metadata.get("startup-script"), str):
+            metadata["startup-script"] = _digest(metadata["startup-script"])
     return payload

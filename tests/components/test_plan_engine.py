@@ -97,10 +97,7 @@ def test_an_invalid_blueprint_fails_the_program_with_its_findings(tmp_path: Path
     )
 
 
-AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
-
-
-@pytest.mark.parametrize("path", AWS_EXAMPLES, ids=[p.stem for p in AWS_EXAMPLES])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 @pytest.mark.parametrize("env", [None, "dev", "prod"])
 def test_golden_plans(path: Path, env: str | None) -> None:
     payload = normalized(plan_file(path, env))

@@ -1,7 +1,9 @@
-"""Properties every AWS example plan must have, whatever the blueprint: secure defaults and tags."""
+"""Properties every example plan must have, whatever the blueprint: secure defaults and tags/labels."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from pathlib import Path
 
 import pytest
@@ -45,3 +47,63 @@ def test_nothing_is_public_and_everything_is_tagged(path: Path, env: str) -> Non
         if resource.type == "aws:ec2/launchTemplate:LaunchTemplate":
             assert inputs["metadataOptions"]["httpTokens"] == "required"
             assert all(m["ebs"]["encrypted"] == "true" for m in inputs["blockDeviceMappings"])
+
+
+GCP_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("gcp-")]
+STANDARD_LABELS = ("clusterfab-blueprint", "clusterfab-stack", "clusterfab-component")
+
+
+def _label_field(type_token: str) -> str | None:
+    """The input that holds a GCP resource's labels (None: the resource takes no labels)."""
+    _, module_path, class_name = type_token.split(":")
+    module = module_path.partition("/")[0]
+    cls = getattr(importlib.import_module(f"pulumi_gcp.{module}"), class_name)
+    params = inspect.signature(cls._internal_init).parameters
+    if "user_labels" in params:  # notification channels: `labels` configures the channel itself
+        return "userLabels"
+    return "labels" if "labels" in params else None
+
+
+@pytest.mark.parametrize("path", GCP_EXAMPLES, ids=[p.stem for p in GCP_EXAMPLES])
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) -> None:
+    plan = plan_file(path, env)
+    labelled = 0
+    for resource in plan.resources:
+        inputs = resource.inputs
+        for nic in inputs.get("networkInterfaces", []):
+            assert "accessConfigs" not in nic, resource.name
+            assert "ipv6AccessConfigs" not in nic, resource.name
+        if "networkConfig" in inputs:
+            assert inputs["networkConfig"]["enableExternalIps"] is False, resource.name
+        if resource.type == "gcp:compute/firewall:Firewall":
+            assert inputs["direction"] == "INGRESS"
+            assert "0.0.0.0/0" not in inputs["sourceRanges"], resource.name
+            if any("22" in a.get("ports", []) for a in inputs["allows"]):
+                assert inputs["sourceRanges"] == ["35.235.240.0/20"], resource.name
+        if resource.type == "gcp:compute/instanceTemplate:InstanceTemplate":
+            assert inputs["shieldedInstanceConfig"] == {
+                "enableSecureBoot": True,
+                "enableVtpm": True,
+                "enableIntegrityMonitoring": True,
+            }
+            assert inputs["scheduling"]["onHostMaintenance"] == "TERMINATE"
+            assert inputs["metadata"]["enable-oslogin"] == "TRUE"
+            assert inputs["serviceAccount"]["email"].endswith("-sa@mock-project.iam.gserviceaccount.com")
+        if resource.type == "gcp:storage/bucket:Bucket":
+            assert inputs["publicAccessPrevention"] == "enforced"
+            assert inputs["uniformBucketLevelAccess"] is True
+        if resource.type.startswith("gcp:") and "member" in inputs:
+            assert inputs["member"].startswith("serviceAccount:"), resource.name
+            assert inputs["role"] in {
+                "roles/logging.logWriter",
+                "roles/monitoring.metricWriter",
+                "roles/storage.objectViewer",
+            }
+        field = _label_field(resource.type) if resource.custom else None
+        if field is not None:
+            labels = inputs.get(field, {})
+            assert all(labels.get(key) for key in STANDARD_LABELS), resource.name
+            assert labels["clusterfab-stack"] == env, resource.name
+            labelled += 1
+    assert labelled > 0

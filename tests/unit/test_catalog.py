@@ -99,6 +99,28 @@ def test_gcp_zones_belong_to_known_regions_and_networks_add_up() -> None:
             assert net.rdma_mtu == 8896
 
 
+def test_gcp_boot_disks_follow_the_machine_generation() -> None:
+    disks = {name: m.boot_disk_type for name, m in CATALOG.gcp_machine_types.items()}
+    # A3 Ultra, A4 and A4X take Hyperdisk only; the Cluster Toolkit boots A3 High / Mega from pd-ssd.
+    assert disks == {
+        "a3-highgpu-8g": "pd-ssd",
+        "a3-megagpu-8g": "pd-ssd",
+        "a3-ultragpu-8g": "hyperdisk-balanced",
+        "a4-highgpu-8g": "hyperdisk-balanced",
+        "a4x-highgpu-4g": "hyperdisk-balanced",
+    }
+
+
+def test_gcp_compact_placement_is_a_distance_or_an_accelerator_topology() -> None:
+    for machine in CATALOG.gcp_machine_types.values():
+        placement = machine.placement
+        # a workload policy takes either a max topology distance or an accelerator topology, never both
+        assert (placement.accelerator_topology is None) != (placement.min_max_distance is None), machine.name
+        assert all((placement.min_max_distance or 1) <= d <= 3 for d in placement.max_vms_by_distance)
+    a4x = CATALOG.gcp_machine_types["a4x-highgpu-4g"].placement
+    assert (a4x.accelerator_topology, a4x.max_vms) == ("1x72", 18)
+
+
 @pytest.mark.parametrize("generation", sorted(load_catalog().tpu_generations))
 def test_tpu_topologies_multiply_to_their_chip_count(generation: str) -> None:
     gen = CATALOG.tpu_generations[generation]

@@ -1,0 +1,55 @@
+"""The cluster bucket on GCS: node bootstrap artifacts (playbook bundle, rendered vars), private."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.naming import child
+
+TYPE = "clusterfab:storage:GcpClusterBucket"
+
+
+@dataclass(frozen=True)
+class GcpClusterBucketArgs:
+    project: str
+    location: str
+    protect: bool
+    """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class GcpClusterBucket(pulumi.ComponentResource):
+    """A GCS bucket with uniform access, public access prevention enforced and versioning.
+
+    Objects are encrypted with Google-managed keys; node service accounts get read access to this
+    bucket alone (see components.gcp.identity).
+    """
+
+    bucket_name: pulumi.Output[str]
+    """The bucket's name (auto-named: a random suffix keeps it globally unique)."""
+    bucket_url: pulumi.Output[str]
+    """gs://<name>."""
+
+    def __init__(
+        self, name: str, args: GcpClusterBucketArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        bucket = gcp.storage.Bucket(
+            child(name, "bucket"),
+            project=args.project,
+            location=args.location.upper(),
+            storage_class="STANDARD",
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            versioning=gcp.storage.BucketVersioningArgs(enabled=True),
+            force_destroy=False,
+            labels=dict(args.labels),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+        )
+        self.bucket_name = bucket.name
+        self.bucket_url = pulumi.Output.concat("gs://", bucket.name)
+        self.register_outputs({"bucket_name": bucket.name, "bucket_url": self.bucket_url})

@@ -1,0 +1,84 @@
+"""A Cloud Billing budget for the cluster's project and labels, with e-mail alerts at 80 % and 100 %."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components import tags as tagging
+from components.naming import child
+
+TYPE = "clusterfab:billing:GcpBudget"
+ALERT_THRESHOLDS = (0.8, 1.0)
+"""Fractions of the monthly amount at which the alert e-mails go out."""
+
+
+@dataclass(frozen=True)
+class GcpBudgetArgs:
+    cluster: str
+    stack: str
+    project: str
+    billing_account: str
+    monthly_limit_usd: float
+    alert_emails: Sequence[str]
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+class GcpBudget(pulumi.ComponentResource):
+    """The budget, filtered to the project and the cluster's blueprint label, and its e-mail channels.
+
+    Costs are attributed by the `clusterfab-blueprint` label, which every labelable resource carries.
+    """
+
+    budget_name: pulumi.Output[str]
+    """The budget's resource name."""
+
+    def __init__(self, name: str, args: GcpBudgetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        own = pulumi.ResourceOptions(parent=self)
+        channels = [
+            gcp.monitoring.NotificationChannel(
+                child(name, f"email-{tagging.label_value(email)}"),
+                project=args.project,
+                type="email",
+                display_name=f"clusterfab {args.cluster} budget: {email}",
+                labels={"email_address": email},
+                user_labels=dict(args.labels),
+                opts=own,
+            )
+            for email in args.alert_emails
+        ]
+        project = gcp.organizations.get_project_output(
+            project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
+        )
+        budget = gcp.billing.Budget(
+            child(name, "budget"),
+            billing_account=args.billing_account,
+            display_name=f"clusterfab {args.cluster} ({args.stack})"[:60],
+            amount=gcp.billing.BudgetAmountArgs(
+                specified_amount=gcp.billing.BudgetAmountSpecifiedAmountArgs(
+                    currency_code="USD", units=str(round(args.monthly_limit_usd))
+                )
+            ),
+            budget_filter=gcp.billing.BudgetBudgetFilterArgs(
+                projects=[project.number.apply(lambda number: f"projects/{number}")],
+                labels={tagging.BLUEPRINT: args.cluster},
+                calendar_period="MONTH",
+            ),
+            threshold_rules=[
+                gcp.billing.BudgetThresholdRuleArgs(threshold_percent=t) for t in ALERT_THRESHOLDS
+            ],
+            all_updates_rule=(
+                gcp.billing.BudgetAllUpdatesRuleArgs(
+                    monitoring_notification_channels=[c.id for c in channels]
+                )
+                if channels
+                else None
+            ),
+            opts=own,
+        )
+        self.budget_name = budget.name
+        self.register_outputs({"budget_name": budget.name})

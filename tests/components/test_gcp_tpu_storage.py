@@ -1,0 +1,254 @@
+"""GCP TPU slices, Managed Lustre, Filestore, the cluster bucket and the budget."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+from tests.components.harness import GCP_HEAD, GCP_PROJECT, all_of, children, gcp_plan, one, plan_configured
+
+TPU = "gcp:tpu/v2Vm:V2Vm"
+LUSTRE = "gcp:lustre/instance:Instance"
+FILESTORE = "gcp:filestore/instance:Instance"
+BUDGET = "gcp:billing/budget:Budget"
+
+
+def slices(generation: str, topology: str, extra: str = "") -> str:
+    return f"tpu_slices:\n  - name: s\n    generation: {generation}\n    topology: {topology}\n{extra}"
+
+
+@pytest.mark.parametrize(
+    ("generation", "topology", "accelerator_type", "zone"),
+    [
+        ("v5p", "2x2x1", "v5p-8", "us-central1-a"),
+        ("v5p", "4x4x4", "v5p-128", "us-central1-a"),
+        ("v6e", "4x4", "v6e-16", "us-central1-b"),
+        ("v6e", "16x16", "v6e-256", "us-central1-b"),
+    ],
+)
+def test_accelerator_type_from_the_catalog(
+    generation: str, topology: str, accelerator_type: str, zone: str
+) -> None:
+    plan = gcp_plan(slices(generation, topology), name=f"{generation}-{topology.replace('x', '')}", zone=zone)
+    node = one(plan, TPU).inputs
+    assert node["acceleratorType"] == accelerator_type
+    assert node["runtimeVersion"] == {"v5p": "v2-alpha-tpuv5", "v6e": "v2-alpha-tpuv6e"}[generation]
+    assert node["zone"] == zone
+    assert "schedulingConfig" not in node  # on demand
+
+
+def test_multislice_gets_one_tpu_vm_per_slice_with_index_and_count_labels() -> None:
+    plan = gcp_plan(slices("v5p", "4x4x4", "    slices: 3\n"), name="multi", zone="us-central1-a")
+    nodes = {r.name: r.inputs for r in all_of(plan, TPU)}
+    assert sorted(nodes) == ["multi-cluster-s-0", "multi-cluster-s-1", "multi-cluster-s-2"]
+    for index in range(3):
+        labels = nodes[f"multi-cluster-s-{index}"]["labels"]
+        assert labels == {
+            "clusterfab-blueprint": "multi-cluster",
+            "clusterfab-stack": "plan",
+            "clusterfab-component": "tpu-s",
+            "clusterfab-node-group": "s",
+            "clusterfab-slice-index": str(index),
+            "clusterfab-slice-count": "3",
+        }
+    assert plan.outputs["tpu_slices"]["s"]["nodes"] == sorted(nodes)
+    assert plan.outputs["tpu_slices"]["s"]["accelerator_type"] == "v5p-128"
+    assert plan.outputs["tpu_slices"]["s"]["hosts_per_slice"] == 16
+
+
+def test_tpu_network_identity_and_startup_script() -> None:
+    body = (
+        slices("v6e", "4x4")
+        + "storage:\n  - {name: ckpt, kind: filestore, tier: BASIC_SSD, capacity_gib: 2560}\n"
+    )
+    plan = gcp_plan(body, name="tpunet")
+    node = one(plan, TPU).inputs
+    assert node["networkConfig"] == {
+        "network": "tpunet-cluster-net-sys-id",
+        "subnetwork": "tpunet-cluster-net-sys-subnet-id",
+        "enableExternalIps": False,
+        "canIpForward": False,
+    }
+    assert node["serviceAccount"] == {
+        "email": "tpunet-cluster-s-sa@mock-project.iam.gserviceaccount.com",
+        "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+    }
+    assert node["metadata"]["enable-oslogin"] == "TRUE"
+    assert "10.255.0.2:/share /mnt/ckpt nfs defaults,_netdev,nofail 0 0" in node["metadata"]["startup-script"]
+    group = one(plan, "clusterfab:compute:GcpTpuSlices")
+    assert [t for t, _ in children(plan, group)] == [
+        "gcp:projects/iAMMember:IAMMember",
+        "gcp:projects/iAMMember:IAMMember",
+        "gcp:serviceaccount/account:Account",
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        TPU,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "scheduling"), [("spot", {"spot": True}), ("reservation", {"reserved": True})]
+)
+def test_tpu_capacity(kind: str, scheduling: dict[str, bool]) -> None:
+    extra = f"    capacity: {{kind: {kind}{', reservation: tpu-res' if kind == 'reservation' else ''}}}\n"
+    plan = gcp_plan(slices("v6e", "16x16", extra), name=f"tpu-{kind}")
+    assert one(plan, TPU).inputs["schedulingConfig"] == scheduling
+
+
+def test_managed_lustre_inputs() -> None:
+    body = slices("v6e", "4x4") + (
+        "storage:\n  - {name: scratch-1, kind: lustre, capacity_gib: 36000, throughput_mbps_per_tib: 250,"
+        " mount_point: /lustre}\n"
+    )
+    plan = gcp_plan(body, name="lfs")
+    fs = one(plan, LUSTRE)
+    assert fs.inputs == {
+        "project": "test-project",
+        "location": "us-central1-b",
+        "instanceId": "lfs-cluster-plan-scratch-1",
+        "filesystem": "scratch1",
+        "capacityGib": "36000",
+        "perUnitStorageThroughput": "250",
+        "network": "lfs-cluster-net-sys-id",
+        "labels": {
+            "clusterfab-blueprint": "lfs-cluster",
+            "clusterfab-stack": "plan",
+            "clusterfab-component": "storage-scratch-1",
+        },
+        "description": "clusterfab lfs-cluster-scratch-1",
+    }
+    assert fs.protect is False
+    assert plan.outputs["storage"]["scratch-1"] == {
+        "fs_type": "lustre",
+        "instance": "lfs-cluster-scratch-1-fs",
+        "source": "10.255.0.3@tcp:/mocklfs",
+        "mount_point": "/lustre",
+    }
+
+
+@pytest.mark.parametrize(
+    ("tier", "capacity", "location"),
+    [
+        ("ZONAL", 1024, "us-central1-b"),
+        ("BASIC_SSD", 2560, "us-central1-b"),
+        ("REGIONAL", 1024, "us-central1"),
+    ],
+)
+def test_filestore_inputs(tier: str, capacity: int, location: str) -> None:
+    body = slices("v6e", "4x4") + (
+        f"storage:\n  - {{name: home, kind: filestore, tier: {tier}, capacity_gib: {capacity},"
+        " share_name: homes}\n"
+    )
+    plan = gcp_plan(body, name=f"fs-{tier.lower().replace('_', '-')}")
+    share = one(plan, FILESTORE).inputs
+    assert (share["location"], share["tier"]) == (location, tier)
+    assert share["fileShares"] == {"capacityGb": capacity, "name": "homes"}
+    assert share["networks"] == [
+        {
+            "network": f"{plan.outputs['blueprint']['name']}-net-sys",
+            "modes": ["MODE_IPV4"],
+            "connectMode": "PRIVATE_SERVICE_ACCESS",
+            "reservedIpRange": f"{plan.outputs['blueprint']['name']}-net-psa-range",
+        }
+    ]
+    assert share["deletionProtectionEnabled"] is False
+    assert plan.outputs["storage"]["home"]["source"] == "10.255.0.2:/homes"
+
+
+STATEFUL = slices("v6e", "4x4") + (
+    "storage:\n"
+    "  - {name: data, kind: lustre, capacity_gib: 18000, throughput_mbps_per_tib: 500}\n"
+    "  - {name: home, kind: filestore, tier: ZONAL, capacity_gib: 1024}\n"
+    "  - {name: keep, kind: filestore, tier: ZONAL, capacity_gib: 1024, protect: true}\n"
+    "  - {name: loose, kind: lustre, capacity_gib: 18000, throughput_mbps_per_tib: 500, protect: false}\n"
+    "environments:\n  dev: {}\n  prod: {}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("env", "protected"),
+    [
+        (
+            "prod",
+            {
+                "st-cluster-artifacts-bucket",
+                "st-cluster-data-fs",
+                "st-cluster-home-share",
+                "st-cluster-keep-share",
+            },
+        ),
+        ("dev", {"st-cluster-keep-share"}),
+    ],
+)
+def test_stateful_resources_are_protected_in_prod_or_when_flagged(env: str, protected: set[str]) -> None:
+    plan = gcp_plan(STATEFUL, name="st", env=env)
+    assert {r.name for r in plan.resources if r.protect} == protected
+    shares = {r.name: r.inputs["deletionProtectionEnabled"] for r in all_of(plan, FILESTORE)}
+    assert {n for n, on in shares.items() if on} == protected & set(shares)
+
+
+def test_cluster_bucket_is_private_uniform_and_versioned() -> None:
+    plan = gcp_plan(slices("v6e", "4x4"), name="bk")
+    bucket = one(plan, "gcp:storage/bucket:Bucket").inputs
+    assert {
+        k: bucket[k]
+        for k in (
+            "location",
+            "uniformBucketLevelAccess",
+            "publicAccessPrevention",
+            "versioning",
+            "forceDestroy",
+        )
+    } == {
+        "location": "US-CENTRAL1",
+        "uniformBucketLevelAccess": True,
+        "publicAccessPrevention": "enforced",
+        "versioning": {"enabled": True},
+        "forceDestroy": False,
+    }
+    assert "encryption" not in bucket  # Google-managed keys
+
+
+BUDGETED = (
+    GCP_HEAD.format(name="bud-cluster", zone="us-central1-b")
+    + GCP_PROJECT
+    + slices("v6e", "4x4")
+    + "budget: {max_hourly_usd: 100, alert_emails: [a@example.com, ops@example.org]}\n"
+)
+
+
+def test_budget_needs_a_billing_account_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    notes: list[str] = []
+    monkeypatch.setattr(pulumi.log, "info", lambda message, *args, **kwargs: notes.append(message))
+    plan = gcp_plan(
+        slices("v6e", "4x4") + "budget: {max_monthly_usd: 50000, alert_emails: [a@example.com]}\n",
+        name="nobud",
+    )
+    assert all_of(plan, BUDGET) == []
+    assert all_of(plan, "gcp:monitoring/notificationChannel:NotificationChannel") == []
+    assert notes == [
+        "budget: no GCP budget created; set the stack config clusterfab:billingAccount "
+        "to a billing account id to get a $50,000/month budget with e-mail alerts"
+    ]
+
+
+def test_budget_with_a_billing_account() -> None:
+    plan = plan_configured(BUDGETED, (("clusterfab:billingAccount", "000000-AAAAAA-BBBBBB"),))
+    budget = one(plan, BUDGET).inputs
+    assert budget["billingAccount"] == "000000-AAAAAA-BBBBBB"
+    assert budget["amount"] == {"specifiedAmount": {"currencyCode": "USD", "units": "73000"}}
+    assert budget["thresholdRules"] == [{"thresholdPercent": 0.8}, {"thresholdPercent": 1}]
+    assert budget["budgetFilter"] == {
+        "projects": ["projects/123456789"],
+        "labels": {"clusterfab-blueprint": "bud-cluster"},
+        "calendarPeriod": "MONTH",
+    }
+    channels = {
+        r.name: r.inputs for r in all_of(plan, "gcp:monitoring/notificationChannel:NotificationChannel")
+    }
+    assert {n: (c["type"], c["labels"]) for n, c in channels.items()} == {
+        "bud-cluster-budget-email-a-example-com": ("email", {"email_address": "a@example.com"}),
+        "bud-cluster-budget-email-ops-example-org": ("email", {"email_address": "ops@example.org"}),
+    }
+    assert budget["allUpdatesRule"] == {
+        "monitoringNotificationChannels": [f"{n}-id" for n in sorted(channels)],
+    }
