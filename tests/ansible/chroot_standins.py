@@ -1,0 +1,635 @@
+"""Stand-ins for the NVIDIA, AWS and Google software the roles install.
+
+Packages carry the real names and version formats (``nvidia-open 580.95.05-1``,
+``libnccl2 2.27.5-1+cuda13.0``, ``datacenter-gpu-manager-4-core 1:4.4.1-1`` ...) but contain only
+small files: unit files, and scripts that print canned output in the real tools' formats. Every
+pinned package also exists in a newer version, so a role that forgets to pin installs the wrong one.
+The apt repositories are signed with a throw-away key, so the roles' Signed-By handling is exercised
+for real. Everything is built under one directory that tests copy to ``/srv/clusterfab-standins``
+inside each root file system.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from pathlib import Path
+
+MOUNT = "/srv/clusterfab-standins"
+CANNED = "/usr/share/clusterfab-standin"
+
+DRIVER = "580.95.05"
+DRIVER_NEWER = "580.105.08"
+CUDA = "13.0.1"
+CUDA_NEWER = "13.0.2"
+NCCL = "2.27.5"
+NCCL_NEWER = "2.28.3"
+NCCL_CUDA = "13.0"
+DCGM = "4.4.1"
+DCGM_NEWER = "4.5.0"
+DCGM_EXPORTER = "4.5.0"
+DCGM_EXPORTER_NEWER = "4.6.0"
+GIB = "1.1.0"
+GIB_NEWER = "1.1.2"
+TCPXO_HELPER = "1.0.4"
+TCPXO_HELPER_NEWER = "1.0.5"
+LUSTRE = "2.15.6"
+DOCA = "2.9.1"
+DOCA_OFED = "24.10-1.1.4.0"
+EFA_INSTALLER = "1.51.0"
+NODE_EXPORTER = "1.9.1"
+GPU_COUNT = 8
+
+# What the stand-in EFA installer installs, as (package, version, architecture).
+EFA_DEBS = (
+    ("libfabric1-aws", "2.7.0amzn2.0", "amd64"),
+    ("efa-config", "1.18-1", "all"),
+    ("libnccl-ofi", "1.22.0-1", "amd64"),
+)
+
+
+@dataclass(frozen=True)
+class Deb:
+    """A stand-in Debian package."""
+
+    name: str
+    version: str
+    arch: str = "amd64"
+    depends: tuple[str, ...] = ()
+    files: Mapping[str, str] = field(default_factory=dict)
+    executables: frozenset[str] = frozenset()
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}_{self.version.split(':')[-1]}_{self.arch}.deb"
+
+    def control(self) -> str:
+        lines = [
+            f"Package: {self.name}",
+            f"Version: {self.version}",
+            f"Architecture: {self.arch}",
+            "Maintainer: clusterfab tests <standin@clusterfab.invalid>",
+        ]
+        if self.depends:
+            lines.append(f"Depends: {', '.join(self.depends)}")
+        lines.append(f"Description: clusterfab test stand-in for {self.name}")
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Standins:
+    """Paths and checksums of the built stand-ins (paths are relative to the build directory)."""
+
+    root: Path
+    efa_tarball_sha256: str
+    node_exporter_sha256: str
+
+    @property
+    def efa_tarball(self) -> str:
+        return f"efa/aws-efa-installer-{EFA_INSTALLER}.tar.gz"
+
+    @property
+    def node_exporter_tarball(self) -> str:
+        return f"node_exporter/node_exporter-{NODE_EXPORTER}.linux-amd64.tar.gz"
+
+
+# ---------------------------------------------------------------- canned tool output
+
+
+def nvidia_smi_query(driver: str = DRIVER, gpus: int = GPU_COUNT) -> str:
+    """``nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader,nounits``."""
+    return "".join(f"{index}, NVIDIA H100 80GB HBM3, {driver}, 81559\n" for index in range(gpus))
+
+
+def nvidia_smi_summary(driver: str = DRIVER, gpus: int = GPU_COUNT) -> str:
+    """The default ``nvidia-smi`` table (header and first GPU rows)."""
+    rows = [
+        "+-----------------------------------------------------------------------------------------+",
+        f"| NVIDIA-SMI {driver}              Driver Version: {driver}      CUDA Version: 13.0     |",
+        "|-----------------------------------------+------------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "|=========================================+========================+======================|",
+    ]
+    for index in range(gpus):
+        rows.append(
+            f"|   {index}  NVIDIA H100 80GB HBM3          On  |   00000000:{0x53 + index:02X}:00.0 Off |"
+            "                    0 |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def dcgmi_diag(level: int = 1, failures: Mapping[str, str] | None = None) -> str:
+    """``dcgmi diag -r <level>`` output; ``failures`` maps test names to their Fail text."""
+    failures = failures or {}
+
+    def row(name: str, default: str) -> str:
+        return f"| {name:<25} | {failures.get(name, default):<46} |"
+
+    lines = [
+        "Successfully ran diagnostic for group.",
+        "+---------------------------+------------------------------------------------+",
+        "| Diagnostic                | Result                                         |",
+        "+===========================+================================================+",
+        "|-----  Metadata  ----------+------------------------------------------------|",
+        f"| {'DCGM Version':<25} | {DCGM:<46} |",
+        f"| {'Driver Version Detected':<25} | {DRIVER:<46} |",
+        f"| {'GPU Device IDs Detected':<25} | {','.join(['2330'] * GPU_COUNT):<46} |",
+        "|-----  Deployment  --------+------------------------------------------------|",
+    ]
+    for name in (
+        "Denylist",
+        "NVML Library",
+        "CUDA Main Library",
+        "Permissions and OS Blocks",
+        "Persistence Mode",
+        "Environment Variables",
+        "Page Retirement/Row Remap",
+        "Graphics Processes",
+        "Inforom",
+    ):
+        lines.append(row(name, "Pass"))
+    if level >= 2:
+        lines.append("+-----  Integration  -------+------------------------------------------------+")
+        lines.append(row("PCIe", "Pass - All"))
+        lines.append("+-----  Hardware  ----------+------------------------------------------------+")
+        lines.append(row("GPU Memory", "Pass - All"))
+    lines.append("+---------------------------+------------------------------------------------+")
+    return "\n".join(lines) + "\n"
+
+
+def all_reduce_perf(peak_busbw_gbytes: float, gpus: int = GPU_COUNT, wrong: int = 0) -> str:
+    """nccl-tests ``all_reduce_perf -b 8M -e 8G -f 2 -g <gpus>`` output peaking at the given busbw."""
+    header = [
+        "# nThread 1 nGpus 8 minBytes 8388608 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 "
+        "agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ]
+    header += [
+        f"#  Rank {rank:2d} Group  0 Pid   4242 on  node-0 device {rank:2d} [0x{0x53 + rank:02x}] "
+        "NVIDIA H100 80GB HBM3"
+        for rank in range(gpus)
+    ]
+    header += [
+        "#",
+        "#                                                              out-of-place"
+        "                       in-place          ",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
+        "     (us)  (GB/s)  (GB/s)       ",
+    ]
+    factor = 2 * (gpus - 1) / gpus
+    rows = []
+    size = 8 * 1024 * 1024
+    sizes = []
+    while size <= 8 * 1024**3:
+        sizes.append(size)
+        size *= 2
+    busbws = []
+    for position, size in enumerate(sizes):
+        # Bandwidth ramps up with message size and reaches the peak at the largest one.
+        busbw = peak_busbw_gbytes * (0.55 + 0.45 * position / (len(sizes) - 1))
+        busbws.append(busbw)
+        algbw = busbw / factor
+        time_us = size / (algbw * 1e3)
+        row_wrong = wrong if size == sizes[-1] else 0
+        rows.append(
+            f"{size:>12d} {size // 4:>13d}     float     sum      -1 {time_us:8.1f} {algbw:7.2f} {busbw:7.2f}"
+            f" {row_wrong:6d} {time_us:8.1f} {algbw:7.2f} {busbw:7.2f} {row_wrong:6d}"
+        )
+    footer = [
+        f"# Out of bounds values : {wrong} {'FAILED' if wrong else 'OK'}",
+        f"# Avg bus bandwidth    : {sum(busbws) / len(busbws):.4f} ",
+        "#",
+        "",
+    ]
+    return "\n".join(header + rows + footer)
+
+
+# ---------------------------------------------------------------- stand-in executables
+
+
+def _script(body: str) -> str:
+    return "#!/bin/sh\n# clusterfab test stand-in; prints canned output in the real tool's format.\n" + body
+
+
+def _unit(description: str, exec_start: str) -> str:
+    return (
+        f"[Unit]\nDescription={description} (clusterfab stand-in)\n\n"
+        f"[Service]\nExecStart={exec_start}\n\n[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
+NVIDIA_SMI = _script(
+    f'case "$*" in\n  *--query-gpu=*) exec cat {CANNED}/nvidia-smi/query-gpu.csv ;;\n'
+    f"  *) exec cat {CANNED}/nvidia-smi/summary.txt ;;\nesac\n"
+)
+DCGMI = _script(
+    'if [ "$1" != diag ]; then echo "dcgmi stand-in: only diag is supported" >&2; exit 2; fi\n'
+    f'echo "$*" > {CANNED}/dcgmi/last-args\n'
+    f"cat {CANNED}/dcgmi/diag.txt\n"
+    f'exit "$(cat {CANNED}/dcgmi/diag.rc)"\n'
+)
+
+
+def all_reduce_perf_script(canned_output: str) -> str:
+    """An all_reduce_perf stand-in that records its arguments and prints ``canned_output``."""
+    return _script(f'echo "$*" > {canned_output}.args\nexec cat {canned_output}\n')
+
+
+def _driver_debs(version: str) -> list[Deb]:
+    # Loose >= dependencies, like the real metapackages: only the apt pin keeps them on `version`.
+    return [
+        Deb(
+            "nvidia-open",
+            f"{version}-1",
+            depends=(f"nvidia-driver-cuda (>= {version})", f"nvidia-persistenced (>= {version})"),
+        ),
+        Deb(
+            "cuda-drivers",
+            f"{version}-1",
+            depends=(f"nvidia-driver-cuda (>= {version})", f"nvidia-persistenced (>= {version})"),
+        ),
+        Deb(
+            "nvidia-driver-cuda",
+            f"{version}-1",
+            files={
+                "/usr/bin/nvidia-smi": NVIDIA_SMI,
+                f"{CANNED}/nvidia-smi/query-gpu.csv": nvidia_smi_query(version),
+                f"{CANNED}/nvidia-smi/summary.txt": nvidia_smi_summary(version),
+            },
+            executables=frozenset({"/usr/bin/nvidia-smi"}),
+        ),
+        Deb(
+            "nvidia-persistenced",
+            f"{version}-1",
+            files={
+                "/usr/bin/nvidia-persistenced": _script("exit 0\n"),
+                "/lib/systemd/system/nvidia-persistenced.service": _unit(
+                    "NVIDIA Persistence Daemon",
+                    "/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode",
+                ),
+            },
+            executables=frozenset({"/usr/bin/nvidia-persistenced"}),
+        ),
+        Deb(
+            f"nvidia-fabricmanager-{version.split('.', maxsplit=1)[0]}",
+            f"{version}-1",
+            files={
+                "/usr/bin/nv-fabricmanager": _script("exit 0\n"),
+                "/lib/systemd/system/nvidia-fabricmanager.service": _unit(
+                    "NVIDIA fabric manager service", "/usr/bin/nv-fabricmanager"
+                ),
+            },
+            executables=frozenset({"/usr/bin/nv-fabricmanager"}),
+        ),
+    ]
+
+
+def _cuda_repo_debs() -> list[Deb]:
+    debs: list[Deb] = []
+    for version in (DRIVER, DRIVER_NEWER):
+        debs += _driver_debs(version)
+    for version in (CUDA, CUDA_NEWER):
+        debs.append(
+            Deb(
+                "cuda-toolkit-13-0",
+                f"{version}-1",
+                files={
+                    "/usr/local/cuda-13.0/bin/nvcc": _script(
+                        f'echo "Cuda compilation tools, release 13.0, V{version}"\n'
+                    )
+                },
+                executables=frozenset({"/usr/local/cuda-13.0/bin/nvcc"}),
+            )
+        )
+    for version in (NCCL, NCCL_NEWER):
+        full = f"{version}-1+cuda{NCCL_CUDA}"
+        debs.append(
+            Deb("libnccl2", full, files={"/usr/lib/x86_64-linux-gnu/libnccl.so.2": f"stand-in {full}\n"})
+        )
+        debs.append(
+            Deb(
+                "libnccl-dev",
+                full,
+                depends=(f"libnccl2 (= {full})",),
+                files={"/usr/include/nccl.h": f"/* stand-in {full} */\n"},
+            )
+        )
+    for version in (DCGM, DCGM_NEWER):
+        full = f"1:{version}-1"
+        debs.append(
+            Deb(
+                "datacenter-gpu-manager-4-core",
+                full,
+                files={
+                    "/usr/bin/dcgmi": DCGMI,
+                    "/usr/bin/nv-hostengine": _script("exit 0\n"),
+                    "/lib/systemd/system/nvidia-dcgm.service": _unit(
+                        "NVIDIA DCGM service", "/usr/bin/nv-hostengine -n --service-account nvidia-dcgm"
+                    ),
+                    f"{CANNED}/dcgmi/diag.txt": dcgmi_diag(),
+                    f"{CANNED}/dcgmi/diag.rc": "0\n",
+                },
+                executables=frozenset({"/usr/bin/dcgmi", "/usr/bin/nv-hostengine"}),
+            )
+        )
+        debs.append(
+            Deb(
+                "datacenter-gpu-manager-4-cuda13",
+                full,
+                depends=(f"datacenter-gpu-manager-4-core (= {full})",),
+                files={"/usr/share/datacenter-gpu-manager-4/cuda13": f"stand-in {full}\n"},
+            )
+        )
+    for version in (DCGM_EXPORTER, DCGM_EXPORTER_NEWER):
+        debs.append(
+            Deb(
+                "datacenter-gpu-manager-exporter",
+                f"{version}-1",
+                depends=("datacenter-gpu-manager-4-core",),
+                files={"/usr/bin/dcgm-exporter": _script(f'echo "dcgm-exporter {version}"\n')},
+                executables=frozenset({"/usr/bin/dcgm-exporter"}),
+            )
+        )
+    return debs
+
+
+GIB_SET_NCCL_ENV = (
+    "export NCCL_NET=gIB\n"
+    "export NCCL_CROSS_NIC=0\n"
+    "export NCCL_NET_GDR_LEVEL=PIX\n"
+    "export NCCL_IB_ADAPTIVE_ROUTING=1\n"
+    "export NCCL_IB_QPS_PER_CONNECTION=4\n"
+    "export NCCL_IB_TC=52\n"
+    "export NCCL_IB_FIFO_TC=84\n"
+)
+
+
+def _gib_debs() -> list[Deb]:
+    return [
+        Deb(
+            "nccl-gib",
+            f"{version}-1",
+            depends=("libibverbs1",),
+            files={
+                "/usr/local/gib/lib64/libnccl-net.so": f"stand-in nccl-gib {version}\n",
+                "/usr/local/gib/scripts/set_nccl_env.sh": GIB_SET_NCCL_ENV,
+            },
+        )
+        for version in (GIB, GIB_NEWER)
+    ]
+
+
+def _tcpxo_debs() -> list[Deb]:
+    return [
+        Deb(
+            "dmabuf-import-helper",
+            f"{version}-1",
+            arch="all",
+            files={"/usr/src/import-helper-" + version + "/dkms.conf": 'PACKAGE_NAME="import-helper"\n'},
+        )
+        for version in (TCPXO_HELPER, TCPXO_HELPER_NEWER)
+    ]
+
+
+def _doca_debs() -> list[Deb]:
+    return [
+        Deb(
+            "doca-ofed",
+            f"{DOCA_OFED}-1",
+            depends=("libibverbs1",),
+            files={"/usr/share/doc/doca-ofed/VERSION": f"{DOCA}\n"},
+        )
+    ]
+
+
+def _lustre_debs(kernel_release: str) -> list[Deb]:
+    return [
+        Deb(
+            f"lustre-client-modules-{kernel_release}",
+            f"{LUSTRE}-1",
+            files={f"/lib/modules/{kernel_release}/updates/fs/lustre/lustre.ko": "stand-in\n"},
+        )
+    ]
+
+
+def _efa_debs() -> list[Deb]:
+    files = {
+        "libfabric1-aws": {
+            "/opt/amazon/efa/lib/libfabric.so.1": "stand-in libfabric\n",
+            "/etc/ld.so.conf.d/000_efa.conf": "/opt/amazon/efa/lib\n",
+        },
+        "efa-config": {"/etc/security/limits.d/01_efa.conf": "*    hard    memlock    unlimited\n"},
+        "libnccl-ofi": {
+            "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net.so": "stand-in aws-ofi-nccl\n"
+        },
+    }
+    return [Deb(name, version, arch=arch, files=files[name]) for name, version, arch in EFA_DEBS]
+
+
+EFA_INSTALLER_SH = f"""#!/bin/bash
+# clusterfab test stand-in for AWS's efa_installer.sh: same layout, flags and record file.
+set -euo pipefail
+yes=0
+for arg in "$@"; do
+  case "$arg" in
+    -y|--yes) yes=1 ;;
+    --skip-kmod|--skip-limit-conf|--minimal|--no-verify) ;;
+    *) echo "efa_installer.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
+if [ "$yes" != 1 ]; then echo "efa_installer.sh: refusing to run without -y" >&2; exit 1; fi
+cd "$(dirname "$0")"
+. /etc/os-release
+dir="DEBS/$(echo "$ID$VERSION_ID" | tr 'a-z' 'A-Z' | tr -d .)/$(uname -m)"
+if [ ! -d "$dir" ]; then echo "efa_installer.sh: no packages for $dir" >&2; exit 1; fi
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ./"$dir"/*.deb
+mkdir -p /opt/amazon
+{{
+  echo "# EFA installer version: {EFA_INSTALLER}"
+  echo "# Debug packages installed: no"
+  echo "# Packages installed:"
+  for deb in "$dir"/*.deb; do basename "$deb" .deb; done
+}} > /opt/amazon/efa_installed_packages
+echo "$*" >> /var/log/clusterfab-standin-efa-installer.log
+echo "EFA installation complete."
+"""
+
+
+# ---------------------------------------------------------------- building
+
+
+class SigningKey:
+    """A throw-away OpenPGP key in its own GnuPG home, for signing the stand-in repositories."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        home.chmod(0o700)
+        self._gpg(
+            "--quick-gen-key",
+            "clusterfab stand-in repositories <standin@clusterfab.invalid>",
+            "ed25519",
+            "sign",
+            "never",
+        )
+
+    def armored_public_key(self) -> str:
+        return self._gpg("--armor", "--export")
+
+    def clearsign(self, source: Path, dest: Path) -> None:
+        self._gpg("--digest-algo", "SHA256", "--clearsign", "--output", str(dest), str(source))
+
+    def close(self) -> None:
+        subprocess.run(
+            ["gpgconf", "--homedir", str(self.home), "--kill", "gpg-agent"],
+            capture_output=True,
+            check=False,
+        )
+
+    def _gpg(self, *args: str) -> str:
+        argv = ["gpg", "--homedir", str(self.home), "--batch", "--yes", "--pinentry-mode", "loopback"]
+        argv += ["--passphrase", "", *args]
+        completed = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if completed.returncode != 0:
+            raise RuntimeError(f"gpg {' '.join(args)} failed: {completed.stderr}")
+        return completed.stdout
+
+
+def build_deb(deb: Deb, out_dir: Path) -> Path:
+    """Build ``deb`` into ``out_dir`` with dpkg-deb and return the .deb path."""
+    with tempfile.TemporaryDirectory() as scratch:
+        tree = Path(scratch) / deb.name
+        (tree / "DEBIAN").mkdir(parents=True)
+        (tree / "DEBIAN/control").write_text(deb.control())
+        for path, content in deb.files.items():
+            target = tree / path.lstrip("/")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+            target.chmod(0o755 if path in deb.executables else 0o644)
+        out = out_dir / deb.filename
+        completed = subprocess.run(
+            ["dpkg-deb", "--root-owner-group", "-Zgzip", "-z1", "--build", str(tree), str(out)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"dpkg-deb failed for {deb.name}: {completed.stderr}")
+    return out
+
+
+def _file_hashes(path: Path) -> tuple[int, str, str]:
+    data = path.read_bytes()
+    return len(data), hashlib.md5(data).hexdigest(), hashlib.sha256(data).hexdigest()
+
+
+def _packages_index(debs: Sequence[tuple[Deb, Path]], base: Path) -> str:
+    stanzas = []
+    for deb, path in debs:
+        size, md5, sha256 = _file_hashes(path)
+        filename = path.relative_to(base).as_posix()
+        stanzas.append(
+            deb.control() + f"Filename: {filename}\nSize: {size}\nMD5sum: {md5}\nSHA256: {sha256}\n"
+        )
+    return "\n".join(stanzas)
+
+
+def _release(fields: Mapping[str, str], indexes: Iterable[Path], base: Path) -> str:
+    lines = [f"{key}: {value}" for key, value in fields.items()]
+    lines.append(f"Date: {formatdate(usegmt=True)}")
+    lines.append("SHA256:")
+    for index in indexes:
+        size, _, sha256 = _file_hashes(index)
+        lines.append(f" {sha256} {size:>8d} {index.relative_to(base).as_posix()}")
+    return "\n".join(lines) + "\n"
+
+
+def write_apt_repo(
+    dest: Path, debs: Sequence[Deb], key: SigningKey, *, suite: str | None, arch: str = "amd64"
+) -> None:
+    """Write a signed apt repository: flat (``suite=None``) or with dists/<suite>/main."""
+    dest.mkdir(parents=True)
+    pool = dest if suite is None else dest / "pool/main"
+    pool.mkdir(parents=True, exist_ok=True)
+    built = [(deb, build_deb(deb, pool)) for deb in debs]
+    index_dir = dest if suite is None else dest / f"dists/{suite}/main/binary-{arch}"
+    index_dir.mkdir(parents=True, exist_ok=True)
+    text = _packages_index(built, dest)
+    (index_dir / "Packages").write_text(text)
+    (index_dir / "Packages.gz").write_bytes(gzip.compress(text.encode()))
+    release_dir = dest if suite is None else dest / f"dists/{suite}"
+    fields = {"Origin": "clusterfab-standin", "Label": "clusterfab-standin", "Architectures": arch}
+    if suite is not None:
+        fields.update({"Suite": suite, "Codename": suite, "Components": "main"})
+    release = release_dir / "Release"
+    release.write_text(_release(fields, [index_dir / "Packages", index_dir / "Packages.gz"], release_dir))
+    key.clearsign(release, release_dir / "InRelease")
+
+
+def _tarball(dest: Path, members: Mapping[str, tuple[bytes, int]]) -> str:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(dest, "w:gz") as archive:
+        for name, (data, mode) in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = mode
+            archive.addfile(info, io.BytesIO(data))
+    return hashlib.sha256(dest.read_bytes()).hexdigest()
+
+
+def build_standins(dest: Path, kernel_release: str) -> Standins:
+    """Build every repository and tarball under ``dest`` (which must not exist)."""
+    dest.mkdir(parents=True)
+    key = SigningKey(Path(tempfile.mkdtemp(prefix="cfab-gpg-")))
+    try:
+        (dest / "keys").mkdir()
+        (dest / "keys/standin.asc").write_text(key.armored_public_key())
+        write_apt_repo(dest / "cuda", _cuda_repo_debs(), key, suite=None)
+        write_apt_repo(dest / "gib", _gib_debs(), key, suite="gpudirect-gib-apt")
+        write_apt_repo(dest / "tcpxo", _tcpxo_debs(), key, suite="gpudirect-tcpxo-apt", arch="all")
+        write_apt_repo(dest / "lustre", _lustre_debs(kernel_release), key, suite="bookworm")
+        write_apt_repo(dest / "doca", _doca_debs(), key, suite=None)
+    finally:
+        key.close()
+        shutil.rmtree(key.home, ignore_errors=True)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        members: dict[str, tuple[bytes, int]] = {
+            "aws-efa-installer/efa_installer.sh": (EFA_INSTALLER_SH.encode(), 0o755),
+        }
+        for deb in _efa_debs():
+            path = build_deb(deb, Path(scratch))
+            members[f"aws-efa-installer/DEBS/DEBIAN12/x86_64/{deb.filename}"] = (path.read_bytes(), 0o644)
+        efa_sha = _tarball(dest / f"efa/aws-efa-installer-{EFA_INSTALLER}.tar.gz", members)
+
+    top = f"node_exporter-{NODE_EXPORTER}.linux-amd64"
+    node_exporter_sha = _tarball(
+        dest / f"node_exporter/{top}.tar.gz",
+        {
+            f"{top}/node_exporter": (
+                _script(f'echo "node_exporter, version {NODE_EXPORTER}"\n').encode(),
+                0o755,
+            ),
+            f"{top}/LICENSE": (b"Apache License 2.0 (stand-in)\n", 0o644),
+        },
+    )
+    return Standins(root=dest, efa_tarball_sha256=efa_sha, node_exporter_sha256=node_exporter_sha)
+
+
+DOCKER = _script('echo "Docker version 27.5.1, build stand-in"\n')
+
+
+def install_into(standins: Standins, rootfs: Path) -> None:
+    """Copy the stand-ins to /srv/clusterfab-standins inside ``rootfs``."""
+    shutil.copytree(standins.root, rootfs / MOUNT.lstrip("/"))

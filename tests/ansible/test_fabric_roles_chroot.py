@@ -1,0 +1,219 @@
+"""The fabric roles the two full variants do not cover, each run alone (by its tag) into its own copy
+of the golden root file system, twice. The images these roles target carry Docker, so a stand-in
+``/usr/bin/docker`` is placed first (except where its absence is the point).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import chroot_standins as standins
+import chroot_variants as variants
+import pytest
+from chroot_runs import TIMINGS, run_in_chroot
+
+from clusterfab.provision.runner import PlaybookEvent, PlaybookResult
+
+pytestmark = pytest.mark.ansible
+
+MANAGED = "#\n# Managed by clusterfab (Ansible). Local changes are overwritten on the next run.\n#\n"
+
+
+@dataclass
+class FabricRun:
+    role: str
+    rootfs: Path
+    first: PlaybookResult
+    second: PlaybookResult
+    first_events: list[PlaybookEvent]
+
+    def path(self, inside: str) -> Path:
+        return self.rootfs / inside.lstrip("/")
+
+    def output(self, *argv: str) -> str:
+        return subprocess.run(
+            ["chroot", str(self.rootfs), *argv], capture_output=True, text=True, check=True
+        ).stdout
+
+
+def install_docker(rootfs: Path) -> None:
+    docker = rootfs / "usr/bin/docker"
+    docker.write_text(standins.DOCKER)
+    docker.chmod(0o755)
+
+
+def apply_fabric_role(role: str, rootfs: Path, built: standins.Standins) -> FabricRun:
+    extravars = variants.FABRIC_ONLY_VARIANTS[role](built)
+    events: list[PlaybookEvent] = []
+    first = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=[role], on_event=events.append)
+    assert first.succeeded, first.failed_tasks
+    second = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=[role])
+    TIMINGS[f"{role}_only_first_run_s"] = round(first.duration_s, 1)
+    TIMINGS[f"{role}_only_second_run_s"] = round(second.duration_s, 1)
+    return FabricRun(role, rootfs, first, second, events)
+
+
+@pytest.fixture(scope="module")
+def tcpxo_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
+    rootfs = fresh_rootfs("tcpxo")
+    install_docker(rootfs)
+    return apply_fabric_role("gpudirect_tcpxo", rootfs, built_standins)
+
+
+@pytest.fixture(scope="module")
+def tcpx_without_docker(
+    fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins
+) -> tuple[Path, PlaybookResult]:
+    rootfs = fresh_rootfs("tcpx")
+    extravars = variants.FABRIC_ONLY_VARIANTS["gpudirect_tcpx"](built_standins)
+    return rootfs, run_in_chroot("gpu_node.yml", rootfs, extravars, tags=["gpudirect_tcpx"])
+
+
+@pytest.fixture(scope="module")
+def tcpx_node(
+    tcpx_without_docker: tuple[Path, PlaybookResult], built_standins: standins.Standins
+) -> FabricRun:
+    rootfs, _ = tcpx_without_docker
+    install_docker(rootfs)
+    return apply_fabric_role("gpudirect_tcpx", rootfs, built_standins)
+
+
+@pytest.fixture(scope="module")
+def infiniband_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
+    return apply_fabric_role("infiniband", fresh_rootfs("infiniband"), built_standins)
+
+
+@pytest.fixture(params=["tcpxo_node", "tcpx_node", "infiniband_node"])
+def fabric_node(request: pytest.FixtureRequest) -> FabricRun:
+    run: FabricRun = request.getfixturevalue(request.param)
+    return run
+
+
+def test_second_run_changes_nothing(fabric_node: FabricRun) -> None:
+    assert fabric_node.first.hosts["node"].changed > 0
+    assert fabric_node.second.succeeded, fabric_node.second.failed_tasks
+    assert fabric_node.second.hosts["node"].changed == 0
+
+
+def test_only_the_tagged_role_ran(fabric_node: FabricRun) -> None:
+    roles = {event.role for event in fabric_node.first_events if event.kind == "runner_on_ok" and event.role}
+    assert roles == {fabric_node.role}
+
+
+def test_tcpxo_helper_is_pinned_held_and_loaded_at_boot(tcpxo_node: FabricRun) -> None:
+    versions = tcpxo_node.output("dpkg-query", "-W", "-f", "${Version}", "dmabuf-import-helper")
+    assert versions == f"{standins.TCPXO_HELPER}-1"
+    assert tcpxo_node.output("apt-mark", "showhold").split() == ["dmabuf-import-helper"]
+    assert tcpxo_node.path("/etc/modules-load.d/clusterfab-tcpxo.conf").read_text() == "import-helper\n"
+    sources = tcpxo_node.path("/etc/apt/sources.list.d/clusterfab-gpudirect-tcpxo.sources").read_text()
+    assert "Suites: gpudirect-tcpxo-apt\nComponents: main\nArchitectures: all\n" in sources
+    # A file: repository needs no Artifact Registry transport.
+    assert not tcpxo_node.path(
+        "/etc/apt/sources.list.d/clusterfab-artifact-registry-transport.sources"
+    ).exists()
+
+
+def test_tcpxo_units_run_the_paired_images(tcpxo_node: FabricRun) -> None:
+    wants = tcpxo_node.path("/etc/systemd/system/multi-user.target.wants")
+    for unit in (
+        "clusterfab-tcpxo-aperture.service",
+        "clusterfab-tcpxo-nccl-plugin.service",
+        "clusterfab-tcpxo-rxdm.service",
+    ):
+        assert str((wants / unit).readlink()) == f"/etc/systemd/system/{unit}"
+    plugin = tcpxo_node.path("/etc/systemd/system/clusterfab-tcpxo-nccl-plugin.service").read_text()
+    assert (
+        "ExecStart=/usr/bin/docker run --rm --name clusterfab-tcpxo-nccl-installer --network=host "
+        "--volume /var/lib:/var/lib "
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15 "
+        "install --install-nccl\n"
+    ) in plugin
+    rxdm = tcpxo_node.path("/etc/systemd/system/clusterfab-tcpxo-rxdm.service").read_text()
+    assert (
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21 --num_hops=2 --num_nics=8"
+        in rxdm
+    )
+    started = {
+        event.task: event.kind
+        for event in tcpxo_node.first_events
+        if event.task == "Start the TCPXO units" and event.kind not in ("runner_on_start",)
+    }
+    assert started == {"Start the TCPXO units": "runner_on_skipped"}
+
+
+def test_tcpxo_profile(tcpxo_node: FabricRun) -> None:
+    assert tcpxo_node.path("/etc/profile.d/nccl-fabric.sh").read_text() == MANAGED + (
+        "# NCCL over GPUDirect-TCPXO (FasTrak). The plugin installer writes nccl-env-profile.sh"
+        " with the tuned\n"
+        "# values for its release; it is sourced first and the interface selection follows.\n"
+        "if [ -r /var/lib/tcpxo/lib64/nccl-env-profile.sh ]; then\n"
+        "  . /var/lib/tcpxo/lib64/nccl-env-profile.sh\n"
+        "fi\n"
+        "export NCCL_FASTRAK_CTRL_DEV=enp0s12\n"
+        "export NCCL_FASTRAK_IFNAME=enp6s0,enp7s0,enp13s0,enp14s0,enp134s0,enp135s0,enp141s0,enp142s0\n"
+        "export NCCL_SOCKET_IFNAME=enp0s12\n"
+        "export NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY=/dev/aperture_devices\n"
+        'export LD_LIBRARY_PATH="/var/lib/tcpxo/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"\n'
+    )
+
+
+def test_tcpx_refuses_an_image_without_a_container_cli(
+    tcpx_without_docker: tuple[Path, PlaybookResult],
+) -> None:
+    _, result = tcpx_without_docker
+    [failure] = result.failed_tasks
+    assert failure.task == "Assert the container CLI is installed"
+    assert failure.message.startswith(
+        "The TCPX plugin installer and RxDM run as containers, but /usr/bin/docker does not exist."
+    )
+    assert result.hosts["node"].changed == 0
+
+
+def test_tcpx_profile_and_units(tcpx_node: FabricRun) -> None:
+    assert tcpx_node.path("/etc/profile.d/nccl-fabric.sh").read_text() == MANAGED + (
+        "# NCCL over GPUDirect-TCPX (A3 High); values from Google's Cluster Toolkit A3 High configuration.\n"
+        "export NCCL_NET=GPUDirectTCPX_v7\n"
+        "export NCCL_SOCKET_IFNAME=enp0s12\n"
+        "export NCCL_GPUDIRECTTCPX_CTRL_DEV=enp0s12\n"
+        "export NCCL_GPUDIRECTTCPX_SOCKET_IFNAME=enp6s0,enp12s0,enp134s0,enp140s0\n"
+        "export NCCL_CROSS_NIC=0\n"
+        "export NCCL_ALGO=Ring\n"
+        "export NCCL_PROTO=Simple\n"
+        "export NCCL_NSOCKS_PERTHREAD=4\n"
+        "export NCCL_SOCKET_NTHREADS=1\n"
+        "export NCCL_DYNAMIC_CHUNK_SIZE=524288\n"
+        "export NCCL_P2P_NET_CHUNKSIZE=524288\n"
+        "export NCCL_P2P_PCI_CHUNKSIZE=524288\n"
+        "export NCCL_P2P_NVL_CHUNKSIZE=1048576\n"
+        "export NCCL_BUFFSIZE=4194304\n"
+        "export NCCL_NET_GDR_LEVEL=PIX\n"
+        "export NCCL_P2P_PXN_LEVEL=0\n"
+        "export NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX=/run/tcpx\n"
+        "export NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS=500000\n"
+        'export LD_LIBRARY_PATH="/var/lib/tcpx/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"\n'
+    )
+    wants = tcpx_node.path("/etc/systemd/system/multi-user.target.wants")
+    assert sorted(path.name for path in wants.glob("clusterfab-tcpx-*")) == [
+        "clusterfab-tcpx-nccl-plugin.service",
+        "clusterfab-tcpx-rxdm.service",
+    ]
+
+
+def test_infiniband_stack(infiniband_node: FabricRun) -> None:
+    version = infiniband_node.output("dpkg-query", "-W", "-f", "${Version}", "doca-ofed")
+    assert version == f"{standins.DOCA_OFED}-1"
+    assert infiniband_node.output("apt-mark", "showhold").split() == ["doca-ofed"]
+    assert infiniband_node.path("/etc/modules-load.d/clusterfab-infiniband.conf").read_text() == (
+        MANAGED + "ib_umad\nrdma_ucm\nib_ipoib\n"
+    )
+    assert infiniband_node.path("/etc/profile.d/nccl-fabric.sh").read_text() == MANAGED + (
+        "# NCCL over InfiniBand with its native IB transport and GPUDirect RDMA; no network plugin.\n"
+        "export NCCL_SOCKET_IFNAME=eth0\n"
+    )
+    assert infiniband_node.path("/run/reboot-required").read_text() == (
+        f"*** System restart required: DOCA-OFED {standins.DOCA} ***\n"
+    )
+    assert not infiniband_node.path("/etc/systemd/system/multi-user.target.wants/opensm.service").exists()

@@ -1,0 +1,346 @@
+"""gpu_node.yml applied for real to debootstrapped Debian 12 root file systems.
+
+Two variants run through clusterfab's runner: an AWS p5-like node (open kernel modules, Fabric
+Manager, EFA, FSx for Lustre) and a GCP a3-ultra-like node (RoCE with gIB, Filestore over NFS).
+Each is applied twice; the second run must change nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import chroot_standins as standins
+import pytest
+from chroot_runs import NodeRun, run_in_chroot
+
+pytestmark = pytest.mark.ansible
+
+MANAGED = "#\n# Managed by clusterfab (Ansible). Local changes are overwritten on the next run.\n#\n"
+DRIVER_REVISION = f"{standins.DRIVER}-1"
+NCCL_REVISION = f"{standins.NCCL}-1+cuda{standins.NCCL_CUDA}"
+DCGM_REVISION = f"1:{standins.DCGM}-1"
+
+COMMON_VERSIONS = {
+    "nvidia-open": DRIVER_REVISION,
+    # Installed only as dependencies with ">=" constraints; the apt pin keeps them on the driver
+    # version although the repository also carries 580.105.08.
+    "nvidia-driver-cuda": DRIVER_REVISION,
+    "nvidia-persistenced": DRIVER_REVISION,
+    "nvidia-fabricmanager-580": DRIVER_REVISION,
+    "cuda-toolkit-13-0": f"{standins.CUDA}-1",
+    "libnccl2": NCCL_REVISION,
+    "libnccl-dev": NCCL_REVISION,
+    "datacenter-gpu-manager-4-core": DCGM_REVISION,
+    "datacenter-gpu-manager-4-cuda13": DCGM_REVISION,
+    "datacenter-gpu-manager-exporter": f"{standins.DCGM_EXPORTER}-1",
+}
+COMMON_HOLDS = {
+    "nvidia-open",
+    "nvidia-fabricmanager-580",
+    "cuda-toolkit-13-0",
+    "libnccl2",
+    "libnccl-dev",
+    "datacenter-gpu-manager-4-core",
+    "datacenter-gpu-manager-4-cuda13",
+    "datacenter-gpu-manager-exporter",
+}
+VARIANT_NODES = ["efa_node", "gib_node"]
+
+
+def chroot_output(node: NodeRun, *argv: str) -> str:
+    return subprocess.run(
+        ["chroot", str(node.rootfs), *argv], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def installed_versions(node: NodeRun, packages: list[str]) -> dict[str, str]:
+    output = chroot_output(node, "dpkg-query", "-W", "-f", "${Package} ${Version}\n", *packages)
+    return dict(line.split(" ", 1) for line in output.splitlines())
+
+
+@pytest.fixture(params=VARIANT_NODES)
+def node(request: pytest.FixtureRequest) -> NodeRun:
+    run: NodeRun = request.getfixturevalue(request.param)
+    return run
+
+
+def test_first_run_converges_the_node(node: NodeRun) -> None:
+    assert node.first.succeeded
+    assert list(node.first.hosts) == ["node"]
+    assert node.first.hosts["node"].failed == 0
+    assert node.first.hosts["node"].changed > 0
+    assert node.first.failed_tasks == ()
+
+
+def test_second_run_changes_nothing(node: NodeRun) -> None:
+    assert node.second.succeeded, node.second.failed_tasks
+    assert node.second.hosts["node"].changed == 0
+    assert node.second.hosts["node"].failed == 0
+
+
+def test_services_are_enabled_but_never_started_in_a_chroot(node: NodeRun) -> None:
+    start_tasks = {
+        "Start nvidia-persistenced",
+        "Start Fabric Manager",
+        "Start nvidia-dcgm",
+        "Start dcgm-exporter",
+        "Start node-exporter",
+        "Mount the file systems",
+    }
+    outcomes = {
+        event.task: event.kind
+        for event in node.first_events
+        if event.task in start_tasks
+        and event.kind.startswith("runner_on_")
+        and event.kind != "runner_on_start"
+    }
+    assert outcomes == dict.fromkeys(start_tasks, "runner_on_skipped")
+    handlers = {"Apply kernel parameters", "Rebuild initramfs", "Reboot host"}
+    handler_outcomes = {
+        event.task: event.kind
+        for event in node.first_events
+        if event.task in handlers and event.kind.startswith("runner_on_") and event.kind != "runner_on_start"
+    }
+    assert handler_outcomes == dict.fromkeys(handlers, "runner_on_skipped")
+    # The boot-time caller reboots on this flag once the play is over.
+    assert node.path("/run/reboot-required").read_text() == (
+        f"*** System restart required: NVIDIA driver {standins.DRIVER} ***\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fixture", "expected"),
+    [
+        pytest.param(
+            "efa_node",
+            {
+                **COMMON_VERSIONS,
+                "libfabric1-aws": "2.7.0amzn2.0",
+                "efa-config": "1.18-1",
+                "libnccl-ofi": "1.22.0-1",
+                f"lustre-client-modules-{os.uname().release}": f"{standins.LUSTRE}-1",
+            },
+            id="efa",
+        ),
+        pytest.param("gib_node", {**COMMON_VERSIONS, "nccl-gib": f"{standins.GIB}-1"}, id="gib"),
+    ],
+)
+def test_pinned_versions_are_installed(
+    fixture: str, expected: dict[str, str], request: pytest.FixtureRequest
+) -> None:
+    node: NodeRun = request.getfixturevalue(fixture)
+    assert installed_versions(node, sorted(expected)) == expected
+
+
+@pytest.mark.parametrize(
+    ("fixture", "extra_holds"),
+    [pytest.param("efa_node", set(), id="efa"), pytest.param("gib_node", {"nccl-gib"}, id="gib")],
+)
+def test_pinned_packages_are_held(
+    fixture: str, extra_holds: set[str], request: pytest.FixtureRequest
+) -> None:
+    node: NodeRun = request.getfixturevalue(fixture)
+    assert set(chroot_output(node, "apt-mark", "showhold").split()) == COMMON_HOLDS | extra_holds
+
+
+def test_efa_profile_is_the_modern_one(efa_node: NodeRun) -> None:
+    profile = efa_node.path("/etc/profile.d/nccl-fabric.sh").read_text()
+    assert profile == MANAGED + (
+        "# NCCL over AWS EFA through aws-ofi-nccl (plugin >= 1.7, libfabric >= 1.18)."
+        " FI_EFA_USE_DEVICE_RDMA,\n"
+        "# FI_PROVIDER and NCCL_PROTO were only needed by plugin <= 1.5; RDMAV_* must stay unset.\n"
+        'export LD_LIBRARY_PATH="/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu:/opt/amazon/efa/lib'
+        '${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"\n'
+    )
+
+
+def test_gib_profile_sources_google_env_then_selects_interfaces(gib_node: NodeRun) -> None:
+    profile = gib_node.path("/etc/profile.d/nccl-fabric.sh").read_text()
+    assert profile == MANAGED + (
+        "# NCCL over GPUDirect RDMA (RoCE) with Google's gIB plugin. set_nccl_env.sh carries Google's tuned\n"
+        "# values and changes with nccl-gib releases, so it is sourced first and only the interface\n"
+        "# selection and explicit overrides follow it.\n"
+        "if [ -r /usr/local/gib/scripts/set_nccl_env.sh ]; then\n"
+        "  . /usr/local/gib/scripts/set_nccl_env.sh\n"
+        "fi\n"
+        "export NCCL_NET=gIB\n"
+        "export NCCL_SOCKET_IFNAME=enp0s19,enp192s20\n"
+        'export LD_LIBRARY_PATH="/usr/local/gib/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"\n'
+    )
+    # The profile must work in a login shell on the node, with the package's script in place.
+    env = chroot_output(gib_node, "sh", "-c", ". /etc/profile.d/nccl-fabric.sh && env")
+    assert {"NCCL_NET=gIB", "NCCL_IB_TC=52", "NCCL_SOCKET_IFNAME=enp0s19,enp192s20"} <= set(env.splitlines())
+
+
+LIB_UNITS = "/lib/systemd/system"
+ETC_UNITS = "/etc/systemd/system"
+ENABLED_SERVICES = {
+    "multi-user.target.wants/nvidia-persistenced.service": f"{LIB_UNITS}/nvidia-persistenced.service",
+    "multi-user.target.wants/nvidia-fabricmanager.service": f"{LIB_UNITS}/nvidia-fabricmanager.service",
+    "multi-user.target.wants/nvidia-dcgm.service": f"{LIB_UNITS}/nvidia-dcgm.service",
+    "multi-user.target.wants/dcgm-exporter.service": f"{ETC_UNITS}/dcgm-exporter.service",
+    "multi-user.target.wants/node-exporter.service": f"{ETC_UNITS}/node-exporter.service",
+}
+NFS_UNIT = "mnt-filestore\\x2dhome.mount"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "units"),
+    [
+        pytest.param(
+            "efa_node",
+            {**ENABLED_SERVICES, "remote-fs.target.wants/fsx.mount": f"{ETC_UNITS}/fsx.mount"},
+            id="efa",
+        ),
+        pytest.param(
+            "gib_node",
+            {**ENABLED_SERVICES, f"remote-fs.target.wants/{NFS_UNIT}": f"{ETC_UNITS}/{NFS_UNIT}"},
+            id="gib",
+        ),
+    ],
+)
+def test_units_are_enabled(fixture: str, units: dict[str, str], request: pytest.FixtureRequest) -> None:
+    node: NodeRun = request.getfixturevalue(fixture)
+    links = {name: str(node.path(f"/etc/systemd/system/{name}").readlink()) for name in units}
+    assert links == units
+
+
+def test_lustre_mount_unit(efa_node: NodeRun) -> None:
+    assert efa_node.path("/etc/systemd/system/fsx.mount").read_text() == MANAGED + (
+        "[Unit]\n"
+        "Description=clusterfab lustre storage scratch\n"
+        "Wants=network-online.target\n"
+        "After=network-online.target\n"
+        "\n"
+        "[Mount]\n"
+        "What=fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh\n"
+        "Where=/fsx\n"
+        "Type=lustre\n"
+        "Options=noatime,flock,_netdev\n"
+        "\n"
+        "[Install]\n"
+        "WantedBy=remote-fs.target\n"
+    )
+
+
+def test_nfs_mount_unit_has_an_escaped_name_and_its_own_options(gib_node: NodeRun) -> None:
+    unit = gib_node.path("/etc/systemd/system/mnt-filestore\\x2dhome.mount").read_text()
+    assert "Where=/mnt/filestore-home\n" in unit
+    assert (
+        "What=10.20.0.2:/home_share\nWhere=/mnt/filestore-home\nType=nfs\nOptions=hard,_netdev,nconnect=8\n"
+        in unit
+    )
+    # systemd must agree with the role about the unit name.
+    escaped = chroot_output(gib_node, "systemd-escape", "--path", "--suffix=mount", "/mnt/filestore-home")
+    assert escaped.strip() == "mnt-filestore\\x2dhome.mount"
+    assert installed_versions(gib_node, ["nfs-common"])["nfs-common"].startswith("1:2.6.")
+
+
+def test_kernel_and_limits_tuning(node: NodeRun) -> None:
+    assert node.path("/etc/sysctl.d/90-clusterfab-node-tuning.conf").read_text() == MANAGED + (
+        "kernel.numa_balancing = 0\n"
+        "net.core.netdev_max_backlog = 250000\n"
+        "net.core.rmem_default = 16777216\n"
+        "net.core.rmem_max = 268435456\n"
+        "net.core.wmem_default = 16777216\n"
+        "net.core.wmem_max = 268435456\n"
+        "net.ipv4.tcp_mtu_probing = 1\n"
+        "net.ipv4.tcp_rmem = 4096 87380 268435456\n"
+        "net.ipv4.tcp_wmem = 4096 65536 268435456\n"
+        "vm.max_map_count = 1048576\n"
+    )
+    assert node.path("/etc/security/limits.d/90-clusterfab-node-tuning.conf").read_text() == MANAGED + (
+        "*    soft    memlock    unlimited\n"
+        "*    hard    memlock    unlimited\n"
+        "*    soft    nofile     1048576\n"
+        "*    hard    nofile     1048576\n"
+    )
+    assert node.path("/etc/systemd/system.conf.d/90-clusterfab-node-tuning.conf").read_text() == (
+        MANAGED + "[Manager]\nDefaultLimitMEMLOCK=infinity\nDefaultLimitNOFILE=1048576\n"
+    )
+    blacklist = node.path("/etc/apt/apt.conf.d/51clusterfab-node-tuning").read_text()
+    assert blacklist.startswith(MANAGED.replace("#", "//"))
+    assert '    "nvidia-";\n    "libnvidia-";\n' in blacklist
+
+
+def test_driver_pin_and_repository(efa_node: NodeRun) -> None:
+    assert efa_node.path("/etc/apt/preferences.d/clusterfab-nvidia-driver").read_text() == MANAGED + (
+        f"Explanation: NVIDIA driver {standins.DRIVER} (branch 580) is pinned by clusterfab.\n"
+        "Package: nvidia-* libnvidia-* cuda-drivers cuda-drivers-* libcuda1 libcuda1-* libxnvctrl* "
+        "xserver-xorg-video-nvidia* firmware-nvidia-*\n"
+        f"Pin: version {standins.DRIVER}-*\n"
+        "Pin-Priority: 1001\n"
+    )
+    assert efa_node.path("/etc/apt/sources.list.d/clusterfab-nvidia-cuda.sources").read_text() == MANAGED + (
+        "Types: deb\n"
+        "URIs: file:/srv/clusterfab-standins/cuda/\n"
+        "Suites: /\n"
+        "Signed-By: /etc/apt/keyrings/clusterfab-nvidia-cuda.asc\n"
+    )
+    # apt verified the stand-in repository's signature with the downloaded key, so the newer
+    # driver is visible and only the pin keeps it out.
+    policy = chroot_output(efa_node, "apt-cache", "policy", "nvidia-driver-cuda")
+    assert f"Candidate: {DRIVER_REVISION}" in policy
+    assert f"{standins.DRIVER_NEWER}-1" in policy
+    persistenced = efa_node.path("/etc/systemd/system/nvidia-persistenced.service.d/clusterfab.conf")
+    assert persistenced.read_text() == MANAGED + (
+        "[Service]\nExecStart=\n"
+        "ExecStart=/usr/bin/nvidia-persistenced --user nvidia-persistenced --persistence-mode --verbose\n"
+    )
+
+
+def test_efa_installer_runs_once_and_leaves_its_record(efa_node: NodeRun) -> None:
+    assert efa_node.path("/var/log/clusterfab-standin-efa-installer.log").read_text() == "-y\n"
+    record = efa_node.path("/opt/amazon/efa_installed_packages").read_text()
+    assert record.splitlines()[0] == f"# EFA installer version: {standins.EFA_INSTALLER}"
+    # The unpacked installer is removed once it has run.
+    assert not efa_node.path(f"/var/cache/clusterfab/efa/{standins.EFA_INSTALLER}").exists()
+
+
+def test_node_exporter_is_linked_from_its_release(efa_node: NodeRun) -> None:
+    link = efa_node.path("/usr/local/bin/node_exporter").readlink()
+    assert str(link) == f"/opt/node_exporter-{standins.NODE_EXPORTER}.linux-amd64/node_exporter"
+    assert chroot_output(efa_node, "/usr/local/bin/node_exporter") == (
+        f"node_exporter, version {standins.NODE_EXPORTER}\n"
+    )
+
+
+def test_fabric_manager_version_mismatch_is_refused(efa_node: NodeRun) -> None:
+    result = run_in_chroot(
+        "gpu_node.yml",
+        efa_node.rootfs,
+        {**efa_node.extravars, "nvidia_fabricmanager_version": standins.DRIVER_NEWER},
+        tags=["nvidia_fabricmanager"],
+    )
+    assert not result.succeeded
+    [failure] = result.failed_tasks
+    assert failure.task == "Assert Fabric Manager matches the driver version exactly"
+    assert failure.message == (
+        f"Fabric Manager must run the exact driver version: nvidia_fabricmanager_version is "
+        f"'{standins.DRIVER_NEWER}' but the driver is '{standins.DRIVER}'. "
+        f"Set nvidia_fabricmanager_version to '{standins.DRIVER}'."
+    )
+
+
+def test_legacy_efa_variables_are_refused(efa_node: NodeRun) -> None:
+    result = run_in_chroot(
+        "gpu_node.yml",
+        efa_node.rootfs,
+        {**efa_node.extravars, "efa_nccl_env": {"FI_EFA_USE_DEVICE_RDMA": "1", "RDMAV_FORK_SAFE": "1"}},
+        tags=["efa"],
+    )
+    [failure] = result.failed_tasks
+    assert failure.task == "Assert the NCCL environment avoids legacy EFA variables"
+    assert failure.message.startswith("efa_nccl_env sets ['FI_EFA_USE_DEVICE_RDMA', 'RDMAV_FORK_SAFE']; ")
+
+
+def test_unknown_fabric_is_refused_before_any_role_runs(efa_node: NodeRun) -> None:
+    result = run_in_chroot("gpu_node.yml", efa_node.rootfs, {**efa_node.extravars, "gpu_node_fabric": "roce"})
+    [failure] = result.failed_tasks
+    assert failure.task == "Validate the playbook inputs"
+    assert (
+        "value of gpu_node_fabric must be one of: efa, gpudirect_tcpx, gpudirect_tcpxo, rdma_gib,"
+        " infiniband, none, got: roce" in failure.message
+    )
+    assert result.hosts["node"].changed == 0
