@@ -18,9 +18,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clusterfab.errors import ClusterfabError, UsageError
+from clusterfab.errors import ClusterfabError, RefusedError, UsageError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from clusterfab.deploy.automation import DeployProject
     from clusterfab.rules.engine import ValidationResult
 
 app = typer.Typer(
@@ -278,6 +281,195 @@ def schema() -> None:
     from clusterfab.blueprint.schema import blueprint_json_schema
 
     typer.echo(json.dumps(blueprint_json_schema(), indent=2))
+
+
+# --- real stacks (need the Pulumi CLI, logged in to a backend, and cloud credentials) ------------
+
+StackOption = Annotated[
+    str, typer.Option("--stack", "-s", help="Pulumi stack (e.g. dev, prod, or org/clusterfab/prod).")
+]
+YesOption = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Do not ask for confirmation (required when stdin is not a terminal)."),
+]
+
+
+def _stdin_is_tty() -> bool:
+    return sys.stdin.isatty()
+
+
+def _require_confirmation_possible(yes: bool, action: str) -> None:
+    """Refuse before doing anything when a confirmation would be needed but nobody can answer it."""
+    if not yes and not _stdin_is_tty():
+        raise UsageError(
+            f"{action} asks for confirmation, but stdin is not a terminal: pass --yes to go ahead"
+        )
+
+
+def _confirm(question: str, yes: bool) -> None:
+    if yes:
+        return
+    if not typer.confirm(question, default=False):
+        raise RefusedError("cancelled; nothing was changed")
+
+
+def _deploy_project() -> DeployProject:
+    """The workspace of the clusterfab project around the current directory (exit 2 without the CLI)."""
+    from clusterfab.deploy.automation import open_project
+
+    return open_project(Path.cwd())
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+@app.command()
+def preview(stack: StackOption) -> None:
+    """Preview what `up` would change on a real stack, with live progress.
+
+    Needs the Pulumi CLI (logged in to the stack's backend) and cloud credentials. Exits 1 when the
+    preview fails.
+    """
+    from clusterfab.deploy.automation import DeployError
+    from clusterfab.deploy.progress import DeployProgress
+
+    target = _deploy_project().stack(stack)
+    progress = DeployProgress(_console(), operation="preview", stack=stack)
+    with progress:
+        result = target.preview(progress.handle)
+    progress.print_summary()
+    if not result.ok:
+        raise DeployError(f"the preview of {stack} failed: {result.error}")
+
+
+@app.command()
+def up(stack: StackOption, yes: YesOption = False) -> None:
+    """Create or update a real stack's cluster, with live progress.
+
+    Without --yes, shows the preview first and asks. Exits 1 when the update fails.
+    """
+    from clusterfab.deploy.automation import DeployError
+    from clusterfab.deploy.progress import DeployProgress
+
+    _require_confirmation_possible(yes, "up")
+    target = _deploy_project().stack(stack)
+    console = _console()
+    if not yes:
+        planned = DeployProgress(console, operation="preview", stack=stack)
+        with planned:
+            result = target.preview(planned.handle)
+        planned.print_summary()
+        if not result.ok:
+            raise DeployError(f"the preview of {stack} failed: {result.error}")
+        _confirm(f"Update stack {stack}?", yes)
+    progress = DeployProgress(console, operation="up", stack=stack)
+    with progress:
+        result = target.up(progress.handle)
+    progress.print_summary()
+    if not result.ok:
+        raise DeployError(f"the update of {stack} failed: {result.error}")
+
+
+@app.command()
+def destroy(stack: StackOption, yes: YesOption = False) -> None:
+    """Delete every resource of a real stack.
+
+    Refuses (exit 1) while the stack has protected resources (prod's file systems and buckets):
+    unprotect them deliberately first. Without --yes, shows what would be deleted and asks.
+    """
+    from clusterfab.deploy.automation import DeployError
+    from clusterfab.deploy.events import name_of
+    from clusterfab.deploy.progress import DeployProgress
+
+    _require_confirmation_possible(yes, "destroy")
+    target = _deploy_project().stack(stack)
+    protected = target.protected_resources()
+    if protected:
+        names = ", ".join(f"{name_of(urn)} ({kind})" for urn, kind in protected[:5])
+        more = f" and {len(protected) - 5} more" if len(protected) > 5 else ""
+        raise RefusedError(
+            f"stack {stack} has {len(protected)} protected resource(s): {names}{more}; destroy does not "
+            "delete protected resources (they hold data): unprotect them first (`protect: false` on the "
+            f"storage in the blueprint, then `clusterfab up --stack {stack}`; or `pulumi state unprotect`)"
+        )
+    console = _console()
+    if not yes:
+        planned = DeployProgress(console, operation="preview-destroy", stack=stack)
+        with planned:
+            result = target.preview_destroy(planned.handle)
+        planned.print_summary()
+        if not result.ok:
+            raise DeployError(f"the destroy preview of {stack} failed: {result.error}")
+        _confirm(f"Delete every resource of stack {stack}?", yes)
+    progress = DeployProgress(console, operation="destroy", stack=stack)
+    with progress:
+        result = target.destroy(progress.handle)
+    progress.print_summary()
+    if not result.ok:
+        raise DeployError(f"the destroy of {stack} failed: {result.error}")
+
+
+@app.command()
+def promote(
+    source: Annotated[str, typer.Option("--from", help="Stack that runs the tested revision (e.g. dev).")],
+    target: Annotated[str, typer.Option("--to", help="Stack to promote it to (e.g. prod).")],
+    yes: YesOption = False,
+    allow_replace: Annotated[
+        bool,
+        typer.Option(
+            "--allow-replace", help="Accept deleting or replacing protected / stateful resources (data loss)."
+        ),
+    ] = False,
+) -> None:
+    """Promote the blueprint revision that runs in one stack to another, through gates.
+
+    Gates: the source stack was updated from this exact blueprint file (sha256) and passed its
+    recorded health check; the target's preview deletes or replaces no protected or stateful resource
+    (unless --allow-replace); the target's cost is within its budget. Shows the target preview, the
+    offline plan diff and the cost diff between the two environments, asks (unless --yes), then
+    updates the target. Exits 1 when a gate refuses or the update fails.
+    """
+    from clusterfab.deploy.automation import DeployError
+    from clusterfab.deploy.gates import short
+    from clusterfab.deploy.progress import DeployProgress
+    from clusterfab.deploy.promote import check_promotion
+    from clusterfab.plan.report import report_text
+
+    _require_confirmation_possible(yes, "promote")
+    deploy = _deploy_project()
+    console = _console()
+    check = check_promotion(
+        deploy, source, target, allow_replace=allow_replace, today=_today(), console=console
+    )
+    check.progress.print_summary()
+    if check.invalid is not None:
+        _report_invalid(check.invalid, json_output=False)
+    if check.report is not None:
+        typer.echo("")
+        typer.echo(report_text(check.report))
+    typer.echo("")
+    typer.echo(f"Gates ({source} -> {target}):")
+    for gate in check.gates:
+        typer.echo(f"  {'ok' if gate.passed else 'REFUSED':<7} {gate.gate}: {gate.reason}")
+        for note in gate.notes:
+            typer.echo(f"          note: {note}")
+    refused = check.refusal
+    if refused is not None:
+        raise RefusedError(refused)
+    _confirm(f"Promote {source} to {target} (update stack {target})?", yes)
+    progress = DeployProgress(console, operation="up", stack=target)
+    with progress:
+        result = check.target_stack.up(progress.handle)
+    progress.print_summary()
+    if not result.ok:
+        raise DeployError(f"the update of {target} failed: {result.error}")
+    typer.echo(
+        f"promoted {check.source.blueprint or check.target.blueprint} (digest {short(check.digest)}) "
+        f"from {source} to {target}"
+    )
 
 
 def main() -> None:

@@ -1,8 +1,9 @@
 """Compare two versions of a blueprint: plan and cost both, then diff (what `clusterfab diff` runs).
 
-The base is another file, or the same file at a git ref (what a pull request changes). Both sides are
-planned under the same stack name so that their resources match by URN. A blueprint that did not
-exist at the ref diffs against nothing: everything is created.
+The base is another file, or the same file at a git ref (what a pull request changes), or the same
+file in another environment (what a promotion changes). Both sides are planned under the same stack
+name so that their resources match by URN. A blueprint that did not exist at the ref diffs against
+nothing: everything is created.
 """
 
 from __future__ import annotations
@@ -144,6 +145,34 @@ def compare(
     return DiffReport(
         base=before.display,
         target=after.display,
+        env=env,
+        resources=diff_plans(before.plan, after.plan, catalog),
+        cost=diff_costs(before.estimate, after.estimate),
+        blueprint=after.blueprint,
+    )
+
+
+def compare_environments(
+    blueprint: Path,
+    *,
+    base_env: str | None,
+    env: str | None,
+    today: dt.date,
+    display: str | None = None,
+) -> DiffReport:
+    """Diff one blueprint between two environments (what `clusterfab promote` changes): base_env -> env.
+
+    None for an environment means the base blueprint. Both sides are validated (InvalidSideError
+    names the side), planned and costed as `compare` does; the report's `env` is the target's.
+    """
+    catalog = load_catalog()
+    shown = display or str(blueprint)
+    before = _side(blueprint, shown, base_env, today, "base")
+    after = _side(blueprint, shown, env, today, "new")
+    assert after.blueprint is not None
+    return DiffReport(
+        base=f"{shown} [{base_env or 'base'}]",
+        target=f"{shown} [{env or 'base'}]",
         env=env,
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),

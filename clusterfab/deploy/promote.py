@@ -1,0 +1,160 @@
+"""Gather everything `clusterfab promote` decides on, from the two stacks and the local checkout.
+
+Reads both stacks' config and the source's outputs through the CLI, diffs and costs the blueprint
+between the two environments offline, previews the target with progress, then evaluates every gate
+(`clusterfab.deploy.gates`). Nothing is changed here; the CLI asks and runs `up` afterwards.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from clusterfab.catalog import load_catalog
+from clusterfab.deploy.automation import DeployProject, DeployStack, OperationResult
+from clusterfab.deploy.gates import (
+    BLUEPRINT_CONFIG_KEY,
+    GateResult,
+    blueprint_gate,
+    budget_gate,
+    health_gate,
+    refusal,
+    replacement_gate,
+)
+from clusterfab.deploy.health import HEALTH_CONFIG_KEY
+from clusterfab.deploy.progress import DeployProgress
+from clusterfab.errors import UsageError
+from clusterfab.plan.compare import InvalidSideError, compare_environments
+from clusterfab.plan.report import DiffReport
+from clusterfab.rules.engine import ValidationResult
+from clusterfab.stackinput import CONFIG_NAMESPACE, ENVIRONMENT_KEY, resolve_environment
+
+ENVIRONMENT_CONFIG_KEY = f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}"
+
+
+@dataclass(frozen=True, slots=True)
+class StackInfo:
+    name: str
+    blueprint: str | None
+    """The `clusterfab:blueprint` config: the blueprint path relative to the project root."""
+    environment: str | None
+    """The environment overlay the stack's program applies (None: the base blueprint)."""
+
+
+def stack_info(name: str, config: Mapping[str, str]) -> StackInfo:
+    """What the Pulumi program of stack `name` will read from `config` (see stacks/__main__.py)."""
+    short_name = name.rsplit("/", 1)[-1]  # org/project/stack: the program sees only the stack
+    return StackInfo(
+        name=name,
+        blueprint=config.get(BLUEPRINT_CONFIG_KEY),
+        environment=resolve_environment(config.get(ENVIRONMENT_CONFIG_KEY), short_name),
+    )
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file, as the program records it in the `blueprint.digest` output."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass
+class PromotionCheck:
+    source: StackInfo
+    target: StackInfo
+    blueprint: Path
+    digest: str
+    report: DiffReport | None
+    """The offline plan and cost diff, source environment -> target environment."""
+    invalid: ValidationResult | None
+    """The failed validation when the blueprint does not validate for one of the environments."""
+    preview: OperationResult
+    progress: DeployProgress
+    gates: list[GateResult]
+    target_stack: DeployStack
+
+    @property
+    def refusal(self) -> str | None:
+        return refusal(self.source.name, self.target.name, self.gates)
+
+
+def check_promotion(
+    deploy: DeployProject,
+    source: str,
+    target: str,
+    *,
+    allow_replace: bool,
+    today: dt.date,
+    console: Console,
+) -> PromotionCheck:
+    """Read both stacks, diff and cost offline, preview the target, and evaluate every gate."""
+    if source == target:
+        raise UsageError(f"--from and --to are the same stack ({source})")
+    source_stack, target_stack = deploy.stack(source), deploy.stack(target)
+    source_config = source_stack.config()
+    src, dst = stack_info(source, source_config), stack_info(target, target_stack.config())
+    relative = dst.blueprint or src.blueprint
+    if relative is None:
+        raise UsageError(
+            f"neither {source} nor {target} sets {BLUEPRINT_CONFIG_KEY}: set it in stacks/Pulumi.<stack>.yaml"
+        )
+    path = Path(relative) if Path(relative).is_absolute() else deploy.project.root / relative
+    if not path.is_file():
+        raise UsageError(
+            f"the blueprint {relative} of stack {dst.name} does not exist in {deploy.project.root}"
+        )
+    digest = file_digest(path)
+    catalog = load_catalog()
+
+    report: DiffReport | None = None
+    invalid: ValidationResult | None = None
+    try:
+        report = compare_environments(
+            path, base_env=src.environment, env=dst.environment, today=today, display=relative
+        )
+    except InvalidSideError as exc:
+        invalid = exc.result
+    progress = DeployProgress(console, operation="preview", stack=target)
+    with progress:
+        preview = target_stack.preview(progress.handle)
+
+    gates = [
+        blueprint_gate(
+            source=source,
+            target=target,
+            source_blueprint=src.blueprint,
+            target_blueprint=dst.blueprint,
+            local_digest=digest,
+            source_outputs=source_stack.outputs(),
+            catalog_version=catalog.version,
+        ),
+        health_gate(source=source, local_digest=digest, raw_health=source_config.get(HEALTH_CONFIG_KEY)),
+        replacement_gate(
+            target=target,
+            steps=progress.steps,
+            stateful_types=catalog.stateful_types.keys(),
+            allow_replace=allow_replace,
+            preview_error=None if preview.ok else (preview.error or "unknown error"),
+        ),
+        budget_gate(
+            target=target,
+            environment=dst.environment,
+            estimate=report.cost.after if report is not None else None,
+            invalid_reason=None if invalid is None else f"{relative} has errors for this environment",
+        ),
+    ]
+    return PromotionCheck(
+        source=src,
+        target=dst,
+        blueprint=path,
+        digest=digest,
+        report=report,
+        invalid=invalid,
+        preview=preview,
+        progress=progress,
+        gates=gates,
+        target_stack=target_stack,
+    )

@@ -1,0 +1,198 @@
+"""clusterfab's checks as CrossGuard policies (pulumi_policy), without starting anything.
+
+`policies()` builds the policy objects; `policy/__main__.py` passes them to `PolicyPack`, which
+serves them to the Pulumi engine (`pulumi preview --policy-pack policy`). Each policy's `validate` can
+be called directly, which is how the tests run them on the offline plans of the example blueprints.
+
+Config (`--policy-pack-config FILE`, or the Pulumi Cloud policy group):
+
+    {
+      "clusterfab-budget": {"maxHourlyUsd": 1000, "maxMonthlyUsd": 700000, "region": "us-east-1"},
+      "clusterfab-protect-stateful": {"protectedStacks": ["prod"]}
+    }
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    PolicyResource,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from clusterfab.catalog import load_catalog
+from clusterfab.cost.render import budget_verdict, usd
+from clusterfab.policy import checks
+from clusterfab.policy.pricing import PricingError, price_resources
+from clusterfab.policy.resources import Resource
+from clusterfab.resolve import PROTECTED_ENVIRONMENTS
+
+PACK_NAME = "clusterfab"
+IMDSV2 = "clusterfab-imdsv2-required"
+NO_PUBLIC_IPS = "clusterfab-no-public-ips"
+ENCRYPTION = "clusterfab-encryption-at-rest"
+BUCKET_ENCRYPTION = "clusterfab-bucket-default-encryption"
+NO_PUBLIC_BUCKETS = "clusterfab-no-public-buckets"
+PROTECT_STATEFUL = "clusterfab-protect-stateful"
+BUDGET = "clusterfab-budget"
+
+
+def resource_from_args(args: ResourceValidationArgs) -> Resource:
+    """The resource a resource policy is asked about."""
+    return Resource(
+        type=args.resource_type,
+        name=args.name,
+        urn=args.urn,
+        props=args.props,
+        protect=bool(args.opts.protect),
+        parent=args.opts.parent or None,
+    )
+
+
+def resource_from_stack(resource: PolicyResource) -> Resource:
+    """A resource of the stack a stack policy is asked about, with what its properties depend on."""
+    return Resource(
+        type=resource.resource_type,
+        name=resource.name,
+        urn=resource.urn,
+        props=resource.props,
+        protect=bool(resource.opts.protect),
+        parent=resource.parent.urn if resource.parent is not None else None,
+        dependencies={
+            prop: tuple(dep.urn for dep in deps)
+            for prop, deps in (resource.property_dependencies or {}).items()
+        },
+    )
+
+
+def _per_resource(
+    name: str, description: str, check: Callable[[Resource, Mapping[str, Any]], list[str]], **extra: Any
+) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        for message in check(resource_from_args(args), args.get_config()):
+            report(message, None)
+
+    return ResourceValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=EnforcementLevel.MANDATORY,
+        **extra,
+    )
+
+
+def _protection(resource: Resource, config: Mapping[str, Any]) -> list[str]:
+    stacks = config.get("protectedStacks") or sorted(PROTECTED_ENVIRONMENTS)
+    return checks.protection(
+        resource, stateful_types=load_catalog().stateful_types.keys(), protected_stacks=set(stacks)
+    )
+
+
+def _validate_bucket_encryption(args: StackValidationArgs, report: ReportViolation) -> None:
+    resources = [resource_from_stack(r) for r in args.resources]
+    for bucket, message in checks.unencrypted_buckets(resources):
+        report(message, bucket.urn)
+
+
+def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None:
+    config = args.get_config()
+    max_hourly, max_monthly = config.get("maxHourlyUsd"), config.get("maxMonthlyUsd")
+    if max_hourly is None and max_monthly is None:
+        return  # no budget configured for this stack
+    resources = [resource_from_stack(r) for r in args.resources]
+    try:
+        cost = price_resources(
+            resources,
+            load_catalog(),
+            today=dt.date.today(),
+            region=config.get("region"),
+            max_hourly_usd=max_hourly,
+            max_monthly_usd=max_monthly,
+        )
+    except PricingError as exc:
+        report(f"cannot check the budget: {exc}", None)
+        return
+    estimate = cost.estimate
+    if estimate.budget.ok:
+        return
+    drivers = sorted(
+        (i for i in estimate.items if i.hourly_usd is not None),
+        key=lambda i: i.hourly_usd or Decimal(0),
+        reverse=True,
+    )
+    top = ", ".join(
+        f"{i.name} {i.sku} x {i.quantity:,} {usd(i.hourly_usd or Decimal(0))}/h" for i in drivers[:3]
+    )
+    skipped = f"; not priced: {'; '.join(cost.skipped)}" if cost.skipped else ""
+    report(
+        f"the planned resources are {budget_verdict(estimate)} at catalog {estimate.catalog_version} prices "
+        f"(largest: {top}){skipped}: make the cluster smaller or raise the budget in the policy config",
+        None,
+    )
+
+
+def policies() -> list[Policy]:
+    """Every clusterfab policy, freshly built (constructing them has no side effects)."""
+    return [
+        _per_resource(
+            IMDSV2,
+            "AWS launch templates and instances require IMDSv2 (metadataOptions.httpTokens = required).",
+            lambda resource, _config: checks.imdsv2(resource),
+        ),
+        _per_resource(
+            NO_PUBLIC_IPS,
+            "Nodes get no public IPs (AWS NICs, instances, subnets, Elastic IPs; GCP access configs, TPUs).",
+            lambda resource, _config: checks.public_ips(resource),
+        ),
+        _per_resource(
+            ENCRYPTION,
+            "EBS volumes (launch templates, instances, volumes) and EFS file systems are encrypted at rest.",
+            lambda resource, _config: checks.encryption(resource),
+        ),
+        StackValidationPolicy(
+            name=BUCKET_ENCRYPTION,
+            description="Every S3 bucket has a default server-side encryption configuration.",
+            validate=_validate_bucket_encryption,
+            enforcement_level=EnforcementLevel.MANDATORY,
+        ),
+        _per_resource(
+            NO_PUBLIC_BUCKETS,
+            "S3 public access blocks block everything; GCS buckets enforce public access prevention.",
+            lambda resource, _config: checks.public_buckets(resource),
+        ),
+        _per_resource(
+            PROTECT_STATEFUL,
+            "Stateful resources (file systems, buckets) are protected in protected stacks (default: prod).",
+            _protection,
+            config_schema=PolicyConfigSchema(
+                properties={"protectedStacks": {"type": "array", "items": {"type": "string"}}}
+            ),
+        ),
+        StackValidationPolicy(
+            name=BUDGET,
+            description=(
+                "The planned node groups, TPU slices and file systems cost no more than the configured "
+                "budget, priced with the clusterfab catalog (as `clusterfab cost`)."
+            ),
+            validate=_validate_budget,
+            enforcement_level=EnforcementLevel.MANDATORY,
+            config_schema=PolicyConfigSchema(
+                properties={
+                    "maxHourlyUsd": {"type": "number", "exclusiveMinimum": 0},
+                    "maxMonthlyUsd": {"type": "number", "exclusiveMinimum": 0},
+                    "region": {"type": "string"},
+                }
+            ),
+        ),
+    ]

@@ -1,0 +1,377 @@
+"""preview / up / destroy / promote end to end: the CLI, the Automation API and a fake `pulumi` CLI.
+
+Everything but the `pulumi` binary is real: the Typer commands and their error boundary, the
+Automation API (workspace, stack selection, config, outputs, the file event log and its watcher
+thread), the offline plan and cost diff between environments, and the gates.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clusterfab import cli
+from clusterfab.catalog import load_catalog
+from clusterfab.deploy import promote
+from clusterfab.plan.compare import compare_environments
+from tests.conftest import REPO
+from tests.deploy.conftest import FakePulumi
+
+BLUEPRINT = "blueprints/examples/aws-p5-efa-fsx.yaml"
+DIGEST = hashlib.sha256((REPO / BLUEPRINT).read_bytes()).hexdigest()
+FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
+VPC = "aws:ec2/vpc:Vpc"
+_cached_compare = functools.cache(compare_environments)
+
+
+@pytest.fixture(autouse=True)
+def _fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan each (blueprint, environments) pair once per session; pin the date prices are judged by."""
+    monkeypatch.setattr(promote, "compare_environments", _cached_compare)
+    monkeypatch.setenv("CLUSTERFAB_TODAY", "2026-11-22")
+
+
+def run(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    *args: str,
+    tty: bool = False,
+    answer: str | None = None,
+) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["clusterfab", *args])
+    monkeypatch.setattr(cli, "_stdin_is_tty", lambda: tty)
+    if answer is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    out, err = capsys.readouterr()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 0), out, err
+
+
+def health(status: str = "passed", digest: str = DIGEST) -> str:
+    return json.dumps({"status": status, "digest": digest, "at": "2026-11-21T08:00:00+00:00"})
+
+
+def stacks(
+    fake: FakePulumi,
+    *,
+    blueprint: str = BLUEPRINT,
+    digest: str = DIGEST,
+    health_record: str | None = None,
+    preview: list[dict[str, Any]] | None = None,
+    up: list[dict[str, Any]] | None = None,
+) -> None:
+    dev_config = {"clusterfab:blueprint": blueprint, "clusterfab:environment": "dev"}
+    dev_config["clusterfab:health"] = health_record if health_record is not None else health(digest=digest)
+    fake.add_stack(
+        "dev",
+        config=dev_config,
+        outputs={"blueprint": {"digest": digest, "catalog_version": load_catalog().version}},
+    )
+    default_steps = [{"op": "create", "type": VPC, "name": "llm-pretrain-net-vpc"}]
+    fake.add_stack(
+        "prod",
+        config={"clusterfab:blueprint": blueprint},  # environment: the stack name
+        events={"preview": preview or default_steps, "up": up or default_steps},
+    )
+
+
+PROTECTED_REPLACE = {"op": "replace", "type": FS, "name": "llm-pretrain-datasets-fs", "protect": True}
+
+
+# --- promote ---------------------------------------------------------------------------------------
+
+
+def test_promote_with_every_gate_passing_updates_the_target(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, out, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 0, err
+    assert fake_pulumi.operations() == [("preview", "prod"), ("up", "prod")]
+    assert "Preview of prod: 1 to create" in out
+    assert f"clusterfab diff: {BLUEPRINT} [dev] -> {BLUEPRINT} [prod] (environment prod)" in out
+    assert "~ trainers (node_group): p5.48xlarge x 2 -> 16, spot -> on_demand" in out
+    for gate in ("blueprint", "health", "replacements", "budget"):
+        assert f"  ok      {gate}: " in out
+    assert "Update of prod: 1 created" in out
+    assert out.rstrip().endswith(f"promoted {BLUEPRINT} (digest {DIGEST[:12]}) from dev to prod")
+
+
+def test_promote_refuses_listing_every_failed_gate(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi, digest="f" * 64, health_record=health(status="failed"), preview=[PROTECTED_REPLACE])
+    code, out, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert fake_pulumi.operations() == [("preview", "prod")]  # never updated
+    assert err.startswith("error: promotion of dev to prod refused (3 of 4 gates failed):\n")
+    assert "  - blueprint: dev was last updated from another revision" in err
+    assert "  - health: the last health check of dev failed" in err
+    assert "  - replacements: the preview of prod would destroy data: replace llm-pretrain-datasets-fs" in err
+    assert "  REFUSED health:" in out
+    assert "  ok      budget:" in out
+
+
+def test_promote_refuses_without_a_health_check(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    config = fake_pulumi.state()
+    del config["stacks"]["dev"]["config"]["clusterfab:health"]
+    fake_pulumi.write(config)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert "  - health: no health check is recorded for dev (clusterfab:health)" in err
+    assert ("up", "prod") not in fake_pulumi.operations()
+
+
+def test_allow_replace_lets_a_destructive_promotion_through(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi, preview=[PROTECTED_REPLACE])
+    args = ("promote", "--from", "dev", "--to", "prod", "--yes", "--allow-replace")
+    code, out, err = run(monkeypatch, capsys, *args)
+    assert code == 0, err
+    assert "note: allowed by --allow-replace: replace llm-pretrain-datasets-fs" in out
+    assert fake_pulumi.operations() == [("preview", "prod"), ("up", "prod")]
+
+
+def test_promote_refuses_a_target_over_budget(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    blueprint = tmp_path / "small-budget.yaml"
+    blueprint.write_text(
+        (REPO / BLUEPRINT).read_text().replace("max_hourly_usd: 1000", "max_hourly_usd: 500")
+    )
+    stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert "(1 of 4 gates failed)" in err
+    assert (
+        "  - budget: prod (environment prod) would be OVER BUDGET (hourly $887.79 over the $500.00 limit"
+        in err
+    )
+
+
+def test_promote_refuses_a_blueprint_invalid_for_the_target(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    blueprint = tmp_path / "bad-prod.yaml"
+    text = (
+        (REPO / BLUEPRINT)
+        .read_text()
+        .replace("  prod: {}", "  prod: {node_groups: [{name: trainers, count: 0}]}")
+    )
+    blueprint.write_text(text)
+    stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert "error[BP" in err  # the findings, as `clusterfab validate` prints them
+    assert (
+        f"  - budget: the blueprint cannot be costed for prod (environment prod): {blueprint} has errors"
+        in err
+    )
+
+
+def test_promote_without_a_terminal_needs_yes_and_touches_nothing(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod")
+    assert code == 2
+    assert (
+        err == "error: promote asks for confirmation, but stdin is not a terminal: pass --yes to go ahead\n"
+    )
+    assert fake_pulumi.calls() == []
+
+
+@pytest.mark.parametrize(("answer", "code", "updated"), [("n\n", 1, False), ("y\n", 0, True)])
+def test_promote_asks_on_a_terminal(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    answer: str,
+    code: int,
+    updated: bool,
+) -> None:
+    stacks(fake_pulumi)
+    got, out, err = run(
+        monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", tty=True, answer=answer
+    )
+    assert got == code, err
+    assert "Promote dev to prod (update stack prod)? [y/N]" in out
+    assert (("up", "prod") in fake_pulumi.operations()) is updated
+    if not updated:
+        assert err == "error: cancelled; nothing was changed\n"
+
+
+def test_promote_reports_a_failed_update(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi, up=[{"op": "create", "type": VPC, "name": "vpc", "fail": "VpcLimitExceeded"}])
+    code, out, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert "failed: aws:ec2/vpc:Vpc vpc\n    VpcLimitExceeded" in out
+    assert err == "error: the update of prod failed: update failed\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--from", "dev", "--to", "dev"), "error: --from and --to are the same stack (dev)\n"),
+        (("--from", "staging", "--to", "prod"), "error: stack staging does not exist: create it with"),
+    ],
+)
+def test_promote_usage_errors(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    message: str,
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "promote", *args, "--yes")
+    assert code == 2
+    assert err.startswith(message)
+    assert len(err.strip().splitlines()) == 1
+
+
+# --- without the CLI -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("preview", "--stack", "dev"),
+        ("up", "--stack", "dev", "--yes"),
+        ("destroy", "--stack", "dev", "--yes"),
+        ("promote", "--from", "dev", "--to", "prod", "--yes"),
+    ],
+)
+def test_without_the_pulumi_cli_exit_2_with_one_line(
+    no_pulumi: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+) -> None:
+    code, out, err = run(monkeypatch, capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "error: the Pulumi CLI (`pulumi`) is not installed or not on PATH: install the Pulumi CLI "
+        "(https://www.pulumi.com/docs/install/), log in to a state backend with `pulumi login`, then run "
+        "this again\n"
+    )
+
+
+# --- preview / up / destroy ------------------------------------------------------------------------
+
+
+def test_preview(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi, preview=[{"op": "create", "type": VPC, "name": "vpc"}, PROTECTED_REPLACE])
+    code, out, _ = run(monkeypatch, capsys, "preview", "--stack", "prod")
+    assert code == 0
+    assert out.splitlines() == [
+        " + to create  aws:ec2/vpc:Vpc  vpc",
+        "+- to replace aws:fsx/lustreFileSystem:LustreFileSystem  llm-pretrain-datasets-fs",
+        "Preview of prod: 1 to create, 1 to replace",
+    ]
+    assert fake_pulumi.operations() == [("preview", "prod")]
+
+
+def test_a_failed_preview_exits_1(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_pulumi.add_stack("dev", fail={"preview": "no valid credential sources for AWS Provider found"})
+    code, _, err = run(monkeypatch, capsys, "preview", "--stack", "dev")
+    assert code == 1
+    assert err == "error: the preview of dev failed: no valid credential sources for AWS Provider found\n"
+
+
+def test_up_with_yes_updates_without_a_preview(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, out, _ = run(monkeypatch, capsys, "up", "--stack", "dev", "--yes")
+    assert code == 0
+    assert fake_pulumi.operations() == [("up", "dev")]
+    assert "Update of dev: no changes" in out
+
+
+def test_up_on_a_terminal_previews_then_asks(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, out, _ = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 0
+    assert "Update stack prod? [y/N]" in out
+    assert fake_pulumi.operations() == [("preview", "prod"), ("up", "prod")]
+
+
+def test_up_without_a_terminal_needs_yes(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod")
+    assert code == 2
+    assert "pass --yes" in err
+    assert fake_pulumi.calls() == []
+
+
+def test_destroy_refuses_protected_resources(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fs = f"urn:pulumi:prod::clusterfab::{FS}::llm-pretrain-datasets-fs"
+    fake_pulumi.add_stack("prod", resources=[{"urn": fs, "type": FS, "protect": True}])
+    code, _, err = run(monkeypatch, capsys, "destroy", "--stack", "prod", "--yes")
+    assert code == 1
+    assert err.startswith(
+        f"error: stack prod has 1 protected resource(s): llm-pretrain-datasets-fs ({FS}); destroy does not "
+        "delete protected resources (they hold data): unprotect them first"
+    )
+    assert fake_pulumi.operations() == []
+
+
+def test_destroy_with_yes(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    vpc = f"urn:pulumi:dev::clusterfab::{VPC}::vpc"
+    fake_pulumi.add_stack(
+        "dev",
+        resources=[{"urn": vpc, "type": VPC, "protect": False}],
+        events={"destroy": [{"op": "delete", "type": VPC, "name": "vpc"}]},
+    )
+    code, out, _ = run(monkeypatch, capsys, "destroy", "--stack", "dev", "--yes")
+    assert code == 0
+    assert " - deleted    aws:ec2/vpc:Vpc  vpc" in out
+    assert "Destroy of dev: 1 deleted" in out
+    assert fake_pulumi.operations() == [("destroy", "dev")]
+
+
+def test_destroy_on_a_terminal_shows_what_goes_and_can_be_declined(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_pulumi.add_stack("dev", events={"preview-destroy": [{"op": "delete", "type": VPC, "name": "vpc"}]})
+    code, out, err = run(monkeypatch, capsys, "destroy", "--stack", "dev", tty=True, answer="n\n")
+    assert code == 1
+    assert " - to delete  aws:ec2/vpc:Vpc  vpc" in out
+    assert "Delete every resource of stack dev? [y/N]" in out
+    assert err == "error: cancelled; nothing was changed\n"
+    assert fake_pulumi.operations() == [("preview-destroy", "dev")]

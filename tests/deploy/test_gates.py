@@ -1,0 +1,278 @@
+"""Promotion gates: every refusal has its reason and its fix; all-pass lets the promotion go."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+import pytest
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.catalog import load_catalog
+from clusterfab.cost import estimate_cost
+from clusterfab.cost.estimate import CostEstimate
+from clusterfab.deploy.events import ResourceStep
+from clusterfab.deploy.gates import (
+    GateResult,
+    blueprint_gate,
+    budget_gate,
+    health_gate,
+    refusal,
+    replacement_gate,
+)
+
+DIGEST = "a" * 64
+OTHER = "b" * 64
+BLUEPRINT = "blueprints/examples/aws-p5-efa-fsx.yaml"
+STATEFUL = {"aws:fsx/lustreFileSystem:LustreFileSystem", "aws:s3/bucket:Bucket"}
+TODAY = dt.date(2026, 11, 22)
+
+
+def outputs(digest: str | None = DIGEST, catalog: str | None = "2026.11.22") -> dict[str, Any]:
+    blueprint: dict[str, Any] = {"name": "llm-pretrain"}
+    if digest is not None:
+        blueprint["digest"] = digest
+    if catalog is not None:
+        blueprint["catalog_version"] = catalog
+    return {"blueprint": blueprint}
+
+
+def digest_gate(**overrides: Any) -> GateResult:
+    args: dict[str, Any] = {
+        "source": "dev",
+        "target": "prod",
+        "source_blueprint": BLUEPRINT,
+        "target_blueprint": BLUEPRINT,
+        "local_digest": DIGEST,
+        "source_outputs": outputs(),
+        "catalog_version": "2026.11.22",
+    }
+    return blueprint_gate(**{**args, **overrides})
+
+
+def health(status: str = "passed", digest: str = DIGEST) -> str:
+    return json.dumps({"status": status, "digest": digest, "at": "2026-11-20T10:00:00+00:00"})
+
+
+def step(
+    op: str, type_: str, name: str, *, protect: bool = False, keys: tuple[str, ...] = ()
+) -> ResourceStep:
+    urn = f"urn:pulumi:prod::clusterfab::{type_}::{name}"
+    return ResourceStep("start", op, urn, type_, name, protect, True, replace_keys=keys, planning=True)
+
+
+def estimate(max_hourly: float | None) -> CostEstimate:
+    blueprint = Blueprint.model_validate(
+        {
+            "version": 1,
+            "name": "small",
+            "cloud": "aws",
+            "region": "us-east-1",
+            "zone": "use1-az6",
+            "node_groups": [{"name": "trainers", "machine_type": "p5.48xlarge", "count": 2}],
+            "budget": None if max_hourly is None else {"max_hourly_usd": max_hourly},
+        }
+    )
+    return estimate_cost(blueprint, load_catalog(), today=TODAY)
+
+
+# --- blueprint -------------------------------------------------------------------------------------
+
+
+def test_blueprint_gate_passes_for_the_same_digest() -> None:
+    result = digest_gate()
+    assert result.passed
+    assert result.notes == ()
+    assert result.reason == f"dev runs {BLUEPRINT} at digest {DIGEST[:12]}"
+
+
+def test_blueprint_gate_refuses_another_revision() -> None:
+    result = digest_gate(source_outputs=outputs(digest=OTHER))
+    assert not result.passed
+    assert f"digest {OTHER[:12]}, the local file is {DIGEST[:12]}" in result.reason
+    assert "deploy this revision to dev first (`clusterfab up --stack dev`)" in result.reason
+
+
+def test_blueprint_gate_refuses_a_source_never_updated() -> None:
+    result = digest_gate(source_outputs={})
+    assert not result.passed
+    assert "no blueprint.digest output" in result.reason
+    assert "`clusterfab up --stack dev`" in result.reason
+
+
+def test_blueprint_gate_refuses_stacks_running_different_blueprints() -> None:
+    result = digest_gate(target_blueprint="blueprints/other.yaml")
+    assert not result.passed
+    assert f"dev runs {BLUEPRINT} but prod runs blueprints/other.yaml" in result.reason
+    assert "point both stacks' clusterfab:blueprint at the same file" in result.reason
+
+
+def test_blueprint_gate_refuses_a_target_without_blueprint_config() -> None:
+    result = digest_gate(target_blueprint=None)
+    assert not result.passed
+    assert result.reason == (
+        f"stack prod has no clusterfab:blueprint config: set it to {BLUEPRINT} "
+        f"(`pulumi config set clusterfab:blueprint {BLUEPRINT} --stack prod`)"
+    )
+
+
+def test_blueprint_gate_refuses_a_source_without_blueprint_config() -> None:
+    result = digest_gate(source_blueprint=None)
+    assert not result.passed
+    assert "stack dev has no clusterfab:blueprint config" in result.reason
+
+
+def test_blueprint_gate_notes_another_catalog_version() -> None:
+    result = digest_gate(source_outputs=outputs(catalog="2026.01.01"))
+    assert result.passed
+    assert result.notes == (
+        "dev was updated with catalog 2026.01.01, this clusterfab has catalog 2026.11.22: machine facts and "
+        "prices may differ from what dev was built with",
+    )
+
+
+# --- health ----------------------------------------------------------------------------------------
+
+
+def test_health_gate_passes_for_a_passing_check_of_this_digest() -> None:
+    result = health_gate(source="dev", local_digest=DIGEST, raw_health=health())
+    assert result == GateResult("health", True, "dev passed its health check at 2026-11-20T10:00:00+00:00")
+
+
+def test_health_gate_refuses_without_a_recorded_check() -> None:
+    result = health_gate(source="dev", local_digest=DIGEST, raw_health=None)
+    assert not result.passed
+    assert result.reason == (
+        "no health check is recorded for dev (clusterfab:health): run the health check on dev "
+        "(`clusterfab configure --stack dev`)"
+    )
+
+
+def test_health_gate_refuses_a_failed_check() -> None:
+    result = health_gate(source="dev", local_digest=DIGEST, raw_health=health(status="failed"))
+    assert not result.passed
+    assert result.reason.startswith("the last health check of dev failed (2026-11-20T10:00:00+00:00)")
+
+
+def test_health_gate_refuses_a_check_of_another_revision() -> None:
+    result = health_gate(source="dev", local_digest=DIGEST, raw_health=health(digest=OTHER))
+    assert not result.passed
+    assert f"was of blueprint digest {OTHER[:12]}, not {DIGEST[:12]}" in result.reason
+
+
+def test_health_gate_refuses_a_malformed_record() -> None:
+    result = health_gate(source="dev", local_digest=DIGEST, raw_health="passed")
+    assert not result.passed
+    assert "clusterfab:health of dev is not a health record (not JSON" in result.reason
+
+
+# --- replacements ----------------------------------------------------------------------------------
+
+
+def test_replacement_gate_passes_updates_and_stateless_replacements() -> None:
+    steps = [
+        step("update", "aws:ec2/launchTemplate:LaunchTemplate", "lt"),
+        step("replace", "aws:ec2/placementGroup:PlacementGroup", "pg"),
+        step("delete", "aws:iam/role:Role", "role"),
+    ]
+    result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=False)
+    assert result.passed
+
+
+def test_replacement_gate_refuses_replacing_a_stateful_resource() -> None:
+    steps = [step("replace", "aws:fsx/lustreFileSystem:LustreFileSystem", "fs", keys=("deploymentType",))]
+    result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=False)
+    assert not result.passed
+    assert result.reason == (
+        "the preview of prod would destroy data: replace fs (aws:fsx/lustreFileSystem:LustreFileSystem, "
+        "stateful, because of deploymentType); change the blueprint so these are kept, or pass "
+        "--allow-replace to accept the loss"
+    )
+
+
+def test_replacement_gate_refuses_deleting_a_protected_resource() -> None:
+    steps = [step("delete", "aws:iam/role:Role", "kept-role", protect=True)]
+    result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=False)
+    assert not result.passed
+    assert "delete kept-role (aws:iam/role:Role, protected)" in result.reason
+
+
+def test_replacement_gate_allows_with_allow_replace_and_says_protection_still_holds() -> None:
+    steps = [step("replace", "aws:s3/bucket:Bucket", "bucket", protect=True)]
+    result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=True)
+    assert result.passed
+    assert result.notes[0].startswith("allowed by --allow-replace: replace bucket")
+    assert "unprotect them first" in result.notes[1]
+
+
+def test_replacement_gate_refuses_a_failed_preview() -> None:
+    result = replacement_gate(
+        target="prod", steps=[], stateful_types=STATEFUL, allow_replace=True, preview_error="no credentials"
+    )
+    assert not result.passed
+    assert result.reason == (
+        "the preview of prod failed (no credentials): fix it first (`clusterfab preview --stack prod` "
+        "shows the whole output)"
+    )
+
+
+# --- budget ----------------------------------------------------------------------------------------
+
+
+def test_budget_gate_passes_within_budget() -> None:
+    result = budget_gate(target="prod", environment="prod", estimate=estimate(1000))
+    assert result.passed
+    assert result.reason.startswith("prod (environment prod): within budget (hourly $110.08 of $1,000.00")
+
+
+def test_budget_gate_passes_without_a_budget() -> None:
+    result = budget_gate(target="prod", environment=None, estimate=estimate(None))
+    assert result.passed
+    assert "no budget set" in result.reason
+
+
+def test_budget_gate_refuses_over_budget() -> None:
+    result = budget_gate(target="prod", environment="prod", estimate=estimate(100))
+    assert not result.passed
+    assert result.reason == (
+        "prod (environment prod) would be OVER BUDGET (hourly $110.08 over the $100.00 limit): make the prod "
+        "blueprint smaller or raise its budget (budget.max_hourly_usd / budget.max_monthly_usd)"
+    )
+
+
+def test_budget_gate_refuses_an_invalid_blueprint() -> None:
+    result = budget_gate(target="prod", environment="prod", estimate=None, invalid_reason="x.yaml has errors")
+    assert not result.passed
+    assert result.reason == (
+        "the blueprint cannot be costed for prod (environment prod): x.yaml has errors; fix it "
+        "(`clusterfab validate BLUEPRINT --env prod`)"
+    )
+
+
+# --- all together ----------------------------------------------------------------------------------
+
+
+def test_all_gates_pass() -> None:
+    results = [
+        digest_gate(),
+        health_gate(source="dev", local_digest=DIGEST, raw_health=health()),
+        replacement_gate(target="prod", steps=[], stateful_types=STATEFUL, allow_replace=False),
+        budget_gate(target="prod", environment="prod", estimate=estimate(1000)),
+    ]
+    assert all(r.passed for r in results)
+    assert refusal("dev", "prod", results) is None
+
+
+@pytest.mark.parametrize("failing", [1, 2])
+def test_refusal_lists_every_failed_gate(failing: int) -> None:
+    results = [
+        digest_gate(source_outputs=outputs(digest=OTHER)),
+        health_gate(source="dev", local_digest=DIGEST, raw_health=None if failing == 2 else health()),
+        budget_gate(target="prod", environment="prod", estimate=estimate(1000)),
+    ]
+    message = refusal("dev", "prod", results)
+    assert message is not None
+    lines = message.splitlines()
+    assert lines[0] == f"promotion of dev to prod refused ({failing} of 3 gates failed):"
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["- blueprint", "- health"][:failing]
