@@ -4,9 +4,11 @@ Packages carry the real names and version formats (``nvidia-open 580.95.05-1``,
 ``libnccl2 2.27.5-1+cuda13.0``, ``datacenter-gpu-manager-4-core 1:4.4.1-1`` ...) but contain only
 small files: unit files, and scripts that print canned output in the real tools' formats. Every
 pinned package also exists in a newer version, so a role that forgets to pin installs the wrong one.
-The apt repositories are signed with a throw-away key, so the roles' Signed-By handling is exercised
-for real. Everything is built under one directory that tests copy to ``/srv/clusterfab-standins``
-inside each root file system.
+The apt repositories and the EFA installer are signed with a throw-away key, so the roles' Signed-By
+handling and the installer's signature check are exercised for real. Everything is built under one
+directory that tests copy to ``/srv/clusterfab-standins`` inside each root file system. Releases
+"published later" (``*_LATER``) sit in further copies of the CUDA repository that a test swaps in,
+one release at a time (``publish_later_release``).
 """
 
 from __future__ import annotations
@@ -30,11 +32,14 @@ DRIVER = "580.95.05"
 DRIVER_NEWER = "580.105.08"
 CUDA = "13.0.1"
 CUDA_NEWER = "13.0.2"
+CUDA_LATER = "13.0.3"
 NCCL = "2.27.5"
 NCCL_NEWER = "2.28.3"
+NCCL_LATER = "2.28.9"
 NCCL_CUDA = "13.0"
 DCGM = "4.4.1"
 DCGM_NEWER = "4.5.0"
+DCGM_LATER = "4.5.2"
 DCGM_EXPORTER = "4.5.0"
 DCGM_EXPORTER_NEWER = "4.6.0"
 GIB = "1.1.0"
@@ -45,7 +50,16 @@ LUSTRE = "2.15.6"
 DOCA = "2.9.1"
 DOCA_OFED = "24.10-1.1.4.0"
 EFA_INSTALLER = "1.51.0"
+EFA_INSTALLER_NEWER = "1.52.0"
+# The newer installer with a modified script, next to the genuine tarball's signature.
+EFA_TAMPERED_TARBALL = f"efa-tampered/aws-efa-installer-{EFA_INSTALLER_NEWER}.tar.gz"
 NODE_EXPORTER = "1.9.1"
+NCCL_TESTS = "2.13.6"
+NCCL_TESTS_NEWER = "2.13.7"
+# The stand-in nccl-tests Makefile appends one line per make run here.
+NCCL_TESTS_BUILD_LOG = "/var/log/clusterfab-standin-nccl-tests-build.log"
+# The order in which the later releases appear in the CUDA repository; each stage keeps the earlier ones.
+LATER_RELEASES = ("nccl", "cuda_toolkit", "dcgm")
 GPU_COUNT = 8
 
 # What the stand-in EFA installer installs, as (package, version, architecture).
@@ -91,6 +105,8 @@ class Standins:
     root: Path
     efa_tarball_sha256: str
     node_exporter_sha256: str
+    nccl_tests_sha256: Mapping[str, str]
+    key_fingerprint: str
 
     @property
     def efa_tarball(self) -> str:
@@ -241,9 +257,46 @@ DCGMI = _script(
 )
 
 
-def all_reduce_perf_script(canned_output: str) -> str:
-    """An all_reduce_perf stand-in that records its arguments and prints ``canned_output``."""
-    return _script(f'echo "$*" > {canned_output}.args\nexec cat {canned_output}\n')
+# What the stand-in nccl-tests Makefile installs as every *_perf binary: it records its arguments in
+# <binary>.out.args and prints <binary>.out, which a test writes first (see all_reduce_perf()).
+NCCL_TESTS_PERF = _script('echo "$*" > "$0.out.args"\nexec cat "$0.out"\n')
+NCCL_TESTS_BINARIES = (
+    "all_reduce",
+    "all_gather",
+    "broadcast",
+    "reduce_scatter",
+    "reduce",
+    "alltoall",
+    "scatter",
+    "gather",
+    "sendrecv",
+    "hypercube",
+)
+
+
+def nccl_tests_makefile(version: str) -> str:
+    """A Makefile with nccl-tests' interface (MPI, CUDA_HOME, NCCL_HOME, build/ output) and no CUDA."""
+    binaries = " ".join(NCCL_TESTS_BINARIES)
+    return (
+        f"# clusterfab test stand-in for nccl-tests {version}: the real build's variables and\n"
+        "# build/ layout, stand-in scripts instead of CUDA binaries; it fails without nvcc or nccl.h.\n"
+        "CUDA_HOME ?= /usr/local/cuda\n"
+        "NCCL_HOME ?= /usr\n"
+        "MPI ?= 0\n"
+        "BUILDDIR ?= build\n"
+        f"BINARIES := {binaries}\n"
+        "\n"
+        "build: $(BINARIES:%=$(BUILDDIR)/%_perf)\n"
+        f'\techo "{version} MPI=$(MPI) CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME)"'
+        f" >> {NCCL_TESTS_BUILD_LOG}\n"
+        "\n"
+        "$(BUILDDIR)/%_perf: perf.sh\n"
+        "\ttest -x $(CUDA_HOME)/bin/nvcc\n"
+        "\ttest -f $(NCCL_HOME)/include/nccl.h\n"
+        "\tmkdir -p $(BUILDDIR)\n"
+        "\tcp perf.sh $@\n"
+        "\tchmod 755 $@\n"
+    )
 
 
 def _driver_debs(version: str) -> list[Deb]:
@@ -295,11 +348,15 @@ def _driver_debs(version: str) -> list[Deb]:
     ]
 
 
-def _cuda_repo_debs() -> list[Deb]:
+def _cuda_repo_debs(
+    cuda: Sequence[str] = (CUDA, CUDA_NEWER),
+    nccl: Sequence[str] = (NCCL, NCCL_NEWER),
+    dcgm: Sequence[str] = (DCGM, DCGM_NEWER),
+) -> list[Deb]:
     debs: list[Deb] = []
     for version in (DRIVER, DRIVER_NEWER):
         debs += _driver_debs(version)
-    for version in (CUDA, CUDA_NEWER):
+    for version in cuda:
         debs.append(
             Deb(
                 "cuda-toolkit-13-0",
@@ -312,7 +369,7 @@ def _cuda_repo_debs() -> list[Deb]:
                 executables=frozenset({"/usr/local/cuda-13.0/bin/nvcc"}),
             )
         )
-    for version in (NCCL, NCCL_NEWER):
+    for version in nccl:
         full = f"{version}-1+cuda{NCCL_CUDA}"
         debs.append(
             Deb("libnccl2", full, files={"/usr/lib/x86_64-linux-gnu/libnccl.so.2": f"stand-in {full}\n"})
@@ -325,7 +382,7 @@ def _cuda_repo_debs() -> list[Deb]:
                 files={"/usr/include/nccl.h": f"/* stand-in {full} */\n"},
             )
         )
-    for version in (DCGM, DCGM_NEWER):
+    for version in dcgm:
         full = f"1:{version}-1"
         debs.append(
             Deb(
@@ -437,7 +494,11 @@ def _efa_debs() -> list[Deb]:
     return [Deb(name, version, arch=arch, files=files[name]) for name, version, arch in EFA_DEBS]
 
 
-EFA_INSTALLER_SH = f"""#!/bin/bash
+def efa_installer_sh(version: str) -> str:
+    return _EFA_INSTALLER_SH.replace("@VERSION@", version)
+
+
+_EFA_INSTALLER_SH = """#!/bin/bash
 # clusterfab test stand-in for AWS's efa_installer.sh: same layout, flags and record file.
 set -euo pipefail
 yes=0
@@ -455,12 +516,12 @@ dir="DEBS/$(echo "$ID$VERSION_ID" | tr 'a-z' 'A-Z' | tr -d .)/$(uname -m)"
 if [ ! -d "$dir" ]; then echo "efa_installer.sh: no packages for $dir" >&2; exit 1; fi
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ./"$dir"/*.deb
 mkdir -p /opt/amazon
-{{
-  echo "# EFA installer version: {EFA_INSTALLER}"
+{
+  echo "# EFA installer version: @VERSION@"
   echo "# Debug packages installed: no"
   echo "# Packages installed:"
   for deb in "$dir"/*.deb; do basename "$deb" .deb; done
-}} > /opt/amazon/efa_installed_packages
+} > /opt/amazon/efa_installed_packages
 echo "$*" >> /var/log/clusterfab-standin-efa-installer.log
 echo "EFA installation complete."
 """
@@ -486,6 +547,13 @@ class SigningKey:
 
     def armored_public_key(self) -> str:
         return self._gpg("--armor", "--export")
+
+    def fingerprint(self) -> str:
+        listing = self._gpg("--with-colons", "--list-keys")
+        return next(line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:"))
+
+    def detach_sign(self, source: Path, dest: Path) -> None:
+        self._gpg("--digest-algo", "SHA256", "--detach-sign", "--output", str(dest), str(source))
 
     def clearsign(self, source: Path, dest: Path) -> None:
         self._gpg("--digest-algo", "SHA256", "--clearsign", "--output", str(dest), str(source))
@@ -588,6 +656,31 @@ def _tarball(dest: Path, members: Mapping[str, tuple[bytes, int]]) -> str:
     return hashlib.sha256(dest.read_bytes()).hexdigest()
 
 
+LATER_RELEASE_VERSIONS = {"nccl": NCCL_LATER, "cuda_toolkit": CUDA_LATER, "dcgm": DCGM_LATER}
+
+
+def _efa_installer(dest: Path, installer_sh: str) -> str:
+    with tempfile.TemporaryDirectory() as scratch:
+        members: dict[str, tuple[bytes, int]] = {
+            "aws-efa-installer/efa_installer.sh": (installer_sh.encode(), 0o755),
+        }
+        for deb in _efa_debs():
+            path = build_deb(deb, Path(scratch))
+            members[f"aws-efa-installer/DEBS/DEBIAN12/x86_64/{deb.filename}"] = (path.read_bytes(), 0o644)
+        return _tarball(dest, members)
+
+
+def _nccl_tests_tarball(dest: Path, version: str) -> str:
+    top = f"nccl-tests-{version}"
+    return _tarball(
+        dest,
+        {
+            f"{top}/Makefile": (nccl_tests_makefile(version).encode(), 0o644),
+            f"{top}/perf.sh": (NCCL_TESTS_PERF.encode(), 0o755),
+        },
+    )
+
+
 def build_standins(dest: Path, kernel_release: str) -> Standins:
     """Build every repository and tarball under ``dest`` (which must not exist)."""
     dest.mkdir(parents=True)
@@ -595,24 +688,48 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
     try:
         (dest / "keys").mkdir()
         (dest / "keys/standin.asc").write_text(key.armored_public_key())
+        fingerprint = key.fingerprint()
         write_apt_repo(dest / "cuda", _cuda_repo_debs(), key, suite=None)
+        for stage in range(1, len(LATER_RELEASES) + 1):
+            published = LATER_RELEASES[:stage]
+
+            def later(release: str, published: tuple[str, ...] = published) -> tuple[str, ...]:
+                return (LATER_RELEASE_VERSIONS[release],) if release in published else ()
+
+            debs = _cuda_repo_debs(
+                cuda=(CUDA, CUDA_NEWER, *later("cuda_toolkit")),
+                nccl=(NCCL, NCCL_NEWER, *later("nccl")),
+                dcgm=(DCGM, DCGM_NEWER, *later("dcgm")),
+            )
+            write_apt_repo(dest / f"cuda-later-{stage}", debs, key, suite=None)
         write_apt_repo(dest / "gib", _gib_debs(), key, suite="gpudirect-gib-apt")
         write_apt_repo(dest / "tcpxo", _tcpxo_debs(), key, suite="gpudirect-tcpxo-apt", arch="all")
         write_apt_repo(dest / "lustre", _lustre_debs(kernel_release), key, suite="bookworm")
         write_apt_repo(dest / "doca", _doca_debs(), key, suite=None)
+
+        # AWS signs the installer tarball (detached <tarball>.sig); the stand-in key plays AWS's.
+        efa_sha: dict[str, str] = {}
+        for version in (EFA_INSTALLER, EFA_INSTALLER_NEWER):
+            efa = dest / f"efa/aws-efa-installer-{version}.tar.gz"
+            efa_sha[version] = _efa_installer(efa, efa_installer_sh(version))
+            key.detach_sign(efa, efa.with_name(efa.name + ".sig"))
+        tampered = dest / EFA_TAMPERED_TARBALL
+        _efa_installer(
+            tampered,
+            efa_installer_sh(EFA_INSTALLER_NEWER).replace(
+                "set -euo pipefail\n", "set -euo pipefail\ntouch /tampered\n"
+            ),
+        )
+        genuine = dest / f"efa/aws-efa-installer-{EFA_INSTALLER_NEWER}.tar.gz.sig"
+        shutil.copy(genuine, tampered.with_name(tampered.name + ".sig"))
     finally:
         key.close()
         shutil.rmtree(key.home, ignore_errors=True)
 
-    with tempfile.TemporaryDirectory() as scratch:
-        members: dict[str, tuple[bytes, int]] = {
-            "aws-efa-installer/efa_installer.sh": (EFA_INSTALLER_SH.encode(), 0o755),
-        }
-        for deb in _efa_debs():
-            path = build_deb(deb, Path(scratch))
-            members[f"aws-efa-installer/DEBS/DEBIAN12/x86_64/{deb.filename}"] = (path.read_bytes(), 0o644)
-        efa_sha = _tarball(dest / f"efa/aws-efa-installer-{EFA_INSTALLER}.tar.gz", members)
-
+    nccl_tests_sha = {
+        version: _nccl_tests_tarball(dest / f"nccl-tests/v{version}.tar.gz", version)
+        for version in (NCCL_TESTS, NCCL_TESTS_NEWER)
+    }
     top = f"node_exporter-{NODE_EXPORTER}.linux-amd64"
     node_exporter_sha = _tarball(
         dest / f"node_exporter/{top}.tar.gz",
@@ -624,7 +741,13 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
             f"{top}/LICENSE": (b"Apache License 2.0 (stand-in)\n", 0o644),
         },
     )
-    return Standins(root=dest, efa_tarball_sha256=efa_sha, node_exporter_sha256=node_exporter_sha)
+    return Standins(
+        root=dest,
+        efa_tarball_sha256=efa_sha[EFA_INSTALLER],
+        node_exporter_sha256=node_exporter_sha,
+        nccl_tests_sha256=nccl_tests_sha,
+        key_fingerprint=fingerprint,
+    )
 
 
 DOCKER = _script('echo "Docker version 27.5.1, build stand-in"\n')
@@ -633,3 +756,15 @@ DOCKER = _script('echo "Docker version 27.5.1, build stand-in"\n')
 def install_into(standins: Standins, rootfs: Path) -> None:
     """Copy the stand-ins to /srv/clusterfab-standins inside ``rootfs``."""
     shutil.copytree(standins.root, rootfs / MOUNT.lstrip("/"))
+
+
+def publish_later_release(rootfs: Path, release: str) -> None:
+    """Make the CUDA repository in ``rootfs`` carry the later ``release`` (and the ones before it).
+
+    The apt source keeps pointing at the same URI, like a real repository gaining a release after the
+    node fetched its lists.
+    """
+    stage = LATER_RELEASES.index(release) + 1
+    repo = rootfs / MOUNT.lstrip("/") / "cuda"
+    shutil.rmtree(repo)
+    shutil.copytree(rootfs / MOUNT.lstrip("/") / f"cuda-later-{stage}", repo)

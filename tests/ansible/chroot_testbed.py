@@ -95,8 +95,14 @@ def golden_rootfs(cache: Path | None = None) -> GoldenRootfs:
 
 def clone_rootfs(golden: Path, dest: Path) -> Path:
     """Copy the golden root file system to ``dest`` (which must not exist) and return it."""
-    _run(["cp", "-a", "--reflink=auto", str(golden), str(dest)])
+    copy_rootfs(golden, dest)
     (dest / _MARKER).unlink()
+    return dest
+
+
+def copy_rootfs(source: Path, dest: Path) -> Path:
+    """Copy any root file system (a configured node's, say) to ``dest``, which must not exist."""
+    _run(["cp", "-a", "--reflink=auto", str(source), str(dest)])
     return dest
 
 

@@ -15,10 +15,12 @@ from chroot_standins import (
     DOCA,
     DRIVER,
     EFA_INSTALLER,
+    EFA_INSTALLER_NEWER,
     GIB,
     MOUNT,
     NCCL,
     NCCL_CUDA,
+    NCCL_TESTS,
     NODE_EXPORTER,
     TCPXO_HELPER,
     Standins,
@@ -45,11 +47,17 @@ def _common(standins: Standins) -> dict[str, Any]:
         "dcgm_node_exporter_version": NODE_EXPORTER,
         "dcgm_node_exporter_url": f"file://{MOUNT}/{standins.node_exporter_tarball}",
         "dcgm_node_exporter_checksum": f"sha256:{standins.node_exporter_sha256}",
+        "nccl_tests_version": NCCL_TESTS,
+        # Templated like the role default, so a test bumps the version and checksum only.
+        "nccl_tests_url": f"file://{MOUNT}/nccl-tests/v{{{{ nccl_tests_version }}}}.tar.gz",
+        "nccl_tests_checksum": f"sha256:{standins.nccl_tests_sha256[NCCL_TESTS]}",
+        # The stand-in Makefile compiles nothing; g++ would be a 60 MB download for every run.
+        "nccl_tests_build_packages": ["make"],
     }
 
 
 def efa_p5(standins: Standins) -> dict[str, Any]:
-    """AWS p5.48xlarge: H100 with NVSwitch, open kernel modules, EFA, FSx for Lustre."""
+    """AWS p5.48xlarge: H100 with NVSwitch, open kernel modules, EFA, two FSx for Lustre file systems."""
     return {
         **_common(standins),
         "gpu_node_fabric": "efa",
@@ -63,10 +71,27 @@ def efa_p5(standins: Standins) -> dict[str, Any]:
                 "fstype": "lustre",
                 "source": "fs-0123456789abcdef0.fsx.us-east-1.amazonaws.com@tcp:/abcdefgh",
                 "mount_point": "/fsx",
-            }
+            },
+            {
+                "name": "datasets",
+                "fstype": "lustre",
+                "source": "fs-0fedcba9876543210.fsx.us-east-1.amazonaws.com@tcp:/ijklmnop",
+                "mount_point": "/datasets",
+            },
         ],
         "storage_mounts_lustre_repo_url": f"file:{MOUNT}/lustre",
         "storage_mounts_lustre_repo_key_url": KEY_URL,
+    }
+
+
+def efa_signature_upgrade(standins: Standins) -> dict[str, Any]:
+    """An EFA installer upgrade as clusterfab renders it: no checksum, so the GPG signature is verified."""
+    return {
+        "efa_installer_version": EFA_INSTALLER_NEWER,
+        "efa_installer_url": f"file://{MOUNT}/efa/aws-efa-installer-{{{{ efa_installer_version }}}}.tar.gz",
+        "efa_installer_checksum": "",
+        "efa_installer_key_url": KEY_URL,
+        "efa_installer_key_fingerprint": standins.key_fingerprint,
     }
 
 

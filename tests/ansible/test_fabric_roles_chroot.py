@@ -45,8 +45,8 @@ def install_docker(rootfs: Path) -> None:
     docker.chmod(0o755)
 
 
-def apply_fabric_role(role: str, rootfs: Path, built: standins.Standins) -> FabricRun:
-    extravars = variants.FABRIC_ONLY_VARIANTS[role](built)
+def apply_fabric_role(role: str, rootfs: Path, built: standins.Standins, **overrides: object) -> FabricRun:
+    extravars = {**variants.FABRIC_ONLY_VARIANTS[role](built), **overrides}
     events: list[PlaybookEvent] = []
     first = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=[role], on_event=events.append)
     assert first.succeeded, first.failed_tasks
@@ -61,6 +61,14 @@ def tcpxo_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Sta
     rootfs = fresh_rootfs("tcpxo")
     install_docker(rootfs)
     return apply_fabric_role("gpudirect_tcpxo", rootfs, built_standins)
+
+
+@pytest.fixture(scope="module")
+def tcpxo_unpinned_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
+    # Google publishes no dmabuf-import-helper version to pin, so the catalog may leave it empty.
+    rootfs = fresh_rootfs("tcpxo-unpinned")
+    install_docker(rootfs)
+    return apply_fabric_role("gpudirect_tcpxo", rootfs, built_standins, gpudirect_tcpxo_helper_version="")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +94,7 @@ def infiniband_node(fresh_rootfs: Callable[[str], Path], built_standins: standin
     return apply_fabric_role("infiniband", fresh_rootfs("infiniband"), built_standins)
 
 
-@pytest.fixture(params=["tcpxo_node", "tcpx_node", "infiniband_node"])
+@pytest.fixture(params=["tcpxo_node", "tcpxo_unpinned_node", "tcpx_node", "infiniband_node"])
 def fabric_node(request: pytest.FixtureRequest) -> FabricRun:
     run: FabricRun = request.getfixturevalue(request.param)
     return run
@@ -114,6 +122,12 @@ def test_tcpxo_helper_is_pinned_held_and_loaded_at_boot(tcpxo_node: FabricRun) -
     assert not tcpxo_node.path(
         "/etc/apt/sources.list.d/clusterfab-artifact-registry-transport.sources"
     ).exists()
+
+
+def test_unpinned_tcpxo_helper_is_the_newest_and_held(tcpxo_unpinned_node: FabricRun) -> None:
+    versions = tcpxo_unpinned_node.output("dpkg-query", "-W", "-f", "${Version}", "dmabuf-import-helper")
+    assert versions == f"{standins.TCPXO_HELPER_NEWER}-1"
+    assert tcpxo_unpinned_node.output("apt-mark", "showhold").split() == ["dmabuf-import-helper"]
 
 
 def test_tcpxo_units_run_the_paired_images(tcpxo_node: FabricRun) -> None:

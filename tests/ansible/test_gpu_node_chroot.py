@@ -190,7 +190,11 @@ NFS_UNIT = "mnt-filestore\\x2dhome.mount"
     [
         pytest.param(
             "efa_node",
-            {**ENABLED_SERVICES, "remote-fs.target.wants/fsx.mount": f"{ETC_UNITS}/fsx.mount"},
+            {
+                **ENABLED_SERVICES,
+                "remote-fs.target.wants/fsx.mount": f"{ETC_UNITS}/fsx.mount",
+                "remote-fs.target.wants/datasets.mount": f"{ETC_UNITS}/datasets.mount",
+            },
             id="efa",
         ),
         pytest.param(
@@ -208,6 +212,7 @@ def test_units_are_enabled(fixture: str, units: dict[str, str], request: pytest.
 
 def test_lustre_mount_unit(efa_node: NodeRun) -> None:
     assert efa_node.path("/etc/systemd/system/fsx.mount").read_text() == MANAGED + (
+        "# clusterfab storage_mounts unit: removed when its entry leaves storage_mounts_list\n"
         "[Unit]\n"
         "Description=clusterfab lustre storage scratch\n"
         "Wants=network-online.target\n"
@@ -296,6 +301,37 @@ def test_efa_installer_runs_once_and_leaves_its_record(efa_node: NodeRun) -> Non
     assert record.splitlines()[0] == f"# EFA installer version: {standins.EFA_INSTALLER}"
     # The unpacked installer is removed once it has run.
     assert not efa_node.path(f"/var/cache/clusterfab/efa/{standins.EFA_INSTALLER}").exists()
+
+
+def test_nccl_tests_are_built_once_for_the_pinned_version(node: NodeRun) -> None:
+    link = node.path("/opt/nccl-tests/build")
+    assert str(link.readlink()) == f"nccl-tests-{standins.NCCL_TESTS}/build"
+    assert sorted(path.name for path in link.glob("*_perf")) == sorted(
+        f"{name}_perf" for name in standins.NCCL_TESTS_BINARIES
+    )
+    assert os.access(link / "all_reduce_perf", os.X_OK)
+    # One make run over both playbook runs, with the arguments the role documents.
+    assert node.path(standins.NCCL_TESTS_BUILD_LOG).read_text() == (
+        f"{standins.NCCL_TESTS} MPI=0 CUDA_HOME=/usr/local/cuda-13.0 NCCL_HOME=/usr\n"
+    )
+
+
+def test_pinned_installs_refresh_apt_lists_only_for_unknown_versions(efa_node: NodeRun) -> None:
+    # nvidia_driver refreshed the lists when it added the CUDA repository, so every later pinned
+    # version is known and no install refreshes them again.
+    installs = {
+        "Install the pinned Fabric Manager packages",
+        "Install the pinned CUDA toolkit",
+        "Install the pinned NCCL packages",
+        "Install the pinned DCGM packages",
+        "Install the pinned dcgm-exporter package",
+    }
+    refreshed = {
+        event.task: event.raw["event_data"]["res"].get("cache_updated")
+        for event in efa_node.first_events
+        if event.kind == "runner_on_ok" and event.task in installs
+    }
+    assert refreshed == dict.fromkeys(installs, False)
 
 
 def test_node_exporter_is_linked_from_its_release(efa_node: NodeRun) -> None:

@@ -24,6 +24,7 @@ EXPECTED_ROLES = [
     "gpudirect_tcpxo",
     "infiniband",
     "nccl",
+    "nccl_tests",
     "node_tuning",
     "nvidia_driver",
     "nvidia_fabricmanager",
