@@ -23,8 +23,9 @@ from clusterfab.errors import ClusterfabError, RefusedError, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from clusterfab.deploy.automation import DeployProject
+    from clusterfab.deploy.automation import DeployProject, DeployStack
     from clusterfab.rules.engine import ValidationResult
+    from clusterfab.stackinput import StackInput
 
 app = typer.Typer(
     name="clusterfab",
@@ -470,6 +471,114 @@ def promote(
         f"promoted {check.source.blueprint or check.target.blueprint} (digest {short(check.digest)}) "
         f"from {source} to {target}"
     )
+
+
+def _stack_input(target: DeployStack, stack: str) -> StackInput:
+    """The validated blueprint a deployed stack was configured with (its stack config)."""
+    from clusterfab.stackinput import (
+        BLUEPRINT_KEY,
+        CONFIG_NAMESPACE,
+        ENVIRONMENT_KEY,
+        load_stack_input,
+        resolve_environment,
+    )
+
+    config = target.config()
+    blueprint = config.get(f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}")
+    if not blueprint:
+        raise UsageError(f"stack {stack} has no {CONFIG_NAMESPACE}:{BLUEPRINT_KEY} config")
+    environment = resolve_environment(config.get(f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}"), stack)
+    return load_stack_input(blueprint, environment, _deploy_project().project.root)
+
+
+@app.command()
+def inventory(
+    stack: StackOption,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help=(
+                "Write the inventory here (the name must end in .aws_ec2.yml or .gcp.yml); default: stdout."
+            ),
+        ),
+    ] = None,
+) -> None:
+    """Print the dynamic inventory of a stack's nodes (aws_ec2 / gcp_compute plugin config).
+
+    Nodes are selected by the cluster's tags or labels and grouped by node group
+    (`node_group_<name>`); Ansible reaches them through SSM (AWS) or IAP (GCP).
+    """
+    from clusterfab.provision.inventory import inventory_config, inventory_yaml
+    from clusterfab.provision.push import INVENTORY_SUFFIX
+
+    outputs = _deploy_project().stack(stack).outputs()
+    text = inventory_yaml(inventory_config(outputs))
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    suffix = INVENTORY_SUFFIX[outputs["blueprint"]["cloud"]]
+    if not output.name.endswith(suffix):
+        raise UsageError(f"the inventory plugin reads only files named *{suffix}; got {output}")
+    output.write_text(text)
+    typer.echo(f"wrote {output}")
+
+
+@app.command()
+def configure(
+    stack: StackOption,
+    node_group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--node-group",
+            help=("Only these node groups (repeatable); a partial run records only a failed health check."),
+        ),
+    ] = None,
+    tags: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tags", help=("Only the tasks with these tags, e.g. nccl to upgrade NCCL alone (repeatable).")
+        ),
+    ] = None,
+    skip_health: Annotated[bool, typer.Option("--skip-health", help="Do not run the health check.")] = False,
+) -> None:
+    """Configure a deployed stack's nodes now (push mode) and run the health check.
+
+    Runs playbooks/gpu_node.yml on every node group through ansible-runner, then healthcheck.yml;
+    the outcome is recorded in the stack config (clusterfab:health), which `promote` requires.
+    Needs the Pulumi CLI, cloud credentials and the amazon.aws / google.cloud Ansible collection.
+    Exits 1 when a playbook or the health check fails.
+    """
+    from rich.console import Console
+
+    from clusterfab.provision.push import configure as push
+    from clusterfab.provision.push import require_collection
+    from clusterfab.provision.runner import RunProgress, run_playbook, summary_table
+
+    project = _deploy_project()
+    target = project.stack(stack)
+    stack_input = _stack_input(target, stack)
+    require_collection(stack_input.blueprint.cloud)
+    console = Console()
+    with RunProgress(console) as progress:
+        result = push(
+            target,
+            stack_input,
+            runner=run_playbook,
+            playbooks=project.project.root / "playbooks",
+            only=node_group,
+            tags=tags,
+            health=not skip_health,
+            on_event=progress.handle,
+        )
+    for group, playbook, run in result.runs:
+        console.print(f"{group}: {playbook} {'ok' if run.succeeded else 'FAILED'}")
+        if not run.succeeded:
+            console.print(summary_table(run))
+    if result.health is not None:
+        console.print(f"health of {stack}: {result.health} (recorded as clusterfab:health)")
+    raise typer.Exit(0 if result.succeeded else 1)
 
 
 def main() -> None:

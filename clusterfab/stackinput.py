@@ -45,6 +45,8 @@ class StackInput:
     blueprint: Blueprint
     catalog: Catalog
     warnings: tuple[Finding, ...]
+    project_root: Path
+    """The Pulumi project (its playbooks/ become the nodes' bundle)."""
 
 
 def resolve_environment(configured: str | None, stack: str) -> str | None:
@@ -81,4 +83,5 @@ def load_stack_input(
         blueprint=validated.blueprint,
         catalog=load_catalog(),
         warnings=tuple(f for f in result.findings if f.severity is not Severity.ERROR),
+        project_root=project_root,
     )

@@ -7,11 +7,17 @@ shows is what `pulumi up` creates. Provider packages are imported per cloud, onl
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pulumi
 
 from clusterfab.blueprint.models import LustreSpec
+from clusterfab.bootstrap import Mount, NodeBootstrap, render_boot_script
+from clusterfab.cost import monthly_budget_limit
+from clusterfab.provision.bundle import Bundle, build_bundle
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
 from clusterfab.resolve import (
     PROTECTED_ENVIRONMENTS,
     attached_storage,
@@ -22,9 +28,60 @@ from clusterfab.resolve import (
     placement_of,
 )
 from clusterfab.stackinput import CONFIG_NAMESPACE, StackInput
+from components.contracts import MountTarget
 
 BILLING_ACCOUNT_KEY = "billingAccount"
 """Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
+
+
+BUNDLE_CACHE = Path(".cache") / "bundles"
+"""Where the program writes the playbook bundle, relative to the project root (git-ignored)."""
+
+
+def _bundle(stack_input: StackInput) -> Bundle:
+    root = stack_input.project_root
+    return build_bundle(root / "playbooks", root / BUNDLE_CACHE)
+
+
+def _boot_script(
+    stack_input: StackInput,
+    *,
+    stack: str,
+    name: str,
+    bucket_name: pulumi.Input[str],
+    bundle: Bundle,
+    mounts: Sequence[MountTarget],
+    playbook: str,
+    playbook_vars: Callable[[list[Mount]], dict[str, Any]],
+    healthcheck_vars: dict[str, Any] | None,
+) -> pulumi.Output[str]:
+    """A node's boot script, once the bucket's name and the mounted file systems' addresses are known."""
+    bp = stack_input.blueprint
+
+    def render(values: list[Any]) -> str:
+        bucket, *sources = values
+        resolved = [
+            Mount(m.name, m.fs_type, source, m.mount_point, m.options)
+            for m, source in zip(mounts, sources, strict=True)
+        ]
+        return render_boot_script(
+            NodeBootstrap(
+                cloud=bp.cloud,
+                cluster=bp.name,
+                stack=stack,
+                node_group=name,
+                region=bp.region,
+                bucket=bucket,
+                bundle_key=bundle.key,
+                bundle_sha256=bundle.sha256,
+                ansible_core_version=stack_input.catalog.node_packages["ansible-core"].version or "",
+                playbook=playbook,
+                playbook_vars=playbook_vars(resolved),
+                healthcheck_vars=healthcheck_vars,
+            )
+        )
+
+    return pulumi.Output.all(bucket_name, *[m.source for m in mounts]).apply(render)
 
 
 def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
@@ -56,7 +113,6 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
     from components.aws.lustre import AwsFsxLustre, AwsFsxLustreArgs, plan_lustre
     from components.aws.network import AwsNetwork, AwsNetworkArgs, plan_network
     from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, plan_node_group
-    from components.contracts import MountTarget
     from components.naming import child
 
     bp, catalog, env = stack_input.blueprint, stack_input.catalog, stack_input.environment
@@ -74,9 +130,12 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
             tags=tags("network"),
         ),
     )
+    bundle = _bundle(stack_input)
     bucket = AwsClusterBucket(
         child(bp.name, "artifacts"),
-        AwsClusterBucketArgs(protect=env in {"prod"}, tags=tags("artifacts")),
+        AwsClusterBucketArgs(
+            protect=env in {"prod"}, objects={"bundle": (bundle.key, bundle.path)}, tags=tags("artifacts")
+        ),
     )
 
     mounts: dict[str, MountTarget] = {}
@@ -108,6 +167,7 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
             "file_system_id": fs.file_system_id,
             "source": fs.mount_target.source,
             "mount_point": fs.mount_target.mount_point,
+            "options": fs.mount_target.options,
         }
 
     groups_out: dict[str, Any] = {}
@@ -123,8 +183,17 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
                 subnet_id=network.node_subnet_id,
                 security_group_id=network.node_security_group_id,
                 bucket_arn=bucket.bucket_arn,
-                mounts=[mounts[s.name] for s in attached_storage(bp, group) if s.name in mounts],
-                lustre_client=catalog.lustre_clients.get("aws"),
+                boot_script=_boot_script(
+                    stack_input,
+                    stack=stack,
+                    name=group.name,
+                    bucket_name=bucket.bucket_name,
+                    bundle=bundle,
+                    mounts=[mounts[s.name] for s in attached_storage(bp, group) if s.name in mounts],
+                    playbook="gpu_node.yml",
+                    playbook_vars=lambda resolved, group=group: gpu_node_vars(bp, group, catalog, resolved),
+                    healthcheck_vars=healthcheck_vars(bp, group, catalog),
+                ),
                 tags=tags(f"node-group-{group.name}"),
             ),
         )
@@ -141,10 +210,7 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
             "efa_interfaces": sum(1 for i in plan.interfaces if i.interface_type != "interface"),
         }
 
-    budget = bp.budget
-    monthly = None
-    if budget is not None:
-        monthly = budget.max_monthly_usd or (budget.max_hourly_usd * 730 if budget.max_hourly_usd else None)
+    budget, monthly = bp.budget, monthly_budget_limit(bp)
     if budget is not None and monthly is not None:
         AwsBudget(
             child(bp.name, "budget"),
@@ -170,7 +236,6 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
 
 def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
     from components import tags as tagging
-    from components.contracts import MountTarget
     from components.gcp import GcpPlanError
     from components.gcp.bucket import GcpClusterBucket, GcpClusterBucketArgs
     from components.gcp.budget import GcpBudget, GcpBudgetArgs
@@ -256,12 +321,14 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
         )
         for f in net_plan.fabrics
     }
+    bundle = _bundle(stack_input)
     bucket = GcpClusterBucket(
         child(bp.name, "artifacts"),
         GcpClusterBucketArgs(
             project=project,
             location=bp.region,
             protect=env in PROTECTED_ENVIRONMENTS,
+            objects={"bundle": (bundle.key, bundle.path)},
             labels=labels("artifacts"),
         ),
     )
@@ -301,9 +368,9 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
             "instance": component.instance_name,
             "source": component.mount_target.source,
             "mount_point": component.mount_target.mount_point,
+            "options": component.mount_target.options,
         }
 
-    lustre_client = catalog.lustre_clients.get("gcp")
     groups_out: dict[str, Any] = {}
     for group in bp.node_groups:
         group_plan = group_plans[group.name]
@@ -321,8 +388,17 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
                     fabrics[group_plan.fabric].nic_subnetworks if group_plan.fabric is not None else []
                 ),
                 bucket_name=bucket.bucket_name,
-                mounts=[mounts[s.name] for s in attached_storage(bp, group)],
-                lustre_client=lustre_client,
+                startup_script=_boot_script(
+                    stack_input,
+                    stack=stack,
+                    name=group.name,
+                    bucket_name=bucket.bucket_name,
+                    bundle=bundle,
+                    mounts=[mounts[s.name] for s in attached_storage(bp, group)],
+                    playbook="gpu_node.yml",
+                    playbook_vars=lambda resolved, group=group: gpu_node_vars(bp, group, catalog, resolved),
+                    healthcheck_vars=healthcheck_vars(bp, group, catalog),
+                ),
                 labels=labels(f"node-group-{group.name}"),
             ),
         )
@@ -354,8 +430,17 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
                 network_id=network.system_network_id,
                 subnetwork_id=network.system_subnetwork_id,
                 bucket_name=bucket.bucket_name,
-                mounts=[mounts[s.name] for s in attached_storage(bp, tpu)],
-                lustre_client=lustre_client,
+                startup_script=_boot_script(
+                    stack_input,
+                    stack=stack,
+                    name=tpu.name,
+                    bucket_name=bucket.bucket_name,
+                    bundle=bundle,
+                    mounts=[mounts[s.name] for s in attached_storage(bp, tpu)],
+                    playbook="tpu_host.yml",
+                    playbook_vars=lambda resolved, tpu=tpu: tpu_host_vars(bp, tpu, catalog, resolved),
+                    healthcheck_vars=None,
+                ),
                 labels=labels(f"tpu-{tpu.name}"),
             ),
         )
@@ -370,10 +455,7 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
             "service_account": slices.service_account_email,
         }
 
-    budget = bp.budget
-    monthly = None
-    if budget is not None:
-        monthly = budget.max_monthly_usd or (budget.max_hourly_usd * 730 if budget.max_hourly_usd else None)
+    budget, monthly = bp.budget, monthly_budget_limit(bp)
     if budget is not None and monthly is not None:
         billing_account = pulumi.Config(CONFIG_NAMESPACE).get(BILLING_ACCOUNT_KEY)
         if billing_account:

@@ -1,18 +1,27 @@
 """What a node runs at boot: the AWS user-data / GCP startup-script, rendered with Jinja2.
 
-Pure: the components resolve their outputs (file system addresses, ...) and pass plain values here,
-so the scripts are rendered, golden-tested and reviewed without Pulumi.
+Nodes configure themselves at every boot, so spot replacements and autoscaled nodes come up right:
+the script installs a pinned ansible-core, fetches the playbook bundle of the stack revision that
+launched the node from the cluster bucket (checking its digest), runs the node playbook with the
+extravars rendered from the blueprint, reboots once if a new driver needs it, runs the health check,
+and records the verdict where operators and `clusterfab promote` can see it (an instance tag on AWS,
+a guest attribute on GCP). Pure: callers pass resolved values, so scripts are golden-tested here.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import jinja2
 
-from clusterfab.catalog.models import LustreClient
+HEALTH_KEY = "clusterfab-health"
+"""The instance tag (AWS) or guest attribute (GCP, namespace clusterfab, key health) of the verdict."""
+VARS_DIR = "/etc/clusterfab"
+RESULT_PATH = "/var/lib/clusterfab/gpu-healthcheck.json"
 
 
 @dataclass(frozen=True)
@@ -28,14 +37,22 @@ class Mount:
 
 @dataclass(frozen=True)
 class NodeBootstrap:
-    """Everything the boot script of one node group needs."""
+    """Everything the boot script of one node group (or TPU slice) needs."""
 
     cloud: Literal["aws", "gcp"]
     cluster: str
     stack: str
     node_group: str
-    mounts: tuple[Mount, ...]
-    lustre_client: LustreClient | None
+    region: str
+    bucket: str
+    bundle_key: str
+    bundle_sha256: str
+    ansible_core_version: str
+    playbook: str
+    """gpu_node.yml for GPU nodes, tpu_host.yml for TPU hosts."""
+    playbook_vars: Mapping[str, Any]
+    healthcheck_vars: Mapping[str, Any] | None = None
+    """Inputs of healthcheck.yml; None: no health check (TPU hosts)."""
 
 
 _ENV = jinja2.Environment(
@@ -49,11 +66,18 @@ _ENV = jinja2.Environment(
 _ENV.filters["shquote"] = shlex.quote
 
 
+def _json(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, indent=2, sort_keys=True)
+
+
 def render_boot_script(boot: NodeBootstrap) -> str:
     """The script a node runs at every boot (idempotent)."""
     template = _ENV.get_template("node-boot.sh.j2")
     return template.render(
         boot=boot,
-        needs_lustre=any(m.fs_type == "lustre" for m in boot.mounts),
-        needs_nfs=any(m.fs_type == "nfs" for m in boot.mounts),
+        playbook_vars_json=_json(boot.playbook_vars),
+        healthcheck_vars_json=_json(boot.healthcheck_vars) if boot.healthcheck_vars is not None else None,
+        health_key=HEALTH_KEY,
+        vars_dir=VARS_DIR,
+        result_path=RESULT_PATH,
     )

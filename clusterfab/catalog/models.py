@@ -271,10 +271,23 @@ class HealthcheckThresholds(Sourced):
 
 
 class LustreClient(Sourced):
+    """The apt repository a node installs the Lustre client from (Ubuntu 24.04)."""
+
     cloud: Cloud
     key_url: str
-    repository: str
+    repo_url: str
+    suite: str
+    components: list[str]
     packages: list[str]
+
+
+class NodePackage(Sourced):
+    """A piece of node software the Ansible roles pin; `version` None: nothing known to pin."""
+
+    name: str
+    version: str | None
+    checksum: str | None
+    note: str | None = None
 
 
 class OsImage(Sourced):

@@ -31,6 +31,7 @@ from clusterfab.catalog.models import (
     LustreClient,
     MachineType,
     NetworkLayout,
+    NodePackage,
     OsImage,
     Price,
     PricingModel,
@@ -77,6 +78,7 @@ class Catalog:
     images: tuple[OsImage, ...]
     lustre_clients: dict[str, LustreClient]
     stateful_types: dict[str, StatefulType]
+    node_packages: dict[str, NodePackage]
 
     @property
     def version(self) -> str:
@@ -197,7 +199,8 @@ def load_catalog() -> Catalog:
         gpus={g.model: g for g in gpus},
         recommended=RecommendedStack.model_validate(software["recommended"]),
         fabric_software={f.name: f for f in fabrics},
-        healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbps"]),
+        healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),
+        node_packages={p.name: p for p in (NodePackage.model_validate(x) for x in software["node_packages"])},
         images=tuple(OsImage.model_validate(i) for i in _read("images.yaml")["images"]),
         stateful_types={
             t.type: t

@@ -10,6 +10,15 @@ from clusterfab.cost.estimate import (
     CostItem,
     CostWarning,
     estimate_cost,
+    monthly_budget_limit,
 )
 
-__all__ = ["HOURS_PER_MONTH", "BudgetStatus", "CostEstimate", "CostItem", "CostWarning", "estimate_cost"]
+__all__ = [
+    "HOURS_PER_MONTH",
+    "BudgetStatus",
+    "CostEstimate",
+    "CostItem",
+    "CostWarning",
+    "estimate_cost",
+    "monthly_budget_limit",
+]

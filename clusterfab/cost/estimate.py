@@ -185,6 +185,18 @@ def estimate_cost(
     )
 
 
+def monthly_budget_limit(blueprint: Blueprint) -> float | None:
+    """The monthly amount of the cloud budget: max_monthly_usd, else max_hourly_usd over a month."""
+    budget = blueprint.budget
+    if budget is None:
+        return None
+    if budget.max_monthly_usd is not None:
+        return budget.max_monthly_usd
+    if budget.max_hourly_usd is not None:
+        return float(money(budget.max_hourly_usd) * HOURS_PER_MONTH)
+    return None
+
+
 def money(usd: float) -> Decimal:
     """A figure from the catalog or the blueprint as the exact decimal that was written."""
     return Decimal(str(usd))

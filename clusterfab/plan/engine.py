@@ -102,9 +102,13 @@ class ProgramRun:
 
 
 def redact(value: Any) -> Any:
-    """Replace secrets by "[secret]" and unknowns by "[unknown]", recursively."""
+    """Replace secrets by "[secret]" and unknowns by "[unknown]", recursively; name file assets by
+    their file name (their absolute path differs between machines)."""
     if rpc.is_rpc_secret(value):
         return SECRET
+    if isinstance(value, pulumi.asset.Asset | pulumi.asset.Archive):
+        location = getattr(value, "path", None) or getattr(value, "uri", None) or type(value).__name__
+        return f"[asset {str(location).rsplit('/', 1)[-1]}]"
     if value == rpc.UNKNOWN:
         return UNKNOWN
     if isinstance(value, dict):

@@ -8,8 +8,11 @@ SSM Session Manager on AWS and through an IAP tunnel on GCP, the same paths a pe
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from typing import Any
+
+from ruamel.yaml import YAML
 
 from clusterfab.errors import UsageError
 
@@ -93,3 +96,13 @@ def _gcp(
 def group_name(node_group: str) -> str:
     """The inventory group of a node group, for `--limit`."""
     return f"{GROUP_PREFIX}_{node_group.replace('-', '_')}"
+
+
+def inventory_yaml(config: Mapping[str, Any]) -> str:
+    """The inventory plugin configuration as the YAML file the plugin reads."""
+    stream = io.StringIO()
+    # The round-trip dumper keeps the keys in order (`plugin:` first, as people write these files).
+    yaml = YAML()
+    yaml.default_flow_style = False
+    yaml.dump(dict(config), stream)
+    return stream.getvalue()

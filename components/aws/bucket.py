@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pulumi
 import pulumi_aws as aws
@@ -17,6 +18,8 @@ TYPE = "clusterfab:storage:AwsClusterBucket"
 class AwsClusterBucketArgs:
     protect: bool
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
+    objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
+    """Files to upload: child role -> (object key, local path), e.g. the playbook bundle."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -77,6 +80,16 @@ class AwsClusterBucket(pulumi.ComponentResource):
             opts=own,
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
         )
+        for role, (key, path) in sorted(args.objects.items()):
+            aws.s3.BucketObjectv2(
+                child(name, role),
+                bucket=bucket.id,
+                key=key,
+                source=pulumi.FileAsset(str(path)),
+                server_side_encryption="aws:kms",
+                tags=dict(args.tags),
+                opts=own,
+            )
         self.bucket_name = bucket.bucket
         self.bucket_arn = bucket.arn
         self.register_outputs({"bucket_name": bucket.bucket, "bucket_arn": bucket.arn})

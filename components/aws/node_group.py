@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -18,12 +18,10 @@ import pulumi
 import pulumi_aws as aws
 
 from clusterfab.blueprint.models import NodeGroupSpec
-from clusterfab.bootstrap import Mount, NodeBootstrap, render_boot_script
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import AwsMachineType, LustreClient
+from clusterfab.catalog.models import AwsMachineType
 from clusterfab.resolve import fabric_of, max_size, min_size, placement_of
 from components import tags as tagging
-from components.contracts import MountTarget
 from components.naming import child
 
 TYPE = "clusterfab:compute:AwsGpuNodeGroup"
@@ -100,8 +98,8 @@ class AwsGpuNodeGroupArgs:
     subnet_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
     bucket_arn: pulumi.Input[str]
-    mounts: Sequence[MountTarget] = ()
-    lustre_client: LustreClient | None = None
+    boot_script: pulumi.Input[str]
+    """What nodes run at every boot (clusterfab.bootstrap renders it); base64-encoded as user-data."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -224,22 +222,8 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                 )
             )
 
-        user_data = pulumi.Output.all(*[m.source for m in args.mounts]).apply(
-            lambda sources: base64.b64encode(
-                render_boot_script(
-                    NodeBootstrap(
-                        cloud="aws",
-                        cluster=args.cluster,
-                        stack=args.stack,
-                        node_group=plan.name,
-                        mounts=tuple(
-                            Mount(m.name, m.fs_type, source, m.mount_point, m.options)
-                            for m, source in zip(args.mounts, sources, strict=True)
-                        ),
-                        lustre_client=args.lustre_client,
-                    )
-                ).encode()
-            ).decode()
+        user_data = pulumi.Output.from_input(args.boot_script).apply(
+            lambda script: base64.b64encode(script.encode()).decode()
         )
 
         template = aws.ec2.LaunchTemplate(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pulumi
 import pulumi_gcp as gcp
@@ -19,6 +20,8 @@ class GcpClusterBucketArgs:
     location: str
     protect: bool
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
+    objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
+    """Files to upload: child role -> (object name, local path), e.g. the playbook bundle."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -50,6 +53,15 @@ class GcpClusterBucket(pulumi.ComponentResource):
             labels=dict(args.labels),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
+        for role, (key, path) in sorted(args.objects.items()):
+            gcp.storage.BucketObject(
+                child(name, role),
+                bucket=bucket.name,
+                name=key,
+                source=pulumi.FileAsset(str(path)),
+                content_type="application/gzip",
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         self.bucket_name = bucket.name
         self.bucket_url = pulumi.Output.concat("gs://", bucket.name)
         self.register_outputs({"bucket_name": bucket.name, "bucket_url": self.bucket_url})

@@ -4,8 +4,9 @@ compact placement through a workload policy, and spot / flex-start / reservation
 The template's NICs follow the catalog: the general gVNIC NICs first (the system network is nic0),
 then one NIC per GPU VPC (TCPX / TCPXO, gVNIC) or per RDMA subnet (RoCE, MRDMA). No NIC has an access
 config, so nodes have no external IP. GPUs cannot live-migrate, so host maintenance terminates the VM.
-Nodes boot shielded, from the catalog's boot disk type, with OS Login, guest attributes (where they
-record their health) and a startup script that mounts the group's storage.
+Nodes boot with vTPM and integrity monitoring (Secure Boot off: the driver's DKMS modules are
+unsigned), from the catalog's boot disk type, with OS Login, guest attributes (where they record their
+health) and a startup script that runs the node-software playbook from the cluster's bucket.
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.blueprint.models import NodeGroupSpec
-from clusterfab.bootstrap import Mount, NodeBootstrap, render_boot_script
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import Fabric, GcpMachineType, LustreClient
+from clusterfab.catalog.models import Fabric, GcpMachineType
 from clusterfab.resolve import fabric_of, max_size, min_size, placement_of
 from components import tags as tagging
-from components.contracts import MountTarget
 from components.gcp import GcpPlanError
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, account_id, node_service_account
 from components.naming import child, physical
@@ -170,8 +169,8 @@ class GcpGpuNodeGroupArgs:
     fabric_subnetworks: Sequence[pulumi.Input[str]]
     """The fabric's NIC subnets in NIC order (empty without a fabric)."""
     bucket_name: pulumi.Input[str]
-    mounts: Sequence[MountTarget] = ()
-    lustre_client: LustreClient | None = None
+    startup_script: pulumi.Input[str] = ""
+    """What the VMs run at every boot (clusterfab.bootstrap renders it), as the startup-script."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -285,21 +284,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
                 opts=own,
             )
 
-        script = pulumi.Output.all(*[m.source for m in args.mounts]).apply(
-            lambda sources: render_boot_script(
-                NodeBootstrap(
-                    cloud="gcp",
-                    cluster=args.cluster,
-                    stack=args.stack,
-                    node_group=plan.name,
-                    mounts=tuple(
-                        Mount(m.name, m.fs_type, source, m.mount_point, m.options)
-                        for m, source in zip(args.mounts, sources, strict=True)
-                    ),
-                    lustre_client=args.lustre_client,
-                )
-            )
-        )
+        script = args.startup_script
 
         # A global template: only it exposes self_link_unique, which pins the MIG to this exact
         # template generation. Templates are immutable, so every change is a new template (created
@@ -330,8 +315,11 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
             service_account=gcp.compute.InstanceTemplateServiceAccountArgs(
                 email=sa.email, scopes=[CLOUD_PLATFORM_SCOPE]
             ),
+            # The node software builds kernel modules with DKMS (NVIDIA's open driver, the TCPXO
+            # import helper, the Lustre client); Secure Boot would refuse to load them unsigned and
+            # leave the GPUs dark. vTPM and integrity monitoring stay on.
             shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(
-                enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True
+                enable_secure_boot=False, enable_vtpm=True, enable_integrity_monitoring=True
             ),
             metadata={
                 "startup-script": script,

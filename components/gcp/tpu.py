@@ -8,7 +8,7 @@ labels, which is what multislice launchers and the inventory group hosts by.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -16,11 +16,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.blueprint.models import TpuSliceSpec
-from clusterfab.bootstrap import Mount, NodeBootstrap, render_boot_script
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import LustreClient
 from components import tags as tagging
-from components.contracts import MountTarget
 from components.gcp import GcpPlanError
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, account_id, node_service_account
 from components.naming import child
@@ -74,8 +71,8 @@ class GcpTpuSlicesArgs:
     network_id: pulumi.Input[str]
     subnetwork_id: pulumi.Input[str]
     bucket_name: pulumi.Input[str]
-    mounts: Sequence[MountTarget] = ()
-    lustre_client: LustreClient | None = None
+    startup_script: pulumi.Input[str] = ""
+    """What the TPU hosts run at every boot (clusterfab.bootstrap renders it), as the startup-script."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -99,21 +96,7 @@ class GcpTpuSlices(pulumi.ComponentResource):
             description=f"clusterfab TPU VMs of {args.cluster}/{plan.name} ({args.stack})",
             bucket_name=args.bucket_name,
         )
-        script = pulumi.Output.all(*[m.source for m in args.mounts]).apply(
-            lambda sources: render_boot_script(
-                NodeBootstrap(
-                    cloud="gcp",
-                    cluster=args.cluster,
-                    stack=args.stack,
-                    node_group=plan.name,
-                    mounts=tuple(
-                        Mount(m.name, m.fs_type, source, m.mount_point, m.options)
-                        for m, source in zip(args.mounts, sources, strict=True)
-                    ),
-                    lustre_client=args.lustre_client,
-                )
-            )
-        )
+        script = args.startup_script
         scheduling = None
         if plan.capacity == "spot":
             scheduling = gcp.tpu.V2VmSchedulingConfigArgs(spot=True)

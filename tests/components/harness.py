@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import re
 import runpy
 import sys
 import tempfile
@@ -117,10 +118,37 @@ def _digest(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+BUNDLE_PLACEHOLDER = "<bundle-sha256>"
+
+
+_BUNDLE_DIGEST = re.compile(r"(bundles/|asset |BUNDLE_SHA256=)[0-9a-f]{64}")
+
+
+def stable(text: str) -> str:
+    """Text with the playbook bundle's digest replaced: golden files pin the plan, not the roles
+    (which change the digest with every edit and have tests of their own)."""
+    return _BUNDLE_DIGEST.sub(rf"\1{BUNDLE_PLACEHOLDER}", text)
+
+
+def _stabilize(value: Any) -> Any:
+    if isinstance(value, str):
+        return stable(value)
+    if isinstance(value, dict):
+        return {k: _stabilize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_stabilize(v) for v in value]
+    return value
+
+
 def normalized(plan: Plan) -> dict[str, Any]:
-    """The plan JSON with boot scripts replaced by their digest (they have golden files of their own)."""
+    """The plan JSON with boot scripts replaced by their digest (they have golden files of their own)
+    and the bundle digest by a placeholder."""
     payload = plan.to_json()
     for resource in payload["resources"]:
+        if isinstance(resource["inputs"].get("userData"), str):
+            script = base64.b64decode(resource["inputs"]["userData"]).decode()
+            resource["inputs"]["userData"] = base64.b64encode(stable(script).encode()).decode()
+        resource["inputs"] = _stabilize(resource["inputs"])
         inputs = resource["inputs"]
         for key in ("userData", "metadataStartupScript"):
             if isinstance(inputs.get(key), str):
@@ -129,3 +157,12 @@ def normalized(plan: Plan) -> dict[str, Any]:
         if isinstance(metadata, dict) and isinstance(metadata.get("startup-script"), str):
             metadata["startup-script"] = _digest(metadata["startup-script"])
     return payload
+
+
+def boot_vars(script: str, name: str = "node-vars") -> dict[str, Any]:
+    """The Ansible extravars a boot script writes (`/etc/clusterfab/<name>.json`)."""
+    import json
+
+    start = script.index(f"cat > /etc/clusterfab/{name}.json <<'CLUSTERFAB_VARS'\n")
+    body = script[script.index("\n", start) + 1 :]
+    return dict(json.loads(body[: body.index("\nCLUSTERFAB_VARS\n")]))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.components.harness import all_of, aws_plan, children, one
@@ -156,11 +158,16 @@ def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
     bucket = one(plan, "clusterfab:storage:AwsClusterBucket")
     assert [t for t, _ in children(plan, bucket)] == [
         "aws:s3/bucket:Bucket",
+        "aws:s3/bucketObjectv2:BucketObjectv2",
         "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
         "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
         "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
         "aws:s3/bucketVersioning:BucketVersioning",
     ]
+    bundle = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2").inputs
+    assert re.fullmatch(r"bundles/[0-9a-f]{64}\.tar\.gz", bundle["key"])
+    assert bundle["source"] == f"[asset {bundle['key'].removeprefix('bundles/')}]"
+    assert (bundle["bucket"], bundle["serverSideEncryption"]) == ("bk-cluster-artifacts-bucket-id", "aws:kms")
     block = one(plan, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
     assert all(
         block[k] is True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.components.harness import all_of, aws_plan, children, one, plan_text, user_data
+from tests.components.harness import all_of, aws_plan, boot_vars, children, one, plan_text, user_data
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
@@ -181,7 +181,7 @@ def test_nodes_are_tagged_for_inventory() -> None:
     }
 
 
-def test_user_data_mounts_the_attached_file_systems_only() -> None:
+def test_user_data_configures_the_node_and_mounts_the_attached_file_systems_only() -> None:
     body = (
         group("p5.48xlarge", "    attach: [data]\n")
         + "storage:\n"
@@ -190,9 +190,29 @@ def test_user_data_mounts_the_attached_file_systems_only() -> None:
         + "  - {name: other, kind: lustre, deployment: scratch, capacity_gib: 1200}\n"
     )
     script = user_data(aws_plan(body, name="ud"), "ud-cluster-g-lt")
-    assert "mount /data" in script
-    assert "ud-cluster-data-fs.fsx.mock@tcp:/mockmnt /data lustre relatime,flock,_netdev,nofail 0 0" in script
-    assert "/mnt/other" not in script
+    variables = boot_vars(script)
+    assert variables["storage_mounts_list"] == [
+        {
+            "name": "data",
+            "fstype": "lustre",
+            "source": "ud-cluster-data-fs.fsx.mock@tcp:/mockmnt",
+            "mount_point": "/data",
+            "options": "relatime,flock",
+        }
+    ]
+    assert (
+        variables["storage_mounts_lustre_repo_url"]
+        == "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
+    )
+    assert (variables["gpu_node_fabric"], variables["gpu_node_nvswitch"]) == ("efa", True)
+    assert boot_vars(script, "healthcheck-vars") == {
+        "gpu_healthcheck_expected_gpu_count": 8,
+        "gpu_healthcheck_min_busbw_gbps": 3200,
+        "gpu_healthcheck_expected_driver_version": "580.95.05",
+    }
+    assert "readonly BUCKET=ud-cluster-artifacts-bucket-mock" in script
+    assert 'ansible-playbook" -i localhost, -c local gpu_node.yml' in script
+    assert len(script.encode()) < 16384  # EC2's user-data limit
 
 
 def test_default_image_follows_the_cpu_architecture() -> None:

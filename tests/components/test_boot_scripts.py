@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.components.harness import plan_file, startup_script, user_data
+from tests.components.harness import plan_file, stable, startup_script, user_data
 from tests.conftest import EXAMPLES, assert_golden
 
 AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
@@ -19,7 +19,7 @@ def test_user_data_golden(path: Path) -> None:
     plan = plan_file(path, "dev")
     for resource in plan.resources:
         if resource.type == "aws:ec2/launchTemplate:LaunchTemplate":
-            assert_golden(f"boot/{path.stem}.dev.{resource.name}.sh", user_data(plan, resource.name))
+            assert_golden(f"boot/{path.stem}.dev.{resource.name}.sh", stable(user_data(plan, resource.name)))
 
 
 @pytest.mark.parametrize("path", GCP_EXAMPLES, ids=[p.stem for p in GCP_EXAMPLES])
@@ -29,5 +29,6 @@ def test_startup_script_golden(path: Path) -> None:
     assert booted, "every GCP example has GPU nodes or TPU VMs"
     for resource in booted:
         assert_golden(
-            f"boot/{path.stem}.dev.{resource.name}.sh", startup_script(plan, resource.type, resource.name)
+            f"boot/{path.stem}.dev.{resource.name}.sh",
+            stable(startup_script(plan, resource.type, resource.name)),
         )

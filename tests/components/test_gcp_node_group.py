@@ -6,7 +6,7 @@ import pytest
 
 from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
-from tests.components.harness import all_of, children, gcp_plan, one, plan_file, startup_script
+from tests.components.harness import all_of, boot_vars, children, gcp_plan, one, plan_file, startup_script
 from tests.conftest import REPO
 
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
@@ -83,7 +83,8 @@ def test_on_demand_template_security_and_boot_disk() -> None:
     }
     assert "diskEncryptionKey" not in disk  # Google-managed encryption
     assert inputs["shieldedInstanceConfig"] == {
-        "enableSecureBoot": True,
+        # the node software loads DKMS-built (unsigned) modules: see components/gcp/node_group.py
+        "enableSecureBoot": False,
         "enableVtpm": True,
         "enableIntegrityMonitoring": True,
     }
@@ -283,10 +284,24 @@ def test_startup_script_mounts_the_attached_storage_only() -> None:
         + "  - {name: home, kind: filestore, tier: ZONAL, capacity_gib: 1024}\n"
     )
     script = startup_script(gcp_plan(body, name="boot"), TEMPLATE, "boot-cluster-g-template")
-    assert "10.255.0.3@tcp:/mocklfs /data lustre defaults,_netdev,nofail 0 0" in script
-    assert "us-apt.pkg.dev/projects/lustre-client-binaries" in script
+    variables = boot_vars(script)
+    assert variables["storage_mounts_list"] == [
+        {
+            "name": "data",
+            "fstype": "lustre",
+            "source": "10.255.0.3@tcp:/mocklfs",
+            "mount_point": "/data",
+            "options": "defaults",
+        }
+    ]
+    assert (
+        variables["storage_mounts_lustre_repo_url"]
+        == "https://us-apt.pkg.dev/projects/lustre-client-binaries"
+    )
+    assert (variables["gpu_node_fabric"], variables["rdma_gib_version"]) == ("rdma_gib", "1.1.0")
     assert "/mnt/home" not in script
     assert "(gcp)" in script
+    assert "guest-attributes/clusterfab/health" in script
 
 
 def test_outputs_describe_the_gcp_cluster() -> None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from tests.components.harness import GCP_HEAD, GCP_PROJECT, all_of, children, gcp_plan, one, plan_configured
+from tests.components.harness import (
+    GCP_HEAD,
+    GCP_PROJECT,
+    all_of,
+    boot_vars,
+    children,
+    gcp_plan,
+    one,
+    plan_configured,
+)
 
 TPU = "gcp:tpu/v2Vm:V2Vm"
 LUSTRE = "gcp:lustre/instance:Instance"
@@ -74,7 +83,19 @@ def test_tpu_network_identity_and_startup_script() -> None:
         "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
     }
     assert node["metadata"]["enable-oslogin"] == "TRUE"
-    assert "10.255.0.2:/share /mnt/ckpt nfs defaults,_netdev,nofail 0 0" in node["metadata"]["startup-script"]
+    variables = boot_vars(node["metadata"]["startup-script"])
+    assert variables == {
+        "storage_mounts_list": [
+            {
+                "name": "ckpt",
+                "fstype": "nfs",
+                "source": "10.255.0.2:/share",
+                "mount_point": "/mnt/ckpt",
+                "options": "defaults",
+            }
+        ]
+    }
+    assert "-c local tpu_host.yml" in node["metadata"]["startup-script"]
     group = one(plan, "clusterfab:compute:GcpTpuSlices")
     assert [t for t, _ in children(plan, group)] == [
         "gcp:projects/iAMMember:IAMMember",
@@ -122,6 +143,7 @@ def test_managed_lustre_inputs() -> None:
         "instance": "lfs-cluster-scratch-1-fs",
         "source": "10.255.0.3@tcp:/mocklfs",
         "mount_point": "/lustre",
+        "options": "defaults",
     }
 
 

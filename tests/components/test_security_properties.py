@@ -83,7 +83,7 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
                 assert inputs["sourceRanges"] == ["35.235.240.0/20"], resource.name
         if resource.type == "gcp:compute/instanceTemplate:InstanceTemplate":
             assert inputs["shieldedInstanceConfig"] == {
-                "enableSecureBoot": True,
+                "enableSecureBoot": False,
                 "enableVtpm": True,
                 "enableIntegrityMonitoring": True,
             }

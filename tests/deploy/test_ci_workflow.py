@@ -93,6 +93,7 @@ def test_every_clusterfab_invocation_is_a_valid_command_line() -> None:
         "plan $BLUEPRINT --env prod",
         "diff $BLUEPRINT --base-ref origin/$BASE_REF --format markdown --env prod",
         "up --stack dev --yes",
+        "configure --stack dev",
         "promote --from dev --to prod --yes",
     ]
 

@@ -261,6 +261,8 @@ def test_promote_usage_errors(
         ("up", "--stack", "dev", "--yes"),
         ("destroy", "--stack", "dev", "--yes"),
         ("promote", "--from", "dev", "--to", "prod", "--yes"),
+        ("inventory", "--stack", "dev"),
+        ("configure", "--stack", "dev"),
     ],
 )
 def test_without_the_pulumi_cli_exit_2_with_one_line(
@@ -375,3 +377,33 @@ def test_destroy_on_a_terminal_shows_what_goes_and_can_be_declined(
     assert "Delete every resource of stack dev? [y/N]" in out
     assert err == "error: cancelled; nothing was changed\n"
     assert fake_pulumi.operations() == [("preview-destroy", "dev")]
+
+
+# --- push mode -------------------------------------------------------------------------------------
+
+
+def test_inventory_prints_the_plugin_config_from_the_stack_outputs(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    outputs = {
+        "blueprint": {"cloud": "aws", "region": "us-east-1", "digest": DIGEST},
+        "bucket": "llm-pretrain-artifacts-abc",
+        "node_selector": {"tag:clusterfab-blueprint": "llm-pretrain", "tag:clusterfab-stack": "dev"},
+    }
+    fake_pulumi.add_stack("dev", config={"clusterfab:blueprint": BLUEPRINT}, outputs=outputs)
+    code, out, err = run(monkeypatch, capsys, "inventory", "--stack", "dev")
+    assert code == 0, err
+    assert out.startswith("plugin: amazon.aws.aws_ec2\nregions:\n- us-east-1\nfilters:\n")
+    assert "ansible_aws_ssm_bucket_name: \"'llm-pretrain-artifacts-abc'\"" in out
+    code, out, err = run(monkeypatch, capsys, "inventory", "--stack", "dev", "-o", str(tmp_path / "dev.yml"))
+    assert (code, err.strip()) == (
+        2,
+        f"error: the inventory plugin reads only files named *.aws_ec2.yml; got {tmp_path / 'dev.yml'}",
+    )
+    target = tmp_path / "dev.aws_ec2.yml"
+    code, out, err = run(monkeypatch, capsys, "inventory", "--stack", "dev", "-o", str(target))
+    assert code == 0, err
+    assert target.read_text().startswith("plugin: amazon.aws.aws_ec2\n")

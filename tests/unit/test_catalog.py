@@ -36,6 +36,7 @@ def test_every_sourced_record_names_declared_sources() -> None:
         *CATALOG.images,
         *CATALOG.lustre_clients.values(),
         *CATALOG.stateful_types.values(),
+        *CATALOG.node_packages.values(),
     ]
     for record in records:
         assert record.source, record

@@ -165,6 +165,9 @@ print("RESULT", code, loaded)
         ["catalog", "--format", "json"],
         ["catalog"],
         ["schema"],
+        ["cost", "blueprints/examples/aws-p5-efa-fsx.yaml"],
+        ["cost", "blueprints/examples/gcp-tpu-v5p-multislice.yaml", "--format", "json", "--hours", "24"],
+        ["cost", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "--env", "dev", "--format", "markdown"],
     ],
 )
 def test_offline_commands_import_no_pulumi(args: list[str]) -> None:

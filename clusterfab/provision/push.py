@@ -1,0 +1,182 @@
+"""Push mode: configure a deployed stack's nodes from here (`clusterfab configure --stack S`).
+
+Day-2 work (a driver or NCCL upgrade, a new mount) reaches running nodes this way; new and replaced
+nodes get the same playbooks at boot. One run per node group, limited to that group's inventory
+group (node groups differ in machine type, so their extravars differ), then the health check. A
+passing check of every group is recorded on the stack (`clusterfab:health`, with the deployed
+blueprint digest), which is what `clusterfab promote` requires of a source stack.
+
+Everything that touches the outside (the stack, ansible-runner) is passed in, so the flow is tested
+without a cloud; the CLI wires the real ones.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from clusterfab.bootstrap import Mount
+from clusterfab.deploy.health import deployed_digest, record_health
+from clusterfab.errors import UsageError
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
+from clusterfab.provision.inventory import group_name, inventory_config, inventory_yaml
+from clusterfab.provision.runner import PlaybookResult
+from clusterfab.resolve import attached_storage
+from clusterfab.stackinput import StackInput
+
+COLLECTIONS = {"aws": "amazon.aws", "gcp": "google.cloud"}
+"""The Ansible collection whose inventory plugin (and connection, on AWS) push mode needs."""
+INVENTORY_SUFFIX = {"aws": ".aws_ec2.yml", "gcp": ".gcp.yml"}
+"""The inventory plugins only read files whose names end like this."""
+
+
+class ConfiguredStack(Protocol):
+    def outputs(self) -> dict[str, Any]: ...
+
+    def config(self) -> Mapping[str, str]: ...
+
+    def set_config(self, key: str, value: str) -> None: ...
+
+
+Runner = Callable[..., PlaybookResult]
+
+
+@dataclass(frozen=True)
+class PushTarget:
+    """One node group to configure: its inventory group and its extravars."""
+
+    node_group: str
+    limit: str
+    extravars: dict[str, Any]
+    healthcheck_vars: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PushResult:
+    runs: tuple[tuple[str, str, PlaybookResult], ...]
+    """(node group, playbook, result) in the order they ran."""
+    health: str | None
+    """"passed" / "failed" as recorded on the stack, None when the health check did not run."""
+
+    @property
+    def succeeded(self) -> bool:
+        return all(result.succeeded for _, _, result in self.runs)
+
+
+def _mounts(outputs: Mapping[str, Any], names: Sequence[str]) -> list[Mount]:
+    storage = outputs.get("storage") or {}
+    mounts = []
+    for name in names:
+        entry = storage.get(name)
+        if entry is None:
+            raise UsageError(f"the stack has no output for storage {name}; run `clusterfab up` for it first")
+        mounts.append(
+            Mount(
+                name,
+                entry["fs_type"],
+                entry["source"],
+                entry["mount_point"],
+                entry.get("options", "defaults"),
+            )
+        )
+    return mounts
+
+
+def push_targets(
+    stack_input: StackInput, outputs: Mapping[str, Any], only: Sequence[str] | None = None
+) -> list[PushTarget]:
+    """What to run on each node group of the stack (all groups, or the ones named in `only`)."""
+    blueprint, catalog = stack_input.blueprint, stack_input.catalog
+    groups = [g for g in blueprint.node_groups if not only or g.name in only]
+    unknown = sorted(set(only or ()) - {g.name for g in blueprint.node_groups})
+    if unknown:
+        raise UsageError(
+            f"no node group {', '.join(unknown)} in {stack_input.file} "
+            f"(node groups: {', '.join(g.name for g in blueprint.node_groups) or 'none'})"
+        )
+    targets = []
+    for group in groups:
+        mounts = _mounts(outputs, [s.name for s in attached_storage(blueprint, group)])
+        targets.append(
+            PushTarget(
+                node_group=group.name,
+                limit=group_name(group.name),
+                extravars=gpu_node_vars(blueprint, group, catalog, mounts),
+                healthcheck_vars=healthcheck_vars(blueprint, group, catalog),
+            )
+        )
+    return targets
+
+
+def require_collection(cloud: str) -> None:
+    """Fail with what to install when the inventory plugin's collection is missing."""
+    name = COLLECTIONS[cloud]
+    namespace, collection = name.split(".")
+    if importlib.util.find_spec(f"ansible_collections.{namespace}.{collection}") is None:
+        raise UsageError(
+            f"push mode needs the Ansible collection {name}: "
+            f"`ansible-galaxy collection install {name}` (or `pip install ansible`)"
+        )
+
+
+def write_inventory(outputs: Mapping[str, Any], directory: Path) -> Path:
+    """The inventory plugin config for the stack's nodes, as a file the plugin accepts."""
+    config = inventory_config(outputs)
+    cloud = outputs["blueprint"]["cloud"]
+    path = directory / f"clusterfab{INVENTORY_SUFFIX[cloud]}"
+    path.write_text(inventory_yaml(config))
+    return path
+
+
+def configure(
+    stack: ConfiguredStack,
+    stack_input: StackInput,
+    *,
+    runner: Runner,
+    playbooks: Path,
+    only: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    health: bool = True,
+    on_event: Callable[[Any], None] | None = None,
+) -> PushResult:
+    """Run the node playbook, then the health check, on the stack's node groups; record the health."""
+    outputs = stack.outputs()
+    targets = push_targets(stack_input, outputs, only)
+    runs: list[tuple[str, str, PlaybookResult]] = []
+    with tempfile.TemporaryDirectory(prefix="clusterfab-inventory-") as tmp:
+        inventory = write_inventory(outputs, Path(tmp))
+        for target in targets:
+            result = runner(
+                playbooks / "gpu_node.yml",
+                inventory=inventory,
+                extravars=target.extravars,
+                limit=target.limit,
+                tags=list(tags) if tags else None,
+                on_event=on_event,
+            )
+            runs.append((target.node_group, "gpu_node.yml", result))
+        if not health or not all(r.succeeded for _, _, r in runs):
+            return PushResult(runs=tuple(runs), health=None)
+        for target in targets:
+            result = runner(
+                playbooks / "healthcheck.yml",
+                inventory=inventory,
+                extravars=target.healthcheck_vars,
+                limit=target.limit,
+                on_event=on_event,
+            )
+            runs.append((target.node_group, "healthcheck.yml", result))
+    passed = all(r.succeeded for _, p, r in runs if p == "healthcheck.yml")
+    digest = deployed_digest(outputs)
+    if digest is None:
+        raise UsageError("the stack has no blueprint.digest output; run `clusterfab up` for it first")
+    recorded: str | None = None
+    # A run on some node groups proves nothing about the whole cluster: record only its failure.
+    if not only or not passed:
+        record_health(stack, passed=passed, digest=digest)
+        recorded = "passed" if passed else "failed"
+    return PushResult(runs=tuple(runs), health=recorded)
