@@ -13,6 +13,7 @@ import enum
 import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,7 +24,8 @@ from clusterfab.errors import ClusterfabError, RefusedError, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from clusterfab.deploy.automation import DeployProject, DeployStack
+    from clusterfab.deploy.automation import DeployProject, DeployStack, EventHandler, OperationResult
+    from clusterfab.deploy.progress import Operation
     from clusterfab.rules.engine import ValidationResult
     from clusterfab.stackinput import StackInput
 
@@ -327,6 +329,32 @@ def _console() -> Console:
     return Console(highlight=False, soft_wrap=True)
 
 
+_OPERATION_NOUN: dict[str, str] = {
+    "preview": "preview",
+    "up": "update",
+    "preview-destroy": "destroy preview",
+    "destroy": "destroy",
+}
+
+
+def _run_live(
+    console: Console,
+    operation: Operation,
+    stack: str,
+    run: Callable[[EventHandler | None], OperationResult],
+) -> None:
+    """Run one engine operation under a live progress view; its summary follows, failure exits 1."""
+    from clusterfab.deploy.automation import DeployError
+    from clusterfab.deploy.progress import DeployProgress
+
+    progress = DeployProgress(console, operation=operation, stack=stack)
+    with progress:
+        result = run(progress.handle)
+    progress.print_summary()
+    if not result.ok:
+        raise DeployError(f"the {_OPERATION_NOUN[operation]} of {stack} failed: {result.error}")
+
+
 @app.command()
 def preview(stack: StackOption) -> None:
     """Preview what `up` would change on a real stack, with live progress.
@@ -334,16 +362,8 @@ def preview(stack: StackOption) -> None:
     Needs the Pulumi CLI (logged in to the stack's backend) and cloud credentials. Exits 1 when the
     preview fails.
     """
-    from clusterfab.deploy.automation import DeployError
-    from clusterfab.deploy.progress import DeployProgress
-
     target = _deploy_project().stack(stack)
-    progress = DeployProgress(_console(), operation="preview", stack=stack)
-    with progress:
-        result = target.preview(progress.handle)
-    progress.print_summary()
-    if not result.ok:
-        raise DeployError(f"the preview of {stack} failed: {result.error}")
+    _run_live(_console(), "preview", stack, target.preview)
 
 
 @app.command()
@@ -352,26 +372,13 @@ def up(stack: StackOption, yes: YesOption = False) -> None:
 
     Without --yes, shows the preview first and asks. Exits 1 when the update fails.
     """
-    from clusterfab.deploy.automation import DeployError
-    from clusterfab.deploy.progress import DeployProgress
-
     _require_confirmation_possible(yes, "up")
     target = _deploy_project().stack(stack)
     console = _console()
     if not yes:
-        planned = DeployProgress(console, operation="preview", stack=stack)
-        with planned:
-            result = target.preview(planned.handle)
-        planned.print_summary()
-        if not result.ok:
-            raise DeployError(f"the preview of {stack} failed: {result.error}")
+        _run_live(console, "preview", stack, target.preview)
         _confirm(f"Update stack {stack}?", yes)
-    progress = DeployProgress(console, operation="up", stack=stack)
-    with progress:
-        result = target.up(progress.handle)
-    progress.print_summary()
-    if not result.ok:
-        raise DeployError(f"the update of {stack} failed: {result.error}")
+    _run_live(console, "up", stack, target.up)
 
 
 @app.command()
@@ -381,9 +388,7 @@ def destroy(stack: StackOption, yes: YesOption = False) -> None:
     Refuses (exit 1) while the stack has protected resources (prod's file systems and buckets):
     unprotect them deliberately first. Without --yes, shows what would be deleted and asks.
     """
-    from clusterfab.deploy.automation import DeployError
     from clusterfab.deploy.events import name_of
-    from clusterfab.deploy.progress import DeployProgress
 
     _require_confirmation_possible(yes, "destroy")
     target = _deploy_project().stack(stack)
@@ -398,19 +403,9 @@ def destroy(stack: StackOption, yes: YesOption = False) -> None:
         )
     console = _console()
     if not yes:
-        planned = DeployProgress(console, operation="preview-destroy", stack=stack)
-        with planned:
-            result = target.preview_destroy(planned.handle)
-        planned.print_summary()
-        if not result.ok:
-            raise DeployError(f"the destroy preview of {stack} failed: {result.error}")
+        _run_live(console, "preview-destroy", stack, target.preview_destroy)
         _confirm(f"Delete every resource of stack {stack}?", yes)
-    progress = DeployProgress(console, operation="destroy", stack=stack)
-    with progress:
-        result = target.destroy(progress.handle)
-    progress.print_summary()
-    if not result.ok:
-        raise DeployError(f"the destroy of {stack} failed: {result.error}")
+    _run_live(console, "destroy", stack, target.destroy)
 
 
 @app.command()
@@ -433,9 +428,7 @@ def promote(
     offline plan diff and the cost diff between the two environments, asks (unless --yes), then
     updates the target. Exits 1 when a gate refuses or the update fails.
     """
-    from clusterfab.deploy.automation import DeployError
     from clusterfab.deploy.gates import short
-    from clusterfab.deploy.progress import DeployProgress
     from clusterfab.deploy.promote import check_promotion
     from clusterfab.plan.report import report_text
 
@@ -461,12 +454,7 @@ def promote(
     if refused is not None:
         raise RefusedError(refused)
     _confirm(f"Promote {source} to {target} (update stack {target})?", yes)
-    progress = DeployProgress(console, operation="up", stack=target)
-    with progress:
-        result = check.target_stack.up(progress.handle)
-    progress.print_summary()
-    if not result.ok:
-        raise DeployError(f"the update of {target} failed: {result.error}")
+    _run_live(console, "up", target, check.target_stack.up)
     typer.echo(
         f"promoted {check.source.blueprint or check.target.blueprint} (digest {short(check.digest)}) "
         f"from {source} to {target}"
