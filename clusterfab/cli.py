@@ -523,6 +523,16 @@ def configure(
             help=("Only these node groups (repeatable); a partial run records only a failed health check."),
         ),
     ] = None,
+    limit: Annotated[
+        str | None,
+        typer.Option(
+            "--limit",
+            help=(
+                "Only the hosts matching this Ansible pattern (e.g. an instance id or 'i-0ab*'), within"
+                " each node group; a partial run records only a failed health check."
+            ),
+        ),
+    ] = None,
     tags: Annotated[
         list[str] | None,
         typer.Option(
@@ -556,6 +566,7 @@ def configure(
             runner=run_playbook,
             playbooks=project.project.root / "playbooks",
             only=node_group,
+            limit=limit,
             tags=tags,
             health=not skip_health,
             on_event=progress.handle,

@@ -139,13 +139,19 @@ def configure(
     runner: Runner,
     playbooks: Path,
     only: Sequence[str] | None = None,
+    limit: str | None = None,
     tags: Sequence[str] | None = None,
     health: bool = True,
     on_event: Callable[[Any], None] | None = None,
 ) -> PushResult:
-    """Run the node playbook, then the health check, on the stack's node groups; record the health."""
+    """Run the node playbook, then the health check, on the stack's node groups; record the health.
+
+    `only` names node groups; `limit` is an Ansible host pattern applied within each group.
+    """
     outputs = stack.outputs()
     targets = push_targets(stack_input, outputs, only)
+    # ':&' intersects: the group's hosts that the user's pattern also matches.
+    hosts = {t.node_group: f"{t.limit}:&{limit}" if limit else t.limit for t in targets}
     runs: list[tuple[str, str, PlaybookResult]] = []
     with tempfile.TemporaryDirectory(prefix="clusterfab-inventory-") as tmp:
         inventory = write_inventory(outputs, Path(tmp))
@@ -154,7 +160,7 @@ def configure(
                 playbooks / "gpu_node.yml",
                 inventory=inventory,
                 extravars=target.extravars,
-                limit=target.limit,
+                limit=hosts[target.node_group],
                 tags=list(tags) if tags else None,
                 on_event=on_event,
             )
@@ -166,7 +172,7 @@ def configure(
                 playbooks / "healthcheck.yml",
                 inventory=inventory,
                 extravars=target.healthcheck_vars,
-                limit=target.limit,
+                limit=hosts[target.node_group],
                 on_event=on_event,
             )
             runs.append((target.node_group, "healthcheck.yml", result))
@@ -175,8 +181,8 @@ def configure(
     if digest is None:
         raise UsageError("the stack has no blueprint.digest output; run `clusterfab up` for it first")
     recorded: str | None = None
-    # A run on some node groups proves nothing about the whole cluster: record only its failure.
-    if not only or not passed:
+    # A run on some nodes proves nothing about the whole cluster: record only its failure.
+    if not (only or limit) or not passed:
         record_health(stack, passed=passed, digest=digest)
         recorded = "passed" if passed else "failed"
     return PushResult(runs=tuple(runs), health=recorded)

@@ -122,6 +122,21 @@ def test_a_partial_run_records_only_a_failure() -> None:
     assert failing.health == "failed"
 
 
+def test_a_host_limit_narrows_each_group_and_records_only_a_failure() -> None:
+    stack, stack_input = _stack()
+    runner = FakeRunner()
+    result = push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS, limit="i-0abc*")
+    assert [(c["playbook"], c["limit"]) for c in runner.calls] == [
+        ("gpu_node.yml", "node_group_trainers:&i-0abc*"),
+        ("healthcheck.yml", "node_group_trainers:&i-0abc*"),
+    ]
+    assert (result.health, "clusterfab:health" in stack.values) == (None, False)
+    failing = push.configure(
+        stack, stack_input, runner=FakeRunner({"healthcheck.yml"}), playbooks=PLAYBOOKS, limit="i-0abc*"
+    )
+    assert failing.health == "failed"
+
+
 def test_tags_reach_the_node_playbook() -> None:
     stack, stack_input = _stack()
     runner = FakeRunner()

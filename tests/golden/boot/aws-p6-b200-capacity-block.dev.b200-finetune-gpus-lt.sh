@@ -20,6 +20,12 @@ install -d -m 0755 /opt/clusterfab
 
 json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 readonly REGION=us-east-1
+# cloud-init runs user data once per instance; this copy runs at every later boot (after the driver's
+# reboot, after a stop and start), as a GCP startup script does.
+readonly PER_BOOT=/var/lib/cloud/scripts/per-boot/clusterfab-bootstrap.sh
+if [ "$(readlink -f "$0")" != "$PER_BOOT" ]; then
+  install -D -m 0700 "$0" "$PER_BOOT"
+fi
 imds() {
   local token
   token=$(curl -fsS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token)

@@ -1,0 +1,282 @@
+"""The boot scripts the examples render, run for real by bash in copies of the Debian root file system,
+with the cloud stubbed: ``curl`` answers as IMDS / S3 / EC2 or as the GCE metadata server / Cloud
+Storage from files, and ``ansible-playbook`` and ``systemctl`` only record their calls. What is
+checked is the script's own logic: the bundle it fetches and its digest, the inputs it hands the
+playbooks, one reboot per bundle, the verdict it records, and (AWS) that it runs again at later boots.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from clusterfab.provision.bundle import bundle_bytes
+from tests.components.harness import boot_vars, plan_file, startup_script, user_data
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.ansible
+
+AWS_EXAMPLE = REPO / "blueprints/examples/aws-p5-efa-fsx.yaml"
+GCP_EXAMPLE = REPO / "blueprints/examples/gcp-a3mega-tcpxo-filestore.yaml"
+TPU_EXAMPLE = REPO / "blueprints/examples/gcp-tpu-v6e-spot.yaml"
+USER_DATA = "/var/lib/cloud/instance/scripts/part-001"
+PER_BOOT = "/var/lib/cloud/scripts/per-boot/clusterfab-bootstrap.sh"
+STARTUP_SCRIPT = "/tmp/clusterfab-startup-script"
+VENV = "/opt/clusterfab/venv"
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# Answers what the scripts ask the clouds; every call is logged (one line: the arguments, NUL-free).
+CURL = r"""#!/bin/bash
+printf '%s\n' "$*" >> /stub/curl.log
+out= method=GET data= url=
+while [ $# -gt 0 ]; do
+  case $1 in
+    -o) out=$2; shift ;;
+    -X) method=$2; shift ;;
+    --data) data=$2; shift ;;
+    -H|--user|--aws-sigv4) shift ;;
+    http*) url=$1 ;;
+  esac
+  shift
+done
+reply() { if [ -n "$out" ]; then printf '%s' "$1" > "$out"; else printf '%s' "$1"; fi; }
+case $url in
+  */latest/api/token) reply imds-token ;;
+  */meta-data/iam/security-credentials/) reply node-role ;;
+  */meta-data/iam/security-credentials/node-role)
+    reply '{"AccessKeyId": "AKIDSTUB", "SecretAccessKey": "secret", "Token": "session-token"}' ;;
+  */meta-data/instance-id) reply i-0stub ;;
+  */instance/service-accounts/default/token) reply '{"access_token": "gce-token", "expires_in": 3599}' ;;
+  *.s3.*.amazonaws.com/*|https://storage.googleapis.com/*) cp /stub/bundle.tar.gz "$out" ;;
+  https://ec2.*.amazonaws.com/*) printf '%s\n' "$url" >> /stub/ec2.log ;;
+  */guest-attributes/*)
+    printf '%s %s=%s\n' "$method" "${url##*/guest-attributes/}" "$data" >> /stub/guest-attributes.log ;;
+  *) echo "stub curl: no answer for $url" >&2; exit 22 ;;
+esac
+"""
+# Records each run (working directory and arguments); the files under /stub steer the outcome.
+ANSIBLE_PLAYBOOK = r"""#!/bin/bash
+printf '%s %s\n' "$PWD" "$*" >> /stub/ansible.log
+case $* in
+  *gpu_node.yml*|*tpu_host.yml*)
+    if [ -e /stub/driver-changed ]; then rm /stub/driver-changed; touch /run/reboot-required; fi ;;
+  *healthcheck.yml*) [ ! -e /stub/unhealthy ] || exit 2 ;;
+esac
+"""
+SYSTEMCTL = """#!/bin/bash
+printf '%s\\n' "$*" >> /stub/systemctl.log
+"""
+
+
+@dataclass
+class Node:
+    rootfs: Path
+    script: str
+
+    def path(self, inside: str) -> Path:
+        return self.rootfs / inside.lstrip("/")
+
+    def log(self, name: str) -> list[str]:
+        path = self.path(f"/stub/{name}.log")
+        return path.read_text().splitlines() if path.exists() else []
+
+    def boot(self, script_path: str) -> subprocess.CompletedProcess[str]:
+        """One boot: what cloud-init or the GCE script runner does with the script at `script_path`."""
+        self.path("/run/reboot-required").unlink(missing_ok=True)
+        return subprocess.run(
+            ["chroot", str(self.rootfs), "/usr/bin/env", "-i", f"PATH={PATH}", "/bin/bash", script_path],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def bootstrap_log(self) -> str:
+        return self.path("/var/log/clusterfab-bootstrap.log").read_text()
+
+
+def _install(rootfs: Path, inside: str, text: str | bytes, mode: int = 0o755) -> None:
+    path = rootfs / inside.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    path.chmod(mode)
+
+
+def _digest(script: str) -> str:
+    found = re.search(r"^readonly BUNDLE_SHA256=([0-9a-f]{64})$", script, re.MULTILINE)
+    assert found is not None, "the script names its bundle digest"
+    return found.group(1)
+
+
+def _ansible_core(script: str) -> str:
+    found = re.search(r"^readonly ANSIBLE_CORE=(\S+)$", script, re.MULTILINE)
+    assert found is not None
+    return found.group(1)
+
+
+@pytest.fixture(scope="module")
+def bundle() -> bytes:
+    return bundle_bytes(REPO / "playbooks")
+
+
+@pytest.fixture
+def make_node(fresh_rootfs: Callable[[str], Path], bundle: bytes) -> Callable[..., Node]:
+    def make(name: str, script: str, at: str, *, served: bytes | None = None) -> Node:
+        rootfs = fresh_rootfs(name)
+        _install(rootfs, at, script, 0o700)
+        _install(rootfs, "/usr/local/bin/curl", CURL)
+        _install(rootfs, "/usr/local/bin/systemctl", SYSTEMCTL)
+        _install(rootfs, f"{VENV}/bin/ansible-playbook", ANSIBLE_PLAYBOOK)
+        # The pinned ansible-core is "installed" already: the venv step is pip, which needs PyPI.
+        _install(rootfs, f"{VENV}/.ansible-core", _ansible_core(script) + "\n", 0o644)
+        _install(rootfs, "/stub/bundle.tar.gz", bundle if served is None else served, 0o644)
+        return Node(rootfs, script)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def aws_script() -> str:
+    return user_data(plan_file(AWS_EXAMPLE, "dev"), "llm-pretrain-trainers-lt")
+
+
+@pytest.fixture(scope="module")
+def gcp_script() -> str:
+    plan = plan_file(GCP_EXAMPLE, "dev")
+    return startup_script(
+        plan, "gcp:compute/instanceTemplate:InstanceTemplate", "mega-train-trainers-template"
+    )
+
+
+def test_the_script_names_the_bundle_the_stack_uploads(
+    aws_script: str, gcp_script: str, bundle: bytes
+) -> None:
+    assert _digest(aws_script) == _digest(gcp_script) == hashlib.sha256(bundle).hexdigest()
+
+
+def test_aws_first_boot_configures_reboots_once_then_checks_health_at_the_next(
+    make_node: Callable[..., Node], aws_script: str
+) -> None:
+    node = make_node("aws-boot", aws_script, USER_DATA)
+    digest = _digest(aws_script)
+    bundle_dir = f"/opt/clusterfab/bundles/{digest}"
+    node.path("/stub/driver-changed").touch()
+
+    first = node.boot(USER_DATA)
+
+    assert first.returncode == 0, node.bootstrap_log()
+    assert node.log("ansible") == [
+        f"{bundle_dir} -i localhost, -c local gpu_node.yml -e @/etc/clusterfab/node-vars.json"
+    ]
+    assert node.log("systemctl") == ["reboot"]
+    assert node.log("ec2") == [], "no verdict before the health check"
+    assert json.loads(node.path("/etc/clusterfab/node-vars.json").read_text()) == boot_vars(aws_script)
+    assert json.loads(node.path("/etc/clusterfab/healthcheck-vars.json").read_text()) == boot_vars(
+        aws_script, "healthcheck-vars"
+    )
+    assert node.path("/etc/clusterfab/node-vars.json").stat().st_mode & 0o777 == 0o600
+    assert (
+        node.path(f"{bundle_dir}/gpu_node.yml").read_bytes() == (REPO / "playbooks/gpu_node.yml").read_bytes()
+    )
+    fetches = [line for line in node.log("curl") if ".s3." in line]
+    assert fetches == [
+        "-fsS --aws-sigv4 aws:amz:us-east-1:s3 --user AKIDSTUB:secret "
+        "-H x-amz-security-token: session-token "
+        f"-o {_download(node, '.s3.')} "
+        f"https://llm-pretrain-artifacts-bucket-mock.s3.us-east-1.amazonaws.com/bundles/{digest}.tar.gz"
+    ]
+    # cloud-init runs user data once per instance: the script keeps a copy that runs at every boot.
+    assert node.path(PER_BOOT).read_text() == aws_script
+    assert node.path(PER_BOOT).stat().st_mode & 0o777 == 0o700
+
+    second = node.boot(PER_BOOT)
+
+    assert second.returncode == 0, node.bootstrap_log()
+    assert [line.split(" ", 1)[1].split(" -e ")[0] for line in node.log("ansible")] == [
+        "-i localhost, -c local gpu_node.yml",
+        "-i localhost, -c local gpu_node.yml",
+        "-i localhost, -c local healthcheck.yml",
+    ]
+    assert node.log("ansible")[2].endswith(" -e @/etc/clusterfab/healthcheck-vars.json")
+    assert len([line for line in node.log("curl") if ".s3." in line]) == 1, "the bundle is fetched once"
+    assert node.log("ec2") == [
+        "https://ec2.us-east-1.amazonaws.com/?Action=CreateTags&Version=2016-11-15&ResourceId.1=i-0stub"
+        "&Tag.1.Key=clusterfab-health&Tag.1.Value=passed"
+    ]
+    assert node.log("systemctl") == ["reboot"]
+
+    # Another reboot request from the same bundle (a module that will not load) does not loop.
+    node.path("/stub/driver-changed").touch()
+    node.path("/stub/unhealthy").touch()
+    third = node.boot(PER_BOOT)
+
+    assert third.returncode == 0, node.bootstrap_log()
+    assert node.log("systemctl") == ["reboot"]
+    assert node.log("ec2")[-1].endswith("&Tag.1.Key=clusterfab-health&Tag.1.Value=failed")
+
+
+def test_a_bundle_with_another_digest_is_refused_and_the_node_marked_failed(
+    make_node: Callable[..., Node], aws_script: str
+) -> None:
+    node = make_node("aws-tampered", aws_script, USER_DATA, served=b"not the bundle the stack uploaded")
+
+    booted = node.boot(USER_DATA)
+
+    assert booted.returncode != 0
+    assert node.log("ansible") == []
+    assert node.log("ec2") == [
+        "https://ec2.us-east-1.amazonaws.com/?Action=CreateTags&Version=2016-11-15&ResourceId.1=i-0stub"
+        "&Tag.1.Key=clusterfab-health&Tag.1.Value=failed"
+    ]
+    assert not node.path(f"/opt/clusterfab/bundles/{_digest(aws_script)}/.complete").exists()
+
+
+def test_gcp_boot_fetches_with_the_metadata_token_and_records_a_guest_attribute(
+    make_node: Callable[..., Node], gcp_script: str
+) -> None:
+    node = make_node("gcp-boot", gcp_script, STARTUP_SCRIPT)
+    digest = _digest(gcp_script)
+
+    booted = node.boot(STARTUP_SCRIPT)
+
+    assert booted.returncode == 0, node.bootstrap_log()
+    assert [line for line in node.log("curl") if "storage.googleapis.com" in line] == [
+        f"-fsS -H Authorization: Bearer gce-token -o {_download(node, 'storage.googleapis.com')} "
+        f"https://storage.googleapis.com/storage/v1/b/mega-train-artifacts-bucket/o/bundles%2F{digest}.tar.gz?alt=media"
+    ]
+    assert [line.split(" ", 1)[1].split(" -e ")[0] for line in node.log("ansible")] == [
+        "-i localhost, -c local gpu_node.yml",
+        "-i localhost, -c local healthcheck.yml",
+    ]
+    assert json.loads(node.path("/etc/clusterfab/node-vars.json").read_text()) == boot_vars(gcp_script)
+    assert node.log("guest-attributes") == ["PUT clusterfab/health=passed"]
+    # A startup script runs at every boot already; nothing is copied for cloud-init.
+    assert not node.path(PER_BOOT).exists()
+
+
+def test_tpu_hosts_run_their_playbook_and_record_configured(make_node: Callable[..., Node]) -> None:
+    plan = plan_file(TPU_EXAMPLE, "dev")
+    script = startup_script(plan, "gcp:tpu/v2Vm:V2Vm", "trillium-spot-trillium-0")
+    node = make_node("tpu-boot", script, STARTUP_SCRIPT)
+
+    booted = node.boot(STARTUP_SCRIPT)
+
+    assert booted.returncode == 0, node.bootstrap_log()
+    assert [line.split(" ", 1)[1] for line in node.log("ansible")] == [
+        "-i localhost, -c local tpu_host.yml -e @/etc/clusterfab/node-vars.json"
+    ]
+    assert node.log("guest-attributes") == ["PUT clusterfab/health=configured"]
+
+
+def _download(node: Node, host: str) -> str:
+    line = next(line for line in node.log("curl") if host in line)
+    return line.split(" -o ")[1].split(" ")[0]
