@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clusterfab.errors import ClusterfabError, RefusedError, UsageError
+from clusterfab.core.errors import ClusterfabError, RefusedError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console

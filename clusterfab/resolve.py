@@ -18,7 +18,8 @@ from clusterfab.blueprint.models import (
     TpuSliceSpec,
 )
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import Fabric, MachineType
+from clusterfab.catalog.models import MachineType
+from clusterfab.core.vocab import Fabric
 
 PROTECTED_ENVIRONMENTS = frozenset({"prod"})
 """Environments whose stateful resources are protected unless the blueprint says otherwise."""

@@ -12,10 +12,10 @@ from pathlib import Path
 
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog, load_catalog
-from clusterfab.errors import ClusterfabError
+from clusterfab.core.errors import ClusterfabError
+from clusterfab.core.findings import Finding, Severity
 from clusterfab.rules.budget import check_budget
 from clusterfab.rules.engine import validate_file
-from clusterfab.rules.findings import Finding, Severity
 from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.render import render_text, summary_line
 

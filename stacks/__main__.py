@@ -14,7 +14,7 @@ import pulumi
 # Pulumi runs this directory as a script with it first on sys.path: compose.py sits next to it.
 from compose import compose
 
-from clusterfab.errors import ClusterfabError
+from clusterfab.core.errors import ClusterfabError
 from clusterfab.stackinput import (
     BLUEPRINT_KEY,
     CONFIG_NAMESPACE,

@@ -28,7 +28,7 @@ from clusterfab.resolve import (
     placement_of,
 )
 from clusterfab.stackinput import CONFIG_NAMESPACE, StackInput
-from components.contracts import MountTarget
+from components._contracts import MountTarget
 
 BILLING_ACCOUNT_KEY = "billingAccount"
 """Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
@@ -107,18 +107,18 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
 
 
 def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
-    from components import tags as tagging
+    from clusterfab.core import vocab as tagging
+    from components._naming import child
     from components.aws.bucket import AwsClusterBucket, AwsClusterBucketArgs
     from components.aws.budget import AwsBudget, AwsBudgetArgs
     from components.aws.lustre import AwsFsxLustre, AwsFsxLustreArgs, plan_lustre
     from components.aws.network import AwsNetwork, AwsNetworkArgs, plan_network
     from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, plan_node_group
-    from components.naming import child
 
     bp, catalog, env = stack_input.blueprint, stack_input.catalog, stack_input.environment
 
     def tags(component: str) -> dict[str, str]:
-        return tagging.standard(bp.name, stack, component, bp.labels)
+        return tagging.standard_tags(bp.name, stack, component, bp.labels)
 
     network = AwsNetwork(
         child(bp.name, "net"),
@@ -227,15 +227,16 @@ def _compose_aws(stack_input: StackInput, stack: str) -> dict[str, Any]:
         "node_groups": groups_out,
         "storage": storage_out,
         "node_selector": {
-            f"tag:{tagging.BLUEPRINT}": bp.name,
-            f"tag:{tagging.STACK}": tagging.label_value(stack),
+            f"tag:{tagging.BLUEPRINT_TAG}": bp.name,
+            f"tag:{tagging.STACK_TAG}": tagging.label_value(stack),
         },
         "fabric": {name: g["fabric"] or "none" for name, g in groups_out.items()},
     }
 
 
 def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
-    from components import tags as tagging
+    from clusterfab.core import vocab as tagging
+    from components._naming import child
     from components.gcp import GcpPlanError
     from components.gcp.bucket import GcpClusterBucket, GcpClusterBucketArgs
     from components.gcp.budget import GcpBudget, GcpBudgetArgs
@@ -257,7 +258,6 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
         plan_lustre,
     )
     from components.gcp.tpu import GcpTpuSlices, GcpTpuSlicesArgs, plan_tpu
-    from components.naming import child
 
     bp, catalog, env = stack_input.blueprint, stack_input.catalog, stack_input.environment
     project = bp.project or pulumi.Config("gcp").get("project")
@@ -268,7 +268,7 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
         )
 
     def labels(component: str) -> dict[str, str]:
-        return tagging.standard(bp.name, stack, component, bp.labels)
+        return tagging.standard_tags(bp.name, stack, component, bp.labels)
 
     machines = {g.name: catalog.gcp_machine_types[g.machine_type] for g in bp.node_groups}
     try:
@@ -495,8 +495,8 @@ def _compose_gcp(stack_input: StackInput, stack: str) -> dict[str, Any]:
         "tpu_slices": tpus_out,
         "storage": storage_out,
         "node_selector": {
-            f"labels.{tagging.BLUEPRINT}": bp.name,
-            f"labels.{tagging.STACK}": tagging.label_value(stack),
+            f"labels.{tagging.BLUEPRINT_TAG}": bp.name,
+            f"labels.{tagging.STACK_TAG}": tagging.label_value(stack),
         },
         "fabric": {name: g["fabric"] or "none" for name, g in groups_out.items()},
     }

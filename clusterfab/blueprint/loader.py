@@ -19,9 +19,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from clusterfab.errors import UsageError
-from clusterfab.rules.codes import code_info
-from clusterfab.rules.findings import FieldPath, Finding, render_path
+from clusterfab.core.codes import code_info
+from clusterfab.core.errors import UsageError
+from clusterfab.core.findings import FieldPath, Finding, render_path
 
 MAX_BLUEPRINT_BYTES = 1 << 20
 """A blueprint is a page or two of YAML; anything past 1 MiB is the wrong file."""

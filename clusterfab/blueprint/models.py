@@ -15,9 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
-Cloud = Literal["aws", "gcp"]
-CapacityKind = Literal["on_demand", "spot", "reservation", "capacity_block", "flex_start"]
-FabricChoice = Literal["auto", "none", "efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+from clusterfab.core.vocab import CapacityKind, Cloud, FabricChoice
+
 TpuGenerationName = Literal["v5p", "v6e", "v5e"]
 FilestoreTier = Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"]
 

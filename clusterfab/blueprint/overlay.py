@@ -13,8 +13,8 @@ from typing import Any
 from clusterfab.blueprint.loader import Document
 from clusterfab.blueprint.models import NAMED_LISTS
 from clusterfab.blueprint.sourcemap import SourceMap
-from clusterfab.rules.findings import FieldPath, Finding
-from clusterfab.rules.hints import closest, listing
+from clusterfab.core.findings import FieldPath, Finding
+from clusterfab.core.hints import closest, listing
 
 FIXED_KEYS = ("version", "cloud", "environments")
 """Top-level keys an overlay may not set: they define what the blueprint is."""

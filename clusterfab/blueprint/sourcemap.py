@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from clusterfab.blueprint.loader import Document, Span
-from clusterfab.rules.codes import code_info
-from clusterfab.rules.findings import FieldPath, Finding, render_path
+from clusterfab.core.codes import code_info
+from clusterfab.core.findings import FieldPath, Finding, render_path
 
 
 class SourceMap:

@@ -18,15 +18,15 @@ from typing import Any, Literal
 
 import jinja2
 
-HEALTH_KEY = "clusterfab-health"
-"""The instance tag (AWS) or guest attribute (GCP, namespace clusterfab, key health) of the verdict."""
+from clusterfab.core.vocab import HEALTH_TAG
+
 VARS_DIR = "/etc/clusterfab"
 RESULT_PATH = "/var/lib/clusterfab/gpu-healthcheck.json"
 
 
 @dataclass(frozen=True)
 class Mount:
-    """A file system a node mounts (the resolved form of components.contracts.MountTarget)."""
+    """A file system a node mounts (the resolved form of components._contracts.MountTarget)."""
 
     name: str
     fs_type: Literal["lustre", "nfs"]
@@ -77,7 +77,7 @@ def render_boot_script(boot: NodeBootstrap) -> str:
         boot=boot,
         playbook_vars_json=_json(boot.playbook_vars),
         healthcheck_vars_json=_json(boot.healthcheck_vars) if boot.healthcheck_vars is not None else None,
-        health_key=HEALTH_KEY,
+        health_key=HEALTH_TAG,
         vars_dir=VARS_DIR,
         result_path=RESULT_PATH,
     )

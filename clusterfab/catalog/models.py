@@ -13,10 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusterfab.blueprint.models import CapacityKind, Cloud
+from clusterfab.core.vocab import CapacityKind, Cloud, CpuArchitecture, Fabric
 
 Confidence = Literal["official", "vendor-code", "secondary", "unconfirmed"]
-Fabric = Literal["efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
 PricingModel = Literal["on_demand", "spot", "capacity_block", "reservation", "flex_start", "cud_1y", "cud_3y"]
 PriceUnit = Literal["hour", "chip_hour", "gib_month"]
 
@@ -91,7 +90,7 @@ class AwsMachineType(Sourced):
     vcpus: int
     memory_gib: int
     local_nvme_gb: int
-    cpu_architecture: Literal["x86_64", "arm64"]
+    cpu_architecture: CpuArchitecture
     fabric: Fabric
     network_gbps: int
     network_cards: int
@@ -138,7 +137,7 @@ class GcpMachineType(Sourced):
     accelerator: Accelerator
     vcpus: int
     memory_gib: int
-    cpu_architecture: Literal["x86_64", "arm64"]
+    cpu_architecture: CpuArchitecture
     fabric: Fabric
     network_gbps: int
     gpu_nics: int
@@ -292,7 +291,7 @@ class NodePackage(Sourced):
 
 class OsImage(Sourced):
     cloud: Cloud
-    cpu_architecture: Literal["x86_64", "arm64"]
+    cpu_architecture: CpuArchitecture
     image: str
     os: str
     root_device: str | None

@@ -16,7 +16,6 @@ from typing import Any, cast
 
 from ruamel.yaml import YAML
 
-from clusterfab.blueprint.models import Cloud
 from clusterfab.catalog.models import (
     AwsMachineType,
     AwsRegions,
@@ -41,6 +40,7 @@ from clusterfab.catalog.models import (
     StorageTier,
     TpuGeneration,
 )
+from clusterfab.core.vocab import Cloud
 
 _AWS_ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
 _AWS_ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")

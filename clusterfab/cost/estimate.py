@@ -19,7 +19,6 @@ from typing import Literal
 
 from clusterfab.blueprint.models import (
     Blueprint,
-    CapacityKind,
     FilestoreSpec,
     LustreSpec,
     NodeGroupSpec,
@@ -27,6 +26,7 @@ from clusterfab.blueprint.models import (
 )
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel
+from clusterfab.core.vocab import CapacityKind
 from clusterfab.resolve import max_size, min_size, storage_tier_name
 
 HOURS_PER_MONTH = Decimal(730)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from clusterfab.core.errors import ClusterfabError, UsageError
 from clusterfab.deploy.events import DeployEvent, to_record
-from clusterfab.errors import ClusterfabError, UsageError
 from clusterfab.plan.project import Project, find_project
 
 if TYPE_CHECKING:

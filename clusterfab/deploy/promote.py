@@ -16,6 +16,7 @@ from pathlib import Path
 from rich.console import Console
 
 from clusterfab.catalog import load_catalog
+from clusterfab.core.errors import UsageError
 from clusterfab.deploy.automation import DeployProject, DeployStack, OperationResult
 from clusterfab.deploy.gates import (
     BLUEPRINT_CONFIG_KEY,
@@ -28,7 +29,6 @@ from clusterfab.deploy.gates import (
 )
 from clusterfab.deploy.health import HEALTH_CONFIG_KEY
 from clusterfab.deploy.progress import DeployProgress
-from clusterfab.errors import UsageError
 from clusterfab.plan.compare import InvalidSideError, compare_environments
 from clusterfab.plan.report import DiffReport
 from clusterfab.rules.engine import ValidationResult

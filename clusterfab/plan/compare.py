@@ -18,9 +18,9 @@ from pathlib import Path
 
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.core.errors import UsageError
 from clusterfab.cost.diff import diff_costs
 from clusterfab.cost.estimate import BudgetStatus, CostEstimate, estimate_cost
-from clusterfab.errors import UsageError
 from clusterfab.plan.diff import diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
 from clusterfab.plan.report import DiffReport

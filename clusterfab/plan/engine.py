@@ -23,7 +23,7 @@ from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from clusterfab.errors import ClusterfabError
+from clusterfab.core.errors import ClusterfabError
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"

@@ -15,7 +15,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from clusterfab.errors import UsageError
+from clusterfab.core.errors import UsageError
 from clusterfab.plan.engine import PlannedResource, run_program
 from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE, ENFORCE_BUDGET_KEY, ENVIRONMENT_KEY
 

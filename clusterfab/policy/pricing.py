@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN, Blueprint
 from clusterfab.catalog import Catalog
+from clusterfab.core.vocab import BLUEPRINT_TAG, COMPONENT_TAG, NODE_GROUP_TAG
 from clusterfab.cost.estimate import CostEstimate, estimate_cost
 from clusterfab.policy.resources import Resource, items, truthy
 
@@ -175,7 +176,7 @@ class _Reader:
 
     def cluster_name(self) -> str:
         for resource in self.resources:
-            name = resource.tags().get("clusterfab-blueprint")
+            name = resource.tags().get(BLUEPRINT_TAG)
             if name and _CLUSTER.match(name):
                 return name
         return "planned"
@@ -185,8 +186,8 @@ class _Reader:
     def _name(self, resource: Resource, prefix: str) -> str:
         """The item name: the clusterfab label or tag naming it, else one made from the resource name."""
         tags = resource.tags()
-        candidates = [tags.get("clusterfab-node-group")]
-        component = tags.get("clusterfab-component", "")
+        candidates = [tags.get(NODE_GROUP_TAG)]
+        component = tags.get(COMPONENT_TAG, "")
         candidates.append(component.removeprefix(prefix) if component.startswith(prefix) else None)
         base = next((c for c in candidates if c and _ITEM.match(c)), None)
         if base is None:

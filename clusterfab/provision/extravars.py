@@ -14,7 +14,8 @@ from typing import Any
 from clusterfab.blueprint.models import Blueprint, NodeGroupSpec, TpuSliceSpec
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import Fabric, MachineType
+from clusterfab.catalog.models import MachineType
+from clusterfab.core.vocab import Fabric
 from clusterfab.resolve import fabric_of, software_of
 
 FABRIC_ROLES: dict[Fabric, str] = {

@@ -14,10 +14,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from clusterfab.errors import UsageError
+from clusterfab.core.errors import UsageError
+from clusterfab.core.vocab import NODE_GROUP_TAG
 
-NODE_GROUP_LABEL = "clusterfab-node-group"
-"""Kept equal to components.tags.NODE_GROUP (asserted by a test): clusterfab must not import components."""
 GROUP_PREFIX = "node_group"
 """Inventory groups are `node_group_<name>` (hyphens become underscores, as Ansible group names need)."""
 
@@ -52,7 +51,7 @@ def _aws(
         "regions": [region],
         "filters": {**selector, "instance-state-name": "running"},
         "hostnames": ["instance-id"],
-        "keyed_groups": [{"key": f"tags['{NODE_GROUP_LABEL}']", "prefix": GROUP_PREFIX, "separator": "_"}],
+        "keyed_groups": [{"key": f"tags['{NODE_GROUP_TAG}']", "prefix": GROUP_PREFIX, "separator": "_"}],
         "compose": {
             # No public IPs and no SSH from outside: Session Manager carries the connection; its
             # file transfers go through the cluster bucket, which the node role may read.
@@ -82,7 +81,7 @@ def _gcp(
         "filters": filters,
         "auth_kind": "application",
         "hostnames": ["name"],
-        "keyed_groups": [{"key": f"labels['{NODE_GROUP_LABEL}']", "prefix": GROUP_PREFIX, "separator": "_"}],
+        "keyed_groups": [{"key": f"labels['{NODE_GROUP_TAG}']", "prefix": GROUP_PREFIX, "separator": "_"}],
         "compose": {
             "ansible_host": "name",
             # Nodes have no external IP; IAP forwards SSH to the internal address (firewall allows

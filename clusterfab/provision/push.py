@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clusterfab.bootstrap import Mount
+from clusterfab.core.errors import UsageError
 from clusterfab.deploy.health import deployed_digest, record_health
-from clusterfab.errors import UsageError
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.inventory import group_name, inventory_config, inventory_yaml
 from clusterfab.provision.runner import PlaybookResult

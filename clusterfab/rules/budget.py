@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from clusterfab.blueprint.models import LustreSpec
+from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostEstimate, CostItem, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.resolve import storage_tier_name
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import Finding
 
 _PRICE_FIELD = {"node_group": "machine_type", "tpu_slice": "generation", "storage": "capacity_gib"}
 """The field a missing price points at: what chose the sku, or (storage) what is multiplied."""

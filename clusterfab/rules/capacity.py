@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterator
 
 from clusterfab.blueprint.models import CapacitySpec
+from clusterfab.core.findings import FieldPath, Finding
+from clusterfab.core.hints import listing
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import FieldPath, Finding
-from clusterfab.rules.hints import listing
 
 _AWS_RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
 _GCP_RESERVATION = re.compile(

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterfab import addressing
-from clusterfab.blueprint.models import Cloud
 from clusterfab.catalog.models import AwsMachineType, GcpMachineType
+from clusterfab.core.findings import Finding, Severity
+from clusterfab.core.hints import closest, did_you_mean, listing
+from clusterfab.core.vocab import Cloud
 from clusterfab.resolve import fabric_of, max_size, placement_of
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import Finding, Severity
-from clusterfab.rules.hints import closest, did_you_mean, listing
 
 
 def check_region_and_zone(ctx: RuleContext) -> Iterator[Finding]:

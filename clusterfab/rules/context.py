@@ -10,7 +10,7 @@ from typing import TypeAlias
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.catalog import Catalog
-from clusterfab.rules.findings import FieldPath, Finding, Severity
+from clusterfab.core.findings import FieldPath, Finding, Severity
 
 
 @dataclass(frozen=True)

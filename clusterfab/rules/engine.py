@@ -18,9 +18,9 @@ from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.overlay import apply_environment
 from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.catalog import Catalog, load_catalog
-from clusterfab.errors import UsageError
+from clusterfab.core.errors import UsageError
+from clusterfab.core.findings import Finding, has_errors, normalize
 from clusterfab.rules.context import Check, RuleContext
-from clusterfab.rules.findings import Finding, has_errors, normalize
 from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.schema import validate_blueprint
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clusterfab.rules.findings import Finding, Severity, count_by_severity
+from clusterfab.core.findings import Finding, Severity, count_by_severity
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 

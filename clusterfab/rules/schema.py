@@ -15,8 +15,8 @@ from pydantic_core import ErrorDetails
 
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.sourcemap import SourceMap
-from clusterfab.rules.findings import FieldPath, Finding
-from clusterfab.rules.hints import did_you_mean
+from clusterfab.core.findings import FieldPath, Finding
+from clusterfab.core.hints import did_you_mean
 
 _TYPE_NAMES = {
     "int_type": "an integer",

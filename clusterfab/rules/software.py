@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from clusterfab.blueprint.models import NodeGroupSpec
 from clusterfab.catalog import at_least
 from clusterfab.catalog.models import MachineType
+from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.resolve import fabric_of, software_of
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import FieldPath, Finding, Severity
 
 
 def check_software(ctx: RuleContext) -> Iterator[Finding]:

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 from clusterfab.blueprint.models import FilestoreSpec, LustreSpec
 from clusterfab.catalog.models import StorageTier
+from clusterfab.core.findings import Finding
+from clusterfab.core.hints import listing
 from clusterfab.resolve import storage_tier_name
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import Finding
-from clusterfab.rules.hints import listing
 
 
 def grid_text(tier: StorageTier) -> str:

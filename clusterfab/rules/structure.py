@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
+from clusterfab.core.findings import Finding, render_path
+from clusterfab.core.hints import did_you_mean
 from clusterfab.resolve import max_size
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import Finding, render_path
-from clusterfab.rules.hints import did_you_mean
 
 _GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from clusterfab.core.findings import Finding
+from clusterfab.core.hints import listing
 from clusterfab.rules.compute import zone_offering
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.findings import Finding
-from clusterfab.rules.hints import listing
 
 
 def check_tpu_topology(ctx: RuleContext) -> Iterator[Finding]:

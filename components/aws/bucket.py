@@ -9,7 +9,7 @@ from pathlib import Path
 import pulumi
 import pulumi_aws as aws
 
-from components.naming import child
+from components._naming import child
 
 TYPE = "clusterfab:storage:AwsClusterBucket"
 

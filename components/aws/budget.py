@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components import tags as tagging
-from components.naming import child
+from clusterfab.core import vocab as tagging
+from components._naming import child
 
 TYPE = "clusterfab:billing:AwsBudget"
 ACTUAL_ALERT_PERCENT = 80.0
@@ -60,7 +60,7 @@ class AwsBudget(pulumi.ComponentResource):
             time_unit="MONTHLY",
             cost_filters=[
                 aws.budgets.BudgetCostFilterArgs(
-                    name="TagKeyValue", values=[f"user:{tagging.BLUEPRINT}${args.cluster}"]
+                    name="TagKeyValue", values=[f"user:{tagging.BLUEPRINT_TAG}${args.cluster}"]
                 )
             ],
             notifications=notifications,

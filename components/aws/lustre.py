@@ -9,8 +9,8 @@ from typing import Literal
 import pulumi
 import pulumi_aws as aws
 
-from components.contracts import MountTarget
-from components.naming import child
+from components._contracts import MountTarget
+from components._naming import child
 
 TYPE = "clusterfab:storage:AwsFsxLustre"
 LUSTRE_PORTS = ((988, 988), (1018, 1023))

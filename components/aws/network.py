@@ -16,7 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from clusterfab import addressing
-from components.naming import child
+from components._naming import child
 
 TYPE = "clusterfab:network:AwsNetwork"
 

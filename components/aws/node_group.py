@@ -20,13 +20,11 @@ import pulumi_aws as aws
 from clusterfab.blueprint.models import NodeGroupSpec
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import AwsMachineType
+from clusterfab.core import vocab as tagging
 from clusterfab.resolve import fabric_of, max_size, min_size, placement_of
-from components import tags as tagging
-from components.naming import child
+from components._naming import child
 
 TYPE = "clusterfab:compute:AwsGpuNodeGroup"
-HEALTH_TAG = "clusterfab-health"
-"""Nodes record their health check result in this tag of their own instance."""
 
 
 @dataclass(frozen=True)
@@ -138,8 +136,8 @@ def _node_policy(bucket_arn: str, node_group_tag: str) -> str:
                     "Action": "ec2:CreateTags",
                     "Resource": "arn:aws:ec2:*:*:instance/*",
                     "Condition": {
-                        "StringEquals": {f"aws:ResourceTag/{tagging.NODE_GROUP}": node_group_tag},
-                        "ForAllValues:StringEquals": {"aws:TagKeys": [HEALTH_TAG]},
+                        "StringEquals": {f"aws:ResourceTag/{tagging.NODE_GROUP_TAG}": node_group_tag},
+                        "ForAllValues:StringEquals": {"aws:TagKeys": [tagging.HEALTH_TAG]},
                     },
                 },
             ],
@@ -163,7 +161,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         plan = args.plan
         own = pulumi.ResourceOptions(parent=self)
-        node_tags = {**args.tags, tagging.NODE_GROUP: plan.name, "Name": name}
+        node_tags = {**args.tags, tagging.NODE_GROUP_TAG: plan.name, "Name": name}
 
         role = aws.iam.Role(
             child(name, "role"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
-from components.naming import child
+from components._naming import child
 
 TYPE = "clusterfab:storage:GcpClusterBucket"
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components import tags as tagging
-from components.naming import child
+from clusterfab.core import vocab as tagging
+from components._naming import child
 
 TYPE = "clusterfab:billing:GcpBudget"
 ALERT_THRESHOLDS = (0.8, 1.0)
@@ -65,7 +65,7 @@ class GcpBudget(pulumi.ComponentResource):
             ),
             budget_filter=gcp.billing.BudgetBudgetFilterArgs(
                 projects=[project.number.apply(lambda number: f"projects/{number}")],
-                labels={tagging.BLUEPRINT: args.cluster},
+                labels={tagging.BLUEPRINT_TAG: args.cluster},
                 calendar_period="MONTH",
             ),
             threshold_rules=[

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from components.naming import child, physical
+from components._naming import child, physical
 
 SERVICE_ACCOUNT_ID_MAX = 30
 NODE_PROJECT_ROLES = (

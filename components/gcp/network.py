@@ -25,9 +25,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab import addressing
-from clusterfab.catalog.models import Fabric, GcpMachineType
+from clusterfab.catalog.models import GcpMachineType
+from clusterfab.core.vocab import Fabric
+from components._naming import child
 from components.gcp import GcpPlanError
-from components.naming import child
 
 TYPE = "clusterfab:network:GcpNetwork"
 FABRIC_TYPE = "clusterfab:network:GcpFabricNetwork"

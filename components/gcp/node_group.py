@@ -20,12 +20,13 @@ import pulumi_gcp as gcp
 
 from clusterfab.blueprint.models import NodeGroupSpec
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import Fabric, GcpMachineType
+from clusterfab.catalog.models import GcpMachineType
+from clusterfab.core import vocab as tagging
+from clusterfab.core.vocab import Fabric
 from clusterfab.resolve import fabric_of, max_size, min_size, placement_of
-from components import tags as tagging
+from components._naming import child, physical
 from components.gcp import GcpPlanError
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, account_id, node_service_account
-from components.naming import child, physical
 
 TYPE = "clusterfab:compute:GcpGpuNodeGroup"
 
@@ -255,7 +256,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
             if wanted > len(available):
                 raise GcpPlanError(f"{name}: {wanted} {network} NICs but only {len(available)} subnets")
         own = pulumi.ResourceOptions(parent=self)
-        node_labels = {**args.labels, tagging.NODE_GROUP: tagging.label_value(plan.name)}
+        node_labels = {**args.labels, tagging.NODE_GROUP_TAG: tagging.label_value(plan.name)}
 
         sa = node_service_account(
             self,

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from components.contracts import MountTarget
+from components._contracts import MountTarget
+from components._naming import child, physical
 from components.gcp import GcpPlanError
-from components.naming import child, physical
 
 LUSTRE_TYPE = "clusterfab:storage:GcpManagedLustre"
 FILESTORE_TYPE = "clusterfab:storage:GcpFilestore"

@@ -17,14 +17,12 @@ import pulumi_gcp as gcp
 
 from clusterfab.blueprint.models import TpuSliceSpec
 from clusterfab.catalog import Catalog
-from components import tags as tagging
+from clusterfab.core import vocab as tagging
+from components._naming import child
 from components.gcp import GcpPlanError
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, account_id, node_service_account
-from components.naming import child
 
 TYPE = "clusterfab:compute:GcpTpuSlices"
-SLICE_INDEX = "clusterfab-slice-index"
-SLICE_COUNT = "clusterfab-slice-count"
 
 
 @dataclass(frozen=True)
@@ -124,9 +122,9 @@ class GcpTpuSlices(pulumi.ComponentResource):
                 metadata={"startup-script": script, "enable-oslogin": "TRUE"},
                 labels={
                     **args.labels,
-                    tagging.NODE_GROUP: tagging.label_value(plan.name),
-                    SLICE_INDEX: str(index),
-                    SLICE_COUNT: str(plan.slices),
+                    tagging.NODE_GROUP_TAG: tagging.label_value(plan.name),
+                    tagging.SLICE_INDEX_LABEL: str(index),
+                    tagging.SLICE_COUNT_LABEL: str(plan.slices),
                 },
                 opts=own,
             )

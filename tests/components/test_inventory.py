@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from clusterfab.errors import UsageError
-from clusterfab.provision.inventory import NODE_GROUP_LABEL, group_name, inventory_config
-from components import tags
+from clusterfab.core.errors import UsageError
+from clusterfab.provision.inventory import group_name, inventory_config
 from tests.components.harness import plan_file
 from tests.conftest import REPO
-
-
-def test_the_label_constant_matches_the_components() -> None:
-    assert NODE_GROUP_LABEL == tags.NODE_GROUP
 
 
 def test_aws_inventory_selects_the_stacks_nodes_and_connects_through_ssm() -> None:

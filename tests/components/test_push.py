@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from clusterfab.bootstrap import Mount
-from clusterfab.errors import UsageError
+from clusterfab.core.errors import UsageError
 from clusterfab.provision import push
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.runner import PlaybookResult

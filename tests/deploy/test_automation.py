@@ -9,6 +9,7 @@ import shutil
 
 import pytest
 
+from clusterfab.core.errors import UsageError
 from clusterfab.deploy.automation import (
     INSTALL_HINT,
     DeployError,
@@ -18,7 +19,6 @@ from clusterfab.deploy.automation import (
     pulumi_command,
 )
 from clusterfab.deploy.events import DeployEvent, ResourceStep, Summary
-from clusterfab.errors import UsageError
 from clusterfab.plan.project import find_project
 from tests.conftest import REPO
 from tests.deploy.conftest import FakePulumi

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from clusterfab.blueprint.loader import MAX_BLUEPRINT_BYTES, parse_blueprint_bytes, read_blueprint
-from clusterfab.errors import UsageError
+from clusterfab.core.errors import UsageError
 
 
 def _codes(raw: bytes) -> list[tuple[str, int, int, str]]:

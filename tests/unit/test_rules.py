@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterfab.rules.codes import CODES
+from clusterfab.core.codes import CODES
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.render import render_text
 from tests.conftest import BAD_FIXTURES, EXAMPLES, assert_golden

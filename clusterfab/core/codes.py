@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterfab.rules.findings import Severity
+from clusterfab.core.findings import Severity
 
 
 @dataclass(frozen=True, slots=True)

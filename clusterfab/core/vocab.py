@@ -1,0 +1,55 @@
+"""The words every layer shares: clouds, capacity kinds, fabrics, and the tag / label keys.
+
+Blueprint models, the catalog, the cloud profiles, the components and the node-side tools all speak
+of these; defining them once here (at the bottom of the import graph) keeps a tag key from drifting
+between the program that sets it and the inventory that filters on it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Literal, get_args
+
+Cloud = Literal["aws", "gcp"]
+CLOUDS: tuple[Cloud, ...] = get_args(Cloud)
+
+CapacityKind = Literal["on_demand", "spot", "reservation", "capacity_block", "flex_start"]
+CAPACITY_KINDS: tuple[CapacityKind, ...] = get_args(CapacityKind)
+
+Fabric = Literal["efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+"""A high-speed GPU fabric a machine type attaches to."""
+FabricChoice = Literal["auto", "none", "efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+"""What a blueprint may ask for: the machine's own fabric (auto), none, or a named one."""
+
+Placement = Literal["compact", "none"]
+CpuArchitecture = Literal["x86_64", "arm64"]
+
+# Tag (AWS) and label (GCP) keys; the characters are valid on both clouds.
+BLUEPRINT_TAG = "clusterfab-blueprint"
+STACK_TAG = "clusterfab-stack"
+COMPONENT_TAG = "clusterfab-component"
+NODE_GROUP_TAG = "clusterfab-node-group"
+"""Set on GPU nodes and TPU VMs: the dynamic inventory and the cost policy select nodes by it."""
+HEALTH_TAG = "clusterfab-health"
+"""A node records its health-check verdict in this tag of its own instance (AWS) or, as
+`clusterfab/health`, in a guest attribute (GCP)."""
+SLICE_INDEX_LABEL = "clusterfab-slice-index"
+SLICE_COUNT_LABEL = "clusterfab-slice-count"
+
+_LABEL_VALUE_INVALID = re.compile(r"[^a-z0-9_-]")
+LABEL_VALUE_MAX = 63
+
+
+def label_value(value: str) -> str:
+    """A value valid as a GCP label value (lowercase letters, digits, _ and -, at most 63)."""
+    return _LABEL_VALUE_INVALID.sub("-", value.lower())[:LABEL_VALUE_MAX]
+
+
+def standard_tags(
+    blueprint: str, stack: str, component: str, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The blueprint's own labels plus clusterfab's identifying ones (which win on a clash)."""
+    tags = dict(extra or {})
+    tags.update({BLUEPRINT_TAG: blueprint, STACK_TAG: label_value(stack), COMPONENT_TAG: component})
+    return tags
