@@ -16,18 +16,11 @@ BLOCKS = 1 << SPLIT_BITS
 MAX_CLUSTER_PREFIX = 20
 """The smallest cluster range: 16 blocks of /24."""
 
-RESERVED_ADDRESSES = {"aws": 5, "gcp": 4}
-"""Addresses each cloud keeps in every subnet (network, gateway, DNS, ..., broadcast)."""
-
 
 def blocks(cidr: str) -> list[ipaddress.IPv4Network]:
     """The 16 equal blocks of the cluster range, in address order."""
     network = ipaddress.IPv4Network(cidr)
     return list(network.subnets(prefixlen_diff=SPLIT_BITS))
-
-
-def usable_addresses(cloud: str, block: ipaddress.IPv4Network) -> int:
-    return block.num_addresses - RESERVED_ADDRESSES[cloud]
 
 
 def aws_node_subnet(cidr: str) -> ipaddress.IPv4Network:

@@ -152,7 +152,7 @@ def cost(
             typer.echo(render_text(result.findings, lines, color=color), err=True)
             typer.echo(f"\n{blueprint}: invalid ({summary_line(result.findings)}); not costed", err=True)
         raise typer.Exit(1)
-    estimate = estimate_cost(validated.blueprint, load_catalog(), hours=hours, today=today)
+    estimate = estimate_cost(validated.spec, load_catalog(), hours=hours, today=today)
     if output is CostFormat.json:
         import json
 
@@ -498,15 +498,16 @@ def inventory(
     Nodes are selected by the cluster's tags or labels and grouped by node group
     (`node_group_<name>`); Ansible reaches them through SSM (AWS) or IAP (GCP).
     """
+    from clusterfab.clouds import profile
+    from clusterfab.outputs import read_outputs
     from clusterfab.provision.inventory import inventory_config, inventory_yaml
-    from clusterfab.provision.push import INVENTORY_SUFFIX
 
-    outputs = _deploy_project().stack(stack).outputs()
+    outputs = read_outputs(_deploy_project().stack(stack).outputs())
     text = inventory_yaml(inventory_config(outputs))
     if output is None:
         typer.echo(text, nl=False)
         return
-    suffix = INVENTORY_SUFFIX[outputs["blueprint"]["cloud"]]
+    suffix = profile(outputs.blueprint.cloud).inventory_suffix
     if not output.name.endswith(suffix):
         raise UsageError(f"the inventory plugin reads only files named *{suffix}; got {output}")
     output.write_text(text)

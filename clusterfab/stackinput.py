@@ -18,6 +18,7 @@ from clusterfab.rules.budget import check_budget
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.render import render_text, summary_line
+from clusterfab.spec import ClusterSpec
 
 CONFIG_NAMESPACE = "clusterfab"
 BLUEPRINT_KEY = "blueprint"
@@ -26,6 +27,20 @@ ENVIRONMENT_KEY = "environment"
 ENFORCE_BUDGET_KEY = "enforceBudget"
 """Stack config `clusterfab:enforceBudget` (default true): an over-budget blueprint fails the program.
 The offline diff turns it off to show what an over-budget change would cost."""
+
+
+BILLING_ACCOUNT_KEY = "billingAccount"
+"""Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """The stack config the program reads besides the blueprint (stacks/Pulumi.<stack>.yaml)."""
+
+    gcp_project: str | None = None
+    """`gcp:project`: the project when the blueprint names none."""
+    billing_account: str | None = None
+    """`clusterfab:billingAccount`: without it a GCP cluster gets no budget."""
 
 
 class InvalidBlueprintError(ClusterfabError):
@@ -43,10 +58,18 @@ class StackInput:
     """sha256 of the blueprint file: promotion checks that two stacks run the same revision."""
     environment: str | None
     blueprint: Blueprint
+    spec: ClusterSpec
+    """The blueprint resolved against the catalog: what the program builds."""
     catalog: Catalog
     warnings: tuple[Finding, ...]
     project_root: Path
     """The Pulumi project (its playbooks/ become the nodes' bundle)."""
+    settings: StackSettings = StackSettings()
+
+    @property
+    def project(self) -> str | None:
+        """GCP: the blueprint's project, else the stack's `gcp:project`."""
+        return self.spec.project or self.settings.gcp_project
 
 
 def resolve_environment(configured: str | None, stack: str) -> str | None:
@@ -57,7 +80,12 @@ def resolve_environment(configured: str | None, stack: str) -> str | None:
 
 
 def load_stack_input(
-    blueprint: str, environment: str | None, project_root: Path, *, enforce_budget: bool = True
+    blueprint: str,
+    environment: str | None,
+    project_root: Path,
+    *,
+    enforce_budget: bool = True,
+    settings: StackSettings | None = None,
 ) -> StackInput:
     """Read and validate the blueprint named by the stack config (a path relative to the project)."""
     path = Path(blueprint)
@@ -81,7 +109,9 @@ def load_stack_input(
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),
         environment=validated.environment,
         blueprint=validated.blueprint,
+        spec=validated.spec,
         catalog=load_catalog(),
         warnings=tuple(f for f in result.findings if f.severity is not Severity.ERROR),
         project_root=project_root,
+        settings=settings or StackSettings(),
     )

@@ -8,9 +8,10 @@ The node software (user-data, Ansible) receives the resolved values as `clusterf
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import pulumi
+
+from clusterfab.core.vocab import MountFsType
 
 
 @dataclass(frozen=True)
@@ -18,8 +19,8 @@ class MountTarget:
     """A file system as its clients see it."""
 
     name: str
-    """The storage's blueprint name."""
-    fs_type: Literal["lustre", "nfs"]
+    """The storage's name (what the node software calls the mount)."""
+    fs_type: MountFsType
     source: pulumi.Output[str]
     """What `mount -t <fs_type>` takes: `<nid>@tcp:/<fsname>` for Lustre, `<ip>:/<share>` for NFS."""
     mount_point: str

@@ -4,6 +4,8 @@ Stack config (stacks/Pulumi.<stack>.yaml):
   clusterfab:blueprint    path of the blueprint, relative to the project root (required)
   clusterfab:environment  environment overlay to apply; default the stack name, "" for the base blueprint
   clusterfab:enforceBudget  default true: an over-budget blueprint fails the program
+  clusterfab:billingAccount  GCP: the billing account the cluster's budget is created under
+  gcp:project             GCP: the project, when the blueprint names none
 An invalid blueprint fails the program with the same findings `clusterfab validate` prints.
 """
 
@@ -16,10 +18,12 @@ from compose import compose
 
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.stackinput import (
+    BILLING_ACCOUNT_KEY,
     BLUEPRINT_KEY,
     CONFIG_NAMESPACE,
     ENFORCE_BUDGET_KEY,
     ENVIRONMENT_KEY,
+    StackSettings,
     load_stack_input,
     resolve_environment,
 )
@@ -34,6 +38,10 @@ try:
         resolve_environment(config.get(ENVIRONMENT_KEY), stack),
         PROJECT_ROOT,
         enforce_budget=config.get_bool(ENFORCE_BUDGET_KEY) is not False,
+        settings=StackSettings(
+            gcp_project=pulumi.Config("gcp").get("project"),
+            billing_account=config.get(BILLING_ACCOUNT_KEY),
+        ),
     )
 except ClusterfabError as exc:
     raise pulumi.RunError(str(exc)) from None

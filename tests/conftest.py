@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,14 @@ def _hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     return
+
+
+@pytest.fixture
+def today() -> dt.date:
+    """The fixed date prices are judged stale against (tests.factories.TODAY)."""
+    from tests.factories import TODAY
+
+    return TODAY
 
 
 def assert_golden(name: str, actual: str) -> None:

@@ -14,11 +14,11 @@ import json
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import jinja2
 
-from clusterfab.core.vocab import HEALTH_TAG
+from clusterfab.core.vocab import HEALTH_TAG, Cloud, MountFsType
 
 VARS_DIR = "/etc/clusterfab"
 RESULT_PATH = "/var/lib/clusterfab/gpu-healthcheck.json"
@@ -29,7 +29,7 @@ class Mount:
     """A file system a node mounts (the resolved form of components._contracts.MountTarget)."""
 
     name: str
-    fs_type: Literal["lustre", "nfs"]
+    fs_type: MountFsType
     source: str
     mount_point: str
     options: str
@@ -39,7 +39,7 @@ class Mount:
 class NodeBootstrap:
     """Everything the boot script of one node group (or TPU slice) needs."""
 
-    cloud: Literal["aws", "gcp"]
+    cloud: Cloud
     cluster: str
     stack: str
     node_group: str

@@ -84,7 +84,12 @@ class AwsRegions(Sourced):
     zone_id_prefixes: dict[str, str]
 
 
+class CapacityBlockLimits(Sourced):
+    max_instances: int = Field(gt=0)
+
+
 class AwsMachineType(Sourced):
+    cloud: Literal["aws"] = "aws"
     name: str
     accelerator: Accelerator
     vcpus: int
@@ -133,6 +138,7 @@ class GcpPlacement(Record):
 
 
 class GcpMachineType(Sourced):
+    cloud: Literal["gcp"] = "gcp"
     name: str
     accelerator: Accelerator
     vcpus: int

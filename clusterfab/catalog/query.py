@@ -19,6 +19,7 @@ from ruamel.yaml import YAML
 from clusterfab.catalog.models import (
     AwsMachineType,
     AwsRegions,
+    CapacityBlockLimits,
     CatalogIndex,
     CudaDriverTable,
     CudaRelease,
@@ -64,6 +65,7 @@ class Catalog:
     index: CatalogIndex
     sources: dict[str, Source]
     aws_regions: AwsRegions
+    capacity_blocks: CapacityBlockLimits
     network_layouts: dict[str, NetworkLayout]
     aws_machine_types: dict[str, AwsMachineType]
     gcp_machine_types: dict[str, GcpMachineType]
@@ -189,6 +191,7 @@ def load_catalog() -> Catalog:
             k: Source.model_validate(v) for k, v in cast("dict[str, Any]", _read("sources.yaml")).items()
         },
         aws_regions=AwsRegions.model_validate(aws["regions"]),
+        capacity_blocks=CapacityBlockLimits.model_validate(aws["capacity_blocks"]),
         network_layouts={k: NetworkLayout.model_validate(v) for k, v in aws["network_layouts"].items()},
         aws_machine_types={m.name: m for m in aws_types},
         gcp_machine_types={m.name: m for m in gcp_types},

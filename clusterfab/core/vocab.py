@@ -23,6 +23,9 @@ FabricChoice = Literal["auto", "none", "efa", "gpudirect-tcpx", "gpudirect-tcpxo
 """What a blueprint may ask for: the machine's own fabric (auto), none, or a named one."""
 
 Placement = Literal["compact", "none"]
+StorageKind = Literal["lustre", "filestore"]
+MountFsType = Literal["lustre", "nfs"]
+"""How nodes mount shared storage (Filestore is NFS)."""
 CpuArchitecture = Literal["x86_64", "arm64"]
 
 # Tag (AWS) and label (GCP) keys; the characters are valid on both clouds.
@@ -34,6 +37,8 @@ NODE_GROUP_TAG = "clusterfab-node-group"
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""
+INVENTORY_GROUP_PREFIX = "node_group"
+"""Push mode's inventory groups are `node_group_<name>` (hyphens become underscores)."""
 SLICE_INDEX_LABEL = "clusterfab-slice-index"
 SLICE_COUNT_LABEL = "clusterfab-slice-count"
 

@@ -8,8 +8,11 @@ from clusterfab.cost.estimate import (
     BudgetStatus,
     CostEstimate,
     CostItem,
+    CostLine,
     CostWarning,
+    cost_lines,
     estimate_cost,
+    estimate_lines,
     monthly_budget_limit,
 )
 
@@ -18,7 +21,10 @@ __all__ = [
     "BudgetStatus",
     "CostEstimate",
     "CostItem",
+    "CostLine",
     "CostWarning",
+    "cost_lines",
     "estimate_cost",
+    "estimate_lines",
     "monthly_budget_limit",
 ]

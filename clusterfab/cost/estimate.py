@@ -1,8 +1,9 @@
 """What a blueprint costs, from the catalog's prices (architecture §2 flow 3, §5).
 
-Pure and offline: a blueprint, the catalog and a date in, an estimate out; nothing here imports
-Pulumi. Every item of the blueprint appears in the estimate, priced or not: a price the catalog lacks
-leaves the item's money fields None, with a warning, and out of the totals (never a silent $0).
+Pure and offline: a resolved blueprint (ClusterSpec), the catalog and a date in, an estimate out;
+nothing here imports Pulumi. Every item of the blueprint appears in the estimate, priced or not: a
+price the catalog lacks leaves the item's money fields None, with a warning, and out of the totals
+(never a silent $0).
 
 Money is exact decimal arithmetic on the catalog's figures as written, so 16 x $55.04 is $880.64 and
 not 880.6400000000001. Nothing is rounded here: renderers round for people, the JSON keeps full
@@ -17,17 +18,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from clusterfab.blueprint.models import (
-    Blueprint,
-    FilestoreSpec,
-    LustreSpec,
-    NodeGroupSpec,
-    TpuSliceSpec,
-)
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel
-from clusterfab.core.vocab import CapacityKind
-from clusterfab.resolve import max_size, min_size, storage_tier_name
+from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
+from clusterfab.core.vocab import CapacityKind, Cloud
+from clusterfab.spec import Budget, ClusterSpec, LustreStorage, NodeGroup, Storage, TpuSlice
 
 HOURS_PER_MONTH = Decimal(730)
 """The month of every monthly figure (architecture §5), as AWS and GCP price pages use it."""
@@ -42,13 +36,24 @@ _FALLBACK_NOTES: dict[str, str] = {
 }
 """Capacity kinds priced at on-demand when the catalog has no price of their own, and why that is shaky."""
 
-_SERVICES: dict[tuple[str, str], str] = {
-    ("aws", "lustre"): "fsx-lustre",
-    ("gcp", "lustre"): "managed-lustre",
-    ("gcp", "filestore"): "filestore",
-    ("aws", "filestore"): "filestore",
-}
-"""The `<service>` part of storage skus in prices.yaml (`<service>/<tier>[/<throughput>]`)."""
+
+@dataclass(frozen=True, slots=True)
+class CostLine:
+    """What an item is bought as: a sku, a capacity kind and a quantity, before any price is applied.
+
+    `quantity` is what the unit price multiplies: nodes (at an autoscaled group's max, with the min in
+    `min_quantity`), TPU chips over all slices, or GiB of storage (`capacity` None: storage is sold
+    one way). `clusterfab cost` makes lines from a ClusterSpec; the policy pack from planned resources.
+    """
+
+    name: str
+    kind: ItemKind
+    path: ItemPath
+    sku: str
+    capacity: CapacityKind | None
+    quantity: int
+    min_quantity: int | None
+    unit: PriceUnit
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,53 +152,128 @@ class CostEstimate:
 
 
 def estimate_cost(
-    blueprint: Blueprint, catalog: Catalog, *, hours: float | None = None, today: dt.date
+    spec: ClusterSpec, catalog: Catalog, *, hours: float | None = None, today: dt.date
 ) -> CostEstimate:
-    """Price every node group, TPU slice and storage item of `blueprint` at full size.
+    """Price every node group, TPU slice and storage item of `spec` at full size.
 
     Args:
-        blueprint: a validated blueprint (base or merged with an environment).
+        spec: a resolved blueprint (base or merged with an environment).
         catalog: where the prices come from.
         hours: length of a run to price (run_usd); None leaves run_usd None.
         today: the date prices are judged stale against (a parameter, so results are reproducible).
     """
-    estimator = _Estimator(blueprint, catalog, today)
-    for index, group in enumerate(blueprint.node_groups):
-        estimator.node_group(index, group)
-    for index, tpu in enumerate(blueprint.tpu_slices):
-        estimator.tpu_slice(index, tpu)
-    for index, storage in enumerate(blueprint.storage):
-        estimator.storage(index, storage)
+    return estimate_lines(
+        cost_lines(spec),
+        catalog,
+        name=spec.name,
+        cloud=spec.cloud,
+        region=spec.region,
+        budget=spec.budget,
+        hours=hours,
+        today=today,
+    )
 
+
+def cost_lines(spec: ClusterSpec) -> list[CostLine]:
+    """The lines of a spec: its node groups, TPU slices and storage, in blueprint order."""
+    lines = [_node_group_line(g) for g in spec.node_groups]
+    lines += [_tpu_line(t) for t in spec.tpu_slices]
+    lines += [_storage_line(s) for s in spec.storage]
+    return lines
+
+
+def _node_group_line(group: NodeGroup) -> CostLine:
+    return CostLine(
+        name=group.name,
+        kind="node_group",
+        path=group.path,
+        sku=group.machine.name,
+        capacity=group.capacity.kind,
+        quantity=group.max_size,
+        min_quantity=group.min_size if group.autoscaled else None,
+        unit="hour",
+    )
+
+
+def _tpu_line(tpu: TpuSlice) -> CostLine:
+    return CostLine(
+        name=tpu.name,
+        kind="tpu_slice",
+        path=tpu.path,
+        sku=f"tpu-{tpu.generation.name}",
+        capacity=tpu.capacity.kind,
+        quantity=tpu.chips,
+        min_quantity=None,
+        unit="chip_hour",
+    )
+
+
+def storage_sku(tier: StorageTier, throughput_mbps_per_tib: int | None) -> str:
+    """`<service>/<tier>[/<throughput>]`, as prices.yaml names storage."""
+    sku = f"{tier.service}/{tier.tier}"
+    # A tier with several throughputs (FSx PERSISTENT_2) is priced per throughput level.
+    if len(tier.throughputs) > 1 and throughput_mbps_per_tib:
+        sku += f"/{throughput_mbps_per_tib}"
+    return sku
+
+
+def _storage_line(storage: Storage) -> CostLine:
+    throughput = storage.throughput_mbps_per_tib if isinstance(storage, LustreStorage) else None
+    return CostLine(
+        name=storage.name,
+        kind="storage",
+        path=storage.path,
+        sku=storage_sku(storage.tier, throughput),
+        capacity=None,
+        quantity=storage.capacity_gib,
+        min_quantity=None,
+        unit="gib_month",
+    )
+
+
+def estimate_lines(
+    lines: list[CostLine],
+    catalog: Catalog,
+    *,
+    name: str,
+    cloud: Cloud,
+    region: str,
+    budget: Budget | None,
+    hours: float | None = None,
+    today: dt.date,
+) -> CostEstimate:
+    """Price `lines` in `region` and judge the totals against `budget`."""
+    estimator = _Estimator(cloud, region, catalog, today)
+    for line in lines:
+        estimator.price(line)
     items = tuple(estimator.items)
     hourly = sum((i.hourly_usd for i in items if i.hourly_usd is not None), Decimal(0))
     monthly = sum((i.monthly_usd for i in items if i.monthly_usd is not None), Decimal(0))
     run_hours = None if hours is None else Decimal(str(hours))
     return CostEstimate(
-        name=blueprint.name,
-        cloud=blueprint.cloud,
-        region=blueprint.region,
+        name=name,
+        cloud=cloud,
+        region=region,
         items=items,
         warnings=tuple(estimator.warnings),
         hourly_usd=hourly,
         monthly_usd=monthly,
         hours=run_hours,
         run_usd=None if run_hours is None else hourly * run_hours,
-        budget=_budget(blueprint, hourly, monthly),
+        budget=_budget(budget, hourly, monthly),
         catalog_version=catalog.version,
         catalog_as_of=catalog.index.as_of,
     )
 
 
-def monthly_budget_limit(blueprint: Blueprint) -> float | None:
+def monthly_budget_limit(budget: Budget | None) -> Decimal | None:
     """The monthly amount of the cloud budget: max_monthly_usd, else max_hourly_usd over a month."""
-    budget = blueprint.budget
     if budget is None:
         return None
     if budget.max_monthly_usd is not None:
         return budget.max_monthly_usd
     if budget.max_hourly_usd is not None:
-        return float(money(budget.max_hourly_usd) * HOURS_PER_MONTH)
+        return budget.max_hourly_usd * HOURS_PER_MONTH
     return None
 
 
@@ -202,10 +282,9 @@ def money(usd: float) -> Decimal:
     return Decimal(str(usd))
 
 
-def _budget(blueprint: Blueprint, hourly: Decimal, monthly: Decimal) -> BudgetStatus:
-    spec = blueprint.budget
-    max_hourly = money(spec.max_hourly_usd) if spec and spec.max_hourly_usd is not None else None
-    max_monthly = money(spec.max_monthly_usd) if spec and spec.max_monthly_usd is not None else None
+def _budget(budget: Budget | None, hourly: Decimal, monthly: Decimal) -> BudgetStatus:
+    max_hourly = budget.max_hourly_usd if budget else None
+    max_monthly = budget.max_monthly_usd if budget else None
     return BudgetStatus(
         max_hourly_usd=max_hourly,
         max_monthly_usd=max_monthly,
@@ -215,123 +294,33 @@ def _budget(blueprint: Blueprint, hourly: Decimal, monthly: Decimal) -> BudgetSt
 
 
 class _Estimator:
-    """Builds the items and warnings of one estimate, in blueprint order."""
+    """Prices lines into the items and warnings of one estimate, in order."""
 
-    def __init__(self, blueprint: Blueprint, catalog: Catalog, today: dt.date) -> None:
-        self.blueprint = blueprint
+    def __init__(self, cloud: Cloud, region: str, catalog: Catalog, today: dt.date) -> None:
+        self.cloud = cloud
+        self.region = region
         self.catalog = catalog
         self.today = today
         self.items: list[CostItem] = []
         self.warnings: list[CostWarning] = []
 
-    def node_group(self, index: int, group: NodeGroupSpec) -> None:
-        low, high = min_size(group), max_size(group)
-        self._compute(
-            name=group.name,
-            kind="node_group",
-            path=("node_groups", index),
-            sku=group.machine_type,
-            capacity=group.capacity.kind,
-            quantity=high,
-            min_quantity=low if group.autoscaling is not None else None,
-            unit="hour",
-        )
+    def price(self, line: CostLine) -> None:
+        if line.capacity is None:
+            self._storage(line)
+        else:
+            self._compute(line, line.capacity)
 
-    def tpu_slice(self, index: int, tpu: TpuSliceSpec) -> None:
-        sku = f"tpu-{tpu.generation}"
-        generation = self.catalog.tpu_generations.get(tpu.generation)
-        topology = generation.topologies.get(tpu.topology) if generation else None
-        if topology is None:
-            # Only an invalid blueprint gets here (validation reports the topology); without a chip
-            # count there is nothing to multiply, so the item is unpriced rather than $0.
-            self._missing(
-                name=tpu.name,
-                kind="tpu_slice",
-                path=("tpu_slices", index),
-                sku=sku,
-                capacity=tpu.capacity.kind,
-                quantity=0,
-                min_quantity=None,
-                unit="chip_hour",
-                detail=f"topology {tpu.topology} of {tpu.generation} is not in the catalog, so its "
-                "chips cannot be counted",
-            )
-            return
-        self._compute(
-            name=tpu.name,
-            kind="tpu_slice",
-            path=("tpu_slices", index),
-            sku=sku,
-            capacity=tpu.capacity.kind,
-            quantity=topology.chips * tpu.slices,
-            min_quantity=None,
-            unit="chip_hour",
-        )
-
-    def storage(self, index: int, storage: LustreSpec | FilestoreSpec) -> None:
-        cloud, region = self.blueprint.cloud, self.blueprint.region
-        path: ItemPath = ("storage", index)
-        sku = self._storage_sku(storage)
-        price = self.catalog.price(cloud, sku, region, "on_demand")
+    def _storage(self, line: CostLine) -> None:
+        price = self.catalog.price(self.cloud, line.sku, self.region, "on_demand")
         if price is None:
-            self._missing(
-                name=storage.name,
-                kind="storage",
-                path=path,
-                sku=sku,
-                capacity=None,
-                quantity=storage.capacity_gib,
-                min_quantity=None,
-                unit="gib_month",
-                detail=f"no price for {sku} in {region}",
-            )
+            self._missing(line, detail=f"no price for {line.sku} in {self.region}")
             return
         unit_price = money(price.usd)
-        monthly = unit_price * storage.capacity_gib
-        self._add(
-            CostItem(
-                name=storage.name,
-                kind="storage",
-                path=path,
-                sku=sku,
-                region=region,
-                capacity=None,
-                pricing_model="on_demand",
-                quantity=storage.capacity_gib,
-                min_quantity=None,
-                unit=price.unit,
-                price=price,
-                unit_price_usd=unit_price,
-                hourly_usd=monthly / HOURS_PER_MONTH,
-                monthly_usd=monthly,
-            )
-        )
+        monthly = unit_price * line.quantity
+        self._add(self._item(line, price, unit_price, hourly=monthly / HOURS_PER_MONTH, monthly=monthly))
 
-    def _storage_sku(self, storage: LustreSpec | FilestoreSpec) -> str:
-        cloud = self.blueprint.cloud
-        service = _SERVICES[(cloud, storage.kind)]
-        tier = storage_tier_name(storage, cloud)
-        if tier is None:
-            return service
-        sku = f"{service}/{tier}"
-        # FSx prices PERSISTENT_2 per throughput level; the GCP Managed Lustre tier is the throughput.
-        if isinstance(storage, LustreSpec) and tier == "PERSISTENT_2" and storage.throughput_mbps_per_tib:
-            sku += f"/{storage.throughput_mbps_per_tib}"
-        return sku
-
-    def _compute(
-        self,
-        *,
-        name: str,
-        kind: ItemKind,
-        path: ItemPath,
-        sku: str,
-        capacity: CapacityKind,
-        quantity: int,
-        min_quantity: int | None,
-        unit: PriceUnit,
-    ) -> None:
-        cloud, region = self.blueprint.cloud, self.blueprint.region
+    def _compute(self, line: CostLine, capacity: CapacityKind) -> None:
+        cloud, region, sku, name, path = self.cloud, self.region, line.sku, line.name, line.path
         model: PricingModel = capacity  # capacity kinds are named after their pricing models
         price = self.catalog.price(cloud, sku, region, model)
         fallback = price is None and capacity in _FALLBACK_NOTES
@@ -339,17 +328,7 @@ class _Estimator:
             price = self.catalog.price(cloud, sku, region, "on_demand")
         if price is None:
             tried = f"{model} or on_demand" if fallback else model
-            self._missing(
-                name=name,
-                kind=kind,
-                path=path,
-                sku=sku,
-                capacity=capacity,
-                quantity=quantity,
-                min_quantity=min_quantity,
-                unit=unit,
-                detail=f"no {tried} price for {sku} in {region}",
-            )
+            self._missing(line, detail=f"no {tried} price for {sku} in {region}")
             return
         if fallback:
             self.warnings.append(
@@ -362,24 +341,27 @@ class _Estimator:
                 )
             )
         unit_price = money(price.usd)
-        hourly = unit_price * quantity
-        self._add(
-            CostItem(
-                name=name,
-                kind=kind,
-                path=path,
-                sku=sku,
-                region=region,
-                capacity=capacity,
-                pricing_model=price.pricing_model,
-                quantity=quantity,
-                min_quantity=min_quantity,
-                unit=price.unit,
-                price=price,
-                unit_price_usd=unit_price,
-                hourly_usd=hourly,
-                monthly_usd=hourly * HOURS_PER_MONTH,
-            )
+        hourly = unit_price * line.quantity
+        self._add(self._item(line, price, unit_price, hourly=hourly, monthly=hourly * HOURS_PER_MONTH))
+
+    def _item(
+        self, line: CostLine, price: Price, unit_price: Decimal, *, hourly: Decimal, monthly: Decimal
+    ) -> CostItem:
+        return CostItem(
+            name=line.name,
+            kind=line.kind,
+            path=line.path,
+            sku=line.sku,
+            region=self.region,
+            capacity=line.capacity,
+            pricing_model=price.pricing_model,
+            quantity=line.quantity,
+            min_quantity=line.min_quantity,
+            unit=price.unit,
+            price=price,
+            unit_price_usd=unit_price,
+            hourly_usd=hourly,
+            monthly_usd=monthly,
         )
 
     def _add(self, item: CostItem) -> None:
@@ -413,35 +395,23 @@ class _Estimator:
                 )
             )
 
-    def _missing(
-        self,
-        *,
-        name: str,
-        kind: ItemKind,
-        path: ItemPath,
-        sku: str,
-        capacity: CapacityKind | None,
-        quantity: int,
-        min_quantity: int | None,
-        unit: PriceUnit,
-        detail: str,
-    ) -> None:
+    def _missing(self, line: CostLine, *, detail: str) -> None:
         self.items.append(
             CostItem(
-                name=name,
-                kind=kind,
-                path=path,
-                sku=sku,
-                region=self.blueprint.region,
-                capacity=capacity,
-                pricing_model=capacity or "on_demand",
-                quantity=quantity,
-                min_quantity=min_quantity,
-                unit=unit,
+                name=line.name,
+                kind=line.kind,
+                path=line.path,
+                sku=line.sku,
+                region=self.region,
+                capacity=line.capacity,
+                pricing_model=line.capacity or "on_demand",
+                quantity=line.quantity,
+                min_quantity=line.min_quantity,
+                unit=line.unit,
                 price=None,
                 unit_price_usd=None,
                 hourly_usd=None,
                 monthly_usd=None,
             )
         )
-        self.warnings.append(CostWarning(name, path, "missing", detail))
+        self.warnings.append(CostWarning(line.name, line.path, "missing", detail))

@@ -23,7 +23,7 @@ from typing import Any
 from clusterfab.cost.estimate import CostEstimate
 from clusterfab.cost.render import budget_verdict
 from clusterfab.deploy.events import ResourceStep, destructive_steps
-from clusterfab.deploy.health import (
+from clusterfab.health import (
     HEALTH_CONFIG_KEY,
     HealthRecordError,
     deployed_catalog_version,

@@ -27,8 +27,8 @@ from clusterfab.deploy.gates import (
     refusal,
     replacement_gate,
 )
-from clusterfab.deploy.health import HEALTH_CONFIG_KEY
 from clusterfab.deploy.progress import DeployProgress
+from clusterfab.health import HEALTH_CONFIG_KEY
 from clusterfab.plan.compare import InvalidSideError, compare_environments
 from clusterfab.plan.report import DiffReport
 from clusterfab.rules.engine import ValidationResult

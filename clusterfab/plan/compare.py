@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import UsageError
 from clusterfab.cost.diff import diff_costs
@@ -28,6 +27,7 @@ from clusterfab.rules.budget import check_budget
 from clusterfab.rules.context import Check
 from clusterfab.rules.engine import ValidationResult, validate_file
 from clusterfab.rules.registry import CHECKS
+from clusterfab.spec import ClusterSpec
 
 DIFF_STACK = "diff"
 
@@ -44,7 +44,7 @@ class InvalidSideError(Exception):
 @dataclass(frozen=True)
 class Side:
     display: str
-    blueprint: Blueprint | None
+    spec: ClusterSpec | None
     """None when the blueprint does not exist on this side (a new file)."""
     plan: Plan
     estimate: CostEstimate
@@ -86,8 +86,8 @@ def _side(path: Path, display: str, env: str | None, today: dt.date, side: str) 
     if not result.ok or validated is None:
         raise InvalidSideError(side, result)
     plan = plan_blueprint(path, env=env, stack=DIFF_STACK, display=display, enforce_budget=False)
-    estimate = estimate_cost(validated.blueprint, load_catalog(), today=today)
-    return Side(display=display, blueprint=validated.blueprint, plan=plan, estimate=estimate)
+    estimate = estimate_cost(validated.spec, load_catalog(), today=today)
+    return Side(display=display, spec=validated.spec, plan=plan, estimate=estimate)
 
 
 def _nothing(display: str, env: str | None, like: CostEstimate, catalog: Catalog) -> Side:
@@ -108,7 +108,7 @@ def _nothing(display: str, env: str | None, like: CostEstimate, catalog: Catalog
     )
     return Side(
         display=display,
-        blueprint=None,
+        spec=None,
         plan=Plan(blueprint=display, env=env, stack=DIFF_STACK, resources=[]),
         estimate=estimate,
     )
@@ -141,14 +141,14 @@ def compare(
         if base is None:
             raise UsageError("diff needs BASE and NEW blueprints, or one blueprint and --base-ref")
         before = _side(base, str(base), env, today, "base")
-    assert after.blueprint is not None
+    assert after.spec is not None
     return DiffReport(
         base=before.display,
         target=after.display,
         env=env,
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
-        blueprint=after.blueprint,
+        spec=after.spec,
     )
 
 
@@ -169,12 +169,12 @@ def compare_environments(
     shown = display or str(blueprint)
     before = _side(blueprint, shown, base_env, today, "base")
     after = _side(blueprint, shown, env, today, "new")
-    assert after.blueprint is not None
+    assert after.spec is not None
     return DiffReport(
         base=f"{shown} [{base_env or 'base'}]",
         target=f"{shown} [{env or 'base'}]",
         env=env,
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
-        blueprint=after.blueprint,
+        spec=after.spec,
     )

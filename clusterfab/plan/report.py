@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from clusterfab.blueprint.models import Blueprint, NodeGroupSpec, TpuSliceSpec
 from clusterfab.cost.diff import CostDiff
+from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff
-from clusterfab.resolve import attached_storage, max_size
+from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ class DiffReport:
     env: str | None
     resources: PlanDiff
     cost: CostDiff
-    blueprint: Blueprint
-    """The new blueprint (for the cluster sketch)."""
+    spec: ClusterSpec
+    """The new blueprint, resolved (for the cluster sketch)."""
 
 
 def _num(value: Decimal | None) -> float | None:
@@ -114,7 +114,7 @@ def report_text(report: DiffReport) -> str:
     out += [f"  - {r.type}  {r.name}" for r in diff.delete]
     for warning in _warnings(report):
         out.append(f"  !! {warning}")
-    out += ["", "Cost (USD; monthly = 730 hours):"]
+    out += ["", f"Cost (USD; monthly = {HOURS_PER_MONTH} hours):"]
     changed = cost.changed_items()
     for item in changed:
         mark = "+" if item.before is None else "-" if item.after is None else "~"
@@ -122,10 +122,10 @@ def report_text(report: DiffReport) -> str:
         if item.delta_hourly is None:
             out.append("      unpriced: the catalog has no price for one side")
         else:
+            month = HOURS_PER_MONTH
             before, after = item.before_hourly or Decimal(0), item.after_hourly or Decimal(0)
-            out.append(
-                f"      {_signed(item.delta_hourly * 730)}/month ({usd(before * 730)} -> {usd(after * 730)})"
-            )
+            change = f"{usd(before * month)} -> {usd(after * month)}"
+            out.append(f"      {_signed(item.delta_hourly * month)}/month ({change})")
     if not changed:
         out.append("  no priced item changes")
     out += ["", _summary(cost), f"Budget: {budget_verdict(cost.after)}"]
@@ -134,28 +134,27 @@ def report_text(report: DiffReport) -> str:
     return "\n".join(out)
 
 
-def mermaid(blueprint: Blueprint) -> str:
+def mermaid(spec: ClusterSpec) -> str:
     """A Mermaid sketch of the cluster: node groups (with fabric), TPU slices, storage and mounts."""
     lines = ["graph LR"]
-    for group in blueprint.node_groups:
-        size = f"x{max_size(group)}"
+    for group in spec.node_groups:
         lines.append(
-            f'  {_id(group.name)}["{group.name}<br/>{group.machine_type} {size}<br/>'
-            f'{group.capacity.kind}, fabric {group.fabric}"]'
+            f'  {_id(group.name)}["{group.name}<br/>{group.machine.name} x{group.max_size}<br/>'
+            f'{group.capacity.kind}, fabric {group.fabric or "none"}"]'
         )
-    for tpu in blueprint.tpu_slices:
+    for tpu in spec.tpu_slices:
         lines.append(
-            f'  {_id(tpu.name)}["{tpu.name}<br/>TPU {tpu.generation} {tpu.topology} x{tpu.slices}<br/>'
+            f'  {_id(tpu.name)}["{tpu.name}<br/>TPU {tpu.generation.name} {tpu.topology} x{tpu.slices}<br/>'
             f'{tpu.capacity.kind}"]'
         )
-    for storage in blueprint.storage:
+    for storage in spec.storage:
         lines.append(
             f'  {_id(storage.name)}[("{storage.name}<br/>{storage.kind} {storage.capacity_gib:,} GiB")]'
         )
-    consumers: list[NodeGroupSpec | TpuSliceSpec] = [*blueprint.node_groups, *blueprint.tpu_slices]
+    consumers: list[NodeGroup | TpuSlice] = [*spec.node_groups, *spec.tpu_slices]
     for item in consumers:
-        for storage in attached_storage(blueprint, item):
-            lines.append(f"  {_id(item.name)} -->|{storage.mount_path}| {_id(storage.name)}")
+        for storage in spec.storage_named(item.storage):
+            lines.append(f"  {_id(item.name)} -->|{storage.mount_point}| {_id(storage.name)}")
     return "\n".join(lines)
 
 
@@ -175,7 +174,7 @@ def report_markdown(report: DiffReport) -> str:
             "|---|---|---:|---:|---:|",
         ]
         for item in changed:
-            delta = "unpriced" if item.delta_hourly is None else _signed(item.delta_hourly * 730)
+            delta = "unpriced" if item.delta_hourly is None else _signed(item.delta_hourly * HOURS_PER_MONTH)
             before = "-" if item.before_hourly is None else usd(item.before_hourly)
             after = "-" if item.after_hourly is None else usd(item.after_hourly)
             out.append(f"| {item.name} | {item.description()} | {before} | {after} | {delta} |")
@@ -204,12 +203,13 @@ def report_markdown(report: DiffReport) -> str:
         "<details><summary>Cluster</summary>",
         "",
         "```mermaid",
-        mermaid(report.blueprint),
+        mermaid(report.spec),
         "```",
         "",
         "</details>",
         "",
         f"<sub>base: `{report.base}` · catalog {cost.after.catalog_version} "
-        f"({cost.after.catalog_as_of.isoformat()}) · USD list prices, monthly = 730 hours</sub>",
+        f"({cost.after.catalog_as_of.isoformat()}) · USD list prices, "
+        f"monthly = {HOURS_PER_MONTH} hours</sub>",
     ]
     return "\n".join(out)

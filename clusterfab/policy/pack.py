@@ -36,7 +36,7 @@ from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.policy import checks
 from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource
-from clusterfab.resolve import PROTECTED_ENVIRONMENTS
+from clusterfab.spec.resolve import PROTECTED_ENVIRONMENTS
 
 PACK_NAME = "clusterfab"
 IMDSV2 = "clusterfab-imdsv2-required"

@@ -1,10 +1,11 @@
 """What planned resources cost, priced by the same estimator as `clusterfab cost`.
 
-A CrossGuard stack policy sees resources, not the blueprint. Rather than pricing resources a second
-way, the resources that cost money are read back into the blueprint shape the estimator prices (node
-groups, TPU slices, storage, with their capacity kinds and sizes) and handed to `estimate_cost`, so
-SKUs, pricing models, stand-in prices, full-size sizing and the budget verdict are exactly those of
-`clusterfab cost`. For the example blueprints the two estimates agree item for item (tested).
+A CrossGuard stack policy sees resources, not the blueprint, and must price what will really be
+created (a team's own Pulumi program included). The resources that cost money are read into the cost
+lines `clusterfab cost` makes from a ClusterSpec (sku, capacity kind, quantity) and priced by the same
+`estimate_lines`, so SKUs, pricing models, stand-in prices, full-size sizing and the budget verdict are
+exactly those of `clusterfab cost`. For the example blueprints the two estimates agree item for item
+(tested).
 
 Read back:
 - AWS: autoscaling groups (max size) with the launch template of the same component (instance type;
@@ -23,15 +24,16 @@ import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
-from pydantic import ValidationError
-
-from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN, Blueprint
+from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN
 from clusterfab.catalog import Catalog
-from clusterfab.core.vocab import BLUEPRINT_TAG, COMPONENT_TAG, NODE_GROUP_TAG
-from clusterfab.cost.estimate import CostEstimate, estimate_cost
+from clusterfab.clouds import profile
+from clusterfab.core.vocab import BLUEPRINT_TAG, CLOUDS, COMPONENT_TAG, NODE_GROUP_TAG, CapacityKind, Cloud
+from clusterfab.cost.estimate import CostEstimate, CostLine, estimate_lines, storage_sku
 from clusterfab.policy.resources import Resource, items, truthy
+from clusterfab.spec import Budget
 
 ASG = "aws:autoscaling/group:Group"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -71,37 +73,35 @@ def price_resources(
     max_monthly_usd: float | None = None,
 ) -> ResourceCost:
     """Price the resources (at full size) and judge them against the given limits."""
-    reader = _Reader(resources, catalog)
+    cloud = _cloud(resources)
+    reader = _Reader(resources, catalog, cloud)
     reader.read()
-    cloud = "aws" if any(r.cloud == "aws" for r in resources) else "gcp"
-    where = region or reader.region(cloud)
+    where = region or reader.region()
     if where is None:
         raise PricingError("cannot tell which region the resources are in: set `region` in the policy config")
-    budget: dict[str, float] = {}
-    if max_hourly_usd is not None:
-        budget["max_hourly_usd"] = float(max_hourly_usd)
-    if max_monthly_usd is not None:
-        budget["max_monthly_usd"] = float(max_monthly_usd)
-    shape: dict[str, Any] = {
-        "version": 1,
-        "name": reader.cluster_name(),
-        "cloud": cloud,
-        "region": where,
-        "zone": reader.zone or f"{where}-a",
-        "node_groups": reader.node_groups,
-        "tpu_slices": reader.tpu_slices,
-        "storage": reader.storage,
-        "budget": budget or None,
-    }
-    try:
-        blueprint = Blueprint.model_validate(shape)
-    except ValidationError as exc:  # a value the reader let through that the blueprint rejects
-        raise PricingError(
-            f"the planned resources do not form a priceable cluster: {exc.errors()[0]['msg']}"
-        ) from None
-    return ResourceCost(
-        estimate=estimate_cost(blueprint, catalog, today=today), skipped=tuple(reader.skipped)
+    budget = Budget(
+        max_hourly_usd=None if max_hourly_usd is None else Decimal(str(max_hourly_usd)),
+        max_monthly_usd=None if max_monthly_usd is None else Decimal(str(max_monthly_usd)),
+        alert_emails=(),
     )
+    estimate = estimate_lines(
+        reader.lines,
+        catalog,
+        name=reader.cluster_name(),
+        cloud=cloud,
+        region=where,
+        budget=budget,
+        today=today,
+    )
+    return ResourceCost(estimate=estimate, skipped=tuple(reader.skipped))
+
+
+def _cloud(resources: Sequence[Resource]) -> Cloud:
+    """The one cloud the resources live in (a cluster spans one)."""
+    found = [c for c in CLOUDS if any(r.cloud == c for r in resources)]
+    if len(found) > 1:
+        raise PricingError(f"the resources span several clouds ({', '.join(found)}); price one cluster")
+    return found[0] if found else CLOUDS[0]
 
 
 def _int(value: Any) -> int | None:
@@ -119,18 +119,21 @@ def _int(value: Any) -> int | None:
 class _Reader:
     """Reads the priced items of a list of resources, in order."""
 
-    def __init__(self, resources: Sequence[Resource], catalog: Catalog) -> None:
+    def __init__(self, resources: Sequence[Resource], catalog: Catalog, cloud: Cloud) -> None:
         self.resources = resources
         self.catalog = catalog
-        self.node_groups: list[dict[str, Any]] = []
-        self.tpu_slices: list[dict[str, Any]] = []
-        self.storage: list[dict[str, Any]] = []
+        self.cloud = profile(cloud)
+        self.lines: list[CostLine] = []
         self.skipped: list[str] = []
         self.zone: str | None = None
         self._names: set[str] = set()
 
+    def _path(self, list_name: str) -> tuple[str, int]:
+        """Where the next line of a kind would sit in a blueprint (warnings find their item by it)."""
+        return (list_name, sum(1 for line in self.lines if line.path[0] == list_name))
+
     def read(self) -> None:
-        tpus: dict[tuple[str | None, str, str], list[Resource]] = {}
+        tpus: dict[tuple[str | None, str, CapacityKind], list[Resource]] = {}
         for resource in self.resources:
             kind = resource.type
             if kind == ASG:
@@ -162,12 +165,12 @@ class _Reader:
             zone = props.get("location")
         else:
             zone = None
-        if isinstance(zone, str) and self.catalog.region_of_zone(resource.cloud, zone):  # type: ignore[arg-type]
+        if isinstance(zone, str) and self.cloud.region_of_zone(self.catalog, zone):
             self.zone = zone
 
-    def region(self, cloud: str) -> str | None:
+    def region(self) -> str | None:
         if self.zone is not None:
-            return self.catalog.region_of_zone(cloud, self.zone)  # type: ignore[arg-type]
+            return self.cloud.region_of_zone(self.catalog, self.zone)
         for resource in self.resources:
             region = resource.props.get("region")
             if isinstance(region, str) and region:
@@ -241,48 +244,53 @@ class _Reader:
         if not isinstance(machine, str):
             self.skipped.append(f"{instance.name}: no machine type")
             return
-        capacity = _aws_capacity(props) if instance.cloud == "aws" else _gcp_capacity(props)
+        capacity = _INSTANCE_CAPACITY[instance.type](props)
         self._group(instance, machine, 1, 1, capacity)
 
-    def _group(self, resource: Resource, machine: str, low: int, high: int, capacity: dict[str, Any]) -> None:
+    def _group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:
         if high < 1:
             return  # an empty group costs nothing
-        group: dict[str, Any] = {
-            "name": self._name(resource, "node-group-"),
-            "machine_type": machine,
-            "capacity": capacity,
-        }
-        if low == high:
-            group["count"] = high
-        else:
-            group["autoscaling"] = {"min": max(0, min(low, high)), "max": high}
-        self.node_groups.append(group)
+        self.lines.append(
+            CostLine(
+                name=self._name(resource, "node-group-"),
+                kind="node_group",
+                path=self._path("node_groups"),
+                sku=machine,
+                capacity=capacity,
+                quantity=high,
+                min_quantity=None if low == high else max(0, min(low, high)),
+                unit="hour",
+            )
+        )
 
-    def _tpu(self, slices: list[Resource], accelerator: str, capacity: str) -> None:
+    def _tpu(self, slices: list[Resource], accelerator: str, capacity: CapacityKind) -> None:
         first = slices[0]
         found = self._tpu_shape(accelerator)
         if found is None:
             self.skipped.append(f"{first.name}: TPU accelerator {accelerator!r} is not in the catalog")
             return
-        spec: dict[str, Any] = {"kind": capacity}
-        self.tpu_slices.append(
-            {
-                "name": self._name(first, "tpu-"),
-                "generation": found[0],
-                "topology": found[1],
-                "slices": len(slices),
-                "capacity": spec,
-            }
+        generation, chips = found
+        self.lines.append(
+            CostLine(
+                name=self._name(first, "tpu-"),
+                kind="tpu_slice",
+                path=self._path("tpu_slices"),
+                sku=f"tpu-{generation}",
+                capacity=capacity,
+                quantity=chips * len(slices),
+                min_quantity=None,
+                unit="chip_hour",
+            )
         )
 
-    def _tpu_shape(self, accelerator: str) -> tuple[str, str] | None:
-        """(generation, topology) of `v5p-128` (N counts cores or chips) or `V5P:4x4x4` (a config)."""
+    def _tpu_shape(self, accelerator: str) -> tuple[str, int] | None:
+        """(generation, chips per slice) of `v5p-128` (N counts cores or chips) or `V5P:4x4x4`."""
         generations = self.catalog.tpu_generations.values()
         if ":" in accelerator:
             kind, _, topology = accelerator.partition(":")
             for generation in generations:
                 if generation.accelerator_config_type == kind and topology in generation.topologies:
-                    return generation.name, topology
+                    return generation.name, generation.topologies[topology].chips
             return None
         prefix, _, number = accelerator.rpartition("-")
         count = _int(number)
@@ -290,77 +298,73 @@ class _Reader:
             if generation.type_prefix != prefix or count is None or count % generation.cores_per_chip:
                 continue
             chips = count // generation.cores_per_chip
-            for topology, shape in generation.topologies.items():
-                if shape.chips == chips:
-                    return generation.name, topology
+            if any(shape.chips == chips for shape in generation.topologies.values()):
+                return generation.name, chips
         return None
 
     def _storage(self, resource: Resource) -> None:
         props = resource.props
-        name = self._name(resource, "storage-")
         if resource.type == FSX_LUSTRE:
+            kind, tier_name = "lustre", str(props.get("deploymentType", ""))
             capacity = _int(props.get("storageCapacity"))
-            deployment = (
-                "scratch" if str(props.get("deploymentType", "")).startswith("SCRATCH") else "persistent"
-            )
-            spec: dict[str, Any] = {
-                "kind": "lustre",
-                "name": name,
-                "capacity_gib": capacity,
-                "deployment": deployment,
-            }
             throughput = _int(props.get("perUnitStorageThroughput"))
-            if deployment == "persistent" and throughput:
-                spec["throughput_mbps_per_tib"] = throughput
         elif resource.type == GCP_LUSTRE:
-            capacity = _int(props.get("capacityGib"))
-            spec = {"kind": "lustre", "name": name, "capacity_gib": capacity}
             throughput = _int(props.get("perUnitStorageThroughput"))
-            if throughput:
-                spec["throughput_mbps_per_tib"] = throughput
+            kind, tier_name = "lustre", str(throughput)
+            capacity = _int(props.get("capacityGib"))
         else:
             share = next(iter(items(props.get("fileShares"))), {})
-            capacity = _int(share.get("capacityGb"))
-            spec = {"kind": "filestore", "name": name, "capacity_gib": capacity}
-            if isinstance(props.get("tier"), str):
-                spec["tier"] = props["tier"]
-        if capacity is None or capacity <= 0:
-            self.skipped.append(f"{resource.name}: no capacity")
+            kind, tier_name = "filestore", str(props.get("tier", ""))
+            capacity, throughput = _int(share.get("capacityGb")), None
+        tier = self.catalog.storage_tier(self.cloud.name, kind, tier_name)
+        if capacity is None or capacity <= 0 or tier is None:
+            self.skipped.append(f"{resource.name}: no capacity, or a {kind} tier the catalog lacks")
             return
-        self.storage.append(spec)
+        self.lines.append(
+            CostLine(
+                name=self._name(resource, "storage-"),
+                kind="storage",
+                path=self._path("storage"),
+                sku=storage_sku(tier, throughput),
+                capacity=None,
+                quantity=capacity,
+                min_quantity=None,
+                unit="gib_month",
+            )
+        )
 
 
-def _aws_capacity(props: Mapping[str, Any]) -> dict[str, Any]:
+def _aws_capacity(props: Mapping[str, Any]) -> CapacityKind:
     market = next(iter(items(props.get("instanceMarketOptions"))), {}).get("marketType")
     reservation = next(iter(items(props.get("capacityReservationSpecification"))), {})
     target = next(iter(items(reservation.get("capacityReservationTarget"))), {})
-    reservation_id = target.get("capacityReservationId")
     if market == "spot":
-        return {"kind": "spot"}
+        return "spot"
     if market == "capacity-block":
-        return {"kind": "capacity_block", "reservation": str(reservation_id or "unknown")}
-    if reservation_id:
-        return {"kind": "reservation", "reservation": str(reservation_id)}
-    return {"kind": "on_demand"}
+        return "capacity_block"
+    if target.get("capacityReservationId"):
+        return "reservation"
+    return "on_demand"
 
 
-def _gcp_capacity(props: Mapping[str, Any]) -> dict[str, Any]:
+def _gcp_capacity(props: Mapping[str, Any]) -> CapacityKind:
     scheduling = next(iter(items(props.get("scheduling"))), {})
     model = str(scheduling.get("provisioningModel") or "").upper()
     if model == "SPOT" or truthy(scheduling.get("preemptible")):
-        return {"kind": "spot"}
+        return "spot"
     if model == "FLEX_START":
-        return {"kind": "flex_start"}
+        return "flex_start"
     affinity = next(iter(items(props.get("reservationAffinity"))), {})
     if affinity.get("type") == "SPECIFIC_RESERVATION":
-        specific = next(iter(items(affinity.get("specificReservation"))), {})
-        values = specific.get("values")
-        name = values[0] if isinstance(values, list) and values else "unknown"
-        return {"kind": "reservation", "reservation": str(name)}
-    return {"kind": "on_demand"}
+        return "reservation"
+    return "on_demand"
 
 
-def _tpu_capacity(resource: Resource) -> str:
+_INSTANCE_CAPACITY = {AWS_INSTANCE: _aws_capacity, GCP_INSTANCE: _gcp_capacity}
+"""How a single instance of each type says how it is bought."""
+
+
+def _tpu_capacity(resource: Resource) -> CapacityKind:
     scheduling = next(iter(items(resource.props.get("schedulingConfig"))), {})
     if truthy(scheduling.get("spot")) or truthy(scheduling.get("preemptible")):
         return "spot"

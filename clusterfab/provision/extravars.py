@@ -1,7 +1,8 @@
-"""Ansible extravars for a node, from the blueprint and the catalog (the contract in playbooks/README.md).
+"""Ansible extravars for a node, from the resolved blueprint and the catalog (the contract in
+playbooks/README.md).
 
-Every variable the playbooks need comes from here: versions from the blueprint's `software` (or the
-catalog's recommended stack), the fabric role and NVSwitch from the machine type, node-software
+Every variable the playbooks need comes from here: versions from the spec's software (the blueprint's
+or the catalog's recommended stack), the fabric role and NVSwitch from the machine type, node-software
 versions from the catalog, mounts from the storage the node attaches. A test checks the result
 against every role's `meta/argument_specs.yml`, so the two sides cannot drift apart.
 """
@@ -11,12 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clusterfab.blueprint.models import Blueprint, NodeGroupSpec, TpuSliceSpec
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import MachineType
-from clusterfab.core.vocab import Fabric
-from clusterfab.resolve import fabric_of, software_of
+from clusterfab.core.vocab import Cloud, Fabric
+from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
 FABRIC_ROLES: dict[Fabric, str] = {
     "efa": "efa",
@@ -33,19 +32,12 @@ GBITS_PER_GBYTE = 8
 """nccl-tests reports GB/s (the catalog's unit); the health check compares Gbps."""
 
 
-def _machine(blueprint: Blueprint, catalog: Catalog, group: NodeGroupSpec) -> MachineType:
-    machine = catalog.machine_type(blueprint.cloud, group.machine_type)
-    if machine is None:  # validation rejects unknown machine types before anything provisions
-        raise LookupError(f"{group.machine_type} is not in the catalog")
-    return machine
-
-
 def _version(catalog: Catalog, package: str) -> str:
     """A node package's pinned version; "" when none is known (the role installs and holds one)."""
     return catalog.node_packages[package].version or ""
 
 
-def storage_vars(blueprint: Blueprint, catalog: Catalog, mounts: Sequence[Mount]) -> dict[str, Any]:
+def storage_vars(cloud: Cloud, catalog: Catalog, mounts: Sequence[Mount]) -> dict[str, Any]:
     """The storage_mounts role's inputs: the mounts, and the cloud's Lustre client repository."""
     result: dict[str, Any] = {
         "storage_mounts_list": [
@@ -60,7 +52,7 @@ def storage_vars(blueprint: Blueprint, catalog: Catalog, mounts: Sequence[Mount]
         ]
     }
     if any(m.fs_type == "lustre" for m in mounts):
-        client = catalog.lustre_clients[blueprint.cloud]
+        client = catalog.lustre_clients[cloud]
         result.update(
             storage_mounts_lustre_repo_url=client.repo_url,
             storage_mounts_lustre_repo_suite=client.suite,
@@ -72,12 +64,10 @@ def storage_vars(blueprint: Blueprint, catalog: Catalog, mounts: Sequence[Mount]
 
 
 def gpu_node_vars(
-    blueprint: Blueprint, group: NodeGroupSpec, catalog: Catalog, mounts: Sequence[Mount]
+    spec: ClusterSpec, group: NodeGroup, catalog: Catalog, mounts: Sequence[Mount]
 ) -> dict[str, Any]:
     """Extravars of playbooks/gpu_node.yml for the nodes of `group`."""
-    machine = _machine(blueprint, catalog, group)
-    software = software_of(blueprint, catalog)
-    fabric = fabric_of(group, machine)
+    machine, software, fabric = group.machine, spec.software, group.fabric
     cuda_major, cuda_minor = software.cuda.split(".")[:2]
     result: dict[str, Any] = {
         "gpu_node_fabric": FABRIC_ROLES[fabric] if fabric is not None else "none",
@@ -107,24 +97,24 @@ def gpu_node_vars(
         result["rdma_gib_version"] = _version(catalog, "nccl-gib")
     elif fabric == "gpudirect-tcpxo":
         result["gpudirect_tcpxo_helper_version"] = _version(catalog, "dmabuf-import-helper")
-    result.update(storage_vars(blueprint, catalog, mounts))
+    result.update(storage_vars(spec.cloud, catalog, mounts))
     return result
 
 
-def healthcheck_vars(blueprint: Blueprint, group: NodeGroupSpec, catalog: Catalog) -> dict[str, Any]:
+def healthcheck_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
     """Extravars of playbooks/healthcheck.yml: what a healthy node of `group` shows."""
-    machine = _machine(blueprint, catalog, group)
+    machine = group.machine
     minimum = catalog.healthcheck.per_accelerator[machine.accelerator.model]
     return {
         "gpu_healthcheck_expected_gpu_count": machine.accelerator.count,
         "gpu_healthcheck_min_busbw_gbps": minimum * GBITS_PER_GBYTE,
-        "gpu_healthcheck_expected_driver_version": software_of(blueprint, catalog).nvidia_driver,
+        "gpu_healthcheck_expected_driver_version": spec.software.nvidia_driver,
     }
 
 
 def tpu_host_vars(
-    blueprint: Blueprint, tpu: TpuSliceSpec, catalog: Catalog, mounts: Sequence[Mount]
+    spec: ClusterSpec, tpu: TpuSlice, catalog: Catalog, mounts: Sequence[Mount]
 ) -> dict[str, Any]:
     """Extravars of playbooks/tpu_host.yml for the hosts of a TPU slice (tuning and storage only)."""
     del tpu  # every slice of a blueprint gets the same host setup today
-    return storage_vars(blueprint, catalog, mounts)
+    return storage_vars(spec.cloud, catalog, mounts)

@@ -14,87 +14,19 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from clusterfab.core.errors import UsageError
-from clusterfab.core.vocab import NODE_GROUP_TAG
-
-GROUP_PREFIX = "node_group"
-"""Inventory groups are `node_group_<name>` (hyphens become underscores, as Ansible group names need)."""
+from clusterfab.clouds import profile
+from clusterfab.core.vocab import INVENTORY_GROUP_PREFIX
+from clusterfab.outputs import StackOutputs
 
 
-def _require(outputs: Mapping[str, Any], *keys: str) -> Any:
-    value: Any = outputs
-    for key in keys:
-        if not isinstance(value, Mapping) or key not in value:
-            raise UsageError(f"the stack has no output {'.'.join(keys)}; run `clusterfab up` for it first")
-        value = value[key]
-    return value
-
-
-def inventory_config(outputs: Mapping[str, Any]) -> dict[str, Any]:
+def inventory_config(outputs: StackOutputs) -> dict[str, Any]:
     """The inventory plugin configuration for the cluster described by a stack's outputs."""
-    blueprint = _require(outputs, "blueprint")
-    cloud = _require(outputs, "blueprint", "cloud")
-    selector: Mapping[str, str] = _require(outputs, "node_selector")
-    if cloud == "aws":
-        return _aws(blueprint, selector, outputs)
-    if cloud == "gcp":
-        return _gcp(blueprint, selector, outputs)
-    raise UsageError(f"unknown cloud {cloud!r} in the stack outputs")
-
-
-def _aws(
-    blueprint: Mapping[str, Any], selector: Mapping[str, str], outputs: Mapping[str, Any]
-) -> dict[str, Any]:
-    region = blueprint["region"]
-    return {
-        "plugin": "amazon.aws.aws_ec2",
-        "regions": [region],
-        "filters": {**selector, "instance-state-name": "running"},
-        "hostnames": ["instance-id"],
-        "keyed_groups": [{"key": f"tags['{NODE_GROUP_TAG}']", "prefix": GROUP_PREFIX, "separator": "_"}],
-        "compose": {
-            # No public IPs and no SSH from outside: Session Manager carries the connection; its
-            # file transfers go through the cluster bucket, which the node role may read.
-            "ansible_connection": "'amazon.aws.aws_ssm'",
-            "ansible_aws_ssm_region": f"'{region}'",
-            "ansible_aws_ssm_bucket_name": f"'{_require(outputs, 'bucket')}'",
-            "ansible_become": "true",
-        },
-    }
-
-
-def _gcp(
-    blueprint: Mapping[str, Any], selector: Mapping[str, str], outputs: Mapping[str, Any]
-) -> dict[str, Any]:
-    project = _require(outputs, "project")
-    zone = blueprint["zone"]
-    # The selector's keys are already filter terms (`labels.clusterfab-stack`).
-    filters = [f"{key} = {value}" for key, value in selector.items()]
-    tunnel = (
-        f'-o ProxyCommand="gcloud compute start-iap-tunnel %h 22 --listen-on-stdin '
-        f'--project={project} --zone={zone}"'
-    )
-    return {
-        "plugin": "google.cloud.gcp_compute",
-        "projects": [project],
-        "zones": [zone],
-        "filters": filters,
-        "auth_kind": "application",
-        "hostnames": ["name"],
-        "keyed_groups": [{"key": f"labels['{NODE_GROUP_TAG}']", "prefix": GROUP_PREFIX, "separator": "_"}],
-        "compose": {
-            "ansible_host": "name",
-            # Nodes have no external IP; IAP forwards SSH to the internal address (firewall allows
-            # only 35.235.240.0/20 on port 22).
-            "ansible_ssh_common_args": f"'{tunnel}'",
-            "ansible_become": "true",
-        },
-    }
+    return profile(outputs.blueprint.cloud).inventory(outputs)
 
 
 def group_name(node_group: str) -> str:
     """The inventory group of a node group, for `--limit`."""
-    return f"{GROUP_PREFIX}_{node_group.replace('-', '_')}"
+    return f"{INVENTORY_GROUP_PREFIX}_{node_group.replace('-', '_')}"
 
 
 def inventory_yaml(config: Mapping[str, Any]) -> str:

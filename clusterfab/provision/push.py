@@ -20,18 +20,15 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clusterfab.bootstrap import Mount
+from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
-from clusterfab.deploy.health import deployed_digest, record_health
+from clusterfab.core.vocab import Cloud
+from clusterfab.health import record_health
+from clusterfab.outputs import StackOutputs, read_outputs
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.inventory import group_name, inventory_config, inventory_yaml
 from clusterfab.provision.runner import PlaybookResult
-from clusterfab.resolve import attached_storage
 from clusterfab.stackinput import StackInput
-
-COLLECTIONS = {"aws": "amazon.aws", "gcp": "google.cloud"}
-"""The Ansible collection whose inventory plugin (and connection, on AWS) push mode needs."""
-INVENTORY_SUFFIX = {"aws": ".aws_ec2.yml", "gcp": ".gcp.yml"}
-"""The inventory plugins only read files whose names end like this."""
 
 
 class ConfiguredStack(Protocol):
@@ -67,54 +64,45 @@ class PushResult:
         return all(result.succeeded for _, _, result in self.runs)
 
 
-def _mounts(outputs: Mapping[str, Any], names: Sequence[str]) -> list[Mount]:
-    storage = outputs.get("storage") or {}
+def _mounts(outputs: StackOutputs, names: Sequence[str]) -> list[Mount]:
     mounts = []
     for name in names:
-        entry = storage.get(name)
+        entry = outputs.storage.get(name)
         if entry is None:
             raise UsageError(f"the stack has no output for storage {name}; run `clusterfab up` for it first")
-        mounts.append(
-            Mount(
-                name,
-                entry["fs_type"],
-                entry["source"],
-                entry["mount_point"],
-                entry.get("options", "defaults"),
-            )
-        )
+        mounts.append(Mount(name, entry.fs_type, entry.source, entry.mount_point, entry.options))
     return mounts
 
 
 def push_targets(
-    stack_input: StackInput, outputs: Mapping[str, Any], only: Sequence[str] | None = None
+    stack_input: StackInput, outputs: StackOutputs, only: Sequence[str] | None = None
 ) -> list[PushTarget]:
     """What to run on each node group of the stack (all groups, or the ones named in `only`)."""
-    blueprint, catalog = stack_input.blueprint, stack_input.catalog
-    groups = [g for g in blueprint.node_groups if not only or g.name in only]
-    unknown = sorted(set(only or ()) - {g.name for g in blueprint.node_groups})
+    spec, catalog = stack_input.spec, stack_input.catalog
+    groups = [g for g in spec.node_groups if not only or g.name in only]
+    unknown = sorted(set(only or ()) - {g.name for g in spec.node_groups})
     if unknown:
         raise UsageError(
             f"no node group {', '.join(unknown)} in {stack_input.file} "
-            f"(node groups: {', '.join(g.name for g in blueprint.node_groups) or 'none'})"
+            f"(node groups: {', '.join(g.name for g in spec.node_groups) or 'none'})"
         )
     targets = []
     for group in groups:
-        mounts = _mounts(outputs, [s.name for s in attached_storage(blueprint, group)])
+        mounts = _mounts(outputs, group.storage)
         targets.append(
             PushTarget(
                 node_group=group.name,
                 limit=group_name(group.name),
-                extravars=gpu_node_vars(blueprint, group, catalog, mounts),
-                healthcheck_vars=healthcheck_vars(blueprint, group, catalog),
+                extravars=gpu_node_vars(spec, group, catalog, mounts),
+                healthcheck_vars=healthcheck_vars(spec, group, catalog),
             )
         )
     return targets
 
 
-def require_collection(cloud: str) -> None:
+def require_collection(cloud: Cloud) -> None:
     """Fail with what to install when the inventory plugin's collection is missing."""
-    name = COLLECTIONS[cloud]
+    name = profile(cloud).inventory_collection
     namespace, collection = name.split(".")
     if importlib.util.find_spec(f"ansible_collections.{namespace}.{collection}") is None:
         raise UsageError(
@@ -123,11 +111,10 @@ def require_collection(cloud: str) -> None:
         )
 
 
-def write_inventory(outputs: Mapping[str, Any], directory: Path) -> Path:
+def write_inventory(outputs: StackOutputs, directory: Path) -> Path:
     """The inventory plugin config for the stack's nodes, as a file the plugin accepts."""
     config = inventory_config(outputs)
-    cloud = outputs["blueprint"]["cloud"]
-    path = directory / f"clusterfab{INVENTORY_SUFFIX[cloud]}"
+    path = directory / f"clusterfab{profile(outputs.blueprint.cloud).inventory_suffix}"
     path.write_text(inventory_yaml(config))
     return path
 
@@ -148,7 +135,7 @@ def configure(
 
     `only` names node groups; `limit` is an Ansible host pattern applied within each group.
     """
-    outputs = stack.outputs()
+    outputs = read_outputs(stack.outputs())
     targets = push_targets(stack_input, outputs, only)
     # ':&' intersects: the group's hosts that the user's pattern also matches.
     hosts = {t.node_group: f"{t.limit}:&{limit}" if limit else t.limit for t in targets}
@@ -177,9 +164,7 @@ def configure(
             )
             runs.append((target.node_group, "healthcheck.yml", result))
     passed = all(r.succeeded for _, p, r in runs if p == "healthcheck.yml")
-    digest = deployed_digest(outputs)
-    if digest is None:
-        raise UsageError("the stack has no blueprint.digest output; run `clusterfab up` for it first")
+    digest = outputs.blueprint.digest
     recorded: str | None = None
     # A run on some nodes proves nothing about the whole cluster: record only its failure.
     if not (only or limit) or not passed:

@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from clusterfab.blueprint.models import LustreSpec
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostEstimate, CostItem, estimate_cost
 from clusterfab.cost.render import usd
-from clusterfab.resolve import storage_tier_name
 from clusterfab.rules.context import RuleContext
 
 _PRICE_FIELD = {"node_group": "machine_type", "tpu_slice": "generation", "storage": "capacity_gib"}
@@ -25,9 +23,10 @@ _PRICE_FIELD = {"node_group": "machine_type", "tpu_slice": "generation", "storag
 
 def check_budget(ctx: RuleContext) -> Iterator[Finding]:
     bp = ctx.blueprint
-    if bp.budget is None or not _all_in_catalog(ctx):
+    # A blueprint naming something the catalog lacks gets no estimate: it would be meaningless.
+    if bp.budget is None or not ctx.spec.complete:
         return
-    estimate = estimate_cost(bp, ctx.catalog, today=ctx.today)
+    estimate = estimate_cost(ctx.spec, ctx.catalog, today=ctx.today)
     yield from _price_caveats(ctx, estimate)
     budget = estimate.budget
     unpriced = _unpriced_note(estimate)
@@ -111,24 +110,3 @@ def _drivers(estimate: CostEstimate, *, monthly: bool) -> str:
         f"largest costs: {'; '.join(parts)}; lower them (fewer nodes or chips, cheaper capacity such as "
         f"spot) or raise budget.{limit}"
     )
-
-
-def _all_in_catalog(ctx: RuleContext) -> bool:
-    """Whether every item names something the catalog knows, so that the estimate means something."""
-    bp, catalog = ctx.blueprint, ctx.catalog
-    for group in bp.node_groups:
-        if catalog.machine_type(bp.cloud, group.machine_type) is None:
-            return False
-    for tpu in bp.tpu_slices:
-        generation = catalog.tpu_generations.get(tpu.generation)
-        if generation is None or tpu.topology not in generation.topologies:
-            return False
-    for storage in bp.storage:
-        tier_name = storage_tier_name(storage, bp.cloud)
-        tier = catalog.storage_tier(bp.cloud, storage.kind, tier_name) if tier_name else None
-        if tier is None:
-            return False
-        throughput = storage.throughput_mbps_per_tib if isinstance(storage, LustreSpec) else None
-        if tier.throughputs and throughput not in tier.throughputs:
-            return False
-    return True

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from clusterfab.blueprint.models import CapacitySpec
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import listing
 from clusterfab.rules.context import RuleContext
-
-_AWS_RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
-_GCP_RESERVATION = re.compile(
-    r"^(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
-    r"(/reservationBlocks/[a-z0-9-]+(/reservationSubBlocks/[a-z0-9-]+)?)?$"
-)
-CAPACITY_BLOCK_MAX_INSTANCES = 64
 
 
 def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool]]:
@@ -27,13 +19,13 @@ def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool]]:
 
 
 def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
-    cloud = ctx.blueprint.cloud
+    cloud = ctx.cloud
     for base, capacity, autoscaled in _items(ctx):
         path = (*base, "capacity")
         kind_path = (*path, "kind")
         needs_reservation = capacity.kind in {"reservation", "capacity_block"}
         if needs_reservation and capacity.reservation is None:
-            example = "cr-0123456789abcdef0" if cloud == "aws" else "my-reservation"
+            example = cloud.reservation_example
             yield ctx.finding(
                 "BP105",
                 (*path, "reservation"),
@@ -55,20 +47,13 @@ def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
                 f"a reservation is only used with kind reservation or capacity_block, not {capacity.kind}",
                 hint="remove `reservation`, or set kind: reservation",
             )
-        if capacity.reservation is not None:
-            pattern = _AWS_RESERVATION if cloud == "aws" else _GCP_RESERVATION
-            if not pattern.match(capacity.reservation):
-                expected = (
-                    "cr- followed by 17 hex digits, e.g. cr-0123456789abcdef0"
-                    if cloud == "aws"
-                    else "a reservation name or projects/PROJECT/reservations/NAME"
-                )
-                yield ctx.finding(
-                    "BP115",
-                    (*path, "reservation"),
-                    f"'{capacity.reservation}' is not a {cloud.upper()} reservation id",
-                    hint=f"expected {expected}",
-                )
+        if capacity.reservation is not None and not cloud.reservation_valid(capacity.reservation):
+            yield ctx.finding(
+                "BP115",
+                (*path, "reservation"),
+                f"'{capacity.reservation}' is not a {cloud.title} reservation id",
+                hint=f"expected {cloud.reservation_format}",
+            )
         if capacity.kind == "capacity_block" and autoscaled:
             yield ctx.finding(
                 "BP106",
@@ -105,23 +90,21 @@ def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
 
 def check_capacity_offered(ctx: RuleContext) -> Iterator[Finding]:
     bp, catalog = ctx.blueprint, ctx.catalog
-    for index, group in enumerate(bp.node_groups):
-        machine = catalog.machine_type(bp.cloud, group.machine_type)
-        if machine is None:
-            continue
-        kind = group.capacity.kind
+    limit = catalog.capacity_blocks.max_instances
+    for group in ctx.spec.node_groups:
+        machine, kind = group.machine, group.capacity.kind
         if kind not in machine.purchase_options:
             yield ctx.finding(
                 "BP206",
-                ("node_groups", index, "capacity", "kind"),
+                (*group.path, "capacity", "kind"),
                 f"{machine.name} is not sold as {kind}",
                 hint=f"{machine.name} is sold as: {listing(machine.purchase_options)}",
             )
-        if kind == "capacity_block" and (group.count or 0) > CAPACITY_BLOCK_MAX_INSTANCES:
+        if kind == "capacity_block" and not group.autoscaled and group.max_size > limit:
             yield ctx.finding(
                 "BP216",
-                ("node_groups", index, "count"),
-                f"a capacity block holds at most {CAPACITY_BLOCK_MAX_INSTANCES} instances",
+                (*group.path, "count"),
+                f"a capacity block holds at most {limit} instances",
                 hint="split the group across several capacity blocks (one group each)",
             )
     for index, tpu in enumerate(bp.tpu_slices):

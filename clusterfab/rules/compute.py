@@ -4,30 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterfab import addressing
 from clusterfab.catalog.models import AwsMachineType, GcpMachineType
+from clusterfab.clouds import profiles
+from clusterfab.clouds.aws import is_zone_id
 from clusterfab.core.findings import Finding, Severity
 from clusterfab.core.hints import closest, did_you_mean, listing
-from clusterfab.core.vocab import Cloud
-from clusterfab.resolve import fabric_of, max_size, placement_of
 from clusterfab.rules.context import RuleContext
 
 
 def check_region_and_zone(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
-    regions = catalog.regions(bp.cloud)
+    bp, cloud = ctx.blueprint, ctx.cloud
+    regions = cloud.regions(ctx.catalog)
     if bp.region not in regions:
         yield ctx.finding(
             "BP203",
             ("region",),
-            f"no {bp.cloud.upper()} region '{bp.region}' in the catalog",
+            f"no {cloud.title} region '{bp.region}' in the catalog",
             hint=did_you_mean(bp.region, sorted(regions), what="known regions"),
         )
         return
-    zone_region = catalog.region_of_zone(bp.cloud, bp.zone)
+    zone_region = cloud.region_of_zone(ctx.catalog, bp.zone)
     if zone_region is None:
-        example = "use1-az6 (a zone id) or us-east-1a" if bp.cloud == "aws" else "us-central1-a"
-        yield ctx.finding("BP203", ("zone",), f"'{bp.zone}' is not a zone name", hint=f"e.g. {example}")
+        yield ctx.finding(
+            "BP203", ("zone",), f"'{bp.zone}' is not a zone name", hint=f"e.g. {cloud.zone_example}"
+        )
     elif zone_region != bp.region:
         yield ctx.finding(
             "BP203",
@@ -38,33 +38,33 @@ def check_region_and_zone(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_machine_types(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
-    other: Cloud = "gcp" if bp.cloud == "aws" else "aws"
-    names = sorted(catalog.machine_types(bp.cloud))
+    bp, cloud, catalog = ctx.blueprint, ctx.cloud, ctx.catalog
+    known = cloud.machine_types(catalog)
+    names = sorted(known)
     for index, group in enumerate(bp.node_groups):
-        if catalog.machine_type(bp.cloud, group.machine_type) is not None:
+        if group.machine_type in known:
             continue
-        if catalog.machine_type(other, group.machine_type) is not None:
-            hint = f"{group.machine_type} is a {other.upper()} machine type; this blueprint is for {bp.cloud}"
-            near = None
+        other = next((p for p in profiles() if group.machine_type in p.machine_types(catalog)), None)
+        if other is not None:
+            hint = f"{group.machine_type} is a {other.title} machine type; this blueprint is for {bp.cloud}"
         else:
             near = closest(group.machine_type, names)
             hint = f"did you mean '{near}'?" if near else f"{bp.cloud} machine types: {listing(names, 10)}"
         yield ctx.finding(
             "BP201",
             ("node_groups", index, "machine_type"),
-            f"no {bp.cloud.upper()} machine type '{group.machine_type}' in the catalog",
+            f"no {cloud.title} machine type '{group.machine_type}' in the catalog",
             hint=hint,
         )
 
 
 def check_offered_in_zone(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
-    if catalog.region_of_zone(bp.cloud, bp.zone) != bp.region:
+    bp = ctx.blueprint
+    if ctx.cloud.region_of_zone(ctx.catalog, bp.zone) != bp.region:
         return  # check_region_and_zone reports it
-    for index, group in enumerate(bp.node_groups):
-        machine = catalog.machine_type(bp.cloud, group.machine_type)
-        path = ("node_groups", index, "machine_type")
+    for group in ctx.spec.node_groups:
+        machine = group.machine
+        path = (*group.path, "machine_type")
         if isinstance(machine, AwsMachineType):
             yield from _aws_offering(ctx, machine, path)
         elif isinstance(machine, GcpMachineType):
@@ -93,7 +93,7 @@ def _aws_offering(
             hint=f"regions offering it: {listing(offered)}" + (f" ({note})" if note else ""),
         )
         return
-    if ctx.catalog.is_aws_zone_id(bp.zone):
+    if is_zone_id(bp.zone):
         if bp.zone not in zones:
             yield ctx.finding(
                 "BP202",
@@ -139,29 +139,23 @@ def zone_offering(
 
 
 def check_fabric(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
-    for index, group in enumerate(bp.node_groups):
-        machine = catalog.machine_type(bp.cloud, group.machine_type)
-        if machine is None or group.fabric in {"auto", "none"} or group.fabric == machine.fabric:
+    for resolved in ctx.spec.node_groups:
+        group, machine = ctx.blueprint.node_groups[resolved.index], resolved.machine
+        if group.fabric in {"auto", "none"} or group.fabric == machine.fabric:
             continue
         yield ctx.finding(
             "BP204",
-            ("node_groups", index, "fabric"),
+            (*resolved.path, "fabric"),
             f"{machine.name} has no {group.fabric} fabric; its fabric is {machine.fabric}",
             hint=f"use fabric: auto (= {machine.fabric}) or fabric: none",
         )
 
 
 def check_placement(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
-    for index, group in enumerate(bp.node_groups):
-        machine = catalog.machine_type(bp.cloud, group.machine_type)
-        if machine is None:
-            continue
-        base = ("node_groups", index)
-        placement = placement_of(group, machine)
-        size = max_size(group)
-        if placement == "none" and size > 1 and fabric_of(group, machine) is not None:
+    for group in ctx.spec.node_groups:
+        machine, base = group.machine, group.path
+        placement, size = group.placement, group.max_size
+        if placement == "none" and size > 1 and group.fabric is not None:
             yield ctx.finding(
                 "BP215",
                 (*base, "placement"),
@@ -196,7 +190,7 @@ def check_placement(ctx: RuleContext) -> Iterator[Finding]:
         limit = limits.limit(distance)
         if size > limit:
             where = f" at max distance {distance}" if distance is not None else ""
-            size_path = (*base, "autoscaling", "max") if group.autoscaling else (*base, "count")
+            size_path = (*base, "autoscaling", "max") if group.autoscaled else (*base, "count")
             yield ctx.finding(
                 "BP205",
                 size_path,
@@ -206,26 +200,21 @@ def check_placement(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def check_gcp_fabric_addresses(ctx: RuleContext) -> Iterator[Finding]:
-    """GCP fabrics need one address block per GPU network or RDMA subnet; the cluster range has 16."""
-    bp, catalog = ctx.blueprint, ctx.catalog
-    if bp.cloud != "gcp":
-        return
-    general = max(m.network.general_vpcs for m in catalog.gcp_machine_types.values())
-    available = addressing.gcp_fabric_slots(general)
+def check_fabric_addresses(ctx: RuleContext) -> Iterator[Finding]:
+    """Fabrics that need subnets of their own (GCP's GPU networks, RDMA subnets) must fit the range."""
+    cloud = ctx.cloud
+    available = cloud.fabric_subnets_available(ctx.catalog)
     needed: dict[str, int] = {}
-    for index, group in enumerate(bp.node_groups):
-        machine = catalog.gcp_machine_types.get(group.machine_type)
-        fabric = fabric_of(group, machine) if machine is not None else None
-        if machine is None or fabric is None:
+    for group in ctx.spec.node_groups:
+        subnets = cloud.fabric_subnets(group.machine) if group.fabric is not None else 0
+        if group.fabric is None or not subnets:
             continue
-        subnets = machine.network.gpu_vpcs + machine.network.rdma_subnets
         before = sum(needed.values())
-        needed[fabric] = max(needed.get(fabric, 0), subnets)
+        needed[group.fabric] = max(needed.get(group.fabric, 0), subnets)
         if sum(needed.values()) > available >= before:
             yield ctx.finding(
                 "BP112",
-                ("node_groups", index, "machine_type"),
+                (*group.path, "machine_type"),
                 f"the fabrics {', '.join(needed)} need {sum(needed.values())} GPU network subnets; the "
                 f"cluster range leaves {available} after the general and private services networks",
                 hint="put node groups of different fabrics in separate clusters",

@@ -10,19 +10,26 @@ from typing import TypeAlias
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.catalog import Catalog
+from clusterfab.clouds import CloudProfile, profile
 from clusterfab.core.findings import FieldPath, Finding, Severity
+from clusterfab.spec import ClusterSpec
 
 
 @dataclass(frozen=True)
 class RuleContext:
-    """One blueprint (base or merged with an environment) under validation."""
+    """One blueprint (base or merged with an environment) under validation, and its resolved spec."""
 
     blueprint: Blueprint
+    spec: ClusterSpec
     catalog: Catalog
     source_map: SourceMap
     environment: str | None
     today: dt.date = field(default_factory=dt.date.today)
     """The date prices are judged stale against; fixed by the caller so results are reproducible."""
+
+    @property
+    def cloud(self) -> CloudProfile:
+        return profile(self.blueprint.cloud)
 
     def finding(
         self,

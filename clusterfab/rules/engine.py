@@ -23,6 +23,7 @@ from clusterfab.core.findings import Finding, has_errors, normalize
 from clusterfab.rules.context import Check, RuleContext
 from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.schema import validate_blueprint
+from clusterfab.spec import ClusterSpec, resolve
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Validated:
     environment: str | None
     blueprint: Blueprint
     source_map: SourceMap
+    spec: ClusterSpec
+    """The blueprint resolved against the catalog (complete when the blueprint has no errors)."""
 
 
 @dataclass
@@ -163,12 +166,18 @@ def _validate(
         found.extend(schema_findings)
         rule_env = target if target is not None else environment
         if blueprint is not None:
+            spec = resolve(blueprint, catalog, rule_env)
             context = RuleContext(
-                blueprint=blueprint, catalog=catalog, source_map=source_map, environment=rule_env, today=today
+                blueprint=blueprint,
+                spec=spec,
+                catalog=catalog,
+                source_map=source_map,
+                environment=rule_env,
+                today=today,
             )
             for check in checks:
                 found.extend(check(context))
-            result.blueprints[rule_env] = Validated(rule_env, blueprint, source_map)
+            result.blueprints[rule_env] = Validated(rule_env, blueprint, source_map, spec)
         if target is None:
             base_keys = {_key(f) for f in found}
         elif environment is None:

@@ -21,7 +21,7 @@ CHECKS: tuple[Check, ...] = (
     compute.check_offered_in_zone,
     compute.check_fabric,
     compute.check_placement,
-    compute.check_gcp_fabric_addresses,
+    compute.check_fabric_addresses,
     tpu.check_tpu_topology,
     tpu.check_tpu_zone,
     storage.check_storage,

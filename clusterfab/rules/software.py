@@ -4,31 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterfab.blueprint.models import NodeGroupSpec
 from clusterfab.catalog import at_least
-from clusterfab.catalog.models import MachineType
 from clusterfab.core.findings import FieldPath, Finding, Severity
-from clusterfab.resolve import fabric_of, software_of
 from clusterfab.rules.context import RuleContext
 
 
 def check_software(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
-    groups: list[tuple[int, NodeGroupSpec, MachineType]] = []
-    for index, group in enumerate(bp.node_groups):
-        machine = catalog.machine_type(bp.cloud, group.machine_type)
-        if machine is not None:
-            groups.append((index, group, machine))
+    catalog, groups = ctx.catalog, ctx.spec.node_groups
     if not groups:
         return
-    versions = software_of(bp, catalog)
+    versions = ctx.spec.software
 
     def anchor(field: str, index: int) -> FieldPath:
         # An unset version comes from the catalog's defaults: point at the group that needs more.
         path: FieldPath = ("software", field)
         return path if ctx.written(path) else ("node_groups", index, "machine_type")
 
-    first = groups[0][0]
+    first = groups[0].index
     release = catalog.min_driver_for_cuda(versions.cuda)
     if release is None:
         known = sorted({r.cuda for r in catalog.cuda_drivers.releases})
@@ -51,7 +43,8 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
         )
 
     checked: set[str] = set()
-    for index, _group, machine in groups:
+    for group in groups:
+        machine, index = group.machine, group.index
         model = machine.accelerator.model
         support = catalog.gpus.get(model)
         if support is None or model in checked:
@@ -81,8 +74,8 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
                 severity=severity,
             )
 
-    for index, group, machine in groups:
-        fabric = fabric_of(group, machine)
+    for group in groups:
+        fabric, index = group.fabric, group.index
         software = catalog.fabric_software.get(fabric) if fabric else None
         if software is None or software.min_nccl is None:
             continue

@@ -8,7 +8,6 @@ from clusterfab.blueprint.models import FilestoreSpec, LustreSpec
 from clusterfab.catalog.models import StorageTier
 from clusterfab.core.findings import Finding
 from clusterfab.core.hints import listing
-from clusterfab.resolve import storage_tier_name
 from clusterfab.rules.context import RuleContext
 
 
@@ -25,27 +24,19 @@ def grid_text(tier: StorageTier) -> str:
     return ", then ".join(parts)
 
 
-def _label(storage: LustreSpec | FilestoreSpec, cloud: str, tier: str) -> str:
-    if isinstance(storage, FilestoreSpec):
-        return f"Filestore {tier}"
-    return f"FSx for Lustre {tier}" if cloud == "aws" else f"Managed Lustre tier {tier}"
-
-
 def check_storage(ctx: RuleContext) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
+    bp, catalog, cloud = ctx.blueprint, ctx.catalog, ctx.cloud
     for index, storage in enumerate(bp.storage):
         base = ("storage", index)
-        if not catalog.storage_tiers_for(bp.cloud, storage.kind):
+        if storage.kind not in cloud.storage_kinds():
             yield ctx.finding(
                 "BP210",
                 (*base, "kind"),
                 f"{storage.kind} is not available on {bp.cloud}",
-                hint="on AWS use kind: lustre (FSx for Lustre)"
-                if bp.cloud == "aws"
-                else "use kind: lustre or filestore",
+                hint=f"on {cloud.title} use kind: {' or '.join(cloud.storage_kinds())}",
             )
             continue
-        tier_name = storage_tier_name(storage, bp.cloud)
+        tier_name = _tier_name(ctx, storage)
         if isinstance(storage, LustreSpec):
             yield from _throughput(ctx, storage, index, tier_name)
         if tier_name is None:
@@ -55,7 +46,7 @@ def check_storage(ctx: RuleContext) -> Iterator[Finding]:
             continue  # _throughput reported the unknown tier
         capacity = storage.capacity_gib
         if not tier.fits(capacity):
-            label = _label(storage, bp.cloud, tier_name)
+            label = cloud.storage_title(storage.kind, tier_name)
             low, high = tier.capacity_bands[0].min_gib, tier.capacity_bands[-1].max_gib
             if capacity < low:
                 message = f"{capacity} GiB is below the {label} minimum of {low} GiB"
@@ -72,32 +63,38 @@ def check_storage(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def _tier_name(ctx: RuleContext, storage: LustreSpec | FilestoreSpec) -> str | None:
+    if isinstance(storage, FilestoreSpec):
+        return storage.tier
+    return ctx.cloud.lustre_tier(storage.deployment, storage.throughput_mbps_per_tib)
+
+
 def _throughput(
     ctx: RuleContext, storage: LustreSpec, index: int, tier_name: str | None
 ) -> Iterator[Finding]:
-    bp, catalog = ctx.blueprint, ctx.catalog
+    catalog, cloud = ctx.catalog, ctx.cloud
     path = ("storage", index, "throughput_mbps_per_tib")
     value = storage.throughput_mbps_per_tib
-    if bp.cloud == "gcp":
-        offered = sorted(int(t.tier) for t in catalog.storage_tiers_for("gcp", "lustre"))
+    tier = catalog.storage_tier(cloud.name, "lustre", tier_name) if tier_name is not None else None
+    if tier is None:
+        # The cloud picks its Lustre tier by throughput (Managed Lustre), and none fits.
+        tiers = catalog.storage_tiers_for(cloud.name, "lustre")
+        offered = sorted({t for candidate in tiers for t in candidate.throughputs})
         if value is None:
             yield ctx.finding(
                 "BP209",
                 path,
-                "Managed Lustre needs a throughput tier",
+                f"{cloud.lustre_product} needs a throughput tier",
                 hint=f"add `throughput_mbps_per_tib:` one of {listing(offered)}",
                 anchor=("storage", index, "name"),
             )
-        elif value not in offered:
+        else:
             yield ctx.finding(
                 "BP209",
                 path,
-                f"Managed Lustre has no {value} MB/s per TiB tier",
+                f"{cloud.lustre_product} has no {value} MB/s per TiB tier",
                 hint=f"use one of {listing(offered)}",
             )
-        return
-    tier = catalog.storage_tier("aws", "lustre", tier_name or "")
-    if tier is None:
         return
     if tier.fixed_throughput is not None:
         if value is not None and value != tier.fixed_throughput:
@@ -108,7 +105,7 @@ def _throughput(
                 hint="remove it, or use deployment: persistent to choose a throughput",
             )
         return
-    if value is None:
+    if value is None and tier.throughputs:
         yield ctx.finding(
             "BP209",
             path,
@@ -116,7 +113,7 @@ def _throughput(
             hint=f"add `throughput_mbps_per_tib:` one of {listing(tier.throughputs)}",
             anchor=("storage", index, "name"),
         )
-    elif value not in tier.throughputs:
+    elif value is not None and value not in tier.throughputs:
         yield ctx.finding(
             "BP209",
             path,

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Iterator
 
 from clusterfab import addressing
-from clusterfab.blueprint.models import LustreSpec
 from clusterfab.core.findings import Finding, render_path
 from clusterfab.core.hints import did_you_mean
-from clusterfab.resolve import max_size
 from clusterfab.rules.context import RuleContext
 
-_GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
 _SYSTEM_DIRS = (
     "/bin",
     "/boot",
@@ -116,83 +111,15 @@ def check_group_sizes(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_cloud_fields(ctx: RuleContext) -> Iterator[Finding]:
-    bp = ctx.blueprint
-    if bp.cloud == "aws":
-        if bp.project is not None:
-            yield ctx.finding(
-                "BP110",
-                ("project",),
-                "project is a GCP setting",
-                hint="remove it; AWS accounts come from your AWS credentials",
-                at_key=True,
-            )
-        for index, group in enumerate(bp.node_groups):
-            if group.placement_max_distance is not None:
-                yield ctx.finding(
-                    "BP110",
-                    ("node_groups", index, "placement_max_distance"),
-                    "placement_max_distance is a GCP setting",
-                    hint="remove it; AWS cluster placement groups have no distance",
-                    at_key=True,
-                )
-        for index, _ in enumerate(bp.tpu_slices):
-            yield ctx.finding(
-                "BP110",
-                ("tpu_slices", index),
-                "TPU slices exist only on GCP",
-                hint="set cloud: gcp, or remove tpu_slices",
-            )
-    else:
-        for index, storage in enumerate(bp.storage):
-            if not isinstance(storage, LustreSpec):
-                continue
-            if storage.import_path is not None:
-                yield ctx.finding(
-                    "BP110",
-                    ("storage", index, "import_path"),
-                    "import_path (an S3 data repository) is an AWS setting",
-                    hint="remove it; load data into Managed Lustre from Cloud Storage instead",
-                    at_key=True,
-                )
-            if storage.deployment == "scratch":
-                yield ctx.finding(
-                    "BP110",
-                    ("storage", index, "deployment"),
-                    "GCP Managed Lustre has no scratch deployment",
-                    hint="remove `deployment`; pick a throughput tier instead",
-                )
+    for problem in ctx.cloud.foreign_fields(ctx.blueprint):
+        yield ctx.finding("BP110", problem.path, problem.message, hint=problem.hint, at_key=problem.at_key)
 
 
 def check_labels(ctx: RuleContext) -> Iterator[Finding]:
     for key, value in ctx.blueprint.labels.items():
-        path = ("labels", key)
-        if ctx.blueprint.cloud == "gcp":
-            if not _GCP_LABEL_KEY.match(key):
-                yield ctx.finding(
-                    "BP114",
-                    path,
-                    f"label key '{key}' is not a valid GCP label key",
-                    hint="lowercase letters, digits, _ and -, starting with a letter, at most 63 characters",
-                    at_key=True,
-                )
-            if not _GCP_LABEL_VALUE.match(value):
-                yield ctx.finding(
-                    "BP114",
-                    path,
-                    f"label value '{value}' is not a valid GCP label value",
-                    hint="lowercase letters, digits, _ and -, at most 63 characters",
-                )
-        else:
-            if key.lower().startswith("aws:") or len(key) > 128:
-                yield ctx.finding(
-                    "BP114",
-                    path,
-                    f"tag key '{key}' is not allowed",
-                    hint="AWS reserves the aws: prefix; keys have at most 128 characters",
-                    at_key=True,
-                )
-            if len(value) > 256:
-                yield ctx.finding("BP114", path, "tag value is longer than 256 characters")
+        for problem in ctx.cloud.label_problems(key, value):
+            path = ("labels", key, *problem.path)
+            yield ctx.finding("BP114", path, problem.message, hint=problem.hint, at_key=problem.at_key)
 
 
 def check_network(ctx: RuleContext) -> Iterator[Finding]:
@@ -214,8 +141,8 @@ def check_network(ctx: RuleContext) -> Iterator[Finding]:
             hint=f"use e.g. {network.supernet(new_prefix=16)}",
         )
     else:
-        hosts = sum(max_size(g) for g in bp.node_groups)
-        usable = addressing.usable_addresses(bp.cloud, addressing.blocks(str(network))[0])
+        hosts = sum(g.count or (g.autoscaling.max if g.autoscaling else 0) for g in bp.node_groups)
+        usable = addressing.blocks(str(network))[0].num_addresses - ctx.cloud.reserved_addresses
         if hosts > usable:
             yield ctx.finding(
                 "BP112",

@@ -36,8 +36,8 @@ def check_tpu_topology(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_tpu_zone(ctx: RuleContext) -> Iterator[Finding]:
-    bp = ctx.blueprint
-    if bp.cloud != "gcp" or ctx.catalog.region_of_zone("gcp", bp.zone) != bp.region:
+    bp, cloud = ctx.blueprint, ctx.cloud
+    if not cloud.offers_tpus or cloud.region_of_zone(ctx.catalog, bp.zone) != bp.region:
         return
     for index, tpu in enumerate(bp.tpu_slices):
         generation = ctx.catalog.tpu_generations.get(tpu.generation)

@@ -14,9 +14,9 @@ from components._naming import child
 TYPE = "clusterfab:storage:AwsClusterBucket"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AwsClusterBucketArgs:
-    protect: bool
+    protect: bool = False
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
     objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
     """Files to upload: child role -> (object key, local path), e.g. the playbook bundle."""

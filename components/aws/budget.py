@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 import pulumi
 import pulumi_aws as aws
@@ -16,18 +17,20 @@ ACTUAL_ALERT_PERCENT = 80.0
 FORECAST_ALERT_PERCENT = 100.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AwsBudgetArgs:
     cluster: str
-    monthly_limit_usd: float
-    alert_emails: Sequence[str]
+    """The value of the resources' blueprint tag (vocab.BLUEPRINT_TAG): the budget counts their costs."""
+    monthly_limit_usd: Decimal | float
+    alert_emails: Sequence[str] = ()
+    """Who is told at 80 % of the limit (actual) and at 100 % (forecast); none: no alerts."""
 
 
 class AwsBudget(pulumi.ComponentResource):
     """A monthly cost budget filtered to the cluster's resources by their blueprint tag.
 
-    The filter uses the `clusterfab-blueprint` tag, which must be activated as a cost allocation tag in
-    the billing console once per account before AWS can attribute costs to it.
+    The filter uses the blueprint tag (vocab.BLUEPRINT_TAG), which must be activated as a cost
+    allocation tag in the billing console once per account before AWS can attribute costs to it.
     """
 
     budget_name: pulumi.Output[str]

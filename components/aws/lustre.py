@@ -18,48 +18,30 @@ LUSTRE_PORTS = ((988, 988), (1018, 1023))
 MOUNT_OPTIONS = "relatime,flock"
 
 
-@dataclass(frozen=True)
-class LustrePlan:
-    """Pure decisions for one FSx file system."""
-
-    name: str
-    deployment_type: Literal["PERSISTENT_2", "SCRATCH_2"]
-    capacity_gib: int
-    per_unit_throughput: int | None
-    mount_point: str
-    import_path: str | None
-    protect: bool
-
-
-def plan_lustre(
-    *,
-    name: str,
-    deployment: str,
-    capacity_gib: int,
-    throughput: int | None,
-    mount_point: str,
-    import_path: str | None,
-    protect: bool,
-) -> LustrePlan:
-    persistent = deployment == "persistent"
-    return LustrePlan(
-        name=name,
-        deployment_type="PERSISTENT_2" if persistent else "SCRATCH_2",
-        capacity_gib=capacity_gib,
-        # SCRATCH_2 has a fixed baseline; the API rejects a per-unit throughput for it.
-        per_unit_throughput=throughput if persistent else None,
-        mount_point=mount_point,
-        import_path=import_path,
-        protect=protect,
-    )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AwsFsxLustreArgs:
-    plan: LustrePlan
+    """Inputs of AwsFsxLustre."""
+
     vpc_id: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
+    """The one subnet the file system lives in (its clients' subnet)."""
     client_security_group_id: pulumi.Input[str]
+    """The clients' security group: it may reach the Lustre ports."""
+    capacity_gib: int
+    """Storage capacity: 1200, 2400, then multiples of 2400 GiB."""
+    mount_point: str
+    """Where clients mount it."""
+    mount_name: str = ""
+    """The name clients know it by (MountTarget.name); default the component's name."""
+    deployment_type: Literal["PERSISTENT_2", "SCRATCH_2"] = "PERSISTENT_2"
+    per_unit_storage_throughput: int | None = 250
+    """PERSISTENT_2: MB/s per TiB (125, 250, 500, 1000); ignored for SCRATCH_2, which has a fixed one."""
+    lustre_version: str = "2.15"
+    """FSx's Lustre version (`file_system_type_version`)."""
+    import_path: str | None = None
+    """s3://bucket/prefix to link to the file system."""
+    protect: bool = False
+    """Protect the file system (and its S3 link) from deletion and replacement."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -73,14 +55,30 @@ class AwsFsxLustre(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: AwsFsxLustreArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
-        plan = args.plan
-        tags = {**args.tags, "Name": name}
-        own = pulumi.ResourceOptions(parent=self)
+        self._name, self._args = name, args
+        self._tags = {**args.tags, "Name": name}
+        sg = self._security_group()
+        fs = self._file_system(sg)
+        if args.deployment_type == "PERSISTENT_2" and args.import_path is not None:
+            self._s3_link(fs, args.import_path)
+        self.file_system_id = fs.id
+        source = pulumi.Output.concat(fs.dns_name, "@tcp:/", fs.mount_name)
+        self.mount_target = MountTarget(
+            name=args.mount_name or name,
+            fs_type="lustre",
+            source=source,
+            mount_point=args.mount_point,
+            options=MOUNT_OPTIONS,
+        )
+        self.register_outputs({"file_system_id": fs.id, "mount_source": source})
 
+    def _security_group(self) -> aws.ec2.SecurityGroup:
+        name, args = self._name, self._args
+        own = pulumi.ResourceOptions(parent=self)
         sg = aws.ec2.SecurityGroup(
             child(name, "sg"),
             vpc_id=args.vpc_id,
-            tags=tags,
+            tags=self._tags,
             opts=own,
             description="FSx for Lustre: Lustre ports from the nodes and from itself",
         )
@@ -105,50 +103,44 @@ class AwsFsxLustre(pulumi.ComponentResource):
             description="Lustre servers",
             opts=own,
         )
+        return sg
 
-        persistent = plan.deployment_type == "PERSISTENT_2"
-        fs = aws.fsx.LustreFileSystem(
-            child(name, "fs"),
-            deployment_type=plan.deployment_type,
-            storage_capacity=plan.capacity_gib,
+    def _file_system(self, sg: aws.ec2.SecurityGroup) -> aws.fsx.LustreFileSystem:
+        args = self._args
+        persistent = args.deployment_type == "PERSISTENT_2"
+        return aws.fsx.LustreFileSystem(
+            child(self._name, "fs"),
+            deployment_type=args.deployment_type,
+            storage_capacity=args.capacity_gib,
             storage_type="SSD",
-            per_unit_storage_throughput=plan.per_unit_throughput,
+            # SCRATCH_2 has a fixed baseline; the API rejects a per-unit throughput for it.
+            per_unit_storage_throughput=args.per_unit_storage_throughput if persistent else None,
             # pulumi-aws 7 takes the subnet as one string, not a list.
             subnet_ids=args.subnet_id,
             security_group_ids=[sg.id],
-            file_system_type_version="2.15",
+            file_system_type_version=args.lustre_version,
             data_compression_type="LZ4",
             metadata_configuration=(
                 aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC") if persistent else None
             ),
             # SCRATCH_2 links S3 on the file system itself; PERSISTENT_2 uses an association below.
-            import_path=None if persistent else plan.import_path,
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=plan.protect),
+            import_path=None if persistent else args.import_path,
+            tags=self._tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
-        if persistent and plan.import_path is not None:
-            events = ["NEW", "CHANGED", "DELETED"]
-            aws.fsx.DataRepositoryAssociation(
-                child(name, "s3"),
-                file_system_id=fs.id,
-                data_repository_path=plan.import_path,
-                file_system_path="/",
-                batch_import_meta_data_on_create=True,
-                tags=tags,
-                s3=aws.fsx.DataRepositoryAssociationS3Args(
-                    auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(events=events),
-                    auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=events),
-                ),
-                opts=pulumi.ResourceOptions(parent=self, protect=plan.protect),
-            )
 
-        self.file_system_id = fs.id
-        source = pulumi.Output.concat(fs.dns_name, "@tcp:/", fs.mount_name)
-        self.mount_target = MountTarget(
-            name=plan.name,
-            fs_type="lustre",
-            source=source,
-            mount_point=plan.mount_point,
-            options=MOUNT_OPTIONS,
+    def _s3_link(self, fs: aws.fsx.LustreFileSystem, import_path: str) -> None:
+        events = ["NEW", "CHANGED", "DELETED"]
+        aws.fsx.DataRepositoryAssociation(
+            child(self._name, "s3"),
+            file_system_id=fs.id,
+            data_repository_path=import_path,
+            file_system_path="/",
+            batch_import_meta_data_on_create=True,
+            tags=self._tags,
+            s3=aws.fsx.DataRepositoryAssociationS3Args(
+                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(events=events),
+                auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=events),
+            ),
+            opts=pulumi.ResourceOptions(parent=self, protect=self._args.protect),
         )
-        self.register_outputs({"file_system_id": fs.id, "mount_source": source})

@@ -1,8 +1,8 @@
 """A group of identical AWS GPU nodes: launch template with the full EFA layout, placement, capacity.
 
-The launch template's network interfaces follow the catalog's layout for the machine type (p5.48xlarge:
-an ENA primary on card 0, efa-only on card 0 device 1 and on cards 1-31), which is what gives NCCL
-the machine's full fabric bandwidth. Nodes get IMDSv2 only, an encrypted root volume, no public IP,
+The launch template's network interfaces are the machine type's EFA layout (p5.48xlarge: an ENA
+primary on card 0, efa-only on card 0 device 1 and on cards 1-31), which is what gives NCCL the
+machine's full fabric bandwidth. Nodes get IMDSv2 only, an encrypted root volume, no public IP,
 and an instance role that can use SSM and read the cluster bucket, nothing more.
 """
 
@@ -10,95 +10,89 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import pulumi
 import pulumi_aws as aws
 
-from clusterfab.blueprint.models import NodeGroupSpec
-from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import AwsMachineType
 from clusterfab.core import vocab as tagging
-from clusterfab.resolve import fabric_of, max_size, min_size, placement_of
+from components._errors import check_inputs
 from components._naming import child
 
 TYPE = "clusterfab:compute:AwsGpuNodeGroup"
 
+InterfaceType = Literal["interface", "efa", "efa-only"]
+Market = Literal["on-demand", "spot", "capacity-block"]
+
 
 @dataclass(frozen=True)
-class InterfacePlan:
+class NetworkInterface:
+    """One launch-template network interface: where it sits and what kind it is."""
+
     network_card_index: int
     device_index: int
-    interface_type: Literal["interface", "efa", "efa-only"]
+    interface_type: InterfaceType
 
 
-@dataclass(frozen=True)
-class NodeGroupPlan:
-    """Pure decisions for one node group."""
-
-    name: str
-    machine_type: str
-    image: str
-    root_device: str
-    boot_disk_gib: int
-    interfaces: tuple[InterfacePlan, ...]
-    fabric: str | None
-    placement: Literal["compact", "none"]
-    min_size: int
-    max_size: int
-    desired_size: int
-    autoscaled: bool
-    market: Literal["spot", "capacity-block"] | None
-    reservation_id: str | None
+PRIMARY_ONLY = (NetworkInterface(0, 0, "interface"),)
+"""A single ENA interface: nodes without a fabric."""
 
 
-def plan_node_group(spec: NodeGroupSpec, machine: AwsMachineType, catalog: Catalog) -> NodeGroupPlan:
-    fabric = fabric_of(spec, machine)
-    if fabric is None:
-        interfaces: tuple[InterfacePlan, ...] = (InterfacePlan(0, 0, "interface"),)
-    else:
-        interfaces = tuple(
-            InterfacePlan(i.network_card_index, i.device_index, i.interface_type)
-            for i in catalog.efa_interfaces(machine)
-        )
-    image = catalog.default_image("aws", machine.cpu_architecture)
-    kind = spec.capacity.kind
-    market: Literal["spot", "capacity-block"] | None = None
-    if kind == "spot":
-        market = "spot"
-    elif kind == "capacity_block":
-        market = "capacity-block"
-    return NodeGroupPlan(
-        name=spec.name,
-        machine_type=machine.name,
-        image=spec.image or image.image,
-        root_device=image.root_device or "/dev/sda1",
-        boot_disk_gib=spec.boot_disk_gib,
-        interfaces=interfaces,
-        fabric=fabric,
-        placement=placement_of(spec, machine),
-        min_size=min_size(spec),
-        max_size=max_size(spec),
-        desired_size=min_size(spec),
-        autoscaled=spec.autoscaling is not None,
-        market=market,
-        reservation_id=spec.capacity.reservation if kind in {"reservation", "capacity_block"} else None,
-    )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AwsGpuNodeGroupArgs:
-    plan: NodeGroupPlan
-    cluster: str
-    stack: str
+    """Inputs of AwsGpuNodeGroup. Sizes default to one fixed node; capacity to on-demand."""
+
+    node_group: str
+    """The group's name: the `clusterfab-node-group` tag that inventories and health records use."""
+    instance_type: str
+    image_id: str
+    """An AMI id, or `resolve:ssm:<parameter>` to take the parameter's AMI at each launch."""
     subnet_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
+    """Applied to every interface (the EFA group must allow all traffic within itself)."""
     bucket_arn: pulumi.Input[str]
-    boot_script: pulumi.Input[str]
-    """What nodes run at every boot (clusterfab.bootstrap renders it); base64-encoded as user-data."""
+    """The cluster bucket nodes read their bootstrap bundle from (the only bucket they may read)."""
+    boot_script: pulumi.Input[str] = ""
+    """What nodes run at boot, as plain text; it is base64-encoded into the user-data."""
+    network_interfaces: Sequence[NetworkInterface] = PRIMARY_ONLY
+    """The machine's EFA layout (see the module docstring); default a single ENA interface."""
+    min_size: int = 1
+    max_size: int = 1
+    desired_size: int | None = None
+    """Default `min_size`."""
+    autoscaled: bool = False
+    """The group's size belongs to an autoscaler: later updates leave the desired capacity alone."""
+    market: Market = "on-demand"
+    capacity_reservation_id: str | None = None
+    """A capacity reservation (or capacity block, with market capacity-block) to launch into."""
+    placement_group: bool = False
+    """Launch into a new cluster placement group (not with a reservation: it can strand capacity)."""
+    root_device_name: str = "/dev/sda1"
+    """The image's root device (Ubuntu AMIs: /dev/sda1)."""
+    root_volume_gib: int = 200
+    root_volume_type: str = "gp3"
+    metadata_hop_limit: int = 2
+    """IMDSv2 response hop limit."""
     tags: Mapping[str, str] = field(default_factory=dict)
+
+
+def _problems(args: AwsGpuNodeGroupArgs) -> list[tuple[str, str]]:
+    problems = []
+    if not 0 <= args.min_size <= args.max_size:
+        problems.append(("min_size", f"must be between 0 and max_size ({args.max_size})"))
+    if args.market == "capacity-block" and args.capacity_reservation_id is None:
+        problems.append(("capacity_reservation_id", "a capacity block is launched into its reservation id"))
+    first = args.network_interfaces[0] if args.network_interfaces else None
+    if (
+        first is None
+        or (first.network_card_index, first.device_index) != (0, 0)
+        or first.interface_type == "efa-only"
+    ):
+        # The primary interface carries the node's IP address: efa-only interfaces have none.
+        problems.append(("network_interfaces", "the first interface must be card 0, device 0, with an IP"))
+    return problems
 
 
 def _assume_role_policy() -> str:
@@ -145,6 +139,31 @@ def _node_policy(bucket_arn: str, node_group_tag: str) -> str:
     )
 
 
+def _market(args: AwsGpuNodeGroupArgs) -> aws.ec2.LaunchTemplateInstanceMarketOptionsArgs | None:
+    if args.market == "spot":
+        return aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type="spot",
+            spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(
+                instance_interruption_behavior="terminate", spot_instance_type="one-time"
+            ),
+        )
+    if args.market == "capacity-block":
+        return aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+    return None
+
+
+def _reservation(
+    args: AwsGpuNodeGroupArgs,
+) -> aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs | None:
+    if args.capacity_reservation_id is None:
+        return None
+    return aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+        capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+            capacity_reservation_id=args.capacity_reservation_id
+        )
+    )
+
+
 class AwsGpuNodeGroup(pulumi.ComponentResource):
     """Launch template (EFA layout, IMDSv2, encrypted disk), placement group, IAM, auto scaling group."""
 
@@ -158,11 +177,23 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: AwsGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        check_inputs(TYPE, _problems(args))
         super().__init__(TYPE, name, None, opts)
-        plan = args.plan
-        own = pulumi.ResourceOptions(parent=self)
-        node_tags = {**args.tags, tagging.NODE_GROUP_TAG: plan.name, "Name": name}
+        self._name, self._args = name, args
+        self._own = pulumi.ResourceOptions(parent=self)
+        self._node_tags = {**args.tags, tagging.NODE_GROUP_TAG: args.node_group, "Name": name}
+        role, profile = self._identity()
+        template = self._launch_template(profile)
+        group = self._auto_scaling_group(template)
+        self.auto_scaling_group_name = group.name
+        self.launch_template_id = template.id
+        self.role_arn = role.arn
+        self.register_outputs(
+            {"auto_scaling_group_name": group.name, "launch_template_id": template.id, "role_arn": role.arn}
+        )
 
+    def _identity(self) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
+        name, args, own = self._name, self._args, self._own
         role = aws.iam.Role(
             child(name, "role"),
             assume_role_policy=_assume_role_policy(),
@@ -180,17 +211,21 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             child(name, "node-policy"),
             role=role.id,
             opts=own,
-            policy=pulumi.Output.from_input(args.bucket_arn).apply(lambda arn: _node_policy(arn, plan.name)),
+            policy=pulumi.Output.from_input(args.bucket_arn).apply(
+                lambda arn: _node_policy(arn, args.node_group)
+            ),
         )
         profile = aws.iam.InstanceProfile(child(name, "profile"), role=role.name, tags=args.tags, opts=own)
+        return role, profile
 
+    def _launch_template(self, profile: aws.iam.InstanceProfile) -> aws.ec2.LaunchTemplate:
+        name, args, own = self._name, self._args, self._own
         placement = None
-        if plan.placement == "compact":
+        if args.placement_group:
             placement_group = aws.ec2.PlacementGroup(
                 child(name, "placement"), strategy="cluster", tags=args.tags, opts=own
             )
             placement = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name)
-
         interfaces = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=i.network_card_index,
@@ -200,48 +235,29 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                 delete_on_termination="true",
                 associate_public_ip_address="false",
             )
-            for i in plan.interfaces
+            for i in args.network_interfaces
         ]
-        market = None
-        if plan.market == "spot":
-            market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
-                market_type="spot",
-                spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(
-                    instance_interruption_behavior="terminate", spot_instance_type="one-time"
-                ),
-            )
-        elif plan.market == "capacity-block":
-            market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
-        reservation = None
-        if plan.reservation_id is not None:
-            reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-                capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                    capacity_reservation_id=plan.reservation_id
-                )
-            )
-
         user_data = pulumi.Output.from_input(args.boot_script).apply(
             lambda script: base64.b64encode(script.encode()).decode()
         )
-
-        template = aws.ec2.LaunchTemplate(
+        return aws.ec2.LaunchTemplate(
             child(name, "lt"),
-            image_id=plan.image,
-            instance_type=plan.machine_type,
+            image_id=args.image_id,
+            instance_type=args.instance_type,
             network_interfaces=interfaces,
             # Containers on the node (training jobs, exporters) need one more hop to reach IMDS.
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled",
                 http_tokens="required",
-                http_put_response_hop_limit=2,
+                http_put_response_hop_limit=args.metadata_hop_limit,
                 instance_metadata_tags="enabled",
             ),
             block_device_mappings=[
                 aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name=plan.root_device,
+                    device_name=args.root_device_name,
                     ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=plan.boot_disk_gib,
-                        volume_type="gp3",
+                        volume_size=args.root_volume_gib,
+                        volume_type=args.root_volume_type,
                         encrypted="true",
                         delete_on_termination="true",
                     ),
@@ -249,46 +265,42 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             ],
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
             placement=placement,
-            instance_market_options=market,
-            capacity_reservation_specification=reservation,
+            instance_market_options=_market(args),
+            capacity_reservation_specification=_reservation(args),
             user_data=user_data,
             ebs_optimized="true",
             update_default_version=True,
             tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=node_tags)
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=self._node_tags)
                 for kind in ("instance", "volume", "network-interface")
             ],
             tags=args.tags,
             opts=own,
         )
 
-        group = aws.autoscaling.Group(
-            child(name, "asg"),
-            min_size=plan.min_size,
-            max_size=plan.max_size,
-            desired_capacity=plan.desired_size,
+    def _auto_scaling_group(self, template: aws.ec2.LaunchTemplate) -> aws.autoscaling.Group:
+        args = self._args
+        return aws.autoscaling.Group(
+            child(self._name, "asg"),
+            min_size=args.min_size,
+            max_size=args.max_size,
+            desired_capacity=args.min_size if args.desired_size is None else args.desired_size,
             vpc_zone_identifiers=[args.subnet_id],
             launch_template=aws.autoscaling.GroupLaunchTemplateArgs(
                 id=template.id, version=template.latest_version.apply(str)
             ),
-            capacity_rebalance=plan.market == "spot",
+            capacity_rebalance=args.market == "spot",
             health_check_type="EC2",
             # GPU capacity (and capacity blocks before their start) can take long to arrive; do not
             # make `pulumi up` wait for it.
             wait_for_capacity_timeout="0",
             tags=[
                 aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False)
-                for k, v in sorted(node_tags.items())
+                for k, v in sorted(self._node_tags.items())
             ],
             opts=pulumi.ResourceOptions(
                 parent=self,
                 # An autoscaled group's size belongs to the autoscaler once it runs.
-                ignore_changes=["desiredCapacity"] if plan.autoscaled else None,
+                ignore_changes=["desiredCapacity"] if args.autoscaled else None,
             ),
-        )
-        self.auto_scaling_group_name = group.name
-        self.launch_template_id = template.id
-        self.role_arn = role.arn
-        self.register_outputs(
-            {"auto_scaling_group_name": group.name, "launch_template_id": template.id, "role_arn": role.arn}
         )

@@ -14,11 +14,12 @@ from components._naming import child
 TYPE = "clusterfab:storage:GcpClusterBucket"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GcpClusterBucketArgs:
     project: str
     location: str
-    protect: bool
+    """A region or multi-region."""
+    protect: bool = False
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
     objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
     """Files to upload: child role -> (object name, local path), e.g. the playbook bundle."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 import pulumi
 import pulumi_gcp as gcp
@@ -16,21 +17,23 @@ ALERT_THRESHOLDS = (0.8, 1.0)
 """Fractions of the monthly amount at which the alert e-mails go out."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GcpBudgetArgs:
     cluster: str
+    """The value of the resources' blueprint label (vocab.BLUEPRINT_TAG): the budget counts their costs."""
     stack: str
     project: str
     billing_account: str
-    monthly_limit_usd: float
-    alert_emails: Sequence[str]
+    """The billing account id the budget is created under."""
+    monthly_limit_usd: Decimal | float
+    alert_emails: Sequence[str] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
 class GcpBudget(pulumi.ComponentResource):
     """The budget, filtered to the project and the cluster's blueprint label, and its e-mail channels.
 
-    Costs are attributed by the `clusterfab-blueprint` label, which every labelable resource carries.
+    Costs are attributed by the blueprint label (vocab.BLUEPRINT_TAG), which every labelable resource carries.
     """
 
     budget_name: pulumi.Output[str]

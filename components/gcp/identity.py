@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from components._naming import child, physical
+from components._naming import child
 
 SERVICE_ACCOUNT_ID_MAX = 30
 NODE_PROJECT_ROLES = (
@@ -19,11 +19,6 @@ NODE_PROJECT_ROLES = (
 BUCKET_READER_ROLE = "roles/storage.objectViewer"
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 """With a dedicated account, IAM (not access scopes) limits what nodes can do: Google's recommended form."""
-
-
-def account_id(cluster: str, stack: str, group: str) -> str:
-    """A service account id (6-30 characters, unique per stack within a project)."""
-    return physical(cluster, stack, group, max_length=SERVICE_ACCOUNT_ID_MAX)
 
 
 def node_service_account(

@@ -1,11 +1,11 @@
 """A group of identical GCP GPU nodes: instance template with one NIC per fabric network, a zonal MIG,
 compact placement through a workload policy, and spot / flex-start / reservation capacity.
 
-The template's NICs follow the catalog: the general gVNIC NICs first (the system network is nic0),
-then one NIC per GPU VPC (TCPX / TCPXO, gVNIC) or per RDMA subnet (RoCE, MRDMA). No NIC has an access
+The template's NICs follow the machine's fabric: the general gVNIC NICs first (the system network is
+nic0), then one NIC per GPU VPC (TCPX / TCPXO, gVNIC) or per RDMA subnet (RoCE, MRDMA). No NIC has an access
 config, so nodes have no external IP. GPUs cannot live-migrate, so host maintenance terminates the VM.
 Nodes boot with vTPM and integrity monitoring (Secure Boot off: the driver's DKMS modules are
-unsigned), from the catalog's boot disk type, with OS Login, guest attributes (where they record their
+unsigned), from the machine's boot disk type, with OS Login, guest attributes (where they record their
 health) and a startup script that runs the node-software playbook from the cluster's bucket.
 """
 
@@ -18,20 +18,13 @@ from typing import Literal
 import pulumi
 import pulumi_gcp as gcp
 
-from clusterfab.blueprint.models import NodeGroupSpec
-from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import GcpMachineType
 from clusterfab.core import vocab as tagging
-from clusterfab.core.vocab import Fabric
-from clusterfab.resolve import fabric_of, max_size, min_size, placement_of
+from components._errors import check_inputs
 from components._naming import child, physical
-from components.gcp import GcpPlanError
-from components.gcp.identity import CLOUD_PLATFORM_SCOPE, account_id, node_service_account
+from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 TYPE = "clusterfab:compute:GcpGpuNodeGroup"
 
-TOPOLOGY_DISTANCE: dict[int, str] = {1: "SUBBLOCK", 2: "BLOCK", 3: "CLUSTER"}
-"""Blueprint placement_max_distance -> the workload policy's maxTopologyDistance."""
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 BASE_INSTANCE_NAME_MAX = 58
 """A zonal MIG appends `-xxxx` to its base instance name; VM names stay within 63 characters."""
@@ -48,134 +41,82 @@ NicType = Literal["GVNIC", "VIRTIO_NET", "MRDMA"]
 
 
 @dataclass(frozen=True)
-class NicPlan:
+class Nic:
+    """One NIC of the template: which network's subnet it attaches to, and its type."""
+
     network: Literal["general", "fabric"]
     index: int
     """Which general network, or which entry of the fabric's NIC subnets."""
     nic_type: NicType
 
 
-@dataclass(frozen=True)
-class NodeGroupPlan:
-    """Pure decisions for one node group."""
-
-    name: str
-    machine_type: str
-    image: str
-    boot_disk_type: str
-    boot_disk_gib: int
-    fabric: Fabric | None
-    nics: tuple[NicPlan, ...]
-    placement: Literal["compact", "none"]
-    max_topology_distance: str | None
-    accelerator_topology: str | None
-    min_size: int
-    max_size: int
-    target_size: int
-    autoscaled: bool
-    provisioning_model: Provisioning
-    max_run_duration_seconds: int | None
-    reservation: str | None
-
-    @property
-    def general_nics(self) -> int:
-        return sum(1 for n in self.nics if n.network == "general")
-
-    @property
-    def gpu_nics(self) -> int:
-        return sum(1 for n in self.nics if n.network == "fabric")
-
-
-def plan_node_group(spec: NodeGroupSpec, machine: GcpMachineType, catalog: Catalog) -> NodeGroupPlan:
-    """Decide NICs, placement, size and capacity for a group; raise GcpPlanError for what GCP cannot do."""
-    net = machine.network
-    fabric = fabric_of(spec, machine)
-    nics: list[NicPlan] = [NicPlan("general", 0, net.general_nic_type)]
-    if fabric is not None:
-        nics += [NicPlan("general", i, net.general_nic_type) for i in range(1, net.general_vpcs)]
-        nics += [NicPlan("fabric", i, net.gpu_nic_type) for i in range(net.gpu_vpcs + net.rdma_subnets)]
-
-    size_max, size_min = max_size(spec), min_size(spec)
-    placement = placement_of(spec, machine)
-    distance: str | None = None
-    accelerator_topology: str | None = None
-    if placement == "compact":
-        limits = machine.placement
-        wanted = spec.placement_max_distance
-        if limits.accelerator_topology is not None:
-            if wanted is not None:
-                raise GcpPlanError(f"{machine.name} places by accelerator topology, not by max distance")
-            accelerator_topology = limits.accelerator_topology
-        elif wanted is not None:
-            if limits.min_max_distance is not None and wanted < limits.min_max_distance:
-                raise GcpPlanError(f"{machine.name} does not support placement max distance {wanted}")
-            distance = TOPOLOGY_DISTANCE[wanted]
-        limit = limits.limit(wanted)
-        if size_max > limit:
-            raise GcpPlanError(
-                f"node group {spec.name}: compact placement holds at most {limit} {machine.name} VMs, "
-                f"the group can have {size_max}"
-            )
-
-    kind = spec.capacity.kind
-    model: Provisioning
-    if kind in {"on_demand", "reservation"}:
-        model = "STANDARD"
-    elif kind == "spot":
-        model = "SPOT"
-    elif kind == "flex_start":
-        model = "FLEX_START"
-        if spec.autoscaling is not None:
-            raise GcpPlanError(
-                f"node group {spec.name}: flex-start VMs arrive all at once in a fixed-size group; "
-                "use count instead of autoscaling"
-            )
-        if spec.capacity.max_run_duration_hours is None:
-            raise GcpPlanError(f"node group {spec.name}: flex_start needs capacity.max_run_duration_hours")
-    else:
-        raise GcpPlanError(f"node group {spec.name}: GCP has no {kind} capacity")
-    hours = spec.capacity.max_run_duration_hours if model == "FLEX_START" else None
-
-    return NodeGroupPlan(
-        name=spec.name,
-        machine_type=machine.name,
-        image=spec.image or catalog.default_image("gcp", machine.cpu_architecture).image,
-        boot_disk_type=machine.boot_disk_type,
-        boot_disk_gib=spec.boot_disk_gib,
-        fabric=fabric,
-        nics=tuple(nics),
-        placement=placement,
-        max_topology_distance=distance,
-        accelerator_topology=accelerator_topology,
-        min_size=size_min,
-        max_size=size_max,
-        target_size=size_min,
-        autoscaled=spec.autoscaling is not None,
-        provisioning_model=model,
-        max_run_duration_seconds=hours * 3600 if hours is not None else None,
-        reservation=spec.capacity.reservation if kind == "reservation" else None,
-    )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GcpGpuNodeGroupArgs:
-    plan: NodeGroupPlan
-    cluster: str
-    stack: str
+    """Inputs of GcpGpuNodeGroup. Sizes default to one fixed node; capacity to on-demand (STANDARD)."""
+
+    node_group: str
+    """The group's name: the `clusterfab-node-group` label that inventories select nodes by."""
     project: str
     region: str
     zone: str
+    machine_type: str
+    image: str
+    """An image or image family path, e.g. projects/P/global/images/family/F."""
+    service_account_id: str
+    """The nodes' service account id (6-30 characters, unique in the project)."""
     general_subnetworks: Sequence[pulumi.Input[str]]
     """Subnets of the general networks, general network i at index i."""
-    fabric_subnetworks: Sequence[pulumi.Input[str]]
-    """The fabric's NIC subnets in NIC order (empty without a fabric)."""
     bucket_name: pulumi.Input[str]
+    """The cluster bucket the nodes may read (their bootstrap bundle)."""
+    fabric_subnetworks: Sequence[pulumi.Input[str]] = ()
+    """The fabric's NIC subnets in NIC order (empty without a fabric)."""
+    nics: Sequence[Nic] = (Nic("general", 0, "GVNIC"),)
+    """The template's NICs, nic0 first (the system network)."""
+    boot_disk_type: str = "pd-balanced"
+    boot_disk_gib: int = 200
+    min_size: int = 1
+    max_size: int = 1
+    autoscaled: bool = False
+    """An autoscaler owns the size between min_size and max_size."""
+    provisioning_model: Provisioning = "STANDARD"
+    max_run_duration_seconds: int | None = None
+    """FLEX_START: how long the VMs may run before GCP deletes them."""
+    reservation: str | None = None
+    """A specific reservation to consume (STANDARD only)."""
+    compact_placement: bool = False
+    """Place the group's VMs close together with a workload policy."""
+    max_topology_distance: Literal["SUBBLOCK", "BLOCK", "CLUSTER"] | None = None
+    accelerator_topology: str | None = None
+    """A workload-policy accelerator topology (A4X: 1x72) instead of a max distance."""
     startup_script: pulumi.Input[str] = ""
-    """What the VMs run at every boot (clusterfab.bootstrap renders it), as the startup-script."""
+    """What the VMs run at every boot, as the startup-script."""
+    base_instance_name: str = ""
+    """Prefix of the VMs' names (at most 58 characters); default derived from the component's name."""
+    description: str = ""
+    """What the group is, in its resources' descriptions (e.g. `cluster/group`); default the name."""
+    service_account_description: str = ""
+    """Default `clusterfab nodes of <description>`."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
-def _scheduling(plan: NodeGroupPlan) -> gcp.compute.InstanceTemplateSchedulingArgs:
+def _problems(args: GcpGpuNodeGroupArgs) -> list[tuple[str, str]]:
+    problems = []
+    if not 0 <= args.min_size <= args.max_size:
+        problems.append(("min_size", f"must be between 0 and max_size ({args.max_size})"))
+    for network, available in (("general", args.general_subnetworks), ("fabric", args.fabric_subnetworks)):
+        wanted = sum(1 for n in args.nics if n.network == network)
+        if wanted > len(available):
+            problems.append(
+                (f"{network}_subnetworks", f"{wanted} {network} NICs but {len(available)} subnets")
+            )
+    if args.provisioning_model == "FLEX_START" and args.max_run_duration_seconds is None:
+        problems.append(("max_run_duration_seconds", "FLEX_START VMs need a maximum run duration"))
+    if args.provisioning_model == "FLEX_START" and args.autoscaled:
+        problems.append(("autoscaled", "flex-start VMs arrive all at once in a fixed-size group"))
+    return problems
+
+
+def _scheduling(plan: GcpGpuNodeGroupArgs) -> gcp.compute.InstanceTemplateSchedulingArgs:
     preemptible = plan.provisioning_model == "SPOT"
     interruptible = plan.provisioning_model in {"SPOT", "FLEX_START"}
     return gcp.compute.InstanceTemplateSchedulingArgs(
@@ -194,7 +135,9 @@ def _scheduling(plan: NodeGroupPlan) -> gcp.compute.InstanceTemplateSchedulingAr
     )
 
 
-def _reservation_affinity(plan: NodeGroupPlan) -> gcp.compute.InstanceTemplateReservationAffinityArgs | None:
+def _reservation_affinity(
+    plan: GcpGpuNodeGroupArgs,
+) -> gcp.compute.InstanceTemplateReservationAffinityArgs | None:
     if plan.reservation is not None:
         return gcp.compute.InstanceTemplateReservationAffinityArgs(
             type="SPECIFIC_RESERVATION",
@@ -208,7 +151,7 @@ def _reservation_affinity(plan: NodeGroupPlan) -> gcp.compute.InstanceTemplateRe
     return None
 
 
-def _autoscaling_policy(plan: NodeGroupPlan) -> gcp.compute.AutoscalerAutoscalingPolicyArgs:
+def _autoscaling_policy(plan: GcpGpuNodeGroupArgs) -> gcp.compute.AutoscalerAutoscalingPolicyArgs:
     return gcp.compute.AutoscalerAutoscalingPolicyArgs(
         min_replicas=plan.min_size,
         max_replicas=plan.max_size,
@@ -248,71 +191,96 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: GcpGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        check_inputs(TYPE, _problems(args))
         super().__init__(TYPE, name, None, opts)
-        plan = args.plan
-        subnet_of = {"general": args.general_subnetworks, "fabric": args.fabric_subnetworks}
-        for network, available in subnet_of.items():
-            wanted = sum(1 for n in plan.nics if n.network == network)
-            if wanted > len(available):
-                raise GcpPlanError(f"{name}: {wanted} {network} NICs but only {len(available)} subnets")
-        own = pulumi.ResourceOptions(parent=self)
-        node_labels = {**args.labels, tagging.NODE_GROUP_TAG: tagging.label_value(plan.name)}
-
+        self._name, self._args = name, args
+        self._own = pulumi.ResourceOptions(parent=self)
+        self._labels = {**args.labels, tagging.NODE_GROUP_TAG: tagging.label_value(args.node_group)}
         sa = node_service_account(
             self,
             name,
             project=args.project,
-            account=account_id(args.cluster, args.stack, plan.name),
-            description=f"clusterfab nodes of {args.cluster}/{plan.name} ({args.stack})",
+            account=args.service_account_id,
+            description=args.service_account_description or f"clusterfab nodes of {self._what}",
             bucket_name=args.bucket_name,
         )
-
-        workload_policy = None
-        if plan.placement == "compact":
-            # Workload policies are GCP's placement form for MIGs (compact placement policies are for
-            # standalone or bulk VMs; S-GCP-PP). Without a max distance GCP still places the group as
-            # close as it can; with one it refuses capacity that is further apart.
-            workload_policy = gcp.compute.ResourcePolicy(
-                child(name, "placement"),
+        policy = self._workload_policy()
+        template = self._template(sa)
+        mig = self._group(template, policy)
+        if args.autoscaled:
+            gcp.compute.Autoscaler(
+                child(name, "autoscaler"),
                 project=args.project,
-                region=args.region,
-                description=f"compact placement of {args.cluster}/{plan.name}",
-                workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
-                    type="HIGH_THROUGHPUT",
-                    max_topology_distance=plan.max_topology_distance,
-                    accelerator_topology=plan.accelerator_topology,
-                ),
-                opts=own,
+                zone=args.zone,
+                target=mig.self_link,
+                autoscaling_policy=_autoscaling_policy(args),
+                description=f"clusterfab {self._what}: {args.min_size}-{args.max_size} nodes",
+                opts=self._own,
             )
+        self.instance_group_manager_name = mig.name
+        self.instance_template = template.self_link_unique
+        self.service_account_email = sa.email
+        self.register_outputs(
+            {
+                "instance_group_manager_name": mig.name,
+                "instance_template": template.self_link_unique,
+                "service_account_email": sa.email,
+            }
+        )
 
-        script = args.startup_script
+    @property
+    def _what(self) -> str:
+        return self._args.description or self._name
 
+    def _workload_policy(self) -> gcp.compute.ResourcePolicy | None:
+        args = self._args
+        if not args.compact_placement:
+            return None
+        # Workload policies are GCP's placement form for MIGs (compact placement policies are for
+        # standalone or bulk VMs; S-GCP-PP). Without a max distance GCP still places the group as
+        # close as it can; with one it refuses capacity that is further apart.
+        return gcp.compute.ResourcePolicy(
+            child(self._name, "placement"),
+            project=args.project,
+            region=args.region,
+            description=f"compact placement of {self._what}",
+            workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
+                type="HIGH_THROUGHPUT",
+                max_topology_distance=args.max_topology_distance,
+                accelerator_topology=args.accelerator_topology,
+            ),
+            opts=self._own,
+        )
+
+    def _template(self, sa: gcp.serviceaccount.Account) -> gcp.compute.InstanceTemplate:
+        args = self._args
+        subnet_of = {"general": args.general_subnetworks, "fabric": args.fabric_subnetworks}
         # A global template: only it exposes self_link_unique, which pins the MIG to this exact
         # template generation. Templates are immutable, so every change is a new template (created
         # before the old one is deleted) that the MIG rolls out only as nodes are recreated.
-        template = gcp.compute.InstanceTemplate(
-            child(name, "template"),
+        return gcp.compute.InstanceTemplate(
+            child(self._name, "template"),
             project=args.project,
-            description=f"clusterfab {args.cluster}/{plan.name}: {plan.machine_type}",
-            machine_type=plan.machine_type,
+            description=f"clusterfab {self._what}: {args.machine_type}",
+            machine_type=args.machine_type,
             disks=[
                 gcp.compute.InstanceTemplateDiskArgs(
                     boot=True,
                     auto_delete=True,
-                    source_image=plan.image,
-                    disk_type=plan.boot_disk_type,
-                    disk_size_gb=plan.boot_disk_gib,
-                    labels=node_labels,
+                    source_image=args.image,
+                    disk_type=args.boot_disk_type,
+                    disk_size_gb=args.boot_disk_gib,
+                    labels=self._labels,
                 )
             ],
             network_interfaces=[
                 gcp.compute.InstanceTemplateNetworkInterfaceArgs(
                     subnetwork=subnet_of[nic.network][nic.index], nic_type=nic.nic_type
                 )
-                for nic in plan.nics
+                for nic in args.nics
             ],
-            scheduling=_scheduling(plan),
-            reservation_affinity=_reservation_affinity(plan),
+            scheduling=_scheduling(args),
+            reservation_affinity=_reservation_affinity(args),
             service_account=gcp.compute.InstanceTemplateServiceAccountArgs(
                 email=sa.email, scopes=[CLOUD_PLATFORM_SCOPE]
             ),
@@ -323,30 +291,35 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
                 enable_secure_boot=False, enable_vtpm=True, enable_integrity_monitoring=True
             ),
             metadata={
-                "startup-script": script,
+                "startup-script": args.startup_script,
                 "enable-oslogin": "TRUE",
                 "enable-guest-attributes": "TRUE",
             },
-            labels=node_labels,
-            opts=own,
+            labels=self._labels,
+            opts=self._own,
         )
 
-        mig = gcp.compute.InstanceGroupManager(
-            child(name, "mig"),
+    def _group(
+        self, template: gcp.compute.InstanceTemplate, policy: gcp.compute.ResourcePolicy | None
+    ) -> gcp.compute.InstanceGroupManager:
+        args = self._args
+        return gcp.compute.InstanceGroupManager(
+            child(self._name, "mig"),
             project=args.project,
             zone=args.zone,
-            description=f"clusterfab {args.cluster}/{plan.name}",
-            base_instance_name=physical(args.cluster, plan.name, max_length=BASE_INSTANCE_NAME_MAX),
+            description=f"clusterfab {self._what}",
+            base_instance_name=args.base_instance_name
+            or physical(self._name, max_length=BASE_INSTANCE_NAME_MAX),
             versions=[
                 gcp.compute.InstanceGroupManagerVersionArgs(
                     name="primary", instance_template=template.self_link_unique
                 )
             ],
-            target_size=plan.target_size,
+            target_size=args.min_size,
             # Flex-start capacity is only useful all at once: bulk mode creates every VM or none.
             target_size_policies=(
                 [gcp.compute.InstanceGroupManagerTargetSizePolicyArgs(mode="BULK")]
-                if plan.provisioning_model == "FLEX_START"
+                if args.provisioning_model == "FLEX_START"
                 else None
             ),
             # A new template never restarts running training nodes; it applies as nodes are recreated.
@@ -358,37 +331,14 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
                 max_unavailable_fixed=1,
             ),
             resource_policies=(
-                gcp.compute.InstanceGroupManagerResourcePoliciesArgs(
-                    workload_policy=workload_policy.self_link
-                )
-                if workload_policy is not None
+                gcp.compute.InstanceGroupManagerResourcePoliciesArgs(workload_policy=policy.self_link)
+                if policy is not None
                 else None
             ),
             wait_for_instances=False,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 # An autoscaled group's size belongs to the autoscaler once it runs.
-                ignore_changes=["targetSize"] if plan.autoscaled else None,
+                ignore_changes=["targetSize"] if args.autoscaled else None,
             ),
-        )
-        if plan.autoscaled:
-            gcp.compute.Autoscaler(
-                child(name, "autoscaler"),
-                project=args.project,
-                zone=args.zone,
-                target=mig.self_link,
-                autoscaling_policy=_autoscaling_policy(plan),
-                description=f"clusterfab {args.cluster}/{plan.name}: {plan.min_size}-{plan.max_size} nodes",
-                opts=own,
-            )
-
-        self.instance_group_manager_name = mig.name
-        self.instance_template = template.self_link_unique
-        self.service_account_email = sa.email
-        self.register_outputs(
-            {
-                "instance_group_manager_name": mig.name,
-                "instance_template": template.self_link_unique,
-                "service_account_email": sa.email,
-            }
         )

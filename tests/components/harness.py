@@ -166,3 +166,13 @@ def boot_vars(script: str, name: str = "node-vars") -> dict[str, Any]:
     start = script.index(f"cat > /etc/clusterfab/{name}.json <<'CLUSTERFAB_VARS'\n")
     body = script[script.index("\n", start) + 1 :]
     return dict(json.loads(body[: body.index("\nCLUSTERFAB_VARS\n")]))
+
+
+def stacks_module(name: str) -> Any:
+    """A module of the Pulumi program (`compose`, `compose_aws`, ...), imported as the program does."""
+    import importlib
+
+    program = str(PROJECT.program_dir)
+    if program not in sys.path:
+        sys.path.append(program)
+    return importlib.import_module(name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import shutil
@@ -16,8 +15,8 @@ from clusterfab.plan.compare import compare
 from clusterfab.plan.diff import changed_paths
 from clusterfab.plan.report import report_json, report_markdown
 from tests.conftest import REPO, assert_golden
+from tests.factories import TODAY
 
-TODAY = dt.date(2026, 11, 22)
 EXAMPLE = REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml"
 
 

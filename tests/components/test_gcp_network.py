@@ -208,7 +208,7 @@ def test_project_from_pulumi_config_when_the_blueprint_has_none() -> None:
     )
     plan = plan_configured(text, (("gcp:project", "from-config"),))
     assert one(plan, NETWORK, "cfg-cluster-net-sys").inputs["project"] == "from-config"
-    assert plan.outputs["project"] == "from-config"
+    assert plan.outputs["blueprint"]["project"] == "from-config"
 
 
 def test_no_project_at_all_is_a_clear_error() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from clusterfab.outputs import NodeGroupOutput, read_outputs
 from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
 from tests.components.harness import all_of, boot_vars, children, gcp_plan, one, plan_file, startup_script
@@ -305,32 +306,35 @@ def test_startup_script_mounts_the_attached_storage_only() -> None:
 
 
 def test_outputs_describe_the_gcp_cluster() -> None:
-    plan = plan_file(REPO / "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "dev")
-    assert plan.outputs["node_groups"] == {
-        "trainers": {
-            "instance_group_manager": "ultra-train-trainers-mig",
-            "instance_template": "https://mock.googleapis.com/ultra-train-trainers-template?u",
-            "service_account": "ultra-train-trainers-sa@mock-project.iam.gserviceaccount.com",
-            "machine_type": "a3-ultragpu-8g",
-            "min_size": 2,
-            "max_size": 2,
-            "capacity": "flex_start",
-            "placement": "compact",
-            "fabric": "rdma",
-            "general_nics": 2,
-            "gpu_nics": 8,
-        }
+    outputs = read_outputs(
+        plan_file(REPO / "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "dev").outputs
+    )
+    assert outputs.node_groups == {
+        "trainers": NodeGroupOutput(
+            machine_type="a3-ultragpu-8g",
+            min_size=2,
+            max_size=2,
+            capacity="flex_start",
+            placement="compact",
+            fabric="rdma",
+            group="ultra-train-trainers-mig",
+            template="https://mock.googleapis.com/ultra-train-trainers-template?u",
+            identity="ultra-train-trainers-sa@mock-project.iam.gserviceaccount.com",
+            interfaces=10,
+            fabric_interfaces=8,
+        )
     }
-    assert plan.outputs["project"] == "ml-platform-dev"
-    assert plan.outputs["network"]["networks"] == {
+    assert outputs.blueprint.project == "ml-platform-dev"
+    assert outputs.network == {
         "sys": "https://mock.googleapis.com/ultra-train-net-sys",
         "gvnic-1": "https://mock.googleapis.com/ultra-train-net-gvnic-1",
         "rdma-vpc": "https://mock.googleapis.com/ultra-train-rdma-vpc",
+        "system_network_id": "ultra-train-net-sys-id",
+        "system_subnetwork_id": "ultra-train-net-sys-subnet-id",
     }
-    assert plan.outputs["storage"]["lustre"]["source"] == "10.255.0.3@tcp:/mocklfs"
-    assert plan.outputs["node_selector"] == {
+    assert outputs.storage["lustre"].source == "10.255.0.3@tcp:/mocklfs"
+    assert outputs.node_selector == {
         "labels.clusterfab-blueprint": "ultra-train",
         "labels.clusterfab-stack": "dev",
     }
-    assert plan.outputs["fabric"] == {"trainers": "rdma"}
-    assert plan.outputs["tpu_slices"] == {}
+    assert outputs.tpu_slices == {}

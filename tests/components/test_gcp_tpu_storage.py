@@ -140,7 +140,7 @@ def test_managed_lustre_inputs() -> None:
     assert fs.protect is False
     assert plan.outputs["storage"]["scratch-1"] == {
         "fs_type": "lustre",
-        "instance": "lfs-cluster-scratch-1-fs",
+        "id": "lfs-cluster-scratch-1-fs",
         "source": "10.255.0.3@tcp:/mocklfs",
         "mount_point": "/lustre",
         "options": "defaults",

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from clusterfab.core.errors import UsageError
+from clusterfab.outputs import read_outputs
 from clusterfab.provision.inventory import group_name, inventory_config
 from tests.components.harness import plan_file
 from tests.conftest import REPO
 
 
 def test_aws_inventory_selects_the_stacks_nodes_and_connects_through_ssm() -> None:
-    outputs = plan_file(REPO / "blueprints/examples/aws-p5-efa-fsx.yaml", "dev").outputs
+    outputs = read_outputs(plan_file(REPO / "blueprints/examples/aws-p5-efa-fsx.yaml", "dev").outputs)
     assert inventory_config(outputs) == {
         "plugin": "amazon.aws.aws_ec2",
         "regions": ["us-east-1"],
@@ -32,7 +33,9 @@ def test_aws_inventory_selects_the_stacks_nodes_and_connects_through_ssm() -> No
 
 
 def test_gcp_inventory_selects_by_labels_and_tunnels_through_iap() -> None:
-    outputs = plan_file(REPO / "blueprints/examples/gcp-a3mega-tcpxo-filestore.yaml", "prod").outputs
+    outputs = read_outputs(
+        plan_file(REPO / "blueprints/examples/gcp-a3mega-tcpxo-filestore.yaml", "prod").outputs
+    )
     config = inventory_config(outputs)
     assert {
         k: config[k] for k in ("plugin", "projects", "zones", "filters", "hostnames", "keyed_groups")
@@ -52,11 +55,13 @@ def test_gcp_inventory_selects_by_labels_and_tunnels_through_iap() -> None:
     )
 
 
-def test_missing_outputs_say_what_to_do() -> None:
+def test_outputs_from_an_older_clusterfab_say_what_to_do() -> None:
     with pytest.raises(
-        UsageError, match=r"the stack has no output node_selector; run `clusterfab up` for it first"
+        UsageError,
+        match=r"the stack's outputs are not clusterfab's \(blueprint.name: Field required\); "
+        r"run `clusterfab up` for it first",
     ):
-        inventory_config({"blueprint": {"cloud": "aws", "region": "us-east-1"}})
+        read_outputs({"blueprint": {"cloud": "aws", "region": "us-east-1"}})
 
 
 def test_group_names_are_valid_ansible_group_names() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pulumi
 import pytest
 
+from clusterfab.outputs import NodeGroupOutput, read_outputs
 from clusterfab.plan.engine import PlanError, run_program
 from clusterfab.plan.project import plan_blueprint
 from tests.components.harness import PROJECT, normalized, plan_file
@@ -61,27 +62,37 @@ def test_nested_components_get_the_engines_urns() -> None:
 
 
 def test_outputs_describe_the_cluster() -> None:
-    plan = plan_file(EXAMPLES[0], "dev")
-    assert plan.outputs["node_groups"] == {
-        "trainers": {
-            "auto_scaling_group": "llm-pretrain-trainers-asg",
-            "launch_template_id": "llm-pretrain-trainers-lt-id",
-            "machine_type": "p5.48xlarge",
-            "min_size": 2,
-            "max_size": 2,
-            "capacity": "spot",
-            "placement": "compact",
-            "fabric": "efa",
-            "efa_interfaces": 32,
-        }
+    outputs = read_outputs(plan_file(EXAMPLES[0], "dev").outputs)
+    assert outputs.node_groups == {
+        "trainers": NodeGroupOutput(
+            machine_type="p5.48xlarge",
+            min_size=2,
+            max_size=2,
+            capacity="spot",
+            placement="compact",
+            fabric="efa",
+            group="llm-pretrain-trainers-asg",
+            template="llm-pretrain-trainers-lt-id",
+            identity="arn:aws:mock:::role/llm-pretrain-trainers-role",
+            interfaces=33,
+            fabric_interfaces=32,
+        )
     }
-    assert plan.outputs["node_selector"] == {
+    assert outputs.node_selector == {
         "tag:clusterfab-blueprint": "llm-pretrain",
         "tag:clusterfab-stack": "dev",
     }
-    assert plan.outputs["storage"]["datasets"]["mount_point"] == "/lustre"
-    assert plan.outputs["blueprint"]["file"] == "blueprints/examples/aws-p5-efa-fsx.yaml"
-    assert len(plan.outputs["blueprint"]["digest"]) == 64
+    assert outputs.storage["datasets"].mount_point == "/lustre"
+    assert outputs.blueprint.file == "blueprints/examples/aws-p5-efa-fsx.yaml"
+    assert outputs.blueprint.project is None
+    assert len(outputs.blueprint.digest) == 64
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_every_example_exports_the_outputs_push_mode_and_promotion_read(path: Path) -> None:
+    outputs = read_outputs(plan_file(path, "dev").outputs)
+    assert set(outputs.node_groups) | set(outputs.tpu_slices) | set(outputs.storage)
+    assert outputs.blueprint.cloud in path.stem
 
 
 def test_an_invalid_blueprint_fails_the_program_with_its_findings(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from ruamel.yaml import YAML
 
 from clusterfab.bootstrap import Mount
 from clusterfab.core.errors import UsageError
+from clusterfab.outputs import read_outputs
 from clusterfab.provision import push
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.runner import PlaybookResult
@@ -71,7 +72,7 @@ def test_configure_runs_each_node_group_then_the_health_check_and_records_it() -
         ("gpu_node.yml", "node_group_trainers"),
         ("healthcheck.yml", "node_group_trainers"),
     ]
-    group = stack_input.blueprint.node_groups[0]
+    group = stack_input.spec.node_groups[0]
     mounts = [
         Mount(
             "datasets",
@@ -81,10 +82,8 @@ def test_configure_runs_each_node_group_then_the_health_check_and_records_it() -
             "relatime,flock",
         )
     ]
-    assert runner.calls[0]["extravars"] == gpu_node_vars(
-        stack_input.blueprint, group, stack_input.catalog, mounts
-    )
-    assert runner.calls[1]["extravars"] == healthcheck_vars(stack_input.blueprint, group, stack_input.catalog)
+    assert runner.calls[0]["extravars"] == gpu_node_vars(stack_input.spec, group, stack_input.catalog, mounts)
+    assert runner.calls[1]["extravars"] == healthcheck_vars(stack_input.spec, group, stack_input.catalog)
     inventory = YAML(typ="safe").load(runner.inventories[0])
     assert inventory["plugin"] == "amazon.aws.aws_ec2"
     assert str(runner.calls[0]["inventory"]).endswith("clusterfab.aws_ec2.yml")
@@ -150,9 +149,9 @@ def test_unknown_node_groups_and_missing_outputs_are_usage_errors() -> None:
         UsageError,
         match=r"no node group eval in blueprints/examples/aws-p5-efa-fsx.yaml \(node groups: trainers\)",
     ):
-        push.push_targets(stack_input, stack.outputs(), ["eval"])
+        push.push_targets(stack_input, read_outputs(stack.outputs()), ["eval"])
     with pytest.raises(UsageError, match="the stack has no output for storage datasets"):
-        push.push_targets(stack_input, {**stack.outputs(), "storage": {}})
+        push.push_targets(stack_input, read_outputs({**stack.outputs(), "storage": {}}))
 
 
 def test_missing_collection_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

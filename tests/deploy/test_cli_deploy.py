@@ -389,7 +389,17 @@ def test_inventory_prints_the_plugin_config_from_the_stack_outputs(
     tmp_path: Path,
 ) -> None:
     outputs = {
-        "blueprint": {"cloud": "aws", "region": "us-east-1", "digest": DIGEST},
+        "blueprint": {
+            "name": "llm-pretrain",
+            "file": BLUEPRINT,
+            "digest": DIGEST,
+            "environment": "dev",
+            "catalog_version": "2026.11.22",
+            "cloud": "aws",
+            "region": "us-east-1",
+            "zone": "use1-az6",
+        },
+        "network": {},
         "bucket": "llm-pretrain-artifacts-abc",
         "node_selector": {"tag:clusterfab-blueprint": "llm-pretrain", "tag:clusterfab-stack": "dev"},
     }

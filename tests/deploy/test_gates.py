@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from typing import Any
 
 import pytest
 
-from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import load_catalog
 from clusterfab.cost import estimate_cost
 from clusterfab.cost.estimate import CostEstimate
@@ -21,12 +19,12 @@ from clusterfab.deploy.gates import (
     refusal,
     replacement_gate,
 )
+from tests.factories import TODAY, spec
 
 DIGEST = "a" * 64
 OTHER = "b" * 64
 BLUEPRINT = "blueprints/examples/aws-p5-efa-fsx.yaml"
 STATEFUL = {"aws:fsx/lustreFileSystem:LustreFileSystem", "aws:s3/bucket:Bucket"}
-TODAY = dt.date(2026, 11, 22)
 
 
 def outputs(digest: str | None = DIGEST, catalog: str | None = "2026.11.22") -> dict[str, Any]:
@@ -63,18 +61,12 @@ def step(
 
 
 def estimate(max_hourly: float | None) -> CostEstimate:
-    blueprint = Blueprint.model_validate(
-        {
-            "version": 1,
-            "name": "small",
-            "cloud": "aws",
-            "region": "us-east-1",
-            "zone": "use1-az6",
-            "node_groups": [{"name": "trainers", "machine_type": "p5.48xlarge", "count": 2}],
-            "budget": None if max_hourly is None else {"max_hourly_usd": max_hourly},
-        }
+    small = spec(
+        name="small",
+        node_groups=[{"name": "trainers", "machine_type": "p5.48xlarge", "count": 2}],
+        budget=None if max_hourly is None else {"max_hourly_usd": max_hourly},
     )
-    return estimate_cost(blueprint, load_catalog(), today=TODAY)
+    return estimate_cost(small, load_catalog(), today=TODAY)
 
 
 # --- blueprint -------------------------------------------------------------------------------------

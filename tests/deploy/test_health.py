@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from clusterfab.deploy.health import (
+from clusterfab.health import (
     HEALTH_CONFIG_KEY,
     HealthRecord,
     HealthRecordError,

@@ -8,7 +8,6 @@ does. The compliant examples pass, and a violating variant of each resource trip
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -48,8 +47,8 @@ from clusterfab.policy.resources import Resource, from_planned
 from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
 from tests.deploy.conftest import cached_plan
+from tests.factories import TODAY
 
-TODAY = dt.date(2026, 11, 22)
 CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 
@@ -138,7 +137,7 @@ def test_planned_resources_cost_what_the_blueprint_costs(example: str, env: str)
     """The budget policy prices resources with the estimator of `clusterfab cost`: same items, same money."""
     path = REPO / "blueprints" / "examples" / f"{example}.yaml"
     validated = validate_file(path, display=str(path), environment=env, today=TODAY).blueprints[env]
-    expected = estimate_cost(validated.blueprint, load_catalog(), today=TODAY)
+    expected = estimate_cost(validated.spec, load_catalog(), today=TODAY)
     got = price_resources([from_planned(r) for r in planned(example, env)], load_catalog(), today=TODAY)
     assert got.skipped == ()
     assert (got.estimate.hourly_usd, got.estimate.monthly_usd) == (expected.hourly_usd, expected.monthly_usd)

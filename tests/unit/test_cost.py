@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import load_catalog
-from clusterfab.cost import CostEstimate, estimate_cost
+from clusterfab.cost import estimate_cost
 from clusterfab.cost.render import cost_json, render_markdown, render_text, unit_price, usd
 from clusterfab.rules.engine import validate_bytes, validate_file
+from clusterfab.spec import ClusterSpec
 from tests.conftest import BAD_FIXTURES, REPO, assert_golden
+from tests.factories import TODAY, estimate, example_spec, validated
 
-TODAY = dt.date(2026, 11, 22)
 """The date prices are judged stale against: the catalog's as_of, fixed so the tests hold on any day."""
 EXAMPLES_DIR = REPO / "blueprints" / "examples"
 
@@ -45,21 +45,8 @@ ITEM_KEYS = [
 ]
 
 
-def blueprint_of(example: str, env: str | None = None) -> Blueprint:
-    result = validate_file(EXAMPLES_DIR / f"{example}.yaml", today=TODAY)
-    assert result.ok
-    return result.blueprints[env].blueprint
-
-
-def estimate(example: str, env: str | None = None, hours: float | None = None) -> CostEstimate:
-    return estimate_cost(blueprint_of(example, env), load_catalog(), hours=hours, today=TODAY)
-
-
-def from_yaml(text: str, env: str | None = None) -> Blueprint:
-    result = validate_bytes(text.encode(), "test.yaml", environment=env, today=TODAY)
-    errors = [f for f in result.findings if f.severity.value == "error" and f.code not in {"BP401", "BP402"}]
-    assert errors == []
-    return result.blueprints[env].blueprint
+def from_yaml(text: str, env: str | None = None) -> ClusterSpec:
+    return validated(text, env, allow=frozenset({"BP401", "BP402"})).spec
 
 
 def cli(*args: str, today: str = "2026-11-22") -> subprocess.CompletedProcess[str]:
@@ -292,7 +279,7 @@ node_groups:
 
 
 def test_stale_and_unconfirmed_prices_are_warned_against_a_fixed_today() -> None:
-    dev = blueprint_of("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-05-31, stale after 180 days
+    dev = example_spec("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-05-31, stale after 180 days
     fresh = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 27))  # 180 days: not yet stale
     assert fresh.warnings == ()
     stale = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 28))  # 181 days

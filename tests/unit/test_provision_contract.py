@@ -16,9 +16,9 @@ import yaml
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import load_catalog
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
-from clusterfab.resolve import attached_storage
 from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
+from tests.factories import example_spec
 
 PLAYBOOKS = REPO / "playbooks"
 CATALOG = load_catalog()
@@ -102,9 +102,7 @@ def _cases() -> list[tuple[Path, str | None, str]]:
     for path in EXAMPLES:
         result = validate_file(path)
         for env, validated in result.blueprints.items():
-            items = [g.name for g in validated.blueprint.node_groups] + [
-                t.name for t in validated.blueprint.tpu_slices
-            ]
+            items = [g.name for g in validated.spec.node_groups] + [t.name for t in validated.spec.tpu_slices]
             cases += [(path, env, item) for item in items]
     return cases
 
@@ -116,19 +114,22 @@ CASES = _cases()
     ("path", "env", "item"), CASES, ids=[f"{p.stem}-{e or 'base'}-{i}" for p, e, i in CASES]
 )
 def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, item: str) -> None:
-    blueprint = validate_file(path).blueprints[env].blueprint
-    groups = {g.name: g for g in blueprint.node_groups}
-    target = groups.get(item) or next(t for t in blueprint.tpu_slices if t.name == item)
+    spec = validate_file(path).blueprints[env].spec
+    groups = {g.name: g for g in spec.node_groups}
+    slices = {t.name: t for t in spec.tpu_slices}
+    storage = spec.storage_named((groups[item] if item in groups else slices[item]).storage)
     mounts = [
-        Mount(s.name, "lustre" if s.kind == "lustre" else "nfs", "10.0.0.2@tcp:/fs", s.mount_path, "defaults")
-        for s in attached_storage(blueprint, target)
+        Mount(
+            s.name, "lustre" if s.kind == "lustre" else "nfs", "10.0.0.2@tcp:/fs", s.mount_point, "defaults"
+        )
+        for s in storage
     ]
     if item in groups:
-        variables = gpu_node_vars(blueprint, groups[item], CATALOG, mounts)
+        variables = gpu_node_vars(spec, groups[item], CATALOG, mounts)
         _contract("gpu_node.yml", variables, _playbook_spec())
-        _contract("healthcheck.yml", healthcheck_vars(blueprint, groups[item], CATALOG))
+        _contract("healthcheck.yml", healthcheck_vars(spec, groups[item], CATALOG))
     else:
-        _contract("tpu_host.yml", tpu_host_vars(blueprint, target, CATALOG, mounts))  # type: ignore[arg-type]
+        _contract("tpu_host.yml", tpu_host_vars(spec, slices[item], CATALOG, mounts))
 
 
 def test_every_fabric_maps_to_a_role_of_the_playbook() -> None:
@@ -144,10 +145,8 @@ def test_every_fabric_maps_to_a_role_of_the_playbook() -> None:
 
 
 def test_health_threshold_is_converted_to_gigabits() -> None:
-    blueprint = (
-        validate_file(REPO / "blueprints/examples/aws-p6-b200-capacity-block.yaml").blueprints[None].blueprint
-    )
-    variables = healthcheck_vars(blueprint, blueprint.node_groups[0], CATALOG)
+    spec = example_spec("aws-p6-b200-capacity-block")
+    variables = healthcheck_vars(spec, spec.node_groups[0], CATALOG)
     # B200: 650 GB/s in the catalog is 5200 Gbps for the role
     assert variables == {
         "gpu_healthcheck_expected_gpu_count": 8,

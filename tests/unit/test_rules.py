@@ -7,7 +7,6 @@ The set of findings must equal the expectations: nothing missing, nothing extra.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from pathlib import Path
 
@@ -17,8 +16,8 @@ from clusterfab.core.codes import CODES
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.render import render_text
 from tests.conftest import BAD_FIXTURES, EXAMPLES, assert_golden
+from tests.factories import TODAY
 
-TODAY = dt.date(2026, 11, 22)
 """The date prices are judged stale against (BP404), fixed so the expectations hold on any day."""
 _EXPECT = re.compile(r"^# expect: (\w+) (BP\d{3}) (\S+) (\d+):(\d+)$", re.M)
 FIXTURES = sorted(BAD_FIXTURES.glob("*.yaml"))

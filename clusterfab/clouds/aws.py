@@ -1,0 +1,145 @@
+"""AWS: zone ids, capacity reservation ids, tag rules, FSx for Lustre tiers, SSM-reached nodes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from clusterfab import addressing
+from clusterfab.clouds.base import FieldProblem
+from clusterfab.core.vocab import (
+    BLUEPRINT_TAG,
+    INVENTORY_GROUP_PREFIX,
+    NODE_GROUP_TAG,
+    STACK_TAG,
+    Cloud,
+    StorageKind,
+    label_value,
+)
+
+if TYPE_CHECKING:
+    from clusterfab.blueprint.models import Blueprint
+    from clusterfab.catalog import Catalog
+    from clusterfab.catalog.models import MachineType
+    from clusterfab.outputs import StackOutputs
+
+_ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
+_ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
+_RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+TAG_KEY_MAX = 128
+TAG_VALUE_MAX = 256
+
+
+def is_zone_id(zone: str) -> bool:
+    """use1-az6 (the same physical zone in every account) rather than us-east-1a (a per-account alias)."""
+    return _ZONE_ID.match(zone) is not None
+
+
+class AwsProfile:
+    """The AWS profile (see clusterfab.clouds.base.CloudProfile)."""
+
+    name: Cloud = "aws"
+    title = "AWS"
+    zone_example = "use1-az6 (a zone id) or us-east-1a"
+    lustre_product = "FSx for Lustre"
+    reserved_addresses = 5
+    offers_tpus = False
+    reservation_example = "cr-0123456789abcdef0"
+    reservation_format = "cr- followed by 17 hex digits, e.g. cr-0123456789abcdef0"
+    inventory_plugin = "amazon.aws.aws_ec2"
+    inventory_collection = "amazon.aws"
+    inventory_suffix = ".aws_ec2.yml"
+
+    def reservation_valid(self, value: str) -> bool:
+        return _RESERVATION.match(value) is not None
+
+    def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:
+        return catalog.aws_machine_types
+
+    def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:
+        match = _ZONE_ID.match(zone)
+        if match:
+            prefixes = {v: k for k, v in catalog.aws_regions.zone_id_prefixes.items()}
+            return prefixes.get(match["prefix"])
+        match = _ZONE_NAME.match(zone)
+        return match["region"] if match else None
+
+    def regions(self, catalog: Catalog) -> set[str]:
+        found = set(catalog.aws_regions.zone_id_prefixes)
+        for machine in catalog.aws_machine_types.values():
+            found |= set(machine.locations)
+        return found
+
+    def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
+        if key.lower().startswith("aws:") or len(key) > TAG_KEY_MAX:
+            yield FieldProblem(
+                (),
+                f"tag key '{key}' is not allowed",
+                f"AWS reserves the aws: prefix; keys have at most {TAG_KEY_MAX} characters",
+                at_key=True,
+            )
+        if len(value) > TAG_VALUE_MAX:
+            yield FieldProblem((), f"tag value is longer than {TAG_VALUE_MAX} characters", "")
+
+    def storage_kinds(self) -> tuple[StorageKind, ...]:
+        return ("lustre",)
+
+    def lustre_tier(self, deployment: str, throughput_mbps_per_tib: int | None) -> str | None:
+        del throughput_mbps_per_tib  # FSx tiers are deployment types; throughput is a setting of one
+        return "PERSISTENT_2" if deployment == "persistent" else "SCRATCH_2"
+
+    def storage_title(self, kind: StorageKind, tier: str) -> str:
+        return f"FSx for Lustre {tier}"
+
+    def foreign_fields(self, blueprint: Blueprint) -> Iterator[FieldProblem]:
+        if blueprint.project is not None:
+            yield FieldProblem(
+                ("project",),
+                "project is a GCP setting",
+                "remove it; AWS accounts come from your AWS credentials",
+                at_key=True,
+            )
+        for index, group in enumerate(blueprint.node_groups):
+            if group.placement_max_distance is not None:
+                yield FieldProblem(
+                    ("node_groups", index, "placement_max_distance"),
+                    "placement_max_distance is a GCP setting",
+                    "remove it; AWS cluster placement groups have no distance",
+                    at_key=True,
+                )
+        for index, _ in enumerate(blueprint.tpu_slices):
+            yield FieldProblem(
+                ("tpu_slices", index), "TPU slices exist only on GCP", "set cloud: gcp, or remove tpu_slices"
+            )
+
+    def fabric_subnets(self, machine: MachineType) -> int:
+        del machine  # EFA interfaces share the node subnet
+        return 0
+
+    def fabric_subnets_available(self, catalog: Catalog) -> int:
+        del catalog
+        return addressing.BLOCKS
+
+    def node_selector(self, cluster: str, stack: str) -> dict[str, str]:
+        return {f"tag:{BLUEPRINT_TAG}": cluster, f"tag:{STACK_TAG}": label_value(stack)}
+
+    def inventory(self, outputs: StackOutputs) -> dict[str, Any]:
+        region = outputs.blueprint.region
+        return {
+            "plugin": self.inventory_plugin,
+            "regions": [region],
+            "filters": {**outputs.node_selector, "instance-state-name": "running"},
+            "hostnames": ["instance-id"],
+            "keyed_groups": [
+                {"key": f"tags['{NODE_GROUP_TAG}']", "prefix": INVENTORY_GROUP_PREFIX, "separator": "_"}
+            ],
+            "compose": {
+                # No public IPs and no SSH from outside: Session Manager carries the connection; its
+                # file transfers go through the cluster bucket, which the node role may read.
+                "ansible_connection": "'amazon.aws.aws_ssm'",
+                "ansible_aws_ssm_region": f"'{region}'",
+                "ansible_aws_ssm_bucket_name": f"'{outputs.bucket}'",
+                "ansible_become": "true",
+            },
+        }

@@ -1,0 +1,128 @@
+"""What clusterfab needs to know about a cloud, as one interface.
+
+A profile answers the questions whose answers differ per cloud: how zones and reservations are written,
+which labels are valid, what a Lustre tier is called, which blueprint fields belong to it, how push mode
+finds its nodes. Rules, resolution, cost and provisioning ask the profile instead of branching on the
+cloud's name, so adding a cloud is a new module and a registry entry.
+
+Profiles are stateless and cheap (no I/O, no Pulumi): `validate` and `cost` use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from clusterfab.core.findings import FieldPath
+from clusterfab.core.vocab import Cloud, StorageKind
+
+if TYPE_CHECKING:
+    from clusterfab.blueprint.models import Blueprint
+    from clusterfab.catalog import Catalog
+    from clusterfab.catalog.models import MachineType
+    from clusterfab.outputs import StackOutputs
+
+
+@dataclass(frozen=True, slots=True)
+class FieldProblem:
+    """A blueprint value the cloud rejects: where, what, and how to fix it."""
+
+    path: FieldPath
+    message: str
+    hint: str
+    at_key: bool = False
+
+
+class CloudProfile(Protocol):
+    """One cloud's conventions (see the module docstring)."""
+
+    @property
+    def name(self) -> Cloud: ...
+
+    @property
+    def title(self) -> str:
+        """How people write the cloud's name: AWS, GCP."""
+        ...
+
+    @property
+    def zone_example(self) -> str:
+        """A zone written the way the blueprint expects it, for hints."""
+        ...
+
+    @property
+    def lustre_product(self) -> str:
+        """The cloud's Lustre service: FSx for Lustre, Managed Lustre."""
+        ...
+
+    @property
+    def reserved_addresses(self) -> int:
+        """Addresses the cloud keeps in every subnet (network, gateway, DNS, ..., broadcast)."""
+        ...
+
+    @property
+    def offers_tpus(self) -> bool: ...
+
+    @property
+    def reservation_example(self) -> str: ...
+
+    @property
+    def reservation_format(self) -> str:
+        """What a reservation reference looks like, in words."""
+        ...
+
+    def reservation_valid(self, value: str) -> bool: ...
+
+    def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]: ...
+
+    def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:
+        """The region a zone belongs to, read from its name (None when the name has no known form)."""
+        ...
+
+    def regions(self, catalog: Catalog) -> set[str]:
+        """Regions the catalog knows something to be offered in."""
+        ...
+
+    def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
+        """What is wrong with a label / tag (path relative to `labels.<key>`)."""
+        ...
+
+    def storage_kinds(self) -> tuple[StorageKind, ...]: ...
+
+    def lustre_tier(self, deployment: str, throughput_mbps_per_tib: int | None) -> str | None:
+        """The catalog tier a Lustre file system of this cloud is, from the blueprint's fields."""
+        ...
+
+    def storage_title(self, kind: StorageKind, tier: str) -> str:
+        """The product name of a storage tier, for messages: FSx for Lustre PERSISTENT_2."""
+        ...
+
+    def foreign_fields(self, blueprint: Blueprint) -> Iterator[FieldProblem]:
+        """Blueprint fields that belong to another cloud (BP110)."""
+        ...
+
+    def fabric_subnets(self, machine: MachineType) -> int:
+        """Subnets of the cluster range one fabric of `machine` needs besides the general one."""
+        ...
+
+    def fabric_subnets_available(self, catalog: Catalog) -> int:
+        """Blocks of the cluster range left for fabric subnets."""
+        ...
+
+    def node_selector(self, cluster: str, stack: str) -> dict[str, str]:
+        """The filter (tags / labels) that finds a stack's nodes in the cloud's API."""
+        ...
+
+    @property
+    def inventory_collection(self) -> str:
+        """The Ansible collection whose inventory plugin (and connection) push mode needs."""
+        ...
+
+    @property
+    def inventory_suffix(self) -> str:
+        """The inventory plugin reads only files whose names end like this."""
+        ...
+
+    def inventory(self, outputs: StackOutputs) -> dict[str, Any]:
+        """The Ansible inventory plugin configuration for the nodes of a stack with these outputs."""
+        ...

@@ -1,0 +1,152 @@
+"""GCP: zone names, reservation paths, label rules, Managed Lustre tiers, extra GPU networks, IAP."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from clusterfab import addressing
+from clusterfab.blueprint.models import LustreSpec
+from clusterfab.catalog.models import GcpMachineType
+from clusterfab.clouds.base import FieldProblem
+from clusterfab.core.vocab import (
+    BLUEPRINT_TAG,
+    INVENTORY_GROUP_PREFIX,
+    NODE_GROUP_TAG,
+    STACK_TAG,
+    Cloud,
+    StorageKind,
+    label_value,
+)
+
+if TYPE_CHECKING:
+    from clusterfab.blueprint.models import Blueprint
+    from clusterfab.catalog import Catalog
+    from clusterfab.catalog.models import MachineType
+    from clusterfab.outputs import StackOutputs
+
+_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+_RESERVATION = re.compile(
+    r"^(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+    r"(/reservationBlocks/[a-z0-9-]+(/reservationSubBlocks/[a-z0-9-]+)?)?$"
+)
+IAP_SOURCE_RANGE = "35.235.240.0/20"
+"""Where Identity-Aware Proxy's TCP forwarding connects from (the firewall allows SSH only from it)."""
+
+
+class GcpProfile:
+    """The GCP profile (see clusterfab.clouds.base.CloudProfile)."""
+
+    name: Cloud = "gcp"
+    title = "GCP"
+    zone_example = "us-central1-a"
+    lustre_product = "Managed Lustre"
+    reserved_addresses = 4
+    offers_tpus = True
+    reservation_example = "my-reservation"
+    reservation_format = "a reservation name or projects/PROJECT/reservations/NAME"
+    inventory_plugin = "google.cloud.gcp_compute"
+    inventory_collection = "google.cloud"
+    inventory_suffix = ".gcp.yml"
+
+    def reservation_valid(self, value: str) -> bool:
+        return _RESERVATION.match(value) is not None
+
+    def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:
+        return catalog.gcp_machine_types
+
+    def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:
+        del catalog  # a GCP zone is its region plus a one-letter suffix
+        region, _, suffix = zone.rpartition("-")
+        return region if region and len(suffix) == 1 else None
+
+    def regions(self, catalog: Catalog) -> set[str]:
+        zones = {z for m in catalog.gcp_machine_types.values() for z in m.zones}
+        zones |= {z for g in catalog.tpu_generations.values() for z in g.zones}
+        return {r for z in zones if (r := self.region_of_zone(catalog, z))}
+
+    def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
+        if not _LABEL_KEY.match(key):
+            yield FieldProblem(
+                (),
+                f"label key '{key}' is not a valid GCP label key",
+                "lowercase letters, digits, _ and -, starting with a letter, at most 63 characters",
+                at_key=True,
+            )
+        if not _LABEL_VALUE.match(value):
+            yield FieldProblem(
+                (),
+                f"label value '{value}' is not a valid GCP label value",
+                "lowercase letters, digits, _ and -, at most 63 characters",
+            )
+
+    def storage_kinds(self) -> tuple[StorageKind, ...]:
+        return ("lustre", "filestore")
+
+    def lustre_tier(self, deployment: str, throughput_mbps_per_tib: int | None) -> str | None:
+        del deployment  # Managed Lustre tiers are throughputs
+        return None if throughput_mbps_per_tib is None else str(throughput_mbps_per_tib)
+
+    def storage_title(self, kind: StorageKind, tier: str) -> str:
+        return f"Filestore {tier}" if kind == "filestore" else f"Managed Lustre tier {tier}"
+
+    def foreign_fields(self, blueprint: Blueprint) -> Iterator[FieldProblem]:
+        for index, storage in enumerate(blueprint.storage):
+            if not isinstance(storage, LustreSpec):
+                continue
+            if storage.import_path is not None:
+                yield FieldProblem(
+                    ("storage", index, "import_path"),
+                    "import_path (an S3 data repository) is an AWS setting",
+                    "remove it; load data into Managed Lustre from Cloud Storage instead",
+                    at_key=True,
+                )
+            if storage.deployment == "scratch":
+                yield FieldProblem(
+                    ("storage", index, "deployment"),
+                    "GCP Managed Lustre has no scratch deployment",
+                    "remove `deployment`; pick a throughput tier instead",
+                )
+
+    def fabric_subnets(self, machine: MachineType) -> int:
+        # One subnet per extra GPU VPC (TCPX / TCPXO) or per RDMA NIC (RoCE).
+        if not isinstance(machine, GcpMachineType):
+            return 0
+        return machine.network.gpu_vpcs + machine.network.rdma_subnets
+
+    def fabric_subnets_available(self, catalog: Catalog) -> int:
+        # Every machine's general networks take their slots whether or not a group uses them.
+        general = max(m.network.general_vpcs for m in catalog.gcp_machine_types.values())
+        return addressing.gcp_fabric_slots(general)
+
+    def node_selector(self, cluster: str, stack: str) -> dict[str, str]:
+        # The keys are instances.list filter terms.
+        return {f"labels.{BLUEPRINT_TAG}": cluster, f"labels.{STACK_TAG}": label_value(stack)}
+
+    def inventory(self, outputs: StackOutputs) -> dict[str, Any]:
+        project, zone = outputs.blueprint.project, outputs.blueprint.zone
+        filters = [f"{key} = {value}" for key, value in outputs.node_selector.items()]
+        tunnel = (
+            f'-o ProxyCommand="gcloud compute start-iap-tunnel %h 22 --listen-on-stdin '
+            f'--project={project} --zone={zone}"'
+        )
+        return {
+            "plugin": self.inventory_plugin,
+            "projects": [project],
+            "zones": [zone],
+            "filters": filters,
+            "auth_kind": "application",
+            "hostnames": ["name"],
+            "keyed_groups": [
+                {"key": f"labels['{NODE_GROUP_TAG}']", "prefix": INVENTORY_GROUP_PREFIX, "separator": "_"}
+            ],
+            "compose": {
+                "ansible_host": "name",
+                # Nodes have no external IP; IAP forwards SSH to the internal address (the firewall
+                # allows port 22 only from IAP_SOURCE_RANGE).
+                "ansible_ssh_common_args": f"'{tunnel}'",
+                "ansible_become": "true",
+            },
+        }

@@ -1,0 +1,34 @@
+"""The resolved cluster: `resolve(blueprint, catalog, environment) -> ClusterSpec`."""
+
+from clusterfab.spec.capacity import Capacity, CapacityBlock, FlexStart, OnDemand, Reservation, Spot
+from clusterfab.spec.model import (
+    Budget,
+    ClusterSpec,
+    FilestoreStorage,
+    LustreStorage,
+    NodeGroup,
+    SoftwareVersions,
+    Storage,
+    TpuSlice,
+    Unresolved,
+)
+from clusterfab.spec.resolve import resolve
+
+__all__ = [
+    "Budget",
+    "Capacity",
+    "CapacityBlock",
+    "ClusterSpec",
+    "FilestoreStorage",
+    "FlexStart",
+    "LustreStorage",
+    "NodeGroup",
+    "OnDemand",
+    "Reservation",
+    "SoftwareVersions",
+    "Spot",
+    "Storage",
+    "TpuSlice",
+    "Unresolved",
+    "resolve",
+]

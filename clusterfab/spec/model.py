@@ -1,0 +1,182 @@
+"""ClusterSpec: a blueprint resolved against the catalog for one environment.
+
+Blueprints leave much to defaults (placement, fabric, mounted storage, software versions, images,
+protection) and name catalog entries by key. The spec holds the answers, decided once by
+`clusterfab.spec.resolve`: the machine record itself instead of its name, the fabric and placement the
+group really gets, its size range, typed capacity, the storage tier record. Rules, cost, the node
+software's variables, render and the Pulumi program all read the spec; none re-derives it.
+
+Every item keeps its blueprint `path` so that a rule reading the spec can still point at the line.
+Items that name something the catalog lacks are not resolved; they are listed in `unresolved` (the
+catalog rules report why), and the spec is `complete` only without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import ClassVar, Literal
+
+from clusterfab.catalog.models import MachineType, StorageTier, TpuGeneration, TpuTopology
+from clusterfab.core.findings import FieldPath
+from clusterfab.core.vocab import Cloud, Fabric, Placement
+from clusterfab.spec.capacity import Capacity
+
+
+@dataclass(frozen=True, slots=True)
+class SoftwareVersions:
+    """The NVIDIA stack for GPU nodes, with the blueprint's choices over the catalog's defaults."""
+
+    nvidia_driver: str
+    cuda: str
+    nccl: str
+
+
+class _Item:
+    """Where a resolved item sits in the blueprint, for findings about it."""
+
+    index: int
+    list_name: ClassVar[str]
+
+    @property
+    def path(self) -> FieldPath:
+        return (self.list_name, self.index)
+
+
+@dataclass(frozen=True)
+class NodeGroup(_Item):
+    list_name: ClassVar[str] = "node_groups"
+    index: int
+    """Position in the blueprint's `node_groups`."""
+    name: str
+    machine: MachineType
+    min_size: int
+    max_size: int
+    autoscaled: bool
+    capacity: Capacity
+    fabric: Fabric | None
+    """The fabric the nodes attach to; None: only the general network."""
+    placement: Placement
+    placement_max_distance: int | None
+    boot_disk_gib: int
+    image: str
+    """The blueprint's image, else the catalog's default for the machine's CPU architecture."""
+    root_device: str | None
+    """The default image's root device name (AWS block device mapping); None where the cloud needs none."""
+    storage: tuple[str, ...]
+    """Names of the storage mounted on the nodes, in blueprint order."""
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.machine.accelerator.count
+
+    @property
+    def max_gpus(self) -> int:
+        return self.max_size * self.gpus_per_node
+
+
+@dataclass(frozen=True)
+class TpuSlice(_Item):
+    list_name: ClassVar[str] = "tpu_slices"
+    index: int
+    """Position in the blueprint's `tpu_slices`."""
+    name: str
+    generation: TpuGeneration
+    topology: str
+    shape: TpuTopology
+    accelerator_type: str
+    """`v5p-128` for a 4x4x4 v5p slice (N counts TensorCores), `v6e-256` for 16x16 (N counts chips)."""
+    runtime_version: str
+    slices: int
+    capacity: Capacity
+    storage: tuple[str, ...]
+
+    @property
+    def hosts_per_slice(self) -> int:
+        return self.shape.hosts
+
+    @property
+    def chips(self) -> int:
+        """Chips over all slices."""
+        return self.shape.chips * self.slices
+
+
+@dataclass(frozen=True)
+class LustreStorage(_Item):
+    list_name: ClassVar[str] = "storage"
+    index: int
+    """Position in the blueprint's `storage`."""
+    name: str
+    tier: StorageTier
+    capacity_gib: int
+    throughput_mbps_per_tib: int | None
+    deployment: Literal["persistent", "scratch"]
+    mount_point: str
+    import_path: str | None
+    protected: bool
+    kind: Literal["lustre"] = "lustre"
+
+
+@dataclass(frozen=True)
+class FilestoreStorage(_Item):
+    list_name: ClassVar[str] = "storage"
+    index: int
+    """Position in the blueprint's `storage`."""
+    name: str
+    tier: StorageTier
+    capacity_gib: int
+    share_name: str
+    mount_point: str
+    protected: bool
+    kind: Literal["filestore"] = "filestore"
+
+
+Storage = LustreStorage | FilestoreStorage
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    """An item that names something the catalog lacks (the catalog rules say what and where)."""
+
+    path: FieldPath
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    max_hourly_usd: Decimal | None
+    max_monthly_usd: Decimal | None
+    alert_emails: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    name: str
+    cloud: Cloud
+    region: str
+    zone: str
+    project: str | None
+    """GCP: the blueprint's project (the stack config `gcp:project` may supply it instead)."""
+    labels: Mapping[str, str]
+    environment: str | None
+    protected: bool
+    """Whether the environment protects stateful resources by default."""
+    cidr: str
+    ssh_ingress_cidrs: tuple[str, ...]
+    node_groups: tuple[NodeGroup, ...]
+    tpu_slices: tuple[TpuSlice, ...]
+    storage: tuple[Storage, ...]
+    software: SoftwareVersions
+    budget: Budget | None
+    unresolved: tuple[Unresolved, ...]
+
+    @property
+    def complete(self) -> bool:
+        """Whether every item resolved (a validated blueprint's spec always is)."""
+        return not self.unresolved
+
+    def storage_named(self, names: tuple[str, ...]) -> tuple[Storage, ...]:
+        """The storage items with these names, in blueprint order."""
+        wanted = set(names)
+        return tuple(s for s in self.storage if s.name in wanted)

@@ -1,0 +1,199 @@
+"""ClusterSpec -> AWS components: the only place that maps a resolved cluster to AWS component Args.
+
+One VPC with a node subnet in the blueprint's zone, the cluster bucket, FSx for Lustre per file system,
+an auto scaling group per node group (launch template with the machine's EFA layout from the catalog),
+and the budget. Resources are registered in that order.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from compose import Cluster, NodeGroupExport, Realized, StorageExport
+
+from clusterfab import addressing
+from clusterfab.catalog.models import AwsMachineType
+from clusterfab.clouds import profile
+from clusterfab.clouds.aws import is_zone_id
+from clusterfab.cost import monthly_budget_limit
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
+from clusterfab.spec import (
+    CapacityBlock,
+    FlexStart,
+    LustreStorage,
+    NodeGroup,
+    OnDemand,
+    Reservation,
+    Spot,
+)
+from components._contracts import MountTarget
+from components._naming import child
+from components.aws.bucket import AwsClusterBucket, AwsClusterBucketArgs
+from components.aws.budget import AwsBudget, AwsBudgetArgs
+from components.aws.lustre import AwsFsxLustre, AwsFsxLustreArgs
+from components.aws.network import AwsNetwork, AwsNetworkArgs
+from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, Market, NetworkInterface
+
+
+def realize(cluster: Cluster) -> Realized:
+    spec = cluster.spec
+    network = _network(cluster)
+    bucket = AwsClusterBucket(
+        child(spec.name, "artifacts"),
+        AwsClusterBucketArgs(
+            protect=spec.protected,
+            objects={"bundle": (cluster.bundle.key, cluster.bundle.path)},
+            tags=cluster.tags("artifacts"),
+        ),
+    )
+    mounts: dict[str, MountTarget] = {}
+    storage: dict[str, StorageExport] = {}
+    for item in spec.storage:
+        if not isinstance(item, LustreStorage):
+            raise ValueError(f"storage {item.name}: AWS offers no {item.kind} (validation rejects it)")
+        fs = _lustre(cluster, item, network)
+        mounts[item.name] = fs.mount_target
+        storage[item.name] = StorageExport.of(fs.mount_target, fs.file_system_id)
+    groups = {
+        group.name: _node_group(cluster, group, network, bucket, [mounts[s] for s in group.storage])
+        for group in spec.node_groups
+    }
+    monthly = monthly_budget_limit(spec.budget)
+    if spec.budget is not None and monthly is not None:
+        AwsBudget(
+            child(spec.name, "budget"),
+            AwsBudgetArgs(
+                cluster=spec.name, monthly_limit_usd=monthly, alert_emails=spec.budget.alert_emails
+            ),
+        )
+    return Realized(
+        network={
+            "vpc_id": network.vpc_id,
+            "node_subnet_id": network.node_subnet_id,
+            "node_security_group_id": network.node_security_group_id,
+        },
+        bucket=bucket.bucket_name,
+        node_groups=groups,
+        storage=storage,
+        node_selector=profile("aws").node_selector(spec.name, cluster.stack),
+    )
+
+
+def _network(cluster: Cluster) -> AwsNetwork:
+    spec = cluster.spec
+    by_id = is_zone_id(spec.zone)
+    return AwsNetwork(
+        child(spec.name, "net"),
+        AwsNetworkArgs(
+            cidr=spec.cidr,
+            node_subnet_cidr=str(addressing.aws_node_subnet(spec.cidr)),
+            public_subnet_cidr=str(addressing.aws_public_subnet(spec.cidr)),
+            region=spec.region,
+            availability_zone=None if by_id else spec.zone,
+            availability_zone_id=spec.zone if by_id else None,
+            ssh_ingress_cidrs=spec.ssh_ingress_cidrs,
+            tags=cluster.tags("network"),
+        ),
+    )
+
+
+def _lustre(cluster: Cluster, item: LustreStorage, network: AwsNetwork) -> AwsFsxLustre:
+    return AwsFsxLustre(
+        child(cluster.spec.name, item.name),
+        AwsFsxLustreArgs(
+            vpc_id=network.vpc_id,
+            subnet_id=network.node_subnet_id,
+            client_security_group_id=network.node_security_group_id,
+            capacity_gib=item.capacity_gib,
+            mount_point=item.mount_point,
+            mount_name=item.name,
+            deployment_type="PERSISTENT_2" if item.tier.tier == "PERSISTENT_2" else "SCRATCH_2",
+            per_unit_storage_throughput=item.throughput_mbps_per_tib,
+            import_path=item.import_path,
+            protect=item.protected,
+            tags=cluster.tags(f"storage-{item.name}"),
+        ),
+    )
+
+
+def _market(group: NodeGroup) -> tuple[Market, str | None]:
+    """The launch template's market and the reservation it launches into."""
+    capacity = group.capacity
+    match capacity:
+        case OnDemand():
+            return "on-demand", None
+        case Spot():
+            return "spot", None
+        case Reservation():
+            return "on-demand", capacity.reservation
+        case CapacityBlock():
+            return "capacity-block", capacity.reservation
+        case FlexStart():
+            raise ValueError(
+                f"node group {group.name}: AWS has no flex-start capacity (validation rejects it)"
+            )
+        case _:
+            assert_never(capacity)
+
+
+def _interfaces(cluster: Cluster, group: NodeGroup) -> tuple[NetworkInterface, ...]:
+    machine = group.machine
+    if group.fabric is None or not isinstance(machine, AwsMachineType):
+        return (NetworkInterface(0, 0, "interface"),)
+    layout = cluster.input.catalog.efa_interfaces(machine)
+    return tuple(NetworkInterface(i.network_card_index, i.device_index, i.interface_type) for i in layout)
+
+
+def _node_group(
+    cluster: Cluster,
+    group: NodeGroup,
+    network: AwsNetwork,
+    bucket: AwsClusterBucket,
+    mounts: list[MountTarget],
+) -> NodeGroupExport:
+    spec, catalog = cluster.spec, cluster.input.catalog
+    market, reservation = _market(group)
+    interfaces = _interfaces(cluster, group)
+    boot_script = cluster.boot_script(
+        name=group.name,
+        bucket_name=bucket.bucket_name,
+        mounts=mounts,
+        playbook="gpu_node.yml",
+        playbook_vars=lambda resolved: gpu_node_vars(spec, group, catalog, resolved),
+        healthcheck_vars=healthcheck_vars(spec, group, catalog),
+    )
+    node_group = AwsGpuNodeGroup(
+        child(spec.name, group.name),
+        AwsGpuNodeGroupArgs(
+            node_group=group.name,
+            instance_type=group.machine.name,
+            image_id=group.image,
+            subnet_id=network.node_subnet_id,
+            security_group_id=network.node_security_group_id,
+            bucket_arn=bucket.bucket_arn,
+            boot_script=boot_script,
+            network_interfaces=interfaces,
+            min_size=group.min_size,
+            max_size=group.max_size,
+            autoscaled=group.autoscaled,
+            market=market,
+            capacity_reservation_id=reservation,
+            placement_group=group.placement == "compact",
+            root_device_name=group.root_device or "/dev/sda1",
+            root_volume_gib=group.boot_disk_gib,
+            tags=cluster.tags(f"node-group-{group.name}"),
+        ),
+    )
+    return NodeGroupExport(
+        machine_type=group.machine.name,
+        min_size=group.min_size,
+        max_size=group.max_size,
+        capacity=group.capacity.kind,
+        placement=group.placement,
+        fabric=group.fabric,
+        group=node_group.auto_scaling_group_name,
+        template=node_group.launch_template_id,
+        identity=node_group.role_arn,
+        interfaces=len(interfaces),
+        fabric_interfaces=sum(1 for i in interfaces if i.interface_type != "interface"),
+    )

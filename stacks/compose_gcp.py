@@ -1,0 +1,522 @@
+"""ClusterSpec -> GCP components: the only place that maps a resolved cluster to GCP component Args.
+
+The system network (plus the second gVNIC network RoCE machines use), one set of fabric networks per
+fabric kind in use, the cluster bucket, Managed Lustre / Filestore, a MIG per node group, TPU slices
+and the budget. Resources are registered in that order.
+
+Addresses are fixed slots of the cluster range (`clusterfab.addressing`): general network i is slot i,
+the fabric networks follow in a fixed fabric order, and the last slot is reserved for private services
+access (where Managed Lustre and Filestore get their addresses). Fabric network counts, MTUs and the
+RoCE network profile come from the catalog (`GcpMachineType.network`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from ipaddress import IPv4Network
+from typing import Literal, assert_never, get_args
+
+import pulumi
+from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport
+
+from clusterfab import addressing
+from clusterfab.catalog.models import GcpMachineType
+from clusterfab.clouds import profile
+from clusterfab.core.vocab import Fabric
+from clusterfab.cost import monthly_budget_limit
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
+from clusterfab.spec import (
+    Capacity,
+    CapacityBlock,
+    FilestoreStorage,
+    FlexStart,
+    LustreStorage,
+    NodeGroup,
+    OnDemand,
+    Reservation,
+    Spot,
+    TpuSlice,
+)
+from components._contracts import MountTarget
+from components._naming import child, physical
+from components.gcp.bucket import GcpClusterBucket, GcpClusterBucketArgs
+from components.gcp.budget import GcpBudget, GcpBudgetArgs
+from components.gcp.network import (
+    GcpFabricNetwork,
+    GcpFabricNetworkArgs,
+    GcpNetwork,
+    GcpNetworkArgs,
+    SubnetArgs,
+    VpcArgs,
+)
+from components.gcp.node_group import (
+    BASE_INSTANCE_NAME_MAX,
+    GcpGpuNodeGroup,
+    GcpGpuNodeGroupArgs,
+    Nic,
+    Provisioning,
+)
+from components.gcp.storage import GcpFilestore, GcpFilestoreArgs, GcpManagedLustre, GcpManagedLustreArgs
+from components.gcp.tpu import GcpTpuSlices, GcpTpuSlicesArgs
+
+PSA_SLOT = addressing.GCP_PRIVATE_SERVICES_SLOT
+"""The last block of the cluster range: allocated to private services access (Lustre, Filestore)."""
+FABRIC_ORDER: tuple[Fabric, ...] = get_args(Fabric)
+"""Fabric networks take their address slots in this order, so reordering node groups moves nothing."""
+SERVICE_ACCOUNT_ID_MAX = 30
+TOPOLOGY_DISTANCE: dict[int, Literal["SUBBLOCK", "BLOCK", "CLUSTER"]] = {
+    1: "SUBBLOCK",
+    2: "BLOCK",
+    3: "CLUSTER",
+}
+"""Blueprint placement_max_distance -> the workload policy's maxTopologyDistance."""
+REGIONAL_FILESTORE_TIERS = frozenset({"REGIONAL", "ENTERPRISE"})
+"""Filestore tiers whose instances live in a region; the others live in a zone."""
+
+
+class GcpRealizeError(ValueError):
+    """A spec the GCP components cannot realize; validation should have refused it."""
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """Every network of the cluster: general VPCs (general[0] is the system VPC) and fabric VPCs."""
+
+    general: tuple[VpcArgs, ...]
+    fabrics: dict[Fabric, tuple[VpcArgs, ...]]
+    psa_range: str | None
+
+
+def plan_networks(
+    *,
+    project: str,
+    zone: str,
+    cidr: str,
+    fabric_machines: Sequence[GcpMachineType],
+    general_slots: int,
+    private_services: bool,
+) -> NetworkPlan:
+    """The networks for node groups on `fabric_machines` (the machine types of groups with a fabric).
+
+    `general_slots` address slots stay reserved for general networks (the most any catalog machine
+    type uses), so adding a RoCE group to a TCPXO cluster moves no existing subnet.
+    """
+    blocks = addressing.blocks(cidr)
+    general_count = max((m.network.general_vpcs for m in fabric_machines), default=1)
+    if general_count > general_slots:
+        raise GcpRealizeError(
+            f"{general_count} general networks do not fit in {general_slots} reserved slots"
+        )
+    general: list[VpcArgs] = []
+    for index in range(general_count):
+        users = [m for m in fabric_machines if m.network.general_vpcs > index]
+        # One VPC serves several machine types: the smallest MTU any of them asks for works for all.
+        mtu = min((m.network.general_mtu for m in users), default=None)
+        role = "sys" if index == 0 else f"gvnic-{index}"
+        general.append(
+            VpcArgs(role, mtu, (SubnetArgs(f"{role}-subnet", str(blocks[index])),), google_access=True)
+        )
+    slot = general_slots
+    fabrics: dict[Fabric, tuple[VpcArgs, ...]] = {}
+    for fabric in FABRIC_ORDER:
+        machines = [m for m in fabric_machines if m.fabric == fabric]
+        if machines:
+            fabrics[fabric], slot = _fabric_vpcs(
+                fabric, machines, blocks, slot=slot, project=project, zone=zone
+            )
+    return NetworkPlan(tuple(general), fabrics, str(blocks[PSA_SLOT]) if private_services else None)
+
+
+def _fabric_vpcs(
+    fabric: Fabric,
+    machines: list[GcpMachineType],
+    blocks: list[IPv4Network],
+    *,
+    slot: int,
+    project: str,
+    zone: str,
+) -> tuple[tuple[VpcArgs, ...], int]:
+    """One fabric's VPCs from address slot `slot` on; returns them and the next free slot."""
+    vpcs: list[VpcArgs] = []
+    gpu_mtu = min((m.network.gpu_mtu for m in machines if m.network.gpu_mtu), default=None)
+    for index in range(max(m.network.gpu_vpcs for m in machines)):
+        if slot >= PSA_SLOT:
+            break
+        vpcs.append(VpcArgs(f"gpu-{index}", gpu_mtu, (SubnetArgs(f"gpu-{index}-subnet", str(blocks[slot])),)))
+        slot += 1
+    rdma_subnets = max(m.network.rdma_subnets for m in machines)
+    if rdma_subnets:
+        profiles = {m.network.rdma_profile for m in machines}
+        if len(profiles) != 1 or None in profiles:
+            raise GcpRealizeError(f"{fabric} machine types disagree on the RDMA network profile: {profiles}")
+        subnets = []
+        for index in range(rdma_subnets):
+            if slot >= PSA_SLOT:
+                break
+            subnets.append(SubnetArgs(f"subnet-{index}", str(blocks[slot])))
+            slot += 1
+        vpcs.append(
+            VpcArgs(
+                "vpc",
+                min(m.network.rdma_mtu for m in machines if m.network.rdma_mtu),
+                tuple(subnets),
+                network_profile=f"projects/{project}/global/networkProfiles/{zone}-{profiles.pop()}",
+            )
+        )
+    needed = max(m.network.gpu_vpcs + m.network.rdma_subnets for m in machines)
+    if sum(len(v.subnets) for v in vpcs) < needed:
+        raise GcpRealizeError(
+            f"the {fabric} fabric needs {needed} subnets; the cluster range has too few address blocks left"
+        )
+    return tuple(vpcs), slot
+
+
+def realize(cluster: Cluster) -> Realized:
+    spec = cluster.spec
+    project = cluster.input.project
+    if not project:
+        raise pulumi.RunError(
+            f"{cluster.input.file}: no GCP project: set `project:` in the blueprint "
+            "or the stack config `gcp:project`"
+        )
+    network, fabrics = _networks(cluster, project)
+    bucket = GcpClusterBucket(
+        child(spec.name, "artifacts"),
+        GcpClusterBucketArgs(
+            project=project,
+            location=spec.region,
+            protect=spec.protected,
+            objects={"bundle": (cluster.bundle.key, cluster.bundle.path)},
+            labels=cluster.tags("artifacts"),
+        ),
+    )
+    mounts, storage = _storage(cluster, project, network)
+    groups = {
+        g.name: _node_group(
+            cluster,
+            g,
+            project=project,
+            network=network,
+            fabrics=fabrics,
+            bucket=bucket,
+            mounts=[mounts[s] for s in g.storage],
+        )
+        for g in spec.node_groups
+    }
+    tpus = {
+        t.name: _tpu(
+            cluster, t, project=project, network=network, bucket=bucket, mounts=[mounts[s] for s in t.storage]
+        )
+        for t in spec.tpu_slices
+    }
+    _budget(cluster, project)
+    links: dict[str, pulumi.Input[str]] = dict(network.network_self_links)
+    for fabric, fabric_network in fabrics.items():
+        for role, link in fabric_network.network_self_links.items():
+            links[f"{fabric}-{role}"] = link
+    links.update(
+        system_network_id=network.system_network_id, system_subnetwork_id=network.system_subnetwork_id
+    )
+    return Realized(
+        network=links,
+        bucket=bucket.bucket_name,
+        project=project,
+        node_groups=groups,
+        tpu_slices=tpus,
+        storage=storage,
+        node_selector=profile("gcp").node_selector(spec.name, cluster.stack),
+    )
+
+
+def _networks(cluster: Cluster, project: str) -> tuple[GcpNetwork, dict[Fabric, GcpFabricNetwork]]:
+    spec, catalog = cluster.spec, cluster.input.catalog
+    plan = plan_networks(
+        project=project,
+        zone=spec.zone,
+        cidr=spec.cidr,
+        fabric_machines=[_machine(g) for g in spec.node_groups if g.fabric is not None],
+        general_slots=max(m.network.general_vpcs for m in catalog.gcp_machine_types.values()),
+        private_services=bool(spec.storage),
+    )
+    network = GcpNetwork(
+        child(spec.name, "net"),
+        GcpNetworkArgs(
+            project=project,
+            region=spec.region,
+            cidr=spec.cidr,
+            general=plan.general,
+            private_services_range=plan.psa_range,
+            ssh_ingress_cidrs=spec.ssh_ingress_cidrs,
+            labels=cluster.tags("network"),
+        ),
+    )
+    fabrics = {
+        fabric: GcpFabricNetwork(
+            child(spec.name, fabric), GcpFabricNetworkArgs(project=project, region=spec.region, vpcs=vpcs)
+        )
+        for fabric, vpcs in plan.fabrics.items()
+    }
+    return network, fabrics
+
+
+def _machine(group: NodeGroup) -> GcpMachineType:
+    if not isinstance(group.machine, GcpMachineType):
+        raise GcpRealizeError(f"node group {group.name}: {group.machine.name} is not a GCP machine type")
+    return group.machine
+
+
+def _storage(
+    cluster: Cluster, project: str, network: GcpNetwork
+) -> tuple[dict[str, MountTarget], dict[str, StorageExport]]:
+    spec = cluster.spec
+    mounts: dict[str, MountTarget] = {}
+    exports: dict[str, StorageExport] = {}
+    for item in spec.storage:
+        component: GcpManagedLustre | GcpFilestore
+        labels = cluster.tags(f"storage-{item.name}")
+        if isinstance(item, LustreStorage):
+            component = GcpManagedLustre(
+                child(spec.name, item.name),
+                GcpManagedLustreArgs(
+                    project=project,
+                    zone=spec.zone,
+                    instance_id=physical(spec.name, cluster.stack, item.name),
+                    capacity_gib=item.capacity_gib,
+                    per_unit_storage_throughput=item.throughput_mbps_per_tib or 0,
+                    network_id=network.system_network_id,
+                    mount_point=item.mount_point,
+                    mount_name=item.name,
+                    private_services=network.private_services,
+                    protect=item.protected,
+                    labels=labels,
+                ),
+            )
+        else:
+            component = _filestore(cluster, project, item, network, labels)
+        mounts[item.name] = component.mount_target
+        exports[item.name] = StorageExport.of(component.mount_target, component.instance_name)
+    return mounts, exports
+
+
+def _filestore(
+    cluster: Cluster, project: str, item: FilestoreStorage, network: GcpNetwork, labels: dict[str, str]
+) -> GcpFilestore:
+    spec = cluster.spec
+    return GcpFilestore(
+        child(spec.name, item.name),
+        GcpFilestoreArgs(
+            project=project,
+            location=spec.region if item.tier.tier in REGIONAL_FILESTORE_TIERS else spec.zone,
+            capacity_gib=item.capacity_gib,
+            network_name=network.system_network_name,
+            mount_point=item.mount_point,
+            tier=item.tier.tier,
+            share_name=item.share_name,
+            mount_name=item.name,
+            private_services=network.private_services,
+            private_services_range=network.private_services_range,
+            protect=item.protected,
+            labels=labels,
+        ),
+    )
+
+
+def _provisioning(group_name: str, capacity: Capacity) -> tuple[Provisioning, int | None, str | None]:
+    """(provisioning model, max run seconds, reservation) of a capacity."""
+    match capacity:
+        case OnDemand():
+            return "STANDARD", None, None
+        case Reservation():
+            return "STANDARD", None, capacity.reservation
+        case Spot():
+            return "SPOT", None, None
+        case FlexStart():
+            hours = capacity.max_run_hours
+            return "FLEX_START", hours * 3600 if hours is not None else None, None
+        case CapacityBlock():
+            raise GcpRealizeError(f"{group_name}: GCP has no capacity blocks (validation rejects them)")
+        case _:
+            assert_never(capacity)
+
+
+def _nics(group: NodeGroup, machine: GcpMachineType) -> tuple[Nic, ...]:
+    net = machine.network
+    nics = [Nic("general", 0, net.general_nic_type)]
+    if group.fabric is not None:
+        nics += [Nic("general", i, net.general_nic_type) for i in range(1, net.general_vpcs)]
+        nics += [Nic("fabric", i, net.gpu_nic_type) for i in range(net.gpu_vpcs + net.rdma_subnets)]
+    return tuple(nics)
+
+
+def _distance(group: NodeGroup, machine: GcpMachineType) -> Literal["SUBBLOCK", "BLOCK", "CLUSTER"] | None:
+    """The workload policy's max distance: none where the machine places by accelerator topology."""
+    distance = group.placement_max_distance
+    if group.placement != "compact" or distance is None or machine.placement.accelerator_topology:
+        return None
+    return TOPOLOGY_DISTANCE[distance]
+
+
+def _node_group(
+    cluster: Cluster,
+    group: NodeGroup,
+    *,
+    project: str,
+    network: GcpNetwork,
+    fabrics: dict[Fabric, GcpFabricNetwork],
+    bucket: GcpClusterBucket,
+    mounts: list[MountTarget],
+) -> NodeGroupExport:
+    spec, catalog, machine = cluster.spec, cluster.input.catalog, _machine(group)
+    model, max_run_seconds, reservation = _provisioning(group.name, group.capacity)
+    nics = _nics(group, machine)
+    script = cluster.boot_script(
+        name=group.name,
+        bucket_name=bucket.bucket_name,
+        mounts=mounts,
+        playbook="gpu_node.yml",
+        playbook_vars=lambda resolved: gpu_node_vars(spec, group, catalog, resolved),
+        healthcheck_vars=healthcheck_vars(spec, group, catalog),
+    )
+    component = GcpGpuNodeGroup(
+        child(spec.name, group.name),
+        GcpGpuNodeGroupArgs(
+            node_group=group.name,
+            project=project,
+            region=spec.region,
+            zone=spec.zone,
+            machine_type=machine.name,
+            image=group.image,
+            service_account_id=physical(
+                spec.name, cluster.stack, group.name, max_length=SERVICE_ACCOUNT_ID_MAX
+            ),
+            general_subnetworks=network.general_subnetworks,
+            fabric_subnetworks=fabrics[group.fabric].nic_subnetworks if group.fabric is not None else (),
+            bucket_name=bucket.bucket_name,
+            nics=nics,
+            boot_disk_type=machine.boot_disk_type,
+            boot_disk_gib=group.boot_disk_gib,
+            min_size=group.min_size,
+            max_size=group.max_size,
+            autoscaled=group.autoscaled,
+            provisioning_model=model,
+            max_run_duration_seconds=max_run_seconds,
+            reservation=reservation,
+            startup_script=script,
+            base_instance_name=physical(spec.name, group.name, max_length=BASE_INSTANCE_NAME_MAX),
+            description=f"{spec.name}/{group.name}",
+            service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({cluster.stack})",
+            labels=cluster.tags(f"node-group-{group.name}"),
+            compact_placement=group.placement == "compact",
+            max_topology_distance=_distance(group, machine),
+            accelerator_topology=machine.placement.accelerator_topology
+            if group.placement == "compact"
+            else None,
+        ),
+    )
+    return NodeGroupExport(
+        machine_type=machine.name,
+        min_size=group.min_size,
+        max_size=group.max_size,
+        capacity=group.capacity.kind,
+        placement=group.placement,
+        fabric=group.fabric,
+        group=component.instance_group_manager_name,
+        template=component.instance_template,
+        identity=component.service_account_email,
+        interfaces=len(nics),
+        fabric_interfaces=sum(1 for n in nics if n.network == "fabric"),
+    )
+
+
+def _tpu_capacity(tpu: TpuSlice) -> Literal["on_demand", "spot", "reservation"]:
+    capacity = tpu.capacity
+    match capacity:
+        case OnDemand():
+            return "on_demand"
+        case Spot():
+            return "spot"
+        case Reservation():
+            return "reservation"
+        case CapacityBlock() | FlexStart():
+            raise GcpRealizeError(f"TPU slice {tpu.name}: TPU VMs are not sold as {capacity.kind}")
+        case _:
+            assert_never(capacity)
+
+
+def _tpu(
+    cluster: Cluster,
+    tpu: TpuSlice,
+    *,
+    project: str,
+    network: GcpNetwork,
+    bucket: GcpClusterBucket,
+    mounts: list[MountTarget],
+) -> TpuSliceExport:
+    spec, catalog = cluster.spec, cluster.input.catalog
+    script = cluster.boot_script(
+        name=tpu.name,
+        bucket_name=bucket.bucket_name,
+        mounts=mounts,
+        playbook="tpu_host.yml",
+        playbook_vars=lambda resolved: tpu_host_vars(spec, tpu, catalog, resolved),
+        healthcheck_vars=None,
+    )
+    slices = GcpTpuSlices(
+        child(spec.name, tpu.name),
+        GcpTpuSlicesArgs(
+            node_group=tpu.name,
+            project=project,
+            zone=spec.zone,
+            accelerator_type=tpu.accelerator_type,
+            runtime_version=tpu.runtime_version,
+            service_account_id=physical(
+                spec.name, cluster.stack, tpu.name, max_length=SERVICE_ACCOUNT_ID_MAX
+            ),
+            network_id=network.system_network_id,
+            subnetwork_id=network.system_subnetwork_id,
+            bucket_name=bucket.bucket_name,
+            slices=tpu.slices,
+            capacity=_tpu_capacity(tpu),
+            startup_script=script,
+            description=f"{spec.name}/{tpu.name}",
+            service_account_description=f"clusterfab TPU VMs of {spec.name}/{tpu.name} ({cluster.stack})",
+            labels=cluster.tags(f"tpu-{tpu.name}"),
+        ),
+    )
+    return TpuSliceExport(
+        nodes=slices.node_names,
+        accelerator_type=tpu.accelerator_type,
+        topology=tpu.topology,
+        runtime_version=tpu.runtime_version,
+        slices=tpu.slices,
+        hosts_per_slice=tpu.hosts_per_slice,
+        capacity=tpu.capacity.kind,
+        identity=slices.service_account_email,
+    )
+
+
+def _budget(cluster: Cluster, project: str) -> None:
+    spec = cluster.spec
+    monthly = monthly_budget_limit(spec.budget)
+    if spec.budget is None or monthly is None:
+        return
+    billing_account = cluster.input.settings.billing_account
+    if not billing_account:
+        pulumi.log.info(
+            "budget: no GCP budget created; set the stack config clusterfab:billingAccount to a billing "
+            f"account id to get a ${monthly:,.0f}/month budget with e-mail alerts"
+        )
+        return
+    GcpBudget(
+        child(spec.name, "budget"),
+        GcpBudgetArgs(
+            cluster=spec.name,
+            stack=cluster.stack,
+            project=project,
+            billing_account=billing_account,
+            monthly_limit_usd=monthly,
+            alert_emails=spec.budget.alert_emails,
+            labels=cluster.tags("budget"),
+        ),
+    )

@@ -1,0 +1,92 @@
+"""Builders every test uses: blueprints as data or YAML, validated and resolved, at a fixed date.
+
+One place, so that a change to the blueprint language or to resolution is made once here instead of
+in every test module.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.catalog import load_catalog
+from clusterfab.cost.estimate import CostEstimate, estimate_cost
+from clusterfab.rules.engine import Validated, validate_bytes, validate_file
+from clusterfab.spec import ClusterSpec, resolve
+from tests.conftest import REPO
+
+TODAY = dt.date(2026, 11, 22)
+"""The date prices are judged stale against in tests (the catalog's own date)."""
+EXAMPLES_DIR = REPO / "blueprints" / "examples"
+
+AWS_BASE: dict[str, Any] = {
+    "version": 1,
+    "name": "test-cluster",
+    "cloud": "aws",
+    "region": "us-east-1",
+    "zone": "use1-az6",
+}
+GCP_BASE: dict[str, Any] = {
+    "version": 1,
+    "name": "test-cluster",
+    "cloud": "gcp",
+    "region": "us-central1",
+    "zone": "us-central1-b",
+    "project": "test-project",
+}
+
+
+def example(name: str) -> Path:
+    """blueprints/examples/<name>.yaml."""
+    return EXAMPLES_DIR / f"{name}.yaml"
+
+
+def blueprint_data(cloud: str = "aws", **fields: Any) -> dict[str, Any]:
+    """A blueprint as data: the cloud's minimal head plus `fields` (which override it)."""
+    return {**(AWS_BASE if cloud == "aws" else GCP_BASE), **fields}
+
+
+def blueprint_yaml(cloud: str = "aws", **fields: Any) -> str:
+    """The same as YAML text."""
+    stream = io.StringIO()
+    YAML(typ="safe").dump(blueprint_data(cloud, **fields), stream)
+    return stream.getvalue()
+
+
+def blueprint(cloud: str = "aws", **fields: Any) -> Blueprint:
+    """A schema-valid Blueprint model (no rules run)."""
+    return Blueprint.model_validate(blueprint_data(cloud, **fields))
+
+
+def spec(cloud: str = "aws", env: str | None = None, **fields: Any) -> ClusterSpec:
+    """The resolved spec of a blueprint built from `fields` (no rules run)."""
+    return resolve(blueprint(cloud, **fields), load_catalog(), env)
+
+
+def validated(
+    source: Path | str, env: str | None = None, *, allow: frozenset[str] = frozenset()
+) -> Validated:
+    """A blueprint file or YAML text that must validate without errors (codes in `allow` excepted),
+    for the base blueprint or environment `env`."""
+    if isinstance(source, Path):
+        result = validate_file(source, today=TODAY)
+    else:
+        result = validate_bytes(source.encode(), "test.yaml", environment=env, today=TODAY)
+    errors = [f for f in result.findings if f.severity.value == "error" and f.code not in allow]
+    assert errors == [], errors
+    return result.blueprints[env]
+
+
+def example_spec(name: str, env: str | None = None) -> ClusterSpec:
+    """The resolved spec of an example blueprint (base, or environment `env`)."""
+    return validated(example(name), env).spec
+
+
+def estimate(name: str, env: str | None = None, hours: float | None = None) -> CostEstimate:
+    """The cost estimate of an example blueprint."""
+    return estimate_cost(example_spec(name, env), load_catalog(), hours=hours, today=TODAY)
