@@ -7,7 +7,8 @@ fails the program with the same findings the CLI prints. Pure: no Pulumi import.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusterfab.blueprint.models import Blueprint
@@ -41,6 +42,15 @@ class StackSettings:
     """`gcp:project`: the project when the blueprint names none."""
     billing_account: str | None = None
     """`clusterfab:billingAccount`: without it a GCP cluster gets no budget."""
+    provider_regions: Mapping[str, str] = field(default_factory=dict)
+    """`aws:region` / `gcp:region` as the stack sets them: they must agree with the blueprint, whose
+    region the program builds its providers from."""
+
+
+class StackConfigError(ClusterfabError):
+    """The stack config contradicts the blueprint."""
+
+    exit_code = 2
 
 
 class InvalidBlueprintError(ClusterfabError):
@@ -104,6 +114,8 @@ def load_stack_input(
     validated = (
         result.blueprints[environment] if environment in result.blueprints else result.blueprints[None]
     )
+    settings = settings or StackSettings()
+    _check_settings(validated.spec, settings, blueprint)
     return StackInput(
         file=blueprint,
         digest=hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -113,5 +125,23 @@ def load_stack_input(
         catalog=load_catalog(),
         warnings=tuple(f for f in result.findings if f.severity is not Severity.ERROR),
         project_root=project_root,
-        settings=settings or StackSettings(),
+        settings=settings,
     )
+
+
+def _check_settings(spec: ClusterSpec, settings: StackSettings, file: str) -> None:
+    """Refuse stack config that would build the cluster somewhere else than the blueprint says."""
+    problems = [
+        f"the stack config {key} is {value} but {file} says region {spec.region}"
+        for key, value in sorted(settings.provider_regions.items())
+        if key.split(":")[0] == spec.cloud and value != spec.region
+    ]
+    if spec.project and settings.gcp_project and settings.gcp_project != spec.project:
+        problems.append(
+            f"the stack config gcp:project is {settings.gcp_project} but {file} says {spec.project}"
+        )
+    if problems:
+        raise StackConfigError(
+            "; ".join(problems) + ". The program builds its cloud provider from the blueprint: remove the "
+            "stack setting (stacks/Pulumi.<stack>.yaml) or change the blueprint"
+        )

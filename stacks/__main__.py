@@ -6,6 +6,8 @@ Stack config (stacks/Pulumi.<stack>.yaml):
   clusterfab:enforceBudget  default true: an over-budget blueprint fails the program
   clusterfab:billingAccount  GCP: the billing account the cluster's budget is created under
   gcp:project             GCP: the project, when the blueprint names none
+  aws:region, gcp:region  optional; when set they must equal the blueprint's region (the program builds
+                          its providers from the blueprint, so a stack cannot deploy elsewhere)
 An invalid blueprint fails the program with the same findings `clusterfab validate` prints.
 """
 
@@ -17,6 +19,7 @@ import pulumi
 from compose import compose
 
 from clusterfab.core.errors import ClusterfabError
+from clusterfab.core.vocab import CLOUDS
 from clusterfab.stackinput import (
     BILLING_ACCOUNT_KEY,
     BLUEPRINT_KEY,
@@ -41,6 +44,11 @@ try:
         settings=StackSettings(
             gcp_project=pulumi.Config("gcp").get("project"),
             billing_account=config.get(BILLING_ACCOUNT_KEY),
+            provider_regions={
+                f"{cloud}:region": region
+                for cloud in CLOUDS
+                if (region := pulumi.Config(cloud).get("region"))
+            },
         ),
     )
 except ClusterfabError as exc:

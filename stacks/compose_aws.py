@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
+import pulumi
+import pulumi_aws as aws
 from compose import Cluster, NodeGroupExport, Realized, StorageExport
 
 from clusterfab import addressing
@@ -37,7 +39,9 @@ from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, Mark
 
 def realize(cluster: Cluster) -> Realized:
     spec = cluster.spec
-    network = _network(cluster)
+    # One explicit provider, in the blueprint's region: the stack's aws:region cannot move the cluster.
+    opts = pulumi.ResourceOptions(providers=[aws.Provider(child(spec.name, "aws"), region=spec.region)])
+    network = _network(cluster, opts)
     bucket = AwsClusterBucket(
         child(spec.name, "artifacts"),
         AwsClusterBucketArgs(
@@ -45,17 +49,25 @@ def realize(cluster: Cluster) -> Realized:
             objects={"bundle": (cluster.bundle.key, cluster.bundle.path)},
             tags=cluster.tags("artifacts"),
         ),
+        opts,
     )
     mounts: dict[str, MountTarget] = {}
     storage: dict[str, StorageExport] = {}
     for item in spec.storage:
         if not isinstance(item, LustreStorage):
             raise ValueError(f"storage {item.name}: AWS offers no {item.kind} (validation rejects it)")
-        fs = _lustre(cluster, item, network)
+        fs = _lustre(cluster, item, network, opts)
         mounts[item.name] = fs.mount_target
         storage[item.name] = StorageExport.of(fs.mount_target, fs.file_system_id)
     groups = {
-        group.name: _node_group(cluster, group, network, bucket, [mounts[s] for s in group.storage])
+        group.name: _node_group(
+            cluster,
+            group,
+            network=network,
+            bucket=bucket,
+            mounts=[mounts[s] for s in group.storage],
+            opts=opts,
+        )
         for group in spec.node_groups
     }
     monthly = monthly_budget_limit(spec.budget)
@@ -65,6 +77,7 @@ def realize(cluster: Cluster) -> Realized:
             AwsBudgetArgs(
                 cluster=spec.name, monthly_limit_usd=monthly, alert_emails=spec.budget.alert_emails
             ),
+            opts,
         )
     return Realized(
         network={
@@ -79,7 +92,7 @@ def realize(cluster: Cluster) -> Realized:
     )
 
 
-def _network(cluster: Cluster) -> AwsNetwork:
+def _network(cluster: Cluster, opts: pulumi.ResourceOptions) -> AwsNetwork:
     spec = cluster.spec
     by_id = is_zone_id(spec.zone)
     return AwsNetwork(
@@ -94,10 +107,13 @@ def _network(cluster: Cluster) -> AwsNetwork:
             ssh_ingress_cidrs=spec.ssh_ingress_cidrs,
             tags=cluster.tags("network"),
         ),
+        opts,
     )
 
 
-def _lustre(cluster: Cluster, item: LustreStorage, network: AwsNetwork) -> AwsFsxLustre:
+def _lustre(
+    cluster: Cluster, item: LustreStorage, network: AwsNetwork, opts: pulumi.ResourceOptions
+) -> AwsFsxLustre:
     return AwsFsxLustre(
         child(cluster.spec.name, item.name),
         AwsFsxLustreArgs(
@@ -113,6 +129,7 @@ def _lustre(cluster: Cluster, item: LustreStorage, network: AwsNetwork) -> AwsFs
             protect=item.protected,
             tags=cluster.tags(f"storage-{item.name}"),
         ),
+        opts,
     )
 
 
@@ -147,9 +164,11 @@ def _interfaces(cluster: Cluster, group: NodeGroup) -> tuple[NetworkInterface, .
 def _node_group(
     cluster: Cluster,
     group: NodeGroup,
+    *,
     network: AwsNetwork,
     bucket: AwsClusterBucket,
     mounts: list[MountTarget],
+    opts: pulumi.ResourceOptions,
 ) -> NodeGroupExport:
     spec, catalog = cluster.spec, cluster.input.catalog
     market, reservation = _market(group)
@@ -183,6 +202,7 @@ def _node_group(
             root_volume_gib=group.boot_disk_gib,
             tags=cluster.tags(f"node-group-{group.name}"),
         ),
+        opts,
     )
     return NodeGroupExport(
         machine_type=group.machine.name,

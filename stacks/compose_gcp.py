@@ -18,6 +18,7 @@ from ipaddress import IPv4Network
 from typing import Literal, assert_never, get_args
 
 import pulumi
+import pulumi_gcp as gcp
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport
 
 from clusterfab import addressing
@@ -29,6 +30,7 @@ from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_
 from clusterfab.spec import (
     Capacity,
     CapacityBlock,
+    ClusterSpec,
     FilestoreStorage,
     FlexStart,
     LustreStorage,
@@ -172,6 +174,22 @@ def _fabric_vpcs(
     return tuple(vpcs), slot
 
 
+@dataclass(frozen=True)
+class _Site:
+    """Where every component of the cluster is built: its project, provider, networks and bucket."""
+
+    cluster: Cluster
+    project: str
+    opts: pulumi.ResourceOptions
+    network: GcpNetwork
+    fabrics: dict[Fabric, GcpFabricNetwork]
+    bucket: GcpClusterBucket
+
+    @property
+    def spec(self) -> ClusterSpec:
+        return self.cluster.spec
+
+
 def realize(cluster: Cluster) -> Realized:
     spec = cluster.spec
     project = cluster.input.project
@@ -180,7 +198,11 @@ def realize(cluster: Cluster) -> Realized:
             f"{cluster.input.file}: no GCP project: set `project:` in the blueprint "
             "or the stack config `gcp:project`"
         )
-    network, fabrics = _networks(cluster, project)
+    # One explicit provider, in the blueprint's project and region: stack config cannot move the cluster.
+    opts = pulumi.ResourceOptions(
+        providers=[gcp.Provider(child(spec.name, "gcp"), project=project, region=spec.region)]
+    )
+    network, fabrics = _networks(cluster, project, opts)
     bucket = GcpClusterBucket(
         child(spec.name, "artifacts"),
         GcpClusterBucketArgs(
@@ -190,27 +212,13 @@ def realize(cluster: Cluster) -> Realized:
             objects={"bundle": (cluster.bundle.key, cluster.bundle.path)},
             labels=cluster.tags("artifacts"),
         ),
+        opts,
     )
-    mounts, storage = _storage(cluster, project, network)
-    groups = {
-        g.name: _node_group(
-            cluster,
-            g,
-            project=project,
-            network=network,
-            fabrics=fabrics,
-            bucket=bucket,
-            mounts=[mounts[s] for s in g.storage],
-        )
-        for g in spec.node_groups
-    }
-    tpus = {
-        t.name: _tpu(
-            cluster, t, project=project, network=network, bucket=bucket, mounts=[mounts[s] for s in t.storage]
-        )
-        for t in spec.tpu_slices
-    }
-    _budget(cluster, project)
+    site = _Site(cluster, project, opts, network, fabrics, bucket)
+    mounts, storage = _storage(site)
+    groups = {g.name: _node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
+    tpus = {t.name: _tpu(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
+    _budget(site)
     links: dict[str, pulumi.Input[str]] = dict(network.network_self_links)
     for fabric, fabric_network in fabrics.items():
         for role, link in fabric_network.network_self_links.items():
@@ -229,7 +237,9 @@ def realize(cluster: Cluster) -> Realized:
     )
 
 
-def _networks(cluster: Cluster, project: str) -> tuple[GcpNetwork, dict[Fabric, GcpFabricNetwork]]:
+def _networks(
+    cluster: Cluster, project: str, opts: pulumi.ResourceOptions
+) -> tuple[GcpNetwork, dict[Fabric, GcpFabricNetwork]]:
     spec, catalog = cluster.spec, cluster.input.catalog
     plan = plan_networks(
         project=project,
@@ -250,10 +260,13 @@ def _networks(cluster: Cluster, project: str) -> tuple[GcpNetwork, dict[Fabric, 
             ssh_ingress_cidrs=spec.ssh_ingress_cidrs,
             labels=cluster.tags("network"),
         ),
+        opts,
     )
     fabrics = {
         fabric: GcpFabricNetwork(
-            child(spec.name, fabric), GcpFabricNetworkArgs(project=project, region=spec.region, vpcs=vpcs)
+            child(spec.name, fabric),
+            GcpFabricNetworkArgs(project=project, region=spec.region, vpcs=vpcs),
+            opts,
         )
         for fabric, vpcs in plan.fabrics.items()
     }
@@ -266,47 +279,43 @@ def _machine(group: NodeGroup) -> GcpMachineType:
     return group.machine
 
 
-def _storage(
-    cluster: Cluster, project: str, network: GcpNetwork
-) -> tuple[dict[str, MountTarget], dict[str, StorageExport]]:
-    spec = cluster.spec
+def _storage(site: _Site) -> tuple[dict[str, MountTarget], dict[str, StorageExport]]:
+    spec = site.spec
     mounts: dict[str, MountTarget] = {}
     exports: dict[str, StorageExport] = {}
     for item in spec.storage:
         component: GcpManagedLustre | GcpFilestore
-        labels = cluster.tags(f"storage-{item.name}")
         if isinstance(item, LustreStorage):
             component = GcpManagedLustre(
                 child(spec.name, item.name),
                 GcpManagedLustreArgs(
-                    project=project,
+                    project=site.project,
                     zone=spec.zone,
-                    instance_id=physical(spec.name, cluster.stack, item.name),
+                    instance_id=physical(spec.name, site.cluster.stack, item.name),
                     capacity_gib=item.capacity_gib,
                     per_unit_storage_throughput=item.throughput_mbps_per_tib or 0,
-                    network_id=network.system_network_id,
+                    network_id=site.network.system_network_id,
                     mount_point=item.mount_point,
                     mount_name=item.name,
-                    private_services=network.private_services,
+                    private_services=site.network.private_services,
                     protect=item.protected,
-                    labels=labels,
+                    labels=site.cluster.tags(f"storage-{item.name}"),
                 ),
+                site.opts,
             )
         else:
-            component = _filestore(cluster, project, item, network, labels)
+            component = _filestore(site, item)
         mounts[item.name] = component.mount_target
         exports[item.name] = StorageExport.of(component.mount_target, component.instance_name)
     return mounts, exports
 
 
-def _filestore(
-    cluster: Cluster, project: str, item: FilestoreStorage, network: GcpNetwork, labels: dict[str, str]
-) -> GcpFilestore:
-    spec = cluster.spec
+def _filestore(site: _Site, item: FilestoreStorage) -> GcpFilestore:
+    spec, network = site.spec, site.network
     return GcpFilestore(
         child(spec.name, item.name),
         GcpFilestoreArgs(
-            project=project,
+            project=site.project,
             location=spec.region if item.tier.tier in REGIONAL_FILESTORE_TIERS else spec.zone,
             capacity_gib=item.capacity_gib,
             network_name=network.system_network_name,
@@ -317,8 +326,9 @@ def _filestore(
             private_services=network.private_services,
             private_services_range=network.private_services_range,
             protect=item.protected,
-            labels=labels,
+            labels=site.cluster.tags(f"storage-{item.name}"),
         ),
+        site.opts,
     )
 
 
@@ -357,42 +367,26 @@ def _distance(group: NodeGroup, machine: GcpMachineType) -> Literal["SUBBLOCK", 
     return TOPOLOGY_DISTANCE[distance]
 
 
-def _node_group(
-    cluster: Cluster,
-    group: NodeGroup,
-    *,
-    project: str,
-    network: GcpNetwork,
-    fabrics: dict[Fabric, GcpFabricNetwork],
-    bucket: GcpClusterBucket,
-    mounts: list[MountTarget],
-) -> NodeGroupExport:
-    spec, catalog, machine = cluster.spec, cluster.input.catalog, _machine(group)
+def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeGroupExport:
+    spec, catalog, machine, stack = site.spec, site.cluster.input.catalog, _machine(group), site.cluster.stack
     model, max_run_seconds, reservation = _provisioning(group.name, group.capacity)
     nics = _nics(group, machine)
-    script = cluster.boot_script(
-        name=group.name,
-        bucket_name=bucket.bucket_name,
-        mounts=mounts,
-        playbook="gpu_node.yml",
-        playbook_vars=lambda resolved: gpu_node_vars(spec, group, catalog, resolved),
-        healthcheck_vars=healthcheck_vars(spec, group, catalog),
-    )
+    compact = group.placement == "compact"
     component = GcpGpuNodeGroup(
         child(spec.name, group.name),
         GcpGpuNodeGroupArgs(
             node_group=group.name,
-            project=project,
+            project=site.project,
             region=spec.region,
             zone=spec.zone,
             machine_type=machine.name,
             image=group.image,
             service_account_id=physical(
-                spec.name, cluster.stack, group.name, max_length=SERVICE_ACCOUNT_ID_MAX
+                spec.name, site.cluster.stack, group.name, max_length=SERVICE_ACCOUNT_ID_MAX
             ),
-            general_subnetworks=network.general_subnetworks,
-            fabric_subnetworks=fabrics[group.fabric].nic_subnetworks if group.fabric is not None else (),
-            bucket_name=bucket.bucket_name,
+            general_subnetworks=site.network.general_subnetworks,
+            fabric_subnetworks=site.fabrics[group.fabric].nic_subnetworks if group.fabric is not None else (),
+            bucket_name=site.bucket.bucket_name,
             nics=nics,
             boot_disk_type=machine.boot_disk_type,
             boot_disk_gib=group.boot_disk_gib,
@@ -402,17 +396,23 @@ def _node_group(
             provisioning_model=model,
             max_run_duration_seconds=max_run_seconds,
             reservation=reservation,
-            startup_script=script,
+            compact_placement=compact,
+            max_topology_distance=_distance(group, machine),
+            accelerator_topology=machine.placement.accelerator_topology if compact else None,
+            startup_script=site.cluster.boot_script(
+                name=group.name,
+                bucket_name=site.bucket.bucket_name,
+                mounts=mounts,
+                playbook="gpu_node.yml",
+                playbook_vars=lambda resolved: gpu_node_vars(spec, group, catalog, resolved),
+                healthcheck_vars=healthcheck_vars(spec, group, catalog),
+            ),
             base_instance_name=physical(spec.name, group.name, max_length=BASE_INSTANCE_NAME_MAX),
             description=f"{spec.name}/{group.name}",
-            service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({cluster.stack})",
-            labels=cluster.tags(f"node-group-{group.name}"),
-            compact_placement=group.placement == "compact",
-            max_topology_distance=_distance(group, machine),
-            accelerator_topology=machine.placement.accelerator_topology
-            if group.placement == "compact"
-            else None,
+            service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({stack})",
+            labels=site.cluster.tags(f"node-group-{group.name}"),
         ),
+        site.opts,
     )
     return NodeGroupExport(
         machine_type=machine.name,
@@ -444,45 +444,35 @@ def _tpu_capacity(tpu: TpuSlice) -> Literal["on_demand", "spot", "reservation"]:
             assert_never(capacity)
 
 
-def _tpu(
-    cluster: Cluster,
-    tpu: TpuSlice,
-    *,
-    project: str,
-    network: GcpNetwork,
-    bucket: GcpClusterBucket,
-    mounts: list[MountTarget],
-) -> TpuSliceExport:
-    spec, catalog = cluster.spec, cluster.input.catalog
-    script = cluster.boot_script(
-        name=tpu.name,
-        bucket_name=bucket.bucket_name,
-        mounts=mounts,
-        playbook="tpu_host.yml",
-        playbook_vars=lambda resolved: tpu_host_vars(spec, tpu, catalog, resolved),
-        healthcheck_vars=None,
-    )
+def _tpu(site: _Site, tpu: TpuSlice, mounts: list[MountTarget]) -> TpuSliceExport:
+    spec, catalog, stack = site.spec, site.cluster.input.catalog, site.cluster.stack
     slices = GcpTpuSlices(
         child(spec.name, tpu.name),
         GcpTpuSlicesArgs(
             node_group=tpu.name,
-            project=project,
+            project=site.project,
             zone=spec.zone,
             accelerator_type=tpu.accelerator_type,
             runtime_version=tpu.runtime_version,
-            service_account_id=physical(
-                spec.name, cluster.stack, tpu.name, max_length=SERVICE_ACCOUNT_ID_MAX
-            ),
-            network_id=network.system_network_id,
-            subnetwork_id=network.system_subnetwork_id,
-            bucket_name=bucket.bucket_name,
+            service_account_id=physical(spec.name, stack, tpu.name, max_length=SERVICE_ACCOUNT_ID_MAX),
+            network_id=site.network.system_network_id,
+            subnetwork_id=site.network.system_subnetwork_id,
+            bucket_name=site.bucket.bucket_name,
             slices=tpu.slices,
             capacity=_tpu_capacity(tpu),
-            startup_script=script,
+            startup_script=site.cluster.boot_script(
+                name=tpu.name,
+                bucket_name=site.bucket.bucket_name,
+                mounts=mounts,
+                playbook="tpu_host.yml",
+                playbook_vars=lambda resolved: tpu_host_vars(spec, tpu, catalog, resolved),
+                healthcheck_vars=None,
+            ),
             description=f"{spec.name}/{tpu.name}",
-            service_account_description=f"clusterfab TPU VMs of {spec.name}/{tpu.name} ({cluster.stack})",
-            labels=cluster.tags(f"tpu-{tpu.name}"),
+            service_account_description=f"clusterfab TPU VMs of {spec.name}/{tpu.name} ({stack})",
+            labels=site.cluster.tags(f"tpu-{tpu.name}"),
         ),
+        site.opts,
     )
     return TpuSliceExport(
         nodes=slices.node_names,
@@ -496,12 +486,12 @@ def _tpu(
     )
 
 
-def _budget(cluster: Cluster, project: str) -> None:
-    spec = cluster.spec
+def _budget(site: _Site) -> None:
+    spec = site.spec
     monthly = monthly_budget_limit(spec.budget)
     if spec.budget is None or monthly is None:
         return
-    billing_account = cluster.input.settings.billing_account
+    billing_account = site.cluster.input.settings.billing_account
     if not billing_account:
         pulumi.log.info(
             "budget: no GCP budget created; set the stack config clusterfab:billingAccount to a billing "
@@ -512,11 +502,12 @@ def _budget(cluster: Cluster, project: str) -> None:
         child(spec.name, "budget"),
         GcpBudgetArgs(
             cluster=spec.name,
-            stack=cluster.stack,
-            project=project,
+            stack=site.cluster.stack,
+            project=site.project,
             billing_account=billing_account,
             monthly_limit_usd=monthly,
             alert_emails=spec.budget.alert_emails,
-            labels=cluster.tags("budget"),
+            labels=site.cluster.tags("budget"),
         ),
+        site.opts,
     )

@@ -77,6 +77,9 @@ class PlannedResource:
     custom: bool
     protect: bool
     inputs: dict[str, Any]
+    provider: str | None = None
+    """The provider reference (`<provider urn>::<id>`) a custom resource is created with; the engine
+    passes it, the plan JSON leaves it out."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -176,6 +179,7 @@ class _RecordingMonitor(mocks.MockMonitor):
             custom=bool(request.custom),
             protect=bool(request.protect),
             inputs=inputs,
+            provider=request.provider or None,
         )
         with self._lock:
             if record.urn in self.records:

@@ -13,6 +13,7 @@ from tests.conftest import EXAMPLES
 
 AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
 UNTAGGABLE = {
+    "pulumi:providers:",
     "aws:vpc/",
     "aws:iam/rolePolicy",
     "aws:iam/rolePolicyAttachment",
@@ -55,6 +56,8 @@ STANDARD_LABELS = ("clusterfab-blueprint", "clusterfab-stack", "clusterfab-compo
 
 def _label_field(type_token: str) -> str | None:
     """The input that holds a GCP resource's labels (None: the resource takes no labels)."""
+    if type_token.startswith("pulumi:providers:"):
+        return None
     _, module_path, class_name = type_token.split(":")
     module = module_path.partition("/")[0]
     cls = getattr(importlib.import_module(f"pulumi_gcp.{module}"), class_name)
