@@ -140,11 +140,26 @@ def _stabilize(value: Any) -> Any:
     return value
 
 
+STACK_PLACEHOLDER = "STACK"
+
+
+def _stack_free(urn: str | None, stack: str) -> str | None:
+    """A URN with its stack name replaced, so the plans of two environments differ only in inputs."""
+    if urn is None:
+        return None
+    urn = urn.replace(f"urn:pulumi:{stack}::", f"urn:pulumi:{STACK_PLACEHOLDER}::", 1)
+    return urn.replace(
+        f"pulumi:pulumi:Stack::clusterfab-{stack}", f"pulumi:pulumi:Stack::clusterfab-{STACK_PLACEHOLDER}"
+    )
+
+
 def normalized(plan: Plan) -> dict[str, Any]:
-    """The plan JSON with boot scripts replaced by their digest (they have golden files of their own)
-    and the bundle digest by a placeholder."""
+    """The plan JSON with boot scripts replaced by their digest (they have golden files of their own),
+    the bundle digest by a placeholder and the stack name in URNs by STACK."""
     payload = plan.to_json()
     for resource in payload["resources"]:
+        resource["urn"] = _stack_free(resource["urn"], plan.stack)
+        resource["parent"] = _stack_free(resource["parent"], plan.stack)
         if isinstance(resource["inputs"].get("userData"), str):
             script = base64.b64decode(resource["inputs"]["userData"]).decode()
             resource["inputs"]["userData"] = base64.b64encode(stable(script).encode()).decode()
