@@ -282,8 +282,9 @@ def schema() -> None:
     import json
 
     from clusterfab.blueprint.schema import blueprint_json_schema
+    from clusterfab.catalog import load_catalog, schema_choices
 
-    typer.echo(json.dumps(blueprint_json_schema(), indent=2))
+    typer.echo(json.dumps(blueprint_json_schema(schema_choices(load_catalog())), indent=2))
 
 
 # --- real stacks (need the Pulumi CLI, logged in to a backend, and cloud credentials) ------------

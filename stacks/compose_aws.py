@@ -124,6 +124,7 @@ def _lustre(
             mount_point=item.mount_point,
             mount_name=item.name,
             deployment_type="PERSISTENT_2" if item.tier.tier == "PERSISTENT_2" else "SCRATCH_2",
+            lustre_version=_required(item.tier.lustre_version, f"the Lustre version of FSx {item.tier.tier}"),
             per_unit_storage_throughput=item.throughput_mbps_per_tib,
             import_path=item.import_path,
             protect=item.protected,
@@ -131,6 +132,13 @@ def _lustre(
         ),
         opts,
     )
+
+
+def _required(value: str | None, what: str) -> str:
+    """A catalog figure AWS needs (the catalog tests check that every AWS record has it)."""
+    if value is None:
+        raise ValueError(f"the catalog has no {what}")
+    return value
 
 
 def _market(group: NodeGroup) -> tuple[Market, str | None]:
@@ -198,7 +206,8 @@ def _node_group(
             market=market,
             capacity_reservation_id=reservation,
             placement_group=group.placement == "compact",
-            root_device_name=group.root_device or "/dev/sda1",
+            root_device_name=_required(group.root_device, "the image's root device"),
+            root_volume_type=_required(group.root_volume_type, "the image's root volume type"),
             root_volume_gib=group.boot_disk_gib,
             tags=cluster.tags(f"node-group-{group.name}"),
         ),

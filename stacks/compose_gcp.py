@@ -73,8 +73,6 @@ TOPOLOGY_DISTANCE: dict[int, Literal["SUBBLOCK", "BLOCK", "CLUSTER"]] = {
     3: "CLUSTER",
 }
 """Blueprint placement_max_distance -> the workload policy's maxTopologyDistance."""
-REGIONAL_FILESTORE_TIERS = frozenset({"REGIONAL", "ENTERPRISE"})
-"""Filestore tiers whose instances live in a region; the others live in a zone."""
 
 
 class GcpRealizeError(ValueError):
@@ -316,7 +314,7 @@ def _filestore(site: _Site, item: FilestoreStorage) -> GcpFilestore:
         child(spec.name, item.name),
         GcpFilestoreArgs(
             project=site.project,
-            location=spec.region if item.tier.tier in REGIONAL_FILESTORE_TIERS else spec.zone,
+            location=spec.region if item.tier.location == "region" else spec.zone,
             capacity_gib=item.capacity_gib,
             network_name=network.system_network_name,
             mount_point=item.mount_point,

@@ -17,9 +17,6 @@ from pydantic_core import PydanticCustomError
 
 from clusterfab.core.vocab import CapacityKind, Cloud, FabricChoice
 
-TpuGenerationName = Literal["v5p", "v6e", "v5e"]
-FilestoreTier = Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"]
-
 NAMED_LISTS = ("node_groups", "tpu_slices", "storage")
 """Lists whose items have a `name`: they merge by name in environment overlays."""
 
@@ -204,7 +201,13 @@ class TpuSliceSpec(Spec):
     """One or more TPU slices of the same shape (multislice when slices > 1)."""
 
     name: Annotated[ItemName, Field(description="Name of the slice group, unique across the blueprint.")]
-    generation: Annotated[TpuGenerationName, Field(description="TPU generation: v5p, v6e (Trillium) or v5e.")]
+    generation: Annotated[
+        str,
+        Field(
+            pattern=r"^v\d+[a-z]*$",
+            description="TPU generation, e.g. v5p or v6e (Trillium); `clusterfab catalog` lists them.",
+        ),
+    ]
     topology: Annotated[
         str,
         Field(
@@ -241,7 +244,7 @@ class LustreSpec(Spec):
         Field(
             gt=0,
             description=(
-                "Capacity in GiB; must lie on the tier's step grid (FSx: 1200, 2400, then steps of 2400)."
+                "Capacity in GiB; must lie on the tier's capacity grid (`clusterfab catalog` shows it)."
             ),
         ),
     ]
@@ -250,8 +253,8 @@ class LustreSpec(Spec):
         Field(
             gt=0,
             description=(
-                "Throughput per TiB (MB/s). FSx PERSISTENT_2: 125/250/500/1000; GCP Managed Lustre tiers "
-                "125/250/500/1000. Not used with AWS scratch."
+                "Throughput per TiB (MB/s): one the tier offers (FSx PERSISTENT_2) or the tier itself "
+                "(GCP Managed Lustre); not used with AWS scratch. `clusterfab catalog` lists them."
             ),
         ),
     ] = None
@@ -295,14 +298,20 @@ class FilestoreSpec(Spec):
 
     kind: Annotated[Literal["filestore"], Field(description="Storage kind.")]
     name: Annotated[ItemName, Field(description="Name of the share, unique across the blueprint.")]
-    tier: Annotated[FilestoreTier, Field(description="Filestore service tier.")] = "ZONAL"
+    tier: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Z][A-Z0-9_]*$",
+            description="Filestore service tier, e.g. ZONAL or REGIONAL; `clusterfab catalog` lists them.",
+        ),
+    ] = "ZONAL"
     capacity_gib: Annotated[
         int,
         Field(
             gt=0,
             description=(
-                "Capacity in GiB, within the tier's range and on its step grid (ZONAL: 1024-9984 by 256, "
-                "10240-102400 by 2560)."
+                "Capacity in GiB, within the tier's range and on its capacity grid (`clusterfab catalog` "
+                "shows it)."
             ),
         ),
     ]

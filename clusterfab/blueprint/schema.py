@@ -8,6 +8,7 @@ that list items merge by, and no `version`, `cloud` or nested `environments`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clusterfab.blueprint.models import Blueprint
@@ -35,9 +36,19 @@ def _retarget(node: Any) -> Any:
     return node
 
 
-def blueprint_json_schema() -> dict[str, Any]:
+Choices = Mapping[tuple[str, str], Sequence[str]]
+"""(model, field) -> the values the catalog offers, e.g. ("TpuSliceSpec", "generation") -> [v5e, v5p, v6e]."""
+
+
+def blueprint_json_schema(choices: Choices | None = None) -> dict[str, Any]:
+    """The JSON Schema; `choices` turn catalog-valued fields into enums (the models keep them open, so
+    that a value the catalog lacks is reported by the catalog rules with a did-you-mean)."""
     schema = Blueprint.model_json_schema()
     defs: dict[str, Any] = schema.setdefault("$defs", {})
+    for (model, field), values in (choices or {}).items():
+        prop = defs[model]["properties"][field]
+        prop["enum"] = list(values)
+        prop.pop("pattern", None)
     for name, definition in list(defs.items()):
         partial = _retarget(copy.deepcopy(definition))
         partial.pop("required", None)

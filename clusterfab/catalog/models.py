@@ -205,6 +205,8 @@ class StorageTier(Sourced):
     throughputs: list[int]
     fixed_throughput: int | None
     grow_only: bool
+    location: Literal["zone", "region"] = "zone"
+    lustre_version: str | None = None
 
     def fits(self, capacity: int) -> bool:
         return any(band.contains(capacity) for band in self.capacity_bands)
@@ -301,6 +303,9 @@ class OsImage(Sourced):
     image: str
     os: str
     root_device: str | None
+    """The image's root device name, where the cloud's launch configuration names it (AWS)."""
+    root_volume_type: str | None = None
+    """The root volume type nodes boot from, where the cloud's launch configuration names it (AWS)."""
 
 
 class StatefulType(Sourced):

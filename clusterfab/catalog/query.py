@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import io
-import re
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, cast
@@ -29,7 +28,6 @@ from clusterfab.catalog.models import (
     GpuSupport,
     HealthcheckThresholds,
     LustreClient,
-    MachineType,
     NetworkLayout,
     NodePackage,
     OsImage,
@@ -42,9 +40,6 @@ from clusterfab.catalog.models import (
     TpuGeneration,
 )
 from clusterfab.core.vocab import Cloud
-
-_AWS_ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
-_AWS_ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -86,12 +81,6 @@ class Catalog:
     def version(self) -> str:
         return self.index.version
 
-    def machine_types(self, cloud: Cloud) -> dict[str, AwsMachineType] | dict[str, GcpMachineType]:
-        return self.aws_machine_types if cloud == "aws" else self.gcp_machine_types
-
-    def machine_type(self, cloud: Cloud, name: str) -> MachineType | None:
-        return self.machine_types(cloud).get(name)
-
     def default_image(self, cloud: Cloud, cpu_architecture: str) -> OsImage:
         """The OS image nodes boot when the blueprint names none."""
         for image in self.images:
@@ -108,6 +97,10 @@ class Catalog:
             if (candidate.cloud, candidate.kind, candidate.tier) == (cloud, kind, tier):
                 return candidate
         return None
+
+    def tier_names(self, kind: str) -> list[str]:
+        """The tiers of a storage kind, over all clouds, in catalog order."""
+        return list(dict.fromkeys(t.tier for t in self.storage_tiers if t.kind == kind))
 
     def storage_tiers_for(self, cloud: Cloud, kind: str) -> list[StorageTier]:
         return [t for t in self.storage_tiers if (t.cloud, t.kind) == (cloud, kind)]
@@ -134,38 +127,13 @@ class Catalog:
         candidates = [r for r in self.cuda_drivers.releases if r.cuda == release and r.update <= update]
         return max(candidates, key=lambda r: r.update, default=None)
 
-    # --- zones and regions -------------------------------------------------------------------
 
-    def region_of_zone(self, cloud: Cloud, zone: str) -> str | None:
-        """The region a zone belongs to, read from its name (None when the name has no known form)."""
-        if cloud == "gcp":
-            region, _, suffix = zone.rpartition("-")
-            return region if region and len(suffix) == 1 else None
-        match = _AWS_ZONE_ID.match(zone)
-        if match:
-            prefixes = {v: k for k, v in self.aws_regions.zone_id_prefixes.items()}
-            return prefixes.get(match["prefix"])
-        match = _AWS_ZONE_NAME.match(zone)
-        return match["region"] if match else None
-
-    def is_aws_zone_id(self, zone: str) -> bool:
-        return _AWS_ZONE_ID.match(zone) is not None
-
-    def regions(self, cloud: Cloud) -> set[str]:
-        """Regions the catalog knows something to be offered in."""
-        if cloud == "aws":
-            found = set(self.aws_regions.zone_id_prefixes)
-            for machine in self.aws_machine_types.values():
-                found |= set(machine.locations)
-            return found
-        return {r for z in self.zones("gcp") if (r := self.region_of_zone("gcp", z))}
-
-    def zones(self, cloud: Cloud) -> set[str]:
-        """Zones the catalog lists anything in (AWS: zone ids)."""
-        if cloud == "aws":
-            return {z for m in self.aws_machine_types.values() for ids in m.locations.values() for z in ids}
-        found = {z for m in self.gcp_machine_types.values() for z in m.zones}
-        return found | {z for g in self.tpu_generations.values() for z in g.zones}
+def schema_choices(catalog: Catalog) -> dict[tuple[str, str], list[str]]:
+    """Blueprint fields whose valid values are catalog entries, for the JSON Schema's enums."""
+    return {
+        ("TpuSliceSpec", "generation"): sorted(catalog.tpu_generations),
+        ("FilestoreSpec", "tier"): catalog.tier_names("filestore"),
+    }
 
 
 def _read(name: str) -> Any:

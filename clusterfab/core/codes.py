@@ -208,6 +208,12 @@ _CODES = [
     ),
     Code("BP216", "capacity block size", _W, "A capacity block holds up to 64 instances."),
     Code(
+        "BP217",
+        "not in the catalog",
+        _E,
+        "The TPU generation or storage tier is not one the catalog knows for this cloud.",
+    ),
+    Code(
         "BP218",
         "CUDA too old for the GPU",
         _E,

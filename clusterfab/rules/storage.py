@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from clusterfab.blueprint.models import FilestoreSpec, LustreSpec
 from clusterfab.catalog.models import StorageTier
 from clusterfab.core.findings import Finding
-from clusterfab.core.hints import listing
+from clusterfab.core.hints import did_you_mean, listing
 from clusterfab.rules.context import RuleContext
 
 
@@ -42,8 +42,16 @@ def check_storage(ctx: RuleContext) -> Iterator[Finding]:
         if tier_name is None:
             continue
         tier = catalog.storage_tier(bp.cloud, storage.kind, tier_name)
+        if tier is None and isinstance(storage, FilestoreSpec):
+            tiers = [t.tier for t in catalog.storage_tiers_for(bp.cloud, "filestore")]
+            yield ctx.finding(
+                "BP217",
+                (*base, "tier"),
+                f"no Filestore tier '{tier_name}' in the catalog",
+                hint=did_you_mean(tier_name, tiers, what="Filestore tiers"),
+            )
         if tier is None:
-            continue  # _throughput reported the unknown tier
+            continue  # for Lustre, _throughput reported the unknown tier
         capacity = storage.capacity_gib
         if not tier.fits(capacity):
             label = cloud.storage_title(storage.kind, tier_name)

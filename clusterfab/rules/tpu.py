@@ -5,15 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterfab.core.findings import Finding
-from clusterfab.core.hints import listing
+from clusterfab.core.hints import did_you_mean, listing
 from clusterfab.rules.compute import zone_offering
 from clusterfab.rules.context import RuleContext
 
 
 def check_tpu_topology(ctx: RuleContext) -> Iterator[Finding]:
+    generations = sorted(ctx.catalog.tpu_generations)
     for index, tpu in enumerate(ctx.blueprint.tpu_slices):
         generation = ctx.catalog.tpu_generations.get(tpu.generation)
-        if generation is None or tpu.topology in generation.topologies:
+        if generation is None:
+            yield ctx.finding(
+                "BP217",
+                ("tpu_slices", index, "generation"),
+                f"no TPU generation '{tpu.generation}' in the catalog",
+                hint=did_you_mean(tpu.generation, generations, what="TPU generations"),
+            )
+            continue
+        if tpu.topology in generation.topologies:
             continue
         valid = list(generation.topologies)
         dims = sorted(int(d) for d in tpu.topology.split("x"))

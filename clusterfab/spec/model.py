@@ -64,6 +64,8 @@ class NodeGroup(_Item):
     """The blueprint's image, else the catalog's default for the machine's CPU architecture."""
     root_device: str | None
     """The default image's root device name (AWS block device mapping); None where the cloud needs none."""
+    root_volume_type: str | None
+    """The boot volume type (AWS: gp3); None where the machine type decides (GCP)."""
     storage: tuple[str, ...]
     """Names of the storage mounted on the nodes, in blueprint order."""
 

@@ -133,6 +133,7 @@ def _node_group(
         boot_disk_gib=group.boot_disk_gib,
         image=group.image or image.image,
         root_device=image.root_device,
+        root_volume_type=image.root_volume_type,
         storage=storage,
     )
 

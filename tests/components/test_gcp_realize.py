@@ -55,8 +55,14 @@ def test_fabric_nics_follow_the_machine_type() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tier", "regional"),
-    [("BASIC_HDD", False), ("BASIC_SSD", False), ("ZONAL", False), ("REGIONAL", True), ("ENTERPRISE", True)],
+    ("tier", "location"),
+    [
+        ("BASIC_HDD", "zone"),
+        ("BASIC_SSD", "zone"),
+        ("ZONAL", "zone"),
+        ("REGIONAL", "region"),
+        ("ENTERPRISE", "region"),
+    ],
 )
-def test_filestore_location_follows_the_tier(tier: str, regional: bool) -> None:
-    assert (tier in compose_gcp.REGIONAL_FILESTORE_TIERS) is regional
+def test_filestore_tiers_say_where_their_instances_live(tier: str, location: str) -> None:
+    assert CATALOG.storage_tier("gcp", "filestore", tier).location == location

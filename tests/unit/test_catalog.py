@@ -8,6 +8,7 @@ from functools import reduce
 import pytest
 
 from clusterfab.catalog import at_least, load_catalog
+from clusterfab.clouds import profile
 
 CATALOG = load_catalog()
 
@@ -83,13 +84,13 @@ def test_aws_locations_are_zone_ids_of_their_region() -> None:
     for machine in CATALOG.aws_machine_types.values():
         for region, zones in machine.locations.items():
             for zone in zones:
-                assert CATALOG.region_of_zone("aws", zone) == region, (machine.name, zone)
+                assert profile("aws").region_of_zone(CATALOG, zone) == region, (machine.name, zone)
 
 
 def test_gcp_zones_belong_to_known_regions_and_networks_add_up() -> None:
     for machine in CATALOG.gcp_machine_types.values():
         for zone in machine.zones:
-            assert CATALOG.region_of_zone("gcp", zone) is not None
+            assert profile("gcp").region_of_zone(CATALOG, zone) is not None
         net = machine.network
         # one NIC per GPU NIC: extra GPU VPCs (TCPX/TCPXO) or RDMA subnets (RoCE), never both
         assert (net.gpu_vpcs == 0) != (net.rdma_subnets == 0)
@@ -224,6 +225,13 @@ def test_newest_price_wins_and_regions_are_respected() -> None:
 
 def test_every_machine_has_a_default_image_for_its_architecture() -> None:
     for machine in [*CATALOG.aws_machine_types.values(), *CATALOG.gcp_machine_types.values()]:
-        cloud = "aws" if machine in CATALOG.aws_machine_types.values() else "gcp"
-        image = CATALOG.default_image(cloud, machine.cpu_architecture)  # type: ignore[arg-type]
+        image = CATALOG.default_image(machine.cloud, machine.cpu_architecture)
         assert image.cpu_architecture == machine.cpu_architecture
+
+
+def test_aws_records_carry_what_a_launch_template_and_fsx_need() -> None:
+    for image in CATALOG.images:
+        if image.cloud == "aws":
+            assert (image.root_device, image.root_volume_type) == ("/dev/sda1", "gp3"), image.image
+    for tier in CATALOG.storage_tiers_for("aws", "lustre"):
+        assert tier.lustre_version is not None, tier.tier

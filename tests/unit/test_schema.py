@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from clusterfab.blueprint.schema import blueprint_json_schema
+from clusterfab.catalog import load_catalog, schema_choices
 from clusterfab.rules.engine import validate_bytes
 from tests.conftest import REPO
 
@@ -12,7 +13,7 @@ SCHEMA_FILE = REPO / "blueprints" / "schema" / "blueprint.v1.json"
 
 
 def test_schema_file_is_not_stale() -> None:
-    generated = json.dumps(blueprint_json_schema(), indent=2) + "\n"
+    generated = json.dumps(blueprint_json_schema(schema_choices(load_catalog())), indent=2) + "\n"
     assert SCHEMA_FILE.read_text() == generated, (
         "blueprints/schema/blueprint.v1.json is stale; regenerate it with "
         "`uv run clusterfab schema > blueprints/schema/blueprint.v1.json`"
@@ -84,4 +85,4 @@ def test_missing_required_field_names_it_with_its_description() -> None:
         "tpu_slices[0].generation",
         "missing required field 'generation'",
     )
-    assert hint == "add `generation:` (TPU generation: v5p, v6e (Trillium) or v5e.)"
+    assert hint == "add `generation:` (TPU generation, e.g. v5p or v6e (Trillium); `clusterfab catalog` lists them.)"
