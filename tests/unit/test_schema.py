@@ -85,4 +85,7 @@ def test_missing_required_field_names_it_with_its_description() -> None:
         "tpu_slices[0].generation",
         "missing required field 'generation'",
     )
-    assert hint == "add `generation:` (TPU generation, e.g. v5p or v6e (Trillium); `clusterfab catalog` lists them.)"
+    assert (
+        hint
+        == "add `generation:` (TPU generation, e.g. v5p or v6e (Trillium); `clusterfab catalog` lists them.)"
+    )
