@@ -219,6 +219,14 @@ _CODES = [
         _E,
         "The CUDA toolkit is older than the first release that supports the GPU.",
     ),
+    Code(
+        "BP219",
+        "NCCL not built for the CUDA major",
+        _E,
+        "NVIDIA builds each NCCL release for particular CUDA majors (the nvidia-nccl-cu<major> wheels and "
+        "the CUDA repository's libnccl2 builds); a stack asking for a build that does not exist cannot "
+        "install on any node.",
+    ),
     Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
     Code(
         "BP402",

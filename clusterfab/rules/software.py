@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterfab.catalog import at_least
+from clusterfab.catalog import at_least, version_tuple
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.rules.context import RuleContext
 
@@ -41,6 +41,8 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
             hint=f"use driver {release.driver} or newer, or an older CUDA",
             anchor=anchor("nvidia_driver", first),
         )
+
+    yield from _nccl_build(ctx, anchor("nccl", first))
 
     checked: set[str] = set()
     for group in groups:
@@ -88,3 +90,35 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
                 hint=f"use NCCL {software.min_nccl} or newer",
                 anchor=anchor("nccl", index),
             )
+
+
+def _nccl_build(ctx: RuleContext, anchor: FieldPath) -> Iterator[Finding]:
+    """The stack's NCCL must exist as a build for its CUDA major (BP219); newer than every recorded build
+    of that major, the catalog cannot tell (BP214)."""
+    versions, builds = ctx.spec.software, ctx.catalog.nccl_builds
+    major = int(versions.cuda.split(".")[0])
+    known = builds.versions_for(major)
+    if not known or versions.nccl in known:
+        return
+    if version_tuple(versions.nccl) > version_tuple(known[-1]):
+        yield ctx.finding(
+            "BP214",
+            ("software", "nccl"),
+            f"NCCL {versions.nccl} is newer than every CUDA {major} build the catalog knows "
+            f"(newest {known[-1]}, as of {builds.as_of.isoformat()}); its build cannot be checked",
+            hint="refresh the record with `python -m clusterfab.catalog.refresh.nccl_builds`",
+            anchor=anchor,
+        )
+        return
+    below = [v for v in known if version_tuple(v) < version_tuple(versions.nccl)]
+    above = [v for v in known if version_tuple(v) > version_tuple(versions.nccl)]
+    nearest = [*below[-1:], *above[:1]]
+    elsewhere = builds.majors_of(versions.nccl)
+    built_for = f"; it was built for CUDA {', '.join(map(str, elsewhere))}" if elsewhere else ""
+    yield ctx.finding(
+        "BP219",
+        ("software", "nccl"),
+        f"NCCL {versions.nccl} has no build for CUDA {major}{built_for}",
+        hint=f"the nearest NCCL releases built for CUDA {major}: {' or '.join(nearest)}",
+        anchor=anchor,
+    )
