@@ -16,18 +16,23 @@ from chroot_testbed import PLAYBOOKS_DIR
 
 ROLES_DIR = PLAYBOOKS_DIR / "roles"
 EXPECTED_ROLES = [
+    "container_runtime",
     "cuda_toolkit",
     "dcgm",
     "efa",
+    "gdrcopy",
     "gpu_healthcheck",
+    "gpudirect_storage",
     "gpudirect_tcpx",
     "gpudirect_tcpxo",
     "infiniband",
+    "local_scratch",
     "nccl",
     "nccl_tests",
     "node_tuning",
     "nvidia_driver",
     "nvidia_fabricmanager",
+    "nvidia_imex",
     "rdma_gib",
     "storage_mounts",
 ]
