@@ -145,13 +145,7 @@ def _validate(
             f"environment '{environment}' is not defined in {file} (defined: {', '.join(defined)})"
         )
 
-    targets: list[str | None]
-    if environment is None:
-        targets = [None] if base_only else [None, *defined]
-    elif environment in defined:
-        targets = [environment]
-    else:
-        targets = [None]  # a blueprint without environments serves every stack as it is
+    targets = _targets(environment, defined, base_only)
 
     base_keys: set[tuple[str, str, int, int]] = set()
     for target in targets:
@@ -187,6 +181,15 @@ def _validate(
         result.findings.extend(found)
     result.findings = normalize(result.findings)
     return result
+
+
+def _targets(environment: str | None, defined: list[str], base_only: bool) -> list[str | None]:
+    """Which documents to check: the base and every environment, or the one asked for."""
+    if environment is None:
+        return [None] if base_only else [None, *defined]
+    if environment in defined:
+        return [environment]
+    return [None]  # a blueprint without environments serves every stack as it is
 
 
 def _key(finding: Finding) -> tuple[str, str, int, int]:

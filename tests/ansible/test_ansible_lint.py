@@ -21,6 +21,7 @@ def _tool(name: str) -> str:
     return found
 
 
+@pytest.mark.quality
 def test_ansible_lint_production_profile_is_clean() -> None:
     env = {**os.environ, "ANSIBLE_LINT_SKIP_SCHEMA_UPDATE": "1", "PRE_COMMIT": "1", "NO_COLOR": "1"}
     completed = subprocess.run(
