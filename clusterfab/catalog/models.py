@@ -166,6 +166,7 @@ class TpuTopology(Record):
 
 
 class TpuGeneration(Sourced):
+    cloud: Literal["gcp"] = "gcp"
     name: str
     type_prefix: str
     accelerator_config_type: str

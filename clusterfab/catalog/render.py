@@ -21,7 +21,7 @@ def _provenance(record: Sourced) -> dict[str, Any]:
 def _machine(catalog: Catalog, machine: AwsMachineType | GcpMachineType) -> dict[str, Any]:
     accelerator = machine.accelerator
     row: dict[str, Any] = {
-        "cloud": "aws" if isinstance(machine, AwsMachineType) else "gcp",
+        "cloud": machine.cloud,
         "name": machine.name,
         "accelerator": accelerator.model,
         "accelerator_count": accelerator.count,
@@ -57,38 +57,35 @@ def _machine(catalog: Catalog, machine: AwsMachineType | GcpMachineType) -> dict
 
 def catalog_json(catalog: Catalog, cloud: str | None = None) -> dict[str, Any]:
     """The catalog in the `clusterfab catalog --format json` contract, optionally for one cloud."""
-    machines: list[AwsMachineType | GcpMachineType] = []
-    if cloud in (None, "aws"):
-        machines += catalog.aws_machine_types.values()
-    if cloud in (None, "gcp"):
-        machines += catalog.gcp_machine_types.values()
-    tpus = (
-        []
-        if cloud == "aws"
-        else [
-            {
-                "name": g.name,
-                "accelerator_type_prefix": g.type_prefix,
-                "cores_per_chip": g.cores_per_chip,
-                "chips_per_host": g.chips_per_host,
-                "dimensions": g.dimensions,
-                "runtime_version": g.runtime_version,
-                "purchase_options": g.purchase_options,
-                "zones": g.zones,
-                "topologies": [
-                    {
-                        "topology": t,
-                        "chips": spec.chips,
-                        "hosts": spec.hosts,
-                        "accelerator_type": g.accelerator_type(t),
-                    }
-                    for t, spec in g.topologies.items()
-                ],
-                **_provenance(g),
-            }
-            for g in catalog.tpu_generations.values()
-        ]
-    )
+    every: list[AwsMachineType | GcpMachineType] = [
+        *catalog.aws_machine_types.values(),
+        *catalog.gcp_machine_types.values(),
+    ]
+    machines = [m for m in every if cloud in (None, m.cloud)]
+    tpus = [
+        {
+            "name": g.name,
+            "accelerator_type_prefix": g.type_prefix,
+            "cores_per_chip": g.cores_per_chip,
+            "chips_per_host": g.chips_per_host,
+            "dimensions": g.dimensions,
+            "runtime_version": g.runtime_version,
+            "purchase_options": g.purchase_options,
+            "zones": g.zones,
+            "topologies": [
+                {
+                    "topology": t,
+                    "chips": spec.chips,
+                    "hosts": spec.hosts,
+                    "accelerator_type": g.accelerator_type(t),
+                }
+                for t, spec in g.topologies.items()
+            ],
+            **_provenance(g),
+        }
+        for g in catalog.tpu_generations.values()
+        if cloud in (None, g.cloud)
+    ]
     tiers = [
         {
             "cloud": t.cloud,
@@ -141,7 +138,7 @@ def print_catalog(catalog: Catalog, cloud: str | None = None) -> None:
     ):
         machines.add_column(column, no_wrap=column in {"name", "cloud"})
     for m in data["machine_types"]:
-        nics = m["max_efa_interfaces"] if m["cloud"] == "aws" else m["gpu_nics"]
+        nics = m["max_efa_interfaces"] if m["max_efa_interfaces"] is not None else m["gpu_nics"]
         machines.add_row(
             m["cloud"],
             m["name"],
