@@ -127,6 +127,8 @@ def _lustre(
             lustre_version=_required(item.tier.lustre_version, f"the Lustre version of FSx {item.tier.tier}"),
             per_unit_storage_throughput=item.throughput_mbps_per_tib,
             import_path=item.import_path,
+            export_changes=item.export_changes,
+            efa_enabled=item.efa,
             protect=item.protected,
             tags=cluster.tags(f"storage-{item.name}"),
         ),

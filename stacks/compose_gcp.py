@@ -60,7 +60,7 @@ from components.gcp.node_group import (
     Provisioning,
 )
 from components.gcp.storage import GcpFilestore, GcpFilestoreArgs, GcpManagedLustre, GcpManagedLustreArgs
-from components.gcp.tpu import GcpTpuSlices, GcpTpuSlicesArgs
+from components.gcp.tpu import QUEUED_RESOURCE_ID_MAX, GcpTpuSlices, GcpTpuSlicesArgs
 
 PSA_SLOT = addressing.GCP_PRIVATE_SERVICES_SLOT
 """The last block of the cluster range: allocated to private services access (Lustre, Filestore)."""
@@ -96,11 +96,13 @@ def plan_networks(
     fabric_machines: Sequence[GcpMachineType],
     general_slots: int,
     private_services: bool,
+    system_mtus: Sequence[int] = (),
 ) -> NetworkPlan:
     """The networks for node groups on `fabric_machines` (the machine types of groups with a fabric).
 
     `general_slots` address slots stay reserved for general networks (the most any catalog machine
-    type uses), so adding a RoCE group to a TCPXO cluster moves no existing subnet.
+    type uses), so adding a RoCE group to a TCPXO cluster moves no existing subnet. `system_mtus` are
+    the MTUs other users of the system network ask for (TPU slices, Managed Lustre clients).
     """
     blocks = addressing.blocks(cidr)
     general_count = max((m.network.general_vpcs for m in fabric_machines), default=1)
@@ -111,8 +113,9 @@ def plan_networks(
     general: list[VpcArgs] = []
     for index in range(general_count):
         users = [m for m in fabric_machines if m.network.general_vpcs > index]
-        # One VPC serves several machine types: the smallest MTU any of them asks for works for all.
-        mtu = min((m.network.general_mtu for m in users), default=None)
+        asked = [m.network.general_mtu for m in users] + (list(system_mtus) if index == 0 else [])
+        # One VPC serves several users: the smallest MTU any of them asks for works for all.
+        mtu = min(asked, default=None)
         role = "sys" if index == 0 else f"gvnic-{index}"
         general.append(
             VpcArgs(role, mtu, (SubnetArgs(f"{role}-subnet", str(blocks[index])),), google_access=True)
@@ -246,6 +249,10 @@ def _networks(
         fabric_machines=[_machine(g) for g in spec.node_groups if g.fabric is not None],
         general_slots=max(m.network.general_vpcs for m in catalog.gcp_machine_types.values()),
         private_services=bool(spec.storage),
+        system_mtus=[
+            *(t.generation.network_mtu for t in spec.tpu_slices if t.generation.network_mtu),
+            *(s.tier.network_mtu for s in spec.storage if s.tier.network_mtu),
+        ],
     )
     network = GcpNetwork(
         child(spec.name, "net"),
@@ -458,6 +465,8 @@ def _tpu(site: _Site, tpu: TpuSlice, mounts: list[MountTarget]) -> TpuSliceExpor
             bucket_name=site.bucket.bucket_name,
             slices=tpu.slices,
             capacity=_tpu_capacity(tpu),
+            reservation=tpu.capacity.reservation if isinstance(tpu.capacity, Reservation) else None,
+            node_prefix=physical(spec.name, stack, tpu.name, max_length=QUEUED_RESOURCE_ID_MAX - 4),
             startup_script=site.cluster.boot_script(
                 name=tpu.name,
                 bucket_name=site.bucket.bucket_name,

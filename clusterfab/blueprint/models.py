@@ -279,6 +279,24 @@ class LustreSpec(Spec):
             ),
         ),
     ] = None
+    efa: Annotated[
+        bool,
+        Field(
+            description=(
+                "AWS only: an EFA-enabled FSx for Lustre file system (PERSISTENT_2): clients on EFA reach it "
+                "over the fabric and with GPUDirect Storage. Set at creation; it cannot be changed later."
+            )
+        ),
+    ] = False
+    export_changes: Annotated[
+        bool,
+        Field(
+            description=(
+                "AWS only: also write new and changed files back to import_path (deletions are never "
+                "exported, so a `rm -rf` on a node cannot delete the source data set). Default: import only."
+            )
+        ),
+    ] = False
     protect: Annotated[
         bool | None,
         Field(

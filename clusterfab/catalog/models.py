@@ -179,6 +179,10 @@ class TpuGeneration(Sourced):
     purchase_options: list[CapacityKind]
     zones: list[str]
     multislice: bool
+    max_chips_per_slice: int | None = None
+    """The largest slice Google offers (None: the topology table is the limit)."""
+    network_mtu: int | None = None
+    """The VPC MTU Google's setup guide creates the slices' network with (None: GCP's default)."""
     topologies: dict[str, TpuTopology]
 
     def accelerator_type(self, topology: str) -> str:
@@ -208,6 +212,10 @@ class StorageTier(Sourced):
     grow_only: bool
     location: Literal["zone", "region"] = "zone"
     lustre_version: str | None = None
+    efa: bool = False
+    """Whether the tier can be created EFA-enabled (FSx for Lustre PERSISTENT_2)."""
+    network_mtu: int | None = None
+    """The VPC MTU the service's performance guide recommends for its clients' network."""
 
     def fits(self, capacity: int) -> bool:
         return any(band.contains(capacity) for band in self.capacity_bands)

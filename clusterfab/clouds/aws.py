@@ -44,6 +44,7 @@ class AwsProfile:
     zone_example = "use1-az6 (a zone id) or us-east-1a"
     lustre_product = "FSx for Lustre"
     reserved_addresses = 5
+    reserved_capacity_is_placed = True
     offers_tpus = False
     reservation_example = "cr-0123456789abcdef0"
     reservation_format = "cr- followed by 17 hex digits, e.g. cr-0123456789abcdef0"

@@ -64,6 +64,12 @@ class CloudProfile(Protocol):
     def offers_tpus(self) -> bool: ...
 
     @property
+    def reserved_capacity_is_placed(self) -> bool:
+        """Whether reserved capacity (a targeted reservation, a capacity block) already decides where
+        the nodes are, so that a placement group of our own can only strand part of it (AWS: yes)."""
+        ...
+
+    @property
     def reservation_example(self) -> str: ...
 
     @property

@@ -44,6 +44,7 @@ class GcpProfile:
     zone_example = "us-central1-a"
     lustre_product = "Managed Lustre"
     reserved_addresses = 4
+    reserved_capacity_is_placed = False
     offers_tpus = True
     reservation_example = "my-reservation"
     reservation_format = "a reservation name or projects/PROJECT/reservations/NAME"
@@ -101,6 +102,20 @@ class GcpProfile:
                     ("storage", index, "import_path"),
                     "import_path (an S3 data repository) is an AWS setting",
                     "remove it; load data into Managed Lustre from Cloud Storage instead",
+                    at_key=True,
+                )
+            if storage.efa:
+                yield FieldProblem(
+                    ("storage", index, "efa"),
+                    "efa (an EFA-enabled FSx file system) is an AWS setting",
+                    "remove it",
+                    at_key=True,
+                )
+            if storage.export_changes:
+                yield FieldProblem(
+                    ("storage", index, "export_changes"),
+                    "export_changes (back to an S3 data repository) is an AWS setting",
+                    "remove it",
                     at_key=True,
                 )
             if storage.deployment == "scratch":

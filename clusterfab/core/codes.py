@@ -131,6 +131,12 @@ _CODES = [
     ),
     Code("BP117", "nothing to provision", _W, "The blueprint has no node groups and no TPU slices."),
     Code(
+        "BP118",
+        "export without an S3 link",
+        _E,
+        "export_changes writes back to the file system's import_path, which is not set.",
+    ),
+    Code(
         "BP119",
         "reservation without a reservation kind",
         _E,
@@ -218,6 +224,19 @@ _CODES = [
         "CUDA too old for the GPU",
         _E,
         "The CUDA toolkit is older than the first release that supports the GPU.",
+    ),
+    Code(
+        "BP219",
+        "placement group on reserved capacity",
+        _W,
+        "A new placement group around reserved capacity (a capacity block, a targeted reservation) can "
+        "leave part of the reservation unusable; the reservation already decides where the nodes are.",
+    ),
+    Code(
+        "BP220",
+        "EFA not offered by the storage tier",
+        _E,
+        "Only some file system tiers can be created EFA-enabled (FSx for Lustre: PERSISTENT_2).",
     ),
     Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
     Code(

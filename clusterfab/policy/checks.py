@@ -99,6 +99,18 @@ def _tpu_external_ips(resource: Resource) -> list[str]:
     return []
 
 
+def _queued_tpu_external_ips(resource: Resource) -> list[str]:
+    body = resource.props.get("body")
+    specs = items(body.get("tpu", {}).get("nodeSpec")) if isinstance(body, dict) else []
+    return [
+        f"TPU queued resource {resource.name} gives its slices external IPs "
+        "(node.networkConfig.enableExternalIps): set it to false"
+        for spec in specs
+        if isinstance(spec.get("node"), dict)
+        and truthy((spec["node"].get("networkConfig") or {}).get("enableExternalIps"))
+    ]
+
+
 _PUBLIC_IP_CHECKS = {
     LAUNCH_TEMPLATE: _launch_template_ips,
     AWS_INSTANCE: _instance_ip,
@@ -107,6 +119,7 @@ _PUBLIC_IP_CHECKS = {
     "gcp:compute/instanceTemplate:InstanceTemplate": _gce_external_ips,
     "gcp:compute/instance:Instance": _gce_external_ips,
     "gcp:tpu/v2Vm:V2Vm": _tpu_external_ips,
+    "pulumi-python:dynamic/gcp-tpu:QueuedResource": _queued_tpu_external_ips,
 }
 """Per resource type: how it could expose a node to the internet."""
 

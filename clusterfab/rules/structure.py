@@ -6,6 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 
 from clusterfab import addressing
+from clusterfab.blueprint.models import LustreSpec
 from clusterfab.core.findings import Finding, render_path
 from clusterfab.core.hints import did_you_mean
 from clusterfab.rules.context import RuleContext
@@ -78,6 +79,18 @@ def check_mount_points(ctx: RuleContext) -> Iterator[Finding]:
                 anchor,
                 f"mount point {path} would hide the system directory {clash}",
                 hint="mount shared storage under its own directory, e.g. /lustre or /mnt/data",
+            )
+
+
+def check_export(ctx: RuleContext) -> Iterator[Finding]:
+    for index, storage in enumerate(ctx.blueprint.storage):
+        if isinstance(storage, LustreSpec) and storage.export_changes and storage.import_path is None:
+            yield ctx.finding(
+                "BP118",
+                ("storage", index, "export_changes"),
+                "export_changes needs an import_path to write back to",
+                hint="add `import_path: s3://bucket/prefix`, or remove export_changes",
+                at_key=True,
             )
 
 

@@ -116,6 +116,8 @@ class LustreStorage(_Item):
     deployment: Literal["persistent", "scratch"]
     mount_point: str
     import_path: str | None
+    export_changes: bool
+    efa: bool
     protected: bool
     kind: Literal["lustre"] = "lustre"
 

@@ -34,6 +34,8 @@ from clusterfab.spec.model import (
 )
 
 PROTECTED_ENVIRONMENTS = frozenset({"prod"})
+RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
+"""Capacity kinds bought as a reservation of particular hosts."""
 """Environments whose stateful resources are protected unless the blueprint says otherwise."""
 
 
@@ -56,7 +58,9 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         if machine is None:
             unresolved.append(Unresolved(("node_groups", index), group.name))
         else:
-            groups.append(_node_group(group, index, machine, catalog, _attached(group, names)))
+            groups.append(
+                _node_group(group, index, machine, catalog, cloud=cloud, storage=_attached(group, names))
+            )
     slices: list[TpuSlice] = []
     for index, tpu in enumerate(blueprint.tpu_slices):
         resolved_tpu = _tpu_slice(tpu, index, catalog, _attached(tpu, names))
@@ -105,15 +109,24 @@ def _fabric(group: NodeGroupSpec, machine: MachineType) -> Fabric | None:
     return None if group.fabric == "none" else machine.fabric
 
 
-def _placement(group: NodeGroupSpec, size: int, fabric: Fabric | None) -> Placement:
-    """compact unless the blueprint says none; by default only multi-node fabric groups are compact."""
+def _placement(group: NodeGroupSpec, size: int, fabric: Fabric | None, cloud: CloudProfile) -> Placement:
+    """The blueprint's choice, else compact for multi-node fabric groups, except on reserved capacity
+    the cloud already places (a new AWS placement group can leave part of a reservation unusable)."""
     if group.placement is not None:
         return group.placement
+    if cloud.reserved_capacity_is_placed and group.capacity.kind in RESERVED_KINDS:
+        return "none"
     return "compact" if size > 1 and fabric is not None else "none"
 
 
 def _node_group(
-    group: NodeGroupSpec, index: int, machine: MachineType, catalog: Catalog, storage: tuple[str, ...]
+    group: NodeGroupSpec,
+    index: int,
+    machine: MachineType,
+    catalog: Catalog,
+    *,
+    cloud: CloudProfile,
+    storage: tuple[str, ...],
 ) -> NodeGroup:
     scaling = group.autoscaling
     low, high = (scaling.min, scaling.max) if scaling else (group.count or 0, group.count or 0)
@@ -128,7 +141,7 @@ def _node_group(
         autoscaled=scaling is not None,
         capacity=capacity_of(group.capacity),
         fabric=fabric,
-        placement=_placement(group, high, fabric),
+        placement=_placement(group, high, fabric, cloud),
         placement_max_distance=group.placement_max_distance,
         boot_disk_gib=group.boot_disk_gib,
         image=group.image or image.image,
@@ -189,6 +202,8 @@ def _storage(
         deployment=item.deployment,
         mount_point=mount_point,
         import_path=item.import_path,
+        export_changes=item.export_changes,
+        efa=item.efa,
         protected=keep,
     )
 

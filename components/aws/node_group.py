@@ -73,8 +73,9 @@ class AwsGpuNodeGroupArgs:
     """The image's root device (Ubuntu AMIs: /dev/sda1)."""
     root_volume_gib: int = 200
     root_volume_type: str = "gp3"
-    metadata_hop_limit: int = 2
-    """IMDSv2 response hop limit."""
+    metadata_hop_limit: int = 1
+    """IMDSv2 response hop limit: 1 keeps the instance role out of reach of containers on a bridge
+    network (Checkov CKV_AWS_341); host-network containers (enroot / pyxis) still reach it."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -233,7 +234,9 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                 interface_type=i.interface_type,
                 security_groups=[args.security_group_id],
                 delete_on_termination="true",
-                associate_public_ip_address="false",
+                # No associate_public_ip_address: EC2 refuses the field on multi-interface launches
+                # ("cannot be specified when launching with multiple network interfaces"); the
+                # subnet's mapPublicIpOnLaunch=false keeps public addresses off.
             )
             for i in args.network_interfaces
         ]
@@ -245,7 +248,6 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             image_id=args.image_id,
             instance_type=args.instance_type,
             network_interfaces=interfaces,
-            # Containers on the node (training jobs, exporters) need one more hop to reach IMDS.
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled",
                 http_tokens="required",

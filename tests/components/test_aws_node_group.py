@@ -18,7 +18,8 @@ def nics(machine: str) -> list[tuple[int, int, str]]:
     plan = aws_plan(group(machine), name="nic")
     interfaces = one(plan, LT).inputs["networkInterfaces"]
     assert all(i["securityGroups"] == ["nic-cluster-net-nodes-sg-id"] for i in interfaces)
-    assert all(i["associatePublicIpAddress"] == "false" for i in interfaces)
+    # EC2 refuses associatePublicIpAddress on multi-interface launches (audit item 10): never set it.
+    assert all("associatePublicIpAddress" not in i for i in interfaces)
     assert all(i["deleteOnTermination"] == "true" for i in interfaces)
     assert all("subnetId" not in i for i in interfaces)  # the ASG places them in its subnet
     return [(i["networkCardIndex"], i["deviceIndex"], i["interfaceType"]) for i in interfaces]
@@ -58,7 +59,7 @@ def test_launch_template_security_and_placement() -> None:
     assert inputs["metadataOptions"] == {
         "httpEndpoint": "enabled",
         "httpTokens": "required",
-        "httpPutResponseHopLimit": 2,
+        "httpPutResponseHopLimit": 1,
         "instanceMetadataTags": "enabled",
     }
     assert inputs["blockDeviceMappings"] == [
@@ -135,6 +136,9 @@ def test_capacity_block_targets_the_block_with_a_fixed_size() -> None:
     }
     asg = one(plan, ASG).inputs
     assert (asg["minSize"], asg["maxSize"], asg["desiredCapacity"]) == (8, 8, 8)
+    # A new placement group can strand part of the block (audit item 12; ParallelCluster refuses it).
+    assert all_of(plan, "aws:ec2/placementGroup:PlacementGroup") == []
+    assert "placement" not in inputs
 
 
 def test_reservation_targets_the_odcr_without_market_options() -> None:
@@ -147,6 +151,7 @@ def test_reservation_targets_the_odcr_without_market_options() -> None:
     assert inputs["capacityReservationSpecification"]["capacityReservationTarget"] == {
         "capacityReservationId": "cr-0123456789abcdef0"
     }
+    assert all_of(plan, "aws:ec2/placementGroup:PlacementGroup") == []
 
 
 def test_node_role_can_read_only_the_cluster_bucket_and_tag_its_own_health() -> None:

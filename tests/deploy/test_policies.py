@@ -195,11 +195,18 @@ def test_imdsv2_is_also_checked_on_instances_without_metadata_options() -> None:
             id="gcp-instance-template",
         ),
         pytest.param(
-            "gcp-tpu-v5p-multislice",
+            "gcp-tpu-v6e-spot",
             "gcp:tpu/v2Vm:V2Vm",
             lambda i: i["networkConfig"].update(enableExternalIps=True),
-            "TPU VM v5p-pretrain-pretrain-0 has external IPs",
+            "TPU VM trillium-spot-trillium-0 has external IPs",
             id="gcp-tpu",
+        ),
+        pytest.param(
+            "gcp-tpu-v5p-multislice",
+            "pulumi-python:dynamic/gcp-tpu:QueuedResource",
+            lambda i: i["body"]["tpu"]["nodeSpec"][0]["node"]["networkConfig"].update(enableExternalIps=True),
+            "TPU queued resource v5p-pretrain-pretrain-slices gives its slices external IPs",
+            id="gcp-tpu-queued",
         ),
     ],
 )

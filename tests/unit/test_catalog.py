@@ -141,7 +141,7 @@ def test_tpu_topologies_multiply_to_their_chip_count(generation: str) -> None:
     [
         ("v5p", "2x2x1", "v5p-8"),
         ("v5p", "4x4x4", "v5p-128"),
-        ("v5p", "16x20x28", "v5p-17920"),
+        ("v5p", "16x16x24", "v5p-12288"),
         ("v6e", "4x4", "v6e-16"),
         ("v6e", "16x16", "v6e-256"),
         ("v5e", "2x4", "v5litepod-8"),
@@ -151,8 +151,13 @@ def test_tpu_accelerator_type_names(generation: str, topology: str, accelerator_
     assert CATALOG.tpu_generations[generation].accelerator_type(topology) == accelerator_type
 
 
-def test_v5p_stays_within_140_cubes() -> None:
-    assert max(t.chips for t in CATALOG.tpu_generations["v5p"].topologies.values()) == 140 * 64
+def test_no_topology_is_larger_than_the_largest_slice_google_offers() -> None:
+    for generation in CATALOG.tpu_generations.values():
+        largest = max(t.chips for t in generation.topologies.values())
+        limit = generation.max_chips_per_slice
+        assert limit is None or largest <= limit, generation.name
+    v5p = CATALOG.tpu_generations["v5p"]
+    assert (v5p.max_chips_per_slice, v5p.topologies["16x16x24"].chips) == (6144, 6144)
 
 
 def test_storage_grids_are_well_formed() -> None:
