@@ -18,6 +18,21 @@ from clusterfab.core.hints import closest, listing
 
 FIXED_KEYS = ("version", "cloud", "environments")
 """Top-level keys an overlay may not set: they define what the blueprint is."""
+ENVIRONMENT_KEYS = ("protected",)
+"""Keys of an overlay that describe the environment itself rather than change the blueprint."""
+PROTECTED_BY_DEFAULT = frozenset({"prod"})
+"""Environments whose stateful resources are protected unless `environments.<name>.protected` says
+otherwise."""
+
+
+def environment_protected(environments: dict[str, Any], environment: str | None) -> bool:
+    """Whether an environment protects its stateful resources: its `protected:`, else the default.
+
+    The one place that decides it: the program, the CrossGuard pack and the promotion gates ask here.
+    """
+    overlay = environments.get(environment) if environment is not None else None
+    flag = overlay.get("protected") if isinstance(overlay, dict) else None
+    return flag if isinstance(flag, bool) else environment in PROTECTED_BY_DEFAULT
 
 
 @dataclass
@@ -116,7 +131,17 @@ def apply_environment(document: Document, base: dict[str, Any], environment: str
     if not isinstance(overlay, dict):
         # The schema check of the base reports the wrong type; there is nothing to merge.
         return MergedBlueprint(data=base, source_map=base_map)
-    allowed = {k: v for k, v in overlay.items() if k not in FIXED_KEYS}
+    allowed = {k: v for k, v in overlay.items() if k not in FIXED_KEYS and k not in ENVIRONMENT_KEYS}
+    flag = overlay.get("protected")
+    if "protected" in overlay and not isinstance(flag, bool):
+        merger.findings.append(
+            base_map.finding(
+                "BP008",
+                (*source, "protected"),
+                f"`protected` is true or false, not {flag!r}",
+                hint=f"write `protected: true` (or false) under environments.{environment}",
+            )
+        )
     for key in FIXED_KEYS:
         if key in overlay:
             merger.findings.append(

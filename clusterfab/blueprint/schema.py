@@ -56,16 +56,24 @@ def blueprint_json_schema(choices: Choices | None = None) -> dict[str, Any]:
             partial["required"] = ["name"]
         partial["title"] = f"{definition.get('title', name)} (environment overlay)"
         defs[f"{name}Overlay"] = partial
+    properties: dict[str, Any] = {
+        key: _retarget(copy.deepcopy(value))
+        for key, value in schema["properties"].items()
+        if key not in FIXED_KEYS
+    }
+    properties["protected"] = {
+        "type": "boolean",
+        "description": (
+            "Whether the environment protects its stateful resources (file systems, buckets, state "
+            "disks) from deletion and replacement; default true for an environment named prod."
+        ),
+    }
     overlay = {
         "type": "object",
         "title": "Environment overlay",
         "description": "A partial blueprint deep-merged over the base; list items merge by name.",
         "additionalProperties": False,
-        "properties": {
-            key: _retarget(copy.deepcopy(value))
-            for key, value in schema["properties"].items()
-            if key not in FIXED_KEYS
-        },
+        "properties": properties,
     }
     schema["properties"]["environments"]["additionalProperties"] = overlay
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}

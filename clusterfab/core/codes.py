@@ -148,6 +148,13 @@ _CODES = [
         _E,
         "Flex-start VMs arrive all at once in a fixed-size group; use `count`.",
     ),
+    Code(
+        "BP135",
+        "production-like environment without protection",
+        _W,
+        "An environment named like production (prod-eu, production) protects nothing unless it says "
+        "`protected: true`; only `prod` is protected by default.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",

@@ -3,7 +3,7 @@
 Each check takes a `Resource` and returns its violations as messages that name the resource, the
 property and the fix (empty: compliant). They hold for what clusterfab's components create and guard
 what teams add to the program. Which types hold data and which stacks protect them come from the same
-places the components use: the catalog's `stateful_types` and `PROTECTED_ENVIRONMENTS`.
+places the components use: the catalog's `stateful_types` and the blueprint's protected environments.
 
 - IMDSv2: AWS launch templates and instances require session tokens for instance metadata.
 - No public IPs: no public address on AWS launch-template NICs, instances or subnets (auto-assign), no

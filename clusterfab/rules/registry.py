@@ -15,6 +15,7 @@ CHECKS: tuple[Check, ...] = (
     structure.check_labels,
     structure.check_network,
     structure.check_not_empty,
+    structure.check_environment_protection,
     capacity.check_capacity_fields,
     capacity.check_capacity_offered,
     compute.check_region_and_zone,

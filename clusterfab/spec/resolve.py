@@ -16,6 +16,7 @@ from clusterfab.blueprint.models import (
     NodeGroupSpec,
     TpuSliceSpec,
 )
+from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import MachineType
 from clusterfab.clouds import CloudProfile, profile
@@ -33,7 +34,6 @@ from clusterfab.spec.model import (
     Unresolved,
 )
 
-PROTECTED_ENVIRONMENTS = frozenset({"prod"})
 RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
 """Capacity kinds bought as a reservation of particular hosts."""
 """Environments whose stateful resources are protected unless the blueprint says otherwise."""
@@ -42,7 +42,7 @@ RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
 def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> ClusterSpec:
     """The spec of `blueprint` (already merged with `environment`'s overlay, if any)."""
     cloud = profile(blueprint.cloud)
-    protected = environment in PROTECTED_ENVIRONMENTS
+    protected = environment_protected(blueprint.environments, environment)
     unresolved: list[Unresolved] = []
     storage: list[Storage] = []
     for index, item in enumerate(blueprint.storage):

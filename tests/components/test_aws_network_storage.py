@@ -184,20 +184,34 @@ STATEFUL = NODES + (
     "storage:\n  - {name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125}\n"
     "  - {name: keep, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: true}\n"
     "  - {name: loose, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: false}\n"
-    "environments:\n  dev: {}\n  prod: {}\n"
+    "environments:\n  dev: {}\n  prod: {}\n  production: {protected: true}\n  prod-eu: {}\n"
+    "  lab: {protected: false}\n"
 )
+EVERYTHING = {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}
 
 
 @pytest.mark.parametrize(
     ("env", "protected"),
     [
-        ("prod", {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}),
+        ("prod", EVERYTHING),
+        ("production", EVERYTHING),  # protected by the blueprint, not by its name (issue 11 item 3)
         ("dev", {"st-cluster-keep-fs"}),
+        ("prod-eu", {"st-cluster-keep-fs"}),
+        ("lab", {"st-cluster-keep-fs"}),
     ],
 )
-def test_stateful_resources_are_protected_in_prod_or_when_flagged(env: str, protected: set[str]) -> None:
+def test_stateful_resources_are_protected_in_protected_environments_or_when_flagged(
+    env: str, protected: set[str]
+) -> None:
     plan = aws_plan(STATEFUL, name="st", env=env)
     assert {r.name for r in plan.resources if r.protect} == protected
+
+
+@pytest.mark.parametrize(("env", "force"), [("dev", True), ("prod", False)])
+def test_an_unprotected_bucket_can_be_destroyed_with_its_versions(env: str, force: bool) -> None:
+    """Issue 11 item 2: destroying a dev stack failed on the versioned cluster bucket."""
+    plan = aws_plan(STATEFUL, name="st", env=env)
+    assert one(plan, "aws:s3/bucket:Bucket").inputs["forceDestroy"] is force
 
 
 def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:

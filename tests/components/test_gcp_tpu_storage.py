@@ -275,9 +275,12 @@ def test_cluster_bucket_is_private_uniform_and_versioned() -> None:
         "uniformBucketLevelAccess": True,
         "publicAccessPrevention": "enforced",
         "versioning": {"enabled": True},
-        "forceDestroy": False,
+        # An unprotected stack's bucket goes with it, versions and all (issue 11 item 2).
+        "forceDestroy": True,
     }
     assert "encryption" not in bucket  # Google-managed keys
+    prod = gcp_plan(slices("v6e", "4x4") + "environments:\n  prod: {}\n", name="bkp", env="prod")
+    assert one(prod, "gcp:storage/bucket:Bucket").inputs["forceDestroy"] is False
 
 
 BUDGETED = (
