@@ -3,7 +3,8 @@
 The launch template's network interfaces are the machine type's EFA layout (p5.48xlarge: an ENA
 primary on card 0, efa-only on card 0 device 1 and on cards 1-31), which is what gives NCCL the
 machine's full fabric bandwidth. Nodes get IMDSv2 only, an encrypted root volume, no public IP,
-and an instance role that can use SSM and read the cluster bucket, nothing more.
+and an instance role that can use Session Manager, read the cluster bucket and tag itself with its
+health, nothing more.
 """
 
 from __future__ import annotations
@@ -107,7 +108,28 @@ def _assume_role_policy() -> str:
     )
 
 
-def _node_policy(bucket_arn: str, node_group_tag: str) -> str:
+SESSION_MANAGER_ACTIONS = (
+    "ssm:UpdateInstanceInformation",
+    "ssmmessages:CreateControlChannel",
+    "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel",
+    "ssmmessages:OpenDataChannel",
+)
+"""What Session Manager needs of an instance role, and nothing more (AWS: "Create a custom IAM role
+with minimal Session Manager permissions"). AmazonSSMManagedInstanceCore would also grant
+ssm:GetParameter(s) on every parameter of the account."""
+
+
+def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
+    # A node may set only its health tag, only on itself, and only while it belongs to this stack's
+    # node group: `${ec2:SourceInstanceARN}` is the instance whose role credentials sign the call.
+    # IAM resolves service-specific keys as policy variables on requests to resources that support
+    # them (IAM User Guide, "Policy variables"); if it ever cannot, the statement matches nothing.
+    owner = {
+        f"aws:ResourceTag/{key}": tags[key]
+        for key in (tagging.NODE_GROUP_TAG, tagging.STACK_TAG, tagging.BLUEPRINT_TAG)
+        if key in tags
+    }
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -124,16 +146,21 @@ def _node_policy(bucket_arn: str, node_group_tag: str) -> str:
                     "Action": "s3:ListBucket",
                     "Resource": bucket_arn,
                 },
-                # A node may only set its health tag, and only on instances of its own node group.
                 {
-                    "Sid": "RecordHealth",
+                    "Sid": "RecordOwnHealth",
                     "Effect": "Allow",
                     "Action": "ec2:CreateTags",
-                    "Resource": "arn:aws:ec2:*:*:instance/*",
+                    "Resource": "${ec2:SourceInstanceARN}",
                     "Condition": {
-                        "StringEquals": {f"aws:ResourceTag/{tagging.NODE_GROUP_TAG}": node_group_tag},
+                        "StringEquals": owner,
                         "ForAllValues:StringEquals": {"aws:TagKeys": [tagging.HEALTH_TAG]},
                     },
+                },
+                {
+                    "Sid": "SessionManager",
+                    "Effect": "Allow",
+                    "Action": list(SESSION_MANAGER_ACTIONS),
+                    "Resource": "*",
                 },
             ],
         }
@@ -202,18 +229,12 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             description=f"clusterfab nodes of {name}",
             opts=own,
         )
-        aws.iam.RolePolicyAttachment(
-            child(name, "ssm"),
-            role=role.name,
-            policy_arn="arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
-            opts=own,
-        )
         aws.iam.RolePolicy(
             child(name, "node-policy"),
             role=role.id,
             opts=own,
             policy=pulumi.Output.from_input(args.bucket_arn).apply(
-                lambda arn: _node_policy(arn, args.node_group)
+                lambda arn: _node_policy(arn, self._node_tags)
             ),
         )
         profile = aws.iam.InstanceProfile(child(name, "profile"), role=role.name, tags=args.tags, opts=own)

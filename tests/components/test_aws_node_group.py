@@ -91,7 +91,6 @@ def test_launch_template_security_and_placement() -> None:
         ("aws:iam/instanceProfile:InstanceProfile", "lt-cluster-g-profile"),
         ("aws:iam/role:Role", "lt-cluster-g-role"),
         ("aws:iam/rolePolicy:RolePolicy", "lt-cluster-g-node-policy"),
-        ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "lt-cluster-g-ssm"),
     ]
 
 
@@ -161,14 +160,29 @@ def test_node_role_can_read_only_the_cluster_bucket_and_tag_its_own_health() -> 
     assert [(s["Sid"], s["Action"], s["Resource"]) for s in policy["Statement"]] == [
         ("ReadClusterBucket", ["s3:GetObject", "s3:GetObjectVersion"], f"{bucket}/*"),
         ("ListClusterBucket", "s3:ListBucket", bucket),
-        ("RecordHealth", "ec2:CreateTags", "arn:aws:ec2:*:*:instance/*"),
+        ("RecordOwnHealth", "ec2:CreateTags", "${ec2:SourceInstanceARN}"),
+        (
+            "SessionManager",
+            [
+                "ssm:UpdateInstanceInformation",
+                "ssmmessages:CreateControlChannel",
+                "ssmmessages:CreateDataChannel",
+                "ssmmessages:OpenControlChannel",
+                "ssmmessages:OpenDataChannel",
+            ],
+            "*",
+        ),
     ]
     assert policy["Statement"][2]["Condition"] == {
-        "StringEquals": {"aws:ResourceTag/clusterfab-node-group": "g"},
+        "StringEquals": {
+            "aws:ResourceTag/clusterfab-node-group": "g",
+            "aws:ResourceTag/clusterfab-stack": "plan",
+            "aws:ResourceTag/clusterfab-blueprint": "iam-cluster",
+        },
         "ForAllValues:StringEquals": {"aws:TagKeys": ["clusterfab-health"]},
     }
-    attachment = one(plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-    assert attachment.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    # No managed policy: AmazonSSMManagedInstanceCore would let a node read every SSM parameter.
+    assert all_of(plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
     trust = json.loads(one(plan, "aws:iam/role:Role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 

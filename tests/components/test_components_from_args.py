@@ -42,7 +42,6 @@ def test_aws_gpu_node_group_with_its_defaults() -> None:
     assert types(made) == {
         "infer": "AwsGpuNodeGroup",
         "infer-role": "Role",
-        "infer-ssm": "RolePolicyAttachment",
         "infer-node-policy": "RolePolicy",
         "infer-profile": "InstanceProfile",
         "infer-lt": "LaunchTemplate",
