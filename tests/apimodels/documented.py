@@ -80,7 +80,50 @@ DOCUMENTED: dict[tuple[str, str], Documented] = {
         source="https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html; the provider "
         "appends 26 characters to bucket_prefix (terraform-provider-aws docs, r/s3_bucket)",
     ),
+    ("budgets", "Budget.CostFilters{key}"): Documented(
+        quote="Name of the cost filter. Valid values are `AZ`, `BillingEntity`, `CostCategory`, `InstanceType`, `InvoicingEntity`, `LegalEntityName`, `LinkedAccount`, `Operation`, `PurchaseType`, `Region`, `Service`, `TagKeyValue`, `UsageType`, and `UsageTypeGroup`.",
+        enum=(
+            "AZ",
+            "BillingEntity",
+            "CostCategory",
+            "InstanceType",
+            "InvoicingEntity",
+            "LegalEntityName",
+            "LinkedAccount",
+            "Operation",
+            "PurchaseType",
+            "Region",
+            "Service",
+            "TagKeyValue",
+            "UsageType",
+            "UsageTypeGroup",
+        ),
+        source="pulumi-aws budgets.BudgetCostFilterArgs.name (terraform-provider-aws r/budgets_budget); the API model's CostFilters key is a plain string",
+    ),
     # --- Google -----------------------------------------------------------------------------------
+    ("compute.v1", f"{_IT}.machineType"): Documented(
+        quote="This field only accepts a machine type name, for example `n2-standard-4`.",
+        pattern=r"^[a-z0-9-]+$",
+    ),
+    ("storage.v1", "Bucket.storageClass"): Documented(
+        quote="Values include MULTI_REGIONAL, REGIONAL, STANDARD, NEARLINE, COLDLINE, ARCHIVE, and DURABLE_REDUCED_AVAILABILITY.",
+        enum=(
+            "MULTI_REGIONAL",
+            "REGIONAL",
+            "STANDARD",
+            "NEARLINE",
+            "COLDLINE",
+            "ARCHIVE",
+            "DURABLE_REDUCED_AVAILABILITY",
+        ),
+    ),
+    ("storage.v1", "Bucket.iamConfiguration.publicAccessPrevention"): Documented(
+        quote="Currently, 'inherited' and 'enforced' are supported.", enum=("inherited", "enforced")
+    ),
+    (
+        "billingbudgets.v1",
+        "GoogleCloudBillingBudgetsV1Budget.amount.specifiedAmount.currencyCode",
+    ): Documented(quote="The three-letter currency code defined in ISO 4217.", pattern=r"^[A-Z]{3}$"),
     ("compute.v1", f"{_IT}.disks[].initializeParams.diskSizeGb"): Documented(
         quote="The size must be at least 10 GB.", minimum=10
     ),

@@ -170,6 +170,9 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         ("gcp-a3ultra-roce-lustre.dev", "gcp:serviceaccount/account:Account", "accountId", "Nodes", "does not match the pattern"),
         ("gcp-a3mega-tcpxo-filestore.dev", "gcp:filestore/instance:Instance", "tier", "ZONAL_SSD", "'ZONAL_SSD' is not one of"),
         ("gcp-a3mega-tcpxo-filestore.dev", TEMPLATE, "labels.team", "Research", "does not match the pattern"),
+        ("gcp-tpu-v6e-spot.dev", "gcp:storage/bucket:Bucket", "publicAccessPrevention", "Enforced", "'Enforced' is not one of inherited, enforced"),
+        ("gcp-a3mega-tcpxo-filestore.dev", TEMPLATE, "machineType", "zones/us-central1-a/machineTypes/a3-megagpu-8g", "does not match the pattern"),
+        ("aws-p5-efa-fsx.dev", "aws:budgets/budget:Budget", "timeUnit", "MONTH", "'MONTH' is not one of"),
     ],
 )  # fmt: skip
 def test_the_input_check_catches_a_wrong_value(
