@@ -367,9 +367,10 @@ def _scheduling(template: PlannedResource) -> dict[str, Any]:
 def gcp_spot_and_preemptible_terminate_without_restart(plan: Plan) -> Iterator[str]:
     """compute v1 Scheduling.onHostMaintenance: "For preemptible instances, the default and only possible
     behavior is TERMINATE."; Scheduling.automaticRestart: "Preemptible instances cannot be automatically
-    restarted." Spot VMs are the preemptible model (cloud.google.com/compute/docs/instances/spot:
-    "automaticRestart: false ... onHostMaintenance: TERMINATE"); the provider sends automaticRestart true
-    unless told otherwise (terraform-provider-google: "This defaults to true")."""
+    restarted." Spot is the current preemptible model (google-cloud-batch ProvisioningModel: "SPOT VM is
+    the preferable model for preemptible VM instances ... has been migrated to use the SPOT model"), and
+    the provider sends automaticRestart true unless told otherwise (terraform-provider-google
+    google_compute_instance_template scheduling.automatic_restart: "This defaults to true")."""
     for template in _of(plan, TEMPLATE):
         scheduling = _scheduling(template)
         if scheduling.get("provisioningModel") == "SPOT" or _true(scheduling.get("preemptible")):
@@ -384,9 +385,9 @@ _ACCELERATOR_OPTIMIZED = re.compile(r"^(a2|a3|a4|a4x|g2|g4)-")
 
 @rule()
 def gcp_gpu_machines_terminate_on_host_maintenance(plan: Plan) -> Iterator[str]:
-    """VMs with GPUs cannot live-migrate: "you must set the VM's host maintenance policy to TERMINATE"
-    (cloud.google.com/compute/docs/gpus/gpu-host-maintenance; accelerator-optimized A2, A3, A4, A4X,
-    G2, G4 machine types come with GPUs attached)."""
+    """cloud.google.com/compute/docs/gpus/gpu-host-maintenance: "VMs with attached GPUs can't be live
+    migrated. You must set these VMs to stop for host maintenance events." (A2, A3, A4, A4X, G2 and G4
+    are accelerator-optimized: their GPUs come with the machine type)."""
     for template in _of(plan, TEMPLATE):
         machine = str(template.inputs.get("machineType", ""))
         if (
