@@ -368,9 +368,9 @@ def gcp_spot_and_preemptible_terminate_without_restart(plan: Plan) -> Iterator[s
     """compute v1 Scheduling.onHostMaintenance: "For preemptible instances, the default and only possible
     behavior is TERMINATE."; Scheduling.automaticRestart: "Preemptible instances cannot be automatically
     restarted." Spot is the current preemptible model (google-cloud-batch ProvisioningModel: "SPOT VM is
-    the preferable model for preemptible VM instances ... has been migrated to use the SPOT model"), and
-    the provider sends automaticRestart true unless told otherwise (terraform-provider-google
-    google_compute_instance_template scheduling.automatic_restart: "This defaults to true")."""
+    the preferable model for preemptible VM instances ... has been migrated to use the SPOT model").
+    automaticRestart must be set false explicitly: terraform-provider-google's schema defaults it to true
+    (its registry docs; the pulumi-gcp docstring does not say, so this part is not re-checked offline)."""
     for template in _of(plan, TEMPLATE):
         scheduling = _scheduling(template)
         if scheduling.get("provisioningModel") == "SPOT" or _true(scheduling.get("preemptible")):
