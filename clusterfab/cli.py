@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from clusterfab.core.errors import ClusterfabError, RefusedError, UsageError
+from clusterfab.health import DEFAULT_MAX_AGE
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -420,14 +421,24 @@ def promote(
             "--allow-replace", help="Accept deleting or replacing protected / stateful resources (data loss)."
         ),
     ] = False,
+    health_max_age: Annotated[
+        float,
+        typer.Option(
+            "--health-max-age",
+            min=0.1,
+            help="Refuse a source health record older than this many hours.",
+        ),
+    ] = DEFAULT_MAX_AGE.total_seconds() / 3600,
 ) -> None:
     """Promote the blueprint revision that runs in one stack to another, through gates.
 
-    Gates: the source stack was updated from this exact blueprint file (sha256) and passed its
-    recorded health check; the target's preview deletes or replaces no protected or stateful resource
-    (unless --allow-replace); the target's cost is within its budget. Shows the target preview, the
-    offline plan diff and the cost diff between the two environments, asks (unless --yes), then
-    updates the target. Exits 1 when a gate refuses or the update fails.
+    Gates: the source stack was updated from this exact blueprint file (sha256) and its health record
+    (in its cluster bucket, written by `configure`) passed on the whole fleet for this blueprint,
+    playbook bundle, catalog and commit, after its last update and within --health-max-age; the
+    target's preview deletes or replaces no protected or stateful resource (unless --allow-replace);
+    the target's cost is within its budget. Shows the target preview, the offline plan diff and the
+    cost diff between the two environments, asks (unless --yes), then updates the target. Exits 1
+    when a gate refuses or the update fails.
     """
     from clusterfab.deploy.gates import short
     from clusterfab.deploy.promote import check_promotion
@@ -437,7 +448,13 @@ def promote(
     deploy = _deploy_project()
     console = _console()
     check = check_promotion(
-        deploy, source, target, allow_replace=allow_replace, today=_today(), console=console
+        deploy,
+        source,
+        target,
+        allow_replace=allow_replace,
+        today=_today(),
+        console=console,
+        max_health_age=dt.timedelta(hours=health_max_age),
     )
     check.progress.print_summary()
     if check.invalid is not None:
@@ -546,31 +563,46 @@ def configure(
     """Configure a deployed stack's nodes now (push mode) and run the health check.
 
     Runs playbooks/gpu_node.yml on every node group through ansible-runner, then healthcheck.yml;
-    the outcome is recorded in the stack config (clusterfab:health), which `promote` requires.
+    the outcome is recorded in the stack's cluster bucket (health/<stack>.json), bound to the
+    blueprint, playbook bundle, catalog and git commit; `promote` requires a recent pass there.
     Needs the Pulumi CLI, cloud credentials and the amazon.aws / google.cloud Ansible collection.
     Exits 1 when a playbook or the health check fails.
     """
     from rich.console import Console
 
+    from clusterfab.clouds import profile
+    from clusterfab.deploy.checkout import checkout_commit
+    from clusterfab.outputs import read_outputs
+    from clusterfab.provision.bundle import bundle_digest
+    from clusterfab.provision.push import HealthTarget, require_collection
     from clusterfab.provision.push import configure as push
-    from clusterfab.provision.push import require_collection
     from clusterfab.provision.runner import RunProgress, run_playbook, summary_table
 
     project = _deploy_project()
     target = project.stack(stack)
     stack_input = _stack_input(target, stack)
     require_collection(stack_input.blueprint.cloud)
+    root = project.project.root
+    health = None
+    if not skip_health:
+        outputs = read_outputs(target.outputs())
+        health = HealthTarget(
+            store=profile(outputs.blueprint.cloud).health_store(outputs),
+            stack=stack,
+            commit=checkout_commit(root),
+            bundle_sha256=bundle_digest(root / "playbooks"),
+        )
     console = Console()
     with RunProgress(console) as progress:
         result = push(
             target,
             stack_input,
             runner=run_playbook,
-            playbooks=project.project.root / "playbooks",
+            playbooks=root / "playbooks",
             only=node_group,
             limit=limit,
             tags=tags,
-            health=not skip_health,
+            health=health,
             on_event=progress.handle,
         )
     for group, playbook, run in result.runs:
@@ -578,7 +610,10 @@ def configure(
         if not run.succeeded:
             console.print(summary_table(run))
     if result.health is not None:
-        console.print(f"health of {stack}: {result.health} (recorded as clusterfab:health)")
+        reason = f": {result.health.reason}" if result.health.reason else ""
+        console.print(f"health of {stack}: {result.health.status}{reason} (recorded in {result.location})")
+    elif health is not None and all(run.succeeded for _, _, run in result.runs):
+        console.print(f"health of {stack}: not recorded (a pass on part of the fleet proves nothing)")
     raise typer.Exit(0 if result.succeeded else 1)
 
 

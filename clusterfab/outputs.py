@@ -27,6 +27,8 @@ class BlueprintOutput(_Output):
     file: str
     digest: str
     """sha256 of the blueprint file the stack was last updated from."""
+    bundle_sha256: str
+    """sha256 of the playbook bundle its nodes boot from (`bundles/<sha256>.tar.gz` in the bucket)."""
     environment: str | None
     catalog_version: str
     cloud: Cloud

@@ -176,6 +176,7 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
             "name": spec.name,
             "file": stack_input.file,
             "digest": stack_input.digest,
+            "bundle_sha256": cluster.bundle.sha256,
             "environment": stack_input.environment,
             "catalog_version": stack_input.catalog.version,
             "cloud": spec.cloud,

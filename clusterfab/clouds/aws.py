@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
+    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 _ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
@@ -144,3 +145,8 @@ class AwsProfile:
                 "ansible_become": "true",
             },
         }
+
+    def health_store(self, outputs: StackOutputs) -> HealthStore:
+        from clusterfab.health_stores import S3HealthStore  # noqa: PLC0415 - boto3 loads slowly
+
+        return S3HealthStore(outputs.bucket, outputs.blueprint.region)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
+    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 
@@ -131,4 +132,8 @@ class CloudProfile(Protocol):
 
     def inventory(self, outputs: StackOutputs) -> dict[str, Any]:
         """The Ansible inventory plugin configuration for the nodes of a stack with these outputs."""
+        ...
+
+    def health_store(self, outputs: StackOutputs) -> HealthStore:
+        """The stack's cluster bucket as the store of its health records."""
         ...

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
+    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
@@ -165,3 +166,8 @@ class GcpProfile:
                 "ansible_become": "true",
             },
         }
+
+    def health_store(self, outputs: StackOutputs) -> HealthStore:
+        from clusterfab.health_stores import GcsHealthStore  # noqa: PLC0415 - google-auth loads slowly
+
+        return GcsHealthStore(outputs.bucket)

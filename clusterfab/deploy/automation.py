@@ -11,6 +11,7 @@ through a callback that never raises (an exception would kill the Automation API
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 import subprocess
@@ -32,6 +33,9 @@ INSTALL_HINT = (
     "then run this again"
 )
 WORKSPACE_ENV = {"PULUMI_SKIP_UPDATE_CHECK": "true"}
+_CHANGING_KINDS = frozenset({"update", "import", "destroy"})
+"""History kinds that change resources (a refresh only reads them)."""
+_HISTORY_PAGE = 20
 
 EventHandler = Callable[[DeployEvent | None], None]
 _T = TypeVar("_T")
@@ -155,6 +159,18 @@ class DeployStack:
         from pulumi import automation as auto  # noqa: PLC0415 - lazy: it loads grpc
 
         self._run(lambda: self._stack.set_config(key, auto.ConfigValue(value=value, secret=False)))
+
+    def last_update(self) -> dt.datetime | None:
+        """When the stack's resources last changed: the end of its latest update, import or destroy
+        (None when it never had one)."""
+        history = self._run(lambda: self._stack.history(page_size=_HISTORY_PAGE))  # newest first
+        changing = [e for e in history if e.kind in _CHANGING_KINDS]
+        # A page of nothing but refreshes: the newest entry is a safe (later) bound.
+        entry = changing[0] if changing else (history[0] if history else None)
+        if entry is None:
+            return None
+        when: dt.datetime = entry.end_time or entry.start_time
+        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)  # the CLI writes UTC
 
     def protected_resources(self) -> list[tuple[str, str]]:
         """(URN, type) of every protected resource in the stack's state."""

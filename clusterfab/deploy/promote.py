@@ -12,12 +12,15 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from clusterfab.catalog import load_catalog
+from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
 from clusterfab.deploy.automation import DeployProject, DeployStack, OperationResult
+from clusterfab.deploy.checkout import checkout_commit
 from clusterfab.deploy.gates import (
     BLUEPRINT_CONFIG_KEY,
     GateResult,
@@ -28,9 +31,11 @@ from clusterfab.deploy.gates import (
     replacement_gate,
 )
 from clusterfab.deploy.progress import DeployProgress
-from clusterfab.health import HEALTH_CONFIG_KEY
+from clusterfab.health import DEFAULT_MAX_AGE, Provenance, health_key
+from clusterfab.outputs import read_outputs
 from clusterfab.plan.compare import InvalidSideError, compare_environments
 from clusterfab.plan.report import DiffReport
+from clusterfab.provision.bundle import bundle_digest
 from clusterfab.rules.engine import ValidationResult
 from clusterfab.stackinput import CONFIG_NAMESPACE, ENVIRONMENT_KEY, resolve_environment
 
@@ -89,6 +94,7 @@ def check_promotion(
     allow_replace: bool,
     today: dt.date,
     console: Console,
+    max_health_age: dt.timedelta = DEFAULT_MAX_AGE,
 ) -> PromotionCheck:
     """Read both stacks, diff and cost offline, preview the target, and evaluate every gate."""
     if source == target:
@@ -121,6 +127,7 @@ def check_promotion(
     with progress:
         preview = target_stack.preview(progress.handle)
 
+    source_outputs = source_stack.outputs()
     gates = [
         blueprint_gate(
             source=source,
@@ -128,10 +135,20 @@ def check_promotion(
             source_blueprint=src.blueprint,
             target_blueprint=dst.blueprint,
             local_digest=digest,
-            source_outputs=source_stack.outputs(),
+            source_outputs=source_outputs,
             catalog_version=catalog.version,
         ),
-        health_gate(source=source, local_digest=digest, raw_health=source_config.get(HEALTH_CONFIG_KEY)),
+        _health(
+            source_stack,
+            source_outputs,
+            Provenance(
+                blueprint_digest=digest,
+                bundle_sha256=bundle_digest(deploy.project.root / "playbooks"),
+                catalog_version=catalog.version,
+                commit=checkout_commit(deploy.project.root),
+            ),
+            max_health_age,
+        ),
         replacement_gate(
             target=target,
             steps=progress.steps,
@@ -157,4 +174,29 @@ def check_promotion(
         progress=progress,
         gates=gates,
         target_stack=target_stack,
+    )
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _health(
+    stack: DeployStack, outputs: Mapping[str, Any], expected: Provenance, max_age: dt.timedelta
+) -> GateResult:
+    """The health gate, reading the record from the source stack's own cluster bucket."""
+    try:
+        parsed = read_outputs(outputs)
+    except UsageError as exc:
+        return GateResult("health", False, f"cannot find {stack.name}'s cluster bucket: {exc}")
+    store = profile(parsed.blueprint.cloud).health_store(parsed)
+    key = health_key(stack.name)
+    return health_gate(
+        source=stack.name,
+        stored=store.get(key),
+        location=store.location(key),
+        expected=expected,
+        last_update=stack.last_update(),
+        now=_now(),
+        max_age=max_age,
     )

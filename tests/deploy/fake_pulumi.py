@@ -14,6 +14,7 @@ detailedDiff?, fail?}`, optional `outputs_after_up`, and `fail` {operation: mess
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 import time
@@ -116,22 +117,28 @@ def run_operation(operation: str, args: list[str]) -> None:
     if operation == "up":
         if "outputs_after_up" in stack:
             stack["outputs"] = stack["outputs_after_up"]
-        stack.setdefault("history", []).append({"kind": "update", "resourceChanges": changes})
+        stack.setdefault("history", []).append({"kind": "update", "resourceChanges": changes, "ago_s": 0})
         save(state)
     if operation == "destroy":
         stack["resources"] = []
         stack["outputs"] = {}
-        stack.setdefault("history", []).append({"kind": "destroy", "resourceChanges": changes})
+        stack.setdefault("history", []).append({"kind": "destroy", "resourceChanges": changes, "ago_s": 0})
         save(state)
 
 
+def _stamp(ago_s: float) -> str:
+    when = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=ago_s)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
 def history(stack: dict[str, Any]) -> list[dict[str, Any]]:
+    """Newest first; an entry's `ago_s` says how long ago it ended (default: a day ago)."""
     entries = stack.get("history") or [{"kind": "update", "resourceChanges": {}}]
     return [
         {
             "kind": entry["kind"],
-            "startTime": "2026-11-22T00:00:00.000Z",
-            "endTime": "2026-11-22T00:01:00.000Z",
+            "startTime": _stamp(entry.get("ago_s", 86400) + 60),
+            "endTime": _stamp(entry.get("ago_s", 86400)),
             "message": "",
             "environment": {},
             "config": {},
