@@ -21,6 +21,7 @@ from clusterfab.catalog.models import MachineType
 from clusterfab.clouds import CloudProfile, profile
 from clusterfab.core.vocab import Fabric, Placement
 from clusterfab.spec.capacity import capacity_of
+from clusterfab.spec.monitoring import resolve_monitoring
 from clusterfab.spec.model import (
     Budget,
     ClusterSpec,
@@ -64,6 +65,9 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
             unresolved.append(Unresolved(("tpu_slices", index), tpu.name))
         else:
             slices.append(resolved_tpu)
+    monitoring, known = resolve_monitoring(blueprint, catalog, groups)
+    if not known:
+        unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,
@@ -81,6 +85,7 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         software=software_of(blueprint, catalog),
         budget=_budget(blueprint),
         unresolved=tuple(unresolved),
+        monitoring=monitoring,
     )
 
 
