@@ -597,7 +597,9 @@ def render_monitoring(
     ] = None,
     stack: Annotated[
         str | None,
-        typer.Option("--stack", "-s", help="The stack whose nodes Prometheus discovers; default: the environment."),
+        typer.Option(
+            "--stack", "-s", help="The stack whose nodes Prometheus discovers; default: the environment."
+        ),
     ] = None,
     project: Annotated[
         str | None, typer.Option("--project", help="GCP: the nodes' project when the blueprint names none.")
@@ -609,10 +611,13 @@ def render_monitoring(
     Exits 1 when the blueprint is invalid or has no monitoring.
     """
     from clusterfab.catalog import load_catalog
-    from clusterfab.monitoring import render_monitoring as render, write_files
+    from clusterfab.monitoring import render_monitoring as render
+    from clusterfab.monitoring import write_files
     from clusterfab.rules.engine import validate_file
 
-    result = validate_file(blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None)
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
         _report_invalid(result, json_output=False)

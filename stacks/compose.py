@@ -90,7 +90,7 @@ class Cluster:
         return pulumi.Output.all(bucket_name, *[m.source for m in mounts]).apply(render)
 
     def monitoring_files(self) -> RenderedArchive:
-        """The monitoring host's rendered files (clusterfab render monitoring) as an archive for the bucket."""
+        """The monitoring host's rendered files (`clusterfab render monitoring`) archived for the bucket."""
         files = render_monitoring(
             self.spec, self.input.catalog, stack=self.stack, project=self.input.project, today=dt.date.today()
         )

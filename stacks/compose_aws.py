@@ -240,7 +240,7 @@ def _node_group(
     )
 
 
-# --- Monitoring (issue 15): Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
+# --- Monitoring: Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
 
 
 def _monitoring(
@@ -284,7 +284,11 @@ def _monitoring(
         ),
         opts,
     )
-    return {"host": node.instance_id, "grafana_port": GRAFANA_PORT, "retention_days": monitoring.retention_days}
+    return {
+        "host": node.instance_id,
+        "grafana_port": GRAFANA_PORT,
+        "retention_days": monitoring.retention_days,
+    }
 
 
 def monitoring_access(

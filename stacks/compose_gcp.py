@@ -22,10 +22,10 @@ import pulumi_gcp as gcp
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport
 
 from clusterfab import addressing
+from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
 from clusterfab.core.vocab import Fabric
-from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
@@ -523,14 +523,16 @@ def _budget(site: _Site) -> None:
     )
 
 
-# --- Monitoring (issue 15): Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
+# --- Monitoring: Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
 
 CUSTOM_ROLE_ID_MAX = 64
 
 
 def _discovery_role_id(site: _Site) -> str:
     """A custom role id for the cluster and stack (letters, digits and underscores; unique in the project)."""
-    return physical(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX).replace("-", "_")
+    return physical(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX).replace(
+        "-", "_"
+    )
 
 
 def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
@@ -576,7 +578,11 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
         ),
         site.opts,
     )
-    return {"host": node.instance_name, "grafana_port": GRAFANA_PORT, "retention_days": monitoring.retention_days}
+    return {
+        "host": node.instance_name,
+        "grafana_port": GRAFANA_PORT,
+        "retention_days": monitoring.retention_days,
+    }
 
 
 def monitoring_access(site: _Site, *, member: pulumi.Input[str]) -> GcpMonitoringAccess:

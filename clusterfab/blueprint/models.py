@@ -382,7 +382,9 @@ class SmtpSpec(Spec):
         str,
         Field(
             pattern=r"^[A-Za-z0-9.-]+:[0-9]{1,5}$",
-            description=("host:port of the SMTP relay, e.g. email-smtp.us-east-1.amazonaws.com:587 (STARTTLS)."),
+            description=(
+                "host:port of the SMTP relay, e.g. email-smtp.us-east-1.amazonaws.com:587 (STARTTLS)."
+            ),
         ),
     ]
     sender: Annotated[Email, Field(description="The From address of alert e-mails.")]

@@ -164,7 +164,8 @@ _CODES = [
         "BP153",
         "monitoring disk too small for the retention",
         _W,
-        "Prometheus needs retention x samples per second x bytes per sample of disk; it deletes old data early.",
+        "Prometheus needs retention x samples per second x bytes per sample of disk; it deletes old "
+        "data early.",
     ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(

@@ -189,7 +189,7 @@ MONITORING_ITEM = "monitoring"
 
 
 def _monitoring_lines(monitoring: Monitoring) -> list[CostLine]:
-    """The monitoring node, when the stack has one of its own (on the Slurm controller it costs nothing more)."""
+    """The monitoring node, when the stack has one of its own (on the Slurm controller it costs no more)."""
     if monitoring.host != "node" or monitoring.machine is None:
         return []
     line = CostLine(

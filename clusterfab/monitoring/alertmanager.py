@@ -48,8 +48,10 @@ def alertmanager_config(monitoring: Monitoring, *, cluster: str, stack: str) -> 
                     {
                         "to": ", ".join(monitoring.alert_emails),
                         "send_resolved": True,
-                        "headers": {"Subject": f"[{cluster}/{stack}] {{{{ .CommonLabels.alertname }}}} "
-                        "({{ .Status }})"},
+                        "headers": {
+                            "Subject": f"[{cluster}/{stack}] {{{{ .CommonLabels.alertname }}}} "
+                            "({{ .Status }})"
+                        },
                     }
                 ],
             }

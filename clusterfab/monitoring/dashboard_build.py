@@ -33,8 +33,13 @@ SAMPLE_HOURS = f"{SCRAPE_INTERVAL_SECONDS} / 3600"
 GROUP = 'node_group=~"$node_group"'
 NODE = 'instance="$instance"'
 JOB_GPUS = 'DCGM_FI_DEV_GPU_TEMP{hpc_job!=""}'
+PRICED = "* on (node_group) group_left clusterfab:gpu_hour_usd"
+"""GPU samples times the node group's price per GPU-hour."""
+NICS = 'device!~"lo|docker.*|veth.*"'
+"""Every NIC but the loopback and container interfaces."""
 TEAM = '"team", "$1", "hpc_job", "([^:]+):.*"'
-"""Slurm's prolog writes `<account>:<job id>` into dcgm-exporter's job-mapping files: the team is the account."""
+"""Slurm's prolog writes `<account>:<job id>` into dcgm-exporter's job-mapping files; the team is the
+account."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,12 @@ def _target(query: Query, ref: str) -> prometheus.Dataquery:
 
 
 def _panel(spec: Panel, x: int, y: int) -> Any:
-    builders = {"timeseries": timeseries.Panel, "stat": stat.Panel, "table": table.Panel, "text": text.Panel}
+    builders: dict[str, Any] = {
+        "timeseries": timeseries.Panel,
+        "stat": stat.Panel,
+        "table": table.Panel,
+        "text": text.Panel,
+    }
     panel = builders[spec.kind]().title(spec.title).grid_pos(GridPos(h=spec.height, w=spec.width, x=x, y=y))
     if spec.kind == "text":
         return panel.mode("markdown").content(spec.description)
@@ -131,7 +141,14 @@ def overview() -> Any:
             width=6,
             height=4,
         ),
-        Panel("stat", "Cluster cost", [Query("clusterfab:cluster_hourly_usd")], unit="currencyUSD", width=6, height=4),
+        Panel(
+            "stat",
+            "Cluster cost",
+            [Query("clusterfab:cluster_hourly_usd")],
+            unit="currencyUSD",
+            width=6,
+            height=4,
+        ),
         Panel(
             "timeseries",
             "GPU utilization",
@@ -142,7 +159,9 @@ def overview() -> Any:
             "timeseries",
             "Tensor core and SM activity",
             [
-                Query(f"avg by (node_group) (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{g}}})", "tensor {{node_group}}"),
+                Query(
+                    f"avg by (node_group) (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{g}}})", "tensor {{node_group}}"
+                ),
                 Query(f"avg by (node_group) (DCGM_FI_PROF_SM_ACTIVE{{{g}}})", "SM {{node_group}}"),
             ],
             unit="percentunit",
@@ -175,23 +194,36 @@ def overview() -> Any:
             "timeseries",
             "Time throttled (thermal, power)",
             [
-                Query(f"avg by (node_group) (rate(DCGM_FI_DEV_THERMAL_VIOLATION{{{g}}}[5m])) / 1e6", "thermal {{node_group}}"),
-                Query(f"avg by (node_group) (rate(DCGM_FI_DEV_POWER_VIOLATION{{{g}}}[5m])) / 1e6", "power {{node_group}}"),
+                Query(
+                    f"avg by (node_group) (rate(DCGM_FI_DEV_THERMAL_VIOLATION{{{g}}}[5m])) / 1e6",
+                    "thermal {{node_group}}",
+                ),
+                Query(
+                    f"avg by (node_group) (rate(DCGM_FI_DEV_POWER_VIOLATION{{{g}}}[5m])) / 1e6",
+                    "power {{node_group}}",
+                ),
             ],
             unit="percentunit",
-            description="Share of time the GPUs' clocks were held down (the violation counters count microseconds).",
+            description="Share of time the clocks were held down (violation counters count microseconds).",
         ),
         Panel(
             "table",
             "Xid events in the last day",
-            [Query("sum by (instance, node_group, gpu, xid) (max_over_time(DCGM_EXP_XID_ERRORS_COUNT[1d])) > 0", instant=True)],
+            [
+                Query(
+                    "sum by (instance, node_group, gpu, xid) "
+                    "(max_over_time(DCGM_EXP_XID_ERRORS_COUNT[1d])) > 0",
+                    instant=True,
+                )
+            ],
             width=24,
         ),
     ]
     return build(
         "clusterfab-overview",
         "Cluster overview",
-        "Is the cluster up, healthy and busy: nodes, GPUs, utilization, tensor activity, memory, power, throttling, Xids and cost.",
+        "Is the cluster up, healthy and busy: nodes, GPUs, utilization, tensor activity, memory, power, "
+        "throttling, Xids and cost.",
         panels,
         [_node_group_variable()],
     )
@@ -200,7 +232,12 @@ def overview() -> Any:
 def gpu_node() -> Any:
     n = NODE
     panels = [
-        Panel("timeseries", "GPU utilization", [Query(f"DCGM_FI_DEV_GPU_UTIL{{{n}}}", "GPU {{gpu}}")], unit="percent"),
+        Panel(
+            "timeseries",
+            "GPU utilization",
+            [Query(f"DCGM_FI_DEV_GPU_UTIL{{{n}}}", "GPU {{gpu}}")],
+            unit="percent",
+        ),
         Panel(
             "timeseries",
             "Temperature",
@@ -220,12 +257,18 @@ def gpu_node() -> Any:
             unit="watt",
         ),
         Panel("timeseries", "SM clock", [Query(f"DCGM_FI_DEV_SM_CLOCK{{{n}}}", "GPU {{gpu}}")], unit="MHz"),
-        Panel("timeseries", "GPU memory used", [Query(f"DCGM_FI_DEV_FB_USED{{{n}}}", "GPU {{gpu}}")], unit="decmbytes"),
+        Panel(
+            "timeseries",
+            "GPU memory used",
+            [Query(f"DCGM_FI_DEV_FB_USED{{{n}}}", "GPU {{gpu}}")],
+            unit="decmbytes",
+        ),
         Panel(
             "timeseries",
             "Clock events",
             [Query(f"DCGM_EXP_CLOCK_EVENTS_COUNT{{{n}}} > 0", "GPU {{gpu}} {{clock_event}}")],
-            description="Clock events counted over dcgm-exporter's window (power cap is normal under load; thermal, "
+            description="Clock events counted over dcgm-exporter's window (power cap is normal under load; "
+            "thermal, "
             "power brake and hardware slowdown are not).",
         ),
         Panel(
@@ -271,7 +314,8 @@ def gpu_node() -> Any:
             [
                 Query(f'1 - avg(rate(node_cpu_seconds_total{{{n}, mode="idle"}}[5m]))', "CPU busy"),
                 Query(
-                    f"node_memory_MemAvailable_bytes{{{n}}} / node_memory_MemTotal_bytes{{{n}}}", "memory available"
+                    f"node_memory_MemAvailable_bytes{{{n}}} / node_memory_MemTotal_bytes{{{n}}}",
+                    "memory available",
                 ),
             ],
             unit="percentunit",
@@ -293,10 +337,7 @@ def _gpu_hours(by: str, selector: str = JOB_GPUS) -> str:
 
 
 def _gpu_cost(by: str) -> str:
-    return (
-        f"sum by ({by}) (count_over_time({JOB_GPUS}[$__range]) * on (node_group) group_left "
-        f"clusterfab:gpu_hour_usd) * {SAMPLE_HOURS}"
-    )
+    return f"sum by ({by}) (count_over_time({JOB_GPUS}[$__range]) {PRICED}) * {SAMPLE_HOURS}"
 
 
 def _by_team(expr_of_series: str) -> str:
@@ -306,8 +347,7 @@ def _by_team(expr_of_series: str) -> str:
 def gpu_cost() -> Any:
     team_hours = f"sum by (team) ({_by_team(f'count_over_time({JOB_GPUS}[$__range])')}) * {SAMPLE_HOURS}"
     team_cost = (
-        f"sum by (team) ({_by_team(f'count_over_time({JOB_GPUS}[$__range]) * on (node_group) group_left clusterfab:gpu_hour_usd')})"
-        f" * {SAMPLE_HOURS}"
+        f"sum by (team) ({_by_team(f'count_over_time({JOB_GPUS}[$__range]) {PRICED}')}) * {SAMPLE_HOURS}"
     )
     panels = [
         Panel(
@@ -330,9 +370,12 @@ def gpu_cost() -> Any:
             "table",
             "GPU hours by node group (allocated and busy)",
             [
-                Query(_gpu_hours("node_group", 'DCGM_FI_DEV_GPU_TEMP{node_group=~"$node_group"}'), instant=True),
                 Query(
-                    'sum by (node_group) (sum_over_time(DCGM_FI_DEV_GPU_UTIL{node_group=~"$node_group"}[$__range]))'
+                    _gpu_hours("node_group", 'DCGM_FI_DEV_GPU_TEMP{node_group=~"$node_group"}'), instant=True
+                ),
+                Query(
+                    "sum by (node_group) "
+                    '(sum_over_time(DCGM_FI_DEV_GPU_UTIL{node_group=~"$node_group"}[$__range]))'
                     f" / 100 * {SAMPLE_HOURS}",
                     instant=True,
                 ),
@@ -346,7 +389,8 @@ def gpu_cost() -> Any:
             "text",
             "How jobs and teams are counted",
             description="A GPU counts for a job while dcgm-exporter's job-mapping file for it names the job "
-            "(`hpc_job`); with Slurm, the prolog writes `<account>:<job id>`, and the team is the Slurm account. "
+            "(`hpc_job`); with Slurm, the prolog writes `<account>:<job id>`, and the team is the Slurm "
+            "account. "
             "Cost is GPU hours times the node group's price per GPU-hour (`clusterfab:gpu_hour_usd`).",
             width=24,
             height=4,
@@ -368,8 +412,14 @@ def fabric() -> Any:
             "timeseries",
             "RDMA / InfiniBand throughput",
             [
-                Query(f"sum by (instance) (rate(node_infiniband_port_data_transmitted_bytes_total{{{g}}}[5m]))", "tx {{instance}}"),
-                Query(f"sum by (instance) (rate(node_infiniband_port_data_received_bytes_total{{{g}}}[5m]))", "rx {{instance}}"),
+                Query(
+                    f"sum by (instance) (rate(node_infiniband_port_data_transmitted_bytes_total{{{g}}}[5m]))",
+                    "tx {{instance}}",
+                ),
+                Query(
+                    f"sum by (instance) (rate(node_infiniband_port_data_received_bytes_total{{{g}}}[5m]))",
+                    "rx {{instance}}",
+                ),
             ],
             unit="Bps",
             description="RoCE and InfiniBand ports (GCP A3 Ultra / A4 MRDMA NICs) from the node exporter.",
@@ -378,9 +428,20 @@ def fabric() -> Any:
             "timeseries",
             "RDMA / InfiniBand errors per second",
             [
-                Query(f"sum by (instance, device) (rate(node_infiniband_port_errors_received_total{{{g}}}[5m]))", "rx errors {{instance}} {{device}}"),
-                Query(f"sum by (instance, device) (rate(node_infiniband_port_discards_transmitted_total{{{g}}}[5m]))", "tx discards {{instance}} {{device}}"),
-                Query(f"sum by (instance, device) (increase(node_infiniband_link_downed_total{{{g}}}[5m]))", "link down {{instance}} {{device}}"),
+                Query(
+                    f"sum by (instance, device) "
+                    f"(rate(node_infiniband_port_errors_received_total{{{g}}}[5m]))",
+                    "rx errors {{instance}} {{device}}",
+                ),
+                Query(
+                    f"sum by (instance, device) "
+                    f"(rate(node_infiniband_port_discards_transmitted_total{{{g}}}[5m]))",
+                    "tx discards {{instance}} {{device}}",
+                ),
+                Query(
+                    f"sum by (instance, device) (increase(node_infiniband_link_downed_total{{{g}}}[5m]))",
+                    "link down {{instance}} {{device}}",
+                ),
             ],
         ),
         Panel(
@@ -388,11 +449,11 @@ def fabric() -> Any:
             "NIC throughput (GPUDirect-TCPX/TCPXO GPU NICs, ENA, gVNIC)",
             [
                 Query(
-                    f'sum by (instance, device) (rate(node_network_transmit_bytes_total{{{g}, device!~"lo|docker.*|veth.*"}}[5m]))',
+                    f"sum by (instance, device) (rate(node_network_transmit_bytes_total{{{g}, {NICS}}}[5m]))",
                     "tx {{instance}} {{device}}",
                 ),
                 Query(
-                    f'sum by (instance, device) (rate(node_network_receive_bytes_total{{{g}, device!~"lo|docker.*|veth.*"}}[5m]))',
+                    f"sum by (instance, device) (rate(node_network_receive_bytes_total{{{g}, {NICS}}}[5m]))",
                     "rx {{instance}} {{device}}",
                 ),
             ],
@@ -420,7 +481,8 @@ def fabric() -> Any:
             "text",
             "EFA",
             description="EFA devices expose their byte counters only under hw_counters, which the node "
-            "exporter does not read: EFA traffic is not on this dashboard (NVLink and the ENA interface are).",
+            "exporter does not read: EFA traffic is not on this dashboard (NVLink and the ENA interface "
+            "are).",
         ),
     ]
     return build(
@@ -441,7 +503,8 @@ def storage() -> Any:
             "Shared file systems used",
             [
                 Query(
-                    f"1 - max by (mountpoint) (node_filesystem_avail_bytes{{{shared}}} / node_filesystem_size_bytes{{{shared}}})",
+                    f"1 - max by (mountpoint) (node_filesystem_avail_bytes{{{shared}}} / "
+                    f"node_filesystem_size_bytes{{{shared}}})",
                     "{{mountpoint}}",
                 )
             ],
@@ -451,8 +514,14 @@ def storage() -> Any:
             "timeseries",
             "NFS (Filestore) read and write throughput",
             [
-                Query(f"sum by (export) (rate(node_mountstats_nfs_read_bytes_total{{{g}}}[5m]))", "read {{export}}"),
-                Query(f"sum by (export) (rate(node_mountstats_nfs_write_bytes_total{{{g}}}[5m]))", "write {{export}}"),
+                Query(
+                    f"sum by (export) (rate(node_mountstats_nfs_read_bytes_total{{{g}}}[5m]))",
+                    "read {{export}}",
+                ),
+                Query(
+                    f"sum by (export) (rate(node_mountstats_nfs_write_bytes_total{{{g}}}[5m]))",
+                    "write {{export}}",
+                ),
             ],
             unit="Bps",
             description="From the node exporter's mountstats collector.",
@@ -461,8 +530,13 @@ def storage() -> Any:
             "timeseries",
             "Local disk throughput (boot disk, local NVMe / SSD)",
             [
-                Query(f"sum by (instance) (rate(node_disk_read_bytes_total{{{g}}}[5m]))", "read {{instance}}"),
-                Query(f"sum by (instance) (rate(node_disk_written_bytes_total{{{g}}}[5m]))", "write {{instance}}"),
+                Query(
+                    f"sum by (instance) (rate(node_disk_read_bytes_total{{{g}}}[5m]))", "read {{instance}}"
+                ),
+                Query(
+                    f"sum by (instance) (rate(node_disk_written_bytes_total{{{g}}}[5m]))",
+                    "write {{instance}}",
+                ),
             ],
             unit="Bps",
         ),

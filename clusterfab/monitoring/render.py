@@ -24,7 +24,9 @@ MonitoringFiles = dict[str, str]
 
 RULES_DIR = "rules"
 ALERTMANAGER_URL = "localhost:9093"
-HEADER = "# Rendered by clusterfab from blueprint {name} (stack {stack}); edit the blueprint, not this file.\n"
+HEADER = (
+    "# Rendered by clusterfab from blueprint {name} (stack {stack}); edit the blueprint, not this file.\n"
+)
 
 
 def _yaml(document: Mapping[str, Any], header: str) -> str:

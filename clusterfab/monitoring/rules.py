@@ -25,7 +25,10 @@ from clusterfab.spec import ClusterSpec
 Severity = Literal["critical", "warning", "info"]
 
 XID_ALERTS: dict[str, tuple[Severity, str]] = {
-    "GpuXidFallenOffTheBus": ("critical", "the GPU is gone from PCIe: drain the node and restart it (RESTART_BM)"),
+    "GpuXidFallenOffTheBus": (
+        "critical",
+        "the GPU is gone from PCIe: drain the node and restart it (RESTART_BM)",
+    ),
     "GpuXidUncorrectableMemoryError": (
         "critical",
         "uncorrectable GPU memory error: drain the node and reset the GPU; replace it if it recurs",
@@ -36,12 +39,20 @@ XID_ALERTS: dict[str, tuple[Severity, str]] = {
         "warning",
         "contained memory error: the affected application must restart; reset the GPU when convenient",
     ),
-    "GpuXidRowRemapEvent": ("info", "memory rows were remapped or single-bit errors are frequent: watch the GPU"),
-    "GpuXidApplicationFault": ("info", "an application fault (illegal address, exception): check the job's code"),
+    "GpuXidRowRemapEvent": (
+        "info",
+        "memory rows were remapped or single-bit errors are frequent: watch the GPU",
+    ),
+    "GpuXidApplicationFault": (
+        "info",
+        "an application fault (illegal address, exception): check the job's code",
+    ),
 }
 """The Xid alerts (the catalog's `alert` of each row) with their severity and what to do."""
 
-PAGE_ACTIONS = frozenset({"RESTART_BM", "RESET_GPU", "WORKFLOW_XID_48", "WORKFLOW_NVLINK_ERR", "WORKFLOW_NVLINK5_ERR"})
+PAGE_ACTIONS = frozenset(
+    {"RESTART_BM", "RESET_GPU", "WORKFLOW_XID_48", "WORKFLOW_NVLINK_ERR", "WORKFLOW_NVLINK5_ERR"}
+)
 """Immediate actions in NVIDIA's catalog that need an operator: their Xids alert at critical."""
 
 HEALTH_FAIL, HEALTH_WARN = 20, 10
@@ -127,7 +138,8 @@ def gpu_health_rules() -> list[Rule]:
             "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL > 0",
             severity="critical",
             summary=_gpu("uncorrectable (double-bit) ECC errors"),
-            description="The GPU reported double-bit ECC errors since the driver loaded: drain the node and reset "
+            description="The GPU reported double-bit ECC errors since the driver loaded: drain the "
+            "node and reset "
             "the GPU; replace it if they recur.",
         ),
         Rule(
@@ -174,7 +186,9 @@ def gpu_health_rules() -> list[Rule]:
             "GpuHealthFailing",
             f"DCGM_EXP_GPU_HEALTH_STATUS == {HEALTH_FAIL}",
             severity="critical",
-            summary=_gpu("DCGM health check {{ $labels.health_watch }} fails ({{ $labels.health_error_code }})"),
+            summary=_gpu(
+                "DCGM health check {{ $labels.health_watch }} fails ({{ $labels.health_error_code }})"
+            ),
             description="DCGM's background health watch reports a failure: drain the node and run "
             "`dcgmi diag -r 3` on it.",
         ),
@@ -183,7 +197,9 @@ def gpu_health_rules() -> list[Rule]:
             f"DCGM_EXP_GPU_HEALTH_STATUS == {HEALTH_WARN}",
             duration="15m",
             severity="warning",
-            summary=_gpu("DCGM health check {{ $labels.health_watch }} warns ({{ $labels.health_error_code }})"),
+            summary=_gpu(
+                "DCGM health check {{ $labels.health_watch }} warns ({{ $labels.health_error_code }})"
+            ),
             description="DCGM's background health watch has warned for 15 minutes.",
         ),
     ]
@@ -198,7 +214,8 @@ def availability_rules(spec: ClusterSpec) -> list[Rule]:
             duration="5m",
             severity="critical",
             summary="node {{ $labels.instance }} ({{ $labels.node_group }}) does not answer",
-            description="The node exporter of a running instance has not answered for 5 minutes: the node hangs, "
+            description="The node exporter of a running instance has not answered for 5 minutes: "
+            "the node hangs, "
             "is still booting, or its network is down.",
         ),
         Rule(
@@ -207,7 +224,8 @@ def availability_rules(spec: ClusterSpec) -> list[Rule]:
             duration="5m",
             severity="critical",
             summary="dcgm-exporter on {{ $labels.instance }} ({{ $labels.node_group }}) does not answer",
-            description="No GPU metrics (and no GPU alerts) from this node: check nvidia-dcgm and dcgm-exporter.",
+            description="No GPU metrics (and no GPU alerts) from this node: check nvidia-dcgm and "
+            "dcgm-exporter.",
         ),
     ]
     for group in spec.node_groups:
@@ -222,7 +240,8 @@ def availability_rules(spec: ClusterSpec) -> list[Rule]:
                 severity="critical",
                 labels={"expected_gpus": str(gpus)},
                 summary=f"node {{{{ $labels.instance }}}} shows fewer than {gpus} GPUs",
-                description=f"A {group.machine.name} node of {group.name} has {gpus} GPUs; DCGM reports fewer "
+                description=f"A {group.machine.name} node of {group.name} has {gpus} GPUs; DCGM "
+                f"reports fewer "
                 "(a GPU fell off the bus or the driver lost it): drain and reboot the node.",
             )
         )
@@ -276,7 +295,9 @@ def cost_rules(spec: ClusterSpec, catalog: Catalog, today: dt.date) -> list[Rule
     TPU slices, storage and the monitoring node at their estimate. Unpriced items add nothing.
     """
     estimate = estimate_cost(spec, catalog, today=today)
-    rules = [Rule("clusterfab:node_group_nodes", f'count by (node_group) (up{{job="{NODE_JOB}"}})', record=True)]
+    rules = [
+        Rule("clusterfab:node_group_nodes", f'count by (node_group) (up{{job="{NODE_JOB}"}})', record=True)
+    ]
     fixed = Decimal(0)
     gpus = {g.name: g.gpus_per_node for g in spec.node_groups}
     for item in estimate.items:
@@ -295,7 +316,9 @@ def cost_rules(spec: ClusterSpec, catalog: Catalog, today: dt.date) -> list[Rule
         )
         per_gpu = _usd(item.unit_price_usd / gpus[item.name])
         rules.append(
-            Rule("clusterfab:gpu_hour_usd", f"vector({per_gpu})", record=True, labels={"node_group": item.name})
+            Rule(
+                "clusterfab:gpu_hour_usd", f"vector({per_gpu})", record=True, labels={"node_group": item.name}
+            )
         )
     rules.append(Rule("clusterfab:fixed_hourly_usd", f"vector({_usd(fixed)})", record=True))
     rules.append(
@@ -319,7 +342,8 @@ def _budget_alerts(spec: ClusterSpec) -> Iterable[Rule]:
             f"clusterfab:cluster_hourly_usd > {limit}",
             duration="30m",
             severity="warning",
-            summary=f"the cluster costs {{{{ $value | printf \"%.2f\" }}}} USD/h, over the {limit} USD/h budget",
+            summary=f'the cluster costs {{{{ $value | printf "%.2f" }}}} USD/h, over the {limit} USD/h '
+            "budget",
             description="Running nodes priced with the catalog's prices exceed budget.max_hourly_usd.",
         )
     if budget.max_monthly_usd is not None:
@@ -330,7 +354,8 @@ def _budget_alerts(spec: ClusterSpec) -> Iterable[Rule]:
             f"avg_over_time(clusterfab:cluster_hourly_usd[1d]) * {hours} > {limit}",
             duration="1h",
             severity="warning",
-            summary=f"at the last day's rate the cluster costs {{{{ $value | printf \"%.0f\" }}}} USD a month, "
+            summary=f'at the last day\'s rate the cluster costs {{{{ $value | printf "%.0f" }}}} '
+            f"USD a month, "
             f"over the {limit} USD budget",
             description=f"The average hourly cost of the last 24 hours times {hours} hours exceeds "
             "budget.max_monthly_usd.",

@@ -27,7 +27,9 @@ def meta_label(prefix: str, key: str) -> str:
     return prefix + "".join(c if c.isalnum() or c == "_" else "_" for c in key)
 
 
-def _relabel(*, instance: str, node_group: str, machine_type: str, machine_regex: str) -> list[dict[str, Any]]:
+def _relabel(
+    *, instance: str, node_group: str, machine_type: str, machine_regex: str
+) -> list[dict[str, Any]]:
     return [
         {"source_labels": [instance], "target_label": "instance"},
         {"source_labels": [node_group], "target_label": "node_group"},
@@ -70,7 +72,8 @@ def gcp_discovery(spec: ClusterSpec, stack: str, port: int, project: str) -> dic
     zones = sorted({spec.zone})  # one zone today (fabrics are single-zone); one config per zone regardless
     return {
         "gce_sd_configs": [
-            {"project": project, "zone": zone, "port": port, "filter": gcp_filter(spec, stack)} for zone in zones
+            {"project": project, "zone": zone, "port": port, "filter": gcp_filter(spec, stack)}
+            for zone in zones
         ],
         "relabel_configs": _relabel(
             instance="__meta_gce_instance_name",
@@ -110,7 +113,10 @@ def scrape_configs(
     if slurm:
         # The exporter runs next to slurmctld, on the monitoring host itself (the controller).
         jobs.append(
-            {"job_name": SLURM_JOB, "static_configs": [{"targets": [f"localhost:{exporters.slurm_exporter_port}"]}]}
+            {
+                "job_name": SLURM_JOB,
+                "static_configs": [{"targets": [f"localhost:{exporters.slurm_exporter_port}"]}],
+            }
         )
     jobs.append(
         {

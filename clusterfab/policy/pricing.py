@@ -13,7 +13,8 @@ Read back:
   deployment type, throughput per TiB).
 - GCP: managed instance groups (target size, or the max of the autoscaler of the same component) with
   the instance template of the same component (machine type, provisioning model, reservation
-  affinity), single instances (the monitoring node as such), TPU VMs (accelerator type; slices of one component and shape form one
+  affinity), single instances (the monitoring node as such), TPU VMs (accelerator type; slices of one
+  component and shape form one
   multislice item), Managed Lustre and Filestore.
 Anything else (networks, roles, buckets, budgets) is not priced, as in `clusterfab cost`.
 """

@@ -34,7 +34,8 @@ def check_monitoring(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP150",
             ("monitoring", "alert_emails"),
-            "no one gets the alerts: neither monitoring.alert_emails nor budget.alert_emails names an address",
+            "no one gets the alerts: neither monitoring.alert_emails nor budget.alert_emails names an "
+            "address",
             hint="add monitoring.alert_emails: [you@example.com]",
             anchor=("monitoring", "kind"),
         )
@@ -42,7 +43,8 @@ def check_monitoring(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP151",
             ("monitoring", "smtp"),
-            f"alerts for {', '.join(monitoring.alert_emails)} are not e-mailed: monitoring.smtp names no mail relay",
+            f"alerts for {', '.join(monitoring.alert_emails)} are not e-mailed: monitoring.smtp "
+            f"names no mail relay",
             hint="add monitoring.smtp: {smarthost: HOST:587, sender: alerts@example.com, username: ..., "
             "password_secret: SECRET}; until then alerts show in Grafana and Alertmanager only",
             anchor=("monitoring", "kind"),
@@ -51,9 +53,11 @@ def check_monitoring(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP153",
             ("monitoring", "disk_gib"),
-            f"{spec.disk_gib} GiB holds less than the {monitoring.retention_days} days of samples the cluster "
+            f"{spec.disk_gib} GiB holds less than the {monitoring.retention_days} days of samples "
+            f"the cluster "
             f"produces at full size (about {monitoring.needed_disk_gib} GiB)",
-            hint=f"raise disk_gib to {monitoring.needed_disk_gib}, lower retention_days, or leave disk_gib out "
+            hint=f"raise disk_gib to {monitoring.needed_disk_gib}, lower retention_days, or leave "
+            f"disk_gib out "
             "to size it automatically",
         )
 
@@ -67,7 +71,8 @@ def check_monitoring_machine(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP250",
             ("monitoring", "machine_type"),
-            f"'{spec.machine_type}' is not a monitoring machine type the catalog knows for {ctx.blueprint.cloud}",
+            f"'{spec.machine_type}' is not a monitoring machine type the catalog knows for "
+            f"{ctx.blueprint.cloud}",
             hint=did_you_mean(spec.machine_type, known, what="monitoring machine types")
             or f"known: {', '.join(known)}; or leave machine_type out for the default",
         )

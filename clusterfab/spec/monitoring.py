@@ -33,7 +33,9 @@ def series_at_full_size(groups: Sequence[NodeGroup], sizing: StorageSizing) -> i
     total = 0
     for group in groups:
         per_node = group.gpus_per_node * sizing.dcgm_series_per_gpu
-        per_node += sizing.node_exporter_series_base + sizing.node_exporter_series_per_vcpu * group.machine.vcpus
+        per_node += (
+            sizing.node_exporter_series_base + sizing.node_exporter_series_per_vcpu * group.machine.vcpus
+        )
         total += per_node * group.max_size
     return total
 
@@ -59,7 +61,10 @@ def resolve_monitoring(
     facts = catalog.monitoring
     machine = facts.machine(blueprint.cloud, spec.machine_type) if host == "node" else None
     needed = needed_disk_gib(
-        series_at_full_size(groups, facts.storage), spec.retention_days, SCRAPE_INTERVAL_SECONDS, facts.storage
+        series_at_full_size(groups, facts.storage),
+        spec.retention_days,
+        SCRAPE_INTERVAL_SECONDS,
+        facts.storage,
     )
     monitoring = Monitoring(
         retention_days=spec.retention_days,

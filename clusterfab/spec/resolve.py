@@ -21,7 +21,6 @@ from clusterfab.catalog.models import MachineType
 from clusterfab.clouds import CloudProfile, profile
 from clusterfab.core.vocab import Fabric, Placement
 from clusterfab.spec.capacity import capacity_of
-from clusterfab.spec.monitoring import resolve_monitoring
 from clusterfab.spec.model import (
     Budget,
     ClusterSpec,
@@ -33,6 +32,7 @@ from clusterfab.spec.model import (
     TpuSlice,
     Unresolved,
 )
+from clusterfab.spec.monitoring import resolve_monitoring
 
 PROTECTED_ENVIRONMENTS = frozenset({"prod"})
 """Environments whose stateful resources are protected unless the blueprint says otherwise."""

@@ -133,9 +133,10 @@ def _host_policy(bucket_arn: str) -> str:
         {
             "Version": "2012-10-17",
             "Statement": [
-                {"Sid": "ReadClusterBucket", "Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"],
-                 "Resource": f"{bucket_arn}/*"},
-                {"Sid": "ListClusterBucket", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": bucket_arn},
+                {"Sid": "ReadClusterBucket", "Effect": "Allow",
+                 "Action": ["s3:GetObject", "s3:GetObjectVersion"], "Resource": f"{bucket_arn}/*"},
+                {"Sid": "ListClusterBucket", "Effect": "Allow", "Action": "s3:ListBucket",
+                 "Resource": bucket_arn},
             ],
         }
     )  # fmt: skip
@@ -160,7 +161,7 @@ class AwsMonitoringNode(pulumi.ComponentResource):
         group = aws.ec2.SecurityGroup(
             child(name, "sg"),
             vpc_id=args.vpc_id,
-            description="clusterfab monitoring host: no inbound traffic (Grafana through SSM port forwarding)",
+            description="clusterfab monitoring host: no inbound traffic (Grafana through SSM)",
             egress=[
                 aws.ec2.SecurityGroupEgressArgs(
                     protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"]
@@ -205,7 +206,8 @@ class AwsMonitoringNode(pulumi.ComponentResource):
     def _identity(self) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
         name, args, own = self._name, self._args, self._own
         assume = {"Version": "2012-10-17", "Statement": [
-            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}]}  # fmt: skip
+            {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"},
+             "Action": "sts:AssumeRole"}]}  # fmt: skip
         role = aws.iam.Role(
             child(name, "role"),
             assume_role_policy=json.dumps(assume),

@@ -129,7 +129,37 @@ class GcpMonitoringNode(pulumi.ComponentResource):
                     opts=own,
                 )
             )
-        instance = gcp.compute.Instance(
+        instance = self._instance(name, args, sa, depends)
+        gcp.compute.Firewall(
+            child(name, "iap-grafana"),
+            project=args.project,
+            network=args.network_id,
+            direction="INGRESS",
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(GRAFANA_PORT)])],
+            source_ranges=[IAP_RANGE],
+            target_service_accounts=[sa.email],
+            description="Grafana through IAP TCP forwarding only (the monitoring host has no external IP)",
+            opts=own,
+        )
+        GcpMonitoringAccess(
+            child(name, "access"),
+            GcpMonitoringAccessArgs(
+                project=args.project, role_id=args.role_id, member=sa.member, smtp_secret=args.smtp_secret
+            ),
+            own,
+        )
+        self.instance_name = instance.name
+        self.service_account_email = sa.email
+        self.register_outputs({"instance_name": instance.name, "service_account_email": sa.email})
+
+    def _instance(
+        self,
+        name: str,
+        args: GcpMonitoringNodeArgs,
+        sa: gcp.serviceaccount.Account,
+        depends: list[pulumi.Resource],
+    ) -> gcp.compute.Instance:
+        return gcp.compute.Instance(
             child(name, "instance"),
             name=args.instance_name or name,
             project=args.project,
@@ -153,24 +183,3 @@ class GcpMonitoringNode(pulumi.ComponentResource):
             labels=dict(args.labels),
             opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
         )
-        gcp.compute.Firewall(
-            child(name, "iap-grafana"),
-            project=args.project,
-            network=args.network_id,
-            direction="INGRESS",
-            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(GRAFANA_PORT)])],
-            source_ranges=[IAP_RANGE],
-            target_service_accounts=[sa.email],
-            description="Grafana through IAP TCP forwarding only (the monitoring host has no external IP)",
-            opts=own,
-        )
-        GcpMonitoringAccess(
-            child(name, "access"),
-            GcpMonitoringAccessArgs(
-                project=args.project, role_id=args.role_id, member=sa.member, smtp_secret=args.smtp_secret
-            ),
-            own,
-        )
-        self.instance_name = instance.name
-        self.service_account_email = sa.email
-        self.register_outputs({"instance_name": instance.name, "service_account_email": sa.email})

@@ -42,7 +42,7 @@ _MOUNTSTATS = """device 10.20.255.2:/share mounted on /mnt/share with fstype nfs
 """
 
 _MOUNTINFO = """24 1 259:1 / / rw,relatime shared:1 - ext4 /dev/root rw
-90 24 0:50 / /mnt/share rw,relatime shared:60 - nfs4 10.20.255.2:/share rw,vers=4.1,hard,proto=tcp,sec=sys,addr=10.20.255.2
+90 24 0:50 / /mnt/share rw,relatime shared:60 - nfs4 10.20.255.2:/share rw,vers=4.1,addr=10.20.255.2
 """
 
 
@@ -62,7 +62,12 @@ def fake_trees(root: Path) -> tuple[Path, Path]:
         (port / "counters" / counter).write_text("7\n")
     # mlx5 devices (GCP's MRDMA NICs) must also have hw_counters, or the collector skips the device.
     (port / "hw_counters").mkdir()
-    for counter in ("np_ecn_marked_roce_packets", "out_of_sequence", "packet_seq_err", "local_ack_timeout_err"):
+    for counter in (
+        "np_ecn_marked_roce_packets",
+        "out_of_sequence",
+        "packet_seq_err",
+        "local_ack_timeout_err",
+    ):
         (port / "hw_counters" / counter).write_text("3\n")
     pid = procfs / "4242"
     pid.mkdir(parents=True)

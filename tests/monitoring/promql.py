@@ -21,4 +21,6 @@ def metric_names(expr: str) -> set[str]:
     text = _RANGES.sub("", text)
     text = _GROUPING.sub("", text)
     text = re.sub(r"\b(group_left|group_right)\b", "", text)
-    return {name for name in _NAME.findall(text) if name not in _KEYWORDS and not re.fullmatch(r"[0-9e]+", name)}
+    return {
+        name for name in _NAME.findall(text) if name not in _KEYWORDS and not re.fullmatch(r"[0-9e]+", name)
+    }

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -56,7 +56,7 @@ def exporter_text() -> str:
 
 
 class _Exporter(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the handler's name is http.server's)
+    def do_GET(self) -> None:
         body = exporter_text().encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/plain; version=0.0.4")
@@ -71,7 +71,7 @@ class _Exporter(BaseHTTPRequestHandler):
 class _Smtp(socketserver.StreamRequestHandler):
     """Just enough SMTP for Alertmanager's client: EHLO, MAIL, RCPT, DATA, QUIT."""
 
-    received: list[str] = []
+    received: ClassVar[list[str]] = []
 
     def reply(self, line: str) -> None:
         self.wfile.write((line + "\r\n").encode())
@@ -148,7 +148,9 @@ def _alertmanager_argv(binary: Path, *args: str) -> list[str]:
     """Debian's Alertmanager reads its default templates from /usr/share/prometheus/alertmanager (it does
     not embed them): run it in a private mount namespace where the unpacked package's files are there."""
     if shutil.which("unshare") is None or os.geteuid() != 0:
-        pytest.skip("Debian's Alertmanager needs its templates at /usr/share/prometheus: needs root and unshare")
+        pytest.skip(
+            "Debian's Alertmanager needs its templates at /usr/share/prometheus: needs root and unshare"
+        )
     share = binary.parent.parent / "share" / "prometheus"
     script = (
         f"mount -t tmpfs none /usr/share && mkdir -p /usr/share/prometheus && "
@@ -159,7 +161,9 @@ def _alertmanager_argv(binary: Path, *args: str) -> list[str]:
 
 def _adapt(out: Path, *, exporter: int, alertmanager: int, smtp: int) -> None:
     """The test-only changes named in the module docstring."""
-    targets = [{"targets": [f"127.0.0.1:{exporter}"], "labels": {"instance": "i-0abc", "node_group": "trainers"}}]
+    targets = [
+        {"targets": [f"127.0.0.1:{exporter}"], "labels": {"instance": "i-0abc", "node_group": "trainers"}}
+    ]
     for job in ("dcgm", "node"):
         (out / "targets" / f"{job}.json").write_text(json.dumps(targets))
     config = yaml.safe_load((out / "prometheus.yml").read_text())
@@ -167,7 +171,11 @@ def _adapt(out: Path, *, exporter: int, alertmanager: int, smtp: int) -> None:
     config["alerting"]["alertmanagers"][0]["static_configs"] = [{"targets": [f"127.0.0.1:{alertmanager}"]}]
     (out / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     am = yaml.safe_load((out / "alertmanager.yml").read_text())
-    am["global"] = {"smtp_smarthost": f"127.0.0.1:{smtp}", "smtp_from": am["global"]["smtp_from"], "smtp_require_tls": False}
+    am["global"] = {
+        "smtp_smarthost": f"127.0.0.1:{smtp}",
+        "smtp_from": am["global"]["smtp_from"],
+        "smtp_require_tls": False,
+    }
     am["route"].update(group_wait="1s", group_interval="1s")
     (out / "alertmanager.yml").write_text(yaml.safe_dump(am, sort_keys=False))
 
@@ -178,28 +186,39 @@ def test_xid_79_fires_in_a_real_prometheus_and_reaches_the_inbox(
     prometheus, alertmanager = tools.tool(SUITE, "prometheus"), tools.tool(SUITE, "prometheus-alertmanager")
     out = tmp_path / "out"
     (out / "targets").mkdir(parents=True)
-    files = render_monitoring(cluster_spec, catalog, stack=STACK, project=None, today=TODAY, file_sd_dir=str(out / "targets"))
+    files = render_monitoring(
+        cluster_spec, catalog, stack=STACK, project=None, today=TODAY, file_sd_dir=str(out / "targets")
+    )
     write_files(files, out)
     ports = {name: _port() for name in ("prometheus", "alertmanager")}
     exporter = ThreadingHTTPServer(("127.0.0.1", 0), _Exporter)
     sink = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Smtp)
     _Smtp.received = []
-    _adapt(out, exporter=exporter.server_address[1], alertmanager=ports["alertmanager"], smtp=sink.server_address[1])
+    _adapt(
+        out,
+        exporter=exporter.server_address[1],
+        alertmanager=ports["alertmanager"],
+        smtp=sink.server_address[1],
+    )
     logs = [tmp_path / "prometheus.log", tmp_path / "alertmanager.log"]
+    am_args = [
+        f"--config.file={out / 'alertmanager.yml'}",
+        f"--storage.path={tmp_path / 'am'}",
+        f"--web.listen-address=127.0.0.1:{ports['alertmanager']}",
+        "--cluster.listen-address=",
+    ]
+    prometheus_args = [
+        str(prometheus),
+        f"--config.file={out / 'prometheus.yml'}",
+        f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+        f"--web.listen-address=127.0.0.1:{ports['prometheus']}",
+    ]
     with (
         _serving(exporter),
         _serving(sink),
-        _daemon(
-            _alertmanager_argv(alertmanager, f"--config.file={out / 'alertmanager.yml'}", f"--storage.path={tmp_path / 'am'}",
-                               f"--web.listen-address=127.0.0.1:{ports['alertmanager']}", "--cluster.listen-address="),
-            logs[1],
-        ),
-        _daemon(
-            [str(prometheus), f"--config.file={out / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{ports['prometheus']}"],
-            logs[0],
-        ),
-    ):  # fmt: skip
+        _daemon(_alertmanager_argv(alertmanager, *am_args), logs[1]),
+        _daemon(prometheus_args, logs[0]),
+    ):
         api = f"http://127.0.0.1:{ports['prometheus']}/api/v1"
 
         def firing() -> list[dict[str, Any]]:
@@ -209,7 +228,12 @@ def test_xid_79_fires_in_a_real_prometheus_and_reaches_the_inbox(
         alerts = _until(firing, "a firing alert", logs)
         assert {a["labels"]["alertname"] for a in alerts} == {"GpuXidFallenOffTheBus"}
         labels = alerts[0]["labels"]
-        assert (labels["instance"], labels["node_group"], labels["gpu"], labels["xid"]) == ("i-0abc", "trainers", "3", "79")
+        assert (labels["instance"], labels["node_group"], labels["gpu"], labels["xid"]) == (
+            "i-0abc",
+            "trainers",
+            "3",
+            "79",
+        )
         assert labels["severity"] == "critical"
         mail = _until(lambda: _Smtp.received, "the alert e-mail", logs)[0]
     assert "To: ml-infra@example.com" in mail

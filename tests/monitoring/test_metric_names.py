@@ -46,7 +46,8 @@ def _queries(board: dict[str, Any]) -> list[tuple[str, str]]:
 
 def test_the_lexer_finds_metric_names_and_nothing_else() -> None:
     expr = (
-        'sum by (team) (label_replace(count_over_time(DCGM_FI_DEV_GPU_TEMP{hpc_job!=""}[$__range]) * on (node_group) '
+        'sum by (team) (label_replace(count_over_time(DCGM_FI_DEV_GPU_TEMP{hpc_job!=""}[$__range]) '
+        "* on (node_group) "
         'group_left clusterfab:gpu_hour_usd, "team", "$1", "hpc_job", "([^:]+):.*")) * 30 / 3600'
     )
     assert metric_names(expr) == {"DCGM_FI_DEV_GPU_TEMP", "clusterfab:gpu_hour_usd"}

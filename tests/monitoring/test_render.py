@@ -104,8 +104,12 @@ def test_alertmanager_mails_critical_and_warning_alerts_and_keeps_the_password_o
 
 def test_without_a_mail_relay_nothing_is_mailed(cluster_spec: ClusterSpec, catalog: Catalog) -> None:
     assert cluster_spec.monitoring is not None
-    spec = dataclasses.replace(cluster_spec, monitoring=dataclasses.replace(cluster_spec.monitoring, smtp=None))
-    config = yaml.safe_load(render_monitoring(spec, catalog, stack=STACK, project=None, today=TODAY)["alertmanager.yml"])
+    spec = dataclasses.replace(
+        cluster_spec, monitoring=dataclasses.replace(cluster_spec.monitoring, smtp=None)
+    )
+    config = yaml.safe_load(
+        render_monitoring(spec, catalog, stack=STACK, project=None, today=TODAY)["alertmanager.yml"]
+    )
     assert "global" not in config
     assert [r["name"] for r in config["receivers"]] == ["nobody"]
     assert config["route"]["receiver"] == "nobody"
@@ -113,9 +117,15 @@ def test_without_a_mail_relay_nothing_is_mailed(cluster_spec: ClusterSpec, catal
 
 def test_the_counters_file_extends_the_exporters_default_with_real_field_names() -> None:
     known = {
-        line.strip() for line in (FIXTURES / "go-dcgm-fields.txt").read_text().splitlines() if not line.startswith("#")
+        line.strip()
+        for line in (FIXTURES / "go-dcgm-fields.txt").read_text().splitlines()
+        if not line.startswith("#")
     }
-    exporter_collectors = {"DCGM_EXP_CLOCK_EVENTS_COUNT", "DCGM_EXP_XID_ERRORS_COUNT", "DCGM_EXP_GPU_HEALTH_STATUS"}
+    exporter_collectors = {
+        "DCGM_EXP_CLOCK_EVENTS_COUNT",
+        "DCGM_EXP_XID_ERRORS_COUNT",
+        "DCGM_EXP_GPU_HEALTH_STATUS",
+    }
     ours = {c.field for c in dcgm_counters()}
     assert ours - known <= exporter_collectors, ours - known - exporter_collectors
     default = {
@@ -124,7 +134,11 @@ def test_the_counters_file_extends_the_exporters_default_with_real_field_names()
         if line.strip() and not line.startswith("#")
     }
     # Dropped from the default: the encoder/decoder and vGPU license fields, which training GPUs do not use.
-    assert default - ours == {"DCGM_FI_DEV_ENC_UTIL", "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_VGPU_LICENSE_STATUS"}
+    assert default - ours == {
+        "DCGM_FI_DEV_ENC_UTIL",
+        "DCGM_FI_DEV_DEC_UTIL",
+        "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
+    }
     needed = {
         "DCGM_EXP_XID_ERRORS_COUNT",
         "DCGM_EXP_CLOCK_EVENTS_COUNT",

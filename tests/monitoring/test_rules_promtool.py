@@ -24,7 +24,10 @@ from tests.factories import TODAY
 from tests.monitoring import tools
 from tests.monitoring.conftest import STACK
 
-GPU = 'gpu="3",UUID="GPU-0f0f",pci_bus_id="00000000:53:00.0",device="nvidia3",modelName="NVIDIA H100 80GB HBM3",Hostname="ip-10-20-0-7"'
+GPU = (
+    'gpu="3",UUID="GPU-0f0f",pci_bus_id="00000000:53:00.0",device="nvidia3",'
+    'modelName="NVIDIA H100 80GB HBM3",Hostname="ip-10-20-0-7"'
+)
 """The labels dcgm-exporter 4.4.1-4.6.0 puts on a GPU's series (internal/pkg/rendermetrics)."""
 NODE = 'instance="i-0abc",node_group="trainers",machine_type="p5.48xlarge"'
 """What the discovery relabeling adds to every target of a GPU node."""
@@ -47,7 +50,7 @@ class Case:
 
 
 def gpu_labels(**extra: str) -> dict[str, str]:
-    labels = dict(re.findall(r'(\w+)="([^"]*)"', f"job=\"dcgm\",{NODE},{GPU}"))
+    labels = dict(re.findall(r'(\w+)="([^"]*)"', f'job="dcgm",{NODE},{GPU}'))
     return {**labels, **extra}
 
 
@@ -75,59 +78,97 @@ def gpus(count: int) -> dict[str, str]:
 
 FS_LABELS = {"job": "node", "instance": "i-0abc", "node_group": "trainers", "machine_type": "p5.48xlarge",
              "device": "/dev/nvme1n1", "fstype": "ext4", "mountpoint": "/scratch"}  # fmt: skip
+NODE_LABELS = {"instance": "i-0abc", "node_group": "trainers", "machine_type": "p5.48xlarge"}
+WINDOW = 'window_size_in_ms="300000"'
+
+
+def xid(code: int, values: str = "1 1 1") -> dict[str, str]:
+    return {dcgm("DCGM_EXP_XID_ERRORS_COUNT", f'xid="{code}"'): values}
+
+
+def field(metric: str, values: str) -> dict[str, str]:
+    return {dcgm(metric): values}
+
+
+def events(event: str, values: str) -> dict[str, str]:
+    return {dcgm("DCGM_EXP_CLOCK_EVENTS_COUNT", f'clock_event="{event}",{WINDOW}'): values}
+
+
+def health(watch: str, code: str, values: str) -> dict[str, str]:
+    return {dcgm("DCGM_EXP_GPU_HEALTH_STATUS", f'health_watch="{watch}",health_error_code="{code}"'): values}
+
+
+def up(job: str, values: str, node: str = NODE) -> dict[str, str]:
+    return {f'up{{job="{job}",{node}}}': values}
+
+
+NVLINK = "DCGM_FI_DEV_NVLINK_{}_ERROR_COUNT_TOTAL"
+DBE = "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"
+SBE = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"
+DBE_CODE = "DCGM_FR_VOLATILE_DBE_DETECTED"
+DRAINED = 'slurm_nodes_drain{job="slurm",instance="localhost:8080"}'
+SLURM = {"job": "slurm", "instance": "localhost:8080"}
 
 CASES = [
     # Xids: one of each alert's Xids fires it; an Xid of another alert does not.
-    Case("GpuXidFallenOffTheBus", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="79"'): "0 1 1"}, "1m", [gpu_labels(xid="79")]),
-    Case("GpuXidFallenOffTheBus", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="13"'): "0 1 1"}, "1m"),
-    Case("GpuXidUncorrectableMemoryError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="48"'): "1 1 1"}, "1m", [gpu_labels(xid="48")]),
-    Case("GpuXidUncorrectableMemoryError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="94"'): "1 1 1"}, "1m"),
-    Case("GpuXidUncorrectableMemoryError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="95"'): "0 0 2"}, "1m", [gpu_labels(xid="95")]),
-    Case("GpuXidUncorrectableMemoryError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="64"'): "0 0 0"}, "1m"),
-    Case("GpuXidContainedMemoryError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="94"'): "1 1 1"}, "1m", [gpu_labels(xid="94")]),
-    Case("GpuXidContainedMemoryError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="95"'): "1 1 1"}, "1m"),
-    Case("GpuXidRowRemapEvent", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="63"'): "1 1 1"}, "1m", [gpu_labels(xid="63")]),
-    Case("GpuXidRowRemapEvent", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="64"'): "1 1 1"}, "1m"),
-    Case("GpuXidNvlinkError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="74"'): "1 1 1"}, "1m", [gpu_labels(xid="74")]),
-    Case("GpuXidNvlinkError", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="79"'): "1 1 1"}, "1m"),
-    Case("GpuXidResetRequired", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="119"'): "1 1 1"}, "1m", [gpu_labels(xid="119")]),
-    Case("GpuXidResetRequired", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="13"'): "1 1 1"}, "1m"),
-    Case("GpuXidApplicationFault", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="31"'): "1 1 1"}, "1m", [gpu_labels(xid="31")]),
-    Case("GpuXidApplicationFault", {dcgm("DCGM_EXP_XID_ERRORS_COUNT", 'xid="31"'): "0 0 0"}, "1m"),
+    Case("GpuXidFallenOffTheBus", xid(79, "0 1 1"), "1m", [gpu_labels(xid="79")]),
+    Case("GpuXidFallenOffTheBus", xid(13, "0 1 1"), "1m"),
+    Case("GpuXidUncorrectableMemoryError", xid(48), "1m", [gpu_labels(xid="48")]),
+    Case("GpuXidUncorrectableMemoryError", xid(94), "1m"),
+    Case("GpuXidUncorrectableMemoryError", xid(95, "0 0 2"), "1m", [gpu_labels(xid="95")]),
+    Case("GpuXidUncorrectableMemoryError", xid(64, "0 0 0"), "1m"),
+    Case("GpuXidContainedMemoryError", xid(94), "1m", [gpu_labels(xid="94")]),
+    Case("GpuXidContainedMemoryError", xid(95), "1m"),
+    Case("GpuXidRowRemapEvent", xid(63), "1m", [gpu_labels(xid="63")]),
+    Case("GpuXidRowRemapEvent", xid(64), "1m"),
+    Case("GpuXidNvlinkError", xid(74), "1m", [gpu_labels(xid="74")]),
+    Case("GpuXidNvlinkError", xid(79), "1m"),
+    Case("GpuXidResetRequired", xid(119), "1m", [gpu_labels(xid="119")]),
+    Case("GpuXidResetRequired", xid(13), "1m"),
+    Case("GpuXidApplicationFault", xid(31), "1m", [gpu_labels(xid="31")]),
+    Case("GpuXidApplicationFault", xid(31, "0 0 0"), "1m"),
     # DCGM fields.
-    Case("GpuDoubleBitEccError", {dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"): "0 0 2"}, "1m", [gpu_labels()]),
-    Case("GpuDoubleBitEccError", {dcgm("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"): "0 0 0", dcgm("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"): "0 5 9"}, "1m"),
-    Case("GpuRowRemapFailure", {dcgm("DCGM_FI_DEV_ROW_REMAP_FAILURE"): "0 1 1"}, "1m", [gpu_labels()]),
-    Case("GpuRowRemapFailure", {dcgm("DCGM_FI_DEV_ROW_REMAP_FAILURE"): "0 0 0"}, "1m"),
-    Case("GpuRowRemapPending", {dcgm("DCGM_FI_DEV_ROW_REMAP_PENDING"): "1x30"}, "11m", [gpu_labels()]),
-    Case("GpuRowRemapPending", {dcgm("DCGM_FI_DEV_ROW_REMAP_PENDING"): "1x30"}, "5m"),  # not for 10 minutes yet
-    Case("GpuNvlinkErrors", {dcgm("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"): "0 0 3 3 3",
-                             dcgm("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"): "0 0 0 0 0"}, "2m",
-         [{k: v for k, v in gpu_labels().items()}]),
-    Case("GpuNvlinkErrors", {dcgm("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"): "7 7 7 7 7",
-                             dcgm("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"): "1 1 1 1 1",
-                             dcgm("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"): "0 5 9 20 40"}, "2m"),
-    Case("GpuThermalThrottling", {dcgm("DCGM_EXP_CLOCK_EVENTS_COUNT", 'clock_event="hw_thermal",window_size_in_ms="300000"'): "2x20"}, "6m",
+    Case("GpuDoubleBitEccError", field(DBE, "0 0 2"), "1m", [gpu_labels()]),
+    Case("GpuDoubleBitEccError", {**field(DBE, "0 0 0"), **field(SBE, "0 5 9")}, "1m"),
+    Case("GpuRowRemapFailure", field("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0 1 1"), "1m", [gpu_labels()]),
+    Case("GpuRowRemapFailure", field("DCGM_FI_DEV_ROW_REMAP_FAILURE", "0 0 0"), "1m"),
+    Case("GpuRowRemapPending", field("DCGM_FI_DEV_ROW_REMAP_PENDING", "1x30"), "11m", [gpu_labels()]),
+    # Pending for 5 minutes: not yet for the rule's 10.
+    Case("GpuRowRemapPending", field("DCGM_FI_DEV_ROW_REMAP_PENDING", "1x30"), "5m"),
+    Case(
+        "GpuNvlinkErrors",
+        {**field(NVLINK.format("CRC_DATA"), "0 0 3 3 3"), **field(NVLINK.format("RECOVERY"), "0 0 0 0 0")},
+        "2m",
+        [gpu_labels()],
+    ),
+    Case(  # flow-control CRC errors grow, data CRC and recovery errors stay flat
+        "GpuNvlinkErrors",
+        {
+            **field(NVLINK.format("CRC_DATA"), "7 7 7 7 7"),
+            **field(NVLINK.format("RECOVERY"), "1 1 1 1 1"),
+            **field(NVLINK.format("CRC_FLIT"), "0 5 9 20 40"),
+        },
+        "2m",
+    ),
+    Case("GpuThermalThrottling", events("hw_thermal", "2x20"), "6m",
          [gpu_labels(clock_event="hw_thermal", window_size_in_ms="300000")]),
-    Case("GpuThermalThrottling", {dcgm("DCGM_EXP_CLOCK_EVENTS_COUNT", 'clock_event="power_cap",window_size_in_ms="300000"'): "9x20"}, "6m"),
-    Case("GpuPowerThrottling", {dcgm("DCGM_EXP_CLOCK_EVENTS_COUNT", 'clock_event="hw_power_brake",window_size_in_ms="300000"'): "1x20"}, "6m",
+    Case("GpuThermalThrottling", events("power_cap", "9x20"), "6m"),
+    Case("GpuPowerThrottling", events("hw_power_brake", "1x20"), "6m",
          [gpu_labels(clock_event="hw_power_brake", window_size_in_ms="300000")]),
-    Case("GpuPowerThrottling", {dcgm("DCGM_EXP_CLOCK_EVENTS_COUNT", 'clock_event="power_cap",window_size_in_ms="300000"'): "9x20"}, "6m"),
-    Case("GpuHealthFailing", {dcgm("DCGM_EXP_GPU_HEALTH_STATUS", 'health_watch="MEM",health_error_code="DCGM_FR_VOLATILE_DBE_DETECTED"'): "0 20 20"}, "1m",
-         [gpu_labels(health_watch="MEM", health_error_code="DCGM_FR_VOLATILE_DBE_DETECTED")]),
-    Case("GpuHealthFailing", {dcgm("DCGM_EXP_GPU_HEALTH_STATUS", 'health_watch="MEM",health_error_code="DCGM_FR_OK"'): "10 10 10"}, "1m"),
-    Case("GpuHealthWarning", {dcgm("DCGM_EXP_GPU_HEALTH_STATUS", 'health_watch="PCIE",health_error_code="DCGM_FR_PCI_REPLAY_RATE"'): "10x40"}, "16m",
+    Case("GpuPowerThrottling", events("power_cap", "9x20"), "6m"),
+    Case("GpuHealthFailing", health("MEM", DBE_CODE, "0 20 20"), "1m",
+         [gpu_labels(health_watch="MEM", health_error_code=DBE_CODE)]),
+    Case("GpuHealthFailing", health("MEM", "DCGM_FR_OK", "10 10 10"), "1m"),
+    Case("GpuHealthWarning", health("PCIE", "DCGM_FR_PCI_REPLAY_RATE", "10x40"), "16m",
          [gpu_labels(health_watch="PCIE", health_error_code="DCGM_FR_PCI_REPLAY_RATE")]),
-    Case("GpuHealthWarning", {dcgm("DCGM_EXP_GPU_HEALTH_STATUS", 'health_watch="PCIE",health_error_code="DCGM_FR_OK"'): "0x40"}, "16m"),
+    Case("GpuHealthWarning", health("PCIE", "DCGM_FR_OK", "0x40"), "16m"),
     # Availability.
-    Case("NodeDown", {f'up{{job="node",{NODE}}}': "0x20", f'up{{job="node",{OTHER}}}': "1x20"}, "6m",
-         [{"job": "node", "instance": "i-0abc", "node_group": "trainers", "machine_type": "p5.48xlarge"}]),
-    Case("NodeDown", {f'up{{job="node",{NODE}}}': "1x20"}, "6m"),
-    Case("DcgmExporterDown", {f'up{{job="dcgm",{NODE}}}': "0x20"}, "6m",
-         [{"job": "dcgm", "instance": "i-0abc", "node_group": "trainers", "machine_type": "p5.48xlarge"}]),
-    Case("DcgmExporterDown", {f'up{{job="dcgm",{NODE}}}': "1x20"}, "6m"),
-    Case("GpuMissing", gpus(7), "6m",
-         [{"job": "node", "instance": "i-0abc", "node_group": "trainers", "machine_type": "p5.48xlarge", "expected_gpus": "8"}]),
+    Case("NodeDown", {**up("node", "0x20"), **up("node", "1x20", OTHER)}, "6m",
+         [{"job": "node", **NODE_LABELS}]),
+    Case("NodeDown", up("node", "1x20"), "6m"),
+    Case("DcgmExporterDown", up("dcgm", "0x20"), "6m", [{"job": "dcgm", **NODE_LABELS}]),
+    Case("DcgmExporterDown", up("dcgm", "1x20"), "6m"),
+    Case("GpuMissing", gpus(7), "6m", [{"job": "node", **NODE_LABELS, "expected_gpus": "8"}]),
     Case("GpuMissing", gpus(8), "6m"),
     # Storage.
     Case("FilesystemNearlyFull", fs(5), "16m", [FS_LABELS]),
@@ -141,9 +182,8 @@ CASES = [
     Case("BudgetMonthlyBurnRate", nodes(6, 70), "61m", [{}], value=331.261348 * 730),
     Case("BudgetMonthlyBurnRate", nodes(4, 70), "61m"),
     # Slurm (rendered with the Slurm flag on).
-    Case("SlurmNodesDrained", {'slurm_nodes_drain{job="slurm",instance="localhost:8080"}': "2x30"}, "11m",
-         [{"job": "slurm", "instance": "localhost:8080"}], value=2),
-    Case("SlurmNodesDrained", {'slurm_nodes_drain{job="slurm",instance="localhost:8080"}': "0x30"}, "11m"),
+    Case("SlurmNodesDrained", {DRAINED: "2x30"}, "11m", [SLURM], value=2),
+    Case("SlurmNodesDrained", {DRAINED: "0x30"}, "11m"),
 ]  # fmt: skip
 
 
@@ -191,16 +231,22 @@ def _cost_recording_test() -> dict[str, Any]:
         "interval": "30s",
         "input_series": [{"series": s, "values": v} for s, v in nodes(6, 5).items()],
         "promql_expr_test": [
-            {"expr": "clusterfab:cluster_hourly_usd", "eval_time": "1m", "exp_samples": [{"labels": "clusterfab:cluster_hourly_usd", "value": 331.261348}]},
-            {"expr": "clusterfab:gpu_hour_usd", "eval_time": "1m", "exp_samples": [{"labels": 'clusterfab:gpu_hour_usd{node_group="trainers"}', "value": 6.88}]},
+            _sample("clusterfab:cluster_hourly_usd", "clusterfab:cluster_hourly_usd", 331.261348),
+            _sample("clusterfab:gpu_hour_usd", 'clusterfab:gpu_hour_usd{node_group="trainers"}', 6.88),
         ],
-    }  # fmt: skip
+    }
+
+
+def _sample(expr: str, labels: str, value: float) -> dict[str, Any]:
+    return {"expr": expr, "eval_time": "1m", "exp_samples": [{"labels": labels, "value": value}]}
 
 
 @pytest.fixture
 def rules_with_slurm(cluster_spec: ClusterSpec, catalog: Catalog, tmp_path: Path) -> Path:
     assert cluster_spec.monitoring is not None
-    spec = dataclasses.replace(cluster_spec, monitoring=dataclasses.replace(cluster_spec.monitoring, slurm=True))
+    spec = dataclasses.replace(
+        cluster_spec, monitoring=dataclasses.replace(cluster_spec.monitoring, slurm=True)
+    )
     write_files(render_monitoring(spec, catalog, stack=STACK, project=None, today=TODAY), tmp_path / "out")
     return tmp_path / "out"
 

@@ -22,7 +22,7 @@ NEWEST = "trixie"
 
 
 def tool(suite: str, name: str) -> Path:
-    """The path of a tool (promtool, amtool, prometheus, prometheus-alertmanager, prometheus-node-exporter)."""
+    """The path of a tool: promtool, amtool, prometheus, prometheus-alertmanager, prometheus-node-exporter."""
     path = CACHE / suite / "usr" / "bin" / name
     if not path.exists():
         reason = f"{path.relative_to(REPO)} is missing: run .ci/prometheus-tools"
@@ -32,7 +32,14 @@ def tool(suite: str, name: str) -> Path:
     return path
 
 
-def run(suite: str, name: str, *args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    suite: str, name: str, *args: str | Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(tool(suite, name)), *map(str, args)], cwd=cwd, capture_output=True, text=True, check=False, timeout=120
+        [str(tool(suite, name)), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
