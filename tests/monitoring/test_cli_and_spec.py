@@ -43,7 +43,8 @@ def test_monitoring_resolves_to_its_own_node_with_the_budgets_recipients() -> No
     assert monitoring is not None
     assert (monitoring.host, monitoring.slurm, monitoring.retention_days) == ("node", False, 30)
     assert monitoring.alert_emails == ("ml-infra@example.com",)
-    assert monitoring.machine is not None and monitoring.machine.name == "m7i.large"
+    assert monitoring.machine is not None
+    assert monitoring.machine.name == "m7i.large"
     assert spec_of(EXAMPLE, "dev").monitoring.retention_days == 7  # type: ignore[union-attr]
 
 
@@ -75,7 +76,7 @@ def test_cost_prices_the_monitoring_node_from_the_catalog() -> None:
     assert (item.source, item.monthly_usd) == ("S-EC2-M7I", Decimal("73.5840"))
     proc = run("cost", EXAMPLE, "--format", "json")
     items = json.loads(proc.stdout)["items"]
-    assert [i for i in items if i["kind"] == "monitoring"][0]["sku"] == "m7i.large"
+    assert next(i for i in items if i["kind"] == "monitoring")["sku"] == "m7i.large"
 
 
 def test_render_monitoring_writes_the_contract_files(tmp_path: Path) -> None:
@@ -145,7 +146,7 @@ def test_the_tunnel_is_iap_forwarding_on_gcp() -> None:
 
 
 def test_a_stack_without_monitoring_says_how_to_get_it() -> None:
-    with pytest.raises(UsageError, match="monitoring.kind: prometheus"):
+    with pytest.raises(UsageError, match=r"monitoring\.kind: prometheus"):
         tunnel(read_outputs(_outputs("aws", None)))
 
 

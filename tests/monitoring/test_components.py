@@ -154,7 +154,8 @@ def test_the_example_gets_a_monitoring_node_with_the_catalogs_machine_and_its_ou
     scrape = resources["llm-monitored-monitoring-access-scrape-9100"].inputs
     assert scrape["securityGroupId"] == "llm-monitored-net-nodes-sg-id"
     files = resources["llm-monitored-monitoring-files"].inputs
-    assert files["key"].startswith("monitoring/") and files["key"].endswith(".tar.gz")
+    assert files["key"].startswith("monitoring/")
+    assert files["key"].endswith(".tar.gz")
     assert plan.outputs["monitoring"] == {
         "host": "llm-monitored-monitoring-instance-id",
         "grafana_port": 3000,
