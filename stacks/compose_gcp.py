@@ -585,10 +585,13 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
     }
 
 
-def monitoring_access(site: _Site, *, member: pulumi.Input[str]) -> GcpMonitoringAccess:
+def monitoring_access(
+    site: _Site, *, member: pulumi.Input[str], service_account_email: pulumi.Input[str]
+) -> GcpMonitoringAccess:
     """The hook for a host that runs the monitoring stack besides its own work (the Slurm controller):
-    instance discovery and the SMTP secret for its service account (`serviceAccount:<email>`). Scrapes
-    need no firewall rule while the host sits in the cluster's range (the system network admits it)."""
+    instance discovery and the SMTP secret for its service account (`member` is `serviceAccount:<email>`),
+    and IAP's way to Grafana on it. Scrapes need no firewall rule while the host sits in the cluster's
+    range (the system network admits it)."""
     spec = site.spec
     smtp = spec.monitoring.smtp if spec.monitoring is not None else None
     return GcpMonitoringAccess(
@@ -598,6 +601,8 @@ def monitoring_access(site: _Site, *, member: pulumi.Input[str]) -> GcpMonitorin
             role_id=_discovery_role_id(site),
             member=member,
             smtp_secret=smtp.password_secret if smtp else None,
+            network_id=site.network.system_network_id,
+            service_account_email=service_account_email,
         ),
         site.opts,
     )

@@ -40,10 +40,14 @@ class GcpMonitoringAccessArgs:
     """The host's service account as an IAM member (serviceAccount:...)."""
     smtp_secret: str | None = None
     """The Secret Manager secret holding the SMTP password; None: no mail login."""
+    network_id: pulumi.Input[str] | None = None
+    """The host's network: with `service_account_email`, IAP may reach Grafana on the host through it."""
+    service_account_email: pulumi.Input[str] | None = None
 
 
 class GcpMonitoringAccess(pulumi.ComponentResource):
-    """A discovery role bound to the host's account, and access to the SMTP password's secret."""
+    """A discovery role bound to the host's account, access to the SMTP password's secret, and IAP's way
+    to Grafana on the host."""
 
     def __init__(
         self, name: str, args: GcpMonitoringAccessArgs, opts: pulumi.ResourceOptions | None = None
@@ -69,6 +73,18 @@ class GcpMonitoringAccess(pulumi.ComponentResource):
                 secret_id=args.smtp_secret,
                 role="roles/secretmanager.secretAccessor",
                 member=args.member,
+                opts=own,
+            )
+        if args.network_id is not None and args.service_account_email is not None:
+            gcp.compute.Firewall(
+                child(name, "iap-grafana"),
+                project=args.project,
+                network=args.network_id,
+                direction="INGRESS",
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(GRAFANA_PORT)])],
+                source_ranges=[IAP_RANGE],
+                target_service_accounts=[args.service_account_email],
+                description="Grafana through IAP TCP forwarding only (the host has no external IP)",
                 opts=own,
             )
         self.register_outputs({})
@@ -130,21 +146,15 @@ class GcpMonitoringNode(pulumi.ComponentResource):
                 )
             )
         instance = self._instance(name, args, sa, depends)
-        gcp.compute.Firewall(
-            child(name, "iap-grafana"),
-            project=args.project,
-            network=args.network_id,
-            direction="INGRESS",
-            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(GRAFANA_PORT)])],
-            source_ranges=[IAP_RANGE],
-            target_service_accounts=[sa.email],
-            description="Grafana through IAP TCP forwarding only (the monitoring host has no external IP)",
-            opts=own,
-        )
         GcpMonitoringAccess(
             child(name, "access"),
             GcpMonitoringAccessArgs(
-                project=args.project, role_id=args.role_id, member=sa.member, smtp_secret=args.smtp_secret
+                project=args.project,
+                role_id=args.role_id,
+                member=sa.member,
+                smtp_secret=args.smtp_secret,
+                network_id=args.network_id,
+                service_account_email=sa.email,
             ),
             own,
         )

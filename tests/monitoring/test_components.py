@@ -137,7 +137,7 @@ def test_gcp_monitoring_node_from_its_args() -> None:
     assert instance["machineType"] == "e2-standard-2"
     role = made["mon-access-discovery-role"].inputs
     assert (role["roleId"], role["permissions"]) == ("clusterfab_monitoring_dev", ["compute.instances.list"])
-    firewall = made["mon-iap-grafana"].inputs
+    firewall = made["mon-access-iap-grafana"].inputs
     assert (firewall["sourceRanges"], firewall["allows"]) == (
         ["35.235.240.0/20"],
         [{"protocol": "tcp", "ports": ["3000"]}],
