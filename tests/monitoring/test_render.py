@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from clusterfab.catalog import Catalog
-from clusterfab.monitoring import MonitoringFiles, render_monitoring
+from clusterfab.monitoring import MonitoringFiles, render_monitoring, write_files
 from clusterfab.monitoring.counters import dcgm_counters
 from clusterfab.spec import ClusterSpec
 from tests.conftest import REPO
@@ -168,3 +168,11 @@ def test_amtool_checks_the_alertmanager_config(suite: str, rendered: Path) -> No
     result = tools.run(suite, "amtool", "check-config", rendered / "alertmanager.yml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "2 receivers" in result.stdout
+
+
+@pytest.mark.parametrize("suite", tools.SUITES)
+def test_promtool_checks_the_gcp_discovery_config(suite: str, catalog: Catalog, tmp_path: Path) -> None:
+    spec = spec_of(FIXTURES / "cluster-gcp.yaml")
+    write_files(render_monitoring(spec, catalog, stack="dev", project="my-project-123", today=TODAY), tmp_path)
+    result = tools.run(suite, "promtool", "check", "config", tmp_path / "prometheus.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
