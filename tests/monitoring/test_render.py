@@ -173,6 +173,8 @@ def test_amtool_checks_the_alertmanager_config(suite: str, rendered: Path) -> No
 @pytest.mark.parametrize("suite", tools.SUITES)
 def test_promtool_checks_the_gcp_discovery_config(suite: str, catalog: Catalog, tmp_path: Path) -> None:
     spec = spec_of(FIXTURES / "cluster-gcp.yaml")
-    write_files(render_monitoring(spec, catalog, stack="dev", project="my-project-123", today=TODAY), tmp_path)
+    write_files(
+        render_monitoring(spec, catalog, stack="dev", project="my-project-123", today=TODAY), tmp_path
+    )
     result = tools.run(suite, "promtool", "check", "config", tmp_path / "prometheus.yml")
     assert result.returncode == 0, result.stdout + result.stderr
