@@ -617,6 +617,84 @@ def configure(
     raise typer.Exit(0 if result.succeeded else 1)
 
 
+render_app = typer.Typer(
+    help="Write the configuration files clusterfab generates for a cluster.", no_args_is_help=True
+)
+app.add_typer(render_app, name="render")
+
+
+@render_app.command("monitoring")
+def render_monitoring(
+    blueprint: BlueprintArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the files into.")],
+    env: Annotated[
+        str | None, typer.Option("--env", "-e", help="Environment overlay to render (e.g. dev, prod).")
+    ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack", "-s", help="The stack whose nodes Prometheus discovers; default: the environment."
+        ),
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="GCP: the nodes' project when the blueprint names none.")
+    ] = None,
+) -> None:
+    """Write the monitoring host's files: prometheus.yml, rules/*.yml, alertmanager.yml, dashboards/*.json.
+
+    Also Grafana's provisioning (grafana/) and the dcgm-exporter counters file the GPU nodes run.
+    Exits 1 when the blueprint is invalid or has no monitoring.
+    """
+    from clusterfab.catalog import load_catalog
+    from clusterfab.monitoring import render_monitoring as render
+    from clusterfab.monitoring import write_files
+    from clusterfab.rules.engine import validate_file
+
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        _report_invalid(result, json_output=False)
+        raise typer.Exit(1)
+    spec = validated.spec
+    if spec.monitoring is None:
+        typer.echo(f"{blueprint}: no monitoring (monitoring.kind is none); nothing to render", err=True)
+        raise typer.Exit(1)
+    target_stack = stack or env or spec.name
+    gcp_project = spec.project or project
+    if spec.cloud == "gcp" and gcp_project is None:
+        raise UsageError("a GCP blueprint without `project:` needs --project for the nodes' discovery")
+    files = render(spec, load_catalog(), stack=target_stack, project=gcp_project, today=_today())
+    for path in write_files(files, out):
+        typer.echo(str(path))
+
+
+@app.command()
+def dashboard(
+    stack: StackOption,
+    port: Annotated[int, typer.Option("--port", help="Local port to forward Grafana to.")] = 3000,
+) -> None:
+    """Open the tunnel to the stack's Grafana (SSM / IAP port forwarding) and print its URL.
+
+    Needs the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or
+    gcloud (GCP). Runs until interrupted.
+    """
+    import subprocess
+
+    from clusterfab.monitoring.tunnel import missing_tools, tunnel
+    from clusterfab.outputs import read_outputs
+
+    outputs = read_outputs(_deploy_project().stack(stack).outputs())
+    forward = tunnel(outputs, local_port=port)
+    missing = missing_tools(outputs.blueprint.cloud)
+    if missing:
+        raise UsageError(f"the tunnel needs {', '.join(missing)} on PATH")
+    typer.echo(f"Grafana of {stack}: {forward.url} (Ctrl-C closes the tunnel)")
+    completed = subprocess.run(forward.argv, check=False)
+    raise typer.Exit(0 if completed.returncode in (0, 130) else 1)
+
+
 def main() -> None:
     """Entry point of the `clusterfab` console script: the one error boundary.
 

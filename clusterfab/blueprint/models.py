@@ -393,6 +393,81 @@ class BudgetSpec(Spec):
     alert_emails: Annotated[list[Email], Field(description="Addresses the cloud budget alerts go to.")] = []
 
 
+class SmtpSpec(Spec):
+    """The mail relay Alertmanager sends alert e-mails through."""
+
+    smarthost: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9.-]+:[0-9]{1,5}$",
+            description=(
+                "host:port of the SMTP relay, e.g. email-smtp.us-east-1.amazonaws.com:587 (STARTTLS)."
+            ),
+        ),
+    ]
+    sender: Annotated[Email, Field(description="The From address of alert e-mails.")]
+    username: Annotated[
+        str | None, Field(min_length=1, description="SMTP user name; default: no authentication.")
+    ] = None
+    password_secret: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=(
+                "The SMTP password's secret: an AWS Secrets Manager secret name or ARN, or a GCP Secret "
+                "Manager secret name; the monitoring host may read this secret and no other."
+            ),
+        ),
+    ] = None
+
+
+class MonitoringSpec(Spec):
+    """GPU observability: Prometheus, Alertmanager and Grafana for the cluster."""
+
+    kind: Annotated[
+        Literal["none", "prometheus"],
+        Field(
+            description=(
+                "prometheus runs Prometheus (discovering the nodes by the cluster's tags or labels), "
+                "Alertmanager and Grafana on the Slurm controller, or on a small monitoring node of its own; "
+                "none (default) runs nothing."
+            )
+        ),
+    ] = "none"
+    retention_days: Annotated[
+        int, Field(ge=1, le=3650, description="How many days Prometheus keeps samples (default 30).")
+    ] = 30
+    alert_emails: Annotated[
+        list[Email] | None,
+        Field(description="Addresses alert e-mails go to; default: budget.alert_emails."),
+    ] = None
+    smtp: Annotated[
+        SmtpSpec | None,
+        Field(description="The mail relay alert e-mails go through; without it alerts are not e-mailed."),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=(
+                "Machine type of the monitoring node (when there is no Slurm controller); default: the "
+                "catalog's, m7i.large (AWS) or e2-standard-2 (GCP)."
+            ),
+        ),
+    ] = None
+    disk_gib: Annotated[
+        int | None,
+        Field(
+            ge=20,
+            le=16384,
+            description=(
+                "Size of the monitoring host's encrypted disk in GiB; default: sized for the retention and "
+                "the cluster's largest size."
+            ),
+        ),
+    ] = None
+
+
 class Blueprint(Spec):
     """A cluster blueprint."""
 
@@ -442,6 +517,10 @@ class Blueprint(Spec):
         SoftwareSpec()
     )
     budget: Annotated[BudgetSpec | None, Field(description="Spending limits and alerts.")] = None
+    monitoring: Annotated[
+        MonitoringSpec | None,
+        Field(description="Prometheus, alert rules and Grafana dashboards for the cluster."),
+    ] = None
     environments: Annotated[
         dict[EnvironmentName, dict[str, Any]],
         Field(

@@ -317,6 +317,99 @@ class OsImage(Sourced):
     """The root volume type nodes boot from, where the cloud's launch configuration names it (AWS)."""
 
 
+class MonitoringMachine(Sourced):
+    """The monitoring node of a cloud when the cluster has no Slurm controller to host the stack."""
+
+    cloud: Cloud
+    name: str
+    vcpus: int = Field(gt=0)
+    memory_gib: int = Field(gt=0)
+    image: str
+    root_device: str | None
+    disk_type: str
+
+
+class MonitoringPackage(Sourced):
+    """A package the monitoring host installs, pinned to an exact version string of its repository."""
+
+    name: str
+    package: str
+    version: str
+    note: str | None = None
+
+
+class AptRepository(Sourced):
+    url: str
+    suite: str
+    components: list[str]
+    key_url: str
+    key_fingerprint: str = Field(pattern=r"^[0-9A-F]{40}$")
+
+
+class ExporterFacts(Sourced):
+    dcgm_exporter_release: str
+    dcgm_exporter_port: int
+    node_exporter_port: int
+    event_window_ms: int = Field(gt=0)
+    slurm_exporter_port: int
+
+
+class StorageSizing(Sourced):
+    bytes_per_sample: int = Field(gt=0)
+    dcgm_series_per_gpu: int = Field(gt=0)
+    node_exporter_series_base: int = Field(gt=0)
+    node_exporter_series_per_vcpu: int = Field(gt=0)
+    min_disk_gib: int = Field(gt=0)
+
+
+XidAction = Literal[
+    "RESTART_APP",
+    "RESET_GPU",
+    "RESTART_BM",
+    "IGNORE",
+    "WORKFLOW_XID_48",
+    "WORKFLOW_NVLINK_ERR",
+    "WORKFLOW_NVLINK5_ERR",
+]
+
+
+class Xid(Record):
+    """One row of NVIDIA's Xid catalog, and the alert rule that watches it."""
+
+    xid: int = Field(gt=0)
+    mnemonic: str
+    description: str
+    immediate: XidAction
+    investigatory: str
+    alert: str
+
+
+class XidCatalog(Sourced):
+    rows: list[Xid]
+
+
+class MonitoringFacts(Record):
+    machines: list[MonitoringMachine]
+    packages: list[MonitoringPackage]
+    grafana_repository: AptRepository
+    exporters: ExporterFacts
+    storage: StorageSizing
+    xids: XidCatalog
+
+    def machine(self, cloud: Cloud, name: str | None = None) -> MonitoringMachine | None:
+        """The named machine of `cloud` (None: the default, the cloud's first)."""
+        for machine in self.machines:
+            if machine.cloud == cloud and (name is None or machine.name == name):
+                return machine
+        return None
+
+    def package(self, name: str) -> MonitoringPackage:
+        for package in self.packages:
+            if package.name == name:
+                return package
+        raise KeyError(f"no monitoring package {name!r} in the catalog")
+
+
 class StatefulType(Sourced):
     """A resource type that holds data, and the property changes that would replace (destroy) it."""
 

@@ -28,6 +28,7 @@ from clusterfab.catalog.models import (
     GpuSupport,
     HealthcheckThresholds,
     LustreClient,
+    MonitoringFacts,
     NetworkLayout,
     NodePackage,
     OsImage,
@@ -73,6 +74,8 @@ class Catalog:
     fabric_software: dict[str, FabricSoftware]
     healthcheck: HealthcheckThresholds
     images: tuple[OsImage, ...]
+    monitoring: MonitoringFacts
+    """The monitoring node, the monitoring host's packages, the exporters and NVIDIA's Xid catalog."""
     lustre_clients: dict[str, LustreClient]
     stateful_types: dict[str, StatefulType]
     node_packages: dict[str, NodePackage]
@@ -168,6 +171,7 @@ def load_catalog() -> Catalog:
         prices=tuple(Price.model_validate(p) for p in _read("prices.yaml")["prices"]),
         cuda_drivers=CudaDriverTable.model_validate(software["cuda_min_driver"]),
         gpus={g.model: g for g in gpus},
+        monitoring=MonitoringFacts.model_validate(_read("monitoring.yaml")),
         recommended=RecommendedStack.model_validate(software["recommended"]),
         fabric_software={f.name: f for f in fabrics},
         healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),

@@ -155,6 +155,31 @@ _CODES = [
         "An environment named like production (prod-eu, production) protects nothing unless it says "
         "`protected: true`; only `prod` is protected by default.",
     ),
+    Code(
+        "BP150",
+        "alerts go to nobody",
+        _W,
+        "Monitoring is on but neither monitoring.alert_emails nor budget.alert_emails names a recipient.",
+    ),
+    Code(
+        "BP151",
+        "alert e-mails without a mail relay",
+        _W,
+        "Alertmanager sends e-mail only through monitoring.smtp; without it alerts show only in Grafana.",
+    ),
+    Code(
+        "BP152",
+        "monitoring setting without monitoring",
+        _W,
+        "With monitoring.kind none the other monitoring fields have no effect.",
+    ),
+    Code(
+        "BP153",
+        "monitoring disk too small for the retention",
+        _W,
+        "Prometheus needs retention x samples per second x bytes per sample of disk; it deletes old "
+        "data early.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",
@@ -244,6 +269,12 @@ _CODES = [
         "EFA not offered by the storage tier",
         _E,
         "Only some file system tiers can be created EFA-enabled (FSx for Lustre: PERSISTENT_2).",
+    ),
+    Code(
+        "BP250",
+        "unknown monitoring machine type",
+        _E,
+        "The monitoring node's machine type is not one the catalog knows for this cloud.",
     ),
     Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
     Code(

@@ -16,7 +16,12 @@ from typing import Any
 from clusterfab.cost.estimate import HOURS_PER_MONTH, CostEstimate, CostItem
 
 _UNIT_SUFFIX = {"hour": "/h", "chip_hour": "/chip-h", "gib_month": "/GiB-mo"}
-_QUANTITY_WORD = {"node_group": ("node", "nodes"), "tpu_slice": ("chip", "chips"), "storage": ("GiB", "GiB")}
+_QUANTITY_WORD = {
+    "node_group": ("node", "nodes"),
+    "tpu_slice": ("chip", "chips"),
+    "storage": ("GiB", "GiB"),
+    "monitoring": ("node", "nodes"),
+}
 _NOT_PRICED = "boot disks, networking and data transfer"
 """What the estimate leaves out on purpose; said in every human-readable output."""
 

@@ -13,7 +13,8 @@ Read back:
   deployment type, throughput per TiB).
 - GCP: managed instance groups (target size, or the max of the autoscaler of the same component) with
   the instance template of the same component (machine type, provisioning model, reservation
-  affinity), single instances, TPU VMs (accelerator type; slices of one component and shape form one
+  affinity), single instances (the monitoring node as such), TPU VMs (accelerator type; slices of one
+  component and shape form one
   multislice item), Managed Lustre and Filestore.
 Anything else (networks, roles, buckets, budgets) is not priced, as in `clusterfab cost`.
 """
@@ -39,7 +40,7 @@ from clusterfab.core.vocab import (
     CapacityKind,
     Cloud,
 )
-from clusterfab.cost.estimate import CostEstimate, CostLine, estimate_lines, storage_sku
+from clusterfab.cost.estimate import MONITORING_ITEM, CostEstimate, CostLine, estimate_lines, storage_sku
 from clusterfab.policy.resources import Resource, items, truthy
 from clusterfab.spec import Budget
 
@@ -259,6 +260,11 @@ class _Reader:
             self.skipped.append(f"{instance.name}: no machine type")
             return
         capacity = _INSTANCE_CAPACITY[instance.type](props)
+        if instance.tags().get(COMPONENT_TAG) == MONITORING_ITEM:
+            self.lines.append(
+                CostLine(MONITORING_ITEM, "monitoring", ("monitoring",), machine, capacity, 1, None, "hour")
+            )
+            return
         self._group(instance, machine, 1, 1, capacity)
 
     def _group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:

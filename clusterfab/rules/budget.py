@@ -17,7 +17,12 @@ from clusterfab.cost.estimate import CostEstimate, CostItem, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.rules.context import RuleContext
 
-_PRICE_FIELD = {"node_group": "machine_type", "tpu_slice": "generation", "storage": "capacity_gib"}
+_PRICE_FIELD = {
+    "node_group": "machine_type",
+    "tpu_slice": "generation",
+    "storage": "capacity_gib",
+    "monitoring": "machine_type",
+}
 """The field a missing price points at: what chose the sku, or (storage) what is multiplied."""
 
 

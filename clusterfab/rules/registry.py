@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterfab.rules import budget, capacity, compute, software, storage, structure, tpu
+from clusterfab.rules import budget, capacity, compute, monitoring, software, storage, structure, tpu
 from clusterfab.rules.context import Check
 
 CHECKS: tuple[Check, ...] = (
@@ -28,6 +28,8 @@ CHECKS: tuple[Check, ...] = (
     tpu.check_tpu_zone,
     storage.check_storage,
     software.check_software,
+    monitoring.check_monitoring,
+    monitoring.check_monitoring_machine,
     budget.check_budget,
 )
 """Every rule, in the order they run (findings are sorted by position afterwards)."""

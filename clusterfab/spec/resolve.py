@@ -33,6 +33,7 @@ from clusterfab.spec.model import (
     TpuSlice,
     Unresolved,
 )
+from clusterfab.spec.monitoring import resolve_monitoring
 
 RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
 """Capacity kinds bought as a reservation of particular hosts."""
@@ -68,6 +69,9 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
             unresolved.append(Unresolved(("tpu_slices", index), tpu.name))
         else:
             slices.append(resolved_tpu)
+    monitoring, known = resolve_monitoring(blueprint, catalog, groups)
+    if not known:
+        unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,
@@ -85,6 +89,7 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         software=software_of(blueprint, catalog),
         budget=_budget(blueprint),
         unresolved=tuple(unresolved),
+        monitoring=monitoring,
     )
 
 

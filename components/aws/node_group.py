@@ -21,6 +21,7 @@ import pulumi_aws as aws
 from clusterfab.core import vocab as tagging
 from components._errors import check_inputs
 from components._naming import child
+from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
 TYPE = "clusterfab:compute:AwsGpuNodeGroup"
 
@@ -97,29 +98,6 @@ def _problems(args: AwsGpuNodeGroupArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def _assume_role_policy() -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-            ],
-        }
-    )
-
-
-SESSION_MANAGER_ACTIONS = (
-    "ssm:UpdateInstanceInformation",
-    "ssmmessages:CreateControlChannel",
-    "ssmmessages:CreateDataChannel",
-    "ssmmessages:OpenControlChannel",
-    "ssmmessages:OpenDataChannel",
-)
-"""What Session Manager needs of an instance role, and nothing more (AWS: "Create a custom IAM role
-with minimal Session Manager permissions"). AmazonSSMManagedInstanceCore would also grant
-ssm:GetParameter(s) on every parameter of the account."""
-
-
 def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
     # A node may set only its health tag, only on itself, and only while it belongs to this stack's
     # node group: `${ec2:SourceInstanceARN}` is the instance whose role credentials sign the call.
@@ -134,18 +112,7 @@ def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
         {
             "Version": "2012-10-17",
             "Statement": [
-                {
-                    "Sid": "ReadClusterBucket",
-                    "Effect": "Allow",
-                    "Action": ["s3:GetObject", "s3:GetObjectVersion"],
-                    "Resource": f"{bucket_arn}/*",
-                },
-                {
-                    "Sid": "ListClusterBucket",
-                    "Effect": "Allow",
-                    "Action": "s3:ListBucket",
-                    "Resource": bucket_arn,
-                },
+                *read_bucket_statements(bucket_arn),
                 {
                     "Sid": "RecordOwnHealth",
                     "Effect": "Allow",
@@ -156,12 +123,7 @@ def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
                         "ForAllValues:StringEquals": {"aws:TagKeys": [tagging.HEALTH_TAG]},
                     },
                 },
-                {
-                    "Sid": "SessionManager",
-                    "Effect": "Allow",
-                    "Action": list(SESSION_MANAGER_ACTIONS),
-                    "Resource": "*",
-                },
+                SESSION_MANAGER_STATEMENT,
             ],
         }
     )
@@ -224,7 +186,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
         name, args, own = self._name, self._args, self._own
         role = aws.iam.Role(
             child(name, "role"),
-            assume_role_policy=_assume_role_policy(),
+            assume_role_policy=ec2_trust_policy(),
             tags=args.tags,
             description=f"clusterfab nodes of {name}",
             opts=own,

@@ -36,7 +36,7 @@ def test_ansible_lint_production_profile_is_clean() -> None:
     assert "Profile 'production' was required, and it passed." in completed.stderr
 
 
-@pytest.mark.parametrize("playbook", ["gpu_node.yml", "healthcheck.yml"])
+@pytest.mark.parametrize("playbook", ["gpu_node.yml", "healthcheck.yml", "monitoring.yml"])
 def test_playbook_syntax(playbook: str) -> None:
     completed = subprocess.run(
         [_tool("ansible-playbook"), "--syntax-check", "-i", "localhost,", playbook],

@@ -16,18 +16,21 @@ from chroot_testbed import PLAYBOOKS_DIR
 
 ROLES_DIR = PLAYBOOKS_DIR / "roles"
 EXPECTED_ROLES = [
+    "alertmanager",
     "cuda_toolkit",
     "dcgm",
     "efa",
     "gpu_healthcheck",
     "gpudirect_tcpx",
     "gpudirect_tcpxo",
+    "grafana",
     "infiniband",
     "nccl",
     "nccl_tests",
     "node_tuning",
     "nvidia_driver",
     "nvidia_fabricmanager",
+    "prometheus",
     "rdma_gib",
     "storage_mounts",
 ]

@@ -18,6 +18,7 @@ _LT = "RequestLaunchTemplateData"
 _NIC = f"{_LT}.NetworkInterfaces[]"
 _EBS = f"{_LT}.BlockDeviceMappings[].Ebs"
 _LUSTRE = "CreateFileSystemRequest.LustreConfiguration"
+_RUN = "RunInstancesRequest"
 
 AWS: dict[str, dict[str, Target]] = {
     "pulumi:providers:aws": {
@@ -83,6 +84,44 @@ AWS: dict[str, dict[str, Target]] = {
         "tags.*": TAGS,
         "updateDefaultVersion": Free("the provider then calls ModifyLaunchTemplate with the new version"),
         "userData": Api("ec2", f"{_LT}.UserData"),
+    },
+    "aws:ec2/instance:Instance": {
+        "ami": Api("ec2", f"{_RUN}.ImageId", note="the provider's ami is the API's ImageId"),
+        "associatePublicIpAddress": Api(
+            "ec2",
+            f"{_RUN}.NetworkInterfaces[].AssociatePublicIpAddress",
+            note="the provider sends it on the primary interface it builds from subnetId",
+        ),
+        "ebsOptimized": Api("ec2", f"{_RUN}.EbsOptimized"),
+        "iamInstanceProfile": Api("ec2", f"{_RUN}.IamInstanceProfile.Name", ref=True),
+        "instanceType": Api("ec2", f"{_RUN}.InstanceType"),
+        "metadataOptions.httpEndpoint": Api("ec2", f"{_RUN}.MetadataOptions.HttpEndpoint"),
+        "metadataOptions.httpPutResponseHopLimit": Api(
+            "ec2", f"{_RUN}.MetadataOptions.HttpPutResponseHopLimit"
+        ),
+        "metadataOptions.httpTokens": Api("ec2", f"{_RUN}.MetadataOptions.HttpTokens"),
+        "rootBlockDevice.deleteOnTermination": Api(
+            "ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.DeleteOnTermination"
+        ),
+        "rootBlockDevice.encrypted": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.Encrypted"),
+        "rootBlockDevice.volumeSize": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.VolumeSize"),
+        "rootBlockDevice.volumeType": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.VolumeType"),
+        "rootBlockDevice.tags.*": Api(
+            "ec2",
+            f"{_RUN}.TagSpecifications[].Tags[].Value",
+            key=f"{_RUN}.TagSpecifications[].Tags[].Key",
+            note="the provider tags the root volume through a volume TagSpecification",
+        ),
+        "subnetId": Api("ec2", f"{_RUN}.SubnetId", ref=True),
+        "tags.*": Api(
+            "ec2",
+            f"{_RUN}.TagSpecifications[].Tags[].Value",
+            key=f"{_RUN}.TagSpecifications[].Tags[].Key",
+            note="the provider tags the instance through an instance TagSpecification",
+        ),
+        "userDataBase64": Api("ec2", f"{_RUN}.UserData", note="already base64, as the API takes it"),
+        "userDataReplaceOnChange": PULUMI_ONLY,
+        "vpcSecurityGroupIds[]": Api("ec2", f"{_RUN}.SecurityGroupIds[]", ref=True),
     },
     "aws:ec2/placementGroup:PlacementGroup": {
         "strategy": Api("ec2", "CreatePlacementGroupRequest.Strategy"),
@@ -165,6 +204,13 @@ AWS: dict[str, dict[str, Target]] = {
         "description": Api("ec2", "CreateSecurityGroupRequest.Description"),
         "vpcId": Api("ec2", "CreateSecurityGroupRequest.VpcId", ref=True),
         "tags.*": TAGS,
+        # Inline rules: the provider authorizes them with AuthorizeSecurityGroupEgress.
+        "egress[].cidrBlocks[]": Api("ec2", "IpPermission.IpRanges[].CidrIp"),
+        "egress[].fromPort": Api("ec2", "IpPermission.FromPort"),
+        "egress[].protocol": Api(
+            "ec2", "IpPermission.IpProtocol", note="the provider's protocol is IpProtocol"
+        ),
+        "egress[].toPort": Api("ec2", "IpPermission.ToPort"),
     },
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": {
         "cidrIpv4": Api("ec2", "IpPermission.IpRanges[].CidrIp"),

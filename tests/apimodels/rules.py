@@ -208,10 +208,12 @@ def aws_ebs_size_fits_the_volume_type(plan: Plan) -> Iterator[str]:
 def aws_user_data_within_16_kib(plan: Plan) -> Iterator[str]:
     """botocore ec2 RequestLaunchTemplateData.UserData: "User data is limited to 16 KB." (the raw data,
     before base64: EC2 User Guide, user-data.html: "limited to 16 KB, in raw form, before it is base64-encoded")."""
-    for lt in _of(plan, LT):
-        encoded = lt.inputs.get("userData")
+    launched = [(lt, "userData") for lt in _of(plan, LT)]
+    launched += [(i, "userDataBase64") for i in _of(plan, "aws:ec2/instance:Instance")]
+    for resource, key in launched:
+        encoded = resource.inputs.get(key)
         if isinstance(encoded, str) and len(base64.b64decode(encoded)) > 16 * 1024:
-            yield f"{lt.name}: user data of {len(base64.b64decode(encoded))} bytes, over 16 KB"
+            yield f"{resource.name}: user data of {len(base64.b64decode(encoded))} bytes, over 16 KB"
 
 
 @rule(

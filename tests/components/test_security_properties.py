@@ -35,7 +35,8 @@ def test_nothing_is_public_and_everything_is_tagged(path: Path, env: str) -> Non
     for resource in plan.resources:
         inputs = resource.inputs
         assert inputs.get("mapPublicIpOnLaunch") in (None, False), resource.name
-        assert inputs.get("associatePublicIpAddress") in (None, "false"), resource.name
+        # Launch templates take the string "false"; an instance (the monitoring node) the boolean.
+        assert inputs.get("associatePublicIpAddress") in (None, "false", False), resource.name
         for nic in inputs.get("networkInterfaces", []):
             # EC2 refuses the field on multi-interface launches; the subnet keeps public IPs off.
             assert "associatePublicIpAddress" not in nic

@@ -69,6 +69,10 @@ EXAMPLE_TOTALS = [
     # p5.48xlarge spot us-east-1 2 x 30.0 = 60/h (43,800/mo); FSx 2400 x 0.145 = 348/mo
     ("aws-p5-efa-fsx", "dev", "60.476712329", "44148.00"),
     # p6-b200 capacity block 8 x 113.666 = 909.328/h (663,809.44/mo); SCRATCH_2 4800 x 0.140 = 672/mo
+    # p5.48xlarge OD 8 x 55.04 = 440.32/h; SCRATCH_2 4800 x 0.140 = 672/mo; monitoring m7i.large 0.1008/h
+    ("aws-p5-monitored", None, "441.341347945", "322179.184"),
+    # p5.48xlarge spot 1 x 30.0 = 30/h; SCRATCH_2 672/mo; monitoring 0.1008/h (73.584/mo)
+    ("aws-p5-monitored", "dev", "31.021347945", "22645.584"),
     ("aws-p6-b200-capacity-block", None, "910.248547945", "664481.44"),
     # 1 x 113.666 = 113.666/h (82,976.18/mo); SCRATCH_2 1200 x 0.140 = 168/mo
     ("aws-p6-b200-capacity-block", "dev", "113.896136986", "83144.18"),
