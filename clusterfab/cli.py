@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from clusterfab.deploy.automation import DeployProject, DeployStack, EventHandler, OperationResult
     from clusterfab.deploy.progress import Operation
+    from clusterfab.deploy.promote import PromotionCheck
     from clusterfab.rules.engine import ValidationResult
     from clusterfab.stackinput import StackInput
 
@@ -372,15 +373,33 @@ def preview(stack: StackOption) -> None:
 def up(stack: StackOption, yes: YesOption = False) -> None:
     """Create or update a real stack's cluster, with live progress.
 
-    Without --yes, shows the preview first and asks. Exits 1 when the update fails.
+    Without --yes, shows the preview first, asks, and then changes exactly what was previewed: the
+    update runs with the preview's update plan, and is refused when the blueprint file or the stack
+    config changed in between. Exits 1 when the update fails or is refused.
     """
+    import tempfile
+
+    from clusterfab.deploy.approval import approve, require_unchanged
+    from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE
+
     _require_confirmation_possible(yes, "up")
-    target = _deploy_project().stack(stack)
+    project = _deploy_project()
+    target = project.stack(stack)
     console = _console()
-    if not yes:
-        _run_live(console, "preview", stack, target.preview)
+    if yes:
+        _run_live(console, "up", stack, target.up)
+        return
+    with tempfile.TemporaryDirectory(prefix="clusterfab-plan-") as tmp:
+        # What is approved is what runs: the update is held to the previewed plan, and refused when the
+        # blueprint or the stack config changed while the question was open.
+        plan = Path(tmp) / "plan.json"
+        config = target.config()
+        relative = config.get(f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}")
+        approval = approve(stack, plan, config, project.project.root / relative if relative else None)
+        _run_live(console, "preview", stack, lambda handle: target.preview(handle, save_plan=plan))
         _confirm(f"Update stack {stack}?", yes)
-    _run_live(console, "up", stack, target.up)
+        require_unchanged(approval, target.config())
+        _run_live(console, "up", stack, lambda handle: target.up(handle, plan=plan))
 
 
 @app.command()
@@ -440,22 +459,34 @@ def promote(
     cost diff between the two environments, asks (unless --yes), then updates the target. Exits 1
     when a gate refuses or the update fails.
     """
-    from clusterfab.deploy.gates import short
+    import tempfile
+
     from clusterfab.deploy.promote import check_promotion
-    from clusterfab.plan.report import report_text
 
     _require_confirmation_possible(yes, "promote")
     deploy = _deploy_project()
     console = _console()
-    check = check_promotion(
-        deploy,
-        source,
-        target,
-        allow_replace=allow_replace,
-        today=_today(),
-        console=console,
-        max_health_age=dt.timedelta(hours=health_max_age),
-    )
+    with tempfile.TemporaryDirectory(prefix="clusterfab-plan-") as tmp:
+        check = check_promotion(
+            deploy,
+            source,
+            target,
+            allow_replace=allow_replace,
+            today=_today(),
+            console=console,
+            plan=Path(tmp) / "plan.json",
+            max_health_age=dt.timedelta(hours=health_max_age),
+        )
+        _promote_checked(check, source, target, yes=yes, console=console)
+
+
+def _promote_checked(check: PromotionCheck, source: str, target: str, *, yes: bool, console: Console) -> None:
+    """Show a promotion's checks; when every gate passed and it is approved, update the target with
+    exactly the plan the gates saw."""
+    from clusterfab.deploy.approval import require_unchanged
+    from clusterfab.deploy.gates import short
+    from clusterfab.plan.report import report_text
+
     check.progress.print_summary()
     if check.invalid is not None:
         _report_invalid(check.invalid, json_output=False)
@@ -472,7 +503,9 @@ def promote(
     if refused is not None:
         raise RefusedError(refused)
     _confirm(f"Promote {source} to {target} (update stack {target})?", yes)
-    _run_live(console, "up", target, check.target_stack.up)
+    require_unchanged(check.approval, check.target_stack.config())
+    plan = check.approval.plan
+    _run_live(console, "up", target, lambda handle: check.target_stack.up(handle, plan=plan))
     typer.echo(
         f"promoted {check.source.blueprint or check.target.blueprint} (digest {short(check.digest)}) "
         f"from {source} to {target}"

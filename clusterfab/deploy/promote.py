@@ -8,7 +8,6 @@ between the two environments offline, previews the target with progress, then ev
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from rich.console import Console
 from clusterfab.catalog import load_catalog
 from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
+from clusterfab.deploy.approval import Approval, approve, file_digest
 from clusterfab.deploy.automation import DeployProject, DeployStack, OperationResult
 from clusterfab.deploy.checkout import checkout_commit
 from clusterfab.deploy.gates import (
@@ -61,11 +61,6 @@ def stack_info(name: str, config: Mapping[str, str]) -> StackInfo:
     )
 
 
-def file_digest(path: Path) -> str:
-    """sha256 of a file, as the program records it in the `blueprint.digest` output."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @dataclass
 class PromotionCheck:
     source: StackInfo
@@ -80,6 +75,8 @@ class PromotionCheck:
     progress: DeployProgress
     gates: list[GateResult]
     target_stack: DeployStack
+    approval: Approval
+    """What the gates saw of the target: its update plan, config and blueprint digest."""
 
     @property
     def refusal(self) -> str | None:
@@ -94,14 +91,16 @@ def check_promotion(
     allow_replace: bool,
     today: dt.date,
     console: Console,
+    plan: Path,
     max_health_age: dt.timedelta = DEFAULT_MAX_AGE,
 ) -> PromotionCheck:
-    """Read both stacks, diff and cost offline, preview the target, and evaluate every gate."""
+    """Read both stacks, diff and cost offline, preview the target (saving its update plan to `plan`),
+    and evaluate every gate."""
     if source == target:
         raise UsageError(f"--from and --to are the same stack ({source})")
     source_stack, target_stack = deploy.stack(source), deploy.stack(target)
-    source_config = source_stack.config()
-    src, dst = stack_info(source, source_config), stack_info(target, target_stack.config())
+    target_config = target_stack.config()
+    src, dst = stack_info(source, source_stack.config()), stack_info(target, target_config)
     relative = dst.blueprint or src.blueprint
     if relative is None:
         raise UsageError(
@@ -112,6 +111,7 @@ def check_promotion(
         raise UsageError(
             f"the blueprint {relative} of stack {dst.name} does not exist in {deploy.project.root}"
         )
+    approval = approve(target, plan, target_config, path)
     digest = file_digest(path)
     catalog = load_catalog()
 
@@ -125,7 +125,7 @@ def check_promotion(
         invalid = exc.result
     progress = DeployProgress(console, operation="preview", stack=target)
     with progress:
-        preview = target_stack.preview(progress.handle)
+        preview = target_stack.preview(progress.handle, save_plan=plan)
 
     source_outputs = source_stack.outputs()
     gates = [
@@ -174,6 +174,7 @@ def check_promotion(
         progress=progress,
         gates=gates,
         target_stack=target_stack,
+        approval=approval,
     )
 
 

@@ -5,7 +5,8 @@ Installed as `<root>/bin/pulumi` (see `FakePulumi` in conftest.py), it keeps its
 Automation API layer calls: `version` (v3.200.0, so events go through a file), `stack select | output |
 history | export`, `config` (all, get, set) and `preview | up | destroy ... --event-log FILE`, for
 which it writes JSON engine events (prelude, a pre and outputs/failed event per scripted step, a
-summary and a cancel event).
+summary and a cancel event). `preview --save-plan FILE` writes the previewed steps as the update
+plan; `up --plan FILE` fails, as the engine does, on a step the plan does not contain.
 
 State per stack: `config` {key: value}, `outputs`, `resources` [{urn, type, protect}] (its state, for
 `stack export`), `events` {operation: [steps]} with a step `{op, type, name, protect?, keys?, diffs?,
@@ -82,12 +83,26 @@ def metadata(stack: str, step: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _planned(step: dict[str, Any]) -> list[str]:
+    return [step["op"], step["type"], step["name"]]
+
+
 def run_operation(operation: str, args: list[str]) -> None:
     state = load()
     name, stack = stack_of(state, args)
     log = option(args, "--event-log")
     planning = operation in {"preview", "preview-destroy"}
     steps = stack.get("events", {}).get(operation, [])
+    saved = option(args, "--save-plan")
+    if saved is not None:
+        Path(saved).write_text(json.dumps({"steps": [_planned(step) for step in steps]}))
+    held = option(args, "--plan")
+    if held is not None:
+        planned = json.loads(Path(held).read_text())["steps"]
+        extra = [step for step in steps if _planned(step) not in planned]
+        if extra:
+            # As the engine does: an operation the update plan does not contain fails the update.
+            fail(f"{urn(name, extra[0])}: resource violates plan: {extra[0]['op']} is not allowed")
     events: list[dict[str, Any]] = [{"preludeEvent": {"config": stack.get("config", {})}}]
     changes: dict[str, int] = {}
     failed = False

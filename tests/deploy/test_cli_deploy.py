@@ -130,7 +130,7 @@ def stacks(
     fake.add_stack(
         "prod",
         config={"clusterfab:blueprint": blueprint},  # environment: the stack name
-        events={"preview": preview or default_steps, "up": up or default_steps},
+        events={"preview": preview or up or default_steps, "up": up or preview or default_steps},
     )
 
 
@@ -446,6 +446,104 @@ def test_up_on_a_terminal_previews_then_asks(
     assert code == 0
     assert "Update stack prod? [y/N]" in out
     assert fake_pulumi.operations() == [("preview", "prod"), ("up", "prod")]
+
+
+def _option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def _engine_calls(fake: FakePulumi) -> list[tuple[str, str | None, str | None, str | None]]:
+    """(operation, --save-plan, --plan, --policy-pack) of each preview / up the CLI ran."""
+    return [
+        (argv[0], _option(argv, "--save-plan"), _option(argv, "--plan"), _option(argv, "--policy-pack"))
+        for argv in ([a for a in call if a != "--non-interactive"] for call in fake.calls())
+        if argv and argv[0] in {"preview", "up"}
+    ]
+
+
+def test_up_after_a_preview_runs_exactly_the_previewed_plan_under_the_policy_pack(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 0, err
+    (preview, saved, _, pack), (up, _, held, up_pack) = _engine_calls(fake_pulumi)
+    assert (preview, up) == ("preview", "up")
+    assert saved is not None
+    assert held == saved
+    assert pack == up_pack == str(REPO / "policy")
+
+
+def test_up_refuses_when_the_engine_would_leave_the_previewed_plan(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    preview = [{"op": "update", "type": VPC, "name": "llm-pretrain-net-vpc"}]
+    stacks(fake_pulumi, preview=preview, up=[PROTECTED_REPLACE])
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 1
+    assert "resource violates plan: replace is not allowed" in err
+
+
+@pytest.mark.parametrize("what", ["blueprint", "config"])
+def test_up_refuses_when_the_blueprint_or_config_changed_while_asking(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    what: str,
+) -> None:
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text((REPO / BLUEPRINT).read_text())
+    stacks(fake_pulumi, blueprint=str(blueprint))
+    asked = cli._confirm
+
+    def meanwhile(question: str, yes: bool) -> None:
+        asked(question, yes)
+        if what == "blueprint":
+            blueprint.write_text(blueprint.read_text().replace("count: 16", "count: 8"))
+        else:
+            state = fake_pulumi.state()
+            state["stacks"]["prod"]["config"]["clusterfab:environment"] = "dev"
+            fake_pulumi.write(state)
+
+    monkeypatch.setattr(cli, "_confirm", meanwhile)
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 1
+    changed = (
+        "the blueprint bp.yaml changed since the preview"
+        if what == "blueprint"
+        else "the config of stack prod changed since the preview (clusterfab:environment)"
+    )
+    assert err.startswith(f"error: not updating prod: {changed}")
+    assert err.rstrip().endswith("preview again and approve what is there now")
+    assert fake_pulumi.operations() == [("preview", "prod")]
+
+
+def test_promote_updates_with_the_plan_the_gates_saw_and_refuses_a_blueprint_changed_since(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 0, err
+    (_, saved, _, _), (_, _, held, _) = _engine_calls(fake_pulumi)
+    assert held == saved is not None
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text((REPO / BLUEPRINT).read_text())
+    stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
+    asked = cli._confirm
+
+    def meanwhile(question: str, yes: bool) -> None:
+        asked(question, yes)
+        blueprint.write_text(blueprint.read_text() + "# edited while the gates ran\n")
+
+    monkeypatch.setattr(cli, "_confirm", meanwhile)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert err.startswith("error: not updating prod: the blueprint bp.yaml changed since the preview")
+    assert ("up", "prod") not in fake_pulumi.operations()[2:]
 
 
 def test_up_without_a_terminal_needs_yes(
