@@ -10,13 +10,14 @@ from dataclasses import dataclass
 
 from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
+from tests.components.test_gcp_node_group import group
 from tests.conftest import EXAMPLES
 
 ENVIRONMENTS = (None, "dev", "prod")
 
 
-def _group(machine: str, extra: str = "", size: str = "count: 4") -> str:
-    return f"node_groups:\n  - name: g\n    machine_type: {machine}\n    {size}\n{extra}"
+# The component tests' own group builder, so reserved-only machines get the same reservation here.
+_group = group
 
 
 def _gcp_budget() -> Plan:

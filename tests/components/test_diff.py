@@ -83,9 +83,9 @@ def test_spot_to_on_demand_changes_market_options(tmp_path: Path) -> None:
         "llm-pretrain-trainers-lt": ("instanceMarketOptions",),
         "llm-pretrain-trainers-asg": ("capacityRebalance",),
     }
-    # spot $30.00/h -> on-demand $55.04/h for 16 nodes
+    # spot $25.7522/h -> on-demand $55.04/h for 16 nodes
     (trainers,) = [i for i in report.cost.changed_items() if i.name == "trainers"]
-    assert float(trainers.delta_hourly or 0) == pytest.approx(16 * (55.04 - 30.0))
+    assert float(trainers.delta_hourly or 0) == pytest.approx(16 * (55.04 - 25.7522))
 
 
 def test_shrinking_or_removing_storage_is_flagged_as_destructive(tmp_path: Path) -> None:

@@ -13,8 +13,14 @@ SUBNET = "gcp:compute/subnetwork:Subnetwork"
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 
+# A4 and A4X are not sold on-demand (gcp.yaml purchase_options): their groups consume a reservation.
+RESERVED_ONLY = {"a4-highgpu-8g", "a4x-highgpu-4g"}
+
+
 def group(machine: str, name: str = "g", count: int = 2) -> str:
-    return f"  - {{name: {name}, machine_type: {machine}, count: {count}}}\n"
+    reserved = ", capacity: {kind: reservation, reservation: my-reservation}"
+    capacity = reserved if machine in RESERVED_ONLY else ""
+    return f"  - {{name: {name}, machine_type: {machine}, count: {count}{capacity}}}\n"
 
 
 def fabric_plan(machine: str, name: str) -> Plan:

@@ -16,7 +16,14 @@ POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
 
 
+# A4 and A4X are not sold on-demand (gcp.yaml purchase_options): unless a test says how they are bought,
+# their groups consume a reservation.
+RESERVED_ONLY = {"a4-highgpu-8g", "a4x-highgpu-4g"}
+
+
 def group(machine: str, extra: str = "", size: str = "count: 4") -> str:
+    if machine in RESERVED_ONLY and "capacity:" not in extra:
+        extra += "    capacity: {kind: reservation, reservation: my-reservation}\n"
     return f"node_groups:\n  - name: g\n    machine_type: {machine}\n    {size}\n{extra}"
 
 

@@ -222,7 +222,8 @@ def test_newest_price_wins_and_regions_are_respected() -> None:
     price = CATALOG.price("aws", "p5.48xlarge", "us-east-1", "on_demand")
     assert price is not None
     assert (price.usd, price.source) == (55.04, "S-PL")
-    assert CATALOG.price("aws", "p5.48xlarge", "eu-west-2", "on_demand") is None
+    # sa-east-1 offers p5 (S-MOTO) but has no sourced price: a declared gap in prices.yaml
+    assert CATALOG.price("aws", "p5.48xlarge", "sa-east-1", "on_demand") is None
     spot = CATALOG.price("gcp", "tpu-v6e", "us-east4", "spot")
     assert spot is not None
     assert spot.usd == 0.64185

@@ -66,13 +66,13 @@ def cli(*args: str, today: str = "2026-11-22") -> subprocess.CompletedProcess[st
 EXAMPLE_TOTALS = [
     # p5.48xlarge OD 16 x 55.04 = 880.64/h (642,867.20/mo); FSx PERSISTENT_2/125 36000 x 0.145 = 5,220/mo
     ("aws-p5-efa-fsx", None, "887.790684932", "648087.20"),
-    # p5.48xlarge spot us-east-1 2 x 30.0 = 60/h (43,800/mo); FSx 2400 x 0.145 = 348/mo
-    ("aws-p5-efa-fsx", "dev", "60.476712329", "44148.00"),
+    # p5.48xlarge spot us-east-1 2 x 25.7522 = 51.5044/h (37,598.212/mo); FSx 2400 x 0.145 = 348/mo
+    ("aws-p5-efa-fsx", "dev", "51.981112329", "37946.212"),
     # p6-b200 capacity block 8 x 113.666 = 909.328/h (663,809.44/mo); SCRATCH_2 4800 x 0.140 = 672/mo
     # p5.48xlarge OD 8 x 55.04 = 440.32/h; SCRATCH_2 4800 x 0.140 = 672/mo; monitoring m7i.large 0.1008/h
     ("aws-p5-monitored", None, "441.341347945", "322179.184"),
-    # p5.48xlarge spot 1 x 30.0 = 30/h; SCRATCH_2 672/mo; monitoring 0.1008/h (73.584/mo)
-    ("aws-p5-monitored", "dev", "31.021347945", "22645.584"),
+    # p5.48xlarge spot 1 x 25.7522 = 25.7522/h; SCRATCH_2 672/mo; monitoring 0.1008/h (73.584/mo)
+    ("aws-p5-monitored", "dev", "26.773547945", "19544.69"),
     ("aws-p6-b200-capacity-block", None, "910.248547945", "664481.44"),
     # 1 x 113.666 = 113.666/h (82,976.18/mo); SCRATCH_2 1200 x 0.140 = 168/mo
     ("aws-p6-b200-capacity-block", "dev", "113.896136986", "83144.18"),
@@ -175,7 +175,7 @@ node_groups:
     capacity: {{kind: {kind}}}
 """
     cases = [
-        ("aws", "us-east-1", "use1-az6", "p5.48xlarge", "220.16", "120.0"),  # 4 x 55.04 vs 4 x 30.0
+        ("aws", "us-east-1", "use1-az6", "p5.48xlarge", "220.16", "103.0088"),  # 4 x 55.04 vs 4 x 25.7522
         # 4 x 93.400712807 vs 4 x 55.894488548
         ("gcp", "us-central1", "us-central1-a", "a3-megagpu-8g", "373.602851228", "223.577954192"),
     ]
@@ -233,19 +233,20 @@ def test_price_missing_for_the_region() -> None:
     bp = from_yaml(
         """
 version: 1
-name: west
+name: seoul
 cloud: aws
-region: us-west-2
-zone: usw2-az1
+region: ap-northeast-2
+zone: apne2-az1
 node_groups:
-  - {name: trainers, machine_type: p6-b200.48xlarge, count: 2, capacity: {kind: spot}}
+  - {name: trainers, machine_type: p5.48xlarge, count: 2, capacity: {kind: spot}}
 """
     )
+    # p5 is offered in apne2-az1, but the spot snapshot has no price there (a declared price gap)
     result = estimate_cost(bp, load_catalog(), today=TODAY)
     assert result.items[0].hourly_usd is None
     assert result.hourly_usd == Decimal(0)
     assert [w.message for w in result.warnings] == [
-        "trainers: no spot price for p6-b200.48xlarge in us-west-2; left out of the totals"
+        "trainers: no spot price for p5.48xlarge in ap-northeast-2; left out of the totals"
     ]
 
 
@@ -283,33 +284,41 @@ node_groups:
 
 
 def test_stale_and_unconfirmed_prices_are_warned_against_a_fixed_today() -> None:
-    dev = example_spec("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-05-31, stale after 180 days
-    fresh = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 27))  # 180 days: not yet stale
+    dev = example_spec("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-11-01, stale after 180 days
+    fresh = estimate_cost(dev, load_catalog(), today=dt.date(2026, 4, 30))  # 180 days: not yet stale
     assert fresh.warnings == ()
-    stale = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 28))  # 181 days
+    stale = estimate_cost(dev, load_catalog(), today=dt.date(2026, 5, 1))  # 181 days
     assert [w.message for w in stale.warnings] == [
-        "trainers: the spot price of p5.48xlarge in us-east-1 is from 2025-05-31, 181 days old "
-        "(stale after 180 days; source S-SKY-AWS); note: range 21-30 across AZs"
+        "trainers: the spot price of p5.48xlarge in us-east-1 is from 2025-11-01, 181 days old "
+        "(stale after 180 days; source S-SKY-AWS-V8); note: use1-az2 19.2531, az3 21.1543, az5 25.7522, "
+        "az6 17.6289; use1-az1, az4 at the on-demand price"
     ]
     bp = from_yaml(
         """
 version: 1
-name: ohio
-cloud: aws
-region: us-east-2
-zone: use2-az1
-node_groups:
-  - {name: trainers, machine_type: p5.48xlarge, count: 2}
+name: iowa
+cloud: gcp
+region: us-central1
+zone: us-central1-a
+project: ml-platform-dev
+storage:
+  - {name: home, kind: filestore, tier: BASIC_HDD, capacity_gib: 1024, mount_point: /home}
 """
     )
     result = estimate_cost(bp, load_catalog(), today=TODAY)
     assert result.items[0].confidence == "unconfirmed"
+    # an unconfirmed price's note goes with the unconfirmed warning, not the stale one
     assert [(w.reason, w.message) for w in result.warnings] == [
         (
+            "stale",
+            "home: the on_demand price of filestore/BASIC_HDD in us-central1 is from 2026-01-01, "
+            "325 days old (stale after 180 days; source S-FILESTORE-PRICE)",
+        ),
+        (
             "unconfirmed",
-            "trainers: the on_demand price of p5.48xlarge in us-east-2 is unconfirmed (source S-PL); "
-            "note: assumed equal to us-east-1",
-        )
+            "home: the on_demand price of filestore/BASIC_HDD in us-central1 is unconfirmed "
+            "(source S-FILESTORE-PRICE); note: assumed equal to us-west1",
+        ),
     ]
 
 
@@ -392,7 +401,8 @@ def test_json_values_keep_full_precision() -> None:
         "confidence": "secondary",
     }
     assert datasets["hourly_usd"] == pytest.approx(7.150684931506849, abs=1e-12)
-    assert payload["catalog"] == {"version": "2026.11.22", "as_of": "2026-11-22"}
+    catalog = load_catalog()
+    assert payload["catalog"] == {"version": catalog.version, "as_of": catalog.index.as_of.isoformat()}
     assert payload["warnings"] == []
 
 
