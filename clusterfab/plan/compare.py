@@ -149,6 +149,7 @@ def compare(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        base_cloud=before.spec.cloud if before.spec is not None else None,
     )
 
 
@@ -177,4 +178,5 @@ def compare_environments(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        base_cloud=before.spec.cloud if before.spec is not None else None,
     )
