@@ -8,11 +8,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from clusterfab.catalog import load_catalog
 from clusterfab.plan.compare import compare
-from clusterfab.plan.diff import changed_paths
+from clusterfab.plan.diff import changed_paths, diff_plans
+from clusterfab.plan.engine import PlannedResource
+from clusterfab.plan.project import Plan
 from clusterfab.plan.report import DiffReport, report_json, report_markdown, report_text
 from tests.conftest import REPO, assert_golden
 from tests.factories import TODAY
@@ -281,7 +285,8 @@ def test_a_new_network_range_replaces_the_vpc_and_everything_in_it(tmp_path: Pat
         "llm-pretrain-datasets-s3",
         "llm-pretrain-datasets-fs",
     ]
-    assert report.refused(allow_replace=False) and not report.refused(allow_replace=True)
+    assert report.refused(allow_replace=False)
+    assert not report.refused(allow_replace=True)
     (fsx,) = [
         u
         for u in report_json(report)["resources"]["update"]
@@ -366,3 +371,56 @@ def _shown(text: str, new: Path) -> str:
     return text.replace(str(EXAMPLE), "blueprints/examples/aws-p5-efa-fsx.yaml").replace(
         str(new), f"<tmp>/{new.name}"
     )
+
+
+def _resource(type_: str, name: str, inputs: dict[str, Any], provider: str | None = None) -> PlannedResource:
+    return PlannedResource(
+        urn=f"urn:pulumi:diff::clusterfab::{type_}::{name}",
+        type=type_,
+        name=name,
+        parent=None,
+        custom=True,
+        protect=False,
+        inputs=inputs,
+        provider=provider,
+        id=f"{name}-id",
+    )
+
+
+def _plan(*resources: PlannedResource) -> Plan:
+    return Plan(blueprint="bp.yaml", env=None, stack="diff", resources=list(resources))
+
+
+PROVIDER = "urn:pulumi:diff::clusterfab::pulumi:providers:aws::aws"
+
+
+def test_a_region_moved_on_the_provider_replaces_what_inherits_it() -> None:
+    def plan(region: str) -> Plan:
+        return _plan(
+            _resource("pulumi:providers:aws", "aws", {"region": region}),
+            _resource("aws:ec2/vpc:Vpc", "vpc", {"cidrBlock": "10.0.0.0/16"}, f"{PROVIDER}::aws-id"),
+            # an IAM role is global: it has no region to inherit
+            _resource("aws:iam/role:Role", "role", {"path": "/"}, f"{PROVIDER}::aws-id"),
+        )
+
+    diff = diff_plans(plan("us-east-1"), plan("us-west-2"), load_catalog())
+    assert [(u.after.name, u.changed, u.replaces) for u in diff.update] == [
+        ("vpc", ("region",), ("region (from provider aws)",)),
+        ("aws", ("region",), ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("new", "replaces"),
+    [
+        ("10.0.0.0/19", ()),  # an expansion is in place
+        ("10.0.0.0/21", ("ipCidrRange (10.0.0.0/20 -> 10.0.0.0/21)",)),
+        ("10.1.0.0/20", ("ipCidrRange (10.0.0.0/20 -> 10.1.0.0/20)",)),
+    ],
+)
+def test_a_gcp_subnetwork_range_may_only_grow_in_place(new: str, replaces: tuple[str, ...]) -> None:
+    def plan(cidr: str) -> Plan:
+        return _plan(_resource("gcp:compute/subnetwork:Subnetwork", "subnet", {"ipCidrRange": cidr}))
+
+    (update,) = diff_plans(plan("10.0.0.0/20"), plan(new), load_catalog()).update
+    assert update.replaces == replaces
