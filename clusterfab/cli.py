@@ -217,7 +217,7 @@ def plan(
 
 
 @app.command()
-def diff(
+def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
     base: Annotated[
         Path, typer.Argument(help="Base blueprint (or the blueprint, with --base-ref).", show_default=False)
     ],
@@ -233,7 +233,8 @@ def diff(
     allow_replace: Annotated[
         bool,
         typer.Option(
-            "--allow-replace", help="Do not fail when a stateful or protected resource is replaced or deleted."
+            "--allow-replace",
+            help="Do not fail when a stateful or protected resource is replaced or deleted.",
         ),
     ] = False,
 ) -> None:

@@ -9,7 +9,7 @@ attribute names to the Pulumi property names exactly as the installed Python SDK
 (`tests/golden/plans/*.json`). It runs offline against checkouts fetched beforehand:
 
     uv run python scripts/replacement_data.py \\
-        --aws <git dir of hashicorp/terraform-provider-aws, or of lonegunmanb/terraform-provider-aws-index> v6.58.0 \\
+        --aws <git dir of terraform-provider-aws or lonegunmanb/terraform-provider-aws-index> v6.58.0 \\
         --gcp <git dir of hashicorp/terraform-provider-google-beta> v7.45.0
 
 `--check` compares instead of writing (exit 1 when the file differs). The AWS side accepts either the
@@ -24,13 +24,14 @@ CONDITIONS does not explain, or explains one the source no longer has.
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import functools
-import ast
 import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+import io
 import json
 import os
 import re
@@ -95,7 +96,9 @@ AWS: dict[str, Upstream] = {
     "aws:fsx/lustreFileSystem:LustreFileSystem": _p(
         "aws_fsx_lustre_file_system", "fsx", "resourceLustreFileSystem"
     ),
-    "aws:iam/instanceProfile:InstanceProfile": _p("aws_iam_instance_profile", "iam", "resourceInstanceProfile"),
+    "aws:iam/instanceProfile:InstanceProfile": _p(
+        "aws_iam_instance_profile", "iam", "resourceInstanceProfile"
+    ),
     "aws:iam/role:Role": _p("aws_iam_role", "iam", "resourceRole"),
     "aws:iam/rolePolicy:RolePolicy": _p("aws_iam_role_policy", "iam", "resourceRolePolicy"),
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _p(
@@ -110,9 +113,13 @@ AWS: dict[str, Upstream] = {
         "aws_s3_bucket_public_access_block", "s3", "resourceBucketPublicAccessBlock"
     ),
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _p(
-        "aws_s3_bucket_server_side_encryption_configuration", "s3", "resourceBucketServerSideEncryptionConfiguration"
+        "aws_s3_bucket_server_side_encryption_configuration",
+        "s3",
+        "resourceBucketServerSideEncryptionConfiguration",
     ),
-    "aws:s3/bucketVersioning:BucketVersioning": _p("aws_s3_bucket_versioning", "s3", "resourceBucketVersioning"),
+    "aws:s3/bucketVersioning:BucketVersioning": _p(
+        "aws_s3_bucket_versioning", "s3", "resourceBucketVersioning"
+    ),
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _p(
         "aws_vpc_security_group_egress_rule", "ec2", "securityGroupRuleResource", "framework"
     ),
@@ -124,7 +131,9 @@ AWS: dict[str, Upstream] = {
 _IAM_MEMBER = Piece("../tpgiamresource", "IamMemberBaseSchema", "var")
 
 GCP: dict[str, Upstream] = {
-    "gcp:billing/budget:Budget": _p("google_billing_budget", "billingbudgets", "ResourceBillingBudgetsBudget"),
+    "gcp:billing/budget:Budget": _p(
+        "google_billing_budget", "billingbudgets", "ResourceBillingBudgetsBudget"
+    ),
     "gcp:compute/instance:Instance": _p("google_compute_instance", "compute", "ResourceComputeInstance"),
     "gcp:monitoring/notificationChannel:NotificationChannel": _p(
         "google_monitoring_notification_channel", "monitoring", "ResourceMonitoringNotificationChannel"
@@ -152,8 +161,12 @@ GCP: dict[str, Upstream] = {
     ),
     "gcp:compute/router:Router": _p("google_compute_router", "compute", "ResourceComputeRouter"),
     "gcp:compute/routerNat:RouterNat": _p("google_compute_router_nat", "compute", "ResourceComputeRouterNat"),
-    "gcp:compute/subnetwork:Subnetwork": _p("google_compute_subnetwork", "compute", "ResourceComputeSubnetwork"),
-    "gcp:filestore/instance:Instance": _p("google_filestore_instance", "filestore", "ResourceFilestoreInstance"),
+    "gcp:compute/subnetwork:Subnetwork": _p(
+        "google_compute_subnetwork", "compute", "ResourceComputeSubnetwork"
+    ),
+    "gcp:filestore/instance:Instance": _p(
+        "google_filestore_instance", "filestore", "ResourceFilestoreInstance"
+    ),
     "gcp:lustre/instance:Instance": _p("google_lustre_instance", "lustre", "ResourceLustreInstance"),
     "gcp:projects/iAMMember:IAMMember": Upstream(
         "google_project_iam_member", (_IAM_MEMBER, Piece("resourcemanager", "IamProjectSchema", "var"))
@@ -193,7 +206,8 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("aws:ec2/instance:Instance", "user_data_base64"): (
         "flag",
-        "resourceInstance CustomizeDiff: ForceNewIf user_data_base64 when user_data_replace_on_change is true",
+        "resourceInstance CustomizeDiff: ForceNewIf user_data_base64 when user_data_replace_on_change "
+        "is true",
         "user_data_replace_on_change",
     ),
     ("aws:ec2/instance:Instance", "enable_primary_ipv6"): (
@@ -212,7 +226,8 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("aws:ec2/vpcEndpoint:VpcEndpoint", "private_dns_enabled"): (
         "always",
-        "resourceVPCEndpoint CustomizeDiff: ForceNew on a private_dns_enabled change of a non-Interface endpoint",
+        "resourceVPCEndpoint CustomizeDiff: ForceNew on a private_dns_enabled change of a non-Interface "
+        "endpoint",
     ),
     ("aws:ec2/instance:Instance", "instance_type"): (
         "always",
@@ -226,7 +241,8 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("aws:fsx/lustreFileSystem:LustreFileSystem", "metadata_configuration.0.iops"): (
         "decrease",
-        "resourceLustreFileSystemMetadataConfigCustomizeDiff: ForceNew when USER_PROVISIONED metadata IOPS decrease",
+        "resourceLustreFileSystemMetadataConfigCustomizeDiff: ForceNew when USER_PROVISIONED metadata "
+        "IOPS decrease",
     ),
     ("aws:fsx/lustreFileSystem:LustreFileSystem", "file_system_type_version"): (
         "decrease",
@@ -250,8 +266,8 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("gcp:compute/instance:Instance", "metadata_startup_script"): (
         "always",
-        "ResourceComputeInstance CustomizeDiff: ForceNewIf isGracefulMetadataStartupSwitch, i.e. on any change "
-        "except moving an identical script from metadata.startup-script",
+        "ResourceComputeInstance CustomizeDiff: ForceNewIf isGracefulMetadataStartupSwitch, i.e. on any "
+        "change except moving an identical script from metadata.startup-script",
     ),
     ("gcp:compute/subnetwork:Subnetwork", "ip_cidr_range"): (
         "cidr_shrinks",
@@ -566,7 +582,8 @@ def read_schema(tree: GoTree, upstream: Upstream) -> tuple[Schema, list[str]]:
         definition = definition[: end + 1]
         sources.append(f"{path} ({piece.kind} {piece.name})")
         schema.provider_defaults += [
-            name.lower() for name in re.findall(r"tpgresource\.DefaultProvider(Project|Region|Zone)\b", definition)
+            name.lower()
+            for name in re.findall(r"tpgresource\.DefaultProvider(Project|Region|Zone)\b", definition)
         ]
         _read_map(tree, piece.package, _schema_map_body(tree, piece, definition), "", schema)
         schema.conditional += _conditional(tree, piece, definition)
@@ -627,7 +644,9 @@ class PulumiNames:
         self.inputs_source = Path(inspect.getsourcefile(self.module) or "").parent / "_inputs.py"
         source = Path(inspect.getsourcefile(resource) or "")
         # `InitArgs` where `Args` would collide with a type of the module.
-        args = f"{cls_name}InitArgs" if f"class {cls_name}InitArgs:" in source.read_text() else f"{cls_name}Args"
+        args = (
+            f"{cls_name}InitArgs" if f"class {cls_name}InitArgs:" in source.read_text() else f"{cls_name}Args"
+        )
         self.top = self._getters(source, args)
 
     def _getters(self, source: Path, cls: str) -> dict[str, tuple[str, str | None]]:
@@ -707,7 +726,8 @@ def component_types() -> list[str]:
     for source in sorted((REPO / "components").rglob("*.py")):
         for cloud, module, name in _CONSTRUCTED.findall(source.read_text()):
             spec = importlib.util.find_spec(f"pulumi_{cloud}")
-            assert spec is not None and spec.origin is not None
+            assert spec is not None
+            assert spec.origin is not None
             folder = Path(spec.origin).parent / module
             for candidate in sorted(folder.glob("*.py")):
                 text = candidate.read_text()
@@ -718,7 +738,7 @@ def component_types() -> list[str]:
     return sorted(tokens)
 
 
-def resource_entry(token: str, upstream: Upstream, tree: GoTree, provider: str) -> dict[str, Any]:
+def resource_entry(token: str, upstream: Upstream, tree: GoTree, provider: str) -> dict[str, Any]:  # noqa: C901, PLR0912 - one pass over the schema, checks in order
     schema, sources = read_schema(tree, upstream)
     names = PulumiNames(token)
     replace_on: list[str] = []
@@ -738,22 +758,30 @@ def resource_entry(token: str, upstream: Upstream, tree: GoTree, provider: str) 
     newer = sorted(name for name, _ in names.top.values() if name not in known)
     replace_when = []
     unconditional = {
-        re.sub(r"names\.Attr(\w+)", lambda m: _snake(m.group(1)), a.path) for a in schema.attributes if a.force_new
+        re.sub(r"names\.Attr(\w+)", lambda m: _snake(m.group(1)), a.path)
+        for a in schema.attributes
+        if a.force_new
     }
     for path in dict.fromkeys(p for p in schema.conditional if p not in unconditional):
         if path == COMPUTED_KEY:
             if not EXTRA.get(token, {}).get("replace_when"):
-                raise SystemExit(f"{token}: a CustomizeDiff function forces new an attribute it computes the "
-                                 "name of; read the source and describe it in EXTRA")
+                raise SystemExit(
+                    f"{token}: a CustomizeDiff function forces new an attribute it computes the "
+                    "name of; read the source and describe it in EXTRA"
+                )
             continue
         condition = CONDITIONS.get((token, path))
         if condition is None:
-            raise SystemExit(f"{token}: the provider forces a replacement on {path} under a condition "
-                             "CONDITIONS does not explain; read the source and add it")
+            raise SystemExit(
+                f"{token}: the provider forces a replacement on {path} under a condition "
+                "CONDITIONS does not explain; read the source and add it"
+            )
         when, why, *flag = condition
-        properties = [p for p in (names.pulumi_path(s) for s in _RULE_SOURCES) if p] if path == "*source*" else [
-            names.pulumi_path(path)
-        ]
+        properties = (
+            [p for p in (names.pulumi_path(s) for s in _RULE_SOURCES) if p]
+            if path == "*source*"
+            else [names.pulumi_path(path)]
+        )
         for prop in properties:
             if prop is None:
                 raise SystemExit(f"{token}: no Pulumi property for {path}")
@@ -810,7 +838,9 @@ def build(aws: GoTree, gcp: GoTree) -> dict[str, Any]:
             entries.append({"type": token, **DYNAMIC[token], **_provenance("clusterfab")})
         elif token in PROVIDER_DEFAULTS:
             cloud = token.split(":")[-1]
-            entries.append({"type": token, "provider": cloud, **PROVIDER_DEFAULTS[token], **_provenance(cloud)})
+            entries.append(
+                {"type": token, "provider": cloud, **PROVIDER_DEFAULTS[token], **_provenance(cloud)}
+            )
         else:
             missing.append(token)
     if missing:
@@ -828,7 +858,8 @@ def _provider(cloud: str, upstream: str, tree: GoTree, entries: list[dict[str, A
     package = f"pulumi-{cloud}"
     version = importlib.metadata.version(package)
     read = (
-        f"lonegunmanb/terraform-provider-aws-index @ {tree.commit} (verbatim copies of the release's functions)"
+        f"lonegunmanb/terraform-provider-aws-index @ {tree.commit} "
+        "(verbatim copies of the release's functions)"
         if tree.index_layout
         else f"{upstream} @ {tree.commit}"
     )
@@ -871,8 +902,6 @@ HEADER = """\
 
 
 def render(data: dict[str, Any]) -> str:
-    import io
-
     yaml = YAML()
     yaml.width = 4096
     yaml.representer.ignore_aliases = lambda *_: True
@@ -883,10 +912,14 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--aws", nargs=2, metavar=("GIT_DIR", "REF"), required=True)
     parser.add_argument("--gcp", nargs=2, metavar=("GIT_DIR", "REF"), required=True)
-    parser.add_argument("--check", action="store_true", help="Compare with the committed file instead of writing.")
+    parser.add_argument(
+        "--check", action="store_true", help="Compare with the committed file instead of writing."
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="Where to write (default: the catalog's file).")
     args = parser.parse_args(argv)
     out: Path = args.out
