@@ -424,3 +424,55 @@ def test_a_gcp_subnetwork_range_may_only_grow_in_place(new: str, replaces: tuple
 
     (update,) = diff_plans(plan("10.0.0.0/20"), plan(new), load_catalog()).update
     assert update.replaces == replaces
+
+
+PROJECT_PARTS = ("Pulumi.yaml", "clusterfab", "components", "stacks", "playbooks", "blueprints")
+
+
+def _project_repo(tmp_path: Path) -> Path:
+    """A git repository holding a copy of this clusterfab project, the way a platform team's fork does."""
+    repo = tmp_path / "fork"
+    repo.mkdir()
+    for part in PROJECT_PARTS:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, repo / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy(source, repo / part)
+    _git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+def test_base_ref_plans_the_base_with_the_base_code(tmp_path: Path) -> None:
+    # The base commit lets the cluster bucket be read without its versions; the PR (the working tree)
+    # grants s3:GetObjectVersion again. The blueprint is the same on both sides: only planning the base
+    # with the base's own code shows what the PR changes in IAM.
+    repo = _project_repo(tmp_path)
+    iam = repo / "components" / "aws" / "_iam.py"
+    head_code = iam.read_text()
+    granted = '"Action": ["s3:GetObject", "s3:GetObjectVersion"],'
+    assert granted in head_code
+    iam.write_text(head_code.replace(granted, '"Action": ["s3:GetObject"],'))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    iam.write_text(head_code)
+    blueprint = "blueprints/examples/aws-p5-efa-fsx.yaml"
+    proc = _cli("diff", blueprint, "--base-ref", "main", "--env", "prod", "-f", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    text = _cli("diff", blueprint, "--base-ref", "main", "--env", "prod", cwd=repo)
+    assert f"{blueprint}@main" in text.stdout
+    payload = json.loads(proc.stdout)
+    changed = [(u["urn"].split("::")[-1], u["changed"]) for u in payload["resources"]["update"]]
+    assert changed == [("llm-pretrain-trainers-node-policy", ["policy"])]
+    assert payload["resources"]["create"] == payload["resources"]["delete"] == []
+
+
+def test_base_ref_that_cannot_be_planned_says_why(tmp_path: Path) -> None:
+    repo = _project_repo(tmp_path)
+    (repo / "stacks" / "__main__.py").write_text("raise SystemExit('the base program is broken')\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "broken base")
+    shutil.copy(REPO / "stacks" / "__main__.py", repo / "stacks" / "__main__.py")
+    proc = _cli("diff", "blueprints/examples/aws-p5-efa-fsx.yaml", "--base-ref", "main", cwd=repo)
+    assert proc.returncode == 1
+    assert "could not be planned with its own code" in proc.stderr, proc.stderr
