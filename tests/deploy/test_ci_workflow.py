@@ -282,8 +282,8 @@ def test_the_readme_points_at_the_template() -> None:
 
 
 def test_the_pull_request_check_fails_when_the_diff_exits_1() -> None:
-    # `clusterfab diff` exits 1 on a stateful replacement (architecture §10.3); the comment is posted
-    # first, then the check fails on the diff's status, without --allow-replace anywhere.
+    # `clusterfab diff` exits 1 on a stateful replacement (architecture §10.3); the diff is kept for the
+    # comment job, then the check fails on the diff's status, without --allow-replace anywhere.
     steps = load(WORKFLOW)["jobs"]["plan"]["steps"]
     (diff,) = [s for s in steps if s.get("id") == "diff"]
     assert "--allow-replace" not in diff["run"]
