@@ -217,7 +217,7 @@ def plan(
 
 
 @app.command()
-def diff(
+def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
     base: Annotated[
         Path, typer.Argument(help="Base blueprint (or the blueprint, with --base-ref).", show_default=False)
     ],
@@ -230,12 +230,20 @@ def diff(
         ),
     ] = None,
     output: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output format.")] = DiffFormat.text,
+    allow_replace: Annotated[
+        bool,
+        typer.Option(
+            "--allow-replace",
+            help="Do not fail when a stateful or protected resource is replaced or deleted.",
+        ),
+    ] = False,
 ) -> None:
-    """What a change does: resources created / updated / deleted and the cost delta.
+    """What a change does: resources created / updated / replaced / deleted and the cost delta.
 
-    `clusterfab diff BASE NEW` or `clusterfab diff BLUEPRINT --base-ref REF`. Stateful resources that
-    would be replaced or deleted are flagged. Exits 1 when a blueprint is invalid or the new one is
-    over budget.
+    `clusterfab diff BASE NEW` or `clusterfab diff BLUEPRINT --base-ref REF`. Replacements include those
+    that follow from a dependency (a replaced subnet replaces what sits in it). Exits 1 when a blueprint
+    is invalid, the new one is over budget, or a stateful or protected resource would be replaced or
+    deleted (unless --allow-replace).
     """
     import json
 
@@ -256,7 +264,7 @@ def diff(
         typer.echo(report_markdown(report))
     else:
         typer.echo(report_text(report))
-    raise typer.Exit(0 if report.cost.after.budget.ok else 1)
+    raise typer.Exit(0 if report.cost.after.budget.ok and not report.refused(allow_replace) else 1)
 
 
 @app.command()

@@ -411,11 +411,60 @@ class MonitoringFacts(Record):
 
 
 class StatefulType(Sourced):
-    """A resource type that holds data, and the property changes that would replace (destroy) it."""
+    """A resource type that holds data: replacing or deleting one destroys it."""
 
     type: str
-    replace_on: list[str]
-    replace_on_decrease: list[str]
+
+
+ReplaceCondition = Literal["decrease", "cidr_shrinks", "kind_changes", "flag", "always"]
+
+
+class ReplaceWhen(Record):
+    """A change that replaces the resource only under a condition the provider checks at plan time."""
+
+    property: str
+    when: ReplaceCondition = Field(
+        description="decrease: the new value is lower (numbers, booleans, dotted versions); cidr_shrinks: "
+        "the new range does not contain the old; kind_changes: the property appears or disappears; flag: "
+        "the input `flag` is true; always: any change (the condition cannot be judged offline)."
+    )
+    why: str
+    flag: str | None = None
+
+
+class ReplacementRule(Sourced):
+    """Which input changes make the provider replace a resource type (Pulumi property names, dotted,
+    without list indexes), read from the provider's schema."""
+
+    type: str
+    provider: str
+    terraform_type: str | None = None
+    read: list[str] = []
+    """The upstream source files the schema was read from."""
+    replace_on: list[str] = []
+    replace_when: list[ReplaceWhen] = []
+    replace_on_any: bool = False
+    inherits: dict[str, str] = {}
+    """Provider property -> resource property the resource takes from its provider when unset."""
+    inherited: dict[str, str] = {}
+    """On a provider resource: the properties it hands down (provider property -> resource property)."""
+    not_in_upstream: list[str] = []
+    why: str | None = None
+
+
+class ProviderSchemas(Sourced):
+    """Which Pulumi provider package the replacement rules are for, and the upstream release read."""
+
+    pulumi_package: str
+    pulumi_version: str
+    upstream: str
+    upstream_version: str
+    read_from: str
+
+
+class Replacements(Record):
+    providers: dict[str, ProviderSchemas]
+    types: dict[str, ReplacementRule]
 
 
 class CatalogIndex(Record):

@@ -34,7 +34,10 @@ from clusterfab.catalog.models import (
     OsImage,
     Price,
     PricingModel,
+    ProviderSchemas,
     RecommendedStack,
+    ReplacementRule,
+    Replacements,
     Source,
     StatefulType,
     StorageTier,
@@ -78,6 +81,8 @@ class Catalog:
     """The monitoring node, the monitoring host's packages, the exporters and NVIDIA's Xid catalog."""
     lustre_clients: dict[str, LustreClient]
     stateful_types: dict[str, StatefulType]
+    replacements: Replacements
+    """Per resource type, the input changes that replace it (replacements.yaml)."""
     node_packages: dict[str, NodePackage]
 
     @property
@@ -144,6 +149,14 @@ def _read(name: str) -> Any:
     return YAML(typ="safe").load(io.StringIO(text))
 
 
+def _replacements(data: Any) -> Replacements:
+    rules = [ReplacementRule.model_validate(t) for t in data["types"]]
+    return Replacements(
+        providers={k: ProviderSchemas.model_validate(v) for k, v in data["providers"].items()},
+        types={r.type: r for r in rules},
+    )
+
+
 @functools.cache
 def load_catalog() -> Catalog:
     """The catalog shipped with this version of clusterfab (parsed once per process)."""
@@ -181,6 +194,7 @@ def load_catalog() -> Catalog:
             t.type: t
             for t in (StatefulType.model_validate(x) for x in _read("stateful.yaml")["stateful_types"])
         },
+        replacements=_replacements(_read("replacements.yaml")),
         lustre_clients={
             c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
         },

@@ -153,6 +153,7 @@ def compare(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        base_cloud=before.spec.cloud if before.spec is not None else None,
     )
 
 
@@ -181,4 +182,5 @@ def compare_environments(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        base_cloud=before.spec.cloud if before.spec is not None else None,
     )

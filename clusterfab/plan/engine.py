@@ -80,6 +80,11 @@ class PlannedResource:
     provider: str | None = None
     """The provider reference (`<provider urn>::<id>`) a custom resource is created with; the engine
     passes it, the plan JSON leaves it out."""
+    id: str | None = None
+    """The mock id (`<name>-id`) other resources' inputs carry when they reference this one."""
+    computed: dict[str, Any] = field(default_factory=dict)
+    """The outputs the mocks made up (what the inputs did not set: auto-name, arn, self link, ...).
+    Like the id, a replacement changes them, and with them every input that carries one."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,12 +185,18 @@ class _RecordingMonitor(mocks.MockMonitor):
             protect=bool(request.protect),
             inputs=inputs,
             provider=request.provider or None,
+            id=response.id or None,
+            computed=_computed(inputs, redact(rpc.deserialize_properties(response.object))),
         )
         with self._lock:
             if record.urn in self.records:
                 self.duplicates.append(record.urn)
             self.records[record.urn] = record
         return response
+
+
+def _computed(inputs: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in state.items() if inputs.get(key) != value}
 
 
 class _LogCollector(logging.Handler):

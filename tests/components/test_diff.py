@@ -8,12 +8,16 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from clusterfab.catalog import load_catalog
 from clusterfab.plan.compare import compare
-from clusterfab.plan.diff import changed_paths
-from clusterfab.plan.report import report_json, report_markdown
+from clusterfab.plan.diff import changed_paths, diff_plans
+from clusterfab.plan.engine import PlannedResource
+from clusterfab.plan.project import Plan
+from clusterfab.plan.report import DiffReport, report_json, report_markdown, report_text
 from tests.conftest import REPO, assert_golden
 from tests.factories import TODAY
 
@@ -91,13 +95,18 @@ def test_spot_to_on_demand_changes_market_options(tmp_path: Path) -> None:
 def test_shrinking_or_removing_storage_is_flagged_as_destructive(tmp_path: Path) -> None:
     shrink = variant(tmp_path, "shrink.yaml", ("capacity_gib: 36000", "capacity_gib: 24000"))
     report = compare(EXAMPLE, shrink, env="prod", today=TODAY)
+    # the data repository association names the file system's id, which the replacement changes
     assert [(r.name, why) for r, why in report.resources.destructive()] == [
-        ("llm-pretrain-datasets-fs", "replaced (changes storageCapacity (36000 -> 24000))")
+        (
+            "llm-pretrain-datasets-s3",
+            "replaced (changes fileSystemId (llm-pretrain-datasets-fs is replaced))",
+        ),
+        ("llm-pretrain-datasets-fs", "replaced (changes storageCapacity (36000 -> 24000))"),
     ]
-    assert report_json(report)["warnings"] == [
+    assert report_json(report)["warnings"][1] == (
         "stateful resource llm-pretrain-datasets-fs (aws:fsx/lustreFileSystem:LustreFileSystem) would be "
         "replaced (changes storageCapacity (36000 -> 24000))"
-    ]
+    )
     scratch = variant(
         tmp_path,
         "scratch.yaml",
@@ -107,8 +116,9 @@ def test_shrinking_or_removing_storage_is_flagged_as_destructive(tmp_path: Path)
     )
     replaced = compare(EXAMPLE, scratch, env="prod", today=TODAY)
     (update,) = [u for u in replaced.resources.update if u.after.name == "llm-pretrain-datasets-fs"]
-    # metadataConfiguration goes too, but changing it does not replace the file system
-    assert update.replaces == ("deploymentType", "perUnitStorageThroughput")
+    # metadataConfiguration goes too, but changing it does not replace the file system; nor does the
+    # throughput (terraform-provider-aws v6.58.0 updates per_unit_storage_throughput in place)
+    assert update.replaces == ("deploymentType",)
     assert [r.name for r in replaced.resources.delete] == ["llm-pretrain-datasets-s3"]
     assert ("llm-pretrain-datasets-s3", "deleted") in [
         (r.name, w) for r, w in replaced.resources.destructive()
@@ -215,6 +225,205 @@ def test_plan_refuses_an_invalid_blueprint(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "error[BP201] node_groups[0].machine_type" in proc.stderr
     assert proc.stdout == ""
+
+
+# --- replacements that follow from dependencies (issue 11 item 1) ------------------------------------
+
+NETWORK_REPLACED = {
+    "llm-pretrain-net-vpc": "cidrBlock",
+    "llm-pretrain-net-nodes": "cidrBlock",
+    "llm-pretrain-net-public": "cidrBlock",
+    "llm-pretrain-net-nat": "subnetId (llm-pretrain-net-public is replaced)",
+    "llm-pretrain-net-private-rt": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-net-public-rt": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-net-s3": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-net-nodes-sg": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-datasets-sg": "vpcId (llm-pretrain-net-vpc is replaced)",
+}
+
+
+def _replaced(report: DiffReport) -> dict[str, tuple[str, ...]]:
+    return {u.after.name: u.replaces for u in report.resources.replaced}
+
+
+def test_a_new_network_range_replaces_the_vpc_and_everything_in_it(tmp_path: Path) -> None:
+    new = variant(tmp_path, "cidr.yaml", ("cidr: 10.20.0.0/16", "cidr: 10.30.0.0/16"))
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    replaced = _replaced(report)
+    for name, why in NETWORK_REPLACED.items():
+        assert why in replaced.pop(name), name
+    # a route table association moves to another table in place; a new subnet replaces it
+    assert replaced.pop("llm-pretrain-net-nodes-rta") == ("subnetId (llm-pretrain-net-nodes is replaced)",)
+    assert replaced.pop("llm-pretrain-net-public-rta") == ("subnetId (llm-pretrain-net-public is replaced)",)
+    assert replaced.pop("llm-pretrain-datasets-fs") == (
+        "securityGroupIds[0] (llm-pretrain-datasets-sg is replaced)",
+        "subnetIds (llm-pretrain-net-nodes is replaced)",
+    )
+    assert replaced.pop("llm-pretrain-datasets-s3") == (
+        "fileSystemId (llm-pretrain-datasets-fs is replaced)",
+    )
+    # the security group rules go with their groups; nothing else is replaced
+    assert sorted(replaced) == sorted(
+        [f"llm-pretrain-net-{n}" for n in ("nodes-egress", "nodes-to-self", "nodes-from-self")]
+        + [
+            f"llm-pretrain-datasets-lustre-{ports}-{way}"
+            for ports in ("988", "1018-1023")
+            for way in ("to-nodes", "to-self", "from-nodes", "from-self")
+        ]
+    )
+    assert all(why[0].startswith("securityGroupId (") for why in replaced.values())
+    # updated in place: the internet gateway moves to the new VPC, the ASG and launch template follow
+    assert {u.after.name: u.changed for u in report.resources.updated} == {
+        "llm-pretrain-net-igw": ("vpcId",),
+        "llm-pretrain-trainers-asg": ("vpcZoneIdentifiers[0]",),
+        "llm-pretrain-trainers-lt": (
+            *sorted(f"networkInterfaces[{i}].securityGroups[0]" for i in range(33)),
+            "userData",
+        ),
+    }
+    assert [r.name for r, _ in report.resources.destructive()] == [
+        "llm-pretrain-datasets-s3",
+        "llm-pretrain-datasets-fs",
+    ]
+    assert report.refused(allow_replace=False)
+    assert not report.refused(allow_replace=True)
+    (fsx,) = [
+        u
+        for u in report_json(report)["resources"]["update"]
+        if u["urn"].endswith("::llm-pretrain-datasets-fs")
+    ]
+    assert (fsx["replace"], fsx["stateful"], fsx["changed"]) == (
+        True,
+        True,
+        ["securityGroupIds[0]", "subnetIds"],
+    )
+    assert_golden("diff/aws-p5-cidr.txt", _shown(report_text(report), new) + "\n")
+
+
+def test_another_zone_replaces_the_subnets_and_the_file_system(tmp_path: Path) -> None:
+    new = variant(tmp_path, "zone.yaml", ("zone: use1-az6", "zone: use1-az4"))
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    assert _replaced(report) == {
+        "llm-pretrain-net-nodes": ("availabilityZoneId",),
+        "llm-pretrain-net-public": ("availabilityZoneId",),
+        "llm-pretrain-net-nat": ("subnetId (llm-pretrain-net-public is replaced)",),
+        "llm-pretrain-net-nodes-rta": ("subnetId (llm-pretrain-net-nodes is replaced)",),
+        "llm-pretrain-net-public-rta": ("subnetId (llm-pretrain-net-public is replaced)",),
+        "llm-pretrain-datasets-fs": ("subnetIds (llm-pretrain-net-nodes is replaced)",),
+        "llm-pretrain-datasets-s3": ("fileSystemId (llm-pretrain-datasets-fs is replaced)",),
+    }
+    # the new NAT gateway's id reaches the route; the new file system's DNS name the boot script
+    assert {u.after.name: u.changed for u in report.resources.updated} == {
+        "llm-pretrain-net-private-rt": ("routes[0].natGatewayId",),
+        "llm-pretrain-trainers-asg": ("vpcZoneIdentifiers[0]",),
+        "llm-pretrain-trainers-lt": ("userData",),
+    }
+    assert report.refused(allow_replace=False)
+    assert_golden("diff/aws-p5-zone.txt", _shown(report_text(report), new) + "\n")
+
+
+def test_another_zone_replaces_the_filestore_instance_and_the_template_that_mounts_it(tmp_path: Path) -> None:
+    example = REPO / "blueprints" / "examples" / "gcp-a3mega-tcpxo-filestore.yaml"
+    new = tmp_path / "zone.yaml"
+    new.write_text(example.read_text().replace("zone: us-central1-a", "zone: us-central1-b", 1))
+    report = compare(example, new, env="prod", today=TODAY)
+    assert _replaced(report) == {
+        "mega-train-shared-share": ("location",),
+        # the startup script mounts the share by its address, which a new instance changes
+        "mega-train-trainers-template": ("metadata.startup-script (mega-train-shared-share is replaced)",),
+        "mega-train-trainers-mig": ("zone",),
+    }
+    assert report.resources.updated == ()
+    assert [r.name for r, _ in report.resources.destructive()] == ["mega-train-shared-share"]
+    text = report_text(report).replace(str(example), "blueprints/examples/gcp-a3mega-tcpxo-filestore.yaml")
+    assert_golden("diff/gcp-a3mega-zone.txt", _shown(text, new) + "\n")
+
+
+def test_a_cross_cloud_diff_says_so_and_deletes_the_stateful_resources(tmp_path: Path) -> None:
+    gcp = REPO / "blueprints" / "examples" / "gcp-a3mega-tcpxo-filestore.yaml"
+    report = compare(EXAMPLE, gcp, env="prod", today=TODAY)
+    assert report.resources.update == ()
+    warnings = report_json(report)["warnings"]
+    assert warnings[0] == (
+        "cross-cloud diff: the base is on aws and the new blueprint on gcp; nothing carries over: every aws "
+        "resource is deleted and every gcp resource created"
+    )
+    assert [r.name for r, why in report.resources.destructive()] == [
+        "llm-pretrain-artifacts-bucket",
+        "llm-pretrain-datasets-s3",
+        "llm-pretrain-datasets-fs",
+    ]
+    assert report.refused(allow_replace=False)
+
+
+def test_diff_exits_1_on_a_stateful_replacement_unless_allowed(tmp_path: Path) -> None:
+    new = variant(tmp_path, "cidr.yaml", ("cidr: 10.20.0.0/16", "cidr: 10.30.0.0/16"))
+    refused = _cli("diff", str(EXAMPLE), str(new), "--env", "prod", "-f", "json", cwd=REPO)
+    assert refused.returncode == 1, refused.stderr
+    assert "stateful resource llm-pretrain-datasets-fs" in " ".join(json.loads(refused.stdout)["warnings"])
+    allowed = _cli("diff", str(EXAMPLE), str(new), "--env", "prod", "--allow-replace", cwd=REPO)
+    assert allowed.returncode == 0, allowed.stderr
+    assert "+- aws:fsx/lustreFileSystem:LustreFileSystem  llm-pretrain-datasets-fs" in allowed.stdout
+
+
+def _shown(text: str, new: Path) -> str:
+    """Report text with machine-specific paths replaced."""
+    return text.replace(str(EXAMPLE), "blueprints/examples/aws-p5-efa-fsx.yaml").replace(
+        str(new), f"<tmp>/{new.name}"
+    )
+
+
+def _resource(type_: str, name: str, inputs: dict[str, Any], provider: str | None = None) -> PlannedResource:
+    return PlannedResource(
+        urn=f"urn:pulumi:diff::clusterfab::{type_}::{name}",
+        type=type_,
+        name=name,
+        parent=None,
+        custom=True,
+        protect=False,
+        inputs=inputs,
+        provider=provider,
+        id=f"{name}-id",
+    )
+
+
+def _plan(*resources: PlannedResource) -> Plan:
+    return Plan(blueprint="bp.yaml", env=None, stack="diff", resources=list(resources))
+
+
+PROVIDER = "urn:pulumi:diff::clusterfab::pulumi:providers:aws::aws"
+
+
+def test_a_region_moved_on_the_provider_replaces_what_inherits_it() -> None:
+    def plan(region: str) -> Plan:
+        return _plan(
+            _resource("pulumi:providers:aws", "aws", {"region": region}),
+            _resource("aws:ec2/vpc:Vpc", "vpc", {"cidrBlock": "10.0.0.0/16"}, f"{PROVIDER}::aws-id"),
+            # an IAM role is global: it has no region to inherit
+            _resource("aws:iam/role:Role", "role", {"path": "/"}, f"{PROVIDER}::aws-id"),
+        )
+
+    diff = diff_plans(plan("us-east-1"), plan("us-west-2"), load_catalog())
+    assert [(u.after.name, u.changed, u.replaces) for u in diff.update] == [
+        ("vpc", ("region",), ("region (from provider aws)",)),
+        ("aws", ("region",), ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("new", "replaces"),
+    [
+        ("10.0.0.0/19", ()),  # an expansion is in place
+        ("10.0.0.0/21", ("ipCidrRange (10.0.0.0/20 -> 10.0.0.0/21)",)),
+        ("10.1.0.0/20", ("ipCidrRange (10.0.0.0/20 -> 10.1.0.0/20)",)),
+    ],
+)
+def test_a_gcp_subnetwork_range_may_only_grow_in_place(new: str, replaces: tuple[str, ...]) -> None:
+    def plan(cidr: str) -> Plan:
+        return _plan(_resource("gcp:compute/subnetwork:Subnetwork", "subnet", {"ipCidrRange": cidr}))
+
+    (update,) = diff_plans(plan("10.0.0.0/20"), plan(new), load_catalog()).update
+    assert update.replaces == replaces
 
 
 PROJECT_PARTS = ("Pulumi.yaml", "clusterfab", "components", "stacks", "playbooks", "blueprints")

@@ -279,3 +279,14 @@ def test_no_secret_values_in_the_file() -> None:
 def test_the_readme_points_at_the_template() -> None:
     readme = (REPO / "README.md").read_text()
     assert "examples/ci/github-actions.yml" in readme
+
+
+def test_the_pull_request_check_fails_when_the_diff_exits_1() -> None:
+    # `clusterfab diff` exits 1 on a stateful replacement (architecture §10.3); the diff is kept for the
+    # comment job, then the check fails on the diff's status, without --allow-replace anywhere.
+    steps = load(WORKFLOW)["jobs"]["plan"]["steps"]
+    (diff,) = [s for s in steps if s.get("id") == "diff"]
+    assert "--allow-replace" not in diff["run"]
+    assert 'echo "status=$status" >> "$GITHUB_OUTPUT"' in diff["run"]
+    last = steps[-1]
+    assert (last["if"], last["run"].strip()) == ("steps.diff.outputs.status != '0'", "exit 1")

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
+import json
 import math
+import re
 from functools import reduce
+from pathlib import Path
 
 import pytest
 
 from clusterfab.catalog import at_least, load_catalog
 from clusterfab.clouds import profile
+from tests.conftest import REPO
 
 CATALOG = load_catalog()
 
@@ -241,3 +247,71 @@ def test_aws_records_carry_what_a_launch_template_and_fsx_need() -> None:
             assert (image.root_device, image.root_volume_type) == ("/dev/sda1", "gp3"), image.image
     for tier in CATALOG.storage_tiers_for("aws", "lustre"):
         assert tier.lustre_version is not None, tier.tier
+
+
+# --- replacement rules (replacements.yaml) --------------------------------------------------------
+
+
+def _planned_types() -> set[str]:
+    plans = (REPO / "tests" / "golden" / "plans").glob("*.json")
+    return {r["type"] for p in plans for r in json.loads(p.read_text())["resources"] if r["custom"]}
+
+
+_CONSTRUCTED = re.compile(r"\b(aws|gcp)\.(\w+)\.([A-Z]\w*)\(")
+
+
+def _constructed_types() -> set[str]:
+    """Type tokens of the cloud resources components/ constructs, read from the installed SDKs' sources."""
+    tokens = set()
+    for source in (REPO / "components").rglob("*.py"):
+        for cloud, module, name in _CONSTRUCTED.findall(source.read_text()):
+            spec = importlib.util.find_spec(f"pulumi_{cloud}")
+            assert spec is not None
+            assert spec.origin is not None
+            for candidate in (Path(spec.origin).parent / module).glob("*.py"):
+                text = candidate.read_text()
+                if f"class {name}(pulumi.CustomResource)" in text:
+                    found = re.search(rf"super\({name}, __self__\).__init__\(\s*'([^']+)'", text)
+                    assert found is not None, candidate
+                    tokens.add(found.group(1))
+    return tokens
+
+
+def test_every_resource_type_the_plans_create_has_a_replacement_rule() -> None:
+    # A type without a rule would be diffed as "replaced on any change"; a missing rule is a data gap.
+    planned = _planned_types()
+    assert "aws:fsx/lustreFileSystem:LustreFileSystem" in planned
+    assert planned - set(CATALOG.replacements.types) == set()
+
+
+def test_every_cloud_resource_the_components_construct_has_a_replacement_rule() -> None:
+    constructed = _constructed_types()
+    assert {"aws:ec2/vpc:Vpc", "gcp:filestore/instance:Instance", "gcp:billing/budget:Budget"} <= constructed
+    assert constructed - set(CATALOG.replacements.types) == set()
+
+
+def test_replacement_rules_are_for_the_locked_provider_packages() -> None:
+    # Regenerate replacements.yaml (scripts/replacement_data.py) when uv.lock moves a provider.
+    for cloud, read in CATALOG.replacements.providers.items():
+        assert read.pulumi_package == f"pulumi-{cloud}"
+        assert read.pulumi_version == importlib.metadata.version(read.pulumi_package)
+        assert read.source
+        assert all(s in CATALOG.sources for s in read.source)
+
+
+def test_replacement_rules_name_properties_the_sdk_has() -> None:
+    # Every top-level property a rule names is an input of the installed SDK's resource (its Args class).
+    import pulumi_aws
+
+    vpc = set(pulumi_aws.ec2.VpcArgs.__init__.__code__.co_varnames)
+    rule = CATALOG.replacements.types["aws:ec2/vpc:Vpc"]
+    assert {"cidrBlock", "region"} <= set(rule.replace_on)
+    assert {"cidr_block", "region"} <= vpc
+    fsx = CATALOG.replacements.types["aws:fsx/lustreFileSystem:LustreFileSystem"]
+    assert {"subnetIds", "securityGroupIds", "deploymentType"} <= set(fsx.replace_on)
+    assert [(w.property, w.when) for w in fsx.replace_when][:1] == [("storageCapacity", "decrease")]
+    for rule in CATALOG.replacements.types.values():
+        assert rule.source, rule.type
+        assert all(s in CATALOG.sources for s in rule.source), rule.type
+        for field in rule.unconfirmed:
+            assert field in type(rule).model_fields, (rule.type, field)
