@@ -264,6 +264,14 @@ def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
         typer.echo(report_markdown(report))
     else:
         typer.echo(report_text(report))
+    if report.refused(allow_replace):
+        lost = ", ".join(
+            f"{resource.name} ({why.split(' ', 1)[0]})" for resource, why in report.resources.destructive()
+        )
+        typer.echo(
+            f"error: this change destroys data: {lost}; if that is intended, rerun with --allow-replace",
+            err=True,
+        )
     raise typer.Exit(0 if report.cost.after.budget.ok and not report.refused(allow_replace) else 1)
 
 

@@ -361,6 +361,10 @@ def test_diff_exits_1_on_a_stateful_replacement_unless_allowed(tmp_path: Path) -
     refused = _cli("diff", str(EXAMPLE), str(new), "--env", "prod", "-f", "json", cwd=REPO)
     assert refused.returncode == 1, refused.stderr
     assert "stateful resource llm-pretrain-datasets-fs" in " ".join(json.loads(refused.stdout)["warnings"])
+    assert refused.stderr.strip() == (
+        "error: this change destroys data: llm-pretrain-datasets-s3 (replaced), llm-pretrain-datasets-fs "
+        "(replaced); if that is intended, rerun with --allow-replace"
+    )
     allowed = _cli("diff", str(EXAMPLE), str(new), "--env", "prod", "--allow-replace", cwd=REPO)
     assert allowed.returncode == 0, allowed.stderr
     assert "+- aws:fsx/lustreFileSystem:LustreFileSystem  llm-pretrain-datasets-fs" in allowed.stdout
