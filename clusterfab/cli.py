@@ -126,7 +126,7 @@ def cost(
     Exits 1 when the blueprint is invalid or the estimate is over the blueprint's budget.
     """
     from clusterfab.catalog import load_catalog
-    from clusterfab.cost import estimate_cost
+    from clusterfab.cost import MAX_RUN_HOURS, estimate_cost
     from clusterfab.cost.render import cost_json, render_markdown
     from clusterfab.cost.render import render_text as cost_text
     from clusterfab.rules.budget import check_budget
@@ -134,8 +134,8 @@ def cost(
     from clusterfab.rules.registry import CHECKS
     from clusterfab.rules.render import render_json, render_text, summary_line
 
-    if hours is not None and not (math.isfinite(hours) and hours > 0):
-        raise UsageError(f"--hours must be a positive number of hours, not {hours:g}")
+    if hours is not None and not (math.isfinite(hours) and 0 < hours <= MAX_RUN_HOURS):
+        raise UsageError(f"--hours must be a positive number of hours up to {MAX_RUN_HOURS:,}, not {hours:g}")
     today = _today()
     # The budget verdict is part of the estimate (exit 1 after showing it), not a finding that stops it.
     checks = [check for check in CHECKS if check is not check_budget]

@@ -142,6 +142,12 @@ _CODES = [
         _E,
         "Flex-start VMs arrive all at once in a fixed-size group; use `count`.",
     ),
+    Code(
+        "BP130",
+        "empty list in an environment overlay",
+        _E,
+        "Overlay lists of named items merge by name, so an empty one changes nothing; `null` removes.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",

@@ -528,12 +528,22 @@ def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "0"),
             "2026-11-22",
-            "error: --hours must be a positive number of hours, not 0",
+            "error: --hours must be a positive number of hours up to 100,000, not 0",
         ),
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "nan"),
             "2026-11-22",
-            "error: --hours must be a positive number of hours, not nan",
+            "error: --hours must be a positive number of hours up to 100,000, not nan",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "1e25"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours up to 100,000, not 1e+25",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "inf"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours up to 100,000, not inf",
         ),
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml"),
