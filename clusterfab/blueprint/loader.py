@@ -343,13 +343,15 @@ class _Builder:
             )
         )
 
-    def _admit(self, node: Node, path: FieldPath) -> bool:
-        """Count one more value (an alias or merge expands to new ones) and refuse past the limits."""
+    def _admit(self, node: Node, path: FieldPath, where: Node | None = None) -> bool:
+        """Count one more value (an alias or merge expands to new ones) and refuse past the limits;
+        a problem is reported at `where` (the merging mapping) or else at the node."""
+        at = where or node
         self._count += 1
         if self._count == MAX_NODES + 1:
             self._problem(
                 "BP004",
-                node,
+                at,
                 path,
                 f"the document expands to more than {MAX_NODES:,} values (through aliases or merge keys)",
                 hint="blueprints do not need anchors that multiply; write the values out",
@@ -358,13 +360,13 @@ class _Builder:
             return False
         if id(node) in self._active:
             self._problem(
-                "BP004", node, path, "recursive YAML alias or merge key", hint="remove the self-reference"
+                "BP004", at, path, "recursive YAML alias or merge key", hint="remove the self-reference"
             )
             return False
         if len(self._active) >= MAX_DEPTH:
             self._problem(
                 "BP004",
-                node,
+                at,
                 path,
                 f"the document nests more than {MAX_DEPTH} levels deep (through aliases or merge keys)",
                 hint="write the values out instead of chaining anchors",
@@ -424,7 +426,7 @@ class _Builder:
             result[key] = self.build(value_node, (*path, key))
         for source in merged_from:
             # A merge expands the source mapping again: it counts toward the limits like an alias.
-            if not self._admit(source, path):
+            if not self._admit(source, path, where=node):
                 break
             self._active.add(id(source))
             try:

@@ -258,6 +258,12 @@ class GpuSupport(Sourced):
     note: str | None = None
 
 
+class ReleaseList(Sourced):
+    """Every released version of a piece of NVIDIA software (as of the record's date)."""
+
+    versions: tuple[str, ...]
+
+
 class RecommendedStack(Sourced):
     nvidia_driver: str
     cuda: str

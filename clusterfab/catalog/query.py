@@ -34,6 +34,7 @@ from clusterfab.catalog.models import (
     Price,
     PricingModel,
     RecommendedStack,
+    ReleaseList,
     Source,
     StatefulType,
     StorageTier,
@@ -76,6 +77,8 @@ class Catalog:
     lustre_clients: dict[str, LustreClient]
     stateful_types: dict[str, StatefulType]
     node_packages: dict[str, NodePackage]
+    releases: dict[str, ReleaseList]
+    """`nvidia_driver` and `nccl`: the versions NVIDIA released, to warn about one that does not exist."""
 
     @property
     def version(self) -> str:
@@ -180,4 +183,5 @@ def load_catalog() -> Catalog:
         lustre_clients={
             c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
         },
+        releases={k: ReleaseList.model_validate(v) for k, v in _read("releases.yaml").items()},
     )

@@ -427,7 +427,7 @@ def _case_hint(value: Any, pattern: Any) -> str:
         return ""
     for variant in (value.lower(), value.upper()):
         if variant != value and re.fullmatch(pattern, variant):
-            return f"did you mean '{variant}'? write it as {variant}"
+            return f"did you mean '{variant}'?"
     return ""
 
 
