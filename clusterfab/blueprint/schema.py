@@ -75,14 +75,14 @@ def blueprint_json_schema(choices: Choices | None = None) -> dict[str, Any]:
             partial["required"] = ["name"]
         partial["title"] = f"{definition.get('title', name)} (environment overlay)"
         defs[f"{name}Overlay"] = partial
-    properties: dict[str, Any] = {}
+    fields: dict[str, Any] = {}
     for key, value in schema["properties"].items():
         if key in FIXED_KEYS:
             continue
         prop = _retarget(copy.deepcopy(value))
         if key in NAMED_LISTS:
             prop["minItems"] = 1
-        properties[key] = _nullable(prop)
+        fields[key] = _nullable(prop)
     overlay = {
         "title": "Environment overlay",
         "description": (
@@ -92,7 +92,7 @@ def blueprint_json_schema(choices: Choices | None = None) -> dict[str, Any]:
         # Keywords for objects ignore null: `prod:` with nothing under it passes, and errors stay specific.
         "type": ["object", "null"],
         "additionalProperties": False,
-        "properties": properties,
+        "properties": fields,
     }
     environments = schema["properties"]["environments"]
     (pattern,) = environments["patternProperties"]

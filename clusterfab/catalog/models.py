@@ -21,7 +21,9 @@ PriceUnit = Literal["hour", "chip_hour", "gib_month"]
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a catalog read from the compiled cache (query.py) is unpickled, not validated, so a
+    # command that uses it never pays for building these models' validators.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Sourced(Record):

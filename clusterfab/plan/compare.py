@@ -18,14 +18,15 @@ from pathlib import Path
 
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import UsageError
+from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import diff_costs
 from clusterfab.cost.estimate import BudgetStatus, CostEstimate, estimate_cost
 from clusterfab.plan.diff import diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
 from clusterfab.plan.report import DiffReport
-from clusterfab.rules.budget import check_budget
+from clusterfab.rules.budget import check_budget, price_caveats
 from clusterfab.rules.context import Check
-from clusterfab.rules.engine import ValidationResult, validate_file
+from clusterfab.rules.engine import ValidationResult, rule_context, validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.spec import ClusterSpec
 
@@ -48,6 +49,8 @@ class Side:
     """None when the blueprint does not exist on this side (a new file)."""
     plan: Plan
     estimate: CostEstimate
+    findings: tuple[Finding, ...] = ()
+    """The blueprint's findings (none are errors) and the price caveats of its estimate."""
 
 
 def read_at_ref(path: Path, ref: str) -> bytes | None:
@@ -86,8 +89,11 @@ def _side(path: Path, display: str, env: str | None, today: dt.date, side: str) 
     if not result.ok or validated is None:
         raise InvalidSideError(side, result)
     plan = plan_blueprint(path, env=env, stack=DIFF_STACK, display=display, enforce_budget=False)
-    estimate = estimate_cost(validated.spec, load_catalog(), today=today)
-    return Side(display=display, spec=validated.spec, plan=plan, estimate=estimate)
+    catalog = load_catalog()
+    estimate = estimate_cost(validated.spec, catalog, today=today)
+    caveats = price_caveats(rule_context(validated, catalog, today), estimate)
+    findings = tuple(sorted([*result.findings, *caveats], key=lambda f: f.sort_key))
+    return Side(display=display, spec=validated.spec, plan=plan, estimate=estimate, findings=findings)
 
 
 def _nothing(display: str, env: str | None, like: CostEstimate, catalog: Catalog) -> Side:
@@ -149,6 +155,7 @@ def compare(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        findings=after.findings,
     )
 
 
@@ -177,4 +184,5 @@ def compare_environments(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        findings=after.findings,
     )

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from clusterfab.contract import cents, envelope, exact
+from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
@@ -28,10 +30,8 @@ class DiffReport:
     cost: CostDiff
     spec: ClusterSpec
     """The new blueprint, resolved (for the cluster sketch)."""
-
-
-def _num(value: Decimal | None) -> float | None:
-    return None if value is None else float(value)
+    findings: tuple[Finding, ...] = ()
+    """The new blueprint's findings (warnings, notes and its price caveats)."""
 
 
 def _signed(value: Decimal) -> str:
@@ -50,13 +50,18 @@ def _warnings(report: DiffReport) -> list[str]:
 
 
 def report_json(report: DiffReport) -> dict[str, Any]:
-    """The `clusterfab diff --format json` payload."""
+    """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md)."""
     cost = report.cost
 
-    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float]:
-        return {"hourly_usd": float(hourly), "monthly_usd": float(monthly)}
+    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float | None]:
+        return {"hourly_usd": cents(hourly), "monthly_usd": cents(monthly)}
 
     return {
+        **envelope(
+            blueprint=report.target, env=report.env, cloud=report.spec.cloud, region=report.spec.region
+        ),
+        "base": report.base,
+        "ok": cost.after.budget.ok,
         "resources": report.resources.to_json(),
         "cost": {
             "before": totals(cost.before.hourly_usd, cost.before.monthly_usd),
@@ -65,19 +70,20 @@ def report_json(report: DiffReport) -> dict[str, Any]:
             "items": [
                 {
                     "name": item.name,
-                    "before_hourly_usd": _num(item.before_hourly),
-                    "after_hourly_usd": _num(item.after_hourly),
-                    "delta_hourly_usd": _num(item.delta_hourly),
+                    "before_hourly_usd": cents(item.before_hourly),
+                    "after_hourly_usd": cents(item.after_hourly),
+                    "delta_hourly_usd": cents(item.delta_hourly),
                 }
                 for item in cost.items
             ],
         },
         "warnings": _warnings(report) + list(_cost_warnings(report)),
         "budget": {
-            "max_hourly_usd": _num(cost.after.budget.max_hourly_usd),
-            "max_monthly_usd": _num(cost.after.budget.max_monthly_usd),
+            "max_hourly_usd": exact(cost.after.budget.max_hourly_usd),
+            "max_monthly_usd": exact(cost.after.budget.max_monthly_usd),
             "ok": cost.after.budget.ok,
         },
+        "findings": [f.to_json() for f in report.findings],
     }
 
 

@@ -212,6 +212,14 @@ def _validate(
     return result
 
 
+def rule_context(validated: Validated, catalog: Catalog, today: dt.date) -> RuleContext:
+    """What the rules saw of a validated blueprint, for findings made after validation (price caveats
+    of an estimate)."""
+    return RuleContext(
+        validated.blueprint, validated.spec, catalog, validated.source_map, validated.environment, today
+    )
+
+
 def _run(checks: Sequence[Check], context: RuleContext) -> list[Finding]:
     return [finding for check in checks for finding in check(context)]
 

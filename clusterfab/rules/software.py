@@ -107,9 +107,12 @@ def _unreleased(ctx: RuleContext, field: str, version: str, anchor: FieldPath) -
         return
     prefix = ".".join(version.split(".")[:2])
     same_line = [v for v in record.versions if v.startswith(prefix + ".") or v == prefix]
-    near = same_line or [v for v in record.versions if v.split(".")[0] == version.split(".")[0]]
-    listed = f"{_WHAT[field]} releases of that line: {', '.join(near[-6:])}" if near else (
-        f"the newest {_WHAT[field]} releases: {', '.join(record.versions[-4:])}"
+    branch = version.partition(".")[0]
+    near = same_line or [v for v in record.versions if v.partition(".")[0] == branch]
+    listed = (
+        f"{_WHAT[field]} releases of that line: {', '.join(near[-6:])}"
+        if near
+        else (f"the newest {_WHAT[field]} releases: {', '.join(record.versions[-4:])}")
     )
     yield ctx.finding(
         "BP214",

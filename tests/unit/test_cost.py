@@ -348,14 +348,22 @@ node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 4}]
 def test_json_contract_keys_exactly() -> None:
     payload = cost_json(estimate("gcp-a3ultra-roce-lustre", hours=24))
     assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
         "currency",
         "hourly_usd",
         "monthly_usd",
         "run_usd",
+        "hours",
         "items",
         "catalog",
         "warnings",
         "budget",
+        "findings",
     ]
     assert payload["currency"] == "USD"
     for item in payload["items"]:
@@ -366,11 +374,14 @@ def test_json_contract_keys_exactly() -> None:
     assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage"}
 
 
-def test_json_values_keep_full_precision() -> None:
+def test_json_money_is_rounded_to_the_cent_and_catalog_figures_are_as_written() -> None:
+    # docs/json/README.md: computed money is rounded half up to the cent from the exact sums;
+    # unit prices and budget limits are the catalog's and the blueprint's figures as written.
     payload = cost_json(estimate("aws-p5-efa-fsx", hours=336))
-    assert payload["hourly_usd"] == pytest.approx(880.64 + 5220 / 730, abs=1e-9)
+    assert payload["hourly_usd"] == 887.79  # 880.64 + 5220 / 730 = 887.790684...
     assert payload["monthly_usd"] == 648087.2
-    assert payload["run_usd"] == pytest.approx(298297.670136986, abs=1e-6)
+    assert payload["run_usd"] == 298297.67  # 887.790684... x 336 = 298297.670137...
+    assert payload["hours"] == 336
     trainers, datasets = payload["items"]
     assert trainers == {
         "name": "trainers",
@@ -387,7 +398,8 @@ def test_json_values_keep_full_precision() -> None:
         "as_of": "2026-07-28",
         "confidence": "secondary",
     }
-    assert datasets["hourly_usd"] == pytest.approx(7.150684931506849, abs=1e-12)
+    assert datasets["hourly_usd"] == 7.15  # 36,000 GiB x $0.145 / 730 h = 7.1506...
+    assert datasets["unit_price_usd"] == 0.145
     assert payload["catalog"] == {"version": "2026.11.22", "as_of": "2026-11-22"}
     assert payload["warnings"] == []
 
@@ -445,9 +457,14 @@ def test_cost_json_via_cli() -> None:
     proc = cli("cost", "blueprints/examples/gcp-tpu-v6e-spot.yaml", "--hours", "336", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert payload["hourly_usd"] == 146.6496
-    assert payload["monthly_usd"] == 107054.208
-    assert payload["run_usd"] == 49274.2656
+    assert payload["hourly_usd"] == 146.65  # 256 chips x $0.57285
+    assert payload["monthly_usd"] == 107054.21  # 146.6496 x 730 = 107054.208
+    assert payload["run_usd"] == 49274.27  # 146.6496 x 336 = 49274.2656
+    assert (payload["blueprint"], payload["env"], payload["cloud"]) == (
+        "blueprints/examples/gcp-tpu-v6e-spot.yaml",
+        None,
+        "gcp",
+    )
     assert payload["items"][0]["quantity"] == 256
 
 
@@ -505,15 +522,27 @@ environments:
 def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
     path = str(BAD_FIXTURES / "BP104-tpu-topology.yaml")
     proc = cli("cost", path)
+    # Findings go to stdout, like every command's (docs/cli.md): CI posts stdout as it is.
     assert proc.returncode == 1
-    assert proc.stdout == ""
-    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stderr
-    assert proc.stderr.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
+    assert proc.stderr == ""
+    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stdout
+    assert proc.stdout.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
     proc = cli("cost", path, "--format", "json")
     assert proc.returncode == 1
     payload = json.loads(proc.stdout)
     assert payload["ok"] is False
     assert [f["code"] for f in payload["findings"]] == ["BP104"]
+    proc = cli("cost", path, "--format", "markdown")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[:3] == [
+        f"### clusterfab cost: `{path}` is invalid",
+        "",
+        "**1 error, 0 warnings, 0 notes**",
+    ]
+    assert (
+        f"| error | BP104 | `{path}:11:15` | `tpu_slices[0].topology` | '4x4x3' is not a v5p topology | "
+        "nearest v5p topologies: 4x4x4 (64 chips), 2x4x4 (32 chips), 4x4x8 (128 chips), 2x2x4 (16 chips) |"
+    ) in proc.stdout.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -677,4 +706,4 @@ def test_cost_of_the_base_is_not_blocked_by_a_broken_overlay(tmp_path: Path) -> 
         check=False,
     )
     assert dev.returncode == 1
-    assert "error[BP009] node_groups[0].count" in dev.stderr
+    assert "error[BP009] node_groups[0].count" in dev.stdout
