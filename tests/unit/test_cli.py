@@ -116,8 +116,9 @@ def test_validate_with_env_checks_only_that_environment() -> None:
         ),
         (
             ("validate", "tests/fixtures/blueprints/bad/BP104-tpu-topology.yaml", "--env", "dev"),
-            "error: environment 'dev' is not defined in tests/fixtures/blueprints/bad/BP104-tpu-topology.yaml: "
-            "it has no `environments:`; leave out --env to use the blueprint as it is",
+            "error: environment 'dev' is not defined in "
+            "tests/fixtures/blueprints/bad/BP104-tpu-topology.yaml: it has no `environments:`; "
+            "leave out --env to use the blueprint as it is",
         ),
     ],
 )
