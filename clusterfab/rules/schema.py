@@ -350,6 +350,13 @@ def _finding(
         return source_map.finding("BP005", path, f"unknown field '{name}'", hint=hint, at_key=True)
 
     if kind == "missing":
+        if path in source_map.replaced:  # an environment's `null` removed it
+            return source_map.finding(
+                "BP006",
+                path,
+                f"the environment removes the required field '{name}' (null)",
+                hint=f"give `{name}` a value instead of null, or leave it out of the overlay",
+            )
         hint = f"add `{name}:`" + (f" ({about})" if about else "")
         return source_map.finding(
             "BP006", path, f"missing required field '{name}'", hint=hint, anchor=path[:-1]

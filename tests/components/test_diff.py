@@ -190,11 +190,24 @@ def test_plan_command_json_contract() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert list(payload) == ["blueprint", "env", "stack", "resources", "summary"]
-    assert (payload["blueprint"], payload["env"], payload["stack"]) == (
+    assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
+        "stack",
+        "resources",
+        "summary",
+        "findings",
+        "messages",
+    ]
+    assert (payload["blueprint"], payload["env"], payload["stack"], payload["cloud"]) == (
         "blueprints/examples/aws-p6-b200-capacity-block.yaml",
         "dev",
         "dev",
+        "aws",
     )
     assert set(payload["resources"][0]) == {"urn", "type", "name", "parent", "custom", "protect", "inputs"}
     # dev has one node: no cluster placement group for a single node
@@ -212,6 +225,8 @@ def test_plan_command_text_golden() -> None:
 def test_plan_refuses_an_invalid_blueprint(tmp_path: Path) -> None:
     bad = variant(tmp_path, "bad.yaml", ("machine_type: p5.48xlarge", "machine_type: p5.48xlarg"))
     proc = _cli("plan", str(bad), cwd=REPO)
+    # Findings go to stdout, like every command's (docs/cli.md).
     assert proc.returncode == 1
-    assert "error[BP201] node_groups[0].machine_type" in proc.stderr
-    assert proc.stdout == ""
+    assert "error[BP201] node_groups[0].machine_type" in proc.stdout
+    assert proc.stdout.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not planned")
+    assert proc.stderr == ""

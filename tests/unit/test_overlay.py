@@ -126,3 +126,47 @@ def test_overlay_items_need_a_name() -> None:
     assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
         ("BP006", "environments.dev.node_groups[0].name", 20, 9),
     ]
+
+
+def _merged(overlay: bytes) -> object:
+    result = _result(overlay)
+    assert result.ok, result.findings
+    return result.blueprints["dev"].blueprint
+
+
+def test_null_removes_a_base_value_so_the_field_takes_its_default() -> None:
+    merged = _merged(b"    labels: null\n")
+    assert merged.labels == {}  # type: ignore[attr-defined]
+    merged = _merged(b"    storage: null\n")
+    assert merged.storage == []  # type: ignore[attr-defined]
+    merged = _merged(b"    node_groups:\n      - {name: trainers, capacity: null}\n")
+    trainers = merged.node_groups[0]  # type: ignore[attr-defined]
+    assert (trainers.capacity.kind, trainers.capacity.reservation) == ("on_demand", None)
+
+
+def test_an_empty_environment_is_an_empty_overlay() -> None:
+    result = validate_bytes(BASE + b"environments:\n  dev:\n  prod: {}\n", "bp.yaml")
+    assert result.ok, result.findings
+    assert result.checked == [None, "dev", "prod"]
+    assert result.blueprints["dev"].blueprint.node_groups == result.blueprints[None].blueprint.node_groups
+
+
+def test_an_empty_named_list_is_reported_not_ignored() -> None:
+    result = _result(b"    storage: []\n")
+    assert [(f.code, f.field, f.line, f.column, f.hint) for f in result.findings] == [
+        (
+            "BP130",
+            "environments.dev.storage",
+            19,
+            14,
+            "to remove every storage item in this environment write `storage: null`; to change one, list it "
+            "by name: `storage: [{name: ..., ...}]`",
+        )
+    ]
+
+
+def test_removing_a_required_field_points_at_the_null() -> None:
+    result = _result(b"    node_groups:\n      - {name: eval, machine_type: null}\n")
+    assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
+        ("BP006", "node_groups[1].machine_type", 20, 36),
+    ]
