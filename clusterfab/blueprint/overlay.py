@@ -70,7 +70,12 @@ class _Merger:
 
     def merge_named(self, key: str, base: list[Any], overlay: list[Any], source: FieldPath) -> list[Any]:
         merged = list(base)
-        index = {item.get("name"): i for i, item in enumerate(base) if isinstance(item, dict)}
+        # Only string names can be merged by (the schema check reports any other).
+        index = {
+            item["name"]: i
+            for i, item in enumerate(base)
+            if isinstance(item, dict) and isinstance(item.get("name"), str)
+        }
         for j, item in enumerate(overlay):
             item_source = (*source, j)
             if not isinstance(item, dict):
@@ -96,6 +101,8 @@ class _Merger:
                 )
                 continue
             if name not in index:
+                if len(index) < sum(isinstance(b, dict) for b in base):
+                    continue  # a base item without a valid name: the schema check reports that one
                 known = [n for n in index if isinstance(n, str)]
                 near = closest(name, known)
                 hint = (
