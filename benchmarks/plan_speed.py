@@ -1,7 +1,11 @@
-"""Offline plan time for blueprints of 1 to 128 node groups, next to the bare mock-engine floor.
+"""Offline plan time for blueprints of 1 to 128 node groups, next to two mock-engine floors.
 
 The floor registers the same number of plain resources (aws.ec2.PlacementGroup) under the same mock
-engine with no components, so the difference is what clusterfab's program and components cost.
+engine with no components, so the difference is what clusterfab's program and components cost, and
+what the SDK spends on the plan's richer inputs. The replay floor registers the plan's own resources
+again, each with its recorded type, parent and inputs, as bare Custom/ComponentResources: what the SDK
+and engine need for exactly these resources, without clusterfab's program (compose, the components,
+typed Args, boot scripts, the bundle).
 Run: uv run python benchmarks/plan_speed.py [--sizes 1 8 64 128] [--cloud aws|gcp] [--repeat N]
 Prints a table; never fails on time. Times are CPU seconds of this process (all its threads), the
 figure to compare on a shared machine, best of `--repeat` runs; `x floor` is plan over floor and
@@ -16,8 +20,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from clusterfab.plan.engine import run_program
-from clusterfab.plan.project import find_project, plan_blueprint
+from clusterfab.plan.engine import PlannedResource, run_program
+from clusterfab.plan.project import Plan, find_project, plan_blueprint
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -47,6 +51,37 @@ def floor(count: int) -> None:
     run_program(program, project="floor", stack="bench")
 
 
+def replay(plan: Plan) -> None:
+    """Register `plan`'s resources again, bare: same types, names, parents and inputs."""
+    import pulumi
+
+    by_urn = {r.urn: r for r in plan.resources}
+
+    def program() -> None:
+        made: dict[str, pulumi.Resource] = {}
+
+        def make(resource: PlannedResource) -> pulumi.Resource:
+            if resource.urn in made:
+                return made[resource.urn]
+            parent = by_urn.get(resource.parent or "")
+            opts = pulumi.ResourceOptions(parent=make(parent) if parent else None, protect=resource.protect)
+            if resource.type.startswith("pulumi:providers:"):
+                package = resource.type.rsplit(":", 1)[1]
+                made[resource.urn] = pulumi.ProviderResource(package, resource.name, resource.inputs, opts)
+            elif resource.custom:
+                made[resource.urn] = pulumi.CustomResource(
+                    resource.type, resource.name, resource.inputs, opts
+                )
+            else:
+                made[resource.urn] = pulumi.ComponentResource(resource.type, resource.name, None, opts)
+            return made[resource.urn]
+
+        for resource in plan.resources:
+            make(resource)
+
+    run_program(program, project="replay", stack=plan.stack)
+
+
 def best(run: Callable[[], object], repeat: int) -> float:
     """The least CPU time of `repeat` runs."""
     times = []
@@ -73,16 +108,28 @@ def main() -> None:
         first = time.perf_counter() - start
         floor(1)
         print(f"{args.cloud}: first plan in a fresh process (imports included): {first:.2f} s wall")
-        header = ("node groups", "resources", "plan s", "ms/res", "floor s", "floor ms/res", "x floor")
-        print("{:>11} {:>10} {:>8} {:>8} {:>8} {:>13} {:>8}".format(*header))
+        header = (
+            "groups",
+            "resources",
+            "plan s",
+            "ms/res",
+            "floor s",
+            "ms/res",
+            "x floor",
+            "replay s",
+            "x replay",
+        )
+        print("{:>6} {:>9} {:>7} {:>7} {:>8} {:>7} {:>8} {:>9} {:>9}".format(*header))
         for size in args.sizes:
             path.write_text(blueprint(args.cloud, size))
-            count = len(plan_blueprint(path, env=None, project=project).resources)
+            made = plan_blueprint(path, env=None, project=project)
+            count = len(made.resources)
             took = best(lambda: plan_blueprint(path, env=None, project=project), args.repeat)
             bare = best(lambda: floor(count), args.repeat)  # noqa: B023 - called before the loop moves on
+            again = best(lambda: replay(made), args.repeat)  # noqa: B023
             print(
-                f"{size:>11} {count:>10} {took:>8.2f} {took / count * 1000:>8.2f} {bare:>8.2f} "
-                f"{bare / count * 1000:>13.2f} {took / bare:>8.2f}"
+                f"{size:>6} {count:>9} {took:>7.2f} {took / count * 1000:>7.2f} {bare:>8.2f} "
+                f"{bare / count * 1000:>7.2f} {took / bare:>8.2f} {again:>9.2f} {took / again:>9.2f}"
             )
 
 
