@@ -53,10 +53,10 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
         ("llm-pretrain-trainers-asg", ["desiredCapacity", "maxSize", "minSize"], False),
         ("llm-pretrain-datasets-fs", ["storageCapacity"], False),
     ]
-    # 8 more p5.48xlarge at $55.04/h; 36,000 GiB more at $0.145/GiB-month
-    assert payload["cost"]["delta"]["hourly_usd"] == pytest.approx(8 * 55.04 + 36000 * 0.145 / 730)
-    assert payload["cost"]["delta"]["monthly_usd"] == pytest.approx(321433.60 + 5220.00)
-    assert payload["cost"]["before"]["monthly_usd"] == pytest.approx(648087.20)
+    # 8 more p5.48xlarge at $55.04/h; 36,000 GiB more at $0.145/GiB-month; money rounded to the cent
+    assert payload["cost"]["delta"]["hourly_usd"] == 447.47  # 440.32 + 5220 / 730 = 447.4707
+    assert payload["cost"]["delta"]["monthly_usd"] == 326653.6  # 321433.60 + 5220.00
+    assert payload["cost"]["before"]["monthly_usd"] == 648087.2
     assert payload["cost"]["items"] == [
         {
             "name": "trainers",
@@ -66,9 +66,9 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
         },
         {
             "name": "datasets",
-            "before_hourly_usd": pytest.approx(5220 / 730),
-            "after_hourly_usd": pytest.approx(10440 / 730),
-            "delta_hourly_usd": pytest.approx(5220 / 730),
+            "before_hourly_usd": 7.15,  # 5220 / 730 = 7.1507
+            "after_hourly_usd": 14.30,  # 10440 / 730 = 14.3014
+            "delta_hourly_usd": 7.15,
         },
     ]
     assert payload["warnings"] == []
