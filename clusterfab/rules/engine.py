@@ -204,8 +204,13 @@ def _validate(
             if environment in defined:
                 continue  # checked only to classify the environment's findings
         else:
+            # What the base has too is the base's problem (reported once, without an environment, when
+            # the base is reported); what only this environment has is its own, labelled with it.
+            base_reported = environment is None
             found = [
-                _in_environment(f, target, source_map, payload) for f in found if _key(f) not in base_keys
+                f if _key(f) in base_keys else _in_environment(f, target, source_map, payload)
+                for f in found
+                if not (base_reported and _key(f) in base_keys)
             ]
         result.findings.extend(found)
     result.findings = normalize(result.findings)

@@ -170,3 +170,12 @@ def test_removing_a_required_field_points_at_the_null() -> None:
     assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
         ("BP006", "node_groups[1].machine_type", 20, 36),
     ]
+
+
+def test_with_env_a_problem_inherited_from_the_base_is_still_reported() -> None:
+    text = BASE.replace(b"count: 2", b"count: 0") + b"environments:\n  dev: {labels: {x: y}}\n"
+    result = validate_bytes(text, "bp.yaml", environment="dev")
+    assert [(f.code, f.field, f.line, f.environment) for f in result.findings] == [
+        ("BP009", "node_groups[1].count", 14, None),
+    ]
+    assert not result.ok
