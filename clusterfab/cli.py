@@ -506,8 +506,13 @@ def destroy(stack: StackOption, yes: YesOption = False) -> None:
 
 @app.command()
 def promote(
-    source: Annotated[str, typer.Option("--from", help="Stack that runs the tested revision (e.g. dev).")],
-    target: Annotated[str, typer.Option("--to", help="Stack to promote it to (e.g. prod).")],
+    source: Annotated[
+        str,
+        typer.Option("--from", help="Stack that runs the tested revision (e.g. dev).", callback=_stack_name),
+    ],
+    target: Annotated[
+        str, typer.Option("--to", help="Stack to promote it to (e.g. prod).", callback=_stack_name)
+    ],
     yes: YesOption = False,
     allow_replace: Annotated[
         bool,

@@ -162,3 +162,27 @@ def test_version_short_help_and_short_stack() -> None:
     assert code == 0
     assert "-s, --stack" in out
     assert "--show-inputs" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["preview", "-s", "dev prod"],
+        ["up", "--stack", "dev;rm"],
+        ["destroy", "-s", "a/b/c/d"],
+        ["inventory", "-s", ""],
+        ["configure", "-s", "x" * 101],
+        ["promote", "--from", "dev", "--to", "pr od"],
+        ["plan", EXAMPLE, "-s", "dev:1"],
+    ],
+    ids=["preview", "up", "destroy", "inventory", "configure", "promote", "plan"],
+)
+def test_stack_names_are_checked_before_anything_runs(args: list[str]) -> None:
+    code, out, err = run(*args)
+    assert (code, out) == (2, "")
+    assert "is not a Pulumi stack name" in err
+
+
+@pytest.mark.parametrize("name", ["dev", "prod-2", "my_org/clusterfab/prod.eu", "org/dev"])
+def test_pulumi_stack_names_are_accepted(name: str) -> None:
+    assert cli._stack_name(name) == name
