@@ -107,8 +107,14 @@ def load_stack_input(
     if not path.is_absolute():
         path = project_root / path
     checks = CHECKS if enforce_budget else tuple(c for c in CHECKS if c is not check_budget)
+    # A stack's environment defaults to its name: a blueprint without environments serves it as it is.
     result = validate_file(
-        path, display=blueprint, environment=environment, checks=checks, base_only=environment is None
+        path,
+        display=blueprint,
+        environment=environment,
+        checks=checks,
+        base_only=environment is None,
+        strict_environment=False,
     )
     if not result.ok:
         lines = result.document.lines if result.document else ()

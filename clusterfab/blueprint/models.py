@@ -24,6 +24,15 @@ CLUSTER_NAME_PATTERN = r"^[a-z][a-z0-9-]{1,30}$"
 ITEM_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$"
 VERSION_PATTERN = r"^\d+(\.\d+){0,2}$"
 
+# Sanity limits, not cloud facts: far above any real cluster, they turn a typo (`count: 1e29`, an
+# extra zero in a budget) into a finding at its line instead of an estimate nobody can read or a cloud
+# budget of "inf". The clouds' own limits are checked by the catalog rules.
+MAX_GROUP_NODES = 10_000
+MAX_CAPACITY_GIB = 100_000_000
+MAX_THROUGHPUT_MBPS_PER_TIB = 100_000
+MAX_HOURLY_USD = 100_000_000.0
+MAX_MONTHLY_USD = MAX_HOURLY_USD * 730
+
 
 def _ipv4_network(value: str) -> str:
     try:
@@ -84,8 +93,13 @@ class NetworkSpec(Spec):
 class AutoscalingSpec(Spec):
     """Autoscaled node group size."""
 
-    min: Annotated[int, Field(ge=0, description="Fewest nodes (0 lets the group scale to zero).")]
-    max: Annotated[int, Field(ge=1, description="Most nodes; cost estimates price the group at max.")]
+    min: Annotated[
+        int, Field(ge=0, le=MAX_GROUP_NODES, description="Fewest nodes (0 lets the group scale to zero).")
+    ]
+    max: Annotated[
+        int,
+        Field(ge=1, le=MAX_GROUP_NODES, description="Most nodes; cost estimates price the group at max."),
+    ]
 
 
 class CapacitySpec(Spec):
@@ -141,7 +155,12 @@ class NodeGroupSpec(Spec):
         ),
     ]
     count: Annotated[
-        int | None, Field(ge=1, description=("Fixed number of nodes. Set this or `autoscaling`, not both."))
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_GROUP_NODES,
+            description=("Fixed number of nodes. Set this or `autoscaling`, not both."),
+        ),
     ] = None
     autoscaling: Annotated[
         AutoscalingSpec | None, Field(description=("Autoscaled size {min, max} instead of a fixed count."))
@@ -243,6 +262,7 @@ class LustreSpec(Spec):
         int,
         Field(
             gt=0,
+            le=MAX_CAPACITY_GIB,
             description=(
                 "Capacity in GiB; must lie on the tier's capacity grid (`clusterfab catalog` shows it)."
             ),
@@ -252,6 +272,7 @@ class LustreSpec(Spec):
         int | None,
         Field(
             gt=0,
+            le=MAX_THROUGHPUT_MBPS_PER_TIB,
             description=(
                 "Throughput per TiB (MB/s): one the tier offers (FSx PERSISTENT_2) or the tier itself "
                 "(GCP Managed Lustre); not used with AWS scratch. `clusterfab catalog` lists them."
@@ -327,6 +348,7 @@ class FilestoreSpec(Spec):
         int,
         Field(
             gt=0,
+            le=MAX_CAPACITY_GIB,
             description=(
                 "Capacity in GiB, within the tier's range and on its capacity grid (`clusterfab catalog` "
                 "shows it)."
@@ -379,12 +401,20 @@ class BudgetSpec(Spec):
     """Spending limits checked by validate, plan, cost and diff, and alerts in the cloud."""
 
     max_hourly_usd: Annotated[
-        float | None, Field(gt=0, description=("Most the cluster may cost per hour at full size."))
+        float | None,
+        Field(
+            gt=0,
+            le=MAX_HOURLY_USD,
+            allow_inf_nan=False,
+            description=("Most the cluster may cost per hour at full size."),
+        ),
     ] = None
     max_monthly_usd: Annotated[
         float | None,
         Field(
             gt=0,
+            le=MAX_MONTHLY_USD,
+            allow_inf_nan=False,
             description=(
                 "Most the cluster may cost per month (730 hours) at full size; also the cloud budget amount."
             ),

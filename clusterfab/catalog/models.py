@@ -21,7 +21,9 @@ PriceUnit = Literal["hour", "chip_hour", "gib_month"]
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a catalog read from the compiled cache (query.py) is unpickled, not validated, so a
+    # command that uses it never pays for building these models' validators.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Sourced(Record):
@@ -265,6 +267,12 @@ class GpuSupport(Sourced):
     min_driver: str
     min_cuda: str
     note: str | None = None
+
+
+class ReleaseList(Sourced):
+    """Every released version of a piece of NVIDIA software (as of the record's date)."""
+
+    versions: tuple[str, ...]
 
 
 class RecommendedStack(Sourced):

@@ -156,6 +156,12 @@ _CODES = [
         "`protected: true`; only `prod` is protected by default.",
     ),
     Code(
+        "BP136",
+        "empty list in an environment overlay",
+        _E,
+        "Overlay lists of named items merge by name, so an empty one changes nothing; `null` removes.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,

@@ -26,6 +26,9 @@ from clusterfab.spec import Budget, ClusterSpec, LustreStorage, Monitoring, Node
 HOURS_PER_MONTH = Decimal(730)
 """The month of every monthly figure (architecture §5), as AWS and GCP price pages use it."""
 
+MAX_RUN_HOURS = 100_000
+"""Longest run `--hours` prices (about 11 years): a sanity limit that keeps every figure printable."""
+
 ItemKind = Literal["node_group", "tpu_slice", "storage", "monitoring"]
 WarningReason = Literal["missing", "stale", "unconfirmed", "fallback"]
 ItemPath = tuple[str | int, ...]

@@ -17,15 +17,16 @@ from pathlib import Path
 
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import UsageError
+from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import diff_costs
 from clusterfab.cost.estimate import BudgetStatus, CostEstimate, estimate_cost
 from clusterfab.plan import baseref
 from clusterfab.plan.diff import diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
 from clusterfab.plan.report import DiffReport
-from clusterfab.rules.budget import check_budget
+from clusterfab.rules.budget import check_budget, price_caveats
 from clusterfab.rules.context import Check
-from clusterfab.rules.engine import ValidationResult, validate_file
+from clusterfab.rules.engine import ValidationResult, rule_context, validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.spec import ClusterSpec
 
@@ -48,6 +49,8 @@ class Side:
     """None when the blueprint does not exist on this side (a new file)."""
     plan: Plan
     estimate: CostEstimate
+    findings: tuple[Finding, ...] = ()
+    """The blueprint's findings (none are errors) and the price caveats of its estimate."""
 
 
 def _checks() -> Sequence[Check]:
@@ -55,21 +58,33 @@ def _checks() -> Sequence[Check]:
     return [check for check in CHECKS if check is not check_budget]
 
 
-def _validated(path: Path, display: str, env: str | None, today: dt.date, side: str) -> ClusterSpec:
+@dataclass(frozen=True)
+class _Costed:
+    spec: ClusterSpec
+    estimate: CostEstimate
+    findings: tuple[Finding, ...]
+
+
+def _costed(path: Path, display: str, env: str | None, today: dt.date, side: str) -> _Costed:
+    """Validate one side (InvalidSideError names it) and price it with this checkout's catalog."""
     result = validate_file(
         path, display=display, environment=env, checks=_checks(), today=today, base_only=env is None
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
         raise InvalidSideError(side, result)
-    return validated.spec
+    catalog = load_catalog()
+    estimate = estimate_cost(validated.spec, catalog, today=today)
+    caveats = price_caveats(rule_context(validated, catalog, today), estimate)
+    findings = tuple(sorted([*result.findings, *caveats], key=lambda f: f.sort_key))
+    return _Costed(spec=validated.spec, estimate=estimate, findings=findings)
 
 
 def _side(path: Path, display: str, env: str | None, today: dt.date, side: str) -> Side:
-    spec = _validated(path, display, env, today, side)
+    costed = _costed(path, display, env, today, side)
     plan = plan_blueprint(path, env=env, stack=DIFF_STACK, display=display, enforce_budget=False)
     return Side(
-        display=display, spec=spec, plan=plan, estimate=estimate_cost(spec, load_catalog(), today=today)
+        display=display, spec=costed.spec, plan=plan, estimate=costed.estimate, findings=costed.findings
     )
 
 
@@ -88,17 +103,12 @@ def _side_at_ref(target: Path, ref: str, *, shown: str, env: str | None, today: 
         copy.write_bytes(tree.blueprint)
         if not tree.has_project:
             # Blueprints only: the code is the installed package on both sides.
-            return _side(
-                copy,
-                f"{display} (planned with this checkout's code: {ref} holds no clusterfab project)",
-                env,
-                today,
-                "base",
-            )
-        spec = _validated(copy, display, env, today, "base")
+            note = f"{display} (planned with this checkout's code: {ref} holds no clusterfab project)"
+            return _side(copy, note, env, today, "base")
+        costed = _costed(copy, display, env, today, "base")
     plan = baseref.plan_at_ref(location, commit, env=env, stack=DIFF_STACK, display=display)
     return Side(
-        display=display, spec=spec, plan=plan, estimate=estimate_cost(spec, load_catalog(), today=today)
+        display=display, spec=costed.spec, plan=plan, estimate=costed.estimate, findings=costed.findings
     )
 
 
@@ -154,6 +164,7 @@ def compare(
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
         base_cloud=before.spec.cloud if before.spec is not None else None,
+        findings=after.findings,
     )
 
 
@@ -183,4 +194,5 @@ def compare_environments(
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
         base_cloud=before.spec.cloud if before.spec is not None else None,
+        findings=after.findings,
     )

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from clusterfab.contract import cents, envelope, exact
+from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
@@ -31,6 +33,8 @@ class DiffReport:
     """The new blueprint, resolved (for the cluster sketch)."""
     base_cloud: str | None = None
     """The base side's cloud (None: nothing on the base side)."""
+    findings: tuple[Finding, ...] = ()
+    """The new blueprint's findings (warnings, notes and its price caveats)."""
 
     @property
     def cross_cloud(self) -> bool:
@@ -39,10 +43,6 @@ class DiffReport:
     def refused(self, allow_replace: bool) -> bool:
         """Whether the diff exits 1 for data loss (architecture §10.3)."""
         return bool(self.resources.destructive()) and not allow_replace
-
-
-def _num(value: Decimal | None) -> float | None:
-    return None if value is None else float(value)
 
 
 def _signed(value: Decimal) -> str:
@@ -92,13 +92,18 @@ def _change(update: Update) -> tuple[str, str]:
 
 
 def report_json(report: DiffReport) -> dict[str, Any]:
-    """The `clusterfab diff --format json` payload."""
+    """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md)."""
     cost = report.cost
 
-    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float]:
-        return {"hourly_usd": float(hourly), "monthly_usd": float(monthly)}
+    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float | None]:
+        return {"hourly_usd": cents(hourly), "monthly_usd": cents(monthly)}
 
     return {
+        **envelope(
+            blueprint=report.target, env=report.env, cloud=report.spec.cloud, region=report.spec.region
+        ),
+        "base": report.base,
+        "ok": cost.after.budget.ok,
         "resources": report.resources.to_json(),
         "cost": {
             "before": totals(cost.before.hourly_usd, cost.before.monthly_usd),
@@ -107,19 +112,20 @@ def report_json(report: DiffReport) -> dict[str, Any]:
             "items": [
                 {
                     "name": item.name,
-                    "before_hourly_usd": _num(item.before_hourly),
-                    "after_hourly_usd": _num(item.after_hourly),
-                    "delta_hourly_usd": _num(item.delta_hourly),
+                    "before_hourly_usd": cents(item.before_hourly),
+                    "after_hourly_usd": cents(item.after_hourly),
+                    "delta_hourly_usd": cents(item.delta_hourly),
                 }
                 for item in cost.items
             ],
         },
         "warnings": _warnings(report) + list(_cost_warnings(report)),
         "budget": {
-            "max_hourly_usd": _num(cost.after.budget.max_hourly_usd),
-            "max_monthly_usd": _num(cost.after.budget.max_monthly_usd),
+            "max_hourly_usd": exact(cost.after.budget.max_hourly_usd),
+            "max_monthly_usd": exact(cost.after.budget.max_monthly_usd),
             "ok": cost.after.budget.ok,
         },
+        "findings": [f.to_json() for f in report.findings],
     }
 
 

@@ -105,7 +105,12 @@ def push_targets(
 
 
 def require_collection(cloud: Cloud) -> None:
-    """Fail with what to install when the inventory plugin's collection is missing."""
+    """Fail with what to install when Ansible or the inventory plugin's collection is missing."""
+    if importlib.util.find_spec("ansible_runner") is None or importlib.util.find_spec("ansible") is None:
+        raise UsageError(
+            "push mode runs Ansible on this machine: install it with clusterfab's `configure` extra "
+            "(`pip install 'clusterfab[configure]'`, or `uv sync` in a checkout)"
+        )
     name = profile(cloud).inventory_collection
     namespace, collection = name.split(".")
     if importlib.util.find_spec(f"ansible_collections.{namespace}.{collection}") is None:

@@ -21,6 +21,8 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
         return path if ctx.written(path) else ("node_groups", index, "machine_type")
 
     first = groups[0].index
+    yield from _unreleased(ctx, "nvidia_driver", versions.nvidia_driver, anchor("nvidia_driver", first))
+    yield from _unreleased(ctx, "nccl", versions.nccl, anchor("nccl", first))
     release = catalog.min_driver_for_cuda(versions.cuda)
     if release is None:
         known = sorted({r.cuda for r in catalog.cuda_drivers.releases})
@@ -88,3 +90,35 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
                 hint=f"use NCCL {software.min_nccl} or newer",
                 anchor=anchor("nccl", index),
             )
+
+
+_WHAT = {"nvidia_driver": "NVIDIA driver", "nccl": "NCCL"}
+
+
+def _unreleased(ctx: RuleContext, field: str, version: str, anchor: FieldPath) -> Iterator[Finding]:
+    """BP214 for a driver or NCCL version NVIDIA never released (as far as the catalog knows): nodes
+    would fail to install it. A driver given as a branch ("580") is known when a release of it is."""
+    catalog = ctx.catalog
+    record = catalog.releases[field]
+    known = set(record.versions)
+    if field == "nvidia_driver":
+        known |= {r.driver for r in catalog.cuda_drivers.releases} | {catalog.recommended.nvidia_driver}
+    if version in known or any(v.startswith(version + ".") for v in known):
+        return
+    prefix = ".".join(version.split(".")[:2])
+    same_line = [v for v in record.versions if v.startswith(prefix + ".") or v == prefix]
+    branch = version.partition(".")[0]
+    near = same_line or [v for v in record.versions if v.partition(".")[0] == branch]
+    listed = (
+        f"{_WHAT[field]} releases of that line: {', '.join(near[-6:])}"
+        if near
+        else (f"the newest {_WHAT[field]} releases: {', '.join(record.versions[-4:])}")
+    )
+    yield ctx.finding(
+        "BP214",
+        ("software", field),
+        f"{_WHAT[field]} {version} is not a release the catalog knows (its list is of "
+        f"{record.as_of.isoformat()}); nodes cannot install a version that does not exist",
+        hint=f"{listed}; if {version} is newer than the list, ignore this warning",
+        anchor=anchor,
+    )

@@ -57,10 +57,10 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
         ("llm-pretrain-trainers-asg", ["desiredCapacity", "maxSize", "minSize"], False),
         ("llm-pretrain-datasets-fs", ["storageCapacity"], False),
     ]
-    # 8 more p5.48xlarge at $55.04/h; 36,000 GiB more at $0.145/GiB-month
-    assert payload["cost"]["delta"]["hourly_usd"] == pytest.approx(8 * 55.04 + 36000 * 0.145 / 730)
-    assert payload["cost"]["delta"]["monthly_usd"] == pytest.approx(321433.60 + 5220.00)
-    assert payload["cost"]["before"]["monthly_usd"] == pytest.approx(648087.20)
+    # 8 more p5.48xlarge at $55.04/h; 36,000 GiB more at $0.145/GiB-month; money rounded to the cent
+    assert payload["cost"]["delta"]["hourly_usd"] == 447.47  # 440.32 + 5220 / 730 = 447.4707
+    assert payload["cost"]["delta"]["monthly_usd"] == 326653.6  # 321433.60 + 5220.00
+    assert payload["cost"]["before"]["monthly_usd"] == 648087.2
     assert payload["cost"]["items"] == [
         {
             "name": "trainers",
@@ -70,9 +70,9 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
         },
         {
             "name": "datasets",
-            "before_hourly_usd": pytest.approx(5220 / 730),
-            "after_hourly_usd": pytest.approx(10440 / 730),
-            "delta_hourly_usd": pytest.approx(5220 / 730),
+            "before_hourly_usd": 7.15,  # 5220 / 730 = 7.1507
+            "after_hourly_usd": 14.30,  # 10440 / 730 = 14.3014
+            "delta_hourly_usd": 7.15,
         },
     ]
     assert payload["warnings"] == []
@@ -200,11 +200,24 @@ def test_plan_command_json_contract() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert list(payload) == ["blueprint", "env", "stack", "resources", "summary"]
-    assert (payload["blueprint"], payload["env"], payload["stack"]) == (
+    assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
+        "stack",
+        "resources",
+        "summary",
+        "findings",
+        "messages",
+    ]
+    assert (payload["blueprint"], payload["env"], payload["stack"], payload["cloud"]) == (
         "blueprints/examples/aws-p6-b200-capacity-block.yaml",
         "dev",
         "dev",
+        "aws",
     )
     assert set(payload["resources"][0]) == {"urn", "type", "name", "parent", "custom", "protect", "inputs"}
     # dev has one node: no cluster placement group for a single node
@@ -222,9 +235,11 @@ def test_plan_command_text_golden() -> None:
 def test_plan_refuses_an_invalid_blueprint(tmp_path: Path) -> None:
     bad = variant(tmp_path, "bad.yaml", ("machine_type: p5.48xlarge", "machine_type: p5.48xlarg"))
     proc = _cli("plan", str(bad), cwd=REPO)
+    # Findings go to stdout, like every command's (docs/cli.md).
     assert proc.returncode == 1
-    assert "error[BP201] node_groups[0].machine_type" in proc.stderr
-    assert proc.stdout == ""
+    assert "error[BP201] node_groups[0].machine_type" in proc.stdout
+    assert proc.stdout.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not planned")
+    assert proc.stderr == ""
 
 
 # --- replacements that follow from dependencies (issue 11 item 1) ------------------------------------

@@ -271,8 +271,20 @@ def test_unknown_node_groups_and_missing_outputs_are_usage_errors() -> None:
         push.push_targets(stack_input, read_outputs({**stack.outputs(), "storage": {}}))
 
 
-def test_missing_collection_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_ansible_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # validate, plan and cost do not need Ansible: it is the `configure` extra (README's first command).
     monkeypatch.setattr(push.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UsageError, match=r"install it with clusterfab's `configure` extra"):
+        push.require_collection("aws")
+
+
+def test_missing_collection_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = push.importlib.util.find_spec
+    monkeypatch.setattr(
+        push.importlib.util,
+        "find_spec",
+        lambda name: None if name.startswith("ansible_collections.") else found(name),
+    )
     with pytest.raises(
         UsageError,
         match=r"needs the Ansible collection google.cloud: `ansible-galaxy collection install google.cloud`",

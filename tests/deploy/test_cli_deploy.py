@@ -300,9 +300,9 @@ def test_promote_refuses_a_blueprint_invalid_for_the_target(
     )
     blueprint.write_text(text)
     stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
-    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    code, out, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
     assert code == 1
-    assert "error[BP" in err  # the findings, as `clusterfab validate` prints them
+    assert "error[BP" in out  # the findings, on stdout as `clusterfab validate` prints them
     assert (
         f"  - budget: the blueprint cannot be costed for prod (environment prod): {blueprint} has errors"
         in err

@@ -44,6 +44,7 @@ def test_every_sourced_record_names_declared_sources() -> None:
         *CATALOG.lustre_clients.values(),
         *CATALOG.stateful_types.values(),
         *CATALOG.node_packages.values(),
+        *CATALOG.releases.values(),
     ]
     for record in records:
         assert record.source, record

@@ -361,14 +361,22 @@ node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 4}]
 def test_json_contract_keys_exactly() -> None:
     payload = cost_json(estimate("gcp-a3ultra-roce-lustre", hours=24))
     assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
         "currency",
         "hourly_usd",
         "monthly_usd",
         "run_usd",
+        "hours",
         "items",
         "catalog",
         "warnings",
         "budget",
+        "findings",
     ]
     assert payload["currency"] == "USD"
     for item in payload["items"]:
@@ -376,14 +384,17 @@ def test_json_contract_keys_exactly() -> None:
     assert list(payload["catalog"]) == ["version", "as_of"]
     assert list(payload["budget"]) == ["max_hourly_usd", "max_monthly_usd", "ok"]
     assert all(isinstance(w, str) for w in payload["warnings"])
-    assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage"}
+    assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage", "monitoring"}
 
 
-def test_json_values_keep_full_precision() -> None:
+def test_json_money_is_rounded_to_the_cent_and_catalog_figures_are_as_written() -> None:
+    # docs/json/README.md: computed money is rounded half up to the cent from the exact sums;
+    # unit prices and budget limits are the catalog's and the blueprint's figures as written.
     payload = cost_json(estimate("aws-p5-efa-fsx", hours=336))
-    assert payload["hourly_usd"] == pytest.approx(880.64 + 5220 / 730, abs=1e-9)
+    assert payload["hourly_usd"] == 887.79  # 880.64 + 5220 / 730 = 887.790684...
     assert payload["monthly_usd"] == 648087.2
-    assert payload["run_usd"] == pytest.approx(298297.670136986, abs=1e-6)
+    assert payload["run_usd"] == 298297.67  # 887.790684... x 336 = 298297.670137...
+    assert payload["hours"] == 336
     trainers, datasets = payload["items"]
     assert trainers == {
         "name": "trainers",
@@ -400,7 +411,8 @@ def test_json_values_keep_full_precision() -> None:
         "as_of": "2026-07-28",
         "confidence": "secondary",
     }
-    assert datasets["hourly_usd"] == pytest.approx(7.150684931506849, abs=1e-12)
+    assert datasets["hourly_usd"] == 7.15  # 36,000 GiB x $0.145 / 730 h = 7.1506...
+    assert datasets["unit_price_usd"] == 0.145
     catalog = load_catalog()
     assert payload["catalog"] == {"version": catalog.version, "as_of": catalog.index.as_of.isoformat()}
     assert payload["warnings"] == []
@@ -459,9 +471,14 @@ def test_cost_json_via_cli() -> None:
     proc = cli("cost", "blueprints/examples/gcp-tpu-v6e-spot.yaml", "--hours", "336", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert payload["hourly_usd"] == 146.6496
-    assert payload["monthly_usd"] == 107054.208
-    assert payload["run_usd"] == 49274.2656
+    assert payload["hourly_usd"] == 146.65  # 256 chips x $0.57285
+    assert payload["monthly_usd"] == 107054.21  # 146.6496 x 730 = 107054.208
+    assert payload["run_usd"] == 49274.27  # 146.6496 x 336 = 49274.2656
+    assert (payload["blueprint"], payload["env"], payload["cloud"]) == (
+        "blueprints/examples/gcp-tpu-v6e-spot.yaml",
+        None,
+        "gcp",
+    )
     assert payload["items"][0]["quantity"] == 256
 
 
@@ -519,15 +536,27 @@ environments:
 def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
     path = str(BAD_FIXTURES / "BP104-tpu-topology.yaml")
     proc = cli("cost", path)
+    # Findings go to stdout, like every command's (docs/cli.md): CI posts stdout as it is.
     assert proc.returncode == 1
-    assert proc.stdout == ""
-    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stderr
-    assert proc.stderr.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
+    assert proc.stderr == ""
+    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stdout
+    assert proc.stdout.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
     proc = cli("cost", path, "--format", "json")
     assert proc.returncode == 1
     payload = json.loads(proc.stdout)
     assert payload["ok"] is False
     assert [f["code"] for f in payload["findings"]] == ["BP104"]
+    proc = cli("cost", path, "--format", "markdown")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[:3] == [
+        f"### clusterfab cost: `{path}` is invalid",
+        "",
+        "**1 error, 0 warnings, 0 notes**",
+    ]
+    assert (
+        f"| error | BP104 | `{path}:11:15` | `tpu_slices[0].topology` | '4x4x3' is not a v5p topology | "
+        "nearest v5p topologies: 4x4x4 (64 chips), 2x4x4 (32 chips), 4x4x8 (128 chips), 2x2x4 (16 chips) |"
+    ) in proc.stdout.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -542,12 +571,22 @@ def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "0"),
             "2026-11-22",
-            "error: --hours must be a positive number of hours, not 0",
+            "error: --hours must be a positive number of hours up to 100,000, not 0",
         ),
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "nan"),
             "2026-11-22",
-            "error: --hours must be a positive number of hours, not nan",
+            "error: --hours must be a positive number of hours up to 100,000, not nan",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "1e25"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours up to 100,000, not 1e+25",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "inf"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours up to 100,000, not inf",
         ),
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml"),
@@ -681,4 +720,4 @@ def test_cost_of_the_base_is_not_blocked_by_a_broken_overlay(tmp_path: Path) -> 
         check=False,
     )
     assert dev.returncode == 1
-    assert "error[BP009] node_groups[0].count" in dev.stderr
+    assert "error[BP009] node_groups[0].count" in dev.stdout
