@@ -322,6 +322,46 @@ def plan(
 
 
 @app.command()
+def policy(
+    blueprint: BlueprintArg,
+    env: Annotated[
+        str | None,
+        typer.Option("--env", "-e", help="Environment overlay to check (e.g. dev, prod); default: the base."),
+    ] = None,
+) -> None:
+    """Run the policy pack's rules on the offline plan: no credentials, no stack (for pull requests).
+
+    The same rules `preview`, `up` and `promote` enforce through CrossGuard: no public IPs, IMDSv2,
+    encryption at rest, no public buckets, stateful resources protected in a protected environment.
+    Exits 1 on a violation or an invalid blueprint.
+    """
+    from clusterfab.catalog import load_catalog
+    from clusterfab.rules.engine import validate_file
+
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        _invalid(result, Format.text, env, "policy", "not checked")
+    from clusterfab.plan.project import plan_blueprint
+    from clusterfab.policy.offline import check_resources
+
+    made = plan_blueprint(blueprint, env=env, display=str(blueprint), enforce_budget=False)
+    found = check_resources(
+        made.resources,
+        protected=validated.spec.protected,
+        stateful_types=load_catalog().stateful_types.keys(),
+    )
+    for violation in found:
+        typer.echo(f"error[{violation.policy}] {violation.resource} ({violation.type}): {violation.message}")
+    where = f"{blueprint} [{env or 'base'}]"
+    verdict = "violates the policy pack" if found else "passes the policy pack"
+    typer.echo(f"{where}: {verdict} ({len(found)} violations, {len(made.resources)} resources checked)")
+    raise typer.Exit(1 if found else 0)
+
+
+@app.command()
 def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
     base: Annotated[
         Path, typer.Argument(help="Base blueprint (or the blueprint, with --base-ref).", show_default=False)

@@ -36,18 +36,31 @@ from clusterfab.catalog import load_catalog
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.project import find_project
 from clusterfab.policy import checks
+from clusterfab.policy.names import (
+    BUCKET_ENCRYPTION,
+    BUDGET,
+    ENCRYPTION,
+    IMDSV2,
+    NO_PUBLIC_BUCKETS,
+    NO_PUBLIC_IPS,
+    PACK_NAME,
+    PROTECT_STATEFUL,
+)
 from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource
 from clusterfab.stackinput import stack_protected
 
-PACK_NAME = "clusterfab"
-IMDSV2 = "clusterfab-imdsv2-required"
-NO_PUBLIC_IPS = "clusterfab-no-public-ips"
-ENCRYPTION = "clusterfab-encryption-at-rest"
-BUCKET_ENCRYPTION = "clusterfab-bucket-default-encryption"
-NO_PUBLIC_BUCKETS = "clusterfab-no-public-buckets"
-PROTECT_STATEFUL = "clusterfab-protect-stateful"
-BUDGET = "clusterfab-budget"
+__all__ = [
+    "BUCKET_ENCRYPTION",
+    "BUDGET",
+    "ENCRYPTION",
+    "IMDSV2",
+    "NO_PUBLIC_BUCKETS",
+    "NO_PUBLIC_IPS",
+    "PACK_NAME",
+    "PROTECT_STATEFUL",
+    "policies",
+]
 
 
 def resource_from_args(args: ResourceValidationArgs) -> Resource:

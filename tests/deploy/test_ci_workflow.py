@@ -248,6 +248,8 @@ def test_every_clusterfab_invocation_is_a_valid_command_line() -> None:
         "validate $BLUEPRINT",
         "plan $BLUEPRINT --env dev",
         "plan $BLUEPRINT --env prod",
+        "policy $BLUEPRINT --env dev",
+        "policy $BLUEPRINT --env prod",
         "diff $BLUEPRINT --base-ref origin/$BASE_REF --format markdown --env prod",
         "up --stack dev --yes",
         "configure --stack dev",
