@@ -4,6 +4,12 @@ One error boundary (`main`) turns expected failures into a one-line message and 
 architecture §4: 0 success, 1 findings at error level or a refused gate, 2 usage error, 3 internal
 error. Commands import their machinery lazily: `validate`, `cost`, `catalog` and `schema` never load
 Pulumi, and none of them pays for what another command needs.
+
+Where output goes (the same for every command, docs/cli.md): the command's result and the blueprint's
+findings on stdout, in the format asked for (text, JSON or Markdown), valid or not, so that CI can
+post stdout as it is; on stderr only progress and the one-line error of a command that could not run
+(usage error, exit 2; internal error, exit 3), which in JSON mode is instead a JSON error object on
+stdout. Text is laid out for the terminal's width (COLUMNS, else 120 columns when not a terminal).
 """
 
 from __future__ import annotations
@@ -12,20 +18,23 @@ import datetime as dt
 import enum
 import math
 import os
+import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from clusterfab.core.errors import ClusterfabError, RefusedError, UsageError
+from clusterfab.health import DEFAULT_MAX_AGE
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from clusterfab.deploy.automation import DeployProject, DeployStack, EventHandler, OperationResult
     from clusterfab.deploy.progress import Operation
+    from clusterfab.deploy.promote import PromotionCheck
     from clusterfab.rules.engine import ValidationResult
     from clusterfab.stackinput import StackInput
 
@@ -36,6 +45,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -44,7 +54,7 @@ class TextOrJson(enum.StrEnum):
     json = "json"
 
 
-class CostFormat(enum.StrEnum):
+class Format(enum.StrEnum):
     text = "text"
     json = "json"
     markdown = "markdown"
@@ -66,10 +76,58 @@ EnvOption = Annotated[
         ),
     ),
 ]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+TextOrJsonOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
+
+# Pulumi's own rule for stack and project names (pulumi/pulumi pkg/backend, validateStackName:
+# ^[A-Za-z0-9_.-]{1,100}$), with an optional org/ or org/project/ in front.
+_STACK_PART = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+
+def _stack_name(value: str | None) -> str | None:
+    if value is None:
+        return None
+    parts = value.split("/")
+    if len(parts) > 3 or not all(_STACK_PART.match(part) for part in parts):
+        raise typer.BadParameter(
+            f"{value!r} is not a Pulumi stack name: up to 100 letters, digits, '-', '_' or '.', "
+            "optionally as org/stack or org/project/stack"
+        )
+    return value
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        from clusterfab.catalog import load_catalog
+
+        typer.echo(f"clusterfab {version('clusterfab')} (catalog {load_catalog().version})")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", help="Show the version and exit.", is_eager=True, callback=_version),
+    ] = False,
+) -> None:
+    """Typed, multi-cloud AI training clusters from a declarative blueprint."""
 
 
 def _color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _width() -> int:
+    """Columns to lay text out for: COLUMNS if set, else the terminal's, else 120 (piped output)."""
+    raw = os.environ.get("COLUMNS", "")
+    if raw.isdigit() and int(raw) > 0:
+        return max(int(raw), 40)
+    if sys.stdout.isatty():
+        return max(os.get_terminal_size(sys.stdout.fileno()).columns, 40)
+    return 120
 
 
 def _today() -> dt.date:
@@ -84,28 +142,67 @@ def _today() -> dt.date:
         raise UsageError(f"CLUSTERFAB_TODAY={raw!r} is not an ISO date (YYYY-MM-DD)") from None
 
 
+def _echo_json(payload: Any) -> None:
+    import json
+
+    typer.echo(json.dumps(payload, indent=2))
+
+
+def _show_validation(
+    result: ValidationResult, output: Format, env: str | None, *, command: str, verdict: str
+) -> None:
+    """Print a validation result (all its findings) on stdout in the format asked for; `verdict` ends
+    the text form's last line (`valid (...)`, `invalid (...); not costed`)."""
+    from clusterfab.rules.render import render_markdown, render_text, validation_json
+
+    if output is Format.json:
+        _echo_json(validation_json(result, env))
+        return
+    if output is Format.markdown:
+        state = "valid" if result.ok else "invalid"
+        title = f"clusterfab {command}: `{result.file}` is {state}"
+        typer.echo(render_markdown(result.findings, result.lines, title=title))
+        return
+    if result.findings:
+        typer.echo(render_text(result.findings, result.lines, color=_color(), width=_width()))
+        typer.echo("")
+    typer.echo(f"{result.file}: {verdict}")
+
+
+def _invalid(result: ValidationResult, output: Format, env: str | None, command: str, tail: str) -> NoReturn:
+    """A blueprint a command cannot act on: its findings, then exit 1."""
+    from clusterfab.rules.render import summary_line
+
+    verdict = f"invalid ({summary_line(result.findings)}); {tail}"
+    _show_validation(result, output, env, command=command, verdict=verdict)
+    raise typer.Exit(1)
+
+
 @app.command()
 def validate(
     blueprint: BlueprintArg,
     env: EnvOption = None,
-    output: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")] = TextOrJson.text,
+    output: FormatOption = Format.text,
 ) -> None:
     """Check a blueprint offline: schema, semantics, catalog facts and budget."""
     from clusterfab.rules.engine import validate_file
-    from clusterfab.rules.render import render_json, render_text, summary_line
+    from clusterfab.rules.render import summary_line
 
     result = validate_file(blueprint, display=str(blueprint), environment=env, today=_today())
-    if output is TextOrJson.json:
-        typer.echo(render_json(result.ok, result.findings))
-    else:
-        lines = result.document.lines if result.document else ()
-        if result.findings:
-            typer.echo(render_text(result.findings, lines, color=_color()))
-            typer.echo("")
-        scope = ", ".join(e or "base" for e in result.blueprints) or "nothing"
-        verdict = "valid" if result.ok else "invalid"
-        typer.echo(f"{blueprint}: {verdict} ({summary_line(result.findings)}; checked: {scope})")
+    scope = ", ".join(e or "base" for e in result.checked if env is None or e == env) or "nothing"
+    state = "valid" if result.ok else "invalid"
+    verdict = f"{state} ({summary_line(result.findings)}; checked: {scope})"
+    _show_validation(result, output, env, command="validate", verdict=verdict)
     raise typer.Exit(0 if result.ok else 1)
+
+
+def _offline_checks() -> Sequence[Any]:
+    """The rules a command that prices the blueprint runs: the budget verdict is part of its result
+    (exit 1 after showing it), not a finding that stops it."""
+    from clusterfab.rules.budget import check_budget
+    from clusterfab.rules.registry import CHECKS
+
+    return [check for check in CHECKS if check is not check_budget]
 
 
 @app.command()
@@ -119,68 +216,62 @@ def cost(
         float | None,
         typer.Option("--hours", help="Also price a run of this many hours (e.g. 336 for two weeks)."),
     ] = None,
-    output: Annotated[CostFormat, typer.Option("--format", "-f", help="Output format.")] = CostFormat.text,
+    output: FormatOption = Format.text,
 ) -> None:
     """Estimate the cost per hour, per month (730 h) and per run from the catalog's prices.
 
     Exits 1 when the blueprint is invalid or the estimate is over the blueprint's budget.
     """
     from clusterfab.catalog import load_catalog
-    from clusterfab.cost import estimate_cost
+    from clusterfab.cost import MAX_RUN_HOURS, estimate_cost
     from clusterfab.cost.render import cost_json, render_markdown
     from clusterfab.cost.render import render_text as cost_text
-    from clusterfab.rules.budget import check_budget
-    from clusterfab.rules.engine import validate_file
-    from clusterfab.rules.registry import CHECKS
-    from clusterfab.rules.render import render_json, render_text, summary_line
+    from clusterfab.rules.budget import price_caveats
+    from clusterfab.rules.engine import rule_context, validate_file
 
-    if hours is not None and not (math.isfinite(hours) and hours > 0):
-        raise UsageError(f"--hours must be a positive number of hours, not {hours:g}")
+    if hours is not None and not (math.isfinite(hours) and 0 < hours <= MAX_RUN_HOURS):
+        raise UsageError(f"--hours must be a positive number of hours up to {MAX_RUN_HOURS:,}, not {hours:g}")
     today = _today()
-    # The budget verdict is part of the estimate (exit 1 after showing it), not a finding that stops it.
-    checks = [check for check in CHECKS if check is not check_budget]
     result = validate_file(
-        blueprint, display=str(blueprint), environment=env, checks=checks, today=today, base_only=env is None
+        blueprint,
+        display=str(blueprint),
+        environment=env,
+        checks=_offline_checks(),
+        today=today,
+        base_only=env is None,
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
-        if output is CostFormat.json:
-            typer.echo(render_json(False, result.findings))
-        else:
-            lines = result.document.lines if result.document else ()
-            color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
-            typer.echo(render_text(result.findings, lines, color=color), err=True)
-            typer.echo(f"\n{blueprint}: invalid ({summary_line(result.findings)}); not costed", err=True)
-        raise typer.Exit(1)
-    estimate = estimate_cost(validated.spec, load_catalog(), hours=hours, today=today)
-    if output is CostFormat.json:
-        import json
-
-        typer.echo(json.dumps(cost_json(estimate), indent=2))
-    elif output is CostFormat.markdown:
+        _invalid(result, output, env, "cost", "not costed")
+    catalog = load_catalog()
+    estimate = estimate_cost(validated.spec, catalog, hours=hours, today=today)
+    if output is Format.json:
+        context = rule_context(validated, catalog, today)
+        findings = sorted([*result.findings, *price_caveats(context, estimate)], key=lambda f: f.sort_key)
+        _echo_json(cost_json(estimate, blueprint=str(blueprint), env=env, findings=findings))
+    elif output is Format.markdown:
         typer.echo(render_markdown(estimate, environment=env))
     else:
-        typer.echo(cost_text(estimate, environment=env))
+        typer.echo(cost_text(estimate, environment=env, width=_width()))
+        # Price caveats are in the estimate's warnings; the blueprint's other findings follow it.
+        others = [f for f in result.findings if f.code not in {"BP403", "BP404"}]
+        if others:
+            from clusterfab.rules.render import render_text
+
+            typer.echo("")
+            typer.echo(render_text(others, result.lines, color=_color(), width=_width()))
     raise typer.Exit(0 if estimate.budget.ok else 1)
 
 
-class DiffFormat(enum.StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-
-
-def _report_invalid(result: ValidationResult, json_output: bool) -> None:
-    """Print a failed validation where a command that needs a valid blueprint stops."""
-    from clusterfab.rules.render import render_json, render_text, summary_line
-
-    if json_output:
-        typer.echo(render_json(False, result.findings))
-        return
-    lines = result.document.lines if result.document else ()
-    color = sys.stderr.isatty() and "NO_COLOR" not in os.environ
-    typer.echo(render_text(result.findings, lines, color=color), err=True)
-    typer.echo(f"\n{result.file}: invalid ({summary_line(result.findings)})", err=True)
+StackOption = Annotated[
+    str,
+    typer.Option(
+        "--stack",
+        "-s",
+        help="Pulumi stack (e.g. dev, prod, or org/clusterfab/prod).",
+        callback=_stack_name,
+    ),
+]
 
 
 @app.command()
@@ -191,31 +282,87 @@ def plan(
         typer.Option("--env", "-e", help="Environment overlay to plan (e.g. dev, prod); default: the base."),
     ] = None,
     stack: Annotated[
-        str | None, typer.Option("--stack", help="Stack name for the URNs; default: the env.")
+        str | None,
+        typer.Option(
+            "--stack", "-s", help="Stack name for the URNs; default: the env.", callback=_stack_name
+        ),
     ] = None,
-    output: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")] = TextOrJson.text,
+    show_inputs: Annotated[
+        bool, typer.Option("--show-inputs", help="Text: list every resource's inputs under it.")
+    ] = False,
+    output: TextOrJsonOption = TextOrJson.text,
 ) -> None:
     """Plan the resources offline: the project's Pulumi program under Pulumi's mock engine.
 
     No cloud account, credentials or Pulumi CLI needed. Exits 1 when the blueprint is invalid
     (including over budget).
     """
-    from clusterfab.plan.project import plan_blueprint
-    from clusterfab.plan.render import render_plan_json, render_plan_text
     from clusterfab.rules.engine import validate_file
 
     result = validate_file(
         blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
     )
-    if not result.ok:
-        _report_invalid(result, output is TextOrJson.json)
-        raise typer.Exit(1)
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        _invalid(result, Format(output.value), env, "plan", "not planned")
+    # Pulumi and the providers load only for a blueprint that can be planned.
+    from clusterfab.plan.project import plan_blueprint
+    from clusterfab.plan.render import render_plan_json, render_plan_text
+
     made = plan_blueprint(blueprint, env=env, stack=stack, display=str(blueprint))
-    typer.echo(render_plan_json(made) if output is TextOrJson.json else render_plan_text(made))
+    if output is TextOrJson.json:
+        spec = validated.spec
+        typer.echo(render_plan_json(made, cloud=spec.cloud, region=spec.region, findings=result.findings))
+    else:
+        typer.echo(
+            render_plan_text(
+                made, width=_width(), show_inputs=show_inputs, findings=result.findings, lines=result.lines
+            )
+        )
 
 
 @app.command()
-def diff(
+def policy(
+    blueprint: BlueprintArg,
+    env: Annotated[
+        str | None,
+        typer.Option("--env", "-e", help="Environment overlay to check (e.g. dev, prod); default: the base."),
+    ] = None,
+) -> None:
+    """Run the policy pack's rules on the offline plan: no credentials, no stack (for pull requests).
+
+    The same rules `preview`, `up` and `promote` enforce through CrossGuard: no public IPs, IMDSv2,
+    encryption at rest, no public buckets, stateful resources protected in a protected environment.
+    Exits 1 on a violation or an invalid blueprint.
+    """
+    from clusterfab.catalog import load_catalog
+    from clusterfab.rules.engine import validate_file
+
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        _invalid(result, Format.text, env, "policy", "not checked")
+    from clusterfab.plan.project import plan_blueprint
+    from clusterfab.policy.offline import check_resources
+
+    made = plan_blueprint(blueprint, env=env, display=str(blueprint), enforce_budget=False)
+    found = check_resources(
+        made.resources,
+        protected=validated.spec.protected,
+        stateful_types=load_catalog().stateful_types.keys(),
+    )
+    for violation in found:
+        typer.echo(f"error[{violation.policy}] {violation.resource} ({violation.type}): {violation.message}")
+    where = f"{blueprint} [{env or 'base'}]"
+    verdict = "violates the policy pack" if found else "passes the policy pack"
+    typer.echo(f"{where}: {verdict} ({len(found)} violations, {len(made.resources)} resources checked)")
+    raise typer.Exit(1 if found else 0)
+
+
+@app.command()
+def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
     base: Annotated[
         Path, typer.Argument(help="Base blueprint (or the blueprint, with --base-ref).", show_default=False)
     ],
@@ -227,16 +374,22 @@ def diff(
             "--base-ref", help=("Compare the blueprint with its version at this git ref (e.g. origin/main).")
         ),
     ] = None,
-    output: Annotated[DiffFormat, typer.Option("--format", "-f", help="Output format.")] = DiffFormat.text,
+    output: FormatOption = Format.text,
+    allow_replace: Annotated[
+        bool,
+        typer.Option(
+            "--allow-replace",
+            help="Do not fail when a stateful or protected resource is replaced or deleted.",
+        ),
+    ] = False,
 ) -> None:
-    """What a change does: resources created / updated / deleted and the cost delta.
+    """What a change does: resources created / updated / replaced / deleted and the cost delta.
 
-    `clusterfab diff BASE NEW` or `clusterfab diff BLUEPRINT --base-ref REF`. Stateful resources that
-    would be replaced or deleted are flagged. Exits 1 when a blueprint is invalid or the new one is
-    over budget.
+    `clusterfab diff BASE NEW` or `clusterfab diff BLUEPRINT --base-ref REF`. Replacements include those
+    that follow from a dependency (a replaced subnet replaces what sits in it). Exits 1 when a blueprint
+    is invalid, the new one is over budget, or a stateful or protected resource would be replaced or
+    deleted (unless --allow-replace).
     """
-    import json
-
     from clusterfab.plan.compare import InvalidSideError, compare
     from clusterfab.plan.report import report_json, report_markdown, report_text
 
@@ -246,21 +399,28 @@ def diff(
     try:
         report = compare(None if new is None else base, target, env=env, today=_today(), base_ref=base_ref)
     except InvalidSideError as exc:
-        _report_invalid(exc.result, output is DiffFormat.json)
-        raise typer.Exit(1) from None
-    if output is DiffFormat.json:
-        typer.echo(json.dumps(report_json(report), indent=2))
-    elif output is DiffFormat.markdown:
+        _invalid(exc.result, output, env, "diff", f"the {exc.side} side cannot be diffed")
+    if output is Format.json:
+        _echo_json(report_json(report))
+    elif output is Format.markdown:
         typer.echo(report_markdown(report))
     else:
         typer.echo(report_text(report))
-    raise typer.Exit(0 if report.cost.after.budget.ok else 1)
+    if report.refused(allow_replace):
+        lost = ", ".join(
+            f"{resource.name} ({why.split(' ', 1)[0]})" for resource, why in report.resources.destructive()
+        )
+        typer.echo(
+            f"error: this change destroys data: {lost}; if that is intended, rerun with --allow-replace",
+            err=True,
+        )
+    raise typer.Exit(0 if report.cost.after.budget.ok and not report.refused(allow_replace) else 1)
 
 
 @app.command()
 def catalog(
     cloud: Annotated[CloudChoice | None, typer.Option("--cloud", help="Only this cloud.")] = None,
-    output: Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")] = TextOrJson.text,
+    output: TextOrJsonOption = TextOrJson.text,
 ) -> None:
     """Show the catalog: machine types, TPU generations, storage tiers and prices, with sources."""
     from clusterfab.catalog import load_catalog
@@ -269,29 +429,22 @@ def catalog(
     data = load_catalog()
     selected = cloud.value if cloud is not None else None
     if output is TextOrJson.json:
-        import json
-
-        typer.echo(json.dumps(catalog_json(data, selected), indent=2))
+        _echo_json(catalog_json(data, selected))
     else:
-        print_catalog(data, selected)
+        print_catalog(data, selected, width=_width())
 
 
 @app.command()
 def schema() -> None:
     """Print the blueprint JSON Schema (for editor completion and CI checks)."""
-    import json
-
     from clusterfab.blueprint.schema import blueprint_json_schema
     from clusterfab.catalog import load_catalog, schema_choices
 
-    typer.echo(json.dumps(blueprint_json_schema(schema_choices(load_catalog())), indent=2))
+    _echo_json(blueprint_json_schema(schema_choices(load_catalog())))
 
 
 # --- real stacks (need the Pulumi CLI, logged in to a backend, and cloud credentials) ------------
 
-StackOption = Annotated[
-    str, typer.Option("--stack", "-s", help="Pulumi stack (e.g. dev, prod, or org/clusterfab/prod).")
-]
 YesOption = Annotated[
     bool,
     typer.Option("--yes", "-y", help="Do not ask for confirmation (required when stdin is not a terminal)."),
@@ -371,15 +524,33 @@ def preview(stack: StackOption) -> None:
 def up(stack: StackOption, yes: YesOption = False) -> None:
     """Create or update a real stack's cluster, with live progress.
 
-    Without --yes, shows the preview first and asks. Exits 1 when the update fails.
+    Without --yes, shows the preview first, asks, and then changes exactly what was previewed: the
+    update runs with the preview's update plan, and is refused when the blueprint file or the stack
+    config changed in between. Exits 1 when the update fails or is refused.
     """
+    import tempfile
+
+    from clusterfab.deploy.approval import approve, require_unchanged
+    from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE
+
     _require_confirmation_possible(yes, "up")
-    target = _deploy_project().stack(stack)
+    project = _deploy_project()
+    target = project.stack(stack)
     console = _console()
-    if not yes:
-        _run_live(console, "preview", stack, target.preview)
+    if yes:
+        _run_live(console, "up", stack, target.up)
+        return
+    with tempfile.TemporaryDirectory(prefix="clusterfab-plan-") as tmp:
+        # What is approved is what runs: the update is held to the previewed plan, and refused when the
+        # blueprint or the stack config changed while the question was open.
+        plan = Path(tmp) / "plan.json"
+        config = target.config()
+        relative = config.get(f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}")
+        approval = approve(stack, plan, config, project.project.root / relative if relative else None)
+        _run_live(console, "preview", stack, lambda handle: target.preview(handle, save_plan=plan))
         _confirm(f"Update stack {stack}?", yes)
-    _run_live(console, "up", stack, target.up)
+        require_unchanged(approval, target.config())
+        _run_live(console, "up", stack, lambda handle: target.up(handle, plan=plan))
 
 
 @app.command()
@@ -411,8 +582,13 @@ def destroy(stack: StackOption, yes: YesOption = False) -> None:
 
 @app.command()
 def promote(
-    source: Annotated[str, typer.Option("--from", help="Stack that runs the tested revision (e.g. dev).")],
-    target: Annotated[str, typer.Option("--to", help="Stack to promote it to (e.g. prod).")],
+    source: Annotated[
+        str,
+        typer.Option("--from", help="Stack that runs the tested revision (e.g. dev).", callback=_stack_name),
+    ],
+    target: Annotated[
+        str, typer.Option("--to", help="Stack to promote it to (e.g. prod).", callback=_stack_name)
+    ],
     yes: YesOption = False,
     allow_replace: Annotated[
         bool,
@@ -420,28 +596,59 @@ def promote(
             "--allow-replace", help="Accept deleting or replacing protected / stateful resources (data loss)."
         ),
     ] = False,
+    health_max_age: Annotated[
+        float,
+        typer.Option(
+            "--health-max-age",
+            min=0.1,
+            help="Refuse a source health record older than this many hours.",
+        ),
+    ] = DEFAULT_MAX_AGE.total_seconds() / 3600,
 ) -> None:
     """Promote the blueprint revision that runs in one stack to another, through gates.
 
-    Gates: the source stack was updated from this exact blueprint file (sha256) and passed its
-    recorded health check; the target's preview deletes or replaces no protected or stateful resource
-    (unless --allow-replace); the target's cost is within its budget. Shows the target preview, the
-    offline plan diff and the cost diff between the two environments, asks (unless --yes), then
-    updates the target. Exits 1 when a gate refuses or the update fails.
+    Gates: the source stack was updated from this exact blueprint file (sha256) and its health record
+    (in its cluster bucket, written by `configure`) passed on the whole fleet for this blueprint,
+    playbook bundle, catalog and commit, after its last update and within --health-max-age; the
+    target's preview deletes or replaces no protected or stateful resource (unless --allow-replace);
+    the target's cost is within its budget. Shows the target preview, the offline plan diff and the
+    cost diff between the two environments, asks (unless --yes), then updates the target. Exits 1
+    when a gate refuses or the update fails.
     """
-    from clusterfab.deploy.gates import short
+    import tempfile
+
     from clusterfab.deploy.promote import check_promotion
-    from clusterfab.plan.report import report_text
 
     _require_confirmation_possible(yes, "promote")
     deploy = _deploy_project()
     console = _console()
-    check = check_promotion(
-        deploy, source, target, allow_replace=allow_replace, today=_today(), console=console
-    )
+    with tempfile.TemporaryDirectory(prefix="clusterfab-plan-") as tmp:
+        check = check_promotion(
+            deploy,
+            source,
+            target,
+            allow_replace=allow_replace,
+            today=_today(),
+            console=console,
+            plan=Path(tmp) / "plan.json",
+            max_health_age=dt.timedelta(hours=health_max_age),
+        )
+        _promote_checked(check, source, target, yes=yes, console=console)
+
+
+def _promote_checked(check: PromotionCheck, source: str, target: str, *, yes: bool, console: Console) -> None:
+    """Show a promotion's checks; when every gate passed and it is approved, update the target with
+    exactly the plan the gates saw."""
+    from clusterfab.deploy.approval import require_unchanged
+    from clusterfab.deploy.gates import short
+    from clusterfab.plan.report import report_text
+
     check.progress.print_summary()
     if check.invalid is not None:
-        _report_invalid(check.invalid, json_output=False)
+        from clusterfab.rules.render import summary_line
+
+        verdict = f"invalid ({summary_line(check.invalid.findings)})"
+        _show_validation(check.invalid, Format.text, None, command="promote", verdict=verdict)
     if check.report is not None:
         typer.echo("")
         typer.echo(report_text(check.report))
@@ -455,7 +662,9 @@ def promote(
     if refused is not None:
         raise RefusedError(refused)
     _confirm(f"Promote {source} to {target} (update stack {target})?", yes)
-    _run_live(console, "up", target, check.target_stack.up)
+    require_unchanged(check.approval, check.target_stack.config())
+    plan = check.approval.plan
+    _run_live(console, "up", target, lambda handle: check.target_stack.up(handle, plan=plan))
     typer.echo(
         f"promoted {check.source.blueprint or check.target.blueprint} (digest {short(check.digest)}) "
         f"from {source} to {target}"
@@ -546,31 +755,46 @@ def configure(
     """Configure a deployed stack's nodes now (push mode) and run the health check.
 
     Runs playbooks/gpu_node.yml on every node group through ansible-runner, then healthcheck.yml;
-    the outcome is recorded in the stack config (clusterfab:health), which `promote` requires.
+    the outcome is recorded in the stack's cluster bucket (health/<stack>.json), bound to the
+    blueprint, playbook bundle, catalog and git commit; `promote` requires a recent pass there.
     Needs the Pulumi CLI, cloud credentials and the amazon.aws / google.cloud Ansible collection.
     Exits 1 when a playbook or the health check fails.
     """
     from rich.console import Console
 
+    from clusterfab.clouds import profile
+    from clusterfab.deploy.checkout import checkout_commit
+    from clusterfab.outputs import read_outputs
+    from clusterfab.provision.bundle import bundle_digest
+    from clusterfab.provision.push import HealthTarget, require_collection
     from clusterfab.provision.push import configure as push
-    from clusterfab.provision.push import require_collection
     from clusterfab.provision.runner import RunProgress, run_playbook, summary_table
 
     project = _deploy_project()
     target = project.stack(stack)
     stack_input = _stack_input(target, stack)
     require_collection(stack_input.blueprint.cloud)
+    root = project.project.root
+    health = None
+    if not skip_health:
+        outputs = read_outputs(target.outputs())
+        health = HealthTarget(
+            store=profile(outputs.blueprint.cloud).health_store(outputs),
+            stack=stack,
+            commit=checkout_commit(root),
+            bundle_sha256=bundle_digest(root / "playbooks"),
+        )
     console = Console()
     with RunProgress(console) as progress:
         result = push(
             target,
             stack_input,
             runner=run_playbook,
-            playbooks=project.project.root / "playbooks",
+            playbooks=root / "playbooks",
             only=node_group,
             limit=limit,
             tags=tags,
-            health=not skip_health,
+            health=health,
             on_event=progress.handle,
         )
     for group, playbook, run in result.runs:
@@ -578,27 +802,145 @@ def configure(
         if not run.succeeded:
             console.print(summary_table(run))
     if result.health is not None:
-        console.print(f"health of {stack}: {result.health} (recorded as clusterfab:health)")
+        reason = f": {result.health.reason}" if result.health.reason else ""
+        console.print(f"health of {stack}: {result.health.status}{reason} (recorded in {result.location})")
+    elif health is not None and all(run.succeeded for _, _, run in result.runs):
+        console.print(f"health of {stack}: not recorded (a pass on part of the fleet proves nothing)")
     raise typer.Exit(0 if result.succeeded else 1)
+
+
+render_app = typer.Typer(
+    help="Write the configuration files clusterfab generates for a cluster.", no_args_is_help=True
+)
+app.add_typer(render_app, name="render")
+
+
+@render_app.command("monitoring")
+def render_monitoring(
+    blueprint: BlueprintArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the files into.")],
+    env: Annotated[
+        str | None, typer.Option("--env", "-e", help="Environment overlay to render (e.g. dev, prod).")
+    ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack", "-s", help="The stack whose nodes Prometheus discovers; default: the environment."
+        ),
+    ] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="GCP: the nodes' project when the blueprint names none.")
+    ] = None,
+) -> None:
+    """Write the monitoring host's files: prometheus.yml, rules/*.yml, alertmanager.yml, dashboards/*.json.
+
+    Also Grafana's provisioning (grafana/) and the dcgm-exporter counters file the GPU nodes run.
+    Exits 1 when the blueprint is invalid or has no monitoring.
+    """
+    from clusterfab.catalog import load_catalog
+    from clusterfab.monitoring import render_monitoring as render
+    from clusterfab.monitoring import write_files
+    from clusterfab.rules.engine import validate_file
+
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        _invalid(result, Format.text, env, "render monitoring", "nothing rendered")
+    spec = validated.spec
+    if spec.monitoring is None:
+        typer.echo(f"{blueprint}: no monitoring (monitoring.kind is none); nothing to render", err=True)
+        raise typer.Exit(1)
+    target_stack = stack or env or spec.name
+    gcp_project = spec.project or project
+    if spec.cloud == "gcp" and gcp_project is None:
+        raise UsageError("a GCP blueprint without `project:` needs --project for the nodes' discovery")
+    files = render(spec, load_catalog(), stack=target_stack, project=gcp_project, today=_today())
+    for path in write_files(files, out):
+        typer.echo(str(path))
+
+
+@app.command()
+def dashboard(
+    stack: StackOption,
+    port: Annotated[int, typer.Option("--port", help="Local port to forward Grafana to.")] = 3000,
+) -> None:
+    """Open the tunnel to the stack's Grafana (SSM / IAP port forwarding) and print its URL.
+
+    Needs the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or
+    gcloud (GCP). Runs until interrupted.
+    """
+    import subprocess
+
+    from clusterfab.monitoring.tunnel import missing_tools, tunnel
+    from clusterfab.outputs import read_outputs
+
+    outputs = read_outputs(_deploy_project().stack(stack).outputs())
+    forward = tunnel(outputs, local_port=port)
+    missing = missing_tools(outputs.blueprint.cloud)
+    if missing:
+        raise UsageError(f"the tunnel needs {', '.join(missing)} on PATH")
+    typer.echo(f"Grafana of {stack}: {forward.url} (Ctrl-C closes the tunnel)")
+    completed = subprocess.run(forward.argv, check=False)
+    raise typer.Exit(0 if completed.returncode in (0, 130) else 1)
+
+
+def _json_mode(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON output (then errors are JSON objects on stdout too)."""
+    for i, arg in enumerate(argv):
+        if arg in {"--format=json", "-fjson"}:
+            return True
+        if arg in {"--format", "-f"} and i + 1 < len(argv) and argv[i + 1] == "json":
+            return True
+    return False
+
+
+_KINDS = {2: "usage", 3: "internal"}
+"""The `kind` of a JSON error object by exit code; anything else (exit 1: a refused gate, a failed
+deployment) is "failed"."""
+
+
+def _fail(kind: str, message: str, exit_code: int, json_mode: bool) -> NoReturn:
+    if json_mode:
+        from clusterfab.contract import error_document
+
+        _echo_json(error_document(kind, message, exit_code))
+    else:
+        typer.echo(message if kind == "internal" else f"error: {message}", err=True)
+    sys.exit(exit_code)
 
 
 def main() -> None:
     """Entry point of the `clusterfab` console script: the one error boundary.
 
-    Typer itself handles usage errors (exit 2) and `typer.Exit`; everything else that escapes a
-    command ends here as one line on stderr, never as a traceback.
+    Usage errors (bad flags, a missing file, an unknown environment) exit 2 and internal errors exit 3,
+    each as one line on stderr, or in JSON mode as a JSON error object on stdout; never a traceback.
     """
+    # pydantic looks for plugins in every installed distribution's entry points when it builds the
+    # first model (tens of ms); this process has none to offer. Set the variable to opt back in.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    json_mode = _json_mode(sys.argv[1:])
     try:
-        app()
-    except ClusterfabError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        code = app(standalone_mode=False)
+    except typer.TyperException as exc:  # the command line itself: bad flags, missing arguments
+        show = getattr(exc, "show", None)
+        if json_mode or show is None:
+            _fail("usage", exc.format_message(), exc.exit_code, json_mode)
+        show()
         sys.exit(exc.exit_code)
+    except typer.Abort:
+        _fail("failed", "aborted", 1, json_mode)
+    except ClusterfabError as exc:
+        _fail(_KINDS.get(exc.exit_code, "failed"), str(exc), exc.exit_code, json_mode)
     except Exception as exc:
         if os.environ.get("CLUSTERFAB_DEBUG"):
             raise
-        typer.echo(
+        _fail(
+            "internal",
             f"internal error: {type(exc).__name__}: {exc}\n"
             "this is a bug in clusterfab; run again with CLUSTERFAB_DEBUG=1 for the traceback",
-            err=True,
+            3,
+            json_mode,
         )
-        sys.exit(3)
+    sys.exit(code if isinstance(code, int) else 0)

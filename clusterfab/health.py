@@ -1,14 +1,15 @@
-"""The health record of a stack: stack config `clusterfab:health`, written after a health check.
+"""The health record of a stack: what `clusterfab configure` proved about its nodes, for `promote`.
 
-`clusterfab configure` runs the health-check playbook against a stack's nodes and records the outcome
-in the stack's own config, so that `clusterfab promote` can require a passing check of the very
-blueprint revision it promotes. The value is JSON:
+A record is a JSON object in the stack's own cluster bucket, `health/<stack>.json`, written by the
+identity that runs `configure` (the deploy identity: nodes may only read the bucket, and a record in
+stack config or in git is never read). It binds the check to everything that made the cluster what
+it was: the blueprint digest, the playbook bundle the nodes run, the catalog version and the git
+commit of the checkout that ran the check; and it counts the hosts that passed per node group next
+to each group's minimum, so a check of part of a fleet never passes.
 
-    {"status": "passed", "digest": "<sha256 of the blueprint file>", "at": "2026-11-22T10:00:00+00:00"}
-
-`digest` is the `blueprint.digest` output of the stack when it was checked (`deployed_digest`).
-Writers call `record_health(stack, passed=..., digest=...)`; the promotion gate reads it with
-`read_health`. Pure apart from the two functions that take a stack.
+The time of a record is the store's own (S3 `LastModified`, GCS `updated`): a writer can put any
+`checked_at` in the body, but not move the server's clock. `promote` refuses a record older than the
+source stack's last update or than its maximum age (`health_problems`).
 """
 
 from __future__ import annotations
@@ -17,77 +18,240 @@ import datetime as dt
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from clusterfab.stackinput import CONFIG_NAMESPACE
-
-HEALTH_KEY = "health"
-HEALTH_CONFIG_KEY = f"{CONFIG_NAMESPACE}:{HEALTH_KEY}"
-"""The stack config key holding the JSON health record."""
+HEALTH_PREFIX = "health/"
+DEFAULT_MAX_AGE = dt.timedelta(hours=72)
+"""How old a passing check may be when `promote` reads it, unless --health-max-age says otherwise."""
+CLOCK_SKEW = dt.timedelta(minutes=5)
+"""How far a record's own `checked_at` may lie from the store's time before the record is refused."""
 
 HealthStatus = Literal["passed", "failed"]
 _STATUSES: tuple[HealthStatus, ...] = ("passed", "failed")
-_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}(-dirty)?$")
+_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class HealthRecordError(ValueError):
-    """The config value is not a health record; the message says what is wrong with it."""
+    """The object is not a health record; the message says what is wrong with it."""
+
+
+def health_key(stack: str) -> str:
+    """The object key of a stack's record (`org/project/dev` and `dev` are both keyed by `dev`)."""
+    return f"{HEALTH_PREFIX}{_KEY_UNSAFE.sub('-', stack.rsplit('/', 1)[-1])}.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """What a cluster was built and checked from; a record passes a gate only for the same values."""
+
+    blueprint_digest: str
+    """sha256 of the blueprint file (the stack's `blueprint.digest` output)."""
+    bundle_sha256: str
+    """sha256 of the playbook bundle the nodes run (the stack's `blueprint.bundle_sha256` output)."""
+    catalog_version: str
+    commit: str
+    """The git commit of the checkout, with `-dirty` when it had uncommitted changes."""
 
 
 @dataclass(frozen=True, slots=True)
 class HealthRecord:
     status: HealthStatus
-    digest: str
-    """sha256 of the blueprint file the checked cluster was deployed from."""
-    at: dt.datetime
-    """When the check finished (timezone-aware)."""
+    stack: str
+    provenance: Provenance
+    checked_at: dt.datetime
+    """When the check finished, as the writer says (timezone-aware)."""
+    hosts: Mapping[str, int] = field(default_factory=dict)
+    """Per node group: hosts whose health check passed."""
+    required: Mapping[str, int] = field(default_factory=dict)
+    """Per node group: the group's minimum size when it was checked."""
+    reason: str = ""
+    """Why a failed record failed."""
 
     @property
     def passed(self) -> bool:
         return self.status == "passed"
 
-    def to_config(self) -> str:
-        """The stack config value: compact JSON with sorted keys."""
-        return json.dumps(
-            {"at": self.at.isoformat(), "digest": self.digest, "status": self.status},
-            sort_keys=True,
-            separators=(",", ":"),
-        )
+    def to_json(self) -> str:
+        data = {
+            "status": self.status,
+            "stack": self.stack,
+            "blueprint_digest": self.provenance.blueprint_digest,
+            "bundle_sha256": self.provenance.bundle_sha256,
+            "catalog_version": self.provenance.catalog_version,
+            "commit": self.provenance.commit,
+            "checked_at": self.checked_at.isoformat(),
+            "hosts": dict(self.hosts),
+            "required": dict(self.required),
+            "reason": self.reason,
+        }
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
-def health_record(*, passed: bool, digest: str, at: dt.datetime | None = None) -> HealthRecord:
-    """A record of a check that just finished (at now, UTC, unless given)."""
-    if not _DIGEST.match(digest):
-        raise HealthRecordError(f"digest {digest!r} is not a sha256 hex digest")
+def fleet_shortfall(required: Mapping[str, int], hosts: Mapping[str, int]) -> list[str]:
+    """The node groups with fewer passing hosts than their minimum, described."""
+    return [
+        f"{group}: {hosts.get(group, 0)} of at least {minimum} host(s) passed"
+        for group, minimum in sorted(required.items())
+        if hosts.get(group, 0) < minimum
+    ]
+
+
+def check_record(
+    *,
+    stack: str,
+    provenance: Provenance,
+    hosts: Mapping[str, int],
+    required: Mapping[str, int],
+    checks_passed: bool,
+    at: dt.datetime | None = None,
+) -> HealthRecord:
+    """The record of a health check that just finished: passed only when every check passed on at
+    least each node group's minimum number of hosts."""
     when = at or dt.datetime.now(dt.UTC)
     if when.tzinfo is None:
         raise HealthRecordError("the time of a health check must be timezone-aware")
-    return HealthRecord(status="passed" if passed else "failed", digest=digest, at=when)
+    short = fleet_shortfall(required, hosts)
+    status: HealthStatus
+    if not checks_passed:
+        status, reason = "failed", "the health check failed on at least one host"
+    elif short:
+        status, reason = "failed", "partial fleet: " + "; ".join(short)
+    else:
+        status, reason = "passed", ""
+    return HealthRecord(status, stack, provenance, when, dict(hosts), dict(required), reason)
 
 
-def parse_health(raw: str) -> HealthRecord:
-    """The record in a config value; HealthRecordError says what is wrong with a bad one."""
+def _text(data: Mapping[str, Any], key: str, pattern: re.Pattern[str] | None = None) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
+        raise HealthRecordError(f"{key} {value!r} is not valid")
+    return value
+
+
+def _counts(data: Mapping[str, Any], key: str) -> dict[str, int]:
+    value = data.get(key, {})
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in value.items()
+    ):
+        raise HealthRecordError(f"{key} must map node groups to host counts")
+    return value
+
+
+def parse_record(raw: str | bytes) -> HealthRecord:
+    """The record in an object's body; HealthRecordError says what is wrong with a bad one."""
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise HealthRecordError(f"not JSON ({exc.msg})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HealthRecordError(f"not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise HealthRecordError("not a JSON object")
-    status, digest, at = data.get("status"), data.get("digest"), data.get("at")
+    status = data.get("status")
     if status not in _STATUSES:
         raise HealthRecordError(f"status {status!r} is not one of {', '.join(_STATUSES)}")
-    if not isinstance(digest, str) or not _DIGEST.match(digest):
-        raise HealthRecordError(f"digest {digest!r} is not a sha256 hex digest")
-    if not isinstance(at, str):
-        raise HealthRecordError(f"at {at!r} is not an ISO date-time")
+    provenance = Provenance(
+        blueprint_digest=_text(data, "blueprint_digest", _SHA256),
+        bundle_sha256=_text(data, "bundle_sha256", _SHA256),
+        catalog_version=_text(data, "catalog_version"),
+        commit=_text(data, "commit", _COMMIT),
+    )
     try:
-        when = dt.datetime.fromisoformat(at)
+        checked_at = dt.datetime.fromisoformat(_text(data, "checked_at"))
     except ValueError:
-        raise HealthRecordError(f"at {at!r} is not an ISO date-time") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return HealthRecord(status=status, digest=digest, at=when)
+        raise HealthRecordError(f"checked_at {data['checked_at']!r} is not an ISO date-time") from None
+    if checked_at.tzinfo is None:
+        raise HealthRecordError("checked_at has no time zone")
+    return HealthRecord(
+        status=status,
+        stack=_text(data, "stack"),
+        provenance=provenance,
+        checked_at=checked_at,
+        hosts=_counts(data, "hosts"),
+        required=_counts(data, "required"),
+        reason=str(data.get("reason", "")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    body: bytes
+    written_at: dt.datetime
+    """The store's own time of the last write (timezone-aware)."""
+    location: str
+    """Where it is, for messages: s3://bucket/key, gs://bucket/key."""
+
+
+class HealthStore(Protocol):
+    """Where a stack's records live: its cluster bucket (`clusterfab.health_stores`)."""
+
+    def location(self, key: str) -> str: ...
+
+    def put(self, key: str, body: bytes) -> None: ...
+
+    def get(self, key: str) -> StoredObject | None:
+        """The object, or None when there is none."""
+        ...
+
+
+def health_problems(
+    stored: StoredObject,
+    *,
+    stack: str,
+    expected: Provenance,
+    last_update: dt.datetime | None,
+    now: dt.datetime,
+    max_age: dt.timedelta,
+) -> list[str]:
+    """Why a stored record does not prove that stack `stack`, as built from `expected`, is healthy
+    now (empty: it does)."""
+    try:
+        record = parse_record(stored.body)
+    except HealthRecordError as exc:
+        return [f"{stored.location} is not a health record ({exc})"]
+    problems: list[str] = []
+    if record.stack.rsplit("/", 1)[-1] != stack.rsplit("/", 1)[-1]:
+        problems.append(f"it records stack {record.stack}, not {stack}")
+    if not record.passed:
+        problems.append(f"the last check failed ({record.reason or 'no reason recorded'})")
+    elif short := fleet_shortfall(record.required, record.hosts):
+        problems.append("it passed on a partial fleet (" + "; ".join(short) + ")")
+    problems += _provenance_problems(record.provenance, expected)
+    if abs(record.checked_at - stored.written_at) > CLOCK_SKEW:
+        problems.append(
+            f"its checked_at ({record.checked_at:%Y-%m-%d %H:%M} UTC) is not when it was written "
+            f"({stored.written_at:%Y-%m-%d %H:%M} UTC)"
+        )
+    if last_update is not None and stored.written_at <= last_update:
+        problems.append(
+            f"it was written at {stored.written_at:%Y-%m-%d %H:%M} UTC, before {stack}'s last update "
+            f"({last_update:%Y-%m-%d %H:%M} UTC)"
+        )
+    if now - stored.written_at > max_age:
+        hours = (now - stored.written_at).total_seconds() / 3600
+        problems.append(f"it is {hours:.0f} h old, more than {max_age.total_seconds() / 3600:.0f} h")
+    return problems
+
+
+def _provenance_problems(recorded: Provenance, expected: Provenance) -> list[str]:
+    problems = []
+    for name, what in (
+        ("blueprint_digest", "blueprint digest"),
+        ("bundle_sha256", "playbook bundle"),
+        ("catalog_version", "catalog version"),
+        ("commit", "git commit"),
+    ):
+        have, want = getattr(recorded, name), getattr(expected, name)
+        if have != want:
+            problems.append(f"it checked {what} {_short(have)}, this promotion is of {_short(want)}")
+    if expected.commit.endswith("-dirty"):
+        problems.append("this checkout has uncommitted changes: commit them, deploy and check again")
+    return problems
+
+
+def _short(value: str) -> str:
+    return value[:12] if _SHA256.match(value) or _COMMIT.match(value) else value
 
 
 def deployed_digest(outputs: Mapping[str, Any]) -> str | None:
@@ -102,25 +266,3 @@ def deployed_catalog_version(outputs: Mapping[str, Any]) -> str | None:
     blueprint = outputs.get("blueprint")
     version = blueprint.get("catalog_version") if isinstance(blueprint, Mapping) else None
     return version if isinstance(version, str) else None
-
-
-class ConfigStack(Protocol):
-    """What the two helpers need of a stack (`clusterfab.deploy.automation.DeployStack` has it)."""
-
-    def config(self) -> Mapping[str, str]: ...
-
-    def set_config(self, key: str, value: str) -> None: ...
-
-
-def record_health(
-    stack: ConfigStack, *, passed: bool, digest: str, at: dt.datetime | None = None
-) -> HealthRecord:
-    """Write the outcome of a health check to the stack's config; returns what was written."""
-    record = health_record(passed=passed, digest=digest, at=at)
-    stack.set_config(HEALTH_CONFIG_KEY, record.to_config())
-    return record
-
-
-def read_health(stack: ConfigStack) -> str | None:
-    """The raw health config value of a stack (None when none was recorded); see `parse_health`."""
-    return stack.config().get(HEALTH_CONFIG_KEY)

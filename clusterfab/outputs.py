@@ -27,6 +27,8 @@ class BlueprintOutput(_Output):
     file: str
     digest: str
     """sha256 of the blueprint file the stack was last updated from."""
+    bundle_sha256: str
+    """sha256 of the playbook bundle its nodes boot from (`bundles/<sha256>.tar.gz` in the bucket)."""
     environment: str | None
     catalog_version: str
     cloud: Cloud
@@ -76,6 +78,15 @@ class StorageOutput(_Output):
     options: str
 
 
+class MonitoringOutput(_Output):
+    """Where Grafana runs and how `clusterfab dashboard` reaches it (SSM / IAP port forwarding)."""
+
+    host: str
+    """What the tunnel targets: the instance id (AWS) or the instance name (GCP)."""
+    grafana_port: int
+    retention_days: int
+
+
 class StackOutputs(_Output):
     blueprint: BlueprintOutput
     network: dict[str, str]
@@ -85,6 +96,8 @@ class StackOutputs(_Output):
     storage: dict[str, StorageOutput] = {}
     node_selector: dict[str, str]
     """The tags / labels that select the stack's nodes in the cloud's API."""
+    monitoring: MonitoringOutput | None = None
+    """None: the cluster has no monitoring (or the stack predates it)."""
 
 
 def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:

@@ -10,8 +10,13 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ruamel.yaml import YAML
+
+from clusterfab.blueprint.loader import read_blueprint
 from clusterfab.blueprint.models import Blueprint
+from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import Finding, Severity
@@ -102,8 +107,14 @@ def load_stack_input(
     if not path.is_absolute():
         path = project_root / path
     checks = CHECKS if enforce_budget else tuple(c for c in CHECKS if c is not check_budget)
+    # A stack's environment defaults to its name: a blueprint without environments serves it as it is.
     result = validate_file(
-        path, display=blueprint, environment=environment, checks=checks, base_only=environment is None
+        path,
+        display=blueprint,
+        environment=environment,
+        checks=checks,
+        base_only=environment is None,
+        strict_environment=False,
     )
     if not result.ok:
         lines = result.document.lines if result.document else ()
@@ -145,3 +156,24 @@ def _check_settings(spec: ClusterSpec, settings: StackSettings, file: str) -> No
             "; ".join(problems) + ". The program builds its cloud provider from the blueprint: remove the "
             "stack setting (stacks/Pulumi.<stack>.yaml) or change the blueprint"
         )
+
+
+def stack_protected(stack: str, project_root: Path) -> bool:
+    """Whether a stack's environment protects its stateful resources, read from the stack's own files
+    (stacks/Pulumi.<stack>.yaml names the blueprint and environment; the blueprint's
+    `environments.<env>.protected` decides, default true for prod), as the program decides it."""
+    settings_file = project_root / "stacks" / f"Pulumi.{stack}.yaml"
+    config: Mapping[str, Any] = {}
+    if settings_file.is_file():
+        loaded = YAML(typ="safe").load(settings_file.read_text())
+        if isinstance(loaded, dict) and isinstance(loaded.get("config"), dict):
+            config = loaded["config"]
+    environment = resolve_environment(config.get(f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}"), stack)
+    environments: dict[str, Any] = {}
+    blueprint = config.get(f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}")
+    if isinstance(blueprint, str):
+        document, _ = read_blueprint(project_root / blueprint)
+        data = document.data if document is not None else None
+        if isinstance(data, dict) and isinstance(data.get("environments"), dict):
+            environments = data["environments"]
+    return environment_protected(environments, environment)

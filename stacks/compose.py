@@ -10,6 +10,7 @@ outputs in the shape `clusterfab.outputs.StackOutputs` reads back. The Pulumi pr
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,8 +19,10 @@ from typing import Any, Protocol, assert_never
 
 import pulumi
 
-from clusterfab.bootstrap import Mount, NodeBootstrap, render_boot_script
+from clusterfab.bootstrap import FilesArchive, Mount, NodeBootstrap, render_boot_script
 from clusterfab.core.vocab import Cloud, standard_tags
+from clusterfab.monitoring import render_monitoring
+from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.provision.bundle import Bundle, build_bundle
 from clusterfab.spec import ClusterSpec
 from clusterfab.stackinput import StackInput
@@ -55,6 +58,7 @@ class Cluster:
         playbook: str,
         playbook_vars: Callable[[list[Mount]], dict[str, Any]],
         healthcheck_vars: dict[str, Any] | None,
+        files: FilesArchive | None = None,
     ) -> pulumi.Output[str]:
         """A node's boot script, once the bucket's name and the mounted file systems' addresses are known."""
         spec, catalog = self.input.spec, self.input.catalog
@@ -79,10 +83,18 @@ class Cluster:
                     playbook=playbook,
                     playbook_vars=playbook_vars(resolved),
                     healthcheck_vars=healthcheck_vars,
+                    files=files,
                 )
             )
 
         return pulumi.Output.all(bucket_name, *[m.source for m in mounts]).apply(render)
+
+    def monitoring_files(self) -> RenderedArchive:
+        """The monitoring host's rendered files (`clusterfab render monitoring`) archived for the bucket."""
+        files = render_monitoring(
+            self.spec, self.input.catalog, stack=self.stack, project=self.input.project, today=dt.date.today()
+        )
+        return build_archive(files, self.input.project_root / BUNDLE_CACHE)
 
 
 @dataclass(frozen=True)
@@ -142,6 +154,8 @@ class Realized:
     tpu_slices: Mapping[str, TpuSliceExport] = field(default_factory=dict)
     storage: Mapping[str, StorageExport] = field(default_factory=dict)
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    monitoring: Mapping[str, pulumi.Input[str] | int] | None = None
+    """clusterfab.outputs.MonitoringOutput: the host Grafana runs on; None without monitoring."""
 
 
 class Realizer(Protocol):
@@ -176,6 +190,7 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
             "name": spec.name,
             "file": stack_input.file,
             "digest": stack_input.digest,
+            "bundle_sha256": cluster.bundle.sha256,
             "environment": stack_input.environment,
             "catalog_version": stack_input.catalog.version,
             "cloud": spec.cloud,
@@ -189,4 +204,5 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
         "tpu_slices": {k: _fields(v) for k, v in realized.tpu_slices.items()},
         "storage": {k: _fields(v) for k, v in realized.storage.items()},
         "node_selector": dict(realized.node_selector),
+        "monitoring": dict(realized.monitoring) if realized.monitoring is not None else None,
     }

@@ -14,10 +14,14 @@ import pulumi_aws as aws
 from compose import Cluster, NodeGroupExport, Realized, StorageExport
 
 from clusterfab import addressing
+from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
 from clusterfab.cost import monthly_budget_limit
+from clusterfab.cost.estimate import MONITORING_ITEM
+from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.spec import (
     CapacityBlock,
@@ -33,6 +37,12 @@ from components._naming import child
 from components.aws.bucket import AwsClusterBucket, AwsClusterBucketArgs
 from components.aws.budget import AwsBudget, AwsBudgetArgs
 from components.aws.lustre import AwsFsxLustre, AwsFsxLustreArgs
+from components.aws.monitoring import (
+    AwsMonitoringAccess,
+    AwsMonitoringAccessArgs,
+    AwsMonitoringNode,
+    AwsMonitoringNodeArgs,
+)
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, Market, NetworkInterface
 
@@ -79,7 +89,9 @@ def realize(cluster: Cluster) -> Realized:
             ),
             opts,
         )
+    monitoring = _monitoring(cluster, network, bucket, opts)
     return Realized(
+        monitoring=monitoring,
         network={
             "vpc_id": network.vpc_id,
             "node_subnet_id": network.node_subnet_id,
@@ -127,6 +139,8 @@ def _lustre(
             lustre_version=_required(item.tier.lustre_version, f"the Lustre version of FSx {item.tier.tier}"),
             per_unit_storage_throughput=item.throughput_mbps_per_tib,
             import_path=item.import_path,
+            export_changes=item.export_changes,
+            efa_enabled=item.efa,
             protect=item.protected,
             tags=cluster.tags(f"storage-{item.name}"),
         ),
@@ -225,4 +239,80 @@ def _node_group(
         identity=node_group.role_arn,
         interfaces=len(interfaces),
         fabric_interfaces=sum(1 for i in interfaces if i.interface_type != "interface"),
+    )
+
+
+# --- Monitoring: Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
+
+
+def _monitoring(
+    cluster: Cluster, network: AwsNetwork, bucket: AwsClusterBucket, opts: pulumi.ResourceOptions
+) -> dict[str, pulumi.Input[str] | int] | None:
+    """The monitoring node, when the cluster monitors and has no Slurm controller to host the stack
+    (on a controller, its realizer calls `monitoring_access` and boots the controller with
+    monitoring.yml as well)."""
+    spec = cluster.spec
+    monitoring = spec.monitoring
+    if monitoring is None or monitoring.host != "node" or monitoring.machine is None:
+        return None
+    machine = monitoring.machine
+    archive = cluster.monitoring_files()
+    host_vars = monitoring_host_vars(spec, cluster.input.catalog, files_dir=files_dir(archive.sha256))
+    node = AwsMonitoringNode(
+        child(spec.name, MONITORING_ITEM),
+        AwsMonitoringNodeArgs(
+            vpc_id=network.vpc_id,
+            subnet_id=network.node_subnet_id,
+            node_security_group_id=network.node_security_group_id,
+            bucket_name=bucket.bucket_name,
+            bucket_arn=bucket.bucket_arn,
+            image_id=machine.image,
+            region=spec.region,
+            instance_type=machine.name,
+            volume_gib=monitoring.disk_gib,
+            volume_type=machine.disk_type,
+            boot_script=cluster.boot_script(
+                name=MONITORING_ITEM,
+                bucket_name=bucket.bucket_name,
+                mounts=[],
+                playbook="monitoring.yml",
+                playbook_vars=lambda _mounts: host_vars,
+                healthcheck_vars=None,
+                files=FilesArchive(archive.key, archive.sha256),
+            ),
+            files=(archive.key, archive.path),
+            smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
+            tags=cluster.tags(MONITORING_ITEM),
+        ),
+        opts,
+    )
+    return {
+        "host": node.instance_id,
+        "grafana_port": GRAFANA_PORT,
+        "retention_days": monitoring.retention_days,
+    }
+
+
+def monitoring_access(
+    cluster: Cluster,
+    *,
+    role_name: pulumi.Input[str],
+    host_security_group_id: pulumi.Input[str],
+    network: AwsNetwork,
+    opts: pulumi.ResourceOptions,
+) -> AwsMonitoringAccess:
+    """The hook for a host that runs the monitoring stack besides its own work (the Slurm controller):
+    EC2 discovery and the SMTP secret on its role, the nodes' scrape ports open to its security group."""
+    spec = cluster.spec
+    smtp = spec.monitoring.smtp if spec.monitoring is not None else None
+    return AwsMonitoringAccess(
+        child(spec.name, "monitoring-access"),
+        AwsMonitoringAccessArgs(
+            role_name=role_name,
+            host_security_group_id=host_security_group_id,
+            node_security_group_id=network.node_security_group_id,
+            region=spec.region,
+            smtp_secret=smtp.password_secret if smtp else None,
+        ),
+        opts,
     )

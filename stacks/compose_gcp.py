@@ -22,10 +22,14 @@ import pulumi_gcp as gcp
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport
 
 from clusterfab import addressing
+from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
+from clusterfab.cost.estimate import MONITORING_ITEM
+from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
 from clusterfab.spec import (
     Capacity,
@@ -44,6 +48,12 @@ from components._contracts import MountTarget
 from components._naming import child, physical
 from components.gcp.bucket import GcpClusterBucket, GcpClusterBucketArgs
 from components.gcp.budget import GcpBudget, GcpBudgetArgs
+from components.gcp.monitoring import (
+    GcpMonitoringAccess,
+    GcpMonitoringAccessArgs,
+    GcpMonitoringNode,
+    GcpMonitoringNodeArgs,
+)
 from components.gcp.network import (
     GcpFabricNetwork,
     GcpFabricNetworkArgs,
@@ -60,7 +70,7 @@ from components.gcp.node_group import (
     Provisioning,
 )
 from components.gcp.storage import GcpFilestore, GcpFilestoreArgs, GcpManagedLustre, GcpManagedLustreArgs
-from components.gcp.tpu import GcpTpuSlices, GcpTpuSlicesArgs
+from components.gcp.tpu import QUEUED_RESOURCE_ID_MAX, GcpTpuSlices, GcpTpuSlicesArgs
 
 PSA_SLOT = addressing.GCP_PRIVATE_SERVICES_SLOT
 """The last block of the cluster range: allocated to private services access (Lustre, Filestore)."""
@@ -96,11 +106,13 @@ def plan_networks(
     fabric_machines: Sequence[GcpMachineType],
     general_slots: int,
     private_services: bool,
+    system_mtus: Sequence[int] = (),
 ) -> NetworkPlan:
     """The networks for node groups on `fabric_machines` (the machine types of groups with a fabric).
 
     `general_slots` address slots stay reserved for general networks (the most any catalog machine
-    type uses), so adding a RoCE group to a TCPXO cluster moves no existing subnet.
+    type uses), so adding a RoCE group to a TCPXO cluster moves no existing subnet. `system_mtus` are
+    the MTUs other users of the system network ask for (TPU slices, Managed Lustre clients).
     """
     blocks = addressing.blocks(cidr)
     general_count = max((m.network.general_vpcs for m in fabric_machines), default=1)
@@ -111,8 +123,9 @@ def plan_networks(
     general: list[VpcArgs] = []
     for index in range(general_count):
         users = [m for m in fabric_machines if m.network.general_vpcs > index]
-        # One VPC serves several machine types: the smallest MTU any of them asks for works for all.
-        mtu = min((m.network.general_mtu for m in users), default=None)
+        asked = [m.network.general_mtu for m in users] + (list(system_mtus) if index == 0 else [])
+        # One VPC serves several users: the smallest MTU any of them asks for works for all.
+        mtu = min(asked, default=None)
         role = "sys" if index == 0 else f"gvnic-{index}"
         general.append(
             VpcArgs(role, mtu, (SubnetArgs(f"{role}-subnet", str(blocks[index])),), google_access=True)
@@ -217,6 +230,7 @@ def realize(cluster: Cluster) -> Realized:
     groups = {g.name: _node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
     tpus = {t.name: _tpu(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
     _budget(site)
+    monitoring = _monitoring(site)
     links: dict[str, pulumi.Input[str]] = dict(network.network_self_links)
     for fabric, fabric_network in fabrics.items():
         for role, link in fabric_network.network_self_links.items():
@@ -232,6 +246,7 @@ def realize(cluster: Cluster) -> Realized:
         tpu_slices=tpus,
         storage=storage,
         node_selector=profile("gcp").node_selector(spec.name, cluster.stack),
+        monitoring=monitoring,
     )
 
 
@@ -246,6 +261,10 @@ def _networks(
         fabric_machines=[_machine(g) for g in spec.node_groups if g.fabric is not None],
         general_slots=max(m.network.general_vpcs for m in catalog.gcp_machine_types.values()),
         private_services=bool(spec.storage),
+        system_mtus=[
+            *(t.generation.network_mtu for t in spec.tpu_slices if t.generation.network_mtu),
+            *(s.tier.network_mtu for s in spec.storage if s.tier.network_mtu),
+        ],
     )
     network = GcpNetwork(
         child(spec.name, "net"),
@@ -458,6 +477,8 @@ def _tpu(site: _Site, tpu: TpuSlice, mounts: list[MountTarget]) -> TpuSliceExpor
             bucket_name=site.bucket.bucket_name,
             slices=tpu.slices,
             capacity=_tpu_capacity(tpu),
+            reservation=tpu.capacity.reservation if isinstance(tpu.capacity, Reservation) else None,
+            node_prefix=physical(spec.name, stack, tpu.name, max_length=QUEUED_RESOURCE_ID_MAX - 4),
             startup_script=site.cluster.boot_script(
                 name=tpu.name,
                 bucket_name=site.bucket.bucket_name,
@@ -506,6 +527,91 @@ def _budget(site: _Site) -> None:
             monthly_limit_usd=monthly,
             alert_emails=spec.budget.alert_emails,
             labels=site.cluster.tags("budget"),
+        ),
+        site.opts,
+    )
+
+
+# --- Monitoring: Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
+
+CUSTOM_ROLE_ID_MAX = 64
+
+
+def _discovery_role_id(site: _Site) -> str:
+    """A custom role id for the cluster and stack (letters, digits and underscores; unique in the project)."""
+    return physical(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX).replace(
+        "-", "_"
+    )
+
+
+def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
+    """The monitoring node, when the cluster monitors and has no Slurm controller to host the stack
+    (on a controller, its realizer calls `monitoring_access` and boots the controller with
+    monitoring.yml as well)."""
+    spec, cluster = site.spec, site.cluster
+    monitoring = spec.monitoring
+    if monitoring is None or monitoring.host != "node" or monitoring.machine is None:
+        return None
+    machine = monitoring.machine
+    archive = cluster.monitoring_files()
+    host_vars = monitoring_host_vars(
+        spec, cluster.input.catalog, files_dir=files_dir(archive.sha256), project=site.project
+    )
+    node = GcpMonitoringNode(
+        child(spec.name, MONITORING_ITEM),
+        GcpMonitoringNodeArgs(
+            project=site.project,
+            zone=spec.zone,
+            network_id=site.network.system_network_id,
+            subnetwork_id=site.network.system_subnetwork_id,
+            bucket_name=site.bucket.bucket_name,
+            image=machine.image,
+            service_account_id=physical(spec.name, cluster.stack, "mon", max_length=SERVICE_ACCOUNT_ID_MAX),
+            role_id=_discovery_role_id(site),
+            machine_type=machine.name,
+            disk_gib=monitoring.disk_gib,
+            disk_type=machine.disk_type,
+            startup_script=cluster.boot_script(
+                name=MONITORING_ITEM,
+                bucket_name=site.bucket.bucket_name,
+                mounts=[],
+                playbook="monitoring.yml",
+                playbook_vars=lambda _mounts: host_vars,
+                healthcheck_vars=None,
+                files=FilesArchive(archive.key, archive.sha256),
+            ),
+            files=(archive.key, archive.path),
+            smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
+            instance_name=physical(spec.name, cluster.stack, MONITORING_ITEM),
+            labels=cluster.tags(MONITORING_ITEM),
+        ),
+        site.opts,
+    )
+    return {
+        "host": node.instance_name,
+        "grafana_port": GRAFANA_PORT,
+        "retention_days": monitoring.retention_days,
+    }
+
+
+def monitoring_access(
+    site: _Site, *, member: pulumi.Input[str], service_account_email: pulumi.Input[str]
+) -> GcpMonitoringAccess:
+    """The hook for a host that runs the monitoring stack besides its own work (the Slurm controller):
+    instance discovery and the SMTP secret for its service account (`member` is `serviceAccount:<email>`),
+    and IAP's way to Grafana on it. Scrapes need no firewall rule while the host sits in the cluster's
+    range (the system network admits it)."""
+    spec = site.spec
+    smtp = spec.monitoring.smtp if spec.monitoring is not None else None
+    return GcpMonitoringAccess(
+        child(spec.name, "monitoring-access"),
+        GcpMonitoringAccessArgs(
+            project=site.project,
+            role_id=_discovery_role_id(site),
+            member=member,
+            smtp_secret=smtp.password_secret if smtp else None,
+            network_id=site.network.system_network_id,
+            service_account_email=service_account_email,
         ),
         site.opts,
     )

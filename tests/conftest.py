@@ -17,13 +17,21 @@ GOLDEN = REPO / "tests" / "golden"
 _LEAKY_PREFIXES = ("AWS_", "GOOGLE_", "CLOUDSDK_", "PULUMI_", "GCP_")
 
 
+@pytest.fixture(scope="session")
+def _cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cache")
+
+
 @pytest.fixture(autouse=True)
-def _hermetic(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No test may depend on (or touch) the developer's cloud credentials or Pulumi state."""
+def _hermetic(monkeypatch: pytest.MonkeyPatch, _cache_dir: Path) -> Iterator[None]:
+    """No test may depend on (or touch) the developer's cloud credentials, Pulumi state or caches."""
     for name in list(os.environ):
         if name.startswith(_LEAKY_PREFIXES):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("CLUSTERFAB_CACHE_DIR", str(_cache_dir))
+    # Output is laid out for the terminal's width; tests see a fixed one unless they set their own.
+    monkeypatch.setenv("COLUMNS", "120")
     return
 
 

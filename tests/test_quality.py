@@ -1,4 +1,7 @@
-"""Lint and type checks are part of the suite, so CI enforces them on every change."""
+"""Lint and type checks are part of the suite, so CI enforces them on every change.
+
+They carry the `quality` marker: `pytest -m "not quality"` is the fast loop while editing; the full
+run (what CI runs) includes them."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ import sys
 import pytest
 
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.quality
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:

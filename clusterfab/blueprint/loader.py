@@ -17,6 +17,13 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from clusterfab.core.codes import code_info
@@ -27,7 +34,16 @@ MAX_BLUEPRINT_BYTES = 1 << 20
 """A blueprint is a page or two of YAML; anything past 1 MiB is the wrong file."""
 
 MAX_NODES = 50_000
-"""Upper bound on values built from one file, which stops alias expansion bombs."""
+"""Upper bound on values built from one file, which stops alias and merge-key expansion bombs."""
+
+MAX_DEPTH = 64
+"""Deepest nesting of mappings and lists (through aliases and merge keys too). A blueprint needs about
+six levels; refusing deeper files before they are composed keeps the recursive composers (ruamel's
+C extension overflows the C stack at some 30,000 levels of `[[[...]]]`) and our own builder safe."""
+
+MAX_EVENTS = 2 * MAX_NODES
+"""Upper bound on parser events in one file (a value is one or two of them), checked before composing:
+a 1 MiB file of one-character values would otherwise take seconds to compose."""
 
 _TAG = "tag:yaml.org,2002:"
 
@@ -53,6 +69,9 @@ class Document:
     value_spans: Mapping[FieldPath, Span] = field(default_factory=dict)
     reported: frozenset[FieldPath] = frozenset()
     """Paths whose values the loader already reported (and replaced); later layers stay quiet there."""
+    parsed: bool = True
+    """False when the text could not be parsed (`data` is then None): only `lines` are of use, to show
+    the source line of the syntax error."""
 
     def span(self, path: FieldPath, *, at_key: bool = False) -> Span | None:
         """The span of `path` (its key when `at_key`), falling back to the nearest written ancestor."""
@@ -88,6 +107,7 @@ def _finding(
         column=column,
         hint=hint,
         end_column=end_column,
+        path=field_path,
     )
 
 
@@ -103,27 +123,32 @@ def read_blueprint(path: Path, display: str | None = None) -> tuple[Document | N
         if path.is_dir():
             raise UsageError(f"{shown} is a directory, not a blueprint file")
         if size > MAX_BLUEPRINT_BYTES:
-            return None, [
-                _finding(
-                    "BP001",
-                    shown,
-                    f"file is {size / (1 << 20):.1f} MiB; a blueprint is at most "
-                    f"{MAX_BLUEPRINT_BYTES >> 20} MiB",
-                    hint="check that this is the blueprint you meant; split data out of it",
-                )
-            ]
-        raw = path.read_bytes()
+            return None, [_too_large(shown, f"file is {size / (1 << 20):.1f} MiB")]
+        # Read at most one byte past the limit: devices and pipes (/dev/zero) report no size.
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_BLUEPRINT_BYTES + 1)
     except FileNotFoundError:
         raise UsageError(f"no such file: {shown}") from None
     except PermissionError:
         raise UsageError(f"cannot read {shown}: permission denied") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {shown}: {exc.strerror or exc}") from None
     return parse_blueprint_bytes(raw, shown)
+
+
+def _too_large(file: str, what: str) -> Finding:
+    return _finding(
+        "BP001",
+        file,
+        f"{what}; a blueprint is at most {MAX_BLUEPRINT_BYTES >> 20} MiB",
+        hint="check that this is the blueprint you meant; split data out of it",
+    )
 
 
 def parse_blueprint_bytes(raw: bytes, file: str) -> tuple[Document | None, list[Finding]]:
     """Parse blueprint bytes (already read) into a Document, or findings saying why not."""
     if len(raw) > MAX_BLUEPRINT_BYTES:
-        return None, [_finding("BP001", file, f"file is larger than {MAX_BLUEPRINT_BYTES >> 20} MiB")]
+        return None, [_too_large(file, f"file is larger than {MAX_BLUEPRINT_BYTES >> 20} MiB")]
     if b"\x00" in raw[:8192]:
         return None, [
             _finding(
@@ -153,42 +178,34 @@ def parse_blueprint_bytes(raw: bytes, file: str) -> tuple[Document | None, list[
 
 
 def parse_blueprint_text(text: str, file: str) -> tuple[Document | None, list[Finding]]:
-    """Parse blueprint text into a Document, or findings saying why not."""
+    """Parse blueprint text into a Document, or findings saying why not.
+
+    A file that cannot be parsed still gives a Document (`parsed` False, no data) so that its
+    findings can show the offending source line.
+    """
     lines = tuple(text.splitlines())
+
+    def unparsed(*findings: Finding) -> tuple[Document, list[Finding]]:
+        return Document(file=file, lines=lines, data=None, parsed=False), list(findings)
+
     yaml = YAML(typ="safe")
     try:
+        too_big = _prescan(yaml, text, file)
+        if too_big is not None:
+            return unparsed(too_big)
         nodes = list(yaml.compose_all(io.StringIO(text)))
     except MarkedYAMLError as exc:
-        # "could not find expected ':'" is found on the line after a key that lacks its colon;
-        # the context mark ("while scanning a simple key") is where the user has to look.
-        simple_key = exc.context is not None and "simple key" in exc.context
-        mark = (exc.context_mark if simple_key else None) or exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else 0
-        column = mark.column + 1 if mark is not None else 0
-        problem = exc.problem or exc.context or "invalid YAML"
-        return None, [
-            _finding(
-                "BP002",
-                file,
-                f"YAML syntax error: {problem}",
-                line=line,
-                column=column,
-                end_column=column + 1,
-                hint="this line needs `key: value` (a colon and a space after the key), or is mis-indented"
-                if simple_key
-                else _syntax_hint(problem),
-            )
-        ]
+        return unparsed(_syntax_error(exc, file, lines))
     except YAMLError as exc:  # errors without a position (e.g. reader errors)
-        return None, [_finding("BP002", file, f"YAML syntax error: {exc}")]
+        return unparsed(_finding("BP002", file, f"YAML syntax error: {exc}", hint=_syntax_hint(str(exc))))
     documents = [n for n in nodes if n is not None]
     if not documents:
-        return None, [
+        return unparsed(
             _finding("BP001", file, "file is empty", hint="start from one of blueprints/examples/*.yaml")
-        ]
+        )
     if len(documents) > 1:
         second = documents[1]
-        return None, [
+        return unparsed(
             _finding(
                 "BP004",
                 file,
@@ -197,7 +214,7 @@ def parse_blueprint_text(text: str, file: str) -> tuple[Document | None, list[Fi
                 column=second.start_mark.column + 1,
                 hint="remove the `---` separator and keep one document",
             )
-        ]
+        )
     builder = _Builder(file)
     data = builder.build(documents[0], ())
     document = Document(
@@ -211,11 +228,82 @@ def parse_blueprint_text(text: str, file: str) -> tuple[Document | None, list[Fi
     return document, builder.findings
 
 
+def _prescan(yaml: YAML, text: str, file: str) -> Finding | None:
+    """Refuse, before composing, a file nested deeper than MAX_DEPTH or with more than MAX_EVENTS
+    parser events. The event parser keeps its own stack (no recursion) and stops at the first
+    problem, so this costs little; a syntax error is left for the composer to report."""
+    depth = 0
+    for events, event in enumerate(yaml.parse(io.StringIO(text)), start=1):
+        if isinstance(event, MappingStartEvent | SequenceStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _refusal(event, file, f"the document nests more than {MAX_DEPTH} levels deep")
+        elif isinstance(event, MappingEndEvent | SequenceEndEvent):
+            depth -= 1
+        if events > MAX_EVENTS:
+            return _refusal(event, file, f"the document holds more than {MAX_NODES:,} values")
+    return None
+
+
+def _refusal(event: Event, file: str, message: str) -> Finding:
+    mark = event.start_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+    return _finding(
+        "BP004",
+        file,
+        message,
+        line=line,
+        column=column,
+        end_column=column + 1 if line else 0,
+        hint="a blueprint is a few levels of fields and lists; check that this is the blueprint you meant",
+    )
+
+
+def _syntax_error(exc: MarkedYAMLError, file: str, lines: tuple[str, ...]) -> Finding:
+    # "could not find expected ':'" is found on the line after a key that lacks its colon;
+    # the context mark ("while scanning a simple key") is where the user has to look.
+    simple_key = exc.context is not None and "simple key" in exc.context
+    mark = (exc.context_mark if simple_key else None) or exc.problem_mark or exc.context_mark
+    line = mark.line + 1 if mark is not None else 0
+    column = mark.column + 1 if mark is not None else 0
+    problem = exc.problem or exc.context or "invalid YAML"
+    tab = _tab_near(lines, line)
+    if tab is not None:
+        line, column = tab
+        hint = f"line {line} indents with a tab; YAML indents with spaces only: replace the tab by spaces"
+    elif simple_key:
+        hint = "this line needs `key: value` (a colon and a space after the key), or is mis-indented"
+    else:
+        hint = _syntax_hint(problem)
+    return _finding(
+        "BP002",
+        file,
+        f"YAML syntax error: {problem}",
+        line=line,
+        column=column,
+        end_column=column + 1 if line else 0,
+        hint=hint,
+    )
+
+
+def _tab_near(lines: tuple[str, ...], line: int) -> tuple[int, int] | None:
+    """(line, column) of a tab in the indentation of the error's line or the one before it: the
+    parser's message (`found character '\\t'`, or a confused `mapping values are not allowed`) rarely
+    says that a tab is the cause."""
+    for number in (line, line - 1):
+        if 0 < number <= len(lines):
+            text = lines[number - 1]
+            indent = text[: len(text) - len(text.lstrip(" \t"))]
+            if "\t" in indent:
+                return number, indent.index("\t") + 1
+    return None
+
+
 def _syntax_hint(problem: str) -> str:
     if "mapping values are not allowed" in problem:
         return "a `key: value` is missing its space after the colon, or a value needs quotes"
-    if "found character '\\t'" in problem or "\\t" in problem:
-        return "YAML indentation uses spaces, not tabs"
+    if "'\\t'" in problem or "\t" in problem:
+        return "YAML uses spaces, not tabs: replace the tab by spaces"
     if "could not find expected ':'" in problem:
         return "check the indentation of this block and the line before it"
     return "check the YAML around this position"
@@ -255,22 +343,41 @@ class _Builder:
             )
         )
 
-    def build(self, node: Node, path: FieldPath) -> Any:
+    def _admit(self, node: Node, path: FieldPath, where: Node | None = None) -> bool:
+        """Count one more value (an alias or merge expands to new ones) and refuse past the limits;
+        a problem is reported at `where` (the merging mapping) or else at the node."""
+        at = where or node
         self._count += 1
         if self._count == MAX_NODES + 1:
             self._problem(
                 "BP004",
-                node,
+                at,
                 path,
-                f"the document expands to more than {MAX_NODES:,} values (through aliases)",
+                f"the document expands to more than {MAX_NODES:,} values (through aliases or merge keys)",
                 hint="blueprints do not need anchors that multiply; write the values out",
             )
         if self._count > MAX_NODES:
+            return False
+        if id(node) in self._active:
+            self._problem(
+                "BP004", at, path, "recursive YAML alias or merge key", hint="remove the self-reference"
+            )
+            return False
+        if len(self._active) >= MAX_DEPTH:
+            self._problem(
+                "BP004",
+                at,
+                path,
+                f"the document nests more than {MAX_DEPTH} levels deep (through aliases or merge keys)",
+                hint="write the values out instead of chaining anchors",
+            )
+            return False
+        return True
+
+    def build(self, node: Node, path: FieldPath) -> Any:
+        if not self._admit(node, path):
             return None
         self.value_spans.setdefault(path, _span(node))
-        if id(node) in self._active:
-            self._problem("BP004", node, path, "recursive YAML alias", hint="remove the self-reference")
-            return None
         if isinstance(node, MappingNode):
             self._active.add(id(node))
             try:
@@ -318,7 +425,14 @@ class _Builder:
             self.key_spans[(*path, key)] = key_span
             result[key] = self.build(value_node, (*path, key))
         for source in merged_from:
-            inherited = self._mapping(source, path)
+            # A merge expands the source mapping again: it counts toward the limits like an alias.
+            if not self._admit(source, path, where=node):
+                break
+            self._active.add(id(source))
+            try:
+                inherited = self._mapping(source, path)
+            finally:
+                self._active.discard(id(source))
             for key, value in inherited.items():
                 result.setdefault(key, value)
         return result

@@ -24,6 +24,15 @@ CLUSTER_NAME_PATTERN = r"^[a-z][a-z0-9-]{1,30}$"
 ITEM_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$"
 VERSION_PATTERN = r"^\d+(\.\d+){0,2}$"
 
+# Sanity limits, not cloud facts: far above any real cluster, they turn a typo (`count: 1e29`, an
+# extra zero in a budget) into a finding at its line instead of an estimate nobody can read or a cloud
+# budget of "inf". The clouds' own limits are checked by the catalog rules.
+MAX_GROUP_NODES = 10_000
+MAX_CAPACITY_GIB = 100_000_000
+MAX_THROUGHPUT_MBPS_PER_TIB = 100_000
+MAX_HOURLY_USD = 100_000_000.0
+MAX_MONTHLY_USD = MAX_HOURLY_USD * 730
+
 
 def _ipv4_network(value: str) -> str:
     try:
@@ -84,8 +93,13 @@ class NetworkSpec(Spec):
 class AutoscalingSpec(Spec):
     """Autoscaled node group size."""
 
-    min: Annotated[int, Field(ge=0, description="Fewest nodes (0 lets the group scale to zero).")]
-    max: Annotated[int, Field(ge=1, description="Most nodes; cost estimates price the group at max.")]
+    min: Annotated[
+        int, Field(ge=0, le=MAX_GROUP_NODES, description="Fewest nodes (0 lets the group scale to zero).")
+    ]
+    max: Annotated[
+        int,
+        Field(ge=1, le=MAX_GROUP_NODES, description="Most nodes; cost estimates price the group at max."),
+    ]
 
 
 class CapacitySpec(Spec):
@@ -163,7 +177,12 @@ class NodeGroupSpec(Spec):
         ),
     ]
     count: Annotated[
-        int | None, Field(ge=1, description=("Fixed number of nodes. Set this or `autoscaling`, not both."))
+        int | None,
+        Field(
+            ge=1,
+            le=MAX_GROUP_NODES,
+            description=("Fixed number of nodes. Set this or `autoscaling`, not both."),
+        ),
     ] = None
     autoscaling: Annotated[
         AutoscalingSpec | None, Field(description=("Autoscaled size {min, max} instead of a fixed count."))
@@ -274,6 +293,7 @@ class LustreSpec(Spec):
         int,
         Field(
             gt=0,
+            le=MAX_CAPACITY_GIB,
             description=(
                 "Capacity in GiB; must lie on the tier's capacity grid (`clusterfab catalog` shows it)."
             ),
@@ -283,6 +303,7 @@ class LustreSpec(Spec):
         int | None,
         Field(
             gt=0,
+            le=MAX_THROUGHPUT_MBPS_PER_TIB,
             description=(
                 "Throughput per TiB (MB/s): one the tier offers (FSx PERSISTENT_2) or the tier itself "
                 "(GCP Managed Lustre); not used with AWS scratch. `clusterfab catalog` lists them."
@@ -310,6 +331,24 @@ class LustreSpec(Spec):
             ),
         ),
     ] = None
+    efa: Annotated[
+        bool,
+        Field(
+            description=(
+                "AWS only: an EFA-enabled FSx for Lustre file system (PERSISTENT_2): clients on EFA reach it "
+                "over the fabric and with GPUDirect Storage. Set at creation; it cannot be changed later."
+            )
+        ),
+    ] = False
+    export_changes: Annotated[
+        bool,
+        Field(
+            description=(
+                "AWS only: also write new and changed files back to import_path (deletions are never "
+                "exported, so a `rm -rf` on a node cannot delete the source data set). Default: import only."
+            )
+        ),
+    ] = False
     protect: Annotated[
         bool | None,
         Field(
@@ -340,6 +379,7 @@ class FilestoreSpec(Spec):
         int,
         Field(
             gt=0,
+            le=MAX_CAPACITY_GIB,
             description=(
                 "Capacity in GiB, within the tier's range and on its capacity grid (`clusterfab catalog` "
                 "shows it)."
@@ -392,18 +432,101 @@ class BudgetSpec(Spec):
     """Spending limits checked by validate, plan, cost and diff, and alerts in the cloud."""
 
     max_hourly_usd: Annotated[
-        float | None, Field(gt=0, description=("Most the cluster may cost per hour at full size."))
+        float | None,
+        Field(
+            gt=0,
+            le=MAX_HOURLY_USD,
+            allow_inf_nan=False,
+            description=("Most the cluster may cost per hour at full size."),
+        ),
     ] = None
     max_monthly_usd: Annotated[
         float | None,
         Field(
             gt=0,
+            le=MAX_MONTHLY_USD,
+            allow_inf_nan=False,
             description=(
                 "Most the cluster may cost per month (730 hours) at full size; also the cloud budget amount."
             ),
         ),
     ] = None
     alert_emails: Annotated[list[Email], Field(description="Addresses the cloud budget alerts go to.")] = []
+
+
+class SmtpSpec(Spec):
+    """The mail relay Alertmanager sends alert e-mails through."""
+
+    smarthost: Annotated[
+        str,
+        Field(
+            pattern=r"^[A-Za-z0-9.-]+:[0-9]{1,5}$",
+            description=(
+                "host:port of the SMTP relay, e.g. email-smtp.us-east-1.amazonaws.com:587 (STARTTLS)."
+            ),
+        ),
+    ]
+    sender: Annotated[Email, Field(description="The From address of alert e-mails.")]
+    username: Annotated[
+        str | None, Field(min_length=1, description="SMTP user name; default: no authentication.")
+    ] = None
+    password_secret: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=(
+                "The SMTP password's secret: an AWS Secrets Manager secret name or ARN, or a GCP Secret "
+                "Manager secret name; the monitoring host may read this secret and no other."
+            ),
+        ),
+    ] = None
+
+
+class MonitoringSpec(Spec):
+    """GPU observability: Prometheus, Alertmanager and Grafana for the cluster."""
+
+    kind: Annotated[
+        Literal["none", "prometheus"],
+        Field(
+            description=(
+                "prometheus runs Prometheus (discovering the nodes by the cluster's tags or labels), "
+                "Alertmanager and Grafana on the Slurm controller, or on a small monitoring node of its own; "
+                "none (default) runs nothing."
+            )
+        ),
+    ] = "none"
+    retention_days: Annotated[
+        int, Field(ge=1, le=3650, description="How many days Prometheus keeps samples (default 30).")
+    ] = 30
+    alert_emails: Annotated[
+        list[Email] | None,
+        Field(description="Addresses alert e-mails go to; default: budget.alert_emails."),
+    ] = None
+    smtp: Annotated[
+        SmtpSpec | None,
+        Field(description="The mail relay alert e-mails go through; without it alerts are not e-mailed."),
+    ] = None
+    machine_type: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=(
+                "Machine type of the monitoring node (when there is no Slurm controller); default: the "
+                "catalog's, m7i.large (AWS) or e2-standard-2 (GCP)."
+            ),
+        ),
+    ] = None
+    disk_gib: Annotated[
+        int | None,
+        Field(
+            ge=20,
+            le=16384,
+            description=(
+                "Size of the monitoring host's encrypted disk in GiB; default: sized for the retention and "
+                "the cluster's largest size."
+            ),
+        ),
+    ] = None
 
 
 class Blueprint(Spec):
@@ -455,6 +578,10 @@ class Blueprint(Spec):
         SoftwareSpec()
     )
     budget: Annotated[BudgetSpec | None, Field(description="Spending limits and alerts.")] = None
+    monitoring: Annotated[
+        MonitoringSpec | None,
+        Field(description="Prometheus, alert rules and Grafana dashboards for the cluster."),
+    ] = None
     environments: Annotated[
         dict[EnvironmentName, dict[str, Any]],
         Field(

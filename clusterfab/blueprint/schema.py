@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from clusterfab.blueprint.models import Blueprint
+from clusterfab.blueprint.models import NAMED_LISTS, Blueprint
 from clusterfab.blueprint.overlay import FIXED_KEYS
 
 SCHEMA_ID = "https://clusterfab.dev/schema/blueprint.v1.json"
@@ -40,9 +40,24 @@ Choices = Mapping[tuple[str, str], Sequence[str]]
 """(model, field) -> the values the catalog offers, e.g. ("TpuSliceSpec", "generation") -> [v5e, v5p, v6e]."""
 
 
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    """In an overlay `null` removes the base's value: every field accepts it (the schema's text stays
+    on the outside, where editors show it)."""
+    inner = {k: v for k, v in prop.items() if k not in {"title", "description", "default"}}
+    if inner.get("type") == "null" or any(arm.get("type") == "null" for arm in inner.get("anyOf", [])):
+        return prop
+    outer = {k: v for k, v in prop.items() if k in {"title", "description"}}
+    return {**outer, "anyOf": [*inner.get("anyOf", [inner]), {"type": "null"}]}
+
+
 def blueprint_json_schema(choices: Choices | None = None) -> dict[str, Any]:
     """The JSON Schema; `choices` turn catalog-valued fields into enums (the models keep them open, so
-    that a value the catalog lacks is reported by the catalog rules with a did-you-mean)."""
+    that a value the catalog lacks is reported by the catalog rules with a did-you-mean).
+
+    Environment overlays are checked as strictly as the CLI checks them: only the fields an overlay
+    may set, each of them (but an item's `name`) also `null`; named lists with at least one item;
+    environment names that the language allows, and `prod:` with nothing under it.
+    """
     schema = Blueprint.model_json_schema()
     defs: dict[str, Any] = schema.setdefault("$defs", {})
     for (model, field), values in (choices or {}).items():
@@ -52,20 +67,42 @@ def blueprint_json_schema(choices: Choices | None = None) -> dict[str, Any]:
     for name, definition in list(defs.items()):
         partial = _retarget(copy.deepcopy(definition))
         partial.pop("required", None)
-        if "name" in partial.get("properties", {}):
+        properties = partial.get("properties", {})
+        for key, prop in properties.items():
+            if key != "name":
+                properties[key] = _nullable(prop)
+        if "name" in properties:
             partial["required"] = ["name"]
         partial["title"] = f"{definition.get('title', name)} (environment overlay)"
         defs[f"{name}Overlay"] = partial
-    overlay = {
-        "type": "object",
-        "title": "Environment overlay",
-        "description": "A partial blueprint deep-merged over the base; list items merge by name.",
-        "additionalProperties": False,
-        "properties": {
-            key: _retarget(copy.deepcopy(value))
-            for key, value in schema["properties"].items()
-            if key not in FIXED_KEYS
-        },
+    fields: dict[str, Any] = {}
+    for key, value in schema["properties"].items():
+        if key in FIXED_KEYS:
+            continue
+        prop = _retarget(copy.deepcopy(value))
+        if key in NAMED_LISTS:
+            prop["minItems"] = 1
+        fields[key] = _nullable(prop)
+    fields["protected"] = {
+        "type": "boolean",
+        "description": (
+            "Whether the environment protects its stateful resources (file systems, buckets, state "
+            "disks) from deletion and replacement; default true for an environment named prod."
+        ),
     }
-    schema["properties"]["environments"]["additionalProperties"] = overlay
+    overlay = {
+        "title": "Environment overlay",
+        "description": (
+            "A partial blueprint deep-merged over the base: list items merge by name, null removes the "
+            "base's value."
+        ),
+        # Keywords for objects ignore null: `prod:` with nothing under it passes, and errors stay specific.
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "properties": fields,
+    }
+    environments = schema["properties"]["environments"]
+    (pattern,) = environments["patternProperties"]
+    environments["patternProperties"] = {pattern: overlay}
+    environments["additionalProperties"] = False
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}

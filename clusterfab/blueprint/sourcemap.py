@@ -23,12 +23,33 @@ class SourceMap:
         document: Document,
         replaced: Mapping[FieldPath, FieldPath] | None = None,
         touched: Mapping[FieldPath, FieldPath] | None = None,
+        kept: Mapping[FieldPath, list[int]] | None = None,
     ) -> None:
         self.document = document
         self.replaced = dict(replaced or {})
         """Merged path -> source path, for values the overlay supplied whole."""
         self.touched = dict(touched or {})
         """Merged path -> source path, for mappings the overlay merged into."""
+        self.kept = dict(kept or {})
+        """List path -> the indexes of its items that are left, when validation left some out."""
+
+    def renumbered(self, kept: Mapping[FieldPath, list[int]]) -> SourceMap:
+        """This map for a blueprint that lacks some list items (`kept`: list path -> the indexes left):
+        paths are numbered as the shorter lists are and point where their items are written."""
+        return SourceMap(self.document, self.replaced, self.touched, kept)
+
+    def original(self, path: FieldPath) -> FieldPath:
+        """`path` numbered as the lists are written (undoes `renumbered`)."""
+        if not self.kept:
+            return path
+        out: list[str | int] = []
+        for segment in path:
+            indexes = self.kept.get(tuple(out)) if isinstance(segment, int) else None
+            if indexes is not None and isinstance(segment, int) and 0 <= segment < len(indexes):
+                out.append(indexes[segment])
+            else:
+                out.append(segment)
+        return tuple(out)
 
     def _exact(self, path: FieldPath, at_key: bool) -> Span | None:
         doc = self.document
@@ -38,6 +59,7 @@ class SourceMap:
 
     def source_path(self, path: FieldPath) -> FieldPath:
         """The path in the file that holds `path`, or the deepest written place that stands for it."""
+        path = self.original(path)
         for cut in range(len(path), -1, -1):
             prefix = path[:cut]
             if prefix in self.replaced:
@@ -75,6 +97,7 @@ class SourceMap:
     ) -> Finding:
         """A finding about the field `path`, positioned at `anchor` (default: the field itself)."""
         span = self.locate(anchor if anchor is not None else path, at_key=at_key)
+        path = self.original(path)
         line = span.line if span else 0
         column = span.column if span else 0
         end = span.end_column if span and span.end_line == span.line else 0
@@ -88,4 +111,5 @@ class SourceMap:
             column=column,
             hint=hint,
             end_column=end,
+            path=path,
         )

@@ -53,6 +53,24 @@ class NodeBootstrap:
     playbook_vars: Mapping[str, Any]
     healthcheck_vars: Mapping[str, Any] | None = None
     """Inputs of healthcheck.yml; None: no health check (TPU hosts)."""
+    files: FilesArchive | None = None
+    """Rendered files the host fetches from the bucket before its playbook runs (the monitoring host's)."""
+
+
+@dataclass(frozen=True)
+class FilesArchive:
+    """A tar.gz of rendered files in the cluster bucket, unpacked into `files_dir(sha256)` at boot."""
+
+    key: str
+    sha256: str
+
+
+FILES_ROOT = "/opt/clusterfab/files"
+
+
+def files_dir(sha256: str) -> str:
+    """Where a host finds the files of an archive (the playbook's input)."""
+    return f"{FILES_ROOT}/{sha256}"
 
 
 _ENV = jinja2.Environment(
@@ -80,4 +98,5 @@ def render_boot_script(boot: NodeBootstrap) -> str:
         health_key=HEALTH_TAG,
         vars_dir=VARS_DIR,
         result_path=RESULT_PATH,
+        files_dir=files_dir(boot.files.sha256) if boot.files is not None else None,
     )

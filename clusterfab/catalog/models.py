@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clusterfab.core.vocab import CapacityKind, Cloud, CpuArchitecture, Fabric
 
@@ -21,7 +21,9 @@ PriceUnit = Literal["hour", "chip_hour", "gib_month"]
 
 
 class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a catalog read from the compiled cache (query.py) is unpickled, not validated, so a
+    # command that uses it never pays for building these models' validators.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Sourced(Record):
@@ -166,6 +168,7 @@ class TpuTopology(Record):
 
 
 class TpuGeneration(Sourced):
+    cloud: Literal["gcp"] = "gcp"
     name: str
     type_prefix: str
     accelerator_config_type: str
@@ -178,6 +181,10 @@ class TpuGeneration(Sourced):
     purchase_options: list[CapacityKind]
     zones: list[str]
     multislice: bool
+    max_chips_per_slice: int | None = None
+    """The largest slice Google offers (None: the topology table is the limit)."""
+    network_mtu: int | None = None
+    """The VPC MTU Google's setup guide creates the slices' network with (None: GCP's default)."""
     topologies: dict[str, TpuTopology]
 
     def accelerator_type(self, topology: str) -> str:
@@ -207,6 +214,10 @@ class StorageTier(Sourced):
     grow_only: bool
     location: Literal["zone", "region"] = "zone"
     lustre_version: str | None = None
+    efa: bool = False
+    """Whether the tier can be created EFA-enabled (FSx for Lustre PERSISTENT_2)."""
+    network_mtu: int | None = None
+    """The VPC MTU the service's performance guide recommends for its clients' network."""
 
     def fits(self, capacity: int) -> bool:
         return any(band.contains(capacity) for band in self.capacity_bands)
@@ -269,6 +280,12 @@ class GpuSupport(Sourced):
     note: str | None = None
 
 
+class ReleaseList(Sourced):
+    """Every released version of a piece of NVIDIA software (as of the record's date)."""
+
+    versions: tuple[str, ...]
+
+
 class RecommendedStack(Sourced):
     nvidia_driver: str
     cuda: str
@@ -285,15 +302,28 @@ class FabricSoftware(Sourced):
 
 
 class AptRepository(Sourced):
-    """An apt repository a node role installs from; `{distro}`, `{arch}` (x86_64 / sbsa) and `{debarch}`
-    (amd64 / arm64) in `url` and `key_url` stand for the node's values."""
+    """An apt repository and the key it is signed with; `{distro}`, `{arch}` (x86_64 / sbsa) and
+    `{debarch}` (amd64 / arm64) in `url` and `key_url` stand for the node's values."""
 
-    id: str
-    title: str
     url: str
     suite: str
     components: list[str]
     key_url: str | None
+    key_fingerprint: str | None = Field(default=None, pattern=r"^[0-9A-F]{40}$")
+    """The primary key's fingerprint a node checks the downloaded key against before trusting it."""
+
+    @model_validator(mode="after")
+    def _key_pinned(self) -> AptRepository:
+        if self.key_url is not None and self.key_fingerprint is None:
+            raise ValueError(f"repository {self.url}: a key_url needs its key_fingerprint")
+        return self
+
+
+class NodeRepository(AptRepository):
+    """A repository the GPU node roles install from (packages.yaml), named by `id`."""
+
+    id: str
+    title: str
 
 
 class AptPackage(Sourced):
@@ -398,12 +428,146 @@ class OsImage(Sourced):
     """The NVIDIA driver branch the image ships; None: nodes install the driver themselves."""
 
 
+class MonitoringMachine(Sourced):
+    """The monitoring node of a cloud when the cluster has no Slurm controller to host the stack."""
+
+    cloud: Cloud
+    name: str
+    vcpus: int = Field(gt=0)
+    memory_gib: int = Field(gt=0)
+    image: str
+    root_device: str | None
+    disk_type: str
+
+
+class MonitoringPackage(Sourced):
+    """A package the monitoring host installs, pinned to an exact version string of its repository."""
+
+    name: str
+    package: str
+    version: str
+    note: str | None = None
+
+
+class ExporterFacts(Sourced):
+    dcgm_exporter_release: str
+    dcgm_exporter_port: int
+    node_exporter_port: int
+    event_window_ms: int = Field(gt=0)
+    slurm_exporter_port: int
+
+
+class StorageSizing(Sourced):
+    bytes_per_sample: int = Field(gt=0)
+    dcgm_series_per_gpu: int = Field(gt=0)
+    node_exporter_series_base: int = Field(gt=0)
+    node_exporter_series_per_vcpu: int = Field(gt=0)
+    min_disk_gib: int = Field(gt=0)
+
+
+XidAction = Literal[
+    "RESTART_APP",
+    "RESET_GPU",
+    "RESTART_BM",
+    "IGNORE",
+    "WORKFLOW_XID_48",
+    "WORKFLOW_NVLINK_ERR",
+    "WORKFLOW_NVLINK5_ERR",
+]
+
+
+class Xid(Record):
+    """One row of NVIDIA's Xid catalog, and the alert rule that watches it."""
+
+    xid: int = Field(gt=0)
+    mnemonic: str
+    description: str
+    immediate: XidAction
+    investigatory: str
+    alert: str
+
+
+class XidCatalog(Sourced):
+    rows: list[Xid]
+
+
+class MonitoringFacts(Record):
+    machines: list[MonitoringMachine]
+    packages: list[MonitoringPackage]
+    grafana_repository: AptRepository
+    exporters: ExporterFacts
+    storage: StorageSizing
+    xids: XidCatalog
+
+    def machine(self, cloud: Cloud, name: str | None = None) -> MonitoringMachine | None:
+        """The named machine of `cloud` (None: the default, the cloud's first)."""
+        for machine in self.machines:
+            if machine.cloud == cloud and (name is None or machine.name == name):
+                return machine
+        return None
+
+    def package(self, name: str) -> MonitoringPackage:
+        for package in self.packages:
+            if package.name == name:
+                return package
+        raise KeyError(f"no monitoring package {name!r} in the catalog")
+
+
 class StatefulType(Sourced):
-    """A resource type that holds data, and the property changes that would replace (destroy) it."""
+    """A resource type that holds data: replacing or deleting one destroys it."""
 
     type: str
-    replace_on: list[str]
-    replace_on_decrease: list[str]
+
+
+ReplaceCondition = Literal["decrease", "cidr_shrinks", "kind_changes", "flag", "always"]
+
+
+class ReplaceWhen(Record):
+    """A change that replaces the resource only under a condition the provider checks at plan time."""
+
+    property: str
+    when: ReplaceCondition = Field(
+        description="decrease: the new value is lower (numbers, booleans, dotted versions); cidr_shrinks: "
+        "the new range does not contain the old; kind_changes: the property appears or disappears; flag: "
+        "the input `flag` is true; always: any change (the condition cannot be judged offline)."
+    )
+    why: str
+    flag: str | None = None
+
+
+class ReplacementRule(Sourced):
+    """Which input changes make the provider replace a resource type (Pulumi property names, dotted,
+    without list indexes), read from the provider's schema."""
+
+    type: str
+    provider: str
+    terraform_type: str | None = None
+    read: list[str] = []
+    """The upstream source files the schema was read from."""
+    replace_on: list[str] = []
+    replace_when: list[ReplaceWhen] = []
+    replace_on_any: bool = False
+    inherits: dict[str, str] = {}
+    """Provider property -> resource property the resource takes from its provider when unset."""
+    inherited: dict[str, str] = {}
+    """On a provider resource: the properties it hands down (provider property -> resource property)."""
+    not_in_upstream: list[str] = []
+    why: str | None = None
+
+
+class ProviderSchemas(Sourced):
+    """Which Pulumi provider package the replacement rules are for, and the upstream release read."""
+
+    pulumi_package: str
+    pulumi_version: str
+    upstream: str
+    upstream_version: str
+    read_from: str
+
+
+class Replacements(Record):
+    providers: dict[str, ProviderSchemas]
+    types: dict[str, ReplacementRule]
 
 
 class CatalogIndex(Record):

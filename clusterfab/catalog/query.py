@@ -1,23 +1,33 @@
 """Load the catalog data files and answer questions about them.
 
-The catalog is read once per process (about 60 ms) and is immutable. Nothing here imports Pulumi:
-validation and cost estimates run on the catalog alone.
+The catalog is immutable and read once per process. Parsing and validating the data files costs
+more than a whole `clusterfab validate` otherwise does, so the parsed catalog is also kept, compiled
+(pickled), in the user's cache directory, under the sha256 of everything it is made from: the data
+files, the models that read them and the versions of Python and pydantic. A changed data file is a
+new key, so the cache is never stale; an unreadable or foreign cache file is ignored and rebuilt.
+Nothing here imports Pulumi: validation and cost estimates run on the catalog alone.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import io
+import os
+import pickle
+import sys
+import tempfile
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any, cast
 
+from pydantic.version import VERSION as PYDANTIC_VERSION
 from ruamel.yaml import YAML
 
 from clusterfab.catalog.models import (
     AptPackage,
-    AptRepository,
     AwsMachineType,
     AwsRegions,
     CapacityBlockLimits,
@@ -31,14 +41,20 @@ from clusterfab.catalog.models import (
     HealthcheckThresholds,
     LocalDisks,
     LustreClient,
+    MonitoringFacts,
     NcclBuilds,
     NcclTestsSupport,
     NetworkLayout,
+    NodeRepository,
     NodePackage,
     OsImage,
     Price,
     PricingModel,
+    ProviderSchemas,
     RecommendedStack,
+    ReleaseList,
+    ReplacementRule,
+    Replacements,
     SocketIfname,
     Source,
     StatefulType,
@@ -79,15 +95,21 @@ class Catalog:
     fabric_software: dict[str, FabricSoftware]
     healthcheck: HealthcheckThresholds
     images: tuple[OsImage, ...]
+    monitoring: MonitoringFacts
+    """The monitoring node, the monitoring host's packages, the exporters and NVIDIA's Xid catalog."""
     lustre_clients: dict[str, LustreClient]
     stateful_types: dict[str, StatefulType]
+    replacements: Replacements
+    """Per resource type, the input changes that replace it (replacements.yaml)."""
     node_packages: dict[str, NodePackage]
-    apt_repositories: dict[str, AptRepository]
+    apt_repositories: dict[str, NodeRepository]
     apt_packages: tuple[AptPackage, ...]
     nccl_builds: NcclBuilds
     nccl_tests_support: NcclTestsSupport
     socket_ifnames: dict[str, SocketIfname]
     local_disks: dict[str, LocalDisks]
+    releases: dict[str, ReleaseList]
+    """`nvidia_driver` and `nccl`: the versions NVIDIA released, to warn about one that does not exist."""
 
     @property
     def version(self) -> str:
@@ -179,9 +201,81 @@ def _read(name: str) -> Any:
     return YAML(typ="safe").load(io.StringIO(text))
 
 
+def _replacements(data: Any) -> Replacements:
+    rules = [ReplacementRule.model_validate(t) for t in data["types"]]
+    return Replacements(
+        providers={k: ProviderSchemas.model_validate(v) for k, v in data["providers"].items()},
+        types={r.type: r for r in rules},
+    )
+
+
+CACHE_DIR_VARIABLE = "CLUSTERFAB_CACHE_DIR"
+"""Where the compiled catalog is kept (default $XDG_CACHE_HOME/clusterfab or ~/.cache/clusterfab);
+set it to an empty string to read the data files every time."""
+_CACHE_FORMAT = b"clusterfab-catalog-cache/1"
+
+
+def _cache_dir() -> Path | None:
+    configured = os.environ.get(CACHE_DIR_VARIABLE)
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "clusterfab"
+
+
+def catalog_digest() -> str:
+    """sha256 of what the parsed catalog is made from (the cache key)."""
+    package = resources.files("clusterfab.catalog")
+    digest = hashlib.sha256(_CACHE_FORMAT)
+    digest.update(f"{sys.version}|{PYDANTIC_VERSION}".encode())
+    digest.update(package.joinpath("models.py").read_bytes())
+    for entry in sorted(package.joinpath("data").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _cached(path: Path) -> Catalog | None:
+    """The catalog pickled at `path`, if the file is this user's own and unchanged by others."""
+    try:
+        with path.open("rb") as stream:
+            info = os.fstat(stream.fileno())
+            # Only a file this user wrote and nobody else may change: unpickling runs code.
+            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+                return None
+            loaded = pickle.load(stream)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        return None
+    return loaded if isinstance(loaded, Catalog) else None
+
+
+def _store(path: Path, catalog: Catalog) -> None:
+    """Write the cache atomically; a cache that cannot be written is only slower, never an error."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".catalog-", delete=False) as stream:
+            pickle.dump(catalog, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(stream.name, path)
+    except OSError:
+        return
+
+
 @functools.cache
 def load_catalog() -> Catalog:
-    """The catalog shipped with this version of clusterfab (parsed once per process)."""
+    """The catalog shipped with this version of clusterfab (once per process; compiled cache)."""
+    folder = _cache_dir()
+    if folder is None:
+        return parse_catalog()
+    path = folder / f"catalog-{catalog_digest()[:32]}.pickle"
+    catalog = _cached(path)
+    if catalog is None:
+        catalog = parse_catalog()
+        _store(path, catalog)
+    return catalog
+
+
+def parse_catalog() -> Catalog:
+    """The catalog read and validated from its data files."""
     aws = _read("aws.yaml")
     gcp = _read("gcp.yaml")
     tpu = _read("tpu.yaml")
@@ -207,6 +301,7 @@ def load_catalog() -> Catalog:
         prices=tuple(Price.model_validate(p) for p in _read("prices.yaml")["prices"]),
         cuda_drivers=CudaDriverTable.model_validate(software["cuda_min_driver"]),
         gpus={g.model: g for g in gpus},
+        monitoring=MonitoringFacts.model_validate(_read("monitoring.yaml")),
         recommended=RecommendedStack.model_validate(software["recommended"]),
         fabric_software={f.name: f for f in fabrics},
         healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),
@@ -217,7 +312,7 @@ def load_catalog() -> Catalog:
             for t in (StatefulType.model_validate(x) for x in _read("stateful.yaml")["stateful_types"])
         },
         apt_repositories={
-            r.id: r for r in (AptRepository.model_validate(x) for x in packages["repositories"])
+            r.id: r for r in (NodeRepository.model_validate(x) for x in packages["repositories"])
         },
         apt_packages=tuple(AptPackage.model_validate(x) for x in packages["packages"]),
         nccl_builds=NcclBuilds.model_validate(_read("nccl_builds.yaml")),
@@ -229,7 +324,9 @@ def load_catalog() -> Catalog:
         local_disks={
             d.cloud: d for d in (LocalDisks.model_validate(x) for x in software["local_scratch_devices"])
         },
+        replacements=_replacements(_read("replacements.yaml")),
         lustre_clients={
             c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
         },
+        releases={k: ReleaseList.model_validate(v) for k, v in _read("releases.yaml").items()},
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.catalog.models import AwsMachineType, GcpMachineType, Sourced
@@ -21,7 +21,7 @@ def _provenance(record: Sourced) -> dict[str, Any]:
 def _machine(catalog: Catalog, machine: AwsMachineType | GcpMachineType) -> dict[str, Any]:
     accelerator = machine.accelerator
     row: dict[str, Any] = {
-        "cloud": "aws" if isinstance(machine, AwsMachineType) else "gcp",
+        "cloud": machine.cloud,
         "name": machine.name,
         "accelerator": accelerator.model,
         "accelerator_count": accelerator.count,
@@ -57,38 +57,35 @@ def _machine(catalog: Catalog, machine: AwsMachineType | GcpMachineType) -> dict
 
 def catalog_json(catalog: Catalog, cloud: str | None = None) -> dict[str, Any]:
     """The catalog in the `clusterfab catalog --format json` contract, optionally for one cloud."""
-    machines: list[AwsMachineType | GcpMachineType] = []
-    if cloud in (None, "aws"):
-        machines += catalog.aws_machine_types.values()
-    if cloud in (None, "gcp"):
-        machines += catalog.gcp_machine_types.values()
-    tpus = (
-        []
-        if cloud == "aws"
-        else [
-            {
-                "name": g.name,
-                "accelerator_type_prefix": g.type_prefix,
-                "cores_per_chip": g.cores_per_chip,
-                "chips_per_host": g.chips_per_host,
-                "dimensions": g.dimensions,
-                "runtime_version": g.runtime_version,
-                "purchase_options": g.purchase_options,
-                "zones": g.zones,
-                "topologies": [
-                    {
-                        "topology": t,
-                        "chips": spec.chips,
-                        "hosts": spec.hosts,
-                        "accelerator_type": g.accelerator_type(t),
-                    }
-                    for t, spec in g.topologies.items()
-                ],
-                **_provenance(g),
-            }
-            for g in catalog.tpu_generations.values()
-        ]
-    )
+    every: list[AwsMachineType | GcpMachineType] = [
+        *catalog.aws_machine_types.values(),
+        *catalog.gcp_machine_types.values(),
+    ]
+    machines = [m for m in every if cloud in (None, m.cloud)]
+    tpus = [
+        {
+            "name": g.name,
+            "accelerator_type_prefix": g.type_prefix,
+            "cores_per_chip": g.cores_per_chip,
+            "chips_per_host": g.chips_per_host,
+            "dimensions": g.dimensions,
+            "runtime_version": g.runtime_version,
+            "purchase_options": g.purchase_options,
+            "zones": g.zones,
+            "topologies": [
+                {
+                    "topology": t,
+                    "chips": spec.chips,
+                    "hosts": spec.hosts,
+                    "accelerator_type": g.accelerator_type(t),
+                }
+                for t, spec in g.topologies.items()
+            ],
+            **_provenance(g),
+        }
+        for g in catalog.tpu_generations.values()
+        if cloud in (None, g.cloud)
+    ]
     tiers = [
         {
             "cloud": t.cloud,
@@ -106,6 +103,12 @@ def catalog_json(catalog: Catalog, cloud: str | None = None) -> dict[str, Any]:
     ]
     prices = [{**p.model_dump(mode="json")} for p in catalog.prices if cloud is None or p.cloud == cloud]
     return {
+        # The envelope of every JSON document (clusterfab.contract; the catalog layer cannot import it).
+        "schema_version": 1,
+        "blueprint": None,
+        "env": None,
+        "cloud": cloud,
+        "region": None,
         "version": catalog.version,
         "as_of": catalog.index.as_of.isoformat(),
         "machine_types": [_machine(catalog, m) for m in machines],
@@ -116,81 +119,106 @@ def catalog_json(catalog: Catalog, cloud: str | None = None) -> dict[str, Any]:
     }
 
 
-def print_catalog(catalog: Catalog, cloud: str | None = None) -> None:
-    """Rich tables of the catalog on stdout."""
-    from rich.console import Console
+def _columns(width: int, full: Sequence[str], medium: Sequence[str], narrow: Sequence[str]) -> Sequence[str]:
+    """The columns of a table that fit `width`: all of them from 140 columns, fewer below 120 and 100."""
+    if width >= 140:
+        return full
+    return medium if width >= 100 else narrow
+
+
+def _table(title: str, columns: Sequence[str], rows: list[dict[str, str]]) -> Any:
     from rich.table import Table
 
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, no_wrap=column in {"name", "sku"})
+    for row in rows:
+        table.add_row(*(row[c] for c in columns))
+    return table
+
+
+def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 180) -> None:
+    """Rich tables of the catalog on stdout, with the columns that fit `width` (`clusterfab catalog
+    --format json` has every field)."""
+    from rich.console import Console
+
     data = catalog_json(catalog, cloud)
-    # Piped output has no terminal width to fit; keep rows on one line for grep and diffs.
-    console = Console() if sys.stdout.isatty() else Console(width=180)
+    console = Console(width=width, highlight=False)
     console.print(f"clusterfab catalog {data['version']} (as of {data['as_of']})")
 
-    machines = Table(title="Machine types", title_justify="left")
-    for column in (
-        "cloud",
-        "name",
-        "accelerators",
-        "vCPU",
-        "RAM GiB",
-        "fabric",
-        "NICs",
-        "capacity",
-        "locations",
-        "confidence",
-    ):
-        machines.add_column(column, no_wrap=column in {"name", "cloud"})
+    machines = []
     for m in data["machine_types"]:
-        nics = m["max_efa_interfaces"] if m["cloud"] == "aws" else m["gpu_nics"]
-        machines.add_row(
-            m["cloud"],
-            m["name"],
-            f"{m['accelerator_count']}x {m['accelerator']} {m['accelerator_memory_gib']} GiB",
-            str(m["vcpus"]),
-            str(m["memory_gib"]),
-            m["fabric"],
-            str(nics),
-            ", ".join(m["purchase_options"]),
-            str(len(m["locations"])),
-            m["confidence"],
+        nics = m["max_efa_interfaces"] if m["max_efa_interfaces"] is not None else m["gpu_nics"]
+        accelerators = f"{m['accelerator_count']}x {m['accelerator']} {m['accelerator_memory_gib']} GiB"
+        machines.append(
+            {
+                "cloud": m["cloud"],
+                "name": m["name"],
+                "accelerators": accelerators,
+                "vCPU": str(m["vcpus"]),
+                "RAM GiB": str(m["memory_gib"]),
+                "fabric": m["fabric"],
+                "NICs": str(nics),
+                "capacity": ", ".join(m["purchase_options"]),
+                "locations": str(len(m["locations"])),
+                "confidence": m["confidence"],
+            }
         )
-    console.print(machines)
+    full = list(machines[0]) if machines else []
+    medium = ["cloud", "name", "accelerators", "fabric", "NICs", "capacity", "locations"]
+    narrow = ["name", "accelerators", "fabric", "capacity"]
+    console.print(_table("Machine types", _columns(width, full, medium, narrow), machines))
 
     if data["tpu_generations"]:
-        tpus = Table(title="TPU generations", title_justify="left")
-        for column in ("generation", "naming", "chips/host", "topologies", "runtime", "zones"):
-            tpus.add_column(column)
+        tpus = []
         for g in data["tpu_generations"]:
             shapes = [t["topology"] for t in g["topologies"]]
             shown = ", ".join(shapes[:6]) + (f", … ({len(shapes) - 6} more)" if len(shapes) > 6 else "")
-            naming = f"{g['accelerator_type_prefix']}-N, N = {g['cores_per_chip']} x chips"
-            tpus.add_row(
-                g["name"], naming, str(g["chips_per_host"]), shown, g["runtime_version"], str(len(g["zones"]))
+            tpus.append(
+                {
+                    "generation": g["name"],
+                    "naming": f"{g['accelerator_type_prefix']}-N, N = {g['cores_per_chip']} x chips",
+                    "chips/host": str(g["chips_per_host"]),
+                    "topologies": shown,
+                    "runtime": g["runtime_version"],
+                    "zones": str(len(g["zones"])),
+                }
             )
-        console.print(tpus)
+        full = list(tpus[0])
+        narrow = ["generation", "naming", "topologies"]
+        console.print(_table("TPU generations", _columns(width, full, full, narrow), tpus))
 
-    tiers = Table(title="Storage tiers", title_justify="left")
-    for column in ("cloud", "service", "tier", "capacity GiB", "throughput MB/s/TiB"):
-        tiers.add_column(column)
+    tiers = []
     for t in data["storage_tiers"]:
         bands = "; ".join(
             f"{b['min_gib']}-{b['max_gib'] or '…'} by {b['step_gib']}" for b in t["capacity_bands"]
         )
         throughput = ", ".join(map(str, t["throughputs"])) or f"{t['fixed_throughput'] or '-'} (fixed)"
-        tiers.add_row(t["cloud"], t["service"], t["tier"], bands, throughput)
-    console.print(tiers)
-
-    prices = Table(title="Prices (USD)", title_justify="left")
-    for column in ("cloud", "sku", "model", "price", "regions", "as of", "confidence"):
-        prices.add_column(column)
-    for p in data["prices"]:
-        prices.add_row(
-            p["cloud"],
-            p["sku"],
-            p["pricing_model"],
-            f"{p['usd']:g}/{p['unit']}",
-            ", ".join(p["regions"]),
-            p["as_of"],
-            p["confidence"],
+        tiers.append(
+            {
+                "cloud": t["cloud"],
+                "service": t["service"],
+                "tier": t["tier"],
+                "capacity GiB": bands,
+                "throughput MB/s/TiB": throughput,
+            }
         )
-    console.print(prices)
+    full = ["cloud", "service", "tier", "capacity GiB", "throughput MB/s/TiB"]
+    console.print(_table("Storage tiers", _columns(width, full, full, full[1:]), tiers))
+
+    prices = [
+        {
+            "cloud": p["cloud"],
+            "sku": p["sku"],
+            "model": p["pricing_model"],
+            "price": f"{p['usd']:g}/{p['unit']}",
+            "regions": ", ".join(p["regions"]),
+            "as of": p["as_of"],
+            "confidence": p["confidence"],
+        }
+        for p in data["prices"]
+    ]
+    full = ["cloud", "sku", "model", "price", "regions", "as of", "confidence"]
+    medium = ["cloud", "sku", "model", "price", "as of", "confidence"]
+    narrow = ["sku", "model", "price", "as of"]
+    console.print(_table("Prices (USD)", _columns(width, full, medium, narrow), prices))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
+    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 _ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
@@ -44,6 +45,7 @@ class AwsProfile:
     zone_example = "use1-az6 (a zone id) or us-east-1a"
     lustre_product = "FSx for Lustre"
     reserved_addresses = 5
+    reserved_capacity_is_placed = True
     offers_tpus = False
     reservation_example = "cr-0123456789abcdef0"
     reservation_format = "cr- followed by 17 hex digits, e.g. cr-0123456789abcdef0"
@@ -143,3 +145,8 @@ class AwsProfile:
                 "ansible_become": "true",
             },
         }
+
+    def health_store(self, outputs: StackOutputs) -> HealthStore:
+        from clusterfab.health_stores import S3HealthStore  # noqa: PLC0415 - boto3 loads slowly
+
+        return S3HealthStore(outputs.bucket, outputs.blueprint.region)

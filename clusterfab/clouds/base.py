@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
+    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 
@@ -62,6 +63,12 @@ class CloudProfile(Protocol):
 
     @property
     def offers_tpus(self) -> bool: ...
+
+    @property
+    def reserved_capacity_is_placed(self) -> bool:
+        """Whether reserved capacity (a targeted reservation, a capacity block) already decides where
+        the nodes are, so that a placement group of our own can only strand part of it (AWS: yes)."""
+        ...
 
     @property
     def reservation_example(self) -> str: ...
@@ -125,4 +132,8 @@ class CloudProfile(Protocol):
 
     def inventory(self, outputs: StackOutputs) -> dict[str, Any]:
         """The Ansible inventory plugin configuration for the nodes of a stack with these outputs."""
+        ...
+
+    def health_store(self, outputs: StackOutputs) -> HealthStore:
+        """The stack's cluster bucket as the store of its health records."""
         ...

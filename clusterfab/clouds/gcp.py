@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
+    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 _LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
@@ -44,6 +45,7 @@ class GcpProfile:
     zone_example = "us-central1-a"
     lustre_product = "Managed Lustre"
     reserved_addresses = 4
+    reserved_capacity_is_placed = False
     offers_tpus = True
     reservation_example = "my-reservation"
     reservation_format = "a reservation name or projects/PROJECT/reservations/NAME"
@@ -103,6 +105,20 @@ class GcpProfile:
                     "remove it; load data into Managed Lustre from Cloud Storage instead",
                     at_key=True,
                 )
+            if storage.efa:
+                yield FieldProblem(
+                    ("storage", index, "efa"),
+                    "efa (an EFA-enabled FSx file system) is an AWS setting",
+                    "remove it",
+                    at_key=True,
+                )
+            if storage.export_changes:
+                yield FieldProblem(
+                    ("storage", index, "export_changes"),
+                    "export_changes (back to an S3 data repository) is an AWS setting",
+                    "remove it",
+                    at_key=True,
+                )
             if storage.deployment == "scratch":
                 yield FieldProblem(
                     ("storage", index, "deployment"),
@@ -150,3 +166,8 @@ class GcpProfile:
                 "ansible_become": "true",
             },
         }
+
+    def health_store(self, outputs: StackOutputs) -> HealthStore:
+        from clusterfab.health_stores import GcsHealthStore  # noqa: PLC0415 - google-auth loads slowly
+
+        return GcsHealthStore(outputs.bucket)

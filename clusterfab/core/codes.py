@@ -131,6 +131,12 @@ _CODES = [
     ),
     Code("BP117", "nothing to provision", _W, "The blueprint has no node groups and no TPU slices."),
     Code(
+        "BP118",
+        "export without an S3 link",
+        _E,
+        "export_changes writes back to the file system's import_path, which is not set.",
+    ),
+    Code(
         "BP119",
         "reservation without a reservation kind",
         _E,
@@ -141,6 +147,44 @@ _CODES = [
         "flex-start with autoscaling",
         _E,
         "Flex-start VMs arrive all at once in a fixed-size group; use `count`.",
+    ),
+    Code(
+        "BP135",
+        "production-like environment without protection",
+        _W,
+        "An environment named like production (prod-eu, production) protects nothing unless it says "
+        "`protected: true`; only `prod` is protected by default.",
+    ),
+    Code(
+        "BP136",
+        "empty list in an environment overlay",
+        _E,
+        "Overlay lists of named items merge by name, so an empty one changes nothing; `null` removes.",
+    ),
+    Code(
+        "BP150",
+        "alerts go to nobody",
+        _W,
+        "Monitoring is on but neither monitoring.alert_emails nor budget.alert_emails names a recipient.",
+    ),
+    Code(
+        "BP151",
+        "alert e-mails without a mail relay",
+        _W,
+        "Alertmanager sends e-mail only through monitoring.smtp; without it alerts show only in Grafana.",
+    ),
+    Code(
+        "BP152",
+        "monitoring setting without monitoring",
+        _W,
+        "With monitoring.kind none the other monitoring fields have no effect.",
+    ),
+    Code(
+        "BP153",
+        "monitoring disk too small for the retention",
+        _W,
+        "Prometheus needs retention x samples per second x bytes per sample of disk; it deletes old "
+        "data early.",
     ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
@@ -221,11 +265,30 @@ _CODES = [
     ),
     Code(
         "BP219",
+        "placement group on reserved capacity",
+        _W,
+        "A new placement group around reserved capacity (a capacity block, a targeted reservation) can "
+        "leave part of the reservation unusable; the reservation already decides where the nodes are.",
+    ),
+    Code(
+        "BP220",
+        "EFA not offered by the storage tier",
+        _E,
+        "Only some file system tiers can be created EFA-enabled (FSx for Lustre: PERSISTENT_2).",
+    ),
+    Code(
+        "BP221",
         "NCCL not built for the CUDA major",
         _E,
         "NVIDIA builds each NCCL release for particular CUDA majors (the nvidia-nccl-cu<major> wheels and "
         "the CUDA repository's libnccl2 builds); a stack asking for a build that does not exist cannot "
         "install on any node.",
+    ),
+    Code(
+        "BP250",
+        "unknown monitoring machine type",
+        _E,
+        "The monitoring node's machine type is not one the catalog knows for this cloud.",
     ),
     Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
     Code(

@@ -43,7 +43,9 @@ class Finding:
     """One problem (or note) about a blueprint, anchored at a position in its file.
 
     `line` and `column` are 1-based; 0 means the position is unknown (the whole file).
-    `end_column` is the exclusive end of the offending text on `line`, used to draw the caret.
+    `end_column` is the exclusive end of the offending text on `line`, used to draw the caret (0:
+    unknown). `environment` names the environment overlay whose merged blueprint has the problem; None
+    when the base blueprint (and so every environment) has it. `path` is `field` as a path, for code.
     """
 
     code: str
@@ -55,9 +57,12 @@ class Finding:
     column: int
     hint: str = ""
     end_column: int = 0
+    environment: str | None = None
+    path: FieldPath = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The finding in the CLI's JSON contract (architecture §5)."""
+        """The finding in the CLI's JSON contract (architecture §5, plus `end_column` and
+        `environment`)."""
         return {
             "code": self.code,
             "severity": self.severity.value,
@@ -66,11 +71,13 @@ class Finding:
             "file": self.file,
             "line": self.line,
             "column": self.column,
+            "end_column": self.end_column,
+            "environment": self.environment,
             "hint": self.hint,
         }
 
     @property
-    def sort_key(self) -> tuple[str, int, int, int, str, str]:
+    def sort_key(self) -> tuple[str, int, int, int, str, str, str]:
         return (
             self.file,
             self.line,
@@ -78,21 +85,26 @@ class Finding:
             _SEVERITY_ORDER[self.severity],
             self.code,
             self.field,
+            self.environment or "",
         )
+
+    @property
+    def identity(self) -> tuple[str, str, str, int, int, str | None]:
+        """What makes two findings the same problem: code, field, position and environment."""
+        return (self.code, self.field, self.file, self.line, self.column, self.environment)
 
 
 def normalize(findings: Iterable[Finding]) -> list[Finding]:
     """De-duplicate findings and sort them by position.
 
-    Two findings are the same when code, field and position agree: validating a blueprint and each of
-    its environments reports a problem of the base document once, not once per environment.
+    Two findings are the same when code, field, position and environment agree; the validation engine
+    drops an environment's finding that the base blueprint already reports.
     """
-    seen: set[tuple[str, str, str, int, int]] = set()
+    seen: set[tuple[str, str, str, int, int, str | None]] = set()
     unique: list[Finding] = []
     for finding in findings:
-        key = (finding.code, finding.field, finding.file, finding.line, finding.column)
-        if key not in seen:
-            seen.add(key)
+        if finding.identity not in seen:
+            seen.add(finding.identity)
             unique.append(finding)
     return sorted(unique, key=lambda f: f.sort_key)
 

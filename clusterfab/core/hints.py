@@ -7,9 +7,14 @@ from collections.abc import Iterable
 
 
 def closest(value: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The candidate closest to `value`, if any is close enough to be a likely typo."""
-    matches = difflib.get_close_matches(value, list(candidates), n=1, cutoff=cutoff)
-    return matches[0] if matches else None
+    """The candidate closest to `value`, if any is close enough to be a likely typo; letter case does
+    not count (`AWS` is `aws`, `zonal` is `ZONAL`)."""
+    pool = list(candidates)
+    by_case = {c.casefold(): c for c in pool}
+    if value.casefold() in by_case:
+        return by_case[value.casefold()]
+    matches = difflib.get_close_matches(value.casefold(), list(by_case), n=1, cutoff=cutoff)
+    return by_case[matches[0]] if matches else None
 
 
 def listing(values: Iterable[object], limit: int = 8) -> str:

@@ -39,6 +39,8 @@ HEALTH_TAG = "clusterfab-health"
 `clusterfab/health`, in a guest attribute (GCP)."""
 INVENTORY_GROUP_PREFIX = "node_group"
 """Push mode's inventory groups are `node_group_<name>` (hyphens become underscores)."""
+MAX_NODES_LABEL = "clusterfab-max-nodes"
+"""On a resizable group's instance template (GCP): the most nodes the group may have, for cost policies."""
 SLICE_INDEX_LABEL = "clusterfab-slice-index"
 SLICE_COUNT_LABEL = "clusterfab-slice-count"
 

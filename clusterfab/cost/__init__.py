@@ -5,6 +5,7 @@ Pure Python on the catalog alone: `clusterfab cost` and the budget rules never i
 
 from clusterfab.cost.estimate import (
     HOURS_PER_MONTH,
+    MAX_RUN_HOURS,
     BudgetStatus,
     CostEstimate,
     CostItem,
@@ -18,6 +19,7 @@ from clusterfab.cost.estimate import (
 
 __all__ = [
     "HOURS_PER_MONTH",
+    "MAX_RUN_HOURS",
     "BudgetStatus",
     "CostEstimate",
     "CostItem",

@@ -21,12 +21,15 @@ from typing import Literal
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
 from clusterfab.core.vocab import CapacityKind, Cloud
-from clusterfab.spec import Budget, ClusterSpec, LustreStorage, NodeGroup, Storage, TpuSlice
+from clusterfab.spec import Budget, ClusterSpec, LustreStorage, Monitoring, NodeGroup, Storage, TpuSlice
 
 HOURS_PER_MONTH = Decimal(730)
 """The month of every monthly figure (architecture §5), as AWS and GCP price pages use it."""
 
-ItemKind = Literal["node_group", "tpu_slice", "storage"]
+MAX_RUN_HOURS = 100_000
+"""Longest run `--hours` prices (about 11 years): a sanity limit that keeps every figure printable."""
+
+ItemKind = Literal["node_group", "tpu_slice", "storage", "monitoring"]
 WarningReason = Literal["missing", "stale", "unconfirmed", "fallback"]
 ItemPath = tuple[str | int, ...]
 
@@ -175,11 +178,34 @@ def estimate_cost(
 
 
 def cost_lines(spec: ClusterSpec) -> list[CostLine]:
-    """The lines of a spec: its node groups, TPU slices and storage, in blueprint order."""
+    """The lines of a spec: its node groups, TPU slices, storage and monitoring node, in blueprint order."""
     lines = [_node_group_line(g) for g in spec.node_groups]
     lines += [_tpu_line(t) for t in spec.tpu_slices]
     lines += [_storage_line(s) for s in spec.storage]
+    if spec.monitoring is not None:
+        lines += _monitoring_lines(spec.monitoring)
     return lines
+
+
+MONITORING_ITEM = "monitoring"
+"""The cost item (and component) name of the monitoring node."""
+
+
+def _monitoring_lines(monitoring: Monitoring) -> list[CostLine]:
+    """The monitoring node, when the stack has one of its own (on the Slurm controller it costs no more)."""
+    if monitoring.host != "node" or monitoring.machine is None:
+        return []
+    line = CostLine(
+        name=MONITORING_ITEM,
+        kind="monitoring",
+        path=monitoring.path,
+        sku=monitoring.machine.name,
+        capacity="on_demand",
+        quantity=1,
+        min_quantity=None,
+        unit="hour",
+    )
+    return [line]
 
 
 def _node_group_line(group: NodeGroup) -> CostLine:

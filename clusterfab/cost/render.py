@@ -1,37 +1,51 @@
 """A cost estimate as JSON for tools, aligned text for a terminal, and Markdown for a PR comment.
 
-The JSON shape is a contract (architecture §5): exactly its keys, money as JSON numbers at full
-precision (the estimate's exact decimals converted to the nearest float), dates as ISO strings, and
-null for what is unknown (a missing price, a run length not asked for, a limit not set). Text and
-Markdown are for people: money in cents, unit prices to at most 4 decimals, and always the catalog
-version and the assumptions next to the numbers, in the spirit of Infracost's PR comments.
+The JSON shape is a contract (architecture §5, docs/json/cost.md): the common envelope
+(clusterfab.contract), money computed here as JSON numbers rounded to the cent and figures taken from
+the catalog or the blueprint (unit prices, budget limits) as written, dates as ISO strings, and null
+for what is unknown (a missing price, a run length not asked for, a limit not set). Text and Markdown
+are for people: money in cents, unit prices to at most 4 decimals, and always the catalog version and
+the assumptions next to the numbers, in the spirit of Infracost's PR comments.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from clusterfab.contract import cents, envelope, exact
+from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import HOURS_PER_MONTH, CostEstimate, CostItem
 
 _UNIT_SUFFIX = {"hour": "/h", "chip_hour": "/chip-h", "gib_month": "/GiB-mo"}
-_QUANTITY_WORD = {"node_group": ("node", "nodes"), "tpu_slice": ("chip", "chips"), "storage": ("GiB", "GiB")}
+_QUANTITY_WORD = {
+    "node_group": ("node", "nodes"),
+    "tpu_slice": ("chip", "chips"),
+    "storage": ("GiB", "GiB"),
+    "monitoring": ("node", "nodes"),
+}
 _NOT_PRICED = "boot disks, networking and data transfer"
 """What the estimate leaves out on purpose; said in every human-readable output."""
 
 
-def _num(value: Decimal | None) -> float | None:
-    return None if value is None else float(value)
-
-
-def cost_json(estimate: CostEstimate) -> dict[str, Any]:
-    """The `clusterfab cost --format json` payload (architecture §5), keys exactly as specified."""
+def cost_json(
+    estimate: CostEstimate,
+    *,
+    blueprint: str | None = None,
+    env: str | None = None,
+    findings: Sequence[Finding] = (),
+) -> dict[str, Any]:
+    """The `clusterfab cost --format json` document (architecture §5, docs/json/cost.md)."""
     return {
+        **envelope(blueprint=blueprint, env=env, cloud=estimate.cloud, region=estimate.region),
+        "ok": estimate.budget.ok,
         "currency": "USD",
-        "hourly_usd": float(estimate.hourly_usd),
-        "monthly_usd": float(estimate.monthly_usd),
-        "run_usd": _num(estimate.run_usd),
+        "hourly_usd": cents(estimate.hourly_usd),
+        "monthly_usd": cents(estimate.monthly_usd),
+        "run_usd": cents(estimate.run_usd),
+        "hours": exact(estimate.hours),
         "items": [
             {
                 "name": item.name,
@@ -41,9 +55,9 @@ def cost_json(estimate: CostEstimate) -> dict[str, Any]:
                 "pricing_model": item.pricing_model,
                 "quantity": item.quantity,
                 "unit": item.unit,
-                "unit_price_usd": _num(item.unit_price_usd),
-                "hourly_usd": _num(item.hourly_usd),
-                "monthly_usd": _num(item.monthly_usd),
+                "unit_price_usd": exact(item.unit_price_usd),
+                "hourly_usd": cents(item.hourly_usd),
+                "monthly_usd": cents(item.monthly_usd),
                 "source": item.source,
                 "as_of": item.as_of.isoformat() if item.as_of else None,
                 "confidence": item.confidence,
@@ -53,10 +67,11 @@ def cost_json(estimate: CostEstimate) -> dict[str, Any]:
         "catalog": {"version": estimate.catalog_version, "as_of": estimate.catalog_as_of.isoformat()},
         "warnings": [w.message for w in estimate.warnings],
         "budget": {
-            "max_hourly_usd": _num(estimate.budget.max_hourly_usd),
-            "max_monthly_usd": _num(estimate.budget.max_monthly_usd),
+            "max_hourly_usd": exact(estimate.budget.max_hourly_usd),
+            "max_monthly_usd": exact(estimate.budget.max_monthly_usd),
             "ok": estimate.budget.ok,
         },
+        "findings": [f.to_json() for f in findings],
     }
 
 
@@ -107,17 +122,38 @@ def _row(item: CostItem) -> list[str]:
 _HEADERS = ["ITEM", "KIND", "SKU", "PRICING", "QUANTITY", "UNIT PRICE", "HOURLY", "MONTHLY"]
 _RIGHT = {4, 5, 6, 7}
 """Numeric columns, right-aligned."""
+_DROP_ORDER = (1, 5, 3, 2)
+"""Columns left out, in this order, until the table fits the terminal: KIND (the quantity's unit
+says it), UNIT PRICE (hourly / quantity), PRICING, SKU. ITEM, QUANTITY and the totals always stay."""
 
 
-def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+def _table(rows: Sequence[Sequence[str]], width: int) -> list[str]:
+    columns = list(range(len(rows[0])))
+    widths = [max(len(row[c]) for row in rows) for c in columns]
+
+    def size() -> int:
+        return sum(widths[c] for c in columns) + 2 * (len(columns) - 1)
+
+    for drop in _DROP_ORDER:
+        if size() <= width:
+            break
+        columns.remove(drop)
     lines = []
     for row in rows:
-        cells = [
-            cell.rjust(widths[c]) if c in _RIGHT else cell.ljust(widths[c]) for c, cell in enumerate(row)
-        ]
+        cells = [row[c].rjust(widths[c]) if c in _RIGHT else row[c].ljust(widths[c]) for c in columns]
         lines.append("  ".join(cells).rstrip())
     return lines
+
+
+def _wrap(text: str, width: int, indent: str = "") -> list[str]:
+    return textwrap.wrap(
+        text,
+        width=max(width, 40),
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def _where(estimate: CostEstimate, environment: str | None) -> str:
@@ -160,22 +196,25 @@ def _assumptions(estimate: CostEstimate) -> list[str]:
     ]
 
 
-def render_text(estimate: CostEstimate, *, environment: str | None = None) -> str:
-    """The estimate as an aligned table with totals, run cost, budget verdict, warnings and assumptions."""
+def render_text(estimate: CostEstimate, *, environment: str | None = None, width: int = 10_000) -> str:
+    """The estimate as an aligned table with totals, run cost, budget verdict, warnings and assumptions,
+    laid out for `width` columns (the table drops its least needed columns, prose wraps)."""
     rows = [_HEADERS, *(_row(item) for item in estimate.items)]
     rows.append(["TOTAL", "", "", "", "", "", usd(estimate.hourly_usd), usd(estimate.monthly_usd)])
-    out = [f"Cost of {estimate.name} {_where(estimate, environment)}", "", *_table(rows)]
+    out = [f"Cost of {estimate.name} {_where(estimate, environment)}", "", *_table(rows, width)]
     left_out = _left_out(estimate)
     if left_out:
-        out.append(left_out)
+        out.extend(_wrap(left_out, width))
     out.append("")
     if estimate.run_usd is not None and estimate.hours is not None:
         out.append(f"run of {_hours(estimate.hours)} hours: {usd(estimate.run_usd)}")
-    out.append(f"budget: {budget_verdict(estimate)}")
+    out.extend(_wrap(f"budget: {budget_verdict(estimate)}", width))
     if estimate.warnings:
         out.append(f"warnings ({len(estimate.warnings)}):")
-        out.extend(f"  - {w.message}" for w in estimate.warnings)
-    out.extend(_assumptions(estimate))
+        for warning in estimate.warnings:
+            out.extend(_wrap(f"- {warning.message}", width, indent="  "))
+    for line in _assumptions(estimate):
+        out.extend(_wrap(line, width))
     return "\n".join(out)
 
 

@@ -11,6 +11,7 @@ through a callback that never raises (an exception would kill the Automation API
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 import subprocess
@@ -32,6 +33,11 @@ INSTALL_HINT = (
     "then run this again"
 )
 WORKSPACE_ENV = {"PULUMI_SKIP_UPDATE_CHECK": "true"}
+POLICY_PACK_DIR = "policy"
+"""The project's CrossGuard pack (serving `clusterfab.policy`), enforced on preview, up and promote."""
+_CHANGING_KINDS = frozenset({"update", "import", "destroy"})
+"""History kinds that change resources (a refresh only reads them)."""
+_HISTORY_PAGE = 20
 
 EventHandler = Callable[[DeployEvent | None], None]
 _T = TypeVar("_T")
@@ -120,6 +126,12 @@ class DeployProject:
         except FileNotFoundError:
             raise UsageError(INSTALL_HINT) from None
 
+    @property
+    def policy_packs(self) -> list[str]:
+        """The CrossGuard packs every preview and update runs under: the project's own `policy/`."""
+        pack = self.project.root / POLICY_PACK_DIR
+        return [str(pack)] if (pack / "PulumiPolicy.yaml").is_file() else []
+
     def stack(self, name: str) -> DeployStack:
         """Select an existing stack; UsageError (exit 2) when it does not exist or cannot be reached."""
         from pulumi import automation as auto  # noqa: PLC0415 - lazy: it loads grpc
@@ -133,15 +145,16 @@ class DeployProject:
             ) from None
         except auto.CommandError as exc:
             raise UsageError(f"pulumi could not select stack {name}: {error_summary(str(exc))}") from None
-        return DeployStack(name, stack)
+        return DeployStack(name, stack, self.policy_packs)
 
 
 class DeployStack:
     """One selected stack: its outputs and config, and the operations on it."""
 
-    def __init__(self, name: str, stack: auto.Stack) -> None:
+    def __init__(self, name: str, stack: auto.Stack, policy_packs: list[str] | None = None) -> None:
         self.name = name
         self._stack = stack
+        self._policy_packs = policy_packs or None
 
     def outputs(self) -> dict[str, Any]:
         """The stack's outputs from its last update (secrets in clear)."""
@@ -156,26 +169,52 @@ class DeployStack:
 
         self._run(lambda: self._stack.set_config(key, auto.ConfigValue(value=value, secret=False)))
 
+    def last_update(self) -> dt.datetime | None:
+        """When the stack's resources last changed: the end of its latest update, import or destroy
+        (None when it never had one)."""
+        history = self._run(lambda: self._stack.history(page_size=_HISTORY_PAGE))  # newest first
+        changing = [e for e in history if e.kind in _CHANGING_KINDS]
+        # A page of nothing but refreshes: the newest entry is a safe (later) bound.
+        entry = changing[0] if changing else (history[0] if history else None)
+        if entry is None:
+            return None
+        when: dt.datetime = entry.end_time or entry.start_time
+        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)  # the CLI writes UTC
+
     def protected_resources(self) -> list[tuple[str, str]]:
         """(URN, type) of every protected resource in the stack's state."""
         state = self._run(self._stack.export_stack).deployment or {}
         resources = state.get("resources") or []
         return [(r.get("urn", ""), r.get("type", "")) for r in resources if r.get("protect")]
 
-    def preview(self, on_event: EventHandler | None = None) -> OperationResult:
+    def preview(
+        self, on_event: EventHandler | None = None, *, save_plan: Path | None = None
+    ) -> OperationResult:
+        """Preview the stack under the policy pack; with `save_plan`, write the update plan there."""
+        plan = str(save_plan) if save_plan is not None else None
         return self._operation(
             lambda: (
                 self._stack.preview(
-                    color="never", on_output=_ignore, on_event=guarded(on_event)
+                    color="never",
+                    on_output=_ignore,
+                    on_event=guarded(on_event),
+                    policy_packs=self._policy_packs,
+                    plan=plan,
                 ).change_summary
             )
         )
 
-    def up(self, on_event: EventHandler | None = None) -> OperationResult:
+    def up(self, on_event: EventHandler | None = None, *, plan: Path | None = None) -> OperationResult:
+        """Update the stack under the policy pack; with `plan`, only as that update plan says."""
+        constrained = str(plan) if plan is not None else None
         return self._operation(
             lambda: (
                 self._stack.up(
-                    color="never", on_output=_ignore, on_event=guarded(on_event)
+                    color="never",
+                    on_output=_ignore,
+                    on_event=guarded(on_event),
+                    policy_packs=self._policy_packs,
+                    plan=constrained,
                 ).summary.resource_changes
             )
         )

@@ -8,7 +8,8 @@ Pulumi CLI:
 
 - blueprint: both stacks name the same blueprint file, and the source was last updated from exactly
   the local file's content (same sha256 digest); a different catalog version is reported, not refused.
-- health: the source's recorded health check (`clusterfab:health`) passed, for that same digest.
+- health: the source's health record in its cluster bucket passed on the whole fleet, for that same
+  blueprint, playbook bundle, catalog and git commit, after the source's last update and recently.
 - replacements: the target's preview deletes or replaces no protected or stateful resource, unless
   `--allow-replace`.
 - budget: the blueprint in the target's environment is within that environment's budget.
@@ -16,6 +17,7 @@ Pulumi CLI:
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +26,11 @@ from clusterfab.cost.estimate import CostEstimate
 from clusterfab.cost.render import budget_verdict
 from clusterfab.deploy.events import ResourceStep, destructive_steps
 from clusterfab.health import (
-    HEALTH_CONFIG_KEY,
-    HealthRecordError,
+    Provenance,
+    StoredObject,
     deployed_catalog_version,
     deployed_digest,
-    parse_health,
+    health_problems,
 )
 from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE
 
@@ -110,34 +112,37 @@ def blueprint_gate(
     )
 
 
-def health_gate(*, source: str, local_digest: str, raw_health: str | None) -> GateResult:
-    """The source's last health check passed, and was a check of the revision being promoted."""
+def health_gate(
+    *,
+    source: str,
+    stored: StoredObject | None,
+    location: str,
+    expected: Provenance,
+    last_update: dt.datetime | None,
+    now: dt.datetime,
+    max_age: dt.timedelta,
+) -> GateResult:
+    """The source's health record, written by the deploy identity in its bucket, proves the revision
+    being promoted healthy on the whole fleet, after the source's last update and recently enough."""
     fix = f"run the health check on {source} (`clusterfab configure --stack {source}`)"
-    if raw_health is None:
-        return GateResult(
-            "health", False, f"no health check is recorded for {source} ({HEALTH_CONFIG_KEY}): {fix}"
-        )
-    try:
-        record = parse_health(raw_health)
-    except HealthRecordError as exc:
-        return GateResult(
-            "health", False, f"{HEALTH_CONFIG_KEY} of {source} is not a health record ({exc}): {fix}"
-        )
-    when = record.at.isoformat(timespec="seconds")
-    if not record.passed:
+    if stored is None:
+        return GateResult("health", False, f"no health check is recorded for {source} ({location}): {fix}")
+    problems = health_problems(
+        stored, stack=source, expected=expected, last_update=last_update, now=now, max_age=max_age
+    )
+    if problems:
         return GateResult(
             "health",
             False,
-            f"the last health check of {source} failed ({when}): fix the cluster, then {fix} again",
+            f"the health record {stored.location} does not pass: {'; '.join(problems)}; {fix}",
         )
-    if record.digest != local_digest:
-        return GateResult(
-            "health",
-            False,
-            f"the last passing health check of {source} ({when}) was of blueprint digest "
-            f"{short(record.digest)}, not {short(local_digest)}: {fix} again on this revision",
-        )
-    return GateResult("health", True, f"{source} passed its health check at {when}")
+    when = stored.written_at.isoformat(timespec="seconds")
+    return GateResult(
+        "health",
+        True,
+        f"{source} passed its health check at {when} (commit {short(expected.commit)}, "
+        f"bundle {short(expected.bundle_sha256)})",
+    )
 
 
 def replacement_gate(

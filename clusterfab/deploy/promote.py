@@ -8,16 +8,19 @@ between the two environments offline, previews the target with progress, then ev
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from clusterfab.catalog import load_catalog
+from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
+from clusterfab.deploy.approval import Approval, approve, file_digest
 from clusterfab.deploy.automation import DeployProject, DeployStack, OperationResult
+from clusterfab.deploy.checkout import checkout_commit
 from clusterfab.deploy.gates import (
     BLUEPRINT_CONFIG_KEY,
     GateResult,
@@ -28,9 +31,11 @@ from clusterfab.deploy.gates import (
     replacement_gate,
 )
 from clusterfab.deploy.progress import DeployProgress
-from clusterfab.health import HEALTH_CONFIG_KEY
+from clusterfab.health import DEFAULT_MAX_AGE, Provenance, health_key
+from clusterfab.outputs import read_outputs
 from clusterfab.plan.compare import InvalidSideError, compare_environments
 from clusterfab.plan.report import DiffReport
+from clusterfab.provision.bundle import bundle_digest
 from clusterfab.rules.engine import ValidationResult
 from clusterfab.stackinput import CONFIG_NAMESPACE, ENVIRONMENT_KEY, resolve_environment
 
@@ -56,11 +61,6 @@ def stack_info(name: str, config: Mapping[str, str]) -> StackInfo:
     )
 
 
-def file_digest(path: Path) -> str:
-    """sha256 of a file, as the program records it in the `blueprint.digest` output."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @dataclass
 class PromotionCheck:
     source: StackInfo
@@ -75,6 +75,8 @@ class PromotionCheck:
     progress: DeployProgress
     gates: list[GateResult]
     target_stack: DeployStack
+    approval: Approval
+    """What the gates saw of the target: its update plan, config and blueprint digest."""
 
     @property
     def refusal(self) -> str | None:
@@ -89,13 +91,16 @@ def check_promotion(
     allow_replace: bool,
     today: dt.date,
     console: Console,
+    plan: Path,
+    max_health_age: dt.timedelta = DEFAULT_MAX_AGE,
 ) -> PromotionCheck:
-    """Read both stacks, diff and cost offline, preview the target, and evaluate every gate."""
+    """Read both stacks, diff and cost offline, preview the target (saving its update plan to `plan`),
+    and evaluate every gate."""
     if source == target:
         raise UsageError(f"--from and --to are the same stack ({source})")
     source_stack, target_stack = deploy.stack(source), deploy.stack(target)
-    source_config = source_stack.config()
-    src, dst = stack_info(source, source_config), stack_info(target, target_stack.config())
+    target_config = target_stack.config()
+    src, dst = stack_info(source, source_stack.config()), stack_info(target, target_config)
     relative = dst.blueprint or src.blueprint
     if relative is None:
         raise UsageError(
@@ -106,6 +111,7 @@ def check_promotion(
         raise UsageError(
             f"the blueprint {relative} of stack {dst.name} does not exist in {deploy.project.root}"
         )
+    approval = approve(target, plan, target_config, path)
     digest = file_digest(path)
     catalog = load_catalog()
 
@@ -119,8 +125,9 @@ def check_promotion(
         invalid = exc.result
     progress = DeployProgress(console, operation="preview", stack=target)
     with progress:
-        preview = target_stack.preview(progress.handle)
+        preview = target_stack.preview(progress.handle, save_plan=plan)
 
+    source_outputs = source_stack.outputs()
     gates = [
         blueprint_gate(
             source=source,
@@ -128,10 +135,20 @@ def check_promotion(
             source_blueprint=src.blueprint,
             target_blueprint=dst.blueprint,
             local_digest=digest,
-            source_outputs=source_stack.outputs(),
+            source_outputs=source_outputs,
             catalog_version=catalog.version,
         ),
-        health_gate(source=source, local_digest=digest, raw_health=source_config.get(HEALTH_CONFIG_KEY)),
+        _health(
+            source_stack,
+            source_outputs,
+            Provenance(
+                blueprint_digest=digest,
+                bundle_sha256=bundle_digest(deploy.project.root / "playbooks"),
+                catalog_version=catalog.version,
+                commit=checkout_commit(deploy.project.root),
+            ),
+            max_health_age,
+        ),
         replacement_gate(
             target=target,
             steps=progress.steps,
@@ -157,4 +174,30 @@ def check_promotion(
         progress=progress,
         gates=gates,
         target_stack=target_stack,
+        approval=approval,
+    )
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _health(
+    stack: DeployStack, outputs: Mapping[str, Any], expected: Provenance, max_age: dt.timedelta
+) -> GateResult:
+    """The health gate, reading the record from the source stack's own cluster bucket."""
+    try:
+        parsed = read_outputs(outputs)
+    except UsageError as exc:
+        return GateResult("health", False, f"cannot find {stack.name}'s cluster bucket: {exc}")
+    store = profile(parsed.blueprint.cloud).health_store(parsed)
+    key = health_key(stack.name)
+    return health_gate(
+        source=stack.name,
+        stored=store.get(key),
+        location=store.location(key),
+        expected=expected,
+        last_update=stack.last_update(),
+        now=_now(),
+        max_age=max_age,
     )

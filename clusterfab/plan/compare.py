@@ -9,7 +9,6 @@ nothing: everything is created.
 from __future__ import annotations
 
 import datetime as dt
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,14 +17,16 @@ from pathlib import Path
 
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import UsageError
+from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import diff_costs
 from clusterfab.cost.estimate import BudgetStatus, CostEstimate, estimate_cost
+from clusterfab.plan import baseref
 from clusterfab.plan.diff import diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
 from clusterfab.plan.report import DiffReport
-from clusterfab.rules.budget import check_budget
+from clusterfab.rules.budget import check_budget, price_caveats
 from clusterfab.rules.context import Check
-from clusterfab.rules.engine import ValidationResult, validate_file
+from clusterfab.rules.engine import ValidationResult, rule_context, validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.spec import ClusterSpec
 
@@ -48,29 +49,8 @@ class Side:
     """None when the blueprint does not exist on this side (a new file)."""
     plan: Plan
     estimate: CostEstimate
-
-
-def read_at_ref(path: Path, ref: str) -> bytes | None:
-    """The file's content at a git ref, or None if the file did not exist there."""
-    folder = path.resolve().parent
-    try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        raise UsageError(f"--base-ref needs {path} to be inside a git repository") from None
-    relative = path.resolve().relative_to(Path(top).resolve()).as_posix()
-    verify = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        cwd=top,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if verify.returncode != 0:
-        raise UsageError(f"unknown git ref {ref!r}")
-    shown = subprocess.run(["git", "show", f"{ref}:{relative}"], cwd=top, capture_output=True, check=False)
-    return shown.stdout if shown.returncode == 0 else None
+    findings: tuple[Finding, ...] = ()
+    """The blueprint's findings (none are errors) and the price caveats of its estimate."""
 
 
 def _checks() -> Sequence[Check]:
@@ -78,16 +58,58 @@ def _checks() -> Sequence[Check]:
     return [check for check in CHECKS if check is not check_budget]
 
 
-def _side(path: Path, display: str, env: str | None, today: dt.date, side: str) -> Side:
+@dataclass(frozen=True)
+class _Costed:
+    spec: ClusterSpec
+    estimate: CostEstimate
+    findings: tuple[Finding, ...]
+
+
+def _costed(path: Path, display: str, env: str | None, today: dt.date, side: str) -> _Costed:
+    """Validate one side (InvalidSideError names it) and price it with this checkout's catalog."""
     result = validate_file(
         path, display=display, environment=env, checks=_checks(), today=today, base_only=env is None
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
         raise InvalidSideError(side, result)
+    catalog = load_catalog()
+    estimate = estimate_cost(validated.spec, catalog, today=today)
+    caveats = price_caveats(rule_context(validated, catalog, today), estimate)
+    findings = tuple(sorted([*result.findings, *caveats], key=lambda f: f.sort_key))
+    return _Costed(spec=validated.spec, estimate=estimate, findings=findings)
+
+
+def _side(path: Path, display: str, env: str | None, today: dt.date, side: str) -> Side:
+    costed = _costed(path, display, env, today, side)
     plan = plan_blueprint(path, env=env, stack=DIFF_STACK, display=display, enforce_budget=False)
-    estimate = estimate_cost(validated.spec, load_catalog(), today=today)
-    return Side(display=display, spec=validated.spec, plan=plan, estimate=estimate)
+    return Side(
+        display=display, spec=costed.spec, plan=plan, estimate=costed.estimate, findings=costed.findings
+    )
+
+
+def _side_at_ref(target: Path, ref: str, *, shown: str, env: str | None, today: dt.date, like: Side) -> Side:
+    """The base side of `--base-ref`: the blueprint at `ref`, planned with the code at `ref` when the ref
+    holds a clusterfab project (see plan/baseref.py). Costs use this checkout's catalog on both sides, so
+    the cost delta is what the blueprint change costs at today's prices."""
+    location = baseref.locate(target)
+    commit = baseref.verify_ref(location, ref)
+    tree = baseref.inspect_ref(location, commit)
+    display = f"{shown}@{ref}"
+    if tree.blueprint is None:
+        return _nothing(display, env, like.estimate, load_catalog())
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / target.name
+        copy.write_bytes(tree.blueprint)
+        if not tree.has_project:
+            # Blueprints only: the code is the installed package on both sides.
+            note = f"{display} (planned with this checkout's code: {ref} holds no clusterfab project)"
+            return _side(copy, note, env, today, "base")
+        costed = _costed(copy, display, env, today, "base")
+    plan = baseref.plan_at_ref(location, commit, env=env, stack=DIFF_STACK, display=display)
+    return Side(
+        display=display, spec=costed.spec, plan=plan, estimate=costed.estimate, findings=costed.findings
+    )
 
 
 def _nothing(display: str, env: str | None, like: CostEstimate, catalog: Catalog) -> Side:
@@ -128,15 +150,7 @@ def compare(
     shown = target_display or str(target)
     after = _side(target, shown, env, today, "new")
     if base_ref is not None:
-        content = read_at_ref(target, base_ref)
-        base_display = f"{shown}@{base_ref}"
-        if content is None:
-            before = _nothing(base_display, env, after.estimate, catalog)
-        else:
-            with tempfile.TemporaryDirectory() as tmp:
-                copy = Path(tmp) / target.name
-                copy.write_bytes(content)
-                before = _side(copy, base_display, env, today, "base")
+        before = _side_at_ref(target, base_ref, shown=shown, env=env, today=today, like=after)
     else:
         if base is None:
             raise UsageError("diff needs BASE and NEW blueprints, or one blueprint and --base-ref")
@@ -149,6 +163,8 @@ def compare(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        base_cloud=before.spec.cloud if before.spec is not None else None,
+        findings=after.findings,
     )
 
 
@@ -177,4 +193,6 @@ def compare_environments(
         resources=diff_plans(before.plan, after.plan, catalog),
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
+        base_cloud=before.spec.cloud if before.spec is not None else None,
+        findings=after.findings,
     )

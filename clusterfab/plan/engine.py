@@ -12,14 +12,18 @@ self links) get placeholder values derived from the resource name.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import resource as pulumi_resource
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -80,6 +84,11 @@ class PlannedResource:
     provider: str | None = None
     """The provider reference (`<provider urn>::<id>`) a custom resource is created with; the engine
     passes it, the plan JSON leaves it out."""
+    id: str | None = None
+    """The mock id (`<name>-id`) other resources' inputs carry when they reference this one."""
+    computed: dict[str, Any] = field(default_factory=dict)
+    """The outputs the mocks made up (what the inputs did not set: auto-name, arn, self link, ...).
+    Like the id, a replacement changes them, and with them every input that carries one."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,12 +189,18 @@ class _RecordingMonitor(mocks.MockMonitor):
             protect=bool(request.protect),
             inputs=inputs,
             provider=request.provider or None,
+            id=response.id or None,
+            computed=_computed(inputs, redact(rpc.deserialize_properties(response.object))),
         )
         with self._lock:
             if record.urn in self.records:
                 self.duplicates.append(record.urn)
             self.records[record.urn] = record
         return response
+
+
+def _computed(inputs: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in state.items() if inputs.get(key) != value}
 
 
 class _LogCollector(logging.Handler):
@@ -198,6 +213,39 @@ class _LogCollector(logging.Handler):
 
 
 _RUN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _without_gc() -> Iterator[None]:
+    """Run the program without the cyclic garbage collector. A plan allocates hundreds of thousands of
+    futures, outputs and closures that all live until the end; each collection scans every one of them
+    again, which made a plan's time per resource grow with its size. What the run leaves behind is
+    collected once, afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextlib.contextmanager
+def _without_source_positions() -> Iterator[None]:
+    """Skip the SDK's source positions while planning: for every resource it walks the whole call stack
+    and turns each frame into a file URI (a tenth of a plan's time), for the engine to show in errors;
+    the mock engine records none of it. Without the private function (another SDK version) nothing
+    changes."""
+    module = pulumi_resource
+    original = getattr(module, "_get_stack_trace", None)
+    if original is None:
+        yield
+        return
+    module._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        module._get_stack_trace = original
 
 
 def run_program(
@@ -225,7 +273,8 @@ def run_program(
             monitor.mocks, project=project, stack=stack, preview=preview, monitor=monitor, logger=logger
         )
         try:
-            _sync_await(run_pulumi_func(program))
+            with _without_source_positions(), _without_gc():
+                _sync_await(run_pulumi_func(program))
             root = settings.get_root_resource()
             raw_outputs = dict(getattr(root, "outputs", {}) or {})
             outputs = {key: redact(_resolve(value)) for key, value in raw_outputs.items()}

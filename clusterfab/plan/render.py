@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
+from clusterfab.contract import envelope
+from clusterfab.core.findings import Finding
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
+from clusterfab.rules.render import render_text, summary_line
 
 
 def _tree_lines(plan: Plan) -> list[tuple[str, PlannedResource | None]]:
@@ -31,18 +36,45 @@ def _tree_lines(plan: Plan) -> list[tuple[str, PlannedResource | None]]:
     return lines
 
 
-def render_plan_text(plan: Plan) -> str:
-    """The plan as a tree: one line per resource with its type and logical name."""
+def short_type(token: str) -> str:
+    """A type token without its module file: `aws:ec2/launchTemplate:LaunchTemplate` is
+    `aws:ec2:LaunchTemplate` (the JSON keeps the full token)."""
+    parts = token.split(":")
+    if len(parts) == 3 and "/" in parts[1]:
+        return f"{parts[0]}:{parts[1].split('/')[0]}:{parts[2]}"
+    return token
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def render_plan_text(
+    plan: Plan,
+    *,
+    width: int = 10_000,
+    show_inputs: bool = False,
+    findings: Sequence[Finding] = (),
+    lines: Sequence[str] = (),
+) -> str:
+    """The plan as a tree, one line per resource with its (short) type and logical name, laid out for
+    `width` columns; with `show_inputs` each resource's inputs follow it, one line per property."""
     env = plan.env or "none (base blueprint)"
-    out = [f"Plan of {plan.blueprint} (environment: {env}, stack: {plan.stack})", ""]
-    tree = _tree_lines(plan)
-    width = max((len(branch) + len(r.type) for branch, r in tree if r), default=40) + 2
-    out.append(f" +  {'pulumi:pulumi:Stack':<{width}}{plan.stack}")
-    for branch, resource in tree:
-        assert resource is not None
-        label = f"{branch}{resource.type}"
-        mark = "  [protected]" if resource.protect else ""
-        out.append(f" +  {label:<{width}}{resource.name}{mark}")
+    title = f"Plan of {plan.blueprint} (environment: {env}, stack: {plan.stack})"
+    out = [*textwrap.wrap(title, width=max(width, 40), subsequent_indent="  ", break_long_words=False), ""]
+    tree = [(branch, r) for branch, r in _tree_lines(plan) if r is not None]
+    labels = [f"{branch}{short_type(r.type)}" for branch, r in tree]
+    names = [f"{r.name}{'  [protected]' if r.protect else ''}" for _, r in tree]
+    longest = max((len(label) for label in labels), default=20)
+    column = max(20, min(longest, width - 6 - max((len(n) for n in names), default=0)))
+    out.append(f" +  {_fit('pulumi:pulumi:Stack', column):<{column}}  {plan.stack}")
+    for (branch, resource), label, name in zip(tree, labels, names, strict=True):
+        out.append(f" +  {_fit(label, column):<{column}}  {name}")
+        if show_inputs:
+            stem = branch.replace("├─ ", "│  ").replace("└─ ", "   ")
+            for key, value in resource.inputs.items():
+                shown = json.dumps(value, sort_keys=True, ensure_ascii=False)
+                out.append(_fit(f"    {stem}    {key}: {shown}", width))
     components = sum(1 for r in plan.resources if not r.custom)
     protected = sum(1 for r in plan.resources if r.protect)
     out += [
@@ -50,12 +82,27 @@ def render_plan_text(plan: Plan) -> str:
         f"Resources: + {len(plan.resources)} to create ({components} components, "
         f"{len(plan.resources) - components} cloud resources, {protected} protected)",
     ]
+    if not show_inputs:
+        out.append("(--show-inputs lists each resource's inputs; --format json has them all)")
     warnings = [message for level, message in plan.logs if level in {"warning", "error"}]
     if warnings:
-        out += ["", "Program messages:", *(f"  {m}" for m in warnings)]
+        out += ["", "Program messages:", *(_fit(f"  {m}", width) for m in warnings)]
+    if findings:
+        out += ["", f"Findings ({summary_line(findings)}):", "", render_text(findings, lines, width=width)]
     return "\n".join(out)
 
 
-def render_plan_json(plan: Plan) -> str:
-    payload: dict[str, Any] = plan.to_json()
+def render_plan_json(plan: Plan, *, cloud: str, region: str, findings: Sequence[Finding] = ()) -> str:
+    """The `clusterfab plan --format json` document (architecture §5, docs/json/plan.md): the common
+    envelope, the plan, the blueprint's findings and the program's messages."""
+    resources = plan.to_json()
+    payload: dict[str, Any] = {
+        **envelope(blueprint=plan.blueprint, env=plan.env, cloud=cloud, region=region),
+        "ok": True,
+        "stack": plan.stack,
+        "resources": resources["resources"],
+        "summary": resources["summary"],
+        "findings": [f.to_json() for f in findings],
+        "messages": [{"level": level, "message": message} for level, message in plan.logs],
+    }
     return json.dumps(payload, indent=2, sort_keys=False)

@@ -7,14 +7,17 @@ monthly delta and percentage, catalog version and date), with a Mermaid sketch o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from clusterfab.contract import cents, envelope, exact
+from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
-from clusterfab.plan.diff import PlanDiff
+from clusterfab.plan.diff import PlanDiff, Update
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
 
@@ -28,10 +31,18 @@ class DiffReport:
     cost: CostDiff
     spec: ClusterSpec
     """The new blueprint, resolved (for the cluster sketch)."""
+    base_cloud: str | None = None
+    """The base side's cloud (None: nothing on the base side)."""
+    findings: tuple[Finding, ...] = ()
+    """The new blueprint's findings (warnings, notes and its price caveats)."""
 
+    @property
+    def cross_cloud(self) -> bool:
+        return self.base_cloud is not None and self.base_cloud != self.spec.cloud
 
-def _num(value: Decimal | None) -> float | None:
-    return None if value is None else float(value)
+    def refused(self, allow_replace: bool) -> bool:
+        """Whether the diff exits 1 for data loss (architecture §10.3)."""
+        return bool(self.resources.destructive()) and not allow_replace
 
 
 def _signed(value: Decimal) -> str:
@@ -43,20 +54,56 @@ def _percent(cost: CostDiff) -> str:
     return "" if percent is None else f" ({'+' if percent >= 0 else ''}{percent.quantize(Decimal('0.1'))}%)"
 
 
-def _warnings(report: DiffReport) -> list[str]:
+def _moved(report: DiffReport) -> list[str]:
+    if not report.cross_cloud:
+        return []
+    return [
+        f"cross-cloud diff: the base is on {report.base_cloud} and the new blueprint on {report.spec.cloud}; "
+        f"nothing carries over: every {report.base_cloud} resource is deleted and every "
+        f"{report.spec.cloud} resource created"
+    ]
+
+
+def _data_loss(report: DiffReport) -> list[str]:
     return [
         f"stateful resource {r.name} ({r.type}) would be {why}" for r, why in report.resources.destructive()
     ]
 
 
+def _warnings(report: DiffReport) -> list[str]:
+    return _moved(report) + _data_loss(report)
+
+
+def _compact(paths: tuple[str, ...]) -> str:
+    """Changed paths for people: paths that differ only in list indexes are shown once, with `[*]`."""
+    shown: dict[str, None] = {}
+    patterns = [re.sub(r"\[\d+\]", "[*]", p) for p in paths]
+    for path, pattern in zip(paths, patterns, strict=True):
+        shown[pattern if patterns.count(pattern) > 1 else path] = None
+    return ", ".join(shown)
+
+
+def _change(update: Update) -> tuple[str, str]:
+    """(mark, what changes) of an update: `+-` and why for a replacement, `~` and the paths otherwise."""
+    if update.replace:
+        flag = "stateful, " if update.stateful else ""
+        return "+-", f"{flag}replaced: {', '.join(update.replaces)}"
+    return "~", _compact(update.changed)
+
+
 def report_json(report: DiffReport) -> dict[str, Any]:
-    """The `clusterfab diff --format json` payload."""
+    """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md)."""
     cost = report.cost
 
-    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float]:
-        return {"hourly_usd": float(hourly), "monthly_usd": float(monthly)}
+    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float | None]:
+        return {"hourly_usd": cents(hourly), "monthly_usd": cents(monthly)}
 
     return {
+        **envelope(
+            blueprint=report.target, env=report.env, cloud=report.spec.cloud, region=report.spec.region
+        ),
+        "base": report.base,
+        "ok": cost.after.budget.ok,
         "resources": report.resources.to_json(),
         "cost": {
             "before": totals(cost.before.hourly_usd, cost.before.monthly_usd),
@@ -65,19 +112,20 @@ def report_json(report: DiffReport) -> dict[str, Any]:
             "items": [
                 {
                     "name": item.name,
-                    "before_hourly_usd": _num(item.before_hourly),
-                    "after_hourly_usd": _num(item.after_hourly),
-                    "delta_hourly_usd": _num(item.delta_hourly),
+                    "before_hourly_usd": cents(item.before_hourly),
+                    "after_hourly_usd": cents(item.after_hourly),
+                    "delta_hourly_usd": cents(item.delta_hourly),
                 }
                 for item in cost.items
             ],
         },
         "warnings": _warnings(report) + list(_cost_warnings(report)),
         "budget": {
-            "max_hourly_usd": _num(cost.after.budget.max_hourly_usd),
-            "max_monthly_usd": _num(cost.after.budget.max_monthly_usd),
+            "max_hourly_usd": exact(cost.after.budget.max_hourly_usd),
+            "max_monthly_usd": exact(cost.after.budget.max_monthly_usd),
             "ok": cost.after.budget.ok,
         },
+        "findings": [f.to_json() for f in report.findings],
     }
 
 
@@ -86,7 +134,10 @@ def _cost_warnings(report: DiffReport) -> list[str]:
 
 
 def _counts(diff: PlanDiff) -> str:
-    return f"{len(diff.create)} to create, {len(diff.update)} to update, {len(diff.delete)} to delete"
+    return (
+        f"{len(diff.create)} to create, {len(diff.updated)} to update, {len(diff.replaced)} to replace, "
+        f"{len(diff.delete)} to delete"
+    )
 
 
 def _summary(cost: CostDiff) -> str:
@@ -109,9 +160,11 @@ def _where(report: DiffReport) -> str:
 def report_text(report: DiffReport) -> str:
     diff, cost = report.resources, report.cost
     out = [f"clusterfab diff: {_where(report)}", "", f"Resources: {_counts(diff)}"]
-    out += [f"  + {r.type}  {r.name}" for r in diff.create]
-    out += [f"  ~ {u.after.type}  {u.after.name}  ({', '.join(u.changed)})" for u in diff.update]
-    out += [f"  - {r.type}  {r.name}" for r in diff.delete]
+    out += [f"  +  {r.type}  {r.name}" for r in diff.create]
+    for update in diff.update:
+        mark, change = _change(update)
+        out.append(f"  {mark:<2} {update.after.type}  {update.after.name}  ({change})")
+    out += [f"  -  {r.type}  {r.name}" for r in diff.delete]
     for warning in _warnings(report):
         out.append(f"  !! {warning}")
     out += ["", f"Cost (USD; monthly = {HOURS_PER_MONTH} hours):"]
@@ -180,10 +233,12 @@ def report_markdown(report: DiffReport) -> str:
             out.append(f"| {item.name} | {item.description()} | {before} | {after} | {delta} |")
         out.append("")
     out += [f"**Budget:** {budget_verdict(cost.after)}", "", f"**Resources:** {_counts(diff)}", ""]
-    for warning in _warnings(report):
+    for warning in _moved(report):
+        out += ["> [!WARNING]", f"> {warning[0].upper()}{warning[1:]}.", ""]
+    for warning in _data_loss(report):
         out += [
             "> [!WARNING]",
-            f"> The {warning}. Promotion refuses this unless `--allow-replace` is given.",
+            f"> The {warning}. The diff fails and promotion refuses this unless `--allow-replace` is given.",
             "",
         ]
     for warning in _cost_warnings(report):
@@ -196,7 +251,9 @@ def report_markdown(report: DiffReport) -> str:
             "|---|---|---|---|",
         ]
         out += [f"| + | `{r.type}` | {r.name} | |" for r in diff.create]
-        out += [f"| ~ | `{u.after.type}` | {u.after.name} | {', '.join(u.changed)} |" for u in diff.update]
+        for update in diff.update:
+            mark, change = _change(update)
+            out.append(f"| {mark} | `{update.after.type}` | {update.after.name} | {change} |")
         out += [f"| - | `{r.type}` | {r.name} | |" for r in diff.delete]
         out += ["", "</details>", ""]
     out += [

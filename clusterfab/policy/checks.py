@@ -3,7 +3,7 @@
 Each check takes a `Resource` and returns its violations as messages that name the resource, the
 property and the fix (empty: compliant). They hold for what clusterfab's components create and guard
 what teams add to the program. Which types hold data and which stacks protect them come from the same
-places the components use: the catalog's `stateful_types` and `PROTECTED_ENVIRONMENTS`.
+places the components use: the catalog's `stateful_types` and the blueprint's protected environments.
 
 - IMDSv2: AWS launch templates and instances require session tokens for instance metadata.
 - No public IPs: no public address on AWS launch-template NICs, instances or subnets (auto-assign), no
@@ -52,42 +52,81 @@ def imdsv2(resource: Resource) -> list[str]:
     ]
 
 
+def _launch_template_ips(resource: Resource) -> list[str]:
+    return [
+        f"launch template {resource.name} gives network interface {index} a public IP "
+        "(associatePublicIpAddress): nodes are reached through SSM, not from the internet"
+        for index, nic in enumerate(items(resource.props.get("networkInterfaces")))
+        if truthy(nic.get("associatePublicIpAddress"))
+    ]
+
+
+def _instance_ip(resource: Resource) -> list[str]:
+    if truthy(resource.props.get("associatePublicIpAddress")):
+        return [f"instance {resource.name} has a public IP (associatePublicIpAddress): remove it"]
+    return []
+
+
+def _subnet_ips(resource: Resource) -> list[str]:
+    if truthy(resource.props.get("mapPublicIpOnLaunch")):
+        return [
+            f"subnet {resource.name} gives every instance a public IP (mapPublicIpOnLaunch): set it to false"
+        ]
+    return []
+
+
+def _attached_eip(resource: Resource) -> list[str]:
+    if resource.props.get("instance") or resource.props.get("networkInterface"):
+        return [
+            f"Elastic IP {resource.name} is attached to an instance: nodes must not be reachable directly"
+        ]
+    return []
+
+
+def _gce_external_ips(resource: Resource) -> list[str]:
+    return [
+        f"{_short(resource)} {resource.name} gives network interface {index} an external IP "
+        "(accessConfigs): remove it; nodes reach the internet through Cloud NAT, people through IAP"
+        for index, nic in enumerate(items(resource.props.get("networkInterfaces")))
+        if items(nic.get("accessConfigs")) or items(nic.get("ipv6AccessConfigs"))
+    ]
+
+
+def _tpu_external_ips(resource: Resource) -> list[str]:
+    config = resource.props.get("networkConfig")
+    if isinstance(config, dict) and truthy(config.get("enableExternalIps")):
+        return [f"TPU VM {resource.name} has external IPs (networkConfig.enableExternalIps): set it to false"]
+    return []
+
+
+def _queued_tpu_external_ips(resource: Resource) -> list[str]:
+    body = resource.props.get("body")
+    specs = items(body.get("tpu", {}).get("nodeSpec")) if isinstance(body, dict) else []
+    return [
+        f"TPU queued resource {resource.name} gives its slices external IPs "
+        "(node.networkConfig.enableExternalIps): set it to false"
+        for spec in specs
+        if isinstance(spec.get("node"), dict)
+        and truthy((spec["node"].get("networkConfig") or {}).get("enableExternalIps"))
+    ]
+
+
+_PUBLIC_IP_CHECKS = {
+    LAUNCH_TEMPLATE: _launch_template_ips,
+    AWS_INSTANCE: _instance_ip,
+    "aws:ec2/subnet:Subnet": _subnet_ips,
+    "aws:ec2/eip:Eip": _attached_eip,
+    "gcp:compute/instanceTemplate:InstanceTemplate": _gce_external_ips,
+    "gcp:compute/instance:Instance": _gce_external_ips,
+    "gcp:tpu/v2Vm:V2Vm": _tpu_external_ips,
+    "pulumi-python:dynamic/gcp-tpu:QueuedResource": _queued_tpu_external_ips,
+}
+"""Per resource type: how it could expose a node to the internet."""
+
+
 def public_ips(resource: Resource) -> list[str]:
-    props, name = resource.props, resource.name
-    found: list[str] = []
-    if resource.type == LAUNCH_TEMPLATE:
-        for index, nic in enumerate(items(props.get("networkInterfaces"))):
-            if truthy(nic.get("associatePublicIpAddress")):
-                found.append(
-                    f"launch template {name} gives network interface {index} a public IP "
-                    "(associatePublicIpAddress): nodes are reached through SSM, not from the internet"
-                )
-    elif resource.type == AWS_INSTANCE:
-        if truthy(props.get("associatePublicIpAddress")):
-            found.append(f"instance {name} has a public IP (associatePublicIpAddress): remove it")
-    elif resource.type == "aws:ec2/subnet:Subnet":
-        if truthy(props.get("mapPublicIpOnLaunch")):
-            found.append(
-                f"subnet {name} gives every instance a public IP (mapPublicIpOnLaunch): set it to false"
-            )
-    elif resource.type == "aws:ec2/eip:Eip":
-        if props.get("instance") or props.get("networkInterface"):
-            found.append(
-                f"Elastic IP {name} is attached to an instance: nodes must not be reachable directly"
-            )
-    elif resource.type in {"gcp:compute/instanceTemplate:InstanceTemplate", "gcp:compute/instance:Instance"}:
-        for index, nic in enumerate(items(props.get("networkInterfaces"))):
-            if items(nic.get("accessConfigs")) or items(nic.get("ipv6AccessConfigs")):
-                found.append(
-                    f"{_short(resource)} {name} gives network interface {index} an external IP "
-                    "(accessConfigs): remove it; nodes reach the internet through Cloud NAT, people "
-                    "through IAP"
-                )
-    elif resource.type == "gcp:tpu/v2Vm:V2Vm":
-        config = props.get("networkConfig")
-        if isinstance(config, dict) and truthy(config.get("enableExternalIps")):
-            found.append(f"TPU VM {name} has external IPs (networkConfig.enableExternalIps): set it to false")
-    return found
+    check = _PUBLIC_IP_CHECKS.get(resource.type)
+    return check(resource) if check is not None else []
 
 
 def encryption(resource: Resource) -> list[str]:

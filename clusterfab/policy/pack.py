@@ -8,7 +8,7 @@ Config (`--policy-pack-config FILE`, or the Pulumi Cloud policy group):
 
     {
       "clusterfab-budget": {"maxHourlyUsd": 1000, "maxMonthlyUsd": 700000, "region": "us-east-1"},
-      "clusterfab-protect-stateful": {"protectedStacks": ["prod"]}
+      "clusterfab-protect-stateful": {"protectedStacks": ["prod-eu"]}
     }
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from pulumi_policy import (
@@ -33,19 +34,33 @@ from pulumi_policy import (
 
 from clusterfab.catalog import load_catalog
 from clusterfab.cost.render import budget_verdict, usd
+from clusterfab.plan.project import find_project
 from clusterfab.policy import checks
+from clusterfab.policy.names import (
+    BUCKET_ENCRYPTION,
+    BUDGET,
+    ENCRYPTION,
+    IMDSV2,
+    NO_PUBLIC_BUCKETS,
+    NO_PUBLIC_IPS,
+    PACK_NAME,
+    PROTECT_STATEFUL,
+)
 from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource
-from clusterfab.spec.resolve import PROTECTED_ENVIRONMENTS
+from clusterfab.stackinput import stack_protected
 
-PACK_NAME = "clusterfab"
-IMDSV2 = "clusterfab-imdsv2-required"
-NO_PUBLIC_IPS = "clusterfab-no-public-ips"
-ENCRYPTION = "clusterfab-encryption-at-rest"
-BUCKET_ENCRYPTION = "clusterfab-bucket-default-encryption"
-NO_PUBLIC_BUCKETS = "clusterfab-no-public-buckets"
-PROTECT_STATEFUL = "clusterfab-protect-stateful"
-BUDGET = "clusterfab-budget"
+__all__ = [
+    "BUCKET_ENCRYPTION",
+    "BUDGET",
+    "ENCRYPTION",
+    "IMDSV2",
+    "NO_PUBLIC_BUCKETS",
+    "NO_PUBLIC_IPS",
+    "PACK_NAME",
+    "PROTECT_STATEFUL",
+    "policies",
+]
 
 
 def resource_from_args(args: ResourceValidationArgs) -> Resource:
@@ -93,9 +108,14 @@ def _per_resource(
 
 
 def _protection(resource: Resource, config: Mapping[str, Any]) -> list[str]:
-    stacks = config.get("protectedStacks") or sorted(PROTECTED_ENVIRONMENTS)
+    # The blueprint decides (environments.<env>.protected, default true for prod), read through the
+    # stack's own file exactly as the program reads it; `protectedStacks` can only add stacks.
+    listed = set(config.get("protectedStacks") or ())
+    protected = resource.stack in listed or stack_protected(resource.stack, find_project(Path.cwd()).root)
     return checks.protection(
-        resource, stateful_types=load_catalog().stateful_types.keys(), protected_stacks=set(stacks)
+        resource,
+        stateful_types=load_catalog().stateful_types.keys(),
+        protected_stacks={resource.stack} if protected else set(),
     )
 
 
@@ -173,7 +193,8 @@ def policies() -> list[Policy]:
         ),
         _per_resource(
             PROTECT_STATEFUL,
-            "Stateful resources (file systems, buckets) are protected in protected stacks (default: prod).",
+            "Stateful resources (file systems, buckets) are protected in protected environments: the "
+            "blueprint's environments.<name>.protected, default true for prod (plus protectedStacks).",
             _protection,
             config_schema=PolicyConfigSchema(
                 properties={"protectedStacks": {"type": "array", "items": {"type": "string"}}}

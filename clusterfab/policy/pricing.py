@@ -13,7 +13,8 @@ Read back:
   deployment type, throughput per TiB).
 - GCP: managed instance groups (target size, or the max of the autoscaler of the same component) with
   the instance template of the same component (machine type, provisioning model, reservation
-  affinity), single instances, TPU VMs (accelerator type; slices of one component and shape form one
+  affinity), single instances (the monitoring node as such), TPU VMs (accelerator type; slices of one
+  component and shape form one
   multislice item), Managed Lustre and Filestore.
 Anything else (networks, roles, buckets, budgets) is not priced, as in `clusterfab cost`.
 """
@@ -30,8 +31,16 @@ from typing import Any
 from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN
 from clusterfab.catalog import Catalog
 from clusterfab.clouds import profile
-from clusterfab.core.vocab import BLUEPRINT_TAG, CLOUDS, COMPONENT_TAG, NODE_GROUP_TAG, CapacityKind, Cloud
-from clusterfab.cost.estimate import CostEstimate, CostLine, estimate_lines, storage_sku
+from clusterfab.core.vocab import (
+    BLUEPRINT_TAG,
+    CLOUDS,
+    COMPONENT_TAG,
+    MAX_NODES_LABEL,
+    NODE_GROUP_TAG,
+    CapacityKind,
+    Cloud,
+)
+from clusterfab.cost.estimate import MONITORING_ITEM, CostEstimate, CostLine, estimate_lines, storage_sku
 from clusterfab.policy.resources import Resource, items, truthy
 from clusterfab.spec import Budget
 
@@ -45,6 +54,8 @@ INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
 GCP_INSTANCE = "gcp:compute/instance:Instance"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
+TPU_QUEUED = "pulumi-python:dynamic/gcp-tpu:QueuedResource"
+"""components.gcp._queued_resource: multislice capacity as one TPU v2 queued resource."""
 GCP_LUSTRE = "gcp:lustre/instance:Instance"
 FILESTORE = "gcp:filestore/instance:Instance"
 
@@ -145,11 +156,13 @@ class _Reader:
             elif kind == TPU_VM:
                 accelerator = str(resource.props.get("acceleratorType") or _accelerator_config(resource))
                 tpus.setdefault((resource.parent, accelerator, _tpu_capacity(resource)), []).append(resource)
+            elif kind == TPU_QUEUED:
+                self._queued_tpu(resource)
             elif kind in {FSX_LUSTRE, GCP_LUSTRE, FILESTORE}:
                 self._storage(resource)
             self._note_zone(resource)
         for (_, accelerator, capacity), slices in tpus.items():
-            self._tpu(slices, accelerator, capacity)
+            self._tpu(slices[0], accelerator, capacity, len(slices))
 
     # --- where ------------------------------------------------------------------------------
 
@@ -159,7 +172,7 @@ class _Reader:
         props = resource.props
         if resource.type == AWS_SUBNET:
             zone = props.get("availabilityZoneId") or props.get("availabilityZone")
-        elif resource.type in {MIG, TPU_VM, GCP_INSTANCE}:
+        elif resource.type in {MIG, TPU_VM, GCP_INSTANCE, TPU_QUEUED}:
             zone = props.get("zone")
         elif resource.type in {GCP_LUSTRE, FILESTORE}:
             zone = props.get("location")
@@ -233,6 +246,8 @@ class _Reader:
         if autoscaler is not None:
             policy = next(iter(items(autoscaler.props.get("autoscalingPolicy"))), {})
             low, high = _int(policy.get("minReplicas")), _int(policy.get("maxReplicas"))
+        elif (most := _int(template.tags().get(MAX_NODES_LABEL))) is not None:
+            high = most  # a group resized by a scheduler: priced at its most, as `clusterfab cost` does
         if high is None:
             self.skipped.append(f"{mig.name}: no target size or autoscaler max")
             return
@@ -245,6 +260,11 @@ class _Reader:
             self.skipped.append(f"{instance.name}: no machine type")
             return
         capacity = _INSTANCE_CAPACITY[instance.type](props)
+        if instance.tags().get(COMPONENT_TAG) == MONITORING_ITEM:
+            self.lines.append(
+                CostLine(MONITORING_ITEM, "monitoring", ("monitoring",), machine, capacity, 1, None, "hour")
+            )
+            return
         self._group(instance, machine, 1, 1, capacity)
 
     def _group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:
@@ -263,8 +283,21 @@ class _Reader:
             )
         )
 
-    def _tpu(self, slices: list[Resource], accelerator: str, capacity: CapacityKind) -> None:
-        first = slices[0]
+    def _queued_tpu(self, resource: Resource) -> None:
+        body = resource.props.get("body")
+        body = body if isinstance(body, Mapping) else {}
+        specs = items((body.get("tpu") or {}).get("nodeSpec"))
+        spec: Mapping[str, Any] = specs[0] if specs else {}
+        node: Mapping[str, Any] = spec["node"] if isinstance(spec.get("node"), Mapping) else {}
+        count = _int((spec.get("multisliceParams") or {}).get("nodeCount")) or 1
+        if not node.get("acceleratorType"):
+            self.skipped.append(f"{resource.name}: a queued resource without an accelerator type")
+            return
+        reserved = truthy((node.get("schedulingConfig") or {}).get("reserved"))
+        capacity: CapacityKind = "spot" if "spot" in body else "reservation" if reserved else "on_demand"
+        self._tpu(resource, str(node["acceleratorType"]), capacity, count)
+
+    def _tpu(self, first: Resource, accelerator: str, capacity: CapacityKind, slices: int) -> None:
         found = self._tpu_shape(accelerator)
         if found is None:
             self.skipped.append(f"{first.name}: TPU accelerator {accelerator!r} is not in the catalog")
@@ -277,7 +310,7 @@ class _Reader:
                 path=self._path("tpu_slices"),
                 sku=f"tpu-{generation}",
                 capacity=capacity,
-                quantity=chips * len(slices),
+                quantity=chips * slices,
                 min_quantity=None,
                 unit="chip_hour",
             )

@@ -60,6 +60,11 @@ def bundle_bytes(playbooks: Path) -> bytes:
     return compressed.getvalue()
 
 
+def bundle_digest(playbooks: Path) -> str:
+    """The sha256 the bundle of `playbooks` has (what a stack updated from them names)."""
+    return hashlib.sha256(bundle_bytes(playbooks)).hexdigest()
+
+
 def build_bundle(playbooks: Path, cache_dir: Path) -> Bundle:
     """Write the bundle of `playbooks` under `cache_dir` (once per content) and return it."""
     data = bundle_bytes(playbooks)

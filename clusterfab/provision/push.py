@@ -2,9 +2,10 @@
 
 Day-2 work (a driver or NCCL upgrade, a new mount) reaches running nodes this way; new and replaced
 nodes get the same playbooks at boot. One run per node group, limited to that group's inventory
-group (node groups differ in machine type, so their extravars differ), then the health check. A
-passing check of every group is recorded on the stack (`clusterfab:health`, with the deployed
-blueprint digest), which is what `clusterfab promote` requires of a source stack.
+group (node groups differ in machine type, so their extravars differ), then the health check. The
+outcome goes to the stack's cluster bucket as a health record (`clusterfab.health`): passed only
+when every group's check passed on at least the group's minimum number of hosts and the nodes run
+the stack's own playbook bundle; it is what `clusterfab promote` requires of a source stack.
 
 Everything that touches the outside (the stack, ansible-runner) is passed in, so the flow is tested
 without a cloud; the CLI wires the real ones.
@@ -12,6 +13,7 @@ without a cloud; the CLI wires the real ones.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -23,7 +25,7 @@ from clusterfab.bootstrap import Mount
 from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
 from clusterfab.core.vocab import Cloud
-from clusterfab.health import record_health
+from clusterfab.health import HealthRecord, HealthStore, Provenance, check_record, health_key
 from clusterfab.outputs import StackOutputs, read_outputs
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.inventory import group_name, inventory_config, inventory_yaml
@@ -56,8 +58,10 @@ class PushTarget:
 class PushResult:
     runs: tuple[tuple[str, str, PlaybookResult], ...]
     """(node group, playbook, result) in the order they ran."""
-    health: str | None
-    """"passed" / "failed" as recorded on the stack, None when the health check did not run."""
+    health: HealthRecord | None
+    """The record written to the bucket, None when the health check did not run or was partial."""
+    location: str | None = None
+    """Where the record was written."""
 
     @property
     def succeeded(self) -> bool:
@@ -101,7 +105,12 @@ def push_targets(
 
 
 def require_collection(cloud: Cloud) -> None:
-    """Fail with what to install when the inventory plugin's collection is missing."""
+    """Fail with what to install when Ansible or the inventory plugin's collection is missing."""
+    if importlib.util.find_spec("ansible_runner") is None or importlib.util.find_spec("ansible") is None:
+        raise UsageError(
+            "push mode runs Ansible on this machine: install it with clusterfab's `configure` extra "
+            "(`pip install 'clusterfab[configure]'`, or `uv sync` in a checkout)"
+        )
     name = profile(cloud).inventory_collection
     namespace, collection = name.split(".")
     if importlib.util.find_spec(f"ansible_collections.{namespace}.{collection}") is None:
@@ -119,6 +128,18 @@ def write_inventory(outputs: StackOutputs, directory: Path) -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class HealthTarget:
+    """Where and against what a health check is recorded."""
+
+    store: HealthStore
+    stack: str
+    commit: str
+    """The checkout's commit (`clusterfab.deploy.checkout.checkout_commit`)."""
+    bundle_sha256: str
+    """The bundle of the playbooks this run pushes: a pass needs it to be the stack's own."""
+
+
 def configure(
     stack: ConfiguredStack,
     stack_input: StackInput,
@@ -128,7 +149,7 @@ def configure(
     only: Sequence[str] | None = None,
     limit: str | None = None,
     tags: Sequence[str] | None = None,
-    health: bool = True,
+    health: HealthTarget | None = None,
     on_event: Callable[[Any], None] | None = None,
 ) -> PushResult:
     """Run the node playbook, then the health check, on the stack's node groups; record the health.
@@ -152,7 +173,7 @@ def configure(
                 on_event=on_event,
             )
             runs.append((target.node_group, "gpu_node.yml", result))
-        if not health or not all(r.succeeded for _, _, r in runs):
+        if health is None or not all(r.succeeded for _, _, r in runs):
             return PushResult(runs=tuple(runs), health=None)
         for target in targets:
             result = runner(
@@ -163,11 +184,42 @@ def configure(
                 on_event=on_event,
             )
             runs.append((target.node_group, "healthcheck.yml", result))
-    passed = all(r.succeeded for _, p, r in runs if p == "healthcheck.yml")
-    digest = outputs.blueprint.digest
-    recorded: str | None = None
+    record = _health_record(health, stack_input, outputs, runs)
     # A run on some nodes proves nothing about the whole cluster: record only its failure.
-    if not (only or limit) or not passed:
-        record_health(stack, passed=passed, digest=digest)
-        recorded = "passed" if passed else "failed"
-    return PushResult(runs=tuple(runs), health=recorded)
+    if (only or limit) and record.passed:
+        return PushResult(runs=tuple(runs), health=None)
+    key = health_key(health.stack)
+    health.store.put(key, record.to_json().encode())
+    return PushResult(runs=tuple(runs), health=record, location=health.store.location(key))
+
+
+def _passing_hosts(result: PlaybookResult) -> int:
+    return sum(1 for stats in result.hosts.values() if not stats.failed and not stats.unreachable)
+
+
+def _health_record(
+    health: HealthTarget,
+    stack_input: StackInput,
+    outputs: StackOutputs,
+    runs: Sequence[tuple[str, str, PlaybookResult]],
+) -> HealthRecord:
+    checks = [(group, result) for group, playbook, result in runs if playbook == "healthcheck.yml"]
+    record = check_record(
+        stack=health.stack,
+        provenance=Provenance(
+            blueprint_digest=outputs.blueprint.digest,
+            bundle_sha256=outputs.blueprint.bundle_sha256,
+            catalog_version=outputs.blueprint.catalog_version,
+            commit=health.commit,
+        ),
+        hosts={group: _passing_hosts(result) for group, result in checks},
+        required={g.name: g.min_size for g in stack_input.spec.node_groups},
+        checks_passed=all(result.succeeded for _, result in checks),
+    )
+    if record.passed and health.bundle_sha256 != outputs.blueprint.bundle_sha256:
+        reason = (
+            f"the nodes were configured with playbooks (bundle {health.bundle_sha256[:12]}) other than "
+            f"the stack's own (bundle {outputs.blueprint.bundle_sha256[:12]}): run `clusterfab up` first"
+        )
+        return dataclasses.replace(record, status="failed", reason=reason)
+    return record

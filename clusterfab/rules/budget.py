@@ -17,7 +17,12 @@ from clusterfab.cost.estimate import CostEstimate, CostItem, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.rules.context import RuleContext
 
-_PRICE_FIELD = {"node_group": "machine_type", "tpu_slice": "generation", "storage": "capacity_gib"}
+_PRICE_FIELD = {
+    "node_group": "machine_type",
+    "tpu_slice": "generation",
+    "storage": "capacity_gib",
+    "monitoring": "machine_type",
+}
 """The field a missing price points at: what chose the sku, or (storage) what is multiplied."""
 
 
@@ -27,7 +32,7 @@ def check_budget(ctx: RuleContext) -> Iterator[Finding]:
     if bp.budget is None or not ctx.spec.complete:
         return
     estimate = estimate_cost(ctx.spec, ctx.catalog, today=ctx.today)
-    yield from _price_caveats(ctx, estimate)
+    yield from price_caveats(ctx, estimate)
     budget = estimate.budget
     unpriced = _unpriced_note(estimate)
     if budget.hourly_exceeded and budget.max_hourly_usd is not None:
@@ -48,7 +53,7 @@ def check_budget(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _price_caveats(ctx: RuleContext, estimate: CostEstimate) -> Iterator[Finding]:
+def price_caveats(ctx: RuleContext, estimate: CostEstimate) -> Iterator[Finding]:
     """One BP403 per unpriced item and one BP404 per item whose price is stale, unconfirmed or a stand-in.
 
     BP404 points at what chose the price: the capacity kind when the blueprint writes one (spot, a

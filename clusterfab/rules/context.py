@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -45,17 +46,7 @@ class RuleContext:
         """A finding about the field `path` (positioned at `anchor` when the field is not written)."""
         made = self.source_map.finding(code, path, message, hint=hint, at_key=at_key, anchor=anchor)
         if severity is not None and severity is not made.severity:
-            return Finding(
-                code=made.code,
-                severity=severity,
-                message=made.message,
-                field=made.field,
-                file=made.file,
-                line=made.line,
-                column=made.column,
-                hint=made.hint,
-                end_column=made.end_column,
-            )
+            return dataclasses.replace(made, severity=severity)
         return made
 
     def written(self, path: FieldPath) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterfab.rules import budget, capacity, compute, software, storage, structure, tpu
+from clusterfab.rules import budget, capacity, compute, monitoring, software, storage, structure, tpu
 from clusterfab.rules.context import Check
 
 CHECKS: tuple[Check, ...] = (
@@ -10,11 +10,13 @@ CHECKS: tuple[Check, ...] = (
     structure.check_attach,
     structure.check_mount_points,
     structure.check_local_scratch,
+    structure.check_export,
     structure.check_group_sizes,
     structure.check_cloud_fields,
     structure.check_labels,
     structure.check_network,
     structure.check_not_empty,
+    structure.check_environment_protection,
     capacity.check_capacity_fields,
     capacity.check_capacity_offered,
     compute.check_region_and_zone,
@@ -27,6 +29,8 @@ CHECKS: tuple[Check, ...] = (
     tpu.check_tpu_zone,
     storage.check_storage,
     software.check_software,
+    monitoring.check_monitoring,
+    monitoring.check_monitoring_machine,
     budget.check_budget,
 )
 """Every rule, in the order they run (findings are sorted by position afterwards)."""

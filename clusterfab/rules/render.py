@@ -1,39 +1,72 @@
-"""Findings as text for people (with the source line and a caret) and as JSON for tools."""
+"""Findings as text for people (with the source line and a caret), as Markdown for a pull request
+comment, and as JSON for tools."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+import textwrap
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from clusterfab.contract import envelope
 from clusterfab.core.findings import Finding, Severity, count_by_severity
 
+if TYPE_CHECKING:
+    from clusterfab.rules.engine import ValidationResult
+
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+WIDE = 10_000
+"""A width nothing is cut to (the default for callers that do not lay out for a terminal)."""
 
 
 def _paint(text: str, code: str, color: bool) -> str:
     return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
 
-def render_finding(finding: Finding, lines: Sequence[str], *, color: bool = False) -> str:
-    """One finding in the compiler-style form of architecture §4."""
+def _window(source: str, start: int, length: int, room: int) -> tuple[str, int, int]:
+    """Cut a source line to `room` characters around the caret: (text, caret start, caret length)."""
+    if len(source) <= room:
+        return source, start, length
+    length = max(1, min(length, room - 2))
+    left = max(0, min(start - (room - length) // 2, len(source) - room))
+    text = source[left : left + room]
+    if left > 0:
+        text = "…" + text[1:]
+    if left + room < len(source):
+        text = text[:-1] + "…"
+    return text, start - left, length
+
+
+def render_finding(finding: Finding, lines: Sequence[str], *, color: bool = False, width: int = WIDE) -> str:
+    """One finding in the compiler-style form of architecture §4, laid out for `width` columns: the
+    first line stays whole (editors and CI annotators parse it), a long source line is cut around the
+    caret and the hint is wrapped."""
     where = f"{finding.file}:{finding.line}:{finding.column}" if finding.line else finding.file
     level = _paint(f"{finding.severity.value}[{finding.code}]", _COLORS[finding.severity], color)
     subject = f" {finding.field}:" if finding.field else ""
     out = [f"{_paint(where, '1', color)}: {level}{subject} {finding.message}"]
     if finding.line and 0 < finding.line <= len(lines):
-        source = lines[finding.line - 1].replace("\t", " ")
-        width = len(str(finding.line))
-        gutter = max(width, 2) + 3
-        out.append(f"{finding.line:>{gutter}} | {source}")
+        source = lines[finding.line - 1].replace("\t", " ").rstrip()
+        gutter = max(len(str(finding.line)), 2) + 3
         start = max(finding.column - 1, 0)
         if finding.end_column > finding.column:
             length = finding.end_column - finding.column
         else:
-            length = max(len(source.rstrip()) - start, 1)
+            length = max(len(source) - start, 1)
+        room = max(width - gutter - 3, 20)
+        shown, start, length = _window(source, start, length, room)
+        out.append(f"{finding.line:>{gutter}} | {shown}")
         out.append(f"{'':>{gutter}} | {' ' * start}{_paint('^' * length, _COLORS[finding.severity], color)}")
     if finding.hint:
-        out.append(f"   hint: {finding.hint}")
+        out.append(
+            textwrap.fill(
+                finding.hint,
+                width=max(width, 40),
+                initial_indent="   hint: ",
+                subsequent_indent=" " * 9,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
     return "\n".join(out)
 
 
@@ -52,14 +85,66 @@ def summary_line(findings: Sequence[Finding]) -> str:
     )
 
 
-def render_text(findings: Sequence[Finding], lines: Sequence[str], *, color: bool = False) -> str:
+def render_text(
+    findings: Sequence[Finding], lines: Sequence[str], *, color: bool = False, width: int = WIDE
+) -> str:
     """All findings, a blank line apart."""
-    return "\n\n".join(render_finding(f, lines, color=color) for f in findings)
+    return "\n\n".join(render_finding(f, lines, color=color, width=width) for f in findings)
 
 
-def render_json(ok: bool, findings: Sequence[Finding], extra: Mapping[str, Any] | None = None) -> str:
-    """The validate JSON contract: {"ok": bool, "findings": [...]} (plus any `extra` keys)."""
-    payload: dict[str, Any] = {"ok": ok, "findings": [f.to_json() for f in findings]}
-    if extra:
-        payload.update(extra)
-    return json.dumps(payload, indent=2)
+def validation_json(result: ValidationResult, env: str | None) -> dict[str, Any]:
+    """The `clusterfab validate --format json` document (architecture §5, docs/json/validate.md); also
+    what cost, plan and diff print for a blueprint they cannot act on."""
+    counts = count_by_severity(result.findings)
+    cloud, region = _where(result, env)
+    return {
+        **envelope(blueprint=result.file, env=env, cloud=cloud, region=region),
+        "ok": result.ok,
+        "checked": [e for e in result.checked if env is None or e == env],
+        "summary": {
+            "errors": counts[Severity.ERROR],
+            "warnings": counts[Severity.WARNING],
+            "notes": counts[Severity.INFO],
+        },
+        "findings": [f.to_json() for f in result.findings],
+    }
+
+
+def _where(result: ValidationResult, env: str | None) -> tuple[str | None, str | None]:
+    """The cloud and region of the blueprint (as validated, else as written when they are strings)."""
+    validated = result.blueprints.get(env) or result.blueprints.get(None)
+    if validated is not None:
+        return validated.blueprint.cloud, validated.blueprint.region
+    data = result.document.data if result.document is not None else None
+    if not isinstance(data, dict):
+        return None, None
+    cloud, region = data.get("cloud"), data.get("region")
+    return (cloud if isinstance(cloud, str) else None), (region if isinstance(region, str) else None)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(findings: Sequence[Finding], lines: Sequence[str], *, title: str) -> str:
+    """The findings as a pull request comment: a table (where, what, how to fix) and, folded, the text
+    form with source lines and carets."""
+    out = [f"### {title}", "", f"**{summary_line(findings)}**", ""]
+    if findings:
+        out += ["| Severity | Code | Where | Field | Problem | Hint |", "|---|---|---|---|---|---|"]
+        for f in findings:
+            where = f"`{f.file}:{f.line}:{f.column}`" if f.line else f"`{f.file}`"
+            field = f"`{f.field}`" if f.field else ""
+            problem, hint = _cell(f.message), _cell(f.hint)
+            out.append(f"| {f.severity.value} | {f.code} | {where} | {field} | {problem} | {hint} |")
+        out += [
+            "",
+            "<details><summary>Source lines</summary>",
+            "",
+            "```text",
+            render_text(findings, lines),
+            "```",
+            "",
+            "</details>",
+        ]
+    return "\n".join(out)

@@ -21,6 +21,8 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
         return path if ctx.written(path) else ("node_groups", index, "machine_type")
 
     first = groups[0].index
+    yield from _unreleased(ctx, "nvidia_driver", versions.nvidia_driver, anchor("nvidia_driver", first))
+    yield from _unreleased(ctx, "nccl", versions.nccl, anchor("nccl", first))
     release = catalog.min_driver_for_cuda(versions.cuda)
     if release is None:
         known = sorted({r.cuda for r in catalog.cuda_drivers.releases})
@@ -93,12 +95,15 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def _nccl_build(ctx: RuleContext, anchor: FieldPath) -> Iterator[Finding]:
-    """The stack's NCCL must exist as a build for its CUDA major (BP219); newer than every recorded build
-    of that major, the catalog cannot tell (BP214)."""
+    """The stack's NCCL must exist as a build for its CUDA major (BP221). A release the catalog does not
+    know at all is BP214's (`_unreleased`); one newer than every recorded build of that major cannot be
+    checked (BP214 too)."""
     versions, builds = ctx.spec.software, ctx.catalog.nccl_builds
     major = int(versions.cuda.split(".")[0])
     known = builds.versions_for(major)
-    if not known or versions.nccl in known:
+    if not _released(ctx, "nccl", versions.nccl) or not known:
+        return
+    if versions.nccl in known or any(v.startswith(versions.nccl + ".") for v in known):
         return
     if version_tuple(versions.nccl) > version_tuple(known[-1]):
         yield ctx.finding(
@@ -116,9 +121,46 @@ def _nccl_build(ctx: RuleContext, anchor: FieldPath) -> Iterator[Finding]:
     elsewhere = builds.majors_of(versions.nccl)
     built_for = f"; it was built for CUDA {', '.join(map(str, elsewhere))}" if elsewhere else ""
     yield ctx.finding(
-        "BP219",
+        "BP221",
         ("software", "nccl"),
         f"NCCL {versions.nccl} has no build for CUDA {major}{built_for}",
         hint=f"the nearest NCCL releases built for CUDA {major}: {' or '.join(nearest)}",
         anchor=anchor,
     )
+
+
+_WHAT = {"nvidia_driver": "NVIDIA driver", "nccl": "NCCL"}
+
+
+def _unreleased(ctx: RuleContext, field: str, version: str, anchor: FieldPath) -> Iterator[Finding]:
+    """BP214 for a driver or NCCL version NVIDIA never released (as far as the catalog knows): nodes
+    would fail to install it. A driver given as a branch ("580") is known when a release of it is."""
+    record = ctx.catalog.releases[field]
+    if _released(ctx, field, version):
+        return
+    prefix = ".".join(version.split(".")[:2])
+    same_line = [v for v in record.versions if v.startswith(prefix + ".") or v == prefix]
+    branch = version.partition(".")[0]
+    near = same_line or [v for v in record.versions if v.partition(".")[0] == branch]
+    listed = (
+        f"{_WHAT[field]} releases of that line: {', '.join(near[-6:])}"
+        if near
+        else (f"the newest {_WHAT[field]} releases: {', '.join(record.versions[-4:])}")
+    )
+    yield ctx.finding(
+        "BP214",
+        ("software", field),
+        f"{_WHAT[field]} {version} is not a release the catalog knows (its list is of "
+        f"{record.as_of.isoformat()}); nodes cannot install a version that does not exist",
+        hint=f"{listed}; if {version} is newer than the list, ignore this warning",
+        anchor=anchor,
+    )
+
+
+def _released(ctx: RuleContext, field: str, version: str) -> bool:
+    """Whether NVIDIA released this driver or NCCL version, as far as the catalog knows."""
+    catalog = ctx.catalog
+    known = set(catalog.releases[field].versions)
+    if field == "nvidia_driver":
+        known |= {r.driver for r in catalog.cuda_drivers.releases} | {catalog.recommended.nvidia_driver}
+    return version in known or any(v.startswith(version + ".") for v in known)

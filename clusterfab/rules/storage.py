@@ -52,6 +52,14 @@ def check_storage(ctx: RuleContext) -> Iterator[Finding]:
             )
         if tier is None:
             continue  # for Lustre, _throughput reported the unknown tier
+        if isinstance(storage, LustreSpec) and storage.efa and not tier.efa:
+            efa_tiers = [t.tier for t in catalog.storage_tiers_for(bp.cloud, "lustre") if t.efa]
+            yield ctx.finding(
+                "BP220",
+                (*base, "efa"),
+                f"{cloud.storage_title('lustre', tier.tier)} cannot be EFA-enabled",
+                hint=f"use a tier that can: {listing(efa_tiers)}" if efa_tiers else "remove `efa`",
+            )
         capacity = storage.capacity_gib
         if not tier.fits(capacity):
             label = cloud.storage_title(storage.kind, tier_name)

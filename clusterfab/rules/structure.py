@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterator
 
 from clusterfab import addressing
+from clusterfab.blueprint.models import LustreSpec
+from clusterfab.blueprint.overlay import PROTECTED_BY_DEFAULT
 from clusterfab.core.findings import Finding, render_path
 from clusterfab.core.hints import did_you_mean
 from clusterfab.rules.context import RuleContext
@@ -115,6 +118,18 @@ def check_local_scratch(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def check_export(ctx: RuleContext) -> Iterator[Finding]:
+    for index, storage in enumerate(ctx.blueprint.storage):
+        if isinstance(storage, LustreSpec) and storage.export_changes and storage.import_path is None:
+            yield ctx.finding(
+                "BP118",
+                ("storage", index, "export_changes"),
+                "export_changes needs an import_path to write back to",
+                hint="add `import_path: s3://bucket/prefix`, or remove export_changes",
+                at_key=True,
+            )
+
+
 def check_group_sizes(ctx: RuleContext) -> Iterator[Finding]:
     for index, group in enumerate(ctx.blueprint.node_groups):
         base = ("node_groups", index)
@@ -185,13 +200,48 @@ def check_network(ctx: RuleContext) -> Iterator[Finding]:
                 hint=f"use a larger range, e.g. {network.supernet(prefixlen_diff=2)}",
             )
     for index, cidr in enumerate(bp.network.ssh_ingress_cidrs):
-        if ipaddress.IPv4Network(cidr).prefixlen == 0:
+        yield from _ssh_exposure(ctx, index, ipaddress.IPv4Network(cidr))
+
+
+SSH_PUBLIC_PREFIX_MIN = 24
+"""The widest public range SSH may be open to without a finding: an office or VPN egress is a few
+addresses; a /16 of someone else's network is not one."""
+
+
+def _ssh_exposure(ctx: RuleContext, index: int, network: ipaddress.IPv4Network) -> Iterator[Finding]:
+    # Every public range counts, not only 0.0.0.0/0: 0.0.0.0/1 + 128.0.0.0/1 is the same internet.
+    if network.is_private or network.prefixlen >= SSH_PUBLIC_PREFIX_MIN:
+        return
+    what = (
+        "the whole internet"
+        if network.prefixlen == 0
+        else f"{network.num_addresses:,} public addresses ({network})"
+    )
+    yield ctx.finding(
+        "BP111",
+        ("network", "ssh_ingress_cidrs", index),
+        f"SSH would be open to {what}",
+        hint="remove it and use SSM Session Manager (AWS) or IAP (GCP), "
+        f"or allow only your office or VPN range (a /{SSH_PUBLIC_PREFIX_MIN} or narrower)",
+    )
+
+
+_PRODUCTION_LIKE = re.compile(r"^(prod|production|prd)([-_].*)?$|.*[-_](prod|production|prd)$")
+
+
+def check_environment_protection(ctx: RuleContext) -> Iterator[Finding]:
+    """A production-looking environment that says nothing about protection gets none: say so once."""
+    if ctx.environment is not None:
+        return  # reported with the base blueprint, where every environment is visible
+    for name, overlay in ctx.blueprint.environments.items():
+        says = isinstance(overlay, dict) and "protected" in overlay
+        if _PRODUCTION_LIKE.match(name) and name not in PROTECTED_BY_DEFAULT and not says:
             yield ctx.finding(
-                "BP111",
-                ("network", "ssh_ingress_cidrs", index),
-                "SSH would be open to the whole internet",
-                hint="remove it and use SSM Session Manager (AWS) or IAP (GCP), "
-                "or allow only your office or VPN range",
+                "BP135",
+                ("environments", name),
+                f"environment '{name}' looks like production but protects no stateful resources",
+                hint=f"add `protected: true` to environments.{name} (or `protected: false` to confirm)",
+                at_key=True,
             )
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Mapping
 
+from clusterfab.catalog.models import TpuTopology
 from clusterfab.core.findings import Finding
 from clusterfab.core.hints import did_you_mean, listing
 from clusterfab.rules.compute import zone_offering
@@ -35,13 +37,28 @@ def check_tpu_topology(ctx: RuleContext) -> Iterator[Finding]:
         elif canonical in generation.topologies:
             hint = f"write it as {canonical} (dimensions in non-decreasing order)"
         else:
-            hint = f"valid {tpu.generation} topologies include {listing(valid, 6)}"
+            near = nearest_topologies(dims, generation.topologies)
+            hint = f"nearest {tpu.generation} topologies: {', '.join(near)}"
         yield ctx.finding(
             "BP104",
             ("tpu_slices", index, "topology"),
             f"'{tpu.topology}' is not a {tpu.generation} topology",
             hint=hint,
         )
+
+
+def nearest_topologies(dims: list[int], topologies: Mapping[str, TpuTopology], count: int = 4) -> list[str]:
+    """The valid topologies closest to `dims` in size (chips), then shape: '4x4x3' -> 4x4x4 (64 chips),
+    2x4x4 (32 chips), ... so the hint offers the slice just above and just below what was asked."""
+    wanted = math.prod(dims)
+
+    def distance(item: tuple[str, TpuTopology]) -> tuple[float, int]:
+        name, shape = item
+        sides = sorted(int(d) for d in name.split("x"))
+        return abs(math.log(shape.chips / wanted)), sum(abs(a - b) for a, b in zip(sides, dims, strict=False))
+
+    ranked = sorted(topologies.items(), key=distance)[:count]
+    return [f"{name} ({shape.chips:,} chips)" for name, shape in ranked]
 
 
 def check_tpu_zone(ctx: RuleContext) -> Iterator[Finding]:

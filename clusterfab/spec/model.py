@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar, Literal
 
-from clusterfab.catalog.models import MachineType, StorageTier, TpuGeneration, TpuTopology
+from clusterfab.catalog.models import MachineType, MonitoringMachine, StorageTier, TpuGeneration, TpuTopology
 from clusterfab.core.findings import FieldPath
 from clusterfab.core.vocab import Cloud, Fabric, Placement
 from clusterfab.spec.capacity import Capacity
@@ -125,6 +125,8 @@ class LustreStorage(_Item):
     deployment: Literal["persistent", "scratch"]
     mount_point: str
     import_path: str | None
+    export_changes: bool
+    efa: bool
     protected: bool
     kind: Literal["lustre"] = "lustre"
 
@@ -161,6 +163,42 @@ class Budget:
     alert_emails: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Smtp:
+    smarthost: str
+    sender: str
+    username: str | None
+    password_secret: str | None
+
+
+MonitoringHost = Literal["node", "controller"]
+"""Where the monitoring stack runs: its own monitoring node, or the Slurm controller."""
+
+
+@dataclass(frozen=True)
+class Monitoring:
+    """Prometheus, Alertmanager and Grafana for the cluster (the blueprint's `monitoring`, resolved)."""
+
+    retention_days: int
+    alert_emails: tuple[str, ...]
+    """The blueprint's monitoring.alert_emails, else budget.alert_emails."""
+    smtp: Smtp | None
+    host: MonitoringHost
+    machine: MonitoringMachine | None
+    """The monitoring node's machine (host "node"); None on the controller."""
+    disk_gib: int
+    """The monitoring host's data disk: the blueprint's, else sized for the retention at full size."""
+    needed_disk_gib: int
+    """What the retention needs at the cluster's full size (Prometheus' own sizing rule)."""
+    scrape_interval_seconds: int
+    slurm: bool
+    """Scrape the Slurm exporter and alert on drained nodes (set when the cluster runs Slurm)."""
+
+    @property
+    def path(self) -> FieldPath:
+        return ("monitoring",)
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     name: str
@@ -181,6 +219,8 @@ class ClusterSpec:
     software: SoftwareVersions
     budget: Budget | None
     unresolved: tuple[Unresolved, ...]
+    monitoring: Monitoring | None = None
+    """None: no monitoring (the blueprint's monitoring.kind none)."""
 
     @property
     def complete(self) -> bool:

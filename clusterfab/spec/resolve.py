@@ -16,6 +16,7 @@ from clusterfab.blueprint.models import (
     NodeGroupSpec,
     TpuSliceSpec,
 )
+from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import MachineType
 from clusterfab.clouds import CloudProfile, profile
@@ -33,15 +34,17 @@ from clusterfab.spec.model import (
     TpuSlice,
     Unresolved,
 )
+from clusterfab.spec.monitoring import resolve_monitoring
 
-PROTECTED_ENVIRONMENTS = frozenset({"prod"})
+RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
+"""Capacity kinds bought as a reservation of particular hosts."""
 """Environments whose stateful resources are protected unless the blueprint says otherwise."""
 
 
 def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> ClusterSpec:
     """The spec of `blueprint` (already merged with `environment`'s overlay, if any)."""
     cloud = profile(blueprint.cloud)
-    protected = environment in PROTECTED_ENVIRONMENTS
+    protected = environment_protected(blueprint.environments, environment)
     unresolved: list[Unresolved] = []
     storage: list[Storage] = []
     for index, item in enumerate(blueprint.storage):
@@ -57,7 +60,9 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         if machine is None:
             unresolved.append(Unresolved(("node_groups", index), group.name))
         else:
-            groups.append(_node_group(group, index, machine, catalog, _attached(group, names)))
+            groups.append(
+                _node_group(group, index, machine, catalog, cloud=cloud, storage=_attached(group, names))
+            )
     slices: list[TpuSlice] = []
     for index, tpu in enumerate(blueprint.tpu_slices):
         resolved_tpu = _tpu_slice(tpu, index, catalog, _attached(tpu, names))
@@ -65,6 +70,9 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
             unresolved.append(Unresolved(("tpu_slices", index), tpu.name))
         else:
             slices.append(resolved_tpu)
+    monitoring, known = resolve_monitoring(blueprint, catalog, groups)
+    if not known:
+        unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,
@@ -82,6 +90,7 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         software=software_of(blueprint, catalog),
         budget=_budget(blueprint),
         unresolved=tuple(unresolved),
+        monitoring=monitoring,
     )
 
 
@@ -106,15 +115,24 @@ def _fabric(group: NodeGroupSpec, machine: MachineType) -> Fabric | None:
     return None if group.fabric == "none" else machine.fabric
 
 
-def _placement(group: NodeGroupSpec, size: int, fabric: Fabric | None) -> Placement:
-    """compact unless the blueprint says none; by default only multi-node fabric groups are compact."""
+def _placement(group: NodeGroupSpec, size: int, fabric: Fabric | None, cloud: CloudProfile) -> Placement:
+    """The blueprint's choice, else compact for multi-node fabric groups, except on reserved capacity
+    the cloud already places (a new AWS placement group can leave part of a reservation unusable)."""
     if group.placement is not None:
         return group.placement
+    if cloud.reserved_capacity_is_placed and group.capacity.kind in RESERVED_KINDS:
+        return "none"
     return "compact" if size > 1 and fabric is not None else "none"
 
 
 def _node_group(
-    group: NodeGroupSpec, index: int, machine: MachineType, catalog: Catalog, storage: tuple[str, ...]
+    group: NodeGroupSpec,
+    index: int,
+    machine: MachineType,
+    catalog: Catalog,
+    *,
+    cloud: CloudProfile,
+    storage: tuple[str, ...],
 ) -> NodeGroup:
     scaling = group.autoscaling
     low, high = (scaling.min, scaling.max) if scaling else (group.count or 0, group.count or 0)
@@ -129,7 +147,7 @@ def _node_group(
         autoscaled=scaling is not None,
         capacity=capacity_of(group.capacity),
         fabric=fabric,
-        placement=_placement(group, high, fabric),
+        placement=_placement(group, high, fabric, cloud),
         placement_max_distance=group.placement_max_distance,
         boot_disk_gib=group.boot_disk_gib,
         image=group.image or image.image,
@@ -191,6 +209,8 @@ def _storage(
         deployment=item.deployment,
         mount_point=mount_point,
         import_path=item.import_path,
+        export_changes=item.export_changes,
+        efa=item.efa,
         protected=keep,
     )
 

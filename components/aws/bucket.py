@@ -40,7 +40,8 @@ class AwsClusterBucket(pulumi.ComponentResource):
         bucket = aws.s3.Bucket(
             child(name, "bucket"),
             bucket_prefix=f"{name[:36]}-",
-            force_destroy=False,
+            # An unprotected bucket goes with its stack, versions and all (else `destroy` fails on it).
+            force_destroy=not args.protect,
             tags={**args.tags, "Name": child(name, "bucket")},
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )

@@ -39,7 +39,15 @@ class AwsFsxLustreArgs:
     lustre_version: str = "2.15"
     """FSx's Lustre version (`file_system_type_version`)."""
     import_path: str | None = None
-    """s3://bucket/prefix to link to the file system."""
+    """s3://bucket/prefix to link to the file system: new, changed and deleted objects are imported."""
+    export_changes: bool = False
+    """Also write new and changed files back to `import_path` (never deletions: a `rm -rf` on a node
+    must not delete the source data set)."""
+    efa_enabled: bool = False
+    """PERSISTENT_2 only: an EFA-enabled file system (clients reach it over EFA and GPUDirect
+    Storage); its security group then allows all traffic to and from itself and the clients' group."""
+    backup_retention_days: int = 7
+    """PERSISTENT_2: daily automatic backups kept this long (0 turns them off)."""
     protect: bool = False
     """Protect the file system (and its S3 link) from deletion and replacement."""
     tags: Mapping[str, str] = field(default_factory=dict)
@@ -82,28 +90,52 @@ class AwsFsxLustre(pulumi.ComponentResource):
             opts=own,
             description="FSx for Lustre: Lustre ports from the nodes and from itself",
         )
+        if args.efa_enabled:
+            self._efa_rules(sg)
+            return sg
+        # FSx needs the Lustre ports open both ways between the file system and its clients (and among
+        # its own servers): ParallelCluster's FSx validator checks inbound and outbound.
         for low, high in LUSTRE_PORTS:
             ports = f"{low}" if low == high else f"{low}-{high}"
-            for source, label in ((args.client_security_group_id, "nodes"), (sg.id, "self")):
+            for peer, label in ((args.client_security_group_id, "nodes"), (sg.id, "self")):
                 aws.vpc.SecurityGroupIngressRule(
                     child(name, f"lustre-{ports}-from-{label}"),
                     security_group_id=sg.id,
                     ip_protocol="tcp",
                     from_port=low,
                     to_port=high,
-                    referenced_security_group_id=source,
+                    referenced_security_group_id=peer,
                     description=f"Lustre {ports} from {label}",
                     opts=own,
                 )
-        aws.vpc.SecurityGroupEgressRule(
-            child(name, "egress-to-self"),
-            security_group_id=sg.id,
-            ip_protocol="-1",
-            referenced_security_group_id=sg.id,
-            description="Lustre servers",
-            opts=own,
-        )
+                aws.vpc.SecurityGroupEgressRule(
+                    child(name, f"lustre-{ports}-to-{label}"),
+                    security_group_id=sg.id,
+                    ip_protocol="tcp",
+                    from_port=low,
+                    to_port=high,
+                    referenced_security_group_id=peer,
+                    description=f"Lustre {ports} to {label}",
+                    opts=own,
+                )
         return sg
+
+    def _efa_rules(self, sg: aws.ec2.SecurityGroup) -> None:
+        """EFA needs all traffic in both directions, within the group and with the clients' group."""
+        own = pulumi.ResourceOptions(parent=self)
+        for peer, label in ((self._args.client_security_group_id, "nodes"), (sg.id, "self")):
+            for direction, rule in (
+                ("from", aws.vpc.SecurityGroupIngressRule),
+                ("to", aws.vpc.SecurityGroupEgressRule),
+            ):
+                rule(
+                    child(self._name, f"efa-{direction}-{label}"),
+                    security_group_id=sg.id,
+                    ip_protocol="-1",
+                    referenced_security_group_id=peer,
+                    description=f"EFA: all traffic {direction} {label}",
+                    opts=own,
+                )
 
     def _file_system(self, sg: aws.ec2.SecurityGroup) -> aws.fsx.LustreFileSystem:
         args = self._args
@@ -125,12 +157,16 @@ class AwsFsxLustre(pulumi.ComponentResource):
             ),
             # SCRATCH_2 links S3 on the file system itself; PERSISTENT_2 uses an association below.
             import_path=None if persistent else args.import_path,
+            efa_enabled=True if args.efa_enabled and persistent else None,
+            automatic_backup_retention_days=args.backup_retention_days if persistent else None,
+            # pulumi-aws skips the final backup unless told otherwise; a deleted file system keeps one.
+            skip_final_backup=False if persistent else None,
             tags=self._tags,
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
 
     def _s3_link(self, fs: aws.fsx.LustreFileSystem, import_path: str) -> None:
-        events = ["NEW", "CHANGED", "DELETED"]
+        exported = ["NEW", "CHANGED"] if self._args.export_changes else None
         aws.fsx.DataRepositoryAssociation(
             child(self._name, "s3"),
             file_system_id=fs.id,
@@ -139,8 +175,14 @@ class AwsFsxLustre(pulumi.ComponentResource):
             batch_import_meta_data_on_create=True,
             tags=self._tags,
             s3=aws.fsx.DataRepositoryAssociationS3Args(
-                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(events=events),
-                auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=events),
+                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
+                    events=["NEW", "CHANGED", "DELETED"]
+                ),
+                auto_export_policy=(
+                    aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=exported)
+                    if exported
+                    else None
+                ),
             ),
             opts=pulumi.ResourceOptions(parent=self, protect=self._args.protect),
         )

@@ -3,7 +3,8 @@
 The launch template's network interfaces are the machine type's EFA layout (p5.48xlarge: an ENA
 primary on card 0, efa-only on card 0 device 1 and on cards 1-31), which is what gives NCCL the
 machine's full fabric bandwidth. Nodes get IMDSv2 only, an encrypted root volume, no public IP,
-and an instance role that can use SSM and read the cluster bucket, nothing more.
+and an instance role that can use Session Manager, read the cluster bucket and tag itself with its
+health, nothing more.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pulumi_aws as aws
 from clusterfab.core import vocab as tagging
 from components._errors import check_inputs
 from components._naming import child
+from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
 TYPE = "clusterfab:compute:AwsGpuNodeGroup"
 
@@ -73,8 +75,9 @@ class AwsGpuNodeGroupArgs:
     """The image's root device (Ubuntu AMIs: /dev/sda1)."""
     root_volume_gib: int = 200
     root_volume_type: str = "gp3"
-    metadata_hop_limit: int = 2
-    """IMDSv2 response hop limit."""
+    metadata_hop_limit: int = 1
+    """IMDSv2 response hop limit: 1 keeps the instance role out of reach of containers on a bridge
+    network (Checkov CKV_AWS_341); host-network containers (enroot / pyxis) still reach it."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -95,45 +98,32 @@ def _problems(args: AwsGpuNodeGroupArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def _assume_role_policy() -> str:
+def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
+    # A node may set only its health tag, only on itself, and only while it belongs to this stack's
+    # node group: `${ec2:SourceInstanceARN}` is the instance whose role credentials sign the call.
+    # IAM resolves service-specific keys as policy variables on requests to resources that support
+    # them (IAM User Guide, "Policy variables"); if it ever cannot, the statement matches nothing.
+    owner = {
+        f"aws:ResourceTag/{key}": tags[key]
+        for key in (tagging.NODE_GROUP_TAG, tagging.STACK_TAG, tagging.BLUEPRINT_TAG)
+        if key in tags
+    }
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
-                {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-            ],
-        }
-    )
-
-
-def _node_policy(bucket_arn: str, node_group_tag: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
+                *read_bucket_statements(bucket_arn),
                 {
-                    "Sid": "ReadClusterBucket",
-                    "Effect": "Allow",
-                    "Action": ["s3:GetObject", "s3:GetObjectVersion"],
-                    "Resource": f"{bucket_arn}/*",
-                },
-                {
-                    "Sid": "ListClusterBucket",
-                    "Effect": "Allow",
-                    "Action": "s3:ListBucket",
-                    "Resource": bucket_arn,
-                },
-                # A node may only set its health tag, and only on instances of its own node group.
-                {
-                    "Sid": "RecordHealth",
+                    "Sid": "RecordOwnHealth",
                     "Effect": "Allow",
                     "Action": "ec2:CreateTags",
-                    "Resource": "arn:aws:ec2:*:*:instance/*",
+                    "Resource": "${ec2:SourceInstanceARN}",
                     "Condition": {
-                        "StringEquals": {f"aws:ResourceTag/{tagging.NODE_GROUP_TAG}": node_group_tag},
+                        "StringEquals": owner,
                         "ForAllValues:StringEquals": {"aws:TagKeys": [tagging.HEALTH_TAG]},
                     },
                 },
+                SESSION_MANAGER_STATEMENT,
             ],
         }
     )
@@ -196,15 +186,9 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
         name, args, own = self._name, self._args, self._own
         role = aws.iam.Role(
             child(name, "role"),
-            assume_role_policy=_assume_role_policy(),
+            assume_role_policy=ec2_trust_policy(),
             tags=args.tags,
             description=f"clusterfab nodes of {name}",
-            opts=own,
-        )
-        aws.iam.RolePolicyAttachment(
-            child(name, "ssm"),
-            role=role.name,
-            policy_arn="arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
             opts=own,
         )
         aws.iam.RolePolicy(
@@ -212,7 +196,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             role=role.id,
             opts=own,
             policy=pulumi.Output.from_input(args.bucket_arn).apply(
-                lambda arn: _node_policy(arn, args.node_group)
+                lambda arn: _node_policy(arn, self._node_tags)
             ),
         )
         profile = aws.iam.InstanceProfile(child(name, "profile"), role=role.name, tags=args.tags, opts=own)
@@ -233,7 +217,9 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                 interface_type=i.interface_type,
                 security_groups=[args.security_group_id],
                 delete_on_termination="true",
-                associate_public_ip_address="false",
+                # No associate_public_ip_address: EC2 refuses the field on multi-interface launches
+                # ("cannot be specified when launching with multiple network interfaces"); the
+                # subnet's mapPublicIpOnLaunch=false keeps public addresses off.
             )
             for i in args.network_interfaces
         ]
@@ -245,7 +231,6 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             image_id=args.image_id,
             instance_type=args.instance_type,
             network_interfaces=interfaces,
-            # Containers on the node (training jobs, exporters) need one more hop to reach IMDS.
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled",
                 http_tokens="required",

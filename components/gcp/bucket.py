@@ -50,7 +50,8 @@ class GcpClusterBucket(pulumi.ComponentResource):
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
             versioning=gcp.storage.BucketVersioningArgs(enabled=True),
-            force_destroy=False,
+            # An unprotected bucket goes with its stack, versions and all (else `destroy` fails on it).
+            force_destroy=not args.protect,
             labels=dict(args.labels),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )

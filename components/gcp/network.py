@@ -47,6 +47,12 @@ class VpcArgs:
     google_access: bool = False
     """Private Google Access: general networks reach Google APIs (GCS, logging) without NAT."""
 
+    @property
+    def takes_firewall_rules(self) -> bool:
+        """RDMA (RoCE) networks support no VPC firewall rules: Google rejects them
+        (cloud.google.com/firewall/docs/firewall-for-roce); the RoCE network carries only NCCL traffic."""
+        return self.network_profile is None or not self.network_profile.endswith("-vpc-roce")
+
 
 @dataclass(frozen=True)
 class _Vpc:
@@ -266,6 +272,8 @@ class GcpFabricNetwork(pulumi.ComponentResource):
         super().__init__(FABRIC_TYPE, name, None, opts)
         vpcs = [_vpc(self, name, vpc, args.project, args.region) for vpc in args.vpcs]
         for plan, vpc in zip(args.vpcs, vpcs, strict=True):
+            if not plan.takes_firewall_rules:
+                continue
             _allow_within(
                 self,
                 name,

@@ -29,13 +29,6 @@ RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 BASE_INSTANCE_NAME_MAX = 58
 """A zonal MIG appends `-xxxx` to its base instance name; VM names stay within 63 characters."""
 
-GPU_UTILIZATION_METRIC = "agent.googleapis.com/gpu/utilization"
-"""Per-GPU utilization in percent, reported by the Ops Agent (NVML)."""
-GPU_UTILIZATION_TARGET = 60.0
-NODE_INIT_SECONDS = 900
-"""A GPU node boots, installs its stack and mounts storage before its metrics mean anything."""
-SCALE_IN_WINDOW_SECONDS = 1800
-
 Provisioning = Literal["STANDARD", "SPOT", "FLEX_START"]
 NicType = Literal["GVNIC", "VIRTIO_NET", "MRDMA"]
 
@@ -77,7 +70,10 @@ class GcpGpuNodeGroupArgs:
     min_size: int = 1
     max_size: int = 1
     autoscaled: bool = False
-    """An autoscaler owns the size between min_size and max_size."""
+    """Something else owns the group's size between min_size and max_size (a scheduler resizing it for
+    queued jobs, or an operator); later updates leave the target size alone. No GCE autoscaler is
+    created: GPU utilization, its only GPU signal, needs a running node and says nothing about queued
+    work, so a group at 0 would never grow (real-cloud audit item 17)."""
     provisioning_model: Provisioning = "STANDARD"
     max_run_duration_seconds: int | None = None
     """FLEX_START: how long the VMs may run before GCP deletes them."""
@@ -151,35 +147,8 @@ def _reservation_affinity(
     return None
 
 
-def _autoscaling_policy(plan: GcpGpuNodeGroupArgs) -> gcp.compute.AutoscalerAutoscalingPolicyArgs:
-    return gcp.compute.AutoscalerAutoscalingPolicyArgs(
-        min_replicas=plan.min_size,
-        max_replicas=plan.max_size,
-        mode="ON",
-        cooldown_period=NODE_INIT_SECONDS,
-        # GPU utilization is the signal: CPU load says little about a GPU node's work. The metric has
-        # one series per GPU; in data-parallel training every GPU of a node works alike, so GPU 0
-        # stands for its node (the autoscaler needs one series per VM).
-        metrics=[
-            gcp.compute.AutoscalerAutoscalingPolicyMetricArgs(
-                name=GPU_UTILIZATION_METRIC,
-                filter='resource.type = "gce_instance" AND metric.labels.gpu_number = "0"',
-                target=GPU_UTILIZATION_TARGET,
-                type="GAUGE",
-            )
-        ],
-        # Scaling in deletes VMs that may hold part of a running job: at most one node per window.
-        scale_in_control=gcp.compute.AutoscalerAutoscalingPolicyScaleInControlArgs(
-            max_scaled_in_replicas=gcp.compute.AutoscalerAutoscalingPolicyScaleInControlMaxScaledInReplicasArgs(
-                fixed=1
-            ),
-            time_window_sec=SCALE_IN_WINDOW_SECONDS,
-        ),
-    )
-
-
 class GcpGpuNodeGroup(pulumi.ComponentResource):
-    """Service account, workload policy, instance template (NICs per fabric), zonal MIG, autoscaler."""
+    """Service account, workload policy, instance template (NICs per fabric), zonal MIG."""
 
     instance_group_manager_name: pulumi.Output[str]
     """The managed instance group that owns the nodes."""
@@ -196,6 +165,8 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         self._name, self._args = name, args
         self._own = pulumi.ResourceOptions(parent=self)
         self._labels = {**args.labels, tagging.NODE_GROUP_TAG: tagging.label_value(args.node_group)}
+        if args.autoscaled:
+            self._labels[tagging.MAX_NODES_LABEL] = str(args.max_size)
         sa = node_service_account(
             self,
             name,
@@ -207,16 +178,6 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         policy = self._workload_policy()
         template = self._template(sa)
         mig = self._group(template, policy)
-        if args.autoscaled:
-            gcp.compute.Autoscaler(
-                child(name, "autoscaler"),
-                project=args.project,
-                zone=args.zone,
-                target=mig.self_link,
-                autoscaling_policy=_autoscaling_policy(args),
-                description=f"clusterfab {self._what}: {args.min_size}-{args.max_size} nodes",
-                opts=self._own,
-            )
         self.instance_group_manager_name = mig.name
         self.instance_template = template.self_link_unique
         self.service_account_email = sa.email
@@ -338,7 +299,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
             wait_for_instances=False,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                # An autoscaled group's size belongs to the autoscaler once it runs.
+                # An autoscaled group's size belongs to whoever resizes it (a scheduler, an operator).
                 ignore_changes=["targetSize"] if args.autoscaled else None,
             ),
         )

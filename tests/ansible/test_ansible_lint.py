@@ -21,6 +21,7 @@ def _tool(name: str) -> str:
     return found
 
 
+@pytest.mark.quality
 def test_ansible_lint_production_profile_is_clean() -> None:
     env = {**os.environ, "ANSIBLE_LINT_SKIP_SCHEMA_UPDATE": "1", "PRE_COMMIT": "1", "NO_COLOR": "1"}
     completed = subprocess.run(
@@ -35,7 +36,7 @@ def test_ansible_lint_production_profile_is_clean() -> None:
     assert "Profile 'production' was required, and it passed." in completed.stderr
 
 
-@pytest.mark.parametrize("playbook", ["gpu_node.yml", "healthcheck.yml"])
+@pytest.mark.parametrize("playbook", ["gpu_node.yml", "healthcheck.yml", "monitoring.yml"])
 def test_playbook_syntax(playbook: str) -> None:
     completed = subprocess.run(
         [_tool("ansible-playbook"), "--syntax-check", "-i", "localhost,", playbook],

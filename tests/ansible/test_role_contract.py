@@ -16,6 +16,7 @@ from chroot_testbed import PLAYBOOKS_DIR
 
 ROLES_DIR = PLAYBOOKS_DIR / "roles"
 EXPECTED_ROLES = [
+    "alertmanager",
     "container_runtime",
     "cuda_toolkit",
     "dcgm",
@@ -25,6 +26,7 @@ EXPECTED_ROLES = [
     "gpudirect_storage",
     "gpudirect_tcpx",
     "gpudirect_tcpxo",
+    "grafana",
     "infiniband",
     "local_scratch",
     "nccl",
@@ -33,6 +35,7 @@ EXPECTED_ROLES = [
     "nvidia_driver",
     "nvidia_fabricmanager",
     "nvidia_imex",
+    "prometheus",
     "rdma_gib",
     "storage_mounts",
 ]

@@ -103,17 +103,64 @@ def test_persistent_lustre_with_s3_link() -> None:
         "fsx-cluster-data-fs-id",
     )
     assert dra["s3"]["autoImportPolicy"] == {"events": ["NEW", "CHANGED", "DELETED"]}
-    rules = sorted(
-        (r.inputs["fromPort"], r.inputs["toPort"], r.inputs["referencedSecurityGroupId"])
-        for r in all_of(plan, INGRESS)
-        if r.inputs["securityGroupId"] == "fsx-cluster-data-sg-id"
-    )
-    assert rules == [
+    # Import only by default: an `rm -rf` on a node must not delete the source data set (audit 14).
+    assert "autoExportPolicy" not in dra["s3"]
+    # Automatic daily backups and a final backup when the file system is deleted (audit 21).
+    assert (fs["automaticBackupRetentionDays"], fs["skipFinalBackup"]) == (7, False)
+    expected = [
         (988, 988, "fsx-cluster-data-sg-id"),
         (988, 988, "fsx-cluster-net-nodes-sg-id"),
         (1018, 1023, "fsx-cluster-data-sg-id"),
         (1018, 1023, "fsx-cluster-net-nodes-sg-id"),
     ]
+    # The Lustre ports must be open in both directions between the file system and its clients
+    # (audit 13: the group allowed egress only to itself; ParallelCluster checks outbound too).
+    for kind in (INGRESS, EGRESS):
+        rules = sorted(
+            (
+                r.inputs["ipProtocol"],
+                r.inputs["fromPort"],
+                r.inputs["toPort"],
+                r.inputs["referencedSecurityGroupId"],
+            )
+            for r in all_of(plan, kind)
+            if r.inputs["securityGroupId"] == "fsx-cluster-data-sg-id"
+        )
+        assert rules == [("tcp", *rule) for rule in expected], kind
+
+
+def test_exporting_changes_back_to_s3_is_opt_in_and_never_deletes() -> None:
+    body = NODES + (
+        "storage:\n  - {name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 250,"
+        " import_path: 's3://bucket/p/', export_changes: true}\n"
+    )
+    dra = one(
+        aws_plan(body, name="exp"), "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+    ).inputs
+    assert dra["s3"]["autoExportPolicy"] == {"events": ["NEW", "CHANGED"]}
+
+
+def test_an_efa_enabled_file_system_and_its_security_group() -> None:
+    body = NODES + (
+        "storage:\n  - {name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 250,"
+        " efa: true}\n"
+    )
+    plan = aws_plan(body, name="efafs")
+    fs = one(plan, "aws:fsx/lustreFileSystem:LustreFileSystem").inputs
+    assert (fs["efaEnabled"], fs["deploymentType"], fs["metadataConfiguration"]) == (
+        True,
+        "PERSISTENT_2",
+        {"mode": "AUTOMATIC"},
+    )
+    group, nodes = "efafs-cluster-data-sg-id", "efafs-cluster-net-nodes-sg-id"
+    for kind in (INGRESS, EGRESS):
+        rules = sorted(
+            (r.inputs["ipProtocol"], r.inputs["referencedSecurityGroupId"])
+            for r in all_of(plan, kind)
+            if r.inputs["securityGroupId"] == group
+        )
+        # All traffic to and from itself and the clients' group (FSx "EFA-enabled security groups").
+        assert rules == [("-1", group), ("-1", nodes)], kind
 
 
 def test_scratch_lustre_has_no_throughput_and_links_s3_on_the_file_system() -> None:
@@ -137,20 +184,34 @@ STATEFUL = NODES + (
     "storage:\n  - {name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125}\n"
     "  - {name: keep, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: true}\n"
     "  - {name: loose, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: false}\n"
-    "environments:\n  dev: {}\n  prod: {}\n"
+    "environments:\n  dev: {}\n  prod: {}\n  production: {protected: true}\n  prod-eu: {}\n"
+    "  lab: {protected: false}\n"
 )
+EVERYTHING = {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}
 
 
 @pytest.mark.parametrize(
     ("env", "protected"),
     [
-        ("prod", {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}),
+        ("prod", EVERYTHING),
+        ("production", EVERYTHING),  # protected by the blueprint, not by its name (issue 11 item 3)
         ("dev", {"st-cluster-keep-fs"}),
+        ("prod-eu", {"st-cluster-keep-fs"}),
+        ("lab", {"st-cluster-keep-fs"}),
     ],
 )
-def test_stateful_resources_are_protected_in_prod_or_when_flagged(env: str, protected: set[str]) -> None:
+def test_stateful_resources_are_protected_in_protected_environments_or_when_flagged(
+    env: str, protected: set[str]
+) -> None:
     plan = aws_plan(STATEFUL, name="st", env=env)
     assert {r.name for r in plan.resources if r.protect} == protected
+
+
+@pytest.mark.parametrize(("env", "force"), [("dev", True), ("prod", False)])
+def test_an_unprotected_bucket_can_be_destroyed_with_its_versions(env: str, force: bool) -> None:
+    """Issue 11 item 2: destroying a dev stack failed on the versioned cluster bucket."""
+    plan = aws_plan(STATEFUL, name="st", env=env)
+    assert one(plan, "aws:s3/bucket:Bucket").inputs["forceDestroy"] is force
 
 
 def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:

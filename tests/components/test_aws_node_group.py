@@ -18,7 +18,8 @@ def nics(machine: str) -> list[tuple[int, int, str]]:
     plan = aws_plan(group(machine), name="nic")
     interfaces = one(plan, LT).inputs["networkInterfaces"]
     assert all(i["securityGroups"] == ["nic-cluster-net-nodes-sg-id"] for i in interfaces)
-    assert all(i["associatePublicIpAddress"] == "false" for i in interfaces)
+    # EC2 refuses associatePublicIpAddress on multi-interface launches (audit item 10): never set it.
+    assert all("associatePublicIpAddress" not in i for i in interfaces)
     assert all(i["deleteOnTermination"] == "true" for i in interfaces)
     assert all("subnetId" not in i for i in interfaces)  # the ASG places them in its subnet
     return [(i["networkCardIndex"], i["deviceIndex"], i["interfaceType"]) for i in interfaces]
@@ -58,7 +59,7 @@ def test_launch_template_security_and_placement() -> None:
     assert inputs["metadataOptions"] == {
         "httpEndpoint": "enabled",
         "httpTokens": "required",
-        "httpPutResponseHopLimit": 2,
+        "httpPutResponseHopLimit": 1,
         "instanceMetadataTags": "enabled",
     }
     assert inputs["blockDeviceMappings"] == [
@@ -90,7 +91,6 @@ def test_launch_template_security_and_placement() -> None:
         ("aws:iam/instanceProfile:InstanceProfile", "lt-cluster-g-profile"),
         ("aws:iam/role:Role", "lt-cluster-g-role"),
         ("aws:iam/rolePolicy:RolePolicy", "lt-cluster-g-node-policy"),
-        ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "lt-cluster-g-ssm"),
     ]
 
 
@@ -135,6 +135,9 @@ def test_capacity_block_targets_the_block_with_a_fixed_size() -> None:
     }
     asg = one(plan, ASG).inputs
     assert (asg["minSize"], asg["maxSize"], asg["desiredCapacity"]) == (8, 8, 8)
+    # A new placement group can strand part of the block (audit item 12; ParallelCluster refuses it).
+    assert all_of(plan, "aws:ec2/placementGroup:PlacementGroup") == []
+    assert "placement" not in inputs
 
 
 def test_reservation_targets_the_odcr_without_market_options() -> None:
@@ -147,6 +150,7 @@ def test_reservation_targets_the_odcr_without_market_options() -> None:
     assert inputs["capacityReservationSpecification"]["capacityReservationTarget"] == {
         "capacityReservationId": "cr-0123456789abcdef0"
     }
+    assert all_of(plan, "aws:ec2/placementGroup:PlacementGroup") == []
 
 
 def test_node_role_can_read_only_the_cluster_bucket_and_tag_its_own_health() -> None:
@@ -156,14 +160,29 @@ def test_node_role_can_read_only_the_cluster_bucket_and_tag_its_own_health() -> 
     assert [(s["Sid"], s["Action"], s["Resource"]) for s in policy["Statement"]] == [
         ("ReadClusterBucket", ["s3:GetObject", "s3:GetObjectVersion"], f"{bucket}/*"),
         ("ListClusterBucket", "s3:ListBucket", bucket),
-        ("RecordHealth", "ec2:CreateTags", "arn:aws:ec2:*:*:instance/*"),
+        ("RecordOwnHealth", "ec2:CreateTags", "${ec2:SourceInstanceARN}"),
+        (
+            "SessionManager",
+            [
+                "ssm:UpdateInstanceInformation",
+                "ssmmessages:CreateControlChannel",
+                "ssmmessages:CreateDataChannel",
+                "ssmmessages:OpenControlChannel",
+                "ssmmessages:OpenDataChannel",
+            ],
+            "*",
+        ),
     ]
     assert policy["Statement"][2]["Condition"] == {
-        "StringEquals": {"aws:ResourceTag/clusterfab-node-group": "g"},
+        "StringEquals": {
+            "aws:ResourceTag/clusterfab-node-group": "g",
+            "aws:ResourceTag/clusterfab-stack": "plan",
+            "aws:ResourceTag/clusterfab-blueprint": "iam-cluster",
+        },
         "ForAllValues:StringEquals": {"aws:TagKeys": ["clusterfab-health"]},
     }
-    attachment = one(plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-    assert attachment.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    # No managed policy: AmazonSSMManagedInstanceCore would let a node read every SSM parameter.
+    assert all_of(plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
     trust = json.loads(one(plan, "aws:iam/role:Role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 
@@ -204,7 +223,10 @@ def test_user_data_configures_the_node_and_mounts_the_attached_file_systems_only
         variables["storage_mounts_lustre_repo_url"]
         == "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
     )
-    assert (variables["gpu_node_fabric"], variables["gpu_node_nvlink_services"]) == ("efa", ["fabric_manager"])
+    assert (variables["gpu_node_fabric"], variables["gpu_node_nvlink_services"]) == (
+        "efa",
+        ["fabric_manager"],
+    )
     assert boot_vars(script, "healthcheck-vars") == {
         "gpu_healthcheck_expected_gpu_count": 8,
         "gpu_healthcheck_min_busbw_gbps": 3200,

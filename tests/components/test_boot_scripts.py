@@ -32,3 +32,12 @@ def test_startup_script_golden(path: Path) -> None:
             f"boot/{path.stem}.dev.{resource.name}.sh",
             stable(startup_script(plan, resource.type, resource.name)),
         )
+
+
+def test_ansible_core_comes_from_the_checked_bundle_by_hash() -> None:
+    script = user_data(plan_file(AWS_EXAMPLES[0], "dev"), "llm-pretrain-trainers-lt")
+    digest_check = script.index("sha256sum --check --status")
+    install = script.index("--require-hashes --only-binary :all:")
+    assert digest_check < install  # the requirements are trusted because the bundle was checked first
+    assert '-r "$BUNDLE_DIR/requirements/ansible-core.txt"' in script
+    assert "ansible-core==$ANSIBLE_CORE" not in script  # no unhashed install left

@@ -8,12 +8,16 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from clusterfab.catalog import load_catalog
 from clusterfab.plan.compare import compare
-from clusterfab.plan.diff import changed_paths
-from clusterfab.plan.report import report_json, report_markdown
+from clusterfab.plan.diff import changed_paths, diff_plans
+from clusterfab.plan.engine import PlannedResource
+from clusterfab.plan.project import Plan
+from clusterfab.plan.report import DiffReport, report_json, report_markdown, report_text
 from tests.conftest import REPO, assert_golden
 from tests.factories import TODAY
 
@@ -53,10 +57,10 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
         ("llm-pretrain-trainers-asg", ["desiredCapacity", "maxSize", "minSize"], False),
         ("llm-pretrain-datasets-fs", ["storageCapacity"], False),
     ]
-    # 8 more p5.48xlarge at $55.04/h; 36,000 GiB more at $0.145/GiB-month
-    assert payload["cost"]["delta"]["hourly_usd"] == pytest.approx(8 * 55.04 + 36000 * 0.145 / 730)
-    assert payload["cost"]["delta"]["monthly_usd"] == pytest.approx(321433.60 + 5220.00)
-    assert payload["cost"]["before"]["monthly_usd"] == pytest.approx(648087.20)
+    # 8 more p5.48xlarge at $55.04/h; 36,000 GiB more at $0.145/GiB-month; money rounded to the cent
+    assert payload["cost"]["delta"]["hourly_usd"] == 447.47  # 440.32 + 5220 / 730 = 447.4707
+    assert payload["cost"]["delta"]["monthly_usd"] == 326653.6  # 321433.60 + 5220.00
+    assert payload["cost"]["before"]["monthly_usd"] == 648087.2
     assert payload["cost"]["items"] == [
         {
             "name": "trainers",
@@ -66,9 +70,9 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
         },
         {
             "name": "datasets",
-            "before_hourly_usd": pytest.approx(5220 / 730),
-            "after_hourly_usd": pytest.approx(10440 / 730),
-            "delta_hourly_usd": pytest.approx(5220 / 730),
+            "before_hourly_usd": 7.15,  # 5220 / 730 = 7.1507
+            "after_hourly_usd": 14.30,  # 10440 / 730 = 14.3014
+            "delta_hourly_usd": 7.15,
         },
     ]
     assert payload["warnings"] == []
@@ -83,21 +87,26 @@ def test_spot_to_on_demand_changes_market_options(tmp_path: Path) -> None:
         "llm-pretrain-trainers-lt": ("instanceMarketOptions",),
         "llm-pretrain-trainers-asg": ("capacityRebalance",),
     }
-    # spot $30.00/h -> on-demand $55.04/h for 16 nodes
+    # spot $25.7522/h -> on-demand $55.04/h for 16 nodes
     (trainers,) = [i for i in report.cost.changed_items() if i.name == "trainers"]
-    assert float(trainers.delta_hourly or 0) == pytest.approx(16 * (55.04 - 30.0))
+    assert float(trainers.delta_hourly or 0) == pytest.approx(16 * (55.04 - 25.7522))
 
 
 def test_shrinking_or_removing_storage_is_flagged_as_destructive(tmp_path: Path) -> None:
     shrink = variant(tmp_path, "shrink.yaml", ("capacity_gib: 36000", "capacity_gib: 24000"))
     report = compare(EXAMPLE, shrink, env="prod", today=TODAY)
+    # the data repository association names the file system's id, which the replacement changes
     assert [(r.name, why) for r, why in report.resources.destructive()] == [
-        ("llm-pretrain-datasets-fs", "replaced (changes storageCapacity (36000 -> 24000))")
+        (
+            "llm-pretrain-datasets-s3",
+            "replaced (changes fileSystemId (llm-pretrain-datasets-fs is replaced))",
+        ),
+        ("llm-pretrain-datasets-fs", "replaced (changes storageCapacity (36000 -> 24000))"),
     ]
-    assert report_json(report)["warnings"] == [
+    assert report_json(report)["warnings"][1] == (
         "stateful resource llm-pretrain-datasets-fs (aws:fsx/lustreFileSystem:LustreFileSystem) would be "
         "replaced (changes storageCapacity (36000 -> 24000))"
-    ]
+    )
     scratch = variant(
         tmp_path,
         "scratch.yaml",
@@ -107,8 +116,9 @@ def test_shrinking_or_removing_storage_is_flagged_as_destructive(tmp_path: Path)
     )
     replaced = compare(EXAMPLE, scratch, env="prod", today=TODAY)
     (update,) = [u for u in replaced.resources.update if u.after.name == "llm-pretrain-datasets-fs"]
-    # metadataConfiguration goes too, but changing it does not replace the file system
-    assert update.replaces == ("deploymentType", "perUnitStorageThroughput")
+    # metadataConfiguration goes too, but changing it does not replace the file system; nor does the
+    # throughput (terraform-provider-aws v6.58.0 updates per_unit_storage_throughput in place)
+    assert update.replaces == ("deploymentType",)
     assert [r.name for r in replaced.resources.delete] == ["llm-pretrain-datasets-s3"]
     assert ("llm-pretrain-datasets-s3", "deleted") in [
         (r.name, w) for r, w in replaced.resources.destructive()
@@ -169,7 +179,7 @@ def test_diff_against_a_git_ref_and_a_new_file(tmp_path: Path) -> None:
     added = _cli("diff", "added.yaml", "--base-ref", "main", "--env", "prod", "-f", "json", cwd=repo)
     assert added.returncode == 0, added.stderr
     payload = json.loads(added.stdout)
-    assert len(payload["resources"]["create"]) == 43
+    assert len(payload["resources"]["create"]) == 45
     assert payload["resources"]["update"] == []
     assert payload["cost"]["before"] == {"hourly_usd": 0.0, "monthly_usd": 0.0}
     unknown = _cli("diff", "bp.yaml", "--base-ref", "no-such-ref", cwd=repo)
@@ -190,15 +200,28 @@ def test_plan_command_json_contract() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert list(payload) == ["blueprint", "env", "stack", "resources", "summary"]
-    assert (payload["blueprint"], payload["env"], payload["stack"]) == (
+    assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
+        "stack",
+        "resources",
+        "summary",
+        "findings",
+        "messages",
+    ]
+    assert (payload["blueprint"], payload["env"], payload["stack"], payload["cloud"]) == (
         "blueprints/examples/aws-p6-b200-capacity-block.yaml",
         "dev",
         "dev",
+        "aws",
     )
     assert set(payload["resources"][0]) == {"urn", "type", "name", "parent", "custom", "protect", "inputs"}
     # dev has one node: no cluster placement group for a single node
-    assert payload["summary"]["total"] == len(payload["resources"]) == 41
+    assert payload["summary"]["total"] == len(payload["resources"]) == 43
     assert payload["summary"]["by_type"]["aws:ec2/launchTemplate:LaunchTemplate"] == 1
     assert "aws:ec2/placementGroup:PlacementGroup" not in payload["summary"]["by_type"]
 
@@ -212,6 +235,263 @@ def test_plan_command_text_golden() -> None:
 def test_plan_refuses_an_invalid_blueprint(tmp_path: Path) -> None:
     bad = variant(tmp_path, "bad.yaml", ("machine_type: p5.48xlarge", "machine_type: p5.48xlarg"))
     proc = _cli("plan", str(bad), cwd=REPO)
+    # Findings go to stdout, like every command's (docs/cli.md).
     assert proc.returncode == 1
-    assert "error[BP201] node_groups[0].machine_type" in proc.stderr
-    assert proc.stdout == ""
+    assert "error[BP201] node_groups[0].machine_type" in proc.stdout
+    assert proc.stdout.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not planned")
+    assert proc.stderr == ""
+
+
+# --- replacements that follow from dependencies (issue 11 item 1) ------------------------------------
+
+NETWORK_REPLACED = {
+    "llm-pretrain-net-vpc": "cidrBlock",
+    "llm-pretrain-net-nodes": "cidrBlock",
+    "llm-pretrain-net-public": "cidrBlock",
+    "llm-pretrain-net-nat": "subnetId (llm-pretrain-net-public is replaced)",
+    "llm-pretrain-net-private-rt": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-net-public-rt": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-net-s3": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-net-nodes-sg": "vpcId (llm-pretrain-net-vpc is replaced)",
+    "llm-pretrain-datasets-sg": "vpcId (llm-pretrain-net-vpc is replaced)",
+}
+
+
+def _replaced(report: DiffReport) -> dict[str, tuple[str, ...]]:
+    return {u.after.name: u.replaces for u in report.resources.replaced}
+
+
+def test_a_new_network_range_replaces_the_vpc_and_everything_in_it(tmp_path: Path) -> None:
+    new = variant(tmp_path, "cidr.yaml", ("cidr: 10.20.0.0/16", "cidr: 10.30.0.0/16"))
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    replaced = _replaced(report)
+    for name, why in NETWORK_REPLACED.items():
+        assert why in replaced.pop(name), name
+    # a route table association moves to another table in place; a new subnet replaces it
+    assert replaced.pop("llm-pretrain-net-nodes-rta") == ("subnetId (llm-pretrain-net-nodes is replaced)",)
+    assert replaced.pop("llm-pretrain-net-public-rta") == ("subnetId (llm-pretrain-net-public is replaced)",)
+    assert replaced.pop("llm-pretrain-datasets-fs") == (
+        "securityGroupIds[0] (llm-pretrain-datasets-sg is replaced)",
+        "subnetIds (llm-pretrain-net-nodes is replaced)",
+    )
+    assert replaced.pop("llm-pretrain-datasets-s3") == (
+        "fileSystemId (llm-pretrain-datasets-fs is replaced)",
+    )
+    # the security group rules go with their groups; nothing else is replaced
+    assert sorted(replaced) == sorted(
+        [f"llm-pretrain-net-{n}" for n in ("nodes-egress", "nodes-to-self", "nodes-from-self")]
+        + [
+            f"llm-pretrain-datasets-lustre-{ports}-{way}"
+            for ports in ("988", "1018-1023")
+            for way in ("to-nodes", "to-self", "from-nodes", "from-self")
+        ]
+    )
+    assert all(why[0].startswith("securityGroupId (") for why in replaced.values())
+    # updated in place: the internet gateway moves to the new VPC, the ASG and launch template follow
+    assert {u.after.name: u.changed for u in report.resources.updated} == {
+        "llm-pretrain-net-igw": ("vpcId",),
+        "llm-pretrain-trainers-asg": ("vpcZoneIdentifiers[0]",),
+        "llm-pretrain-trainers-lt": (
+            *sorted(f"networkInterfaces[{i}].securityGroups[0]" for i in range(33)),
+            "userData",
+        ),
+    }
+    assert [r.name for r, _ in report.resources.destructive()] == [
+        "llm-pretrain-datasets-s3",
+        "llm-pretrain-datasets-fs",
+    ]
+    assert report.refused(allow_replace=False)
+    assert not report.refused(allow_replace=True)
+    (fsx,) = [
+        u
+        for u in report_json(report)["resources"]["update"]
+        if u["urn"].endswith("::llm-pretrain-datasets-fs")
+    ]
+    assert (fsx["replace"], fsx["stateful"], fsx["changed"]) == (
+        True,
+        True,
+        ["securityGroupIds[0]", "subnetIds"],
+    )
+    assert_golden("diff/aws-p5-cidr.txt", _shown(report_text(report), new) + "\n")
+
+
+def test_another_zone_replaces_the_subnets_and_the_file_system(tmp_path: Path) -> None:
+    new = variant(tmp_path, "zone.yaml", ("zone: use1-az6", "zone: use1-az4"))
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    assert _replaced(report) == {
+        "llm-pretrain-net-nodes": ("availabilityZoneId",),
+        "llm-pretrain-net-public": ("availabilityZoneId",),
+        "llm-pretrain-net-nat": ("subnetId (llm-pretrain-net-public is replaced)",),
+        "llm-pretrain-net-nodes-rta": ("subnetId (llm-pretrain-net-nodes is replaced)",),
+        "llm-pretrain-net-public-rta": ("subnetId (llm-pretrain-net-public is replaced)",),
+        "llm-pretrain-datasets-fs": ("subnetIds (llm-pretrain-net-nodes is replaced)",),
+        "llm-pretrain-datasets-s3": ("fileSystemId (llm-pretrain-datasets-fs is replaced)",),
+    }
+    # the new NAT gateway's id reaches the route; the new file system's DNS name the boot script
+    assert {u.after.name: u.changed for u in report.resources.updated} == {
+        "llm-pretrain-net-private-rt": ("routes[0].natGatewayId",),
+        "llm-pretrain-trainers-asg": ("vpcZoneIdentifiers[0]",),
+        "llm-pretrain-trainers-lt": ("userData",),
+    }
+    assert report.refused(allow_replace=False)
+    assert_golden("diff/aws-p5-zone.txt", _shown(report_text(report), new) + "\n")
+
+
+def test_another_zone_replaces_the_filestore_instance_and_the_template_that_mounts_it(tmp_path: Path) -> None:
+    example = REPO / "blueprints" / "examples" / "gcp-a3mega-tcpxo-filestore.yaml"
+    new = tmp_path / "zone.yaml"
+    new.write_text(example.read_text().replace("zone: us-central1-a", "zone: us-central1-b", 1))
+    report = compare(example, new, env="prod", today=TODAY)
+    assert _replaced(report) == {
+        "mega-train-shared-share": ("location",),
+        # the startup script mounts the share by its address, which a new instance changes
+        "mega-train-trainers-template": ("metadata.startup-script (mega-train-shared-share is replaced)",),
+        "mega-train-trainers-mig": ("zone",),
+    }
+    assert report.resources.updated == ()
+    assert [r.name for r, _ in report.resources.destructive()] == ["mega-train-shared-share"]
+    text = report_text(report).replace(str(example), "blueprints/examples/gcp-a3mega-tcpxo-filestore.yaml")
+    assert_golden("diff/gcp-a3mega-zone.txt", _shown(text, new) + "\n")
+
+
+def test_a_cross_cloud_diff_says_so_and_deletes_the_stateful_resources(tmp_path: Path) -> None:
+    gcp = REPO / "blueprints" / "examples" / "gcp-a3mega-tcpxo-filestore.yaml"
+    report = compare(EXAMPLE, gcp, env="prod", today=TODAY)
+    assert report.resources.update == ()
+    warnings = report_json(report)["warnings"]
+    assert warnings[0] == (
+        "cross-cloud diff: the base is on aws and the new blueprint on gcp; nothing carries over: every aws "
+        "resource is deleted and every gcp resource created"
+    )
+    assert [r.name for r, why in report.resources.destructive()] == [
+        "llm-pretrain-artifacts-bucket",
+        "llm-pretrain-datasets-s3",
+        "llm-pretrain-datasets-fs",
+    ]
+    assert report.refused(allow_replace=False)
+
+
+def test_diff_exits_1_on_a_stateful_replacement_unless_allowed(tmp_path: Path) -> None:
+    new = variant(tmp_path, "cidr.yaml", ("cidr: 10.20.0.0/16", "cidr: 10.30.0.0/16"))
+    refused = _cli("diff", str(EXAMPLE), str(new), "--env", "prod", "-f", "json", cwd=REPO)
+    assert refused.returncode == 1, refused.stderr
+    assert "stateful resource llm-pretrain-datasets-fs" in " ".join(json.loads(refused.stdout)["warnings"])
+    assert refused.stderr.strip() == (
+        "error: this change destroys data: llm-pretrain-datasets-s3 (replaced), llm-pretrain-datasets-fs "
+        "(replaced); if that is intended, rerun with --allow-replace"
+    )
+    allowed = _cli("diff", str(EXAMPLE), str(new), "--env", "prod", "--allow-replace", cwd=REPO)
+    assert allowed.returncode == 0, allowed.stderr
+    assert "+- aws:fsx/lustreFileSystem:LustreFileSystem  llm-pretrain-datasets-fs" in allowed.stdout
+
+
+def _shown(text: str, new: Path) -> str:
+    """Report text with machine-specific paths replaced."""
+    return text.replace(str(EXAMPLE), "blueprints/examples/aws-p5-efa-fsx.yaml").replace(
+        str(new), f"<tmp>/{new.name}"
+    )
+
+
+def _resource(type_: str, name: str, inputs: dict[str, Any], provider: str | None = None) -> PlannedResource:
+    return PlannedResource(
+        urn=f"urn:pulumi:diff::clusterfab::{type_}::{name}",
+        type=type_,
+        name=name,
+        parent=None,
+        custom=True,
+        protect=False,
+        inputs=inputs,
+        provider=provider,
+        id=f"{name}-id",
+    )
+
+
+def _plan(*resources: PlannedResource) -> Plan:
+    return Plan(blueprint="bp.yaml", env=None, stack="diff", resources=list(resources))
+
+
+PROVIDER = "urn:pulumi:diff::clusterfab::pulumi:providers:aws::aws"
+
+
+def test_a_region_moved_on_the_provider_replaces_what_inherits_it() -> None:
+    def plan(region: str) -> Plan:
+        return _plan(
+            _resource("pulumi:providers:aws", "aws", {"region": region}),
+            _resource("aws:ec2/vpc:Vpc", "vpc", {"cidrBlock": "10.0.0.0/16"}, f"{PROVIDER}::aws-id"),
+            # an IAM role is global: it has no region to inherit
+            _resource("aws:iam/role:Role", "role", {"path": "/"}, f"{PROVIDER}::aws-id"),
+        )
+
+    diff = diff_plans(plan("us-east-1"), plan("us-west-2"), load_catalog())
+    assert [(u.after.name, u.changed, u.replaces) for u in diff.update] == [
+        ("vpc", ("region",), ("region (from provider aws)",)),
+        ("aws", ("region",), ()),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("new", "replaces"),
+    [
+        ("10.0.0.0/19", ()),  # an expansion is in place
+        ("10.0.0.0/21", ("ipCidrRange (10.0.0.0/20 -> 10.0.0.0/21)",)),
+        ("10.1.0.0/20", ("ipCidrRange (10.0.0.0/20 -> 10.1.0.0/20)",)),
+    ],
+)
+def test_a_gcp_subnetwork_range_may_only_grow_in_place(new: str, replaces: tuple[str, ...]) -> None:
+    def plan(cidr: str) -> Plan:
+        return _plan(_resource("gcp:compute/subnetwork:Subnetwork", "subnet", {"ipCidrRange": cidr}))
+
+    (update,) = diff_plans(plan("10.0.0.0/20"), plan(new), load_catalog()).update
+    assert update.replaces == replaces
+
+
+PROJECT_PARTS = ("Pulumi.yaml", "clusterfab", "components", "stacks", "playbooks", "blueprints")
+
+
+def _project_repo(tmp_path: Path) -> Path:
+    """A git repository holding a copy of this clusterfab project, the way a platform team's fork does."""
+    repo = tmp_path / "fork"
+    repo.mkdir()
+    for part in PROJECT_PARTS:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, repo / part, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy(source, repo / part)
+    _git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+def test_base_ref_plans_the_base_with_the_base_code(tmp_path: Path) -> None:
+    # The base commit lets the cluster bucket be read without its versions; the PR (the working tree)
+    # grants s3:GetObjectVersion again. The blueprint is the same on both sides: only planning the base
+    # with the base's own code shows what the PR changes in IAM.
+    repo = _project_repo(tmp_path)
+    iam = repo / "components" / "aws" / "_iam.py"
+    head_code = iam.read_text()
+    granted = '"Action": ["s3:GetObject", "s3:GetObjectVersion"],'
+    assert granted in head_code
+    iam.write_text(head_code.replace(granted, '"Action": ["s3:GetObject"],'))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    iam.write_text(head_code)
+    blueprint = "blueprints/examples/aws-p5-efa-fsx.yaml"
+    proc = _cli("diff", blueprint, "--base-ref", "main", "--env", "prod", "-f", "json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    text = _cli("diff", blueprint, "--base-ref", "main", "--env", "prod", cwd=repo)
+    assert f"{blueprint}@main" in text.stdout
+    payload = json.loads(proc.stdout)
+    changed = [(u["urn"].split("::")[-1], u["changed"]) for u in payload["resources"]["update"]]
+    assert changed == [("llm-pretrain-trainers-node-policy", ["policy"])]
+    assert payload["resources"]["create"] == payload["resources"]["delete"] == []
+
+
+def test_base_ref_that_cannot_be_planned_says_why(tmp_path: Path) -> None:
+    repo = _project_repo(tmp_path)
+    (repo / "stacks" / "__main__.py").write_text("raise SystemExit('the base program is broken')\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "broken base")
+    shutil.copy(REPO / "stacks" / "__main__.py", repo / "stacks" / "__main__.py")
+    proc = _cli("diff", "blueprints/examples/aws-p5-efa-fsx.yaml", "--base-ref", "main", cwd=repo)
+    assert proc.returncode == 1
+    assert "could not be planned with its own code" in proc.stderr, proc.stderr

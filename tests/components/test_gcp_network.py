@@ -13,8 +13,14 @@ SUBNET = "gcp:compute/subnetwork:Subnetwork"
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 
+# A4 and A4X are not sold on-demand (gcp.yaml purchase_options): their groups consume a reservation.
+RESERVED_ONLY = {"a4-highgpu-8g", "a4x-highgpu-4g"}
+
+
 def group(machine: str, name: str = "g", count: int = 2) -> str:
-    return f"  - {{name: {name}, machine_type: {machine}, count: {count}}}\n"
+    reserved = ", capacity: {kind: reservation, reservation: my-reservation}"
+    capacity = reserved if machine in RESERVED_ONLY else ""
+    return f"  - {{name: {name}, machine_type: {machine}, count: {count}{capacity}}}\n"
 
 
 def fabric_plan(machine: str, name: str) -> Plan:
@@ -125,11 +131,25 @@ def test_fabrics_that_need_more_than_the_range_fail_cleanly() -> None:
         gcp_plan(body, name="toomany")
 
 
-def test_fabric_none_and_tpu_only_clusters_get_only_the_system_vpc_at_the_default_mtu() -> None:
+def test_fabric_none_clusters_get_only_the_system_vpc_at_the_default_mtu() -> None:
     plan = gcp_plan(
         "node_groups:\n  - {name: g, machine_type: a3-megagpu-8g, count: 1, fabric: none}\n", name="nofab"
     )
     assert networks(plan) == {"nofab-cluster-net-sys": None}
+
+
+def test_tpu_and_managed_lustre_clusters_get_the_system_vpc_at_8896() -> None:
+    """Google's v5p guide and Managed Lustre's performance guide create the VPC with MTU 8896 (audit 15)."""
+    tpu = gcp_plan(
+        "tpu_slices:\n  - {name: s, generation: v5p, topology: 2x2x1}\n", name="tpumtu", zone="us-central1-a"
+    )
+    assert networks(tpu) == {"tpumtu-cluster-net-sys": 8896}
+    lustre = gcp_plan(
+        "node_groups:\n  - {name: g, machine_type: a3-megagpu-8g, count: 1, fabric: none}\n"
+        "storage:\n  - {name: fs, kind: lustre, capacity_gib: 18000, throughput_mbps_per_tib: 500}\n",
+        name="lfsmtu",
+    )
+    assert networks(lustre) == {"lfsmtu-cluster-net-sys": 8896}
 
 
 def test_firewall_allows_the_cluster_range_internally_and_ssh_only_from_iap() -> None:
@@ -138,9 +158,12 @@ def test_firewall_allows_the_cluster_range_internally_and_ssh_only_from_iap() ->
     assert rules["fw-cluster-net-sys-internal"]["sourceRanges"] == ["10.8.0.0/16"]
     assert rules["fw-cluster-net-sys-internal"]["allows"] == [{"protocol": "all"}]
     assert rules["fw-cluster-net-gvnic-1-internal"]["sourceRanges"] == ["10.8.16.0/20"]
-    assert rules["fw-cluster-rdma-vpc-internal"]["sourceRanges"] == [
-        f"10.8.{(i + 2) * 16}.0/20" for i in range(8)
-    ]
+    # Google rejects VPC firewall rules on a RoCE network (audit item 11; firewall-for-roce).
+    rdma = one(plan, "gcp:compute/network:Network", "fw-cluster-rdma-vpc").urn
+    assert [
+        r.name for r in all_of(plan, FIREWALL) if rdma.rsplit("::", 1)[1] in str(r.inputs["network"])
+    ] == []
+    assert "fw-cluster-rdma-vpc-internal" not in rules
     ssh = {n: r for n, r in rules.items() if any("22" in a.get("ports", []) for a in r["allows"])}
     assert list(ssh) == ["fw-cluster-net-sys-iap-ssh"]
     assert ssh["fw-cluster-net-sys-iap-ssh"]["sourceRanges"] == ["35.235.240.0/20"]

@@ -16,7 +16,14 @@ POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
 
 
+# A4 and A4X are not sold on-demand (gcp.yaml purchase_options): unless a test says how they are bought,
+# their groups consume a reservation.
+RESERVED_ONLY = {"a4-highgpu-8g", "a4x-highgpu-4g"}
+
+
 def group(machine: str, extra: str = "", size: str = "count: 4") -> str:
+    if machine in RESERVED_ONLY and "capacity:" not in extra:
+        extra += "    capacity: {kind: reservation, reservation: my-reservation}\n"
     return f"node_groups:\n  - name: g\n    machine_type: {machine}\n    {size}\n{extra}"
 
 
@@ -183,25 +190,15 @@ def test_fixed_group_is_a_zonal_mig_of_count_on_the_unique_template() -> None:
     assert all_of(plan, AUTOSCALER) == []
 
 
-def test_autoscaled_group_starts_at_min_and_scales_on_gpu_utilization() -> None:
+def test_autoscaled_group_starts_at_min_with_no_gce_autoscaler_and_carries_its_max() -> None:
+    """Audit item 17: the old autoscaler scaled on agent.googleapis.com/gpu/utilization, which nothing
+    emitted (no Ops Agent) and which a group at 0 nodes can never emit. The size is left to whoever
+    resizes the group; the template records the group's most nodes for the cost policy."""
     plan = gcp_plan(group("a3-megagpu-8g", size="autoscaling: {min: 2, max: 12}"), name="auto")
-    assert one(plan, MIG).inputs["targetSize"] == 2
-    scaler = one(plan, AUTOSCALER).inputs
-    assert (scaler["target"], scaler["zone"]) == (
-        "https://mock.googleapis.com/auto-cluster-g-mig",
-        "us-central1-b",
-    )
-    policy = scaler["autoscalingPolicy"]
-    assert (policy["minReplicas"], policy["maxReplicas"], policy["mode"]) == (2, 12, "ON")
-    assert policy["metrics"] == [
-        {
-            "name": "agent.googleapis.com/gpu/utilization",
-            "filter": 'resource.type = "gce_instance" AND metric.labels.gpu_number = "0"',
-            "target": 60,
-            "type": "GAUGE",
-        }
-    ]
-    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"fixed": 1}, "timeWindowSec": 1800}
+    mig = one(plan, MIG)
+    assert mig.inputs["targetSize"] == 2
+    assert all_of(plan, AUTOSCALER) == []
+    assert one(plan, TEMPLATE).inputs["labels"]["clusterfab-max-nodes"] == "12"
 
 
 def test_compact_placement_is_a_high_throughput_workload_policy_on_the_mig() -> None:
@@ -248,7 +245,6 @@ def test_node_group_children_and_least_privilege_identity() -> None:
     plan = gcp_plan(group("a3-megagpu-8g", size="autoscaling: {min: 0, max: 8}"), name="iam")
     node = one(plan, "clusterfab:compute:GcpGpuNodeGroup")
     assert children(plan, node) == [
-        (AUTOSCALER, "iam-cluster-g-autoscaler"),
         (MIG, "iam-cluster-g-mig"),
         (TEMPLATE, "iam-cluster-g-template"),
         (POLICY, "iam-cluster-g-placement"),

@@ -17,6 +17,7 @@ from tests.components.harness import (
 )
 
 TPU = "gcp:tpu/v2Vm:V2Vm"
+QUEUED = "pulumi-python:dynamic/gcp-tpu:QueuedResource"
 LUSTRE = "gcp:lustre/instance:Instance"
 FILESTORE = "gcp:filestore/instance:Instance"
 BUDGET = "gcp:billing/budget:Budget"
@@ -46,23 +47,72 @@ def test_accelerator_type_from_the_catalog(
     assert "schedulingConfig" not in node  # on demand
 
 
-def test_multislice_gets_one_tpu_vm_per_slice_with_index_and_count_labels() -> None:
+def test_multislice_is_one_queued_resource_with_a_node_count() -> None:
+    """Audit item 15: N independent TPU VMs lose all-or-nothing provisioning and joint repair; Google
+    provisions multislice as one queued resource with a node count (multislice-introduction)."""
     plan = gcp_plan(slices("v5p", "4x4x4", "    slices: 3\n"), name="multi", zone="us-central1-a")
-    nodes = {r.name: r.inputs for r in all_of(plan, TPU)}
-    assert sorted(nodes) == ["multi-cluster-s-0", "multi-cluster-s-1", "multi-cluster-s-2"]
-    for index in range(3):
-        labels = nodes[f"multi-cluster-s-{index}"]["labels"]
-        assert labels == {
-            "clusterfab-blueprint": "multi-cluster",
-            "clusterfab-stack": "plan",
-            "clusterfab-component": "tpu-s",
-            "clusterfab-node-group": "s",
-            "clusterfab-slice-index": str(index),
-            "clusterfab-slice-count": "3",
-        }
-    assert plan.outputs["tpu_slices"]["s"]["nodes"] == sorted(nodes)
-    assert plan.outputs["tpu_slices"]["s"]["accelerator_type"] == "v5p-128"
-    assert plan.outputs["tpu_slices"]["s"]["hosts_per_slice"] == 16
+    assert all_of(plan, TPU) == []
+    queued = one(plan, QUEUED)
+    assert (queued.inputs["project"], queued.inputs["zone"], queued.inputs["queued_resource_id"]) == (
+        "test-project",
+        "us-central1-a",
+        "multi-cluster-plan-s",
+    )
+    body = queued.inputs["body"]
+    assert set(body) == {"tpu", "guaranteed"}
+    (spec,) = body["tpu"]["nodeSpec"]
+    assert spec["parent"] == "projects/test-project/locations/us-central1-a"
+    assert spec["multisliceParams"] == {"nodeCount": 3, "nodeIdPrefix": "multi-cluster-plan-s"}
+    node = spec["node"]
+    assert (node["acceleratorType"], node["runtimeVersion"]) == ("v5p-128", "v2-alpha-tpuv5")
+    assert node["networkConfig"] == {
+        "network": "multi-cluster-net-sys-id",
+        "subnetwork": "multi-cluster-net-sys-subnet-id",
+        "enableExternalIps": False,
+        "canIpForward": False,
+    }
+    assert node["serviceAccount"] == {
+        "email": "multi-cluster-s-sa@mock-project.iam.gserviceaccount.com",
+        "scope": ["https://www.googleapis.com/auth/cloud-platform"],
+    }
+    assert node["labels"] == {
+        "clusterfab-blueprint": "multi-cluster",
+        "clusterfab-stack": "plan",
+        "clusterfab-component": "tpu-s",
+        "clusterfab-node-group": "s",
+        "clusterfab-slice-count": "3",
+    }
+    assert node["metadata"]["enable-oslogin"] == "TRUE"
+    assert node["metadata"]["startup-script"].startswith("#!/bin/bash\n")
+    outputs = plan.outputs["tpu_slices"]["s"]
+    assert outputs["nodes"] == [f"multi-cluster-plan-s-{i}" for i in range(3)]
+    assert (outputs["accelerator_type"], outputs["hosts_per_slice"]) == ("v5p-128", 16)
+
+
+@pytest.mark.parametrize(
+    ("capacity", "expected"),
+    [
+        ("{kind: spot}", {"spot": {}}),
+        (
+            "{kind: reservation, reservation: tpu-res}",
+            {
+                "guaranteed": {},
+                "reservationName": "projects/test-project/locations/us-central1-a/reservations/tpu-res",
+            },
+        ),
+    ],
+)
+def test_queued_multislice_capacity(capacity: str, expected: dict[str, object]) -> None:
+    kind = "spot" if "spot" in capacity else "reservation"
+    plan = gcp_plan(
+        slices("v5p", "4x4x4", f"    slices: 2\n    capacity: {capacity}\n"),
+        name=f"q{kind[:4]}",
+        zone="us-central1-a",
+    )
+    body = one(plan, QUEUED).inputs["body"]
+    assert {k: v for k, v in body.items() if k != "tpu"} == expected
+    scheduling = body["tpu"]["nodeSpec"][0]["node"].get("schedulingConfig")
+    assert scheduling == ({"reserved": True} if kind == "reservation" else None)
 
 
 def test_tpu_network_identity_and_startup_script() -> None:
@@ -225,9 +275,12 @@ def test_cluster_bucket_is_private_uniform_and_versioned() -> None:
         "uniformBucketLevelAccess": True,
         "publicAccessPrevention": "enforced",
         "versioning": {"enabled": True},
-        "forceDestroy": False,
+        # An unprotected stack's bucket goes with it, versions and all (issue 11 item 2).
+        "forceDestroy": True,
     }
     assert "encryption" not in bucket  # Google-managed keys
+    prod = gcp_plan(slices("v6e", "4x4") + "environments:\n  prod: {}\n", name="bkp", env="prod")
+    assert one(prod, "gcp:storage/bucket:Bucket").inputs["forceDestroy"] is False
 
 
 BUDGETED = (

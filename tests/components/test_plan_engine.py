@@ -11,8 +11,9 @@ import pytest
 from clusterfab.outputs import NodeGroupOutput, read_outputs
 from clusterfab.plan.engine import PlanError, run_program
 from clusterfab.plan.project import plan_blueprint
+from clusterfab.provision.bundle import bundle_digest
 from tests.components.harness import PROJECT, normalized, plan_file
-from tests.conftest import EXAMPLES, assert_golden
+from tests.conftest import EXAMPLES, REPO, assert_golden
 
 
 def _program(names: list[str], secret: bool = False) -> None:
@@ -93,6 +94,8 @@ def test_every_example_exports_the_outputs_push_mode_and_promotion_read(path: Pa
     outputs = read_outputs(plan_file(path, "dev").outputs)
     assert set(outputs.node_groups) | set(outputs.tpu_slices) | set(outputs.storage)
     assert outputs.blueprint.cloud in path.stem
+    # The bundle the nodes boot from is the one promotion compares with the checkout's playbooks.
+    assert outputs.blueprint.bundle_sha256 == bundle_digest(REPO / "playbooks")
 
 
 def test_an_invalid_blueprint_fails_the_program_with_its_findings(tmp_path: Path) -> None:

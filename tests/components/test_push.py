@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 from ruamel.yaml import YAML
 
 from clusterfab.bootstrap import Mount
 from clusterfab.core.errors import UsageError
+from clusterfab.health_stores import S3HealthStore
 from clusterfab.outputs import read_outputs
 from clusterfab.provision import push
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
-from clusterfab.provision.runner import PlaybookResult
+from clusterfab.provision.runner import HostStats, PlaybookResult
 from clusterfab.stackinput import load_stack_input
 from tests.components.harness import plan_file
 from tests.conftest import REPO
@@ -40,23 +43,42 @@ class FakeStack:
 
 
 class FakeRunner:
-    def __init__(self, failing: set[str] | None = None) -> None:
+    """ansible-runner's stand-in: every run reaches `hosts` hosts; a failing playbook fails on the first."""
+
+    def __init__(self, failing: set[str] | None = None, hosts: int = 2) -> None:
         self.calls: list[dict[str, Any]] = []
         self.failing = failing or set()
+        self.hosts = hosts
         self.inventories: list[str] = []
 
     def __call__(self, playbook: Path, **kwargs: Any) -> PlaybookResult:
         self.calls.append({"playbook": playbook.name, **kwargs})
         self.inventories.append(Path(kwargs["inventory"]).read_text())
         failed = playbook.name in self.failing
+        stats = {
+            f"i-0abc{n}": HostStats(ok=5, failed=1 if failed and n == 0 else 0) for n in range(self.hosts)
+        }
         return PlaybookResult(
             playbook=playbook,
             rc=2 if failed else 0,
             status="failed" if failed else "successful",
-            hosts={},
+            hosts=stats,
             failed_tasks=(),
             duration_s=1.0,
         )
+
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.fixture
+def bucket() -> Iterator[S3HealthStore]:
+    """The dev stack's cluster bucket, in moto's S3."""
+    outputs = read_outputs(plan_file(REPO / EXAMPLE, "dev").outputs)
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket=outputs.bucket)
+        yield S3HealthStore(outputs.bucket, "us-east-1", client)
 
 
 def _stack() -> tuple[FakeStack, Any]:
@@ -64,10 +86,21 @@ def _stack() -> tuple[FakeStack, Any]:
     return FakeStack(outputs), load_stack_input(EXAMPLE, "dev", REPO)
 
 
-def test_configure_runs_each_node_group_then_the_health_check_and_records_it() -> None:
+def _health(store: S3HealthStore, stack: FakeStack, bundle: str | None = None) -> push.HealthTarget:
+    deployed = stack.outputs()["blueprint"]["bundle_sha256"]
+    return push.HealthTarget(store=store, stack="dev", commit=COMMIT, bundle_sha256=bundle or deployed)
+
+
+def _record(store: S3HealthStore) -> dict[str, Any] | None:
+    stored = store.get("health/dev.json")
+    return None if stored is None else dict(json.loads(stored.body))
+
+
+def test_configure_runs_each_node_group_then_the_health_check_and_records_it(bucket: S3HealthStore) -> None:
     stack, stack_input = _stack()
     runner = FakeRunner()
-    result = push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS)
+    health = _health(bucket, stack)
+    result = push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS, health=health)
     assert [(c["playbook"], c["limit"]) for c in runner.calls] == [
         ("gpu_node.yml", "node_group_trainers"),
         ("healthcheck.yml", "node_group_trainers"),
@@ -87,59 +120,143 @@ def test_configure_runs_each_node_group_then_the_health_check_and_records_it() -
     inventory = YAML(typ="safe").load(runner.inventories[0])
     assert inventory["plugin"] == "amazon.aws.aws_ec2"
     assert str(runner.calls[0]["inventory"]).endswith("clusterfab.aws_ec2.yml")
-    record = json.loads(stack.values["clusterfab:health"])
-    assert (record["status"], record["digest"]) == ("passed", stack.outputs()["blueprint"]["digest"])
-    assert (result.succeeded, result.health) == (True, "passed")
+    record = _record(bucket)
+    assert record is not None
+    blueprint = stack.outputs()["blueprint"]
+    assert {k: v for k, v in record.items() if k != "checked_at"} == {
+        "status": "passed",
+        "stack": "dev",
+        "blueprint_digest": blueprint["digest"],
+        "bundle_sha256": blueprint["bundle_sha256"],
+        "catalog_version": blueprint["catalog_version"],
+        "commit": COMMIT,
+        "hosts": {"trainers": 2},
+        "required": {"trainers": 2},
+        "reason": "",
+    }
+    assert result.succeeded
+    assert result.location == "s3://llm-pretrain-artifacts-bucket-mock/health/dev.json"
+    # Nothing lands in the stack config: anyone who can `pulumi config set` could forge it there.
+    assert stack.values == {}
 
 
-def test_a_failed_health_check_is_recorded_as_failed() -> None:
+def test_a_failed_health_check_is_recorded_as_failed(bucket: S3HealthStore) -> None:
     stack, stack_input = _stack()
-    result = push.configure(stack, stack_input, runner=FakeRunner({"healthcheck.yml"}), playbooks=PLAYBOOKS)
-    assert json.loads(stack.values["clusterfab:health"])["status"] == "failed"
-    assert (result.succeeded, result.health) == (False, "failed")
+    runner = FakeRunner({"healthcheck.yml"})
+    result = push.configure(
+        stack, stack_input, runner=runner, playbooks=PLAYBOOKS, health=_health(bucket, stack)
+    )
+    record = _record(bucket)
+    assert record is not None
+    assert (record["status"], record["reason"], record["hosts"]) == (
+        "failed",
+        "the health check failed on at least one host",
+        {"trainers": 1},
+    )
+    assert not result.succeeded
 
 
-def test_a_failed_configuration_skips_the_health_check_and_records_nothing() -> None:
+def test_a_pass_on_fewer_hosts_than_the_group_minimum_is_recorded_as_failed(bucket: S3HealthStore) -> None:
+    stack, stack_input = _stack()
+    health = _health(bucket, stack)
+    push.configure(stack, stack_input, runner=FakeRunner(hosts=1), playbooks=PLAYBOOKS, health=health)
+    record = _record(bucket)
+    assert record is not None
+    assert (record["status"], record["reason"]) == (
+        "failed",
+        "partial fleet: trainers: 1 of at least 2 host(s) passed",
+    )
+    # An empty inventory (no instance running yet) passes every play in Ansible: never a pass here.
+    push.configure(stack, stack_input, runner=FakeRunner(hosts=0), playbooks=PLAYBOOKS, health=health)
+    record = _record(bucket)
+    assert record is not None
+    assert (record["status"], record["reason"]) == (
+        "failed",
+        "partial fleet: trainers: 0 of at least 2 host(s) passed",
+    )
+
+
+def test_a_pass_with_playbooks_other_than_the_stacks_bundle_is_recorded_as_failed(
+    bucket: S3HealthStore,
+) -> None:
+    stack, stack_input = _stack()
+    health = _health(bucket, stack, bundle="f" * 64)
+    push.configure(stack, stack_input, runner=FakeRunner(), playbooks=PLAYBOOKS, health=health)
+    record = _record(bucket)
+    assert record is not None
+    deployed = stack.outputs()["blueprint"]["bundle_sha256"]
+    assert (record["status"], record["reason"]) == (
+        "failed",
+        f"the nodes were configured with playbooks (bundle ffffffffffff) other than the stack's own "
+        f"(bundle {deployed[:12]}): run `clusterfab up` first",
+    )
+
+
+def test_a_failed_configuration_skips_the_health_check_and_records_nothing(bucket: S3HealthStore) -> None:
     stack, stack_input = _stack()
     runner = FakeRunner({"gpu_node.yml"})
-    result = push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS)
+    result = push.configure(
+        stack, stack_input, runner=runner, playbooks=PLAYBOOKS, health=_health(bucket, stack)
+    )
     assert [c["playbook"] for c in runner.calls] == ["gpu_node.yml"]
-    assert "clusterfab:health" not in stack.values
+    assert _record(bucket) is None
     assert (result.succeeded, result.health) == (False, None)
 
 
-def test_a_partial_run_records_only_a_failure() -> None:
+def test_a_partial_run_records_only_a_failure(bucket: S3HealthStore) -> None:
     stack, stack_input = _stack()
+    health = _health(bucket, stack)
     passing = push.configure(
-        stack, stack_input, runner=FakeRunner(), playbooks=PLAYBOOKS, only=["trainers"], tags=["nccl"]
+        stack,
+        stack_input,
+        runner=FakeRunner(),
+        playbooks=PLAYBOOKS,
+        only=["trainers"],
+        tags=["nccl"],
+        health=health,
     )
     assert passing.health is None
-    assert "clusterfab:health" not in stack.values
+    assert _record(bucket) is None
     failing = push.configure(
-        stack, stack_input, runner=FakeRunner({"healthcheck.yml"}), playbooks=PLAYBOOKS, only=["trainers"]
+        stack,
+        stack_input,
+        runner=FakeRunner({"healthcheck.yml"}),
+        playbooks=PLAYBOOKS,
+        only=["trainers"],
+        health=health,
     )
-    assert failing.health == "failed"
+    assert failing.health is not None
+    assert failing.health.status == "failed"
 
 
-def test_a_host_limit_narrows_each_group_and_records_only_a_failure() -> None:
+def test_a_host_limit_narrows_each_group_and_records_only_a_failure(bucket: S3HealthStore) -> None:
     stack, stack_input = _stack()
     runner = FakeRunner()
-    result = push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS, limit="i-0abc*")
+    health = _health(bucket, stack)
+    result = push.configure(
+        stack, stack_input, runner=runner, playbooks=PLAYBOOKS, limit="i-0abc*", health=health
+    )
     assert [(c["playbook"], c["limit"]) for c in runner.calls] == [
         ("gpu_node.yml", "node_group_trainers:&i-0abc*"),
         ("healthcheck.yml", "node_group_trainers:&i-0abc*"),
     ]
-    assert (result.health, "clusterfab:health" in stack.values) == (None, False)
+    assert (result.health, _record(bucket)) == (None, None)
     failing = push.configure(
-        stack, stack_input, runner=FakeRunner({"healthcheck.yml"}), playbooks=PLAYBOOKS, limit="i-0abc*"
+        stack,
+        stack_input,
+        runner=FakeRunner({"healthcheck.yml"}),
+        playbooks=PLAYBOOKS,
+        limit="i-0abc*",
+        health=health,
     )
-    assert failing.health == "failed"
+    assert failing.health is not None
+    assert failing.health.status == "failed"
 
 
 def test_tags_reach_the_node_playbook() -> None:
     stack, stack_input = _stack()
     runner = FakeRunner()
-    push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS, tags=["nccl"], health=False)
+    push.configure(stack, stack_input, runner=runner, playbooks=PLAYBOOKS, tags=["nccl"], health=None)
     assert [(c["playbook"], c["tags"]) for c in runner.calls] == [("gpu_node.yml", ["nccl"])]
 
 
@@ -154,8 +271,20 @@ def test_unknown_node_groups_and_missing_outputs_are_usage_errors() -> None:
         push.push_targets(stack_input, read_outputs({**stack.outputs(), "storage": {}}))
 
 
-def test_missing_collection_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_ansible_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    # validate, plan and cost do not need Ansible: it is the `configure` extra (README's first command).
     monkeypatch.setattr(push.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(UsageError, match=r"install it with clusterfab's `configure` extra"):
+        push.require_collection("aws")
+
+
+def test_missing_collection_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = push.importlib.util.find_spec
+    monkeypatch.setattr(
+        push.importlib.util,
+        "find_spec",
+        lambda name: None if name.startswith("ansible_collections.") else found(name),
+    )
     with pytest.raises(
         UsageError,
         match=r"needs the Ansible collection google.cloud: `ansible-galaxy collection install google.cloud`",

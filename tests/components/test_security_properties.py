@@ -35,9 +35,11 @@ def test_nothing_is_public_and_everything_is_tagged(path: Path, env: str) -> Non
     for resource in plan.resources:
         inputs = resource.inputs
         assert inputs.get("mapPublicIpOnLaunch") in (None, False), resource.name
-        assert inputs.get("associatePublicIpAddress") in (None, "false"), resource.name
+        # Launch templates take the string "false"; an instance (the monitoring node) the boolean.
+        assert inputs.get("associatePublicIpAddress") in (None, "false", False), resource.name
         for nic in inputs.get("networkInterfaces", []):
-            assert nic["associatePublicIpAddress"] == "false"
+            # EC2 refuses the field on multi-interface launches; the subnet keeps public IPs off.
+            assert "associatePublicIpAddress" not in nic
         if resource.type.endswith("SecurityGroupIngressRule"):
             assert inputs.get("cidrIpv4") != "0.0.0.0/0", resource.name
         if resource.custom and not any(resource.type.startswith(p) for p in UNTAGGABLE):
@@ -56,7 +58,7 @@ STANDARD_LABELS = ("clusterfab-blueprint", "clusterfab-stack", "clusterfab-compo
 
 def _label_field(type_token: str) -> str | None:
     """The input that holds a GCP resource's labels (None: the resource takes no labels)."""
-    if type_token.startswith("pulumi:providers:"):
+    if type_token.startswith(("pulumi:providers:", "pulumi-python:dynamic")):
         return None
     _, module_path, class_name = type_token.split(":")
     module = module_path.partition("/")[0]
@@ -79,6 +81,9 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
             assert "ipv6AccessConfigs" not in nic, resource.name
         if "networkConfig" in inputs:
             assert inputs["networkConfig"]["enableExternalIps"] is False, resource.name
+        for spec in inputs.get("body", {}).get("tpu", {}).get("nodeSpec", []):  # a TPU queued resource
+            assert spec["node"]["networkConfig"]["enableExternalIps"] is False, resource.name
+            assert all(spec["node"]["labels"].get(key) for key in STANDARD_LABELS), resource.name
         if resource.type == "gcp:compute/firewall:Firewall":
             assert inputs["direction"] == "INGRESS"
             assert "0.0.0.0/0" not in inputs["sourceRanges"], resource.name

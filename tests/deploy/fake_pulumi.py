@@ -5,7 +5,8 @@ Installed as `<root>/bin/pulumi` (see `FakePulumi` in conftest.py), it keeps its
 Automation API layer calls: `version` (v3.200.0, so events go through a file), `stack select | output |
 history | export`, `config` (all, get, set) and `preview | up | destroy ... --event-log FILE`, for
 which it writes JSON engine events (prelude, a pre and outputs/failed event per scripted step, a
-summary and a cancel event).
+summary and a cancel event). `preview --save-plan FILE` writes the previewed steps as the update
+plan; `up --plan FILE` fails, as the engine does, on a step the plan does not contain.
 
 State per stack: `config` {key: value}, `outputs`, `resources` [{urn, type, protect}] (its state, for
 `stack export`), `events` {operation: [steps]} with a step `{op, type, name, protect?, keys?, diffs?,
@@ -14,6 +15,7 @@ detailedDiff?, fail?}`, optional `outputs_after_up`, and `fail` {operation: mess
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 import time
@@ -81,12 +83,26 @@ def metadata(stack: str, step: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _planned(step: dict[str, Any]) -> list[str]:
+    return [step["op"], step["type"], step["name"]]
+
+
 def run_operation(operation: str, args: list[str]) -> None:
     state = load()
     name, stack = stack_of(state, args)
     log = option(args, "--event-log")
     planning = operation in {"preview", "preview-destroy"}
     steps = stack.get("events", {}).get(operation, [])
+    saved = option(args, "--save-plan")
+    if saved is not None:
+        Path(saved).write_text(json.dumps({"steps": [_planned(step) for step in steps]}))
+    held = option(args, "--plan")
+    if held is not None:
+        planned = json.loads(Path(held).read_text())["steps"]
+        extra = [step for step in steps if _planned(step) not in planned]
+        if extra:
+            # As the engine does: an operation the update plan does not contain fails the update.
+            fail(f"{urn(name, extra[0])}: resource violates plan: {extra[0]['op']} is not allowed")
     events: list[dict[str, Any]] = [{"preludeEvent": {"config": stack.get("config", {})}}]
     changes: dict[str, int] = {}
     failed = False
@@ -116,22 +132,28 @@ def run_operation(operation: str, args: list[str]) -> None:
     if operation == "up":
         if "outputs_after_up" in stack:
             stack["outputs"] = stack["outputs_after_up"]
-        stack.setdefault("history", []).append({"kind": "update", "resourceChanges": changes})
+        stack.setdefault("history", []).append({"kind": "update", "resourceChanges": changes, "ago_s": 0})
         save(state)
     if operation == "destroy":
         stack["resources"] = []
         stack["outputs"] = {}
-        stack.setdefault("history", []).append({"kind": "destroy", "resourceChanges": changes})
+        stack.setdefault("history", []).append({"kind": "destroy", "resourceChanges": changes, "ago_s": 0})
         save(state)
 
 
+def _stamp(ago_s: float) -> str:
+    when = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=ago_s)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
 def history(stack: dict[str, Any]) -> list[dict[str, Any]]:
+    """Newest first; an entry's `ago_s` says how long ago it ended (default: a day ago)."""
     entries = stack.get("history") or [{"kind": "update", "resourceChanges": {}}]
     return [
         {
             "kind": entry["kind"],
-            "startTime": "2026-11-22T00:00:00.000Z",
-            "endTime": "2026-11-22T00:01:00.000Z",
+            "startTime": _stamp(entry.get("ago_s", 86400) + 60),
+            "endTime": _stamp(entry.get("ago_s", 86400)),
             "message": "",
             "environment": {},
             "config": {},

@@ -7,20 +7,24 @@ thread), the offline plan and cost diff between environments, and the gates.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import io
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from clusterfab import cli
-from clusterfab.catalog import load_catalog
 from clusterfab.deploy import promote
 from clusterfab.plan.compare import compare_environments
+from tests.components.harness import plan_file
 from tests.conftest import REPO
 from tests.deploy.conftest import FakePulumi
 
@@ -56,8 +60,51 @@ def run(
     return (code if isinstance(code, int) else 0), out, err
 
 
-def health(status: str = "passed", digest: str = DIGEST) -> str:
-    return json.dumps({"status": status, "digest": digest, "at": "2026-11-21T08:00:00+00:00"})
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+"""The checkout's commit as promote sees it (the real one may be dirty while tests run)."""
+
+
+@functools.cache
+def dev_outputs() -> dict[str, Any]:
+    """The outputs of the dev stack: the offline plan's, exactly what the program exports."""
+    return dict(plan_file(REPO / BLUEPRINT, "dev").outputs)
+
+
+@pytest.fixture(autouse=True)
+def bucket(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The dev stack's cluster bucket in moto's S3, and a pinned checkout commit."""
+    monkeypatch.setattr(promote, "checkout_commit", lambda root: COMMIT)
+    with mock_aws():
+        client = boto3.client("s3", region_name="us-east-1")
+        client.create_bucket(Bucket=dev_outputs()["bucket"])
+        yield client
+
+
+def health(status: str = "passed", digest: str = DIGEST, **changes: Any) -> str:
+    """A health record as `configure` writes it for the dev stack."""
+    blueprint = dev_outputs()["blueprint"]
+    record = {
+        "status": status,
+        "stack": "dev",
+        "blueprint_digest": digest,
+        "bundle_sha256": blueprint["bundle_sha256"],
+        "catalog_version": blueprint["catalog_version"],
+        "commit": COMMIT,
+        "checked_at": dt.datetime.now(dt.UTC).isoformat(),
+        "hosts": {"trainers": 2},
+        "required": {"trainers": 2},
+        "reason": "" if status == "passed" else "the health check failed on at least one host",
+        **changes,
+    }
+    return json.dumps(record)
+
+
+RECORD = "s3://llm-pretrain-artifacts-bucket-mock/health/dev.json"
+
+
+def put_health(body: str) -> None:
+    client = boto3.client("s3", region_name="us-east-1")
+    client.put_object(Bucket=dev_outputs()["bucket"], Key="health/dev.json", Body=body.encode())
 
 
 def stacks(
@@ -68,19 +115,22 @@ def stacks(
     health_record: str | None = None,
     preview: list[dict[str, Any]] | None = None,
     up: list[dict[str, Any]] | None = None,
+    history: list[dict[str, Any]] | None = None,
 ) -> None:
     dev_config = {"clusterfab:blueprint": blueprint, "clusterfab:environment": "dev"}
-    dev_config["clusterfab:health"] = health_record if health_record is not None else health(digest=digest)
+    outputs = dev_outputs()
     fake.add_stack(
         "dev",
         config=dev_config,
-        outputs={"blueprint": {"digest": digest, "catalog_version": load_catalog().version}},
+        outputs={**outputs, "blueprint": {**outputs["blueprint"], "digest": digest}},
+        history=history or [{"kind": "update", "resourceChanges": {"create": 45}, "ago_s": 3600}],
     )
+    put_health(health_record if health_record is not None else health(digest=digest))
     default_steps = [{"op": "create", "type": VPC, "name": "llm-pretrain-net-vpc"}]
     fake.add_stack(
         "prod",
         config={"clusterfab:blueprint": blueprint},  # environment: the stack name
-        events={"preview": preview or default_steps, "up": up or default_steps},
+        events={"preview": preview or up or default_steps, "up": up or preview or default_steps},
     )
 
 
@@ -115,23 +165,94 @@ def test_promote_refuses_listing_every_failed_gate(
     assert fake_pulumi.operations() == [("preview", "prod")]  # never updated
     assert err.startswith("error: promotion of dev to prod refused (3 of 4 gates failed):\n")
     assert "  - blueprint: dev was last updated from another revision" in err
-    assert "  - health: the last health check of dev failed" in err
+    assert (
+        f"  - health: the health record {RECORD} does not pass: the last check failed (the health check "
+        "failed on at least one host); run the health check on dev"
+    ) in err
     assert "  - replacements: the preview of prod would destroy data: replace llm-pretrain-datasets-fs" in err
     assert "  REFUSED health:" in out
     assert "  ok      budget:" in out
 
 
 def test_promote_refuses_without_a_health_check(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    bucket: Any,
+) -> None:
+    stacks(fake_pulumi)
+    # A pass written where anyone who can `pulumi config set` could write it is never read.
+    state = fake_pulumi.state()
+    state["stacks"]["dev"]["config"]["clusterfab:health"] = health()
+    fake_pulumi.write(state)
+    bucket.delete_object(Bucket=dev_outputs()["bucket"], Key="health/dev.json")
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert (f"  - health: no health check is recorded for dev ({RECORD}): run the health check on dev") in err
+    assert ("up", "prod") not in fake_pulumi.operations()
+
+
+@pytest.mark.parametrize(
+    ("record", "history", "problem"),
+    [
+        (
+            {"commit": "f" * 40},
+            None,
+            f"it checked git commit ffffffffffff, this promotion is of {COMMIT[:12]}",
+        ),
+        ({"bundle_sha256": "e" * 64}, None, "it checked playbook bundle eeeeeeeeeeee, this promotion is of"),
+        (
+            {"catalog_version": "2025.01.01"},
+            None,
+            "it checked catalog version 2025.01.01, this promotion is of",
+        ),
+        ({"stack": "staging"}, None, "it records stack staging, not dev"),
+        (
+            {"hosts": {"trainers": 1}},
+            None,
+            "it passed on a partial fleet (trainers: 1 of at least 2 host(s) passed)",
+        ),
+        (
+            {"checked_at": "2026-01-01T00:00:00+00:00"},
+            None,
+            "its checked_at (2026-01-01 00:00 UTC) is not when",
+        ),
+        (
+            {},
+            [{"kind": "update", "resourceChanges": {"update": 1}, "ago_s": -120}],
+            "before dev's last update",
+        ),
+        ("not json", None, f"{RECORD} is not a health record (not JSON"),
+    ],
+    ids=["commit", "bundle", "catalog", "stack", "partial-fleet", "forged-time", "stale", "garbage"],
+)
+def test_promote_refuses_a_record_that_does_not_prove_this_revision_healthy(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    record: dict[str, Any] | str,
+    history: list[dict[str, Any]] | None,
+    problem: str,
+) -> None:
+    body = record if isinstance(record, str) else health(**record)
+    stacks(fake_pulumi, health_record=body, history=history)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert "(1 of 4 gates failed)" in err
+    assert problem in err
+    assert ("up", "prod") not in fake_pulumi.operations()
+
+
+def test_promote_refuses_a_record_older_than_the_maximum_age(
     fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     stacks(fake_pulumi)
-    config = fake_pulumi.state()
-    del config["stacks"]["dev"]["config"]["clusterfab:health"]
-    fake_pulumi.write(config)
-    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=3)
+    monkeypatch.setattr(promote, "_now", lambda: later)
+    args = ("promote", "--from", "dev", "--to", "prod", "--yes", "--health-max-age", "2")
+    code, _, err = run(monkeypatch, capsys, *args)
     assert code == 1
-    assert "  - health: no health check is recorded for dev (clusterfab:health)" in err
-    assert ("up", "prod") not in fake_pulumi.operations()
+    assert "it is 3 h old, more than 2 h" in err
 
 
 def test_allow_replace_lets_a_destructive_promotion_through(
@@ -179,9 +300,9 @@ def test_promote_refuses_a_blueprint_invalid_for_the_target(
     )
     blueprint.write_text(text)
     stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
-    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    code, out, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
     assert code == 1
-    assert "error[BP" in err  # the findings, as `clusterfab validate` prints them
+    assert "error[BP" in out  # the findings, on stdout as `clusterfab validate` prints them
     assert (
         f"  - budget: the blueprint cannot be costed for prod (environment prod): {blueprint} has errors"
         in err
@@ -327,6 +448,104 @@ def test_up_on_a_terminal_previews_then_asks(
     assert fake_pulumi.operations() == [("preview", "prod"), ("up", "prod")]
 
 
+def _option(argv: list[str], name: str) -> str | None:
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def _engine_calls(fake: FakePulumi) -> list[tuple[str, str | None, str | None, str | None]]:
+    """(operation, --save-plan, --plan, --policy-pack) of each preview / up the CLI ran."""
+    return [
+        (argv[0], _option(argv, "--save-plan"), _option(argv, "--plan"), _option(argv, "--policy-pack"))
+        for argv in ([a for a in call if a != "--non-interactive"] for call in fake.calls())
+        if argv and argv[0] in {"preview", "up"}
+    ]
+
+
+def test_up_after_a_preview_runs_exactly_the_previewed_plan_under_the_policy_pack(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 0, err
+    (preview, saved, _, pack), (up, _, held, up_pack) = _engine_calls(fake_pulumi)
+    assert (preview, up) == ("preview", "up")
+    assert saved is not None
+    assert held == saved
+    assert pack == up_pack == str(REPO / "policy")
+
+
+def test_up_refuses_when_the_engine_would_leave_the_previewed_plan(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    preview = [{"op": "update", "type": VPC, "name": "llm-pretrain-net-vpc"}]
+    stacks(fake_pulumi, preview=preview, up=[PROTECTED_REPLACE])
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 1
+    assert "resource violates plan: replace is not allowed" in err
+
+
+@pytest.mark.parametrize("what", ["blueprint", "config"])
+def test_up_refuses_when_the_blueprint_or_config_changed_while_asking(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    what: str,
+) -> None:
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text((REPO / BLUEPRINT).read_text())
+    stacks(fake_pulumi, blueprint=str(blueprint))
+    asked = cli._confirm
+
+    def meanwhile(question: str, yes: bool) -> None:
+        asked(question, yes)
+        if what == "blueprint":
+            blueprint.write_text(blueprint.read_text().replace("count: 16", "count: 8"))
+        else:
+            state = fake_pulumi.state()
+            state["stacks"]["prod"]["config"]["clusterfab:environment"] = "dev"
+            fake_pulumi.write(state)
+
+    monkeypatch.setattr(cli, "_confirm", meanwhile)
+    code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
+    assert code == 1
+    changed = (
+        "the blueprint bp.yaml changed since the preview"
+        if what == "blueprint"
+        else "the config of stack prod changed since the preview (clusterfab:environment)"
+    )
+    assert err.startswith(f"error: not updating prod: {changed}")
+    assert err.rstrip().endswith("preview again and approve what is there now")
+    assert fake_pulumi.operations() == [("preview", "prod")]
+
+
+def test_promote_updates_with_the_plan_the_gates_saw_and_refuses_a_blueprint_changed_since(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    stacks(fake_pulumi)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 0, err
+    (_, saved, _, _), (_, _, held, _) = _engine_calls(fake_pulumi)
+    assert held == saved is not None
+    blueprint = tmp_path / "bp.yaml"
+    blueprint.write_text((REPO / BLUEPRINT).read_text())
+    stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
+    asked = cli._confirm
+
+    def meanwhile(question: str, yes: bool) -> None:
+        asked(question, yes)
+        blueprint.write_text(blueprint.read_text() + "# edited while the gates ran\n")
+
+    monkeypatch.setattr(cli, "_confirm", meanwhile)
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert err.startswith("error: not updating prod: the blueprint bp.yaml changed since the preview")
+    assert ("up", "prod") not in fake_pulumi.operations()[2:]
+
+
 def test_up_without_a_terminal_needs_yes(
     fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -393,6 +612,7 @@ def test_inventory_prints_the_plugin_config_from_the_stack_outputs(
             "name": "llm-pretrain",
             "file": BLUEPRINT,
             "digest": DIGEST,
+            "bundle_sha256": "b" * 64,
             "environment": "dev",
             "catalog_version": "2026.11.22",
             "cloud": "aws",

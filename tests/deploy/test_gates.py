@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
@@ -19,6 +20,7 @@ from clusterfab.deploy.gates import (
     refusal,
     replacement_gate,
 )
+from clusterfab.health import DEFAULT_MAX_AGE, Provenance, StoredObject
 from tests.factories import TODAY, spec
 
 DIGEST = "a" * 64
@@ -49,8 +51,39 @@ def digest_gate(**overrides: Any) -> GateResult:
     return blueprint_gate(**{**args, **overrides})
 
 
-def health(status: str = "passed", digest: str = DIGEST) -> str:
-    return json.dumps({"status": status, "digest": digest, "at": "2026-11-20T10:00:00+00:00"})
+COMMIT = "c" * 40
+BUNDLE = "d" * 64
+EXPECTED = Provenance(DIGEST, BUNDLE, "2026.11.22", COMMIT)
+WRITTEN = dt.datetime(2026, 11, 20, 10, 0, tzinfo=dt.UTC)
+LOCATION = "s3://llm-pretrain-artifacts/health/dev.json"
+
+
+def health(status: str = "passed", digest: str = DIGEST) -> StoredObject:
+    record = {
+        "status": status,
+        "stack": "dev",
+        "blueprint_digest": digest,
+        "bundle_sha256": BUNDLE,
+        "catalog_version": "2026.11.22",
+        "commit": COMMIT,
+        "checked_at": WRITTEN.isoformat(),
+        "hosts": {"trainers": 16},
+        "required": {"trainers": 16},
+        "reason": "" if status == "passed" else "the health check failed on at least one host",
+    }
+    return StoredObject(json.dumps(record).encode(), WRITTEN, LOCATION)
+
+
+def checked(stored: StoredObject | None) -> GateResult:
+    return health_gate(
+        source="dev",
+        stored=stored,
+        location=LOCATION,
+        expected=EXPECTED,
+        last_update=WRITTEN - dt.timedelta(hours=1),
+        now=WRITTEN + dt.timedelta(hours=1),
+        max_age=DEFAULT_MAX_AGE,
+    )
 
 
 def step(
@@ -127,36 +160,31 @@ def test_blueprint_gate_notes_another_catalog_version() -> None:
 # --- health ----------------------------------------------------------------------------------------
 
 
-def test_health_gate_passes_for_a_passing_check_of_this_digest() -> None:
-    result = health_gate(source="dev", local_digest=DIGEST, raw_health=health())
-    assert result == GateResult("health", True, "dev passed its health check at 2026-11-20T10:00:00+00:00")
+def test_health_gate_passes_for_a_passing_check_of_this_revision() -> None:
+    assert checked(health()) == GateResult(
+        "health",
+        True,
+        "dev passed its health check at 2026-11-20T10:00:00+00:00 (commit cccccccccccc, bundle dddddddddddd)",
+    )
 
 
 def test_health_gate_refuses_without_a_recorded_check() -> None:
-    result = health_gate(source="dev", local_digest=DIGEST, raw_health=None)
+    result = checked(None)
     assert not result.passed
     assert result.reason == (
-        "no health check is recorded for dev (clusterfab:health): run the health check on dev "
+        f"no health check is recorded for dev ({LOCATION}): run the health check on dev "
         "(`clusterfab configure --stack dev`)"
     )
 
 
-def test_health_gate_refuses_a_failed_check() -> None:
-    result = health_gate(source="dev", local_digest=DIGEST, raw_health=health(status="failed"))
+def test_health_gate_refuses_listing_everything_wrong_with_the_record() -> None:
+    result = checked(health(status="failed", digest=OTHER))
     assert not result.passed
-    assert result.reason.startswith("the last health check of dev failed (2026-11-20T10:00:00+00:00)")
-
-
-def test_health_gate_refuses_a_check_of_another_revision() -> None:
-    result = health_gate(source="dev", local_digest=DIGEST, raw_health=health(digest=OTHER))
-    assert not result.passed
-    assert f"was of blueprint digest {OTHER[:12]}, not {DIGEST[:12]}" in result.reason
-
-
-def test_health_gate_refuses_a_malformed_record() -> None:
-    result = health_gate(source="dev", local_digest=DIGEST, raw_health="passed")
-    assert not result.passed
-    assert "clusterfab:health of dev is not a health record (not JSON" in result.reason
+    assert result.reason == (
+        f"the health record {LOCATION} does not pass: the last check failed (the health check failed on "
+        f"at least one host); it checked blueprint digest {OTHER[:12]}, this promotion is of {DIGEST[:12]}; "
+        "run the health check on dev (`clusterfab configure --stack dev`)"
+    )
 
 
 # --- replacements ----------------------------------------------------------------------------------
@@ -248,7 +276,7 @@ def test_budget_gate_refuses_an_invalid_blueprint() -> None:
 def test_all_gates_pass() -> None:
     results = [
         digest_gate(),
-        health_gate(source="dev", local_digest=DIGEST, raw_health=health()),
+        checked(health()),
         replacement_gate(target="prod", steps=[], stateful_types=STATEFUL, allow_replace=False),
         budget_gate(target="prod", environment="prod", estimate=estimate(1000)),
     ]
@@ -260,7 +288,7 @@ def test_all_gates_pass() -> None:
 def test_refusal_lists_every_failed_gate(failing: int) -> None:
     results = [
         digest_gate(source_outputs=outputs(digest=OTHER)),
-        health_gate(source="dev", local_digest=DIGEST, raw_health=None if failing == 2 else health()),
+        checked(None if failing == 2 else health()),
         budget_gate(target="prod", environment="prod", estimate=estimate(1000)),
     ]
     message = refusal("dev", "prod", results)

@@ -11,6 +11,7 @@ import copy
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -195,11 +196,18 @@ def test_imdsv2_is_also_checked_on_instances_without_metadata_options() -> None:
             id="gcp-instance-template",
         ),
         pytest.param(
-            "gcp-tpu-v5p-multislice",
+            "gcp-tpu-v6e-spot",
             "gcp:tpu/v2Vm:V2Vm",
             lambda i: i["networkConfig"].update(enableExternalIps=True),
-            "TPU VM v5p-pretrain-pretrain-0 has external IPs",
+            "TPU VM trillium-spot-trillium-0 has external IPs",
             id="gcp-tpu",
+        ),
+        pytest.param(
+            "gcp-tpu-v5p-multislice",
+            "pulumi-python:dynamic/gcp-tpu:QueuedResource",
+            lambda i: i["body"]["tpu"]["nodeSpec"][0]["node"]["networkConfig"].update(enableExternalIps=True),
+            "TPU queued resource v5p-pretrain-pretrain-slices gives its slices external IPs",
+            id="gcp-tpu-queued",
         ),
     ],
 )
@@ -300,11 +308,45 @@ def test_unprotected_state_in_prod() -> None:
     ]
 
 
-def test_protected_stacks_come_from_the_policy_config() -> None:
+def test_protected_stacks_can_be_added_in_the_policy_config() -> None:
     resources = planned("gcp-a3ultra-roce-lustre", "dev")
     assert violations(PROTECT_STATEFUL, resources) == []
     found = violations(PROTECT_STATEFUL, resources, {"protectedStacks": ["dev"]})
     assert sorted(m.split(" ")[0] for m in found) == ["ultra-train-artifacts-bucket", "ultra-train-lustre-fs"]
+
+
+def test_protection_follows_the_blueprint_not_the_stack_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 11 item 3: `production` and `prod-eu` were unprotected because only the literal name
+    `prod` was. The policy reads the stack's own file and blueprint, as the program does."""
+    (tmp_path / "Pulumi.yaml").write_text("name: clusterfab\nruntime: python\nmain: stacks/\n")
+    (tmp_path / "stacks").mkdir()
+    blueprint = (REPO / "blueprints/examples/aws-p5-efa-fsx.yaml").read_text()
+    blueprint = blueprint.replace("  prod: {}", "  prod: {}\n  prod-eu: {protected: true}\n  scratchpad: {}")
+    (tmp_path / "bp.yaml").write_text(blueprint)
+    for stack in ("prod-eu", "scratchpad"):
+        (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(
+            f"config:\n  clusterfab:blueprint: bp.yaml\n  clusterfab:environment: {stack}\n"
+        )
+    monkeypatch.chdir(tmp_path)
+    fsx = "aws:fsx/lustreFileSystem:LustreFileSystem"
+    unprotected = [
+        PlannedResource(
+            **{
+                **r.__dict__,
+                "urn": r.urn.replace("urn:pulumi:prod::", f"urn:pulumi:{stack}::"),
+                "protect": False,
+            }
+        )
+        for stack in ("prod-eu", "scratchpad")
+        for r in planned("aws-p5-efa-fsx", "prod")
+        if r.type == fsx
+    ]
+    found = violations(PROTECT_STATEFUL, unprotected)
+    assert [m.split(" holds")[0] + " in " + m.rsplit(" in stack ", 1)[1].split(":")[0] for m in found] == [
+        f"llm-pretrain-datasets-fs ({fsx}) in prod-eu"
+    ]
 
 
 # --- budget ----------------------------------------------------------------------------------------

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
+import json
 import math
+import re
 from functools import reduce
+from pathlib import Path
 
 import pytest
 
 from clusterfab.catalog import at_least, load_catalog
 from clusterfab.clouds import profile
+from tests.conftest import REPO
 
 CATALOG = load_catalog()
 
@@ -38,6 +44,7 @@ def test_every_sourced_record_names_declared_sources() -> None:
         *CATALOG.lustre_clients.values(),
         *CATALOG.stateful_types.values(),
         *CATALOG.node_packages.values(),
+        *CATALOG.releases.values(),
     ]
     for record in records:
         assert record.source, record
@@ -141,7 +148,7 @@ def test_tpu_topologies_multiply_to_their_chip_count(generation: str) -> None:
     [
         ("v5p", "2x2x1", "v5p-8"),
         ("v5p", "4x4x4", "v5p-128"),
-        ("v5p", "16x20x28", "v5p-17920"),
+        ("v5p", "16x16x24", "v5p-12288"),
         ("v6e", "4x4", "v6e-16"),
         ("v6e", "16x16", "v6e-256"),
         ("v5e", "2x4", "v5litepod-8"),
@@ -151,8 +158,13 @@ def test_tpu_accelerator_type_names(generation: str, topology: str, accelerator_
     assert CATALOG.tpu_generations[generation].accelerator_type(topology) == accelerator_type
 
 
-def test_v5p_stays_within_140_cubes() -> None:
-    assert max(t.chips for t in CATALOG.tpu_generations["v5p"].topologies.values()) == 140 * 64
+def test_no_topology_is_larger_than_the_largest_slice_google_offers() -> None:
+    for generation in CATALOG.tpu_generations.values():
+        largest = max(t.chips for t in generation.topologies.values())
+        limit = generation.max_chips_per_slice
+        assert limit is None or largest <= limit, generation.name
+    v5p = CATALOG.tpu_generations["v5p"]
+    assert (v5p.max_chips_per_slice, v5p.topologies["16x16x24"].chips) == (6144, 6144)
 
 
 def test_storage_grids_are_well_formed() -> None:
@@ -217,7 +229,8 @@ def test_newest_price_wins_and_regions_are_respected() -> None:
     price = CATALOG.price("aws", "p5.48xlarge", "us-east-1", "on_demand")
     assert price is not None
     assert (price.usd, price.source) == (55.04, "S-PL")
-    assert CATALOG.price("aws", "p5.48xlarge", "eu-west-2", "on_demand") is None
+    # sa-east-1 offers p5 (S-MOTO) but has no sourced price: a declared gap in prices.yaml
+    assert CATALOG.price("aws", "p5.48xlarge", "sa-east-1", "on_demand") is None
     spot = CATALOG.price("gcp", "tpu-v6e", "us-east4", "spot")
     assert spot is not None
     assert spot.usd == 0.64185
@@ -235,3 +248,71 @@ def test_aws_records_carry_what_a_launch_template_and_fsx_need() -> None:
             assert (image.root_device, image.root_volume_type) == ("/dev/sda1", "gp3"), image.image
     for tier in CATALOG.storage_tiers_for("aws", "lustre"):
         assert tier.lustre_version is not None, tier.tier
+
+
+# --- replacement rules (replacements.yaml) --------------------------------------------------------
+
+
+def _planned_types() -> set[str]:
+    plans = (REPO / "tests" / "golden" / "plans").glob("*.json")
+    return {r["type"] for p in plans for r in json.loads(p.read_text())["resources"] if r["custom"]}
+
+
+_CONSTRUCTED = re.compile(r"\b(aws|gcp)\.(\w+)\.([A-Z]\w*)\(")
+
+
+def _constructed_types() -> set[str]:
+    """Type tokens of the cloud resources components/ constructs, read from the installed SDKs' sources."""
+    tokens = set()
+    for source in (REPO / "components").rglob("*.py"):
+        for cloud, module, name in _CONSTRUCTED.findall(source.read_text()):
+            spec = importlib.util.find_spec(f"pulumi_{cloud}")
+            assert spec is not None
+            assert spec.origin is not None
+            for candidate in (Path(spec.origin).parent / module).glob("*.py"):
+                text = candidate.read_text()
+                if f"class {name}(pulumi.CustomResource)" in text:
+                    found = re.search(rf"super\({name}, __self__\).__init__\(\s*'([^']+)'", text)
+                    assert found is not None, candidate
+                    tokens.add(found.group(1))
+    return tokens
+
+
+def test_every_resource_type_the_plans_create_has_a_replacement_rule() -> None:
+    # A type without a rule would be diffed as "replaced on any change"; a missing rule is a data gap.
+    planned = _planned_types()
+    assert "aws:fsx/lustreFileSystem:LustreFileSystem" in planned
+    assert planned - set(CATALOG.replacements.types) == set()
+
+
+def test_every_cloud_resource_the_components_construct_has_a_replacement_rule() -> None:
+    constructed = _constructed_types()
+    assert {"aws:ec2/vpc:Vpc", "gcp:filestore/instance:Instance", "gcp:billing/budget:Budget"} <= constructed
+    assert constructed - set(CATALOG.replacements.types) == set()
+
+
+def test_replacement_rules_are_for_the_locked_provider_packages() -> None:
+    # Regenerate replacements.yaml (scripts/replacement_data.py) when uv.lock moves a provider.
+    for cloud, read in CATALOG.replacements.providers.items():
+        assert read.pulumi_package == f"pulumi-{cloud}"
+        assert read.pulumi_version == importlib.metadata.version(read.pulumi_package)
+        assert read.source
+        assert all(s in CATALOG.sources for s in read.source)
+
+
+def test_replacement_rules_name_properties_the_sdk_has() -> None:
+    # Every top-level property a rule names is an input of the installed SDK's resource (its Args class).
+    import pulumi_aws
+
+    vpc = set(pulumi_aws.ec2.VpcArgs.__init__.__code__.co_varnames)
+    rule = CATALOG.replacements.types["aws:ec2/vpc:Vpc"]
+    assert {"cidrBlock", "region"} <= set(rule.replace_on)
+    assert {"cidr_block", "region"} <= vpc
+    fsx = CATALOG.replacements.types["aws:fsx/lustreFileSystem:LustreFileSystem"]
+    assert {"subnetIds", "securityGroupIds", "deploymentType"} <= set(fsx.replace_on)
+    assert [(w.property, w.when) for w in fsx.replace_when][:1] == [("storageCapacity", "decrease")]
+    for rule in CATALOG.replacements.types.values():
+        assert rule.source, rule.type
+        assert all(s in CATALOG.sources for s in rule.source), rule.type
+        for field in rule.unconfirmed:
+            assert field in type(rule).model_fields, (rule.type, field)

@@ -12,7 +12,18 @@ import pytest
 from clusterfab import cli
 from tests.conftest import BAD_FIXTURES, EXAMPLES, REPO
 
-FINDING_KEYS = {"code", "severity", "message", "field", "file", "line", "column", "hint"}
+FINDING_KEYS = {
+    "code",
+    "severity",
+    "message",
+    "field",
+    "file",
+    "line",
+    "column",
+    "end_column",
+    "environment",
+    "hint",
+}
 MACHINE_KEYS = {
     "cloud",
     "name",
@@ -50,16 +61,33 @@ def test_validate_json_contract_and_exit_1() -> None:
     proc = run("validate", str(BAD_FIXTURES / "BP104-tpu-topology.yaml"), "--format", "json")
     assert proc.returncode == 1
     payload = json.loads(proc.stdout)
-    assert set(payload) == {"ok", "findings"}
-    assert payload["ok"] is False
+    assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
+        "checked",
+        "summary",
+        "findings",
+    ]
+    assert (payload["schema_version"], payload["ok"], payload["cloud"], payload["region"]) == (
+        1,
+        False,
+        "gcp",
+        "us-central1",
+    )
     (finding,) = payload["findings"]
     assert set(finding) == FINDING_KEYS
-    assert (finding["code"], finding["field"], finding["line"], finding["column"]) == (
-        "BP104",
-        "tpu_slices[0].topology",
-        11,
-        15,
-    )
+    assert (
+        finding["code"],
+        finding["field"],
+        finding["line"],
+        finding["column"],
+        finding["end_column"],
+        finding["environment"],
+    ) == ("BP104", "tpu_slices[0].topology", 11, 15, 20, None)
 
 
 def test_validate_with_env_checks_only_that_environment() -> None:
@@ -80,6 +108,17 @@ def test_validate_with_env_checks_only_that_environment() -> None:
             ("validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--env", "staging"),
             "error: environment 'staging' is not defined in blueprints/examples/aws-p5-efa-fsx.yaml "
             "(defined: dev, prod)",
+        ),
+        (
+            ("validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--env", "prd"),
+            "error: environment 'prd' is not defined in blueprints/examples/aws-p5-efa-fsx.yaml "
+            "(defined: dev, prod); did you mean 'prod'?",
+        ),
+        (
+            ("validate", "tests/fixtures/blueprints/bad/BP104-tpu-topology.yaml", "--env", "dev"),
+            "error: environment 'dev' is not defined in "
+            "tests/fixtures/blueprints/bad/BP104-tpu-topology.yaml: it has no `environments:`; "
+            "leave out --env to use the blueprint as it is",
         ),
     ],
 )
@@ -152,7 +191,8 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code
-loaded = sorted(m for m in sys.modules if m == "pulumi" or m.startswith(("pulumi.", "pulumi_")))
+heavy = ("pulumi", "pulumi.", "pulumi_", "botocore", "googleapiclient", "google.cloud.lustre", "tests")
+loaded = sorted(m for m in sys.modules if m.startswith(heavy))
 print("RESULT", code, loaded)
 """
 
@@ -170,7 +210,7 @@ print("RESULT", code, loaded)
         ["cost", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "--env", "dev", "--format", "markdown"],
     ],
 )
-def test_offline_commands_import_no_pulumi(args: list[str]) -> None:
+def test_offline_commands_import_no_pulumi_and_no_api_models(args: list[str]) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=REPO, check=False
     )

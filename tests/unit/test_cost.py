@@ -66,9 +66,13 @@ def cli(*args: str, today: str = "2026-11-22") -> subprocess.CompletedProcess[st
 EXAMPLE_TOTALS = [
     # p5.48xlarge OD 16 x 55.04 = 880.64/h (642,867.20/mo); FSx PERSISTENT_2/125 36000 x 0.145 = 5,220/mo
     ("aws-p5-efa-fsx", None, "887.790684932", "648087.20"),
-    # p5.48xlarge spot us-east-1 2 x 30.0 = 60/h (43,800/mo); FSx 2400 x 0.145 = 348/mo
-    ("aws-p5-efa-fsx", "dev", "60.476712329", "44148.00"),
+    # p5.48xlarge spot us-east-1 2 x 25.7522 = 51.5044/h (37,598.212/mo); FSx 2400 x 0.145 = 348/mo
+    ("aws-p5-efa-fsx", "dev", "51.981112329", "37946.212"),
     # p6-b200 capacity block 8 x 113.666 = 909.328/h (663,809.44/mo); SCRATCH_2 4800 x 0.140 = 672/mo
+    # p5.48xlarge OD 8 x 55.04 = 440.32/h; SCRATCH_2 4800 x 0.140 = 672/mo; monitoring m7i.large 0.1008/h
+    ("aws-p5-monitored", None, "441.341347945", "322179.184"),
+    # p5.48xlarge spot 1 x 25.7522 = 25.7522/h; SCRATCH_2 672/mo; monitoring 0.1008/h (73.584/mo)
+    ("aws-p5-monitored", "dev", "26.773547945", "19544.69"),
     ("aws-p6-b200-capacity-block", None, "910.248547945", "664481.44"),
     # 1 x 113.666 = 113.666/h (82,976.18/mo); SCRATCH_2 1200 x 0.140 = 168/mo
     ("aws-p6-b200-capacity-block", "dev", "113.896136986", "83144.18"),
@@ -171,7 +175,7 @@ node_groups:
     capacity: {{kind: {kind}}}
 """
     cases = [
-        ("aws", "us-east-1", "use1-az6", "p5.48xlarge", "220.16", "120.0"),  # 4 x 55.04 vs 4 x 30.0
+        ("aws", "us-east-1", "use1-az6", "p5.48xlarge", "220.16", "103.0088"),  # 4 x 55.04 vs 4 x 25.7522
         # 4 x 93.400712807 vs 4 x 55.894488548
         ("gcp", "us-central1", "us-central1-a", "a3-megagpu-8g", "373.602851228", "223.577954192"),
     ]
@@ -229,19 +233,20 @@ def test_price_missing_for_the_region() -> None:
     bp = from_yaml(
         """
 version: 1
-name: west
+name: seoul
 cloud: aws
-region: us-west-2
-zone: usw2-az1
+region: ap-northeast-2
+zone: apne2-az1
 node_groups:
-  - {name: trainers, machine_type: p6-b200.48xlarge, count: 2, capacity: {kind: spot}}
+  - {name: trainers, machine_type: p5.48xlarge, count: 2, capacity: {kind: spot}}
 """
     )
+    # p5 is offered in apne2-az1, but the spot snapshot has no price there (a declared price gap)
     result = estimate_cost(bp, load_catalog(), today=TODAY)
     assert result.items[0].hourly_usd is None
     assert result.hourly_usd == Decimal(0)
     assert [w.message for w in result.warnings] == [
-        "trainers: no spot price for p6-b200.48xlarge in us-west-2; left out of the totals"
+        "trainers: no spot price for p5.48xlarge in ap-northeast-2; left out of the totals"
     ]
 
 
@@ -279,33 +284,41 @@ node_groups:
 
 
 def test_stale_and_unconfirmed_prices_are_warned_against_a_fixed_today() -> None:
-    dev = example_spec("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-05-31, stale after 180 days
-    fresh = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 27))  # 180 days: not yet stale
+    dev = example_spec("aws-p5-efa-fsx", "dev")  # spot p5 us-east-1: as_of 2025-11-01, stale after 180 days
+    fresh = estimate_cost(dev, load_catalog(), today=dt.date(2026, 4, 30))  # 180 days: not yet stale
     assert fresh.warnings == ()
-    stale = estimate_cost(dev, load_catalog(), today=dt.date(2025, 11, 28))  # 181 days
+    stale = estimate_cost(dev, load_catalog(), today=dt.date(2026, 5, 1))  # 181 days
     assert [w.message for w in stale.warnings] == [
-        "trainers: the spot price of p5.48xlarge in us-east-1 is from 2025-05-31, 181 days old "
-        "(stale after 180 days; source S-SKY-AWS); note: range 21-30 across AZs"
+        "trainers: the spot price of p5.48xlarge in us-east-1 is from 2025-11-01, 181 days old "
+        "(stale after 180 days; source S-SKY-AWS-V8); note: use1-az2 19.2531, az3 21.1543, az5 25.7522, "
+        "az6 17.6289; use1-az1, az4 at the on-demand price"
     ]
     bp = from_yaml(
         """
 version: 1
-name: ohio
-cloud: aws
-region: us-east-2
-zone: use2-az1
-node_groups:
-  - {name: trainers, machine_type: p5.48xlarge, count: 2}
+name: iowa
+cloud: gcp
+region: us-central1
+zone: us-central1-a
+project: ml-platform-dev
+storage:
+  - {name: home, kind: filestore, tier: BASIC_HDD, capacity_gib: 1024, mount_point: /home}
 """
     )
     result = estimate_cost(bp, load_catalog(), today=TODAY)
     assert result.items[0].confidence == "unconfirmed"
+    # an unconfirmed price's note goes with the unconfirmed warning, not the stale one
     assert [(w.reason, w.message) for w in result.warnings] == [
         (
+            "stale",
+            "home: the on_demand price of filestore/BASIC_HDD in us-central1 is from 2026-01-01, "
+            "325 days old (stale after 180 days; source S-FILESTORE-PRICE)",
+        ),
+        (
             "unconfirmed",
-            "trainers: the on_demand price of p5.48xlarge in us-east-2 is unconfirmed (source S-PL); "
-            "note: assumed equal to us-east-1",
-        )
+            "home: the on_demand price of filestore/BASIC_HDD in us-central1 is unconfirmed "
+            "(source S-FILESTORE-PRICE); note: assumed equal to us-west1",
+        ),
     ]
 
 
@@ -348,14 +361,22 @@ node_groups: [{name: trainers, machine_type: p5.48xlarge, count: 4}]
 def test_json_contract_keys_exactly() -> None:
     payload = cost_json(estimate("gcp-a3ultra-roce-lustre", hours=24))
     assert list(payload) == [
+        "schema_version",
+        "blueprint",
+        "env",
+        "cloud",
+        "region",
+        "ok",
         "currency",
         "hourly_usd",
         "monthly_usd",
         "run_usd",
+        "hours",
         "items",
         "catalog",
         "warnings",
         "budget",
+        "findings",
     ]
     assert payload["currency"] == "USD"
     for item in payload["items"]:
@@ -363,14 +384,17 @@ def test_json_contract_keys_exactly() -> None:
     assert list(payload["catalog"]) == ["version", "as_of"]
     assert list(payload["budget"]) == ["max_hourly_usd", "max_monthly_usd", "ok"]
     assert all(isinstance(w, str) for w in payload["warnings"])
-    assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage"}
+    assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage", "monitoring"}
 
 
-def test_json_values_keep_full_precision() -> None:
+def test_json_money_is_rounded_to_the_cent_and_catalog_figures_are_as_written() -> None:
+    # docs/json/README.md: computed money is rounded half up to the cent from the exact sums;
+    # unit prices and budget limits are the catalog's and the blueprint's figures as written.
     payload = cost_json(estimate("aws-p5-efa-fsx", hours=336))
-    assert payload["hourly_usd"] == pytest.approx(880.64 + 5220 / 730, abs=1e-9)
+    assert payload["hourly_usd"] == 887.79  # 880.64 + 5220 / 730 = 887.790684...
     assert payload["monthly_usd"] == 648087.2
-    assert payload["run_usd"] == pytest.approx(298297.670136986, abs=1e-6)
+    assert payload["run_usd"] == 298297.67  # 887.790684... x 336 = 298297.670137...
+    assert payload["hours"] == 336
     trainers, datasets = payload["items"]
     assert trainers == {
         "name": "trainers",
@@ -387,8 +411,10 @@ def test_json_values_keep_full_precision() -> None:
         "as_of": "2026-07-28",
         "confidence": "secondary",
     }
-    assert datasets["hourly_usd"] == pytest.approx(7.150684931506849, abs=1e-12)
-    assert payload["catalog"] == {"version": "2026.11.22", "as_of": "2026-11-22"}
+    assert datasets["hourly_usd"] == 7.15  # 36,000 GiB x $0.145 / 730 h = 7.1506...
+    assert datasets["unit_price_usd"] == 0.145
+    catalog = load_catalog()
+    assert payload["catalog"] == {"version": catalog.version, "as_of": catalog.index.as_of.isoformat()}
     assert payload["warnings"] == []
 
 
@@ -445,9 +471,14 @@ def test_cost_json_via_cli() -> None:
     proc = cli("cost", "blueprints/examples/gcp-tpu-v6e-spot.yaml", "--hours", "336", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     payload = json.loads(proc.stdout)
-    assert payload["hourly_usd"] == 146.6496
-    assert payload["monthly_usd"] == 107054.208
-    assert payload["run_usd"] == 49274.2656
+    assert payload["hourly_usd"] == 146.65  # 256 chips x $0.57285
+    assert payload["monthly_usd"] == 107054.21  # 146.6496 x 730 = 107054.208
+    assert payload["run_usd"] == 49274.27  # 146.6496 x 336 = 49274.2656
+    assert (payload["blueprint"], payload["env"], payload["cloud"]) == (
+        "blueprints/examples/gcp-tpu-v6e-spot.yaml",
+        None,
+        "gcp",
+    )
     assert payload["items"][0]["quantity"] == 256
 
 
@@ -505,15 +536,27 @@ environments:
 def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
     path = str(BAD_FIXTURES / "BP104-tpu-topology.yaml")
     proc = cli("cost", path)
+    # Findings go to stdout, like every command's (docs/cli.md): CI posts stdout as it is.
     assert proc.returncode == 1
-    assert proc.stdout == ""
-    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stderr
-    assert proc.stderr.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
+    assert proc.stderr == ""
+    assert "error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in proc.stdout
+    assert proc.stdout.rstrip().endswith("invalid (1 error, 0 warnings, 0 notes); not costed")
     proc = cli("cost", path, "--format", "json")
     assert proc.returncode == 1
     payload = json.loads(proc.stdout)
     assert payload["ok"] is False
     assert [f["code"] for f in payload["findings"]] == ["BP104"]
+    proc = cli("cost", path, "--format", "markdown")
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[:3] == [
+        f"### clusterfab cost: `{path}` is invalid",
+        "",
+        "**1 error, 0 warnings, 0 notes**",
+    ]
+    assert (
+        f"| error | BP104 | `{path}:11:15` | `tpu_slices[0].topology` | '4x4x3' is not a v5p topology | "
+        "nearest v5p topologies: 4x4x4 (64 chips), 2x4x4 (32 chips), 4x4x8 (128 chips), 2x2x4 (16 chips) |"
+    ) in proc.stdout.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -528,12 +571,22 @@ def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "0"),
             "2026-11-22",
-            "error: --hours must be a positive number of hours, not 0",
+            "error: --hours must be a positive number of hours up to 100,000, not 0",
         ),
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "nan"),
             "2026-11-22",
-            "error: --hours must be a positive number of hours, not nan",
+            "error: --hours must be a positive number of hours up to 100,000, not nan",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "1e25"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours up to 100,000, not 1e+25",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "inf"),
+            "2026-11-22",
+            "error: --hours must be a positive number of hours up to 100,000, not inf",
         ),
         (
             ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml"),
@@ -667,4 +720,4 @@ def test_cost_of_the_base_is_not_blocked_by_a_broken_overlay(tmp_path: Path) -> 
         check=False,
     )
     assert dev.returncode == 1
-    assert "error[BP009] node_groups[0].count" in dev.stderr
+    assert "error[BP009] node_groups[0].count" in dev.stdout

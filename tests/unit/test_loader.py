@@ -96,3 +96,43 @@ def test_missing_file_and_directory_are_usage_errors(tmp_path: Path) -> None:
         read_blueprint(tmp_path / "nope.yaml")
     with pytest.raises(UsageError, match="is a directory"):
         read_blueprint(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("raw", "line", "column"),
+    [
+        (b"version: 1\nnode_groups:\n  - name: a\n\tcount: 2\n", 4, 1),
+        (b"version: 1\nnode_groups:\n\t- name: a\n", 3, 1),
+        (b"version: 1\nlabels:\n  a: x\n  \tb: y\n", 4, 3),
+    ],
+    ids=["tab-in-item", "tab-before-dash", "tab-after-spaces"],
+)
+def test_a_tab_in_the_indentation_is_named_as_the_cause(raw: bytes, line: int, column: int) -> None:
+    doc, findings = parse_blueprint_bytes(raw, "x.yaml")
+    ((code, at_line, at_column, _),) = [(f.code, f.line, f.column, f.message) for f in findings]
+    assert (code, at_line, at_column) == ("BP002", line, column)
+    assert findings[0].hint == (
+        f"line {line} indents with a tab; YAML indents with spaces only: replace the tab by spaces"
+    )
+    # The file could not be parsed, but its lines are kept to show the source line of the error.
+    assert doc is not None
+    assert (doc.parsed, doc.data, len(doc.lines)) == (False, None, raw.count(b"\n"))
+
+
+def test_merge_keys_count_toward_the_value_limit() -> None:
+    lines = ["x0: &x0 {}"] + [f"x{i}: &x{i} {{<<: [{', '.join([f'*x{i - 1}'] * 8)}]}}" for i in range(1, 16)]
+    codes = _codes("\n".join(lines).encode())
+    assert [c[0] for c in codes] == ["BP004"]
+    assert "more than 50,000 values (through aliases or merge keys)" in codes[0][3]
+
+
+def test_a_recursive_merge_key_is_refused() -> None:
+    assert _codes(b"labels: &a {<<: *a, b: c}\n") == [
+        ("BP004", 1, 9, "recursive YAML alias or merge key"),
+    ]
+
+
+def test_deep_nesting_is_refused_before_composing() -> None:
+    codes = _codes(b"a: " + b"[" * 30_000 + b"]" * 30_000 + b"\n")
+    # The root mapping is level 1; the 64th `[` (column 67) opens level 65.
+    assert codes == [("BP004", 1, 67, "the document nests more than 64 levels deep")]

@@ -62,11 +62,39 @@ def test_scalars_and_plain_lists_are_replaced() -> None:
     assert merged.network.cidr == "10.0.0.0/16"
 
 
-def test_a_merged_error_points_where_the_offending_value_is_written() -> None:
-    # The overlay makes the group spot; the reservation it kept is written in the base, line 11.
-    result = _result(b"    node_groups:\n      - name: trainers\n        capacity: {kind: spot}\n")
-    assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
-        ("BP119", "node_groups[0].capacity.reservation", 11, 51),
+def test_an_error_the_overlay_causes_points_at_the_overlay_with_a_hint_that_edits_it() -> None:
+    # The overlay makes the group spot; the reservation it kept is written in the base (line 11), which
+    # is valid as it is: the finding points at the overlay's capacity (line 21) and says how to fix dev.
+    for env in ("dev", None):
+        result = _result(b"    node_groups:\n      - name: trainers\n        capacity: {kind: spot}\n", env)
+        assert [(f.code, f.field, f.line, f.column, f.environment) for f in result.findings] == [
+            ("BP119", "node_groups[0].capacity.reservation", 21, 9, "dev"),
+        ]
+        assert result.findings[0].hint == (
+            "for dev only, write `reservation: null` in environments.dev.node_groups[0].capacity (the "
+            "value comes from the base); or, for every environment: remove `reservation`, or set kind: "
+            "reservation"
+        )
+
+
+def test_an_error_shared_by_two_environments_is_reported_for_each() -> None:
+    text = BASE + (
+        b"environments:\n"
+        b"  dev:\n    node_groups: [{name: trainers, capacity: {kind: spot}}]\n"
+        b"  prod:\n    node_groups: [{name: trainers, capacity: {kind: on_demand}}]\n"
+    )
+    result = validate_bytes(text, "bp.yaml")
+    assert [(f.code, f.line, f.column, f.environment) for f in result.findings] == [
+        ("BP119", 19, 36, "dev"),
+        ("BP119", 21, 36, "prod"),
+    ]
+
+
+def test_an_error_of_the_base_is_reported_once_without_an_environment() -> None:
+    text = BASE.replace(b"count: 2", b"count: 0") + b"environments:\n  dev: {}\n  prod: {}\n"
+    result = validate_bytes(text, "bp.yaml")
+    assert [(f.code, f.field, f.line, f.environment) for f in result.findings] == [
+        ("BP009", "node_groups[1].count", 14, None),
     ]
 
 
@@ -98,3 +126,56 @@ def test_overlay_items_need_a_name() -> None:
     assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
         ("BP006", "environments.dev.node_groups[0].name", 20, 9),
     ]
+
+
+def _merged(overlay: bytes) -> object:
+    result = _result(overlay)
+    assert result.ok, result.findings
+    return result.blueprints["dev"].blueprint
+
+
+def test_null_removes_a_base_value_so_the_field_takes_its_default() -> None:
+    merged = _merged(b"    labels: null\n")
+    assert merged.labels == {}  # type: ignore[attr-defined]
+    merged = _merged(b"    storage: null\n")
+    assert merged.storage == []  # type: ignore[attr-defined]
+    merged = _merged(b"    node_groups:\n      - {name: trainers, capacity: null}\n")
+    trainers = merged.node_groups[0]  # type: ignore[attr-defined]
+    assert (trainers.capacity.kind, trainers.capacity.reservation) == ("on_demand", None)
+
+
+def test_an_empty_environment_is_an_empty_overlay() -> None:
+    result = validate_bytes(BASE + b"environments:\n  dev:\n  prod: {}\n", "bp.yaml")
+    assert result.ok, result.findings
+    assert result.checked == [None, "dev", "prod"]
+    assert result.blueprints["dev"].blueprint.node_groups == result.blueprints[None].blueprint.node_groups
+
+
+def test_an_empty_named_list_is_reported_not_ignored() -> None:
+    result = _result(b"    storage: []\n")
+    assert [(f.code, f.field, f.line, f.column, f.hint) for f in result.findings] == [
+        (
+            "BP136",
+            "environments.dev.storage",
+            19,
+            14,
+            "to remove every storage item in this environment write `storage: null`; to change one, list it "
+            "by name: `storage: [{name: ..., ...}]`",
+        )
+    ]
+
+
+def test_removing_a_required_field_points_at_the_null() -> None:
+    result = _result(b"    node_groups:\n      - {name: eval, machine_type: null}\n")
+    assert [(f.code, f.field, f.line, f.column) for f in result.findings] == [
+        ("BP006", "node_groups[1].machine_type", 20, 36),
+    ]
+
+
+def test_with_env_a_problem_inherited_from_the_base_is_still_reported() -> None:
+    text = BASE.replace(b"count: 2", b"count: 0") + b"environments:\n  dev: {labels: {x: y}}\n"
+    result = validate_bytes(text, "bp.yaml", environment="dev")
+    assert [(f.code, f.field, f.line, f.environment) for f in result.findings] == [
+        ("BP009", "node_groups[1].count", 14, None),
+    ]
+    assert not result.ok

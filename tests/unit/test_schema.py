@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
+import pytest
+from ruamel.yaml import YAML
+
 from clusterfab.blueprint.schema import blueprint_json_schema
 from clusterfab.catalog import load_catalog, schema_choices
 from clusterfab.rules.engine import validate_bytes
 from tests.conftest import REPO
+from tests.factories import TODAY
 
 SCHEMA_FILE = REPO / "blueprints" / "schema" / "blueprint.v1.json"
 
@@ -31,7 +36,9 @@ def test_every_field_has_a_description() -> None:
 
 def test_overlay_schema_needs_only_names() -> None:
     schema = blueprint_json_schema()
-    overlay = schema["properties"]["environments"]["additionalProperties"]
+    environments = schema["properties"]["environments"]
+    assert environments["additionalProperties"] is False
+    (overlay,) = environments["patternProperties"].values()
     assert "cloud" not in overlay["properties"]
     assert "version" not in overlay["properties"]
     assert schema["$defs"]["NodeGroupSpecOverlay"]["required"] == ["name"]
@@ -39,9 +46,10 @@ def test_overlay_schema_needs_only_names() -> None:
 
 
 def _findings(body: str) -> list[tuple[str, str, str, str]]:
+    """The schema findings (BP0xx) of a blueprint with `body` under a valid head."""
     head = "version: 1\nname: tt\ncloud: aws\nregion: us-east-1\nzone: use1-az6\n"
     result = validate_bytes((head + body).encode(), "t.yaml")
-    return [(f.code, f.field, f.message, f.hint) for f in result.findings]
+    return [(f.code, f.field, f.message, f.hint) for f in result.findings if f.code < "BP100"]
 
 
 def test_unquoted_version_gets_a_quoting_hint() -> None:
@@ -89,3 +97,179 @@ def test_missing_required_field_names_it_with_its_description() -> None:
         hint
         == "add `generation:` (TPU generation, e.g. v5p or v6e (Trillium); `clusterfab catalog` lists them.)"
     )
+
+
+OVERLAY_CASES = [
+    # (overlay under environments.dev, valid?)
+    ("{}", True),
+    ("", True),  # `dev:` with nothing under it
+    ("{labels: null, budget: null}", True),
+    ("{node_groups: [{name: trainers, count: 2, capacity: null}]}", True),
+    ("{storage: null, node_groups: [{name: trainers, attach: []}]}", True),
+    ("{foo: 1}", False),
+    ("{node_groups: [{name: trainers, cont: 2}]}", False),
+    ("{node_groups: [{count: 2}]}", False),
+    ("{node_groups: [{name: trainers, capacity: {kind: spto}}]}", False),
+    ("{storage: [{name: datasets, kind: nfs}]}", False),
+    ("{storage: []}", False),
+    ("{budget: {max_hourly_usd: lots}}", False),
+    ("{cloud: gcp}", False),
+]
+
+
+@pytest.mark.parametrize(("overlay", "valid"), OVERLAY_CASES, ids=[c for c, _ in OVERLAY_CASES])
+def test_editor_schema_checks_overlays_as_strictly_as_the_cli(overlay: str, valid: bool) -> None:
+    text = (REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml").read_text()
+    head = text[: text.index("environments:")]
+    blueprint = f"{head}environments:\n  dev: {overlay}\n"
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
+    schema_errors = [e.message for e in validator.iter_errors(YAML(typ="safe").load(blueprint))]
+    cli = validate_bytes(blueprint.encode(), "bp.yaml", today=TODAY)
+    # What a JSON Schema can express: the schema findings and the overlay's own structure.
+    cli_errors = [f for f in cli.findings if f.code < "BP100" or f.code in {"BP116", "BP136"}]
+    assert (schema_errors == [], cli_errors == []) == (valid, valid), (schema_errors, cli_errors)
+
+
+def test_editor_schema_refuses_environment_names_the_cli_refuses() -> None:
+    validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
+    data = YAML(typ="safe").load((REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml").read_text())
+    data["environments"] = {"Dev": {}}
+    assert [e.message for e in validator.iter_errors(data)] == [
+        "'Dev' does not match any of the regexes: '^[a-z][a-z0-9-]{0,30}$'"
+    ]
+
+
+def test_one_schema_error_does_not_hide_the_rest() -> None:
+    # An unknown key, and three rule errors in the valid rest: all four in one pass, no cascade.
+    findings = validate_bytes(
+        b"""version: 1
+name: all-at-once
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups:
+  - name: trainers
+    machine_type: p5.48xlarge
+    count: 2
+    capcity: {kind: spot}
+    attach: [scrach]
+  - name: eval
+    machinetype: p5.48xlarge
+    count: 1
+  - name: trainers
+    machine_type: p5.48xlarge
+    count: 1
+    capacity: {kind: capacity_block}
+storage:
+  - {name: scratch, kind: lustre, deployment: scratch, capacity_gib: 1200}
+""",
+        "bp.yaml",
+        today=TODAY,
+    ).findings
+    assert [(f.code, f.field, f.line, f.column, f.hint) for f in findings if f.severity.value == "error"] == [
+        ("BP005", "node_groups[0].capcity", 10, 5, "did you mean 'capacity'?"),
+        ("BP102", "node_groups[0].attach[0]", 11, 14, "did you mean 'scratch'?"),
+        ("BP005", "node_groups[1].machinetype", 13, 5, "did you mean 'machine_type'? (a required field)"),
+        ("BP101", "node_groups[2].name", 15, 11, "names identify resources; give each item its own"),
+        (
+            "BP105",
+            "node_groups[2].capacity.reservation",
+            18,
+            22,
+            "add `reservation: cr-0123456789abcdef0` under capacity",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "cloud: AWS\n",
+            ("BP007", "cloud", "'AWS' (a string) is not one of: aws, gcp", "did you mean 'aws'?"),
+        ),
+        (
+            "node_groups: [{name: g, machine_type: p5.48xlarge, count: 2, capacity: spot}]\n",
+            (
+                "BP008",
+                "node_groups[0].capacity",
+                "expected a mapping, got 'spot' (a string)",
+                "write `capacity: {kind: spot}`",
+            ),
+        ),
+        (
+            "node_groups: [{name: g, machine_type: p5.48xlarge, autoscaling: 8}]\n",
+            (
+                "BP008",
+                "node_groups[0].autoscaling",
+                "expected a mapping, got 8 (an integer)",
+                "write `autoscaling: {min: 0, max: 8}`, or `count: 8` for a fixed size",
+            ),
+        ),
+        (
+            "node_groups: [{name: g, machine_type: p5.48xlarge, count: 2, fabric: EFA}]\n",
+            (
+                "BP007",
+                "node_groups[0].fabric",
+                "'EFA' (a string) is not one of: auto, none, efa, gpudirect-tcpx, gpudirect-tcpxo, rdma",
+                "did you mean 'efa'?",
+            ),
+        ),
+        (
+            "storage: [{name: s, kind: filestore, tier: zonal, capacity_gib: 1024}]\n",
+            ("BP009", "storage[0].tier", "'zonal' (a string) is not a valid value", "did you mean 'ZONAL'?"),
+        ),
+        (
+            "node_groups: [{name: g, machine_type: p5.48xlarge, count: 1e29}]\n",
+            (
+                "BP008",
+                "node_groups[0].count",
+                "expected an integer, got 1e+29 (a number)",
+                "write a whole number such as 16 (no decimal point or exponent)",
+            ),
+        ),
+        (
+            "node_groups: [{name: g, machine_type: p5.48xlarge, count: 100000000000000000000}]\n",
+            (
+                "BP009",
+                "node_groups[0].count",
+                "100000000000000000000 (an integer) must be at most 10,000",
+                "use a number from 1 to 10,000",
+            ),
+        ),
+        (
+            "budget: {max_hourly_usd: .inf}\n",
+            (
+                "BP009",
+                "budget.max_hourly_usd",
+                ".inf (infinity) is not a finite number",
+                "use a number above 0 and at most 100,000,000",
+            ),
+        ),
+        (
+            "budget: {max_monthly_usd: .nan}\n",
+            (
+                "BP009",
+                "budget.max_monthly_usd",
+                ".nan (not a number) is not a finite number",
+                "use a number above 0 and at most 73,000,000,000",
+            ),
+        ),
+    ],
+    ids=[
+        "cloud-case",
+        "capacity-scalar",
+        "autoscaling-scalar",
+        "enum-case",
+        "tier-case",
+        "1e29",
+        "huge-int",
+        "inf-budget",
+        "nan-budget",
+    ],
+)
+def test_hints_say_how_to_fix(body: str, expected: tuple[str, str, str, str]) -> None:
+    head = "version: 1\nname: tt\nregion: us-east-1\nzone: use1-az6\n"
+    head += "" if body.startswith("cloud") else "cloud: aws\n"
+    result = validate_bytes((head + body).encode(), "t.yaml", today=TODAY)
+    assert [(f.code, f.field, f.message, f.hint) for f in result.findings if f.code < "BP100"] == [expected]

@@ -2,7 +2,7 @@
 
 NVIDIA publishes every NCCL build as a wheel per CUDA major (`nvidia-nccl-cu12`, `nvidia-nccl-cu13`, ...),
 the same builds its apt repository carries. A release missing from `nvidia-nccl-cu13` has no CUDA 13
-build (NCCL 2.27.5 has none; the first is 2.27.7), which `validate` reports as BP219.
+build (NCCL 2.27.5 has none; the first is 2.27.7), which `validate` reports as BP221.
 
     python -m clusterfab.catalog.refresh.nccl_builds            # rewrite the data file, nccl_builds.yaml
     python -m clusterfab.catalog.refresh.nccl_builds --dry-run  # print what would change

@@ -51,17 +51,6 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 CLUSTERFAB_VARS
 chmod 0600 /etc/clusterfab/*.json
 
-# A pinned ansible-core in its own venv, so the node's Python packages stay untouched.
-if [ "$(cat "$VENV/.ansible-core" 2>/dev/null || true)" != "$ANSIBLE_CORE" ]; then
-  if ! python3 -m venv --clear "$VENV"; then
-    apt-get update -q
-    apt-get install -y -q python3-venv
-    python3 -m venv --clear "$VENV"
-  fi
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check "ansible-core==$ANSIBLE_CORE"
-  echo "$ANSIBLE_CORE" > "$VENV/.ansible-core"
-fi
-
 # The playbooks of the stack revision that launched this node, checked against their digest.
 if [ ! -e "$BUNDLE_DIR/.complete" ]; then
   download=$(mktemp)
@@ -72,6 +61,19 @@ if [ ! -e "$BUNDLE_DIR/.complete" ]; then
   tar -xzf "$download" -C "$BUNDLE_DIR"
   rm -f "$download"
   touch "$BUNDLE_DIR/.complete"
+fi
+
+# A pinned ansible-core in its own venv, so the node's Python packages stay untouched: wheels only, each
+# named by its sha256 in the bundle's requirements (the bundle itself is checked against its digest).
+if [ "$(cat "$VENV/.ansible-core" 2>/dev/null || true)" != "$ANSIBLE_CORE" ]; then
+  if ! python3 -m venv --clear "$VENV"; then
+    apt-get update -q
+    apt-get install -y -q python3-venv
+    python3 -m venv --clear "$VENV"
+  fi
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --require-hashes --only-binary :all: \
+    -r "$BUNDLE_DIR/requirements/ansible-core.txt"
+  echo "$ANSIBLE_CORE" > "$VENV/.ansible-core"
 fi
 
 cd "$BUNDLE_DIR"

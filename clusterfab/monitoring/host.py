@@ -1,0 +1,98 @@
+"""The monitoring host's inputs: the playbook variables of playbooks/monitoring.yml and the archive of
+rendered files its boot fetches from the cluster bucket.
+
+The archive is reproducible (fixed order, owners and times), named by its digest like the playbook
+bundle, so a host always runs the files of the stack revision that launched it and a change to any
+rendered file gives a new archive.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clusterfab.catalog import Catalog
+from clusterfab.monitoring.render import MonitoringFiles
+from clusterfab.spec import ClusterSpec
+
+FILES_PREFIX = "monitoring/"
+
+
+@dataclass(frozen=True)
+class RenderedArchive:
+    path: Path
+    sha256: str
+
+    @property
+    def key(self) -> str:
+        """The object key in the cluster bucket."""
+        return f"{FILES_PREFIX}{self.sha256}.tar.gz"
+
+
+def archive_bytes(files: MonitoringFiles) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, content in sorted(files.items()):
+            data = content.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            tar.addfile(info, io.BytesIO(data))
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb", mtime=0, compresslevel=9) as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+def build_archive(files: MonitoringFiles, cache_dir: Path) -> RenderedArchive:
+    """Write the archive of `files` under `cache_dir` (once per content) and return it."""
+    data = archive_bytes(files)
+    digest = hashlib.sha256(data).hexdigest()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    path = cache_dir / f"monitoring-{digest}.tar.gz"
+    if not path.exists():
+        partial = path.with_suffix(".partial")
+        partial.write_bytes(data)
+        partial.replace(path)
+    return RenderedArchive(path, digest)
+
+
+def monitoring_host_vars(
+    spec: ClusterSpec, catalog: Catalog, *, files_dir: str, project: str | None = None
+) -> dict[str, Any]:
+    """Extravars of playbooks/monitoring.yml for the cluster's monitoring host (GCP: `project` is the
+    project the nodes and the SMTP secret live in, the blueprint's or the stack config's)."""
+    monitoring = spec.monitoring
+    if monitoring is None:
+        raise ValueError(f"{spec.name} has no monitoring")
+    facts = catalog.monitoring
+    repository = facts.grafana_repository
+    secret = monitoring.smtp.password_secret if monitoring.smtp else None
+    return {
+        "monitoring_host_kind": monitoring.host,
+        "prometheus_version": facts.package("prometheus").version,
+        "prometheus_node_exporter_version": facts.package("node-exporter").version,
+        "prometheus_files_dir": files_dir,
+        "prometheus_retention_days": monitoring.retention_days,
+        "alertmanager_version": facts.package("alertmanager").version,
+        "alertmanager_files_dir": files_dir,
+        "alertmanager_cloud": spec.cloud,
+        "alertmanager_region": spec.region if spec.cloud == "aws" else "",
+        "alertmanager_project": (project or spec.project or "") if spec.cloud == "gcp" else "",
+        "alertmanager_smtp_password_secret": secret or "",
+        "grafana_version": facts.package("grafana").version,
+        "grafana_files_dir": files_dir,
+        "grafana_repo_url": repository.url,
+        "grafana_repo_suite": repository.suite,
+        "grafana_repo_components": list(repository.components),
+        "grafana_key_url": repository.key_url,
+        "grafana_key_fingerprint": repository.key_fingerprint,
+        # SSM port forwarding reaches the loopback address; IAP connects to the host's own address.
+        "grafana_http_addr": "127.0.0.1" if spec.cloud == "aws" else "0.0.0.0",
+    }

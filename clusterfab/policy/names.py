@@ -1,0 +1,10 @@
+"""The policy pack's names: what CrossGuard reports and what `clusterfab policy` prints for the same rule."""
+
+PACK_NAME = "clusterfab"
+IMDSV2 = "clusterfab-imdsv2-required"
+NO_PUBLIC_IPS = "clusterfab-no-public-ips"
+ENCRYPTION = "clusterfab-encryption-at-rest"
+BUCKET_ENCRYPTION = "clusterfab-bucket-default-encryption"
+NO_PUBLIC_BUCKETS = "clusterfab-no-public-buckets"
+PROTECT_STATEFUL = "clusterfab-protect-stateful"
+BUDGET = "clusterfab-budget"

@@ -1,0 +1,66 @@
+"""The policy pack's rules on an offline plan: what `clusterfab policy` runs in a pull request.
+
+`preview`, `up` and `promote` run the CrossGuard pack (policy/) through the Pulumi CLI, which needs the
+stack and cloud credentials; a pull-request job has neither (and must not: it runs the PR's code). The
+rules are the same functions (`checks`), applied here to the resources the mock engine plans, so a PR
+that adds a public IP or an unprotected file system fails its check before anyone deploys it. The
+budget policy is not repeated: `validate` already prices the blueprint against its budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from clusterfab.policy import checks
+from clusterfab.policy.names import (
+    BUCKET_ENCRYPTION,
+    ENCRYPTION,
+    IMDSV2,
+    NO_PUBLIC_BUCKETS,
+    NO_PUBLIC_IPS,
+    PROTECT_STATEFUL,
+)
+from clusterfab.policy.resources import Resource, from_planned
+
+if TYPE_CHECKING:
+    from clusterfab.plan.engine import PlannedResource
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    resource: str
+    type: str
+    message: str
+
+
+def check_resources(
+    planned: Sequence[PlannedResource], *, protected: bool, stateful_types: Collection[str]
+) -> list[Violation]:
+    """Every violation of the pack's resource and stack rules among `planned` (one stack's resources)."""
+    resources = [from_planned(r) for r in planned]
+
+    def protection(resource: Resource) -> list[str]:
+        stacks = {resource.stack} if protected else set()
+        return checks.protection(resource, stateful_types=stateful_types, protected_stacks=stacks)
+
+    per_resource: list[tuple[str, Callable[[Resource], list[str]]]] = [
+        (NO_PUBLIC_IPS, checks.public_ips),
+        (IMDSV2, checks.imdsv2),
+        (ENCRYPTION, checks.encryption),
+        (NO_PUBLIC_BUCKETS, checks.public_buckets),
+        (PROTECT_STATEFUL, protection),
+    ]
+    found = [
+        Violation(policy, resource.name, resource.type, message)
+        for resource in resources
+        for policy, check in per_resource
+        for message in check(resource)
+    ]
+    found += [
+        Violation(BUCKET_ENCRYPTION, bucket.name, bucket.type, message)
+        for bucket, message in checks.unencrypted_buckets(resources)
+    ]
+    return found

@@ -1,0 +1,248 @@
+"""The monitoring host on AWS: what any host running Prometheus needs (AwsMonitoringAccess: discovery
+rights, the scrape ports of the nodes' security group, the SMTP password's secret), and the small
+monitoring node clusterfab creates when the cluster has no Slurm controller to host the stack
+(AwsMonitoringNode).
+
+The node has no public address and no inbound rule: Grafana is reached through SSM Session Manager port
+forwarding, which needs only the SSM agent's outbound connection. IMDSv2 with hop limit 1 (nothing on the
+host runs in a container), an encrypted root volume that holds the samples, and an instance role that
+may describe instances (EC2 service discovery cannot be scoped to resources), read the cluster bucket
+and, when alerts are mailed, read one secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components._errors import check_inputs
+from components._naming import child
+from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
+
+ACCESS_TYPE = "clusterfab:monitoring:AwsMonitoringAccess"
+NODE_TYPE = "clusterfab:monitoring:AwsMonitoringNode"
+SCRAPE_PORTS = (9100, 9400)
+"""The node exporter and dcgm-exporter on every GPU node."""
+
+
+def _secret_arn(secret: str, region: str) -> str:
+    """A Secrets Manager secret's ARN pattern (a name gets the random suffix AWS appends)."""
+    if secret.startswith("arn:"):
+        return secret
+    return f"arn:aws:secretsmanager:{region}:*:secret:{secret}-*"
+
+
+def access_policy(*, region: str, smtp_secret: str | None) -> str:
+    """What Prometheus and Alertmanager need from AWS: EC2 discovery and the SMTP password, nothing else."""
+    statements: list[dict[str, Any]] = [
+        # EC2 service discovery calls DescribeInstances, which IAM cannot scope to resources.
+        {"Sid": "DiscoverNodes", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+    ]
+    if smtp_secret is not None:
+        statements.append(
+            {
+                "Sid": "ReadSmtpPassword",
+                "Effect": "Allow",
+                "Action": "secretsmanager:GetSecretValue",
+                "Resource": _secret_arn(smtp_secret, region),
+            }
+        )
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwsMonitoringAccessArgs:
+    """What lets a host (the monitoring node, or a Slurm controller) run the cluster's monitoring."""
+
+    role_name: pulumi.Input[str]
+    """The host's instance role."""
+    host_security_group_id: pulumi.Input[str]
+    """The host's security group: the nodes accept scrapes from it."""
+    node_security_group_id: pulumi.Input[str]
+    """The GPU nodes' security group."""
+    region: str
+    smtp_secret: str | None = None
+    """The Secrets Manager secret (name or ARN) holding the SMTP password; None: no mail login."""
+    scrape_ports: Sequence[int] = SCRAPE_PORTS
+
+
+class AwsMonitoringAccess(pulumi.ComponentResource):
+    """An inline policy on the host's role, and one ingress rule per scrape port on the nodes' group."""
+
+    def __init__(
+        self, name: str, args: AwsMonitoringAccessArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(ACCESS_TYPE, name, None, opts)
+        own = pulumi.ResourceOptions(parent=self)
+        aws.iam.RolePolicy(
+            child(name, "policy"),
+            role=args.role_name,
+            policy=access_policy(region=args.region, smtp_secret=args.smtp_secret),
+            opts=own,
+        )
+        for port in args.scrape_ports:
+            aws.vpc.SecurityGroupIngressRule(
+                child(name, f"scrape-{port}"),
+                security_group_id=args.node_security_group_id,
+                referenced_security_group_id=args.host_security_group_id,
+                ip_protocol="tcp",
+                from_port=port,
+                to_port=port,
+                description=f"Prometheus on the monitoring host scrapes port {port}",
+                opts=own,
+            )
+        self.register_outputs({})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwsMonitoringNodeArgs:
+    """Inputs of AwsMonitoringNode; defaults: the catalog's m7i.large with a 50 GiB gp3 volume."""
+
+    vpc_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    node_security_group_id: pulumi.Input[str]
+    bucket_name: pulumi.Input[str]
+    bucket_arn: pulumi.Input[str]
+    image_id: str
+    region: str
+    instance_type: str = "m7i.large"
+    volume_gib: int = 50
+    volume_type: str = "gp3"
+    boot_script: pulumi.Input[str] = ""
+    files: tuple[str, Path] | None = None
+    """(object key, local path) of the rendered monitoring files the host's boot fetches."""
+    smtp_secret: str | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+def _problems(args: AwsMonitoringNodeArgs) -> list[tuple[str, str]]:
+    problems = []
+    if args.volume_gib < 20:
+        problems.append(("volume_gib", "the samples need at least 20 GiB"))
+    return problems
+
+
+def _host_policy(bucket_arn: str) -> str:
+    statements = [*read_bucket_statements(bucket_arn), SESSION_MANAGER_STATEMENT]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+class AwsMonitoringNode(pulumi.ComponentResource):
+    """Role, security group, the rendered files in the bucket, the instance, and its monitoring access."""
+
+    instance_id: pulumi.Output[str]
+    """What `aws ssm start-session --target` takes."""
+    role_arn: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: AwsMonitoringNodeArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        check_inputs(NODE_TYPE, _problems(args))
+        super().__init__(NODE_TYPE, name, None, opts)
+        self._name, self._args = name, args
+        self._own = pulumi.ResourceOptions(parent=self)
+        role, profile = self._identity()
+        group = aws.ec2.SecurityGroup(
+            child(name, "sg"),
+            vpc_id=args.vpc_id,
+            description="clusterfab monitoring host: no inbound traffic (Grafana through SSM)",
+            egress=[
+                aws.ec2.SecurityGroupEgressArgs(
+                    protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"]
+                )
+            ],
+            tags={**args.tags, "Name": child(name, "sg")},
+            opts=self._own,
+        )
+        depends: list[pulumi.Resource] = []
+        if args.files is not None:
+            key, path = args.files
+            depends.append(
+                aws.s3.BucketObjectv2(
+                    child(name, "files"),
+                    bucket=args.bucket_name,
+                    key=key,
+                    source=pulumi.FileAsset(str(path)),
+                    server_side_encryption="aws:kms",
+                    tags=dict(args.tags),
+                    opts=self._own,
+                )
+            )
+        instance = self._instance(profile, group, depends)
+        AwsMonitoringAccess(
+            child(name, "access"),
+            AwsMonitoringAccessArgs(
+                role_name=role.name,
+                host_security_group_id=group.id,
+                node_security_group_id=args.node_security_group_id,
+                region=args.region,
+                smtp_secret=args.smtp_secret,
+            ),
+            self._own,
+        )
+        self.instance_id = instance.id
+        self.role_arn = role.arn
+        self.security_group_id = group.id
+        self.register_outputs(
+            {"instance_id": instance.id, "role_arn": role.arn, "security_group_id": group.id}
+        )
+
+    def _identity(self) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
+        name, args, own = self._name, self._args, self._own
+        role = aws.iam.Role(
+            child(name, "role"),
+            assume_role_policy=ec2_trust_policy(),
+            description=f"clusterfab monitoring host {name}",
+            tags=dict(args.tags),
+            opts=own,
+        )
+        aws.iam.RolePolicy(
+            child(name, "bucket"),
+            role=role.id,
+            policy=pulumi.Output.from_input(args.bucket_arn).apply(_host_policy),
+            opts=own,
+        )
+        profile = aws.iam.InstanceProfile(
+            child(name, "profile"), role=role.name, tags=dict(args.tags), opts=own
+        )
+        return role, profile
+
+    def _instance(
+        self, profile: aws.iam.InstanceProfile, group: aws.ec2.SecurityGroup, depends: list[pulumi.Resource]
+    ) -> aws.ec2.Instance:
+        name, args = self._name, self._args
+        user_data = pulumi.Output.from_input(args.boot_script).apply(
+            lambda script: base64.b64encode(script.encode()).decode()
+        )
+        return aws.ec2.Instance(
+            child(name, "instance"),
+            ami=args.image_id,
+            instance_type=args.instance_type,
+            subnet_id=args.subnet_id,
+            vpc_security_group_ids=[group.id],
+            associate_public_ip_address=False,
+            iam_instance_profile=profile.name,
+            metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
+            ),
+            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                volume_size=args.volume_gib,
+                volume_type=args.volume_type,
+                encrypted=True,
+                delete_on_termination=True,
+                tags={**args.tags, "Name": child(name, "volume")},
+            ),
+            user_data_base64=user_data,
+            user_data_replace_on_change=False,
+            ebs_optimized=True,
+            tags={**args.tags, "Name": name},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+        )

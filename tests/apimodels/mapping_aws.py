@@ -1,0 +1,347 @@
+"""Which botocore field each pulumi-aws input becomes: per type token, Pulumi property path -> API field.
+
+The API paths start at the request shape the provider sends (terraform-provider-aws, which pulumi-aws
+wraps): e.g. a launch template's inputs become `CreateLaunchTemplateRequest.LaunchTemplateData`,
+shape `RequestLaunchTemplateData`. Where the provider's name or shape differs from the API's, the
+entry's `note` says so.
+"""
+
+from __future__ import annotations
+
+from tests.apimodels.check import Api, Free, Target
+
+TAGS = Api("ec2", "Tag.Value", key="Tag.Key")
+PULUMI_ONLY = Free("a provider setting: never sent to the API")
+FREE_TEXT = "our own text in a string field the model does not constrain"
+
+_LT = "RequestLaunchTemplateData"
+_NIC = f"{_LT}.NetworkInterfaces[]"
+_EBS = f"{_LT}.BlockDeviceMappings[].Ebs"
+_LUSTRE = "CreateFileSystemRequest.LustreConfiguration"
+_RUN = "RunInstancesRequest"
+
+AWS: dict[str, dict[str, Target]] = {
+    "pulumi:providers:aws": {
+        "region": Free("the provider's region: an endpoint, not a request field"),
+        "skipCredentialsValidation": PULUMI_ONLY,
+        "skipRegionValidation": PULUMI_ONLY,
+    },
+    "aws:ec2/launchTemplate:LaunchTemplate": {
+        "blockDeviceMappings[].deviceName": Api("ec2", f"{_LT}.BlockDeviceMappings[].DeviceName"),
+        "blockDeviceMappings[].ebs.deleteOnTermination": Api("ec2", f"{_EBS}.DeleteOnTermination"),
+        "blockDeviceMappings[].ebs.encrypted": Api("ec2", f"{_EBS}.Encrypted"),
+        "blockDeviceMappings[].ebs.volumeSize": Api("ec2", f"{_EBS}.VolumeSize"),
+        "blockDeviceMappings[].ebs.volumeType": Api("ec2", f"{_EBS}.VolumeType"),
+        "blockDeviceMappings[].ebs.iops": Api("ec2", f"{_EBS}.Iops"),
+        "blockDeviceMappings[].ebs.throughput": Api("ec2", f"{_EBS}.Throughput"),
+        "capacityReservationSpecification.capacityReservationPreference": Api(
+            "ec2", f"{_LT}.CapacityReservationSpecification.CapacityReservationPreference"
+        ),
+        "capacityReservationSpecification.capacityReservationTarget.capacityReservationId": Api(
+            "ec2", f"{_LT}.CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"
+        ),
+        "ebsOptimized": Api("ec2", f"{_LT}.EbsOptimized"),
+        "iamInstanceProfile.arn": Api("ec2", f"{_LT}.IamInstanceProfile.Arn", ref=True),
+        "imageId": Api(
+            "ec2",
+            f"{_LT}.ImageId",
+            note="`resolve:ssm:<parameter>` is the documented form of an image id taken from SSM",
+        ),
+        "instanceMarketOptions.marketType": Api("ec2", f"{_LT}.InstanceMarketOptions.MarketType"),
+        "instanceMarketOptions.spotOptions.instanceInterruptionBehavior": Api(
+            "ec2", f"{_LT}.InstanceMarketOptions.SpotOptions.InstanceInterruptionBehavior"
+        ),
+        "instanceMarketOptions.spotOptions.spotInstanceType": Api(
+            "ec2", f"{_LT}.InstanceMarketOptions.SpotOptions.SpotInstanceType"
+        ),
+        "instanceMarketOptions.spotOptions.maxPrice": Api(
+            "ec2", f"{_LT}.InstanceMarketOptions.SpotOptions.MaxPrice"
+        ),
+        "instanceType": Api("ec2", f"{_LT}.InstanceType"),
+        "metadataOptions.httpEndpoint": Api("ec2", f"{_LT}.MetadataOptions.HttpEndpoint"),
+        "metadataOptions.httpPutResponseHopLimit": Api(
+            "ec2", f"{_LT}.MetadataOptions.HttpPutResponseHopLimit"
+        ),
+        "metadataOptions.httpTokens": Api("ec2", f"{_LT}.MetadataOptions.HttpTokens"),
+        "metadataOptions.instanceMetadataTags": Api("ec2", f"{_LT}.MetadataOptions.InstanceMetadataTags"),
+        "networkInterfaces[].associatePublicIpAddress": Api("ec2", f"{_NIC}.AssociatePublicIpAddress"),
+        "networkInterfaces[].deleteOnTermination": Api("ec2", f"{_NIC}.DeleteOnTermination"),
+        "networkInterfaces[].deviceIndex": Api("ec2", f"{_NIC}.DeviceIndex"),
+        "networkInterfaces[].interfaceType": Api("ec2", f"{_NIC}.InterfaceType"),
+        "networkInterfaces[].networkCardIndex": Api("ec2", f"{_NIC}.NetworkCardIndex"),
+        "networkInterfaces[].securityGroups[]": Api(
+            "ec2", f"{_NIC}.Groups[]", ref=True, note="the provider's security_groups is the API's Groups"
+        ),
+        "networkInterfaces[].subnetId": Api("ec2", f"{_NIC}.SubnetId", ref=True),
+        "placement.groupName": Api("ec2", f"{_LT}.Placement.GroupName", ref=True),
+        "tagSpecifications[].resourceType": Api("ec2", f"{_LT}.TagSpecifications[].ResourceType"),
+        "tagSpecifications[].tags.*": Api(
+            "ec2",
+            f"{_LT}.TagSpecifications[].Tags[].Value",
+            key=f"{_LT}.TagSpecifications[].Tags[].Key",
+            note="the provider's tags map is the API's list of Key/Value tags",
+        ),
+        "tags.*": TAGS,
+        "updateDefaultVersion": Free("the provider then calls ModifyLaunchTemplate with the new version"),
+        "userData": Api("ec2", f"{_LT}.UserData"),
+    },
+    "aws:ec2/instance:Instance": {
+        "ami": Api("ec2", f"{_RUN}.ImageId", note="the provider's ami is the API's ImageId"),
+        "associatePublicIpAddress": Api(
+            "ec2",
+            f"{_RUN}.NetworkInterfaces[].AssociatePublicIpAddress",
+            note="the provider sends it on the primary interface it builds from subnetId",
+        ),
+        "ebsOptimized": Api("ec2", f"{_RUN}.EbsOptimized"),
+        "iamInstanceProfile": Api("ec2", f"{_RUN}.IamInstanceProfile.Name", ref=True),
+        "instanceType": Api("ec2", f"{_RUN}.InstanceType"),
+        "metadataOptions.httpEndpoint": Api("ec2", f"{_RUN}.MetadataOptions.HttpEndpoint"),
+        "metadataOptions.httpPutResponseHopLimit": Api(
+            "ec2", f"{_RUN}.MetadataOptions.HttpPutResponseHopLimit"
+        ),
+        "metadataOptions.httpTokens": Api("ec2", f"{_RUN}.MetadataOptions.HttpTokens"),
+        "rootBlockDevice.deleteOnTermination": Api(
+            "ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.DeleteOnTermination"
+        ),
+        "rootBlockDevice.encrypted": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.Encrypted"),
+        "rootBlockDevice.volumeSize": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.VolumeSize"),
+        "rootBlockDevice.volumeType": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.VolumeType"),
+        "rootBlockDevice.tags.*": Api(
+            "ec2",
+            f"{_RUN}.TagSpecifications[].Tags[].Value",
+            key=f"{_RUN}.TagSpecifications[].Tags[].Key",
+            note="the provider tags the root volume through a volume TagSpecification",
+        ),
+        "subnetId": Api("ec2", f"{_RUN}.SubnetId", ref=True),
+        "tags.*": Api(
+            "ec2",
+            f"{_RUN}.TagSpecifications[].Tags[].Value",
+            key=f"{_RUN}.TagSpecifications[].Tags[].Key",
+            note="the provider tags the instance through an instance TagSpecification",
+        ),
+        "userDataBase64": Api("ec2", f"{_RUN}.UserData", note="already base64, as the API takes it"),
+        "userDataReplaceOnChange": PULUMI_ONLY,
+        "vpcSecurityGroupIds[]": Api("ec2", f"{_RUN}.SecurityGroupIds[]", ref=True),
+    },
+    "aws:ec2/placementGroup:PlacementGroup": {
+        "strategy": Api("ec2", "CreatePlacementGroupRequest.Strategy"),
+        "tags.*": TAGS,
+    },
+    "aws:autoscaling/group:Group": {
+        "capacityRebalance": Api("autoscaling", "CreateAutoScalingGroupType.CapacityRebalance"),
+        "desiredCapacity": Api("autoscaling", "CreateAutoScalingGroupType.DesiredCapacity"),
+        "healthCheckType": Api("autoscaling", "CreateAutoScalingGroupType.HealthCheckType"),
+        "launchTemplate.id": Api(
+            "autoscaling", "CreateAutoScalingGroupType.LaunchTemplate.LaunchTemplateId", ref=True
+        ),
+        "launchTemplate.version": Api("autoscaling", "CreateAutoScalingGroupType.LaunchTemplate.Version"),
+        "maxSize": Api("autoscaling", "CreateAutoScalingGroupType.MaxSize"),
+        "minSize": Api("autoscaling", "CreateAutoScalingGroupType.MinSize"),
+        "placementGroup": Api("autoscaling", "CreateAutoScalingGroupType.PlacementGroup", ref=True),
+        "tags[].key": Api("autoscaling", "CreateAutoScalingGroupType.Tags[].Key"),
+        "tags[].propagateAtLaunch": Api("autoscaling", "CreateAutoScalingGroupType.Tags[].PropagateAtLaunch"),
+        "tags[].value": Api("autoscaling", "CreateAutoScalingGroupType.Tags[].Value"),
+        "vpcZoneIdentifiers[]": Api(
+            "autoscaling",
+            "CreateAutoScalingGroupType.VPCZoneIdentifier",
+            ref=True,
+            note="the provider joins its list into the API's comma-separated VPCZoneIdentifier",
+        ),
+        "waitForCapacityTimeout": PULUMI_ONLY,
+    },
+    "aws:iam/role:Role": {
+        "assumeRolePolicy": Api("iam", "CreateRoleRequest.AssumeRolePolicyDocument"),
+        "description": Api("iam", "CreateRoleRequest.Description"),
+        "tags.*": Api("iam", "Tag.Value", key="Tag.Key"),
+    },
+    "aws:iam/rolePolicy:RolePolicy": {
+        "policy": Api("iam", "PutRolePolicyRequest.PolicyDocument"),
+        "role": Api("iam", "PutRolePolicyRequest.RoleName", ref=True),
+    },
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": {
+        "policyArn": Api("iam", "AttachRolePolicyRequest.PolicyArn"),
+        "role": Api("iam", "AttachRolePolicyRequest.RoleName", ref=True),
+    },
+    "aws:iam/instanceProfile:InstanceProfile": {
+        "role": Api("iam", "AddRoleToInstanceProfileRequest.RoleName", ref=True),
+        "tags.*": Api("iam", "Tag.Value", key="Tag.Key"),
+    },
+    "aws:ec2/vpc:Vpc": {
+        "cidrBlock": Api("ec2", "CreateVpcRequest.CidrBlock"),
+        "enableDnsHostnames": Api("ec2", "ModifyVpcAttributeRequest.EnableDnsHostnames.Value"),
+        "enableDnsSupport": Api("ec2", "ModifyVpcAttributeRequest.EnableDnsSupport.Value"),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/subnet:Subnet": {
+        "availabilityZoneId": Api("ec2", "CreateSubnetRequest.AvailabilityZoneId"),
+        "cidrBlock": Api("ec2", "CreateSubnetRequest.CidrBlock"),
+        "mapPublicIpOnLaunch": Api("ec2", "ModifySubnetAttributeRequest.MapPublicIpOnLaunch.Value"),
+        "vpcId": Api("ec2", "CreateSubnetRequest.VpcId", ref=True),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/internetGateway:InternetGateway": {
+        "vpcId": Api("ec2", "AttachInternetGatewayRequest.VpcId", ref=True),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/eip:Eip": {"domain": Api("ec2", "AllocateAddressRequest.Domain"), "tags.*": TAGS},
+    "aws:ec2/natGateway:NatGateway": {
+        "allocationId": Api("ec2", "CreateNatGatewayRequest.AllocationId", ref=True),
+        "subnetId": Api("ec2", "CreateNatGatewayRequest.SubnetId", ref=True),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/routeTable:RouteTable": {
+        "routes[].cidrBlock": Api("ec2", "CreateRouteRequest.DestinationCidrBlock"),
+        "routes[].gatewayId": Api("ec2", "CreateRouteRequest.GatewayId", ref=True),
+        "routes[].natGatewayId": Api("ec2", "CreateRouteRequest.NatGatewayId", ref=True),
+        "vpcId": Api("ec2", "CreateRouteTableRequest.VpcId", ref=True),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": {
+        "routeTableId": Api("ec2", "AssociateRouteTableRequest.RouteTableId", ref=True),
+        "subnetId": Api("ec2", "AssociateRouteTableRequest.SubnetId", ref=True),
+    },
+    "aws:ec2/securityGroup:SecurityGroup": {
+        "description": Api("ec2", "CreateSecurityGroupRequest.Description"),
+        "vpcId": Api("ec2", "CreateSecurityGroupRequest.VpcId", ref=True),
+        "tags.*": TAGS,
+        # Inline rules: the provider authorizes them with AuthorizeSecurityGroupEgress.
+        "egress[].cidrBlocks[]": Api("ec2", "IpPermission.IpRanges[].CidrIp"),
+        "egress[].fromPort": Api("ec2", "IpPermission.FromPort"),
+        "egress[].protocol": Api(
+            "ec2", "IpPermission.IpProtocol", note="the provider's protocol is IpProtocol"
+        ),
+        "egress[].toPort": Api("ec2", "IpPermission.ToPort"),
+    },
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": {
+        "cidrIpv4": Api("ec2", "IpPermission.IpRanges[].CidrIp"),
+        "description": Api("ec2", "IpPermission.IpRanges[].Description"),
+        "fromPort": Api("ec2", "IpPermission.FromPort"),
+        "ipProtocol": Api("ec2", "IpPermission.IpProtocol"),
+        "referencedSecurityGroupId": Api("ec2", "IpPermission.UserIdGroupPairs[].GroupId", ref=True),
+        "securityGroupId": Api("ec2", "AuthorizeSecurityGroupIngressRequest.GroupId", ref=True),
+        "toPort": Api("ec2", "IpPermission.ToPort"),
+        "tags.*": TAGS,
+    },
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": {
+        "cidrIpv4": Api("ec2", "IpPermission.IpRanges[].CidrIp"),
+        "description": Api("ec2", "IpPermission.IpRanges[].Description"),
+        "fromPort": Api("ec2", "IpPermission.FromPort"),
+        "ipProtocol": Api("ec2", "IpPermission.IpProtocol"),
+        "referencedSecurityGroupId": Api("ec2", "IpPermission.UserIdGroupPairs[].GroupId", ref=True),
+        "securityGroupId": Api("ec2", "AuthorizeSecurityGroupEgressRequest.GroupId", ref=True),
+        "toPort": Api("ec2", "IpPermission.ToPort"),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/vpcEndpoint:VpcEndpoint": {
+        "routeTableIds[]": Api("ec2", "CreateVpcEndpointRequest.RouteTableIds[]", ref=True),
+        "serviceName": Api("ec2", "CreateVpcEndpointRequest.ServiceName"),
+        "vpcEndpointType": Api("ec2", "CreateVpcEndpointRequest.VpcEndpointType"),
+        "vpcId": Api("ec2", "CreateVpcEndpointRequest.VpcId", ref=True),
+        "tags.*": TAGS,
+    },
+    "aws:fsx/lustreFileSystem:LustreFileSystem": {
+        "dataCompressionType": Api("fsx", f"{_LUSTRE}.DataCompressionType"),
+        "deploymentType": Api("fsx", f"{_LUSTRE}.DeploymentType"),
+        "efaEnabled": Api("fsx", f"{_LUSTRE}.EfaEnabled"),
+        "fileSystemTypeVersion": Api("fsx", "CreateFileSystemRequest.FileSystemTypeVersion"),
+        "metadataConfiguration.iops": Api("fsx", f"{_LUSTRE}.MetadataConfiguration.Iops"),
+        "metadataConfiguration.mode": Api("fsx", f"{_LUSTRE}.MetadataConfiguration.Mode"),
+        "perUnitStorageThroughput": Api("fsx", f"{_LUSTRE}.PerUnitStorageThroughput"),
+        "automaticBackupRetentionDays": Api("fsx", f"{_LUSTRE}.AutomaticBackupRetentionDays"),
+        "dailyAutomaticBackupStartTime": Api("fsx", f"{_LUSTRE}.DailyAutomaticBackupStartTime"),
+        "copyTagsToBackups": Api("fsx", f"{_LUSTRE}.CopyTagsToBackups"),
+        "skipFinalBackup": Api(
+            "fsx",
+            "DeleteFileSystemLustreConfiguration.SkipFinalBackup",
+            note="sent when the file system is deleted, not when it is created",
+        ),
+        "securityGroupIds[]": Api("fsx", "CreateFileSystemRequest.SecurityGroupIds[]", ref=True),
+        "storageCapacity": Api("fsx", "CreateFileSystemRequest.StorageCapacity"),
+        "storageType": Api("fsx", "CreateFileSystemRequest.StorageType"),
+        "subnetIds": Api(
+            "fsx",
+            "CreateFileSystemRequest.SubnetIds[]",
+            ref=True,
+            note="pulumi-aws 7 takes one subnet id as a string; the API takes a list",
+        ),
+        "tags.*": Api("fsx", "Tag.Value", key="Tag.Key"),
+    },
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": {
+        "batchImportMetaDataOnCreate": Api(
+            "fsx", "CreateDataRepositoryAssociationRequest.BatchImportMetaDataOnCreate"
+        ),
+        "dataRepositoryPath": Api("fsx", "CreateDataRepositoryAssociationRequest.DataRepositoryPath"),
+        "fileSystemId": Api("fsx", "CreateDataRepositoryAssociationRequest.FileSystemId", ref=True),
+        "fileSystemPath": Api("fsx", "CreateDataRepositoryAssociationRequest.FileSystemPath"),
+        "importedFileChunkSize": Api("fsx", "CreateDataRepositoryAssociationRequest.ImportedFileChunkSize"),
+        "s3.autoExportPolicy.events[]": Api(
+            "fsx", "CreateDataRepositoryAssociationRequest.S3.AutoExportPolicy.Events[]"
+        ),
+        "s3.autoImportPolicy.events[]": Api(
+            "fsx", "CreateDataRepositoryAssociationRequest.S3.AutoImportPolicy.Events[]"
+        ),
+        "tags.*": Api("fsx", "Tag.Value", key="Tag.Key"),
+    },
+    "aws:s3/bucket:Bucket": {
+        "bucketPrefix": Api(
+            "s3",
+            "CreateBucketRequest.Bucket",
+            note="the provider appends a unique suffix to the prefix to form the bucket name",
+        ),
+        "forceDestroy": PULUMI_ONLY,
+        "tags.*": Api("s3", "Tag.Value", key="Tag.Key"),
+    },
+    "aws:s3/bucketObjectv2:BucketObjectv2": {
+        "bucket": Api("s3", "PutObjectRequest.Bucket", ref=True),
+        "contentType": Api("s3", "PutObjectRequest.ContentType"),
+        "key": Api("s3", "PutObjectRequest.Key"),
+        "serverSideEncryption": Api("s3", "PutObjectRequest.ServerSideEncryption"),
+        "source": Free("a local asset the provider uploads as the request body"),
+        "tags.*": Api("s3", "Tag.Value", key="Tag.Key"),
+    },
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": {
+        "bucket": Api("s3", "PutBucketOwnershipControlsRequest.Bucket", ref=True),
+        "rule.objectOwnership": Api("s3", "OwnershipControlsRule.ObjectOwnership"),
+    },
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": {
+        "blockPublicAcls": Api("s3", "PublicAccessBlockConfiguration.BlockPublicAcls"),
+        "blockPublicPolicy": Api("s3", "PublicAccessBlockConfiguration.BlockPublicPolicy"),
+        "bucket": Api("s3", "PutPublicAccessBlockRequest.Bucket", ref=True),
+        "ignorePublicAcls": Api("s3", "PublicAccessBlockConfiguration.IgnorePublicAcls"),
+        "restrictPublicBuckets": Api("s3", "PublicAccessBlockConfiguration.RestrictPublicBuckets"),
+    },
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": {
+        "bucket": Api("s3", "PutBucketEncryptionRequest.Bucket", ref=True),
+        "rules[].applyServerSideEncryptionByDefault.sseAlgorithm": Api(
+            "s3", "ServerSideEncryptionRule.ApplyServerSideEncryptionByDefault.SSEAlgorithm"
+        ),
+        "rules[].applyServerSideEncryptionByDefault.kmsMasterKeyId": Api(
+            "s3", "ServerSideEncryptionRule.ApplyServerSideEncryptionByDefault.KMSMasterKeyID", ref=True
+        ),
+        "rules[].bucketKeyEnabled": Api("s3", "ServerSideEncryptionRule.BucketKeyEnabled"),
+    },
+    "aws:s3/bucketVersioning:BucketVersioning": {
+        "bucket": Api("s3", "PutBucketVersioningRequest.Bucket", ref=True),
+        "versioningConfiguration.status": Api("s3", "VersioningConfiguration.Status"),
+    },
+    "aws:budgets/budget:Budget": {
+        "budgetType": Api("budgets", "Budget.BudgetType"),
+        "costFilters[].name": Api(
+            "budgets",
+            "Budget.CostFilters{key}",
+            note="the provider's list of name/values filters is the API's CostFilters map",
+        ),
+        "costFilters[].values[]": Api("budgets", "Budget.CostFilters{}[]"),
+        "limitAmount": Api("budgets", "Budget.BudgetLimit.Amount"),
+        "limitUnit": Api("budgets", "Budget.BudgetLimit.Unit"),
+        "name": Api("budgets", "Budget.BudgetName"),
+        "notifications[].comparisonOperator": Api("budgets", "Notification.ComparisonOperator"),
+        "notifications[].notificationType": Api("budgets", "Notification.NotificationType"),
+        "notifications[].subscriberEmailAddresses[]": Api(
+            "budgets", "Subscriber.Address", note="each address is a Subscriber with SubscriptionType EMAIL"
+        ),
+        "notifications[].threshold": Api("budgets", "Notification.Threshold"),
+        "notifications[].thresholdType": Api("budgets", "Notification.ThresholdType"),
+        "timeUnit": Api("budgets", "Budget.TimeUnit"),
+    },
+}

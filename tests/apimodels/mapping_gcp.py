@@ -1,0 +1,403 @@
+"""Which Google API field each pulumi-gcp input becomes: per type token, Pulumi property path -> field
+of a discovery document schema (or of the Managed Lustre protobuf).
+
+pulumi-gcp wraps terraform-provider-google, which often renames or flattens the API's fields: an
+instance template's `disks[].diskType` is the API's `disks[].initializeParams.diskType`, its
+`reservationAffinity.type` is `consumeReservationType`, its `serviceAccount` the API's
+`serviceAccounts[]`. Each such entry carries a `note`.
+"""
+
+from __future__ import annotations
+
+from tests.apimodels.check import Api, Free, Target
+
+PATH_PARAMETER = Free("a path parameter of the request URL (projects/{project}/...), not a body field")
+PULUMI_ONLY = Free("a provider setting: never sent to the API")
+
+_QR_NODE = "QueuedResource.tpu.nodeSpec[].node"
+
+
+_IT = "InstanceTemplate.properties"
+_SCHED = f"{_IT}.scheduling"
+
+
+def _labels(api: str, schema: str, field: str = "labels") -> Api:
+    return Api(api, f"{schema}.{field}{{}}", key=f"{schema}.{field}{{key}}")
+
+
+GCP: dict[str, dict[str, Target]] = {
+    "pulumi:providers:gcp": {
+        "project": Free("the provider's default project for path parameters"),
+        "region": Free("the provider's default region for path parameters"),
+    },
+    "gcp:compute/instanceTemplate:InstanceTemplate": {
+        "description": Api("compute.v1", "InstanceTemplate.description"),
+        "disks[].autoDelete": Api("compute.v1", f"{_IT}.disks[].autoDelete"),
+        "disks[].boot": Api("compute.v1", f"{_IT}.disks[].boot"),
+        "disks[].diskSizeGb": Api(
+            "compute.v1",
+            f"{_IT}.disks[].initializeParams.diskSizeGb",
+            note="the provider flattens initializeParams",
+        ),
+        "disks[].diskType": Api(
+            "compute.v1",
+            f"{_IT}.disks[].initializeParams.diskType",
+            note="the provider flattens initializeParams",
+        ),
+        "disks[].sourceImage": Api(
+            "compute.v1",
+            f"{_IT}.disks[].initializeParams.sourceImage",
+            note="the provider flattens initializeParams",
+        ),
+        "disks[].labels.*": Api(
+            "compute.v1",
+            f"{_IT}.disks[].initializeParams.labels{{}}",
+            key=f"{_IT}.disks[].initializeParams.labels{{key}}",
+            note="the provider flattens initializeParams",
+        ),
+        "labels.*": _labels("compute.v1", _IT),
+        "machineType": Api("compute.v1", f"{_IT}.machineType"),
+        "metadata.*": Api(
+            "compute.v1",
+            f"{_IT}.metadata.items[].value",
+            key=f"{_IT}.metadata.items[].key",
+            note="the provider's metadata map is the API's list of key/value items",
+        ),
+        "networkInterfaces[].nicType": Api("compute.v1", f"{_IT}.networkInterfaces[].nicType"),
+        "networkInterfaces[].network": Api("compute.v1", f"{_IT}.networkInterfaces[].network", ref=True),
+        "networkInterfaces[].subnetwork": Api(
+            "compute.v1", f"{_IT}.networkInterfaces[].subnetwork", ref=True
+        ),
+        "networkInterfaces[].queueCount": Api("compute.v1", f"{_IT}.networkInterfaces[].queueCount"),
+        "networkInterfaces[].stackType": Api("compute.v1", f"{_IT}.networkInterfaces[].stackType"),
+        "project": PATH_PARAMETER,
+        "reservationAffinity.specificReservation.key": Api(
+            "compute.v1",
+            f"{_IT}.reservationAffinity.key",
+            note="the provider nests key/values in specificReservation",
+        ),
+        "reservationAffinity.specificReservation.values[]": Api(
+            "compute.v1",
+            f"{_IT}.reservationAffinity.values[]",
+            note="the provider nests key/values in specificReservation",
+        ),
+        "reservationAffinity.type": Api(
+            "compute.v1",
+            f"{_IT}.reservationAffinity.consumeReservationType",
+            note="the provider's type is the API's consumeReservationType",
+        ),
+        "scheduling.automaticRestart": Api("compute.v1", f"{_SCHED}.automaticRestart"),
+        "scheduling.instanceTerminationAction": Api("compute.v1", f"{_SCHED}.instanceTerminationAction"),
+        "scheduling.maxRunDuration.seconds": Api("compute.v1", f"{_SCHED}.maxRunDuration.seconds"),
+        "scheduling.maxRunDuration.nanos": Api("compute.v1", f"{_SCHED}.maxRunDuration.nanos"),
+        "scheduling.onHostMaintenance": Api("compute.v1", f"{_SCHED}.onHostMaintenance"),
+        "scheduling.preemptible": Api("compute.v1", f"{_SCHED}.preemptible"),
+        "scheduling.provisioningModel": Api("compute.v1", f"{_SCHED}.provisioningModel"),
+        "serviceAccount.email": Api(
+            "compute.v1",
+            f"{_IT}.serviceAccounts[].email",
+            ref=True,
+            note="the provider's one account is a list",
+        ),
+        "serviceAccount.scopes[]": Api(
+            "compute.v1", f"{_IT}.serviceAccounts[].scopes[]", note="the provider's one account is a list"
+        ),
+        "shieldedInstanceConfig.enableIntegrityMonitoring": Api(
+            "compute.v1", f"{_IT}.shieldedInstanceConfig.enableIntegrityMonitoring"
+        ),
+        "shieldedInstanceConfig.enableSecureBoot": Api(
+            "compute.v1", f"{_IT}.shieldedInstanceConfig.enableSecureBoot"
+        ),
+        "shieldedInstanceConfig.enableVtpm": Api("compute.v1", f"{_IT}.shieldedInstanceConfig.enableVtpm"),
+    },
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": {
+        "baseInstanceName": Api("compute.v1", "InstanceGroupManager.baseInstanceName"),
+        "description": Api("compute.v1", "InstanceGroupManager.description"),
+        "project": PATH_PARAMETER,
+        "resourcePolicies.workloadPolicy": Api(
+            "compute.v1", "InstanceGroupManager.resourcePolicies.workloadPolicy", ref=True
+        ),
+        "targetSize": Api("compute.v1", "InstanceGroupManager.targetSize"),
+        "targetSizePolicies[].mode": Api(
+            "compute.v1",
+            "InstanceGroupManager.targetSizePolicy.mode",
+            note="the provider's list of at most one policy is the API's single targetSizePolicy",
+        ),
+        "updatePolicy.maxSurgeFixed": Api(
+            "compute.v1", "InstanceGroupManager.updatePolicy.maxSurge.fixed", note="FixedOrPercent, flattened"
+        ),
+        "updatePolicy.maxUnavailableFixed": Api(
+            "compute.v1",
+            "InstanceGroupManager.updatePolicy.maxUnavailable.fixed",
+            note="FixedOrPercent, flattened",
+        ),
+        "updatePolicy.minimalAction": Api("compute.v1", "InstanceGroupManager.updatePolicy.minimalAction"),
+        "updatePolicy.replacementMethod": Api(
+            "compute.v1", "InstanceGroupManager.updatePolicy.replacementMethod"
+        ),
+        "updatePolicy.type": Api("compute.v1", "InstanceGroupManager.updatePolicy.type"),
+        "versions[].instanceTemplate": Api(
+            "compute.v1", "InstanceGroupManager.versions[].instanceTemplate", ref=True
+        ),
+        "versions[].name": Api("compute.v1", "InstanceGroupManager.versions[].name"),
+        "waitForInstances": PULUMI_ONLY,
+        "zone": PATH_PARAMETER,
+    },
+    "gcp:compute/resourcePolicy:ResourcePolicy": {
+        "description": Api("compute.v1", "ResourcePolicy.description"),
+        "project": PATH_PARAMETER,
+        "region": PATH_PARAMETER,
+        "workloadPolicy.acceleratorTopology": Api(
+            "compute.v1", "ResourcePolicy.workloadPolicy.acceleratorTopology"
+        ),
+        "workloadPolicy.maxTopologyDistance": Api(
+            "compute.v1", "ResourcePolicy.workloadPolicy.maxTopologyDistance"
+        ),
+        "workloadPolicy.type": Api("compute.v1", "ResourcePolicy.workloadPolicy.type"),
+    },
+    "gcp:compute/network:Network": {
+        "autoCreateSubnetworks": Api("compute.v1", "Network.autoCreateSubnetworks"),
+        "description": Api("compute.v1", "Network.description"),
+        "mtu": Api("compute.v1", "Network.mtu"),
+        "networkProfile": Api("compute.v1", "Network.networkProfile"),
+        "project": PATH_PARAMETER,
+        "routingMode": Api(
+            "compute.v1", "Network.routingConfig.routingMode", note="the provider flattens routingConfig"
+        ),
+    },
+    "gcp:compute/subnetwork:Subnetwork": {
+        "ipCidrRange": Api("compute.v1", "Subnetwork.ipCidrRange"),
+        "network": Api("compute.v1", "Subnetwork.network", ref=True),
+        "privateIpGoogleAccess": Api("compute.v1", "Subnetwork.privateIpGoogleAccess"),
+        "project": PATH_PARAMETER,
+        "region": PATH_PARAMETER,
+    },
+    "gcp:compute/firewall:Firewall": {
+        "allows[].ports[]": Api("compute.v1", "Firewall.allowed[].ports[]"),
+        "allows[].protocol": Api(
+            "compute.v1",
+            "Firewall.allowed[].IPProtocol",
+            note="the provider's allows[].protocol is IPProtocol",
+        ),
+        "description": Api("compute.v1", "Firewall.description"),
+        "direction": Api("compute.v1", "Firewall.direction"),
+        "network": Api("compute.v1", "Firewall.network", ref=True),
+        "priority": Api("compute.v1", "Firewall.priority"),
+        "project": PATH_PARAMETER,
+        "sourceRanges[]": Api("compute.v1", "Firewall.sourceRanges[]"),
+    },
+    "gcp:compute/globalAddress:GlobalAddress": {
+        "address": Api("compute.v1", "Address.address"),
+        "addressType": Api("compute.v1", "Address.addressType"),
+        "description": Api("compute.v1", "Address.description"),
+        "labels.*": _labels("compute.v1", "Address"),
+        "network": Api("compute.v1", "Address.network", ref=True),
+        "prefixLength": Api("compute.v1", "Address.prefixLength"),
+        "project": PATH_PARAMETER,
+        "purpose": Api("compute.v1", "Address.purpose"),
+    },
+    "gcp:compute/router:Router": {
+        "network": Api("compute.v1", "Router.network", ref=True),
+        "project": PATH_PARAMETER,
+        "region": PATH_PARAMETER,
+    },
+    "gcp:compute/routerNat:RouterNat": {
+        "logConfig.enable": Api("compute.v1", "Router.nats[].logConfig.enable"),
+        "logConfig.filter": Api("compute.v1", "Router.nats[].logConfig.filter"),
+        "natIpAllocateOption": Api(
+            "compute.v1",
+            "Router.nats[].natIpAllocateOption",
+            note="a RouterNat is an entry of its router's nats[]",
+        ),
+        "project": PATH_PARAMETER,
+        "region": PATH_PARAMETER,
+        "router": Free("the router whose nats[] the provider patches: a path parameter"),
+        "sourceSubnetworkIpRangesToNat": Api("compute.v1", "Router.nats[].sourceSubnetworkIpRangesToNat"),
+    },
+    # The multislice request our dynamic provider posts to tpu.v2 projects.locations.queuedResources.create.
+    "pulumi-python:dynamic/gcp-tpu:QueuedResource": {
+        "__provider": PULUMI_ONLY,
+        "project": PATH_PARAMETER,
+        "zone": PATH_PARAMETER,
+        "queued_resource_id": Free("the queuedResourceId query parameter of queuedResources.create"),
+        "body.reservationName": Api("tpu.v2", "QueuedResource.reservationName", ref=True),
+        "body.tpu.nodeSpec[].parent": Api("tpu.v2", "QueuedResource.tpu.nodeSpec[].parent"),
+        "body.tpu.nodeSpec[].multisliceParams.nodeCount": Api(
+            "tpu.v2", "QueuedResource.tpu.nodeSpec[].multisliceParams.nodeCount"
+        ),
+        "body.tpu.nodeSpec[].multisliceParams.nodeIdPrefix": Api(
+            "tpu.v2", "QueuedResource.tpu.nodeSpec[].multisliceParams.nodeIdPrefix"
+        ),
+        "body.tpu.nodeSpec[].node.acceleratorType": Api("tpu.v2", f"{_QR_NODE}.acceleratorType"),
+        "body.tpu.nodeSpec[].node.description": Api("tpu.v2", f"{_QR_NODE}.description"),
+        "body.tpu.nodeSpec[].node.labels.*": _labels("tpu.v2", "Node"),
+        "body.tpu.nodeSpec[].node.metadata.*": Api(
+            "tpu.v2", f"{_QR_NODE}.metadata{{}}", key=f"{_QR_NODE}.metadata{{key}}"
+        ),
+        "body.tpu.nodeSpec[].node.networkConfig.canIpForward": Api(
+            "tpu.v2", f"{_QR_NODE}.networkConfig.canIpForward"
+        ),
+        "body.tpu.nodeSpec[].node.networkConfig.enableExternalIps": Api(
+            "tpu.v2", f"{_QR_NODE}.networkConfig.enableExternalIps"
+        ),
+        "body.tpu.nodeSpec[].node.networkConfig.network": Api(
+            "tpu.v2", f"{_QR_NODE}.networkConfig.network", ref=True
+        ),
+        "body.tpu.nodeSpec[].node.networkConfig.subnetwork": Api(
+            "tpu.v2", f"{_QR_NODE}.networkConfig.subnetwork", ref=True
+        ),
+        "body.tpu.nodeSpec[].node.runtimeVersion": Api("tpu.v2", f"{_QR_NODE}.runtimeVersion"),
+        "body.tpu.nodeSpec[].node.serviceAccount.email": Api(
+            "tpu.v2", f"{_QR_NODE}.serviceAccount.email", ref=True
+        ),
+        "body.tpu.nodeSpec[].node.serviceAccount.scope[]": Api(
+            "tpu.v2", f"{_QR_NODE}.serviceAccount.scope[]"
+        ),
+    },
+    "gcp:tpu/v2Vm:V2Vm": {
+        "acceleratorType": Api("tpu.v2", "Node.acceleratorType"),
+        "acceleratorConfig.type": Api("tpu.v2", "Node.acceleratorConfig.type"),
+        "acceleratorConfig.topology": Api("tpu.v2", "Node.acceleratorConfig.topology"),
+        "description": Api("tpu.v2", "Node.description"),
+        "labels.*": _labels("tpu.v2", "Node"),
+        "metadata.*": Api("tpu.v2", "Node.metadata{}", key="Node.metadata{key}"),
+        "networkConfig.canIpForward": Api("tpu.v2", "Node.networkConfig.canIpForward"),
+        "networkConfig.enableExternalIps": Api("tpu.v2", "Node.networkConfig.enableExternalIps"),
+        "networkConfig.network": Api("tpu.v2", "Node.networkConfig.network", ref=True),
+        "networkConfig.subnetwork": Api("tpu.v2", "Node.networkConfig.subnetwork", ref=True),
+        "project": PATH_PARAMETER,
+        "runtimeVersion": Api("tpu.v2", "Node.runtimeVersion"),
+        "schedulingConfig.preemptible": Api("tpu.v2", "Node.schedulingConfig.preemptible"),
+        "schedulingConfig.reserved": Api("tpu.v2", "Node.schedulingConfig.reserved"),
+        "schedulingConfig.spot": Api("tpu.v2", "Node.schedulingConfig.spot"),
+        "serviceAccount.email": Api("tpu.v2", "Node.serviceAccount.email", ref=True),
+        "serviceAccount.scopes[]": Api(
+            "tpu.v2", "Node.serviceAccount.scope[]", note="the provider's scopes is the API's scope"
+        ),
+        "zone": PATH_PARAMETER,
+    },
+    "gcp:filestore/instance:Instance": {
+        "deletionProtectionEnabled": Api("file.v1", "Instance.deletionProtectionEnabled"),
+        "description": Api("file.v1", "Instance.description"),
+        "fileShares.capacityGb": Api(
+            "file.v1", "Instance.fileShares[].capacityGb", note="the provider's one share is the API's list"
+        ),
+        "fileShares.name": Api(
+            "file.v1", "Instance.fileShares[].name", note="the provider's one share is a list"
+        ),
+        "labels.*": _labels("file.v1", "Instance"),
+        "location": PATH_PARAMETER,
+        "networks[].connectMode": Api("file.v1", "Instance.networks[].connectMode"),
+        "networks[].modes[]": Api("file.v1", "Instance.networks[].modes[]"),
+        "networks[].network": Api("file.v1", "Instance.networks[].network", ref=True),
+        "networks[].reservedIpRange": Api("file.v1", "Instance.networks[].reservedIpRange", ref=True),
+        "project": PATH_PARAMETER,
+        "tier": Api("file.v1", "Instance.tier"),
+    },
+    "gcp:lustre/instance:Instance": {
+        "capacityGib": Api("lustre.v1", "Instance.capacityGib"),
+        "description": Api("lustre.v1", "Instance.description"),
+        "filesystem": Api("lustre.v1", "Instance.filesystem"),
+        "gkeSupportEnabled": Api("lustre.v1", "Instance.gkeSupportEnabled"),
+        "instanceId": Api("lustre.v1", "CreateInstanceRequest.instanceId"),
+        "labels.*": Api("lustre.v1", "Instance.labels{}", key="Instance.labels{key}"),
+        "location": PATH_PARAMETER,
+        "network": Api("lustre.v1", "Instance.network", ref=True),
+        "perUnitStorageThroughput": Api("lustre.v1", "Instance.perUnitStorageThroughput"),
+        "project": PATH_PARAMETER,
+    },
+    "gcp:storage/bucket:Bucket": {
+        "forceDestroy": PULUMI_ONLY,
+        "labels.*": _labels("storage.v1", "Bucket"),
+        "location": Api("storage.v1", "Bucket.location"),
+        "project": Free("a query parameter of buckets.insert"),
+        "publicAccessPrevention": Api(
+            "storage.v1",
+            "Bucket.iamConfiguration.publicAccessPrevention",
+            note="flattened from iamConfiguration",
+        ),
+        "storageClass": Api("storage.v1", "Bucket.storageClass"),
+        "uniformBucketLevelAccess": Api(
+            "storage.v1",
+            "Bucket.iamConfiguration.uniformBucketLevelAccess.enabled",
+            note="flattened from iamConfiguration",
+        ),
+        "versioning.enabled": Api("storage.v1", "Bucket.versioning.enabled"),
+    },
+    "gcp:storage/bucketObject:BucketObject": {
+        "bucket": Api("storage.v1", "Object.bucket", ref=True),
+        "contentType": Api("storage.v1", "Object.contentType"),
+        "name": Api("storage.v1", "Object.name"),
+        "source": Free("a local asset the provider uploads as the object's media"),
+    },
+    "gcp:storage/bucketIAMMember:BucketIAMMember": {
+        "bucket": Free("the bucket whose IAM policy the provider patches: a path parameter"),
+        "member": Api("storage.v1", "Policy.bindings[].members[]", ref=True),
+        "role": Api("storage.v1", "Policy.bindings[].role"),
+    },
+    "gcp:projects/iAMMember:IAMMember": {
+        "member": Api("cloudresourcemanager.v1", "Binding.members[]", ref=True),
+        "project": PATH_PARAMETER,
+        "role": Api("cloudresourcemanager.v1", "Binding.role"),
+    },
+    "gcp:serviceaccount/account:Account": {
+        "accountId": Api("iam.v1", "CreateServiceAccountRequest.accountId"),
+        "description": Api("iam.v1", "ServiceAccount.description"),
+        "displayName": Api("iam.v1", "ServiceAccount.displayName"),
+        "project": PATH_PARAMETER,
+    },
+    "gcp:servicenetworking/connection:Connection": {
+        "network": Api("servicenetworking.v1", "Connection.network", ref=True),
+        "reservedPeeringRanges[]": Api(
+            "servicenetworking.v1", "Connection.reservedPeeringRanges[]", ref=True
+        ),
+        "service": Free("the producer service: a path parameter (services/{service}/connections)"),
+    },
+    "gcp:billing/budget:Budget": {
+        "allUpdatesRule.monitoringNotificationChannels[]": Api(
+            "billingbudgets.v1",
+            "GoogleCloudBillingBudgetsV1Budget.notificationsRule.monitoringNotificationChannels[]",
+            ref=True,
+            note="the provider's allUpdatesRule is the API's notificationsRule",
+        ),
+        "allUpdatesRule.disableDefaultIamRecipients": Api(
+            "billingbudgets.v1",
+            "GoogleCloudBillingBudgetsV1Budget.notificationsRule.disableDefaultIamRecipients",
+        ),
+        "amount.specifiedAmount.currencyCode": Api(
+            "billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.amount.specifiedAmount.currencyCode"
+        ),
+        "amount.specifiedAmount.units": Api(
+            "billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.amount.specifiedAmount.units"
+        ),
+        "billingAccount": PATH_PARAMETER,
+        "budgetFilter.calendarPeriod": Api(
+            "billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.budgetFilter.calendarPeriod"
+        ),
+        "budgetFilter.labels.*": Api(
+            "billingbudgets.v1",
+            "GoogleCloudBillingBudgetsV1Budget.budgetFilter.labels{}[]",
+            key="GoogleCloudBillingBudgetsV1Budget.budgetFilter.labels{key}",
+            note="the provider's one value per label is the API's list of values",
+        ),
+        "budgetFilter.projects[]": Api(
+            "billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.budgetFilter.projects[]", ref=True
+        ),
+        "displayName": Api("billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.displayName"),
+        "thresholdRules[].spendBasis": Api(
+            "billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.thresholdRules[].spendBasis"
+        ),
+        "thresholdRules[].thresholdPercent": Api(
+            "billingbudgets.v1", "GoogleCloudBillingBudgetsV1Budget.thresholdRules[].thresholdPercent"
+        ),
+    },
+    "gcp:monitoring/notificationChannel:NotificationChannel": {
+        "displayName": Api("monitoring.v3", "NotificationChannel.displayName"),
+        "labels.*": Api(
+            "monitoring.v3", "NotificationChannel.labels{}", key="NotificationChannel.labels{key}"
+        ),
+        "project": PATH_PARAMETER,
+        "type": Api("monitoring.v3", "NotificationChannel.type"),
+        "userLabels.*": _labels("monitoring.v3", "NotificationChannel", "userLabels"),
+    },
+}

@@ -1,0 +1,74 @@
+"""The plans the API-model test checks: every example in every environment, plus the component variants
+the examples do not reach (spot, flex-start, reservations, autoscaling, NVL72, TCPX, budgets).
+
+The variant blueprints are the component tests' own, so the session's plan cache serves both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from clusterfab.plan.project import Plan
+from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
+from tests.components.test_gcp_node_group import group
+from tests.conftest import EXAMPLES
+
+ENVIRONMENTS = (None, "dev", "prod")
+
+
+# The component tests' own group builder, so reserved-only machines get the same reservation here.
+_group = group
+
+
+def _gcp_budget() -> Plan:
+    text = (
+        GCP_HEAD.format(name="bud-cluster", zone="us-central1-b")
+        + GCP_PROJECT
+        + "tpu_slices:\n  - name: s\n    generation: v6e\n    topology: 4x4\n"
+        + "budget: {max_hourly_usd: 100, alert_emails: [a@example.com, ops@example.org]}\n"
+    )
+    return plan_configured(text, (("clusterfab:billingAccount", "000000-AAAAAA-BBBBBB"),))
+
+
+VARIANTS: dict[str, Callable[[], Plan]] = {
+    "aws-spot": lambda: aws_plan(_group("p5.48xlarge", "    capacity: {kind: spot}\n"), name="spot"),
+    "aws-odcr": lambda: aws_plan(
+        _group("p5.48xlarge", "    capacity: {kind: reservation, reservation: cr-0123456789abcdef0}\n"),
+        name="odcr",
+    ),
+    "aws-autoscaled": lambda: aws_plan(
+        _group("p5.48xlarge", size="autoscaling: {min: 2, max: 12}"), name="auto"
+    ),
+    "aws-no-fabric": lambda: aws_plan(_group("p5.48xlarge", "    fabric: none\n"), name="nofab"),
+    "gcp-spot": lambda: gcp_plan(_group("a3-megagpu-8g", "    capacity: {kind: spot}\n"), name="spot"),
+    "gcp-flex-start": lambda: gcp_plan(
+        _group("a3-ultragpu-8g", "    capacity: {kind: flex_start, max_run_duration_hours: 36}\n"),
+        name="flex",
+    ),
+    "gcp-autoscaled": lambda: gcp_plan(
+        _group("a3-megagpu-8g", size="autoscaling: {min: 2, max: 12}"), name="auto"
+    ),
+    "gcp-a3-high-tcpx": lambda: gcp_plan(_group("a3-highgpu-8g"), name="nic"),
+    "gcp-a4-block": lambda: gcp_plan(
+        _group("a4-highgpu-8g", "    placement_max_distance: 2\n", size="count: 150"), name="d2"
+    ),
+    "gcp-a4x-nvl72": lambda: gcp_plan(_group("a4x-highgpu-4g", size="count: 18"), name="nvl"),
+    "gcp-budget": _gcp_budget,
+}
+
+
+@dataclass(frozen=True)
+class PlanCase:
+    id: str
+    load: Callable[[], Plan]
+
+
+def _example(path_index: int, env: str | None) -> Callable[[], Plan]:
+    return lambda: plan_file(EXAMPLES[path_index], env)
+
+
+CASES = [
+    PlanCase(f"{path.stem}.{env or 'base'}", _example(i, env))
+    for i, path in enumerate(EXAMPLES)
+    for env in ENVIRONMENTS
+] + [PlanCase(name, load) for name, load in VARIANTS.items()]

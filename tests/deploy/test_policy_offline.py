@@ -1,0 +1,140 @@
+"""`clusterfab policy`: the pack's rules on the offline plan, as a pull request runs them (no credentials).
+
+The examples pass in every environment; a plan with one resource made to violate a rule fails with that
+rule's name, the resource and the fix, through the same `checks` functions CrossGuard runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from clusterfab.catalog import load_catalog
+from clusterfab.plan.engine import PlannedResource
+from clusterfab.policy.names import (
+    BUCKET_ENCRYPTION,
+    IMDSV2,
+    NO_PUBLIC_BUCKETS,
+    NO_PUBLIC_IPS,
+    PROTECT_STATEFUL,
+)
+from clusterfab.policy.offline import Violation, check_resources
+from tests.conftest import EXAMPLES, REPO
+from tests.deploy.conftest import cached_plan
+from tests.factories import example_spec
+
+EXAMPLE = "blueprints/examples/aws-p5-efa-fsx.yaml"
+STATEFUL = load_catalog().stateful_types.keys()
+CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
+
+
+def _check(example: str, env: str, resources: list[PlannedResource] | None = None) -> list[Violation]:
+    planned = cached_plan(example, env).resources if resources is None else resources
+    protected = example_spec(example, env).protected
+    return check_resources(planned, protected=protected, stateful_types=STATEFUL)
+
+
+@pytest.mark.parametrize(("example", "env"), CASES)
+def test_every_example_passes(example: str, env: str) -> None:
+    assert _check(example, env) == []
+
+
+def _violate(
+    example: str, env: str, type_: str, change: Callable[[PlannedResource], PlannedResource]
+) -> list[PlannedResource]:
+    resources = list(cached_plan(example, env).resources)
+    index = next(i for i, r in enumerate(resources) if r.type == type_)
+    resources[index] = change(resources[index])
+    return resources
+
+
+def _inputs(edit: Callable[[dict[str, Any]], None]) -> Callable[[PlannedResource], PlannedResource]:
+    def change(resource: PlannedResource) -> PlannedResource:
+        inputs = copy.deepcopy(dict(resource.inputs))
+        edit(inputs)
+        return dataclasses.replace(resource, inputs=inputs)
+
+    return change
+
+
+def test_imdsv1_on_a_launch_template_is_named() -> None:
+    bad = _violate(
+        "aws-p5-efa-fsx",
+        "prod",
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        _inputs(lambda i: i["metadataOptions"].update(httpTokens="optional")),
+    )
+    assert [(v.policy, v.resource) for v in _check("aws-p5-efa-fsx", "prod", bad)] == [
+        (IMDSV2, "llm-pretrain-trainers-lt")
+    ]
+
+
+def test_a_public_ip_on_a_gcp_template_is_named() -> None:
+    def external(inputs: dict[str, Any]) -> None:
+        inputs["networkInterfaces"][0]["accessConfigs"] = [{"natIp": ""}]
+
+    bad = _violate(
+        "gcp-a3mega-tcpxo-filestore",
+        "dev",
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        _inputs(external),
+    )
+    found = _check("gcp-a3mega-tcpxo-filestore", "dev", bad)
+    assert [(v.policy, v.resource) for v in found] == [(NO_PUBLIC_IPS, "mega-train-trainers-template")]
+
+
+def test_an_unprotected_file_system_fails_only_where_the_environment_protects() -> None:
+    fsx = "aws:fsx/lustreFileSystem:LustreFileSystem"
+
+    def unprotect(resource: PlannedResource) -> PlannedResource:
+        return dataclasses.replace(resource, protect=False)
+
+    prod = _check("aws-p5-efa-fsx", "prod", _violate("aws-p5-efa-fsx", "prod", fsx, unprotect))
+    assert [(v.policy, v.resource) for v in prod] == [(PROTECT_STATEFUL, "llm-pretrain-datasets-fs")]
+    assert _check("aws-p5-efa-fsx", "dev", _violate("aws-p5-efa-fsx", "dev", fsx, unprotect)) == []
+
+
+def test_buckets_without_encryption_or_with_an_open_access_block_are_named() -> None:
+    resources = [
+        r
+        for r in cached_plan("aws-p5-efa-fsx", "prod").resources
+        if r.type != "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+    ]
+    assert [v.policy for v in _check("aws-p5-efa-fsx", "prod", resources)] == [BUCKET_ENCRYPTION]
+    opened = _violate(
+        "aws-p5-efa-fsx",
+        "prod",
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+        _inputs(lambda i: i.update(blockPublicPolicy=False)),
+    )
+    assert [v.policy for v in _check("aws-p5-efa-fsx", "prod", opened)] == [NO_PUBLIC_BUCKETS]
+
+
+def test_the_command_checks_the_offline_plan() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "clusterfab",
+            "policy",
+            "blueprints/examples/aws-p5-efa-fsx.yaml",
+            "--env",
+            "prod",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CLUSTERFAB_TODAY": "2026-11-23"},
+    )
+    assert (done.returncode, done.stdout.strip().splitlines()[-1]) == (
+        0,
+        f"{EXAMPLE} [prod]: passes the policy pack (0 violations, 45 resources checked)",
+    )

@@ -1,0 +1,179 @@
+"""The monitoring components built from their Args alone (as a team's own Pulumi program would), and the
+monitoring node as the cluster's program builds it: exact children and the inputs that matter."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from clusterfab.plan.engine import PlannedResource, run_program
+from components.aws._iam import SESSION_MANAGER_ACTIONS
+from tests.components.harness import plan_file
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "blueprints" / "examples" / "aws-p5-monitored.yaml"
+GCP_CLUSTER = REPO / "tests" / "fixtures" / "monitoring" / "cluster-gcp.yaml"
+
+
+def build(program: Callable[[], None]) -> dict[str, PlannedResource]:
+    return {r.name: r for r in run_program(program, project="team-infra", stack="dev").resources}
+
+
+def kinds(resources: dict[str, PlannedResource]) -> dict[str, str]:
+    return {name: r.type.rsplit(":", 1)[1] for name, r in resources.items()}
+
+
+def test_aws_monitoring_node_from_its_args(tmp_path: Path) -> None:
+    from components.aws.monitoring import AwsMonitoringNode, AwsMonitoringNodeArgs
+
+    files = tmp_path / "files.tar.gz"
+    files.write_bytes(b"rendered")
+
+    def program() -> None:
+        AwsMonitoringNode(
+            "mon",
+            AwsMonitoringNodeArgs(
+                vpc_id="vpc-1",
+                subnet_id="subnet-1",
+                node_security_group_id="sg-nodes",
+                bucket_name="team-bucket",
+                bucket_arn="arn:aws:s3:::team-bucket",
+                image_id="ami-0123456789abcdef0",
+                region="us-east-1",
+                files=("monitoring/abc.tar.gz", files),
+                smtp_secret="team/smtp",
+            ),
+        )
+
+    made = build(program)
+    assert kinds(made) == {
+        "mon": "AwsMonitoringNode",
+        "mon-role": "Role",
+        "mon-bucket": "RolePolicy",
+        "mon-profile": "InstanceProfile",
+        "mon-sg": "SecurityGroup",
+        "mon-files": "BucketObjectv2",
+        "mon-instance": "Instance",
+        "mon-access": "AwsMonitoringAccess",
+        "mon-access-policy": "RolePolicy",
+        "mon-access-scrape-9100": "SecurityGroupIngressRule",
+        "mon-access-scrape-9400": "SecurityGroupIngressRule",
+    }
+    instance = made["mon-instance"].inputs
+    assert instance["associatePublicIpAddress"] is False
+    assert instance["metadataOptions"] == {
+        "httpEndpoint": "enabled",
+        "httpTokens": "required",
+        "httpPutResponseHopLimit": 1,
+    }
+    assert instance["rootBlockDevice"]["encrypted"] is True
+    assert (instance["instanceType"], instance["rootBlockDevice"]["volumeSize"]) == ("m7i.large", 50)
+    assert made["mon-sg"].inputs.get("ingress") in (None, [])
+    host = json.loads(made["mon-bucket"].inputs["policy"])
+    assert [(st["Sid"], st["Action"]) for st in host["Statement"]] == [
+        ("ReadClusterBucket", ["s3:GetObject", "s3:GetObjectVersion"]),
+        ("ListClusterBucket", "s3:ListBucket"),
+        ("SessionManager", list(SESSION_MANAGER_ACTIONS)),
+    ]
+    policy = json.loads(made["mon-access-policy"].inputs["policy"])
+    assert policy["Statement"] == [
+        {"Sid": "DiscoverNodes", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+        {
+            "Sid": "ReadSmtpPassword",
+            "Effect": "Allow",
+            "Action": "secretsmanager:GetSecretValue",
+            "Resource": "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-*",
+        },
+    ]
+    scrape = made["mon-access-scrape-9400"].inputs
+    assert (scrape["securityGroupId"], scrape["fromPort"], scrape["toPort"], scrape["ipProtocol"]) == (
+        "sg-nodes",
+        9400,
+        9400,
+        "tcp",
+    )
+    assert "cidrIpv4" not in scrape
+
+
+def test_aws_monitoring_node_refuses_a_disk_too_small_before_creating_anything() -> None:
+    from components.aws.monitoring import AwsMonitoringNode, AwsMonitoringNodeArgs
+
+    def program() -> None:
+        AwsMonitoringNode(
+            "mon",
+            AwsMonitoringNodeArgs(
+                vpc_id="v", subnet_id="s", node_security_group_id="sg", bucket_name="b",
+                bucket_arn="arn:aws:s3:::b", image_id="ami-1", region="us-east-1", volume_gib=8,
+            ),
+        )  # fmt: skip
+
+    with pytest.raises(Exception, match="volume_gib"):
+        build(program)
+
+
+def test_gcp_monitoring_node_from_its_args() -> None:
+    from components.gcp.monitoring import GcpMonitoringNode, GcpMonitoringNodeArgs
+
+    def program() -> None:
+        GcpMonitoringNode(
+            "mon",
+            GcpMonitoringNodeArgs(
+                project="p-123456",
+                zone="us-central1-a",
+                network_id="projects/p/global/networks/n",
+                subnetwork_id="projects/p/regions/us-central1/subnetworks/s",
+                bucket_name="team-bucket",
+                image="projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
+                service_account_id="mon-sa-account",
+                role_id="clusterfab_monitoring_dev",
+            ),
+        )
+
+    made = build(program)
+    assert sorted(kinds(made).values()) == sorted(
+        ["GcpMonitoringNode", "Account", "IAMMember", "IAMMember", "BucketIAMMember", "Instance", "Firewall",
+         "GcpMonitoringAccess", "IAMCustomRole", "IAMMember"]
+    )  # fmt: skip
+    instance = made["mon-instance"].inputs
+    assert [nic.get("accessConfigs") for nic in instance["networkInterfaces"]] == [None]
+    assert instance["shieldedInstanceConfig"]["enableSecureBoot"] is True
+    assert instance["machineType"] == "e2-standard-2"
+    role = made["mon-access-discovery-role"].inputs
+    assert (role["roleId"], role["permissions"]) == ("clusterfab_monitoring_dev", ["compute.instances.list"])
+    firewall = made["mon-access-iap-grafana"].inputs
+    assert (firewall["sourceRanges"], firewall["allows"]) == (
+        ["35.235.240.0/20"],
+        [{"protocol": "tcp", "ports": ["3000"]}],
+    )
+
+
+def test_the_example_gets_a_monitoring_node_with_the_catalogs_machine_and_its_outputs() -> None:
+    plan = plan_file(EXAMPLE, "prod")
+    resources = {r.name: r for r in plan.resources}
+    instance = resources["llm-monitored-monitoring-instance"].inputs
+    assert instance["instanceType"] == "m7i.large"
+    assert instance["rootBlockDevice"]["volumeSize"] == 50
+    assert instance["tags"]["clusterfab-component"] == "monitoring"
+    scrape = resources["llm-monitored-monitoring-access-scrape-9100"].inputs
+    assert scrape["securityGroupId"] == "llm-monitored-net-nodes-sg-id"
+    files = resources["llm-monitored-monitoring-files"].inputs
+    assert files["key"].startswith("monitoring/")
+    assert files["key"].endswith(".tar.gz")
+    assert plan.outputs["monitoring"] == {
+        "host": "llm-monitored-monitoring-instance-id",
+        "grafana_port": 3000,
+        "retention_days": 30,
+    }
+
+
+def test_a_gcp_cluster_gets_its_monitoring_node_in_the_system_subnet() -> None:
+    plan = plan_file(GCP_CLUSTER, None)
+    resources = {r.name: r for r in plan.resources}
+    instance = resources["mega-monitoring-instance"].inputs
+    assert instance["machineType"] == "e2-standard-2"
+    assert instance["networkInterfaces"] == [{"subnetwork": "mega-net-sys-subnet-id"}]
+    assert instance["name"] == "mega-plan-monitoring"
+    assert resources["mega-monitoring-access-smtp-secret"].inputs["secretId"] == "llm/alertmanager-smtp"

@@ -1,0 +1,86 @@
+"""The monitoring host's inputs: playbook variables against the roles' contracts, the rendered-files
+archive, the boot script that fetches it, and the one counters file both sides ship."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clusterfab.bootstrap import FilesArchive, NodeBootstrap, files_dir, render_boot_script
+from clusterfab.catalog import Catalog
+from clusterfab.monitoring import MonitoringFiles
+from clusterfab.monitoring.counters import counters_csv
+from clusterfab.monitoring.host import archive_bytes, build_archive, monitoring_host_vars
+from clusterfab.spec import ClusterSpec
+from tests.conftest import REPO
+
+PLAYBOOKS = REPO / "playbooks"
+TYPES: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "path": (str,),
+    "int": (int,),
+    "list": (list,),
+    "bool": (bool,),
+}
+
+
+def _options(role: str) -> dict[str, Any]:
+    spec = yaml.safe_load((PLAYBOOKS / "roles" / role / "meta" / "argument_specs.yml").read_text())
+    return dict(spec["argument_specs"]["main"]["options"])
+
+
+def _roles() -> list[str]:
+    play = yaml.safe_load((PLAYBOOKS / "monitoring.yml").read_text())[0]
+    return [task["ansible.builtin.include_role"]["name"] for task in play["tasks"]]
+
+
+def test_host_vars_satisfy_the_monitoring_playbook(cluster_spec: ClusterSpec, catalog: Catalog) -> None:
+    variables = monitoring_host_vars(cluster_spec, catalog, files_dir="/opt/clusterfab/files/abc")
+    playbook = yaml.safe_load((PLAYBOOKS / "specs" / "monitoring_argument_specs.yml").read_text())
+    options = dict(playbook["monitoring_argument_specs"])
+    for role in _roles():
+        options.update(_options(role))
+    assert _roles() == ["prometheus", "alertmanager", "grafana"]
+    assert set(variables) <= set(options)
+    assert {name for name, spec in options.items() if spec.get("required")} <= set(variables)
+    for name, value in variables.items():
+        assert isinstance(value, TYPES[options[name]["type"]]), name
+        assert value in options[name].get("choices", [value]), name
+    assert variables["prometheus_version"] == "2.45.3+ds-2ubuntu0.3"
+    assert variables["grafana_key_fingerprint"] == "B53AE77BADB630A683046005963FA27710458545"
+    assert variables["alertmanager_smtp_password_secret"] == "llm/alertmanager-smtp"
+    assert variables["grafana_http_addr"] == "127.0.0.1"
+
+
+def test_the_archive_is_reproducible_and_named_by_its_digest(
+    cluster_files: MonitoringFiles, tmp_path: Path
+) -> None:
+    data = archive_bytes(cluster_files)
+    assert data == archive_bytes(dict(reversed(list(cluster_files.items()))))
+    archive = build_archive(cluster_files, tmp_path)
+    assert archive.sha256 == hashlib.sha256(data).hexdigest()
+    assert archive.key == f"monitoring/{archive.sha256}.tar.gz"
+    assert archive.path.read_bytes() == data
+
+
+def test_the_boot_script_fetches_and_checks_the_archive_before_the_playbook() -> None:
+    boot = NodeBootstrap(
+        cloud="aws", cluster="llm", stack="prod", node_group="monitoring", region="us-east-1",
+        bucket="b", bundle_key="bundles/x.tar.gz", bundle_sha256="x", ansible_core_version="2.19.14",
+        playbook="monitoring.yml", playbook_vars={}, files=FilesArchive("monitoring/abc.tar.gz", "abc"),
+    )  # fmt: skip
+    script = render_boot_script(boot)
+    fetch = script.index('"https://$BUCKET.s3.$REGION.amazonaws.com/$FILES_KEY"')
+    check = script.index('echo "$FILES_SHA256  $download" | sha256sum --check --status')
+    playbook = script.index('ansible-playbook" -i localhost, -c local monitoring.yml')
+    assert fetch < check < playbook
+    assert f"readonly FILES_DIR={files_dir('abc')}" in script
+    without = render_boot_script(NodeBootstrap(**{**boot.__dict__, "files": None}))
+    assert "FILES_KEY" not in without
+
+
+def test_the_nodes_run_the_counters_file_monitoring_renders() -> None:
+    assert (PLAYBOOKS / "roles" / "dcgm" / "files" / "dcgm-counters.csv").read_text() == counters_csv()

@@ -1,0 +1,92 @@
+"""Every dashboard panel and alert rule reads only metrics the exporters really expose: dcgm-exporter with
+clusterfab's counters file (its field names checked against go-dcgm elsewhere), the node exporter's names
+read from a running node exporter, Prometheus' own (`up`, `ALERTS`), the Slurm exporter's, and the
+recording rules clusterfab defines. The shipped dashboard JSON is what the code builds today."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clusterfab.monitoring.counters import dcgm_metrics
+from clusterfab.monitoring.grafana import dashboards
+from tests.monitoring.node_exporter import node_exporter_names
+from tests.monitoring.promql import metric_names
+
+PROMETHEUS_OWN = {"up", "ALERTS"}
+SLURM_EXPORTER = {"slurm_nodes_drain"}
+"""vpenso/prometheus-slurm-exporter (collector/nodes.go): `sinfo` node counts per state."""
+
+
+@pytest.fixture(scope="module")
+def node_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    return node_exporter_names(tmp_path_factory.mktemp("node-exporter"))
+
+
+def _recorded(rules_dir: Path) -> set[str]:
+    return {
+        rule["record"]
+        for path in rules_dir.glob("*.yml")
+        for group in yaml.safe_load(path.read_text())["groups"]
+        for rule in group["rules"]
+        if "record" in rule
+    }
+
+
+def _queries(board: dict[str, Any]) -> list[tuple[str, str]]:
+    found = [(f"variable {v['name']}", v["query"]) for v in board["templating"]["list"]]
+    for panel in board["panels"]:
+        found += [(panel["title"], target["expr"]) for target in panel.get("targets", [])]
+    return found
+
+
+def test_the_lexer_finds_metric_names_and_nothing_else() -> None:
+    expr = (
+        'sum by (team) (label_replace(count_over_time(DCGM_FI_DEV_GPU_TEMP{hpc_job!=""}[$__range]) '
+        "* on (node_group) "
+        'group_left clusterfab:gpu_hour_usd, "team", "$1", "hpc_job", "([^:]+):.*")) * 30 / 3600'
+    )
+    assert metric_names(expr) == {"DCGM_FI_DEV_GPU_TEMP", "clusterfab:gpu_hour_usd"}
+    assert metric_names('label_values(up{job="node"}, node_group)') == {"up", "node_group"}
+
+
+def test_every_dashboard_query_reads_exposed_metrics(node_names: set[str], rendered: Path) -> None:
+    known = dcgm_metrics() | node_names | PROMETHEUS_OWN | _recorded(rendered / "rules")
+    unknown = []
+    for name, board in dashboards().items():
+        for title, expr in _queries(board):
+            names = metric_names(expr)
+            if expr.startswith("label_values("):
+                names -= {expr.rstrip(")").rsplit(",", 1)[1].strip()}  # the label whose values it lists
+            unknown += [f"{name}: {title}: {metric}" for metric in sorted(names - known)]
+    assert unknown == []
+
+
+def test_every_rule_reads_exposed_metrics(node_names: set[str], rendered: Path) -> None:
+    known = dcgm_metrics() | node_names | PROMETHEUS_OWN | SLURM_EXPORTER | _recorded(rendered / "rules")
+    unknown = []
+    for path in sorted((rendered / "rules").glob("*.yml")):
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            for rule in group["rules"]:
+                name = rule.get("alert") or rule.get("record")
+                unknown += [f"{path.name}: {name}: {m}" for m in sorted(metric_names(rule["expr"]) - known)]
+    assert unknown == []
+
+
+def test_the_shipped_dashboards_are_what_the_code_builds() -> None:
+    pytest.importorskip("grafana_foundation_sdk")
+    from clusterfab.monitoring.dashboard_build import render_all
+
+    built = {name: json.loads(content) for name, content in render_all().items()}
+    assert built == dashboards(), "stale: run `uv run python -m clusterfab.monitoring.dashboard_build`"
+
+
+def test_every_panel_names_the_provisioned_data_source() -> None:
+    for board in dashboards().values():
+        for panel in board["panels"]:
+            if panel["type"] != "text":
+                assert panel["datasource"] == {"type": "prometheus", "uid": "prometheus"}, panel["title"]

@@ -1,0 +1,189 @@
+"""The CLI's output conventions (docs/cli.md): findings on stdout for every command in every format,
+errors of the command line on stderr (or as a JSON object in JSON mode), text that fits an 80 to 120
+column terminal, and the shared options (--version, -h, -s/--stack)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusterfab import cli
+from clusterfab.catalog import load_catalog
+from tests.conftest import BAD_FIXTURES, REPO
+
+EXAMPLE = "blueprints/examples/aws-p5-efa-fsx.yaml"
+BAD = str(BAD_FIXTURES / "BP104-tpu-topology.yaml")
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("CLUSTERFAB_TODAY", "2026-11-22")
+
+
+def run(*args: str, columns: int = 120) -> tuple[int, str, str]:
+    """The CLI in this process, its error boundary included: (exit code, stdout, stderr)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
+        patch.setattr(sys, "argv", ["clusterfab", *args])
+        patch.setenv("COLUMNS", str(columns))
+        with pytest.raises(SystemExit) as exited:
+            cli.main()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 0), stdout.getvalue(), stderr.getvalue()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["validate", BAD], ["cost", BAD], ["plan", BAD], ["diff", EXAMPLE, BAD]],
+    ids=["validate", "cost", "plan", "diff"],
+)
+def test_findings_go_to_stdout_for_every_command(args: list[str]) -> None:
+    code, out, err = run(*args)
+    assert (code, err) == (1, "")
+    assert f"{BAD}:11:15: error[BP104] tpu_slices[0].topology: '4x4x3' is not a v5p topology" in out
+    assert out.rstrip().splitlines()[-1].startswith(f"{BAD}: invalid (1 error, 0 warnings, 0 notes")
+
+
+@pytest.mark.parametrize("command", ["validate", "cost", "diff"])
+def test_markdown_of_an_invalid_blueprint_is_the_findings(command: str) -> None:
+    args = [command, EXAMPLE, BAD] if command == "diff" else [command, BAD]
+    code, out, err = run(*args, "--format", "markdown")
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert lines[0] == f"### clusterfab {command}: `{BAD}` is invalid"
+    assert "| Severity | Code | Where | Field | Problem | Hint |" in lines
+    assert (
+        f"| error | BP104 | `{BAD}:11:15` | `tpu_slices[0].topology` | '4x4x3' is not a v5p topology | "
+        in out
+    )
+    assert "```text" in lines  # the source lines with carets, folded
+
+
+def test_usage_errors_are_one_line_on_stderr_and_nothing_on_stdout() -> None:
+    assert run("validate", "no/such.yaml") == (2, "", "error: no such file: no/such.yaml\n")
+    code, out, err = run("plan", EXAMPLE, "-s", "not/a/valid/stack")
+    assert (code, out) == (2, "")
+    assert "Invalid value for '--stack' / '-s': 'not/a/valid/stack' is not a Pulumi stack name" in err
+
+
+def test_a_yaml_syntax_error_shows_its_source_line_and_caret() -> None:
+    code, out, _ = run("validate", str(BAD_FIXTURES / "BP002-yaml-syntax.yaml"))
+    assert code == 1
+    assert out.splitlines()[1:4] == [
+        "    7 |     count 4",
+        "      |     ^",
+        "   hint: this line needs `key: value` (a colon and a space after the key), or is mis-indented",
+    ]
+
+
+def _widths(text: str) -> list[int]:
+    return [len(line) for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cost", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "--env", "dev", "--hours", "336"],
+        ["cost", "blueprints/examples/gcp-tpu-v5p-multislice.yaml"],
+        ["catalog"],
+        ["plan", EXAMPLE, "--env", "prod", "--show-inputs"],
+    ],
+    ids=["cost-dev", "cost-tpu", "catalog", "plan"],
+)
+def test_text_fits_the_terminal(args: list[str], columns: int) -> None:
+    code, out, _ = run(*args, columns=columns)
+    assert code == 0
+    assert max(_widths(out)) <= columns, [line for line in out.splitlines() if len(line) > columns][:3]
+
+
+def test_narrow_cost_tables_drop_columns_but_keep_the_totals() -> None:
+    _, wide, _ = run("cost", EXAMPLE, columns=120)
+    _, narrow, _ = run("cost", EXAMPLE, columns=80)
+    assert wide.splitlines()[2].split() == [
+        "ITEM", "KIND", "SKU", "PRICING", "QUANTITY", "UNIT", "PRICE", "HOURLY", "MONTHLY"
+    ]  # fmt: skip
+    assert narrow.splitlines()[2].split() == ["ITEM", "SKU", "QUANTITY", "HOURLY", "MONTHLY"]
+    assert narrow.splitlines()[5].split() == ["TOTAL", "$887.79", "$648,087.20"]
+
+
+def test_findings_cut_long_source_lines_around_the_caret(tmp_path: Path) -> None:
+    path = tmp_path / "long.yaml"
+    labels = ", ".join(f"k{i}: v{i}" for i in range(40))
+    path.write_text(
+        "version: 1\nname: long\ncloud: aws\nregion: us-east-1\nzone: use1-az6\n"
+        f"labels: {{{labels}, bad: 5}}\n"
+        "node_groups: [{name: g, machine_type: p5.48xlarge, count: 1}]\n"
+    )
+    code, out, _ = run("validate", str(path), columns=80)
+    assert code == 1
+    lines = out.splitlines()
+    source, caret = lines[1], lines[2]
+    assert (len(source), source.endswith("…"), source.startswith("    6 | …")) == (80, False, True)
+    assert source[caret.index("^") :].startswith("5}")
+    # the first line stays whole: editors and CI annotators parse `file:line:col: …`
+    assert lines[0].startswith(f"{path}:6:")
+
+
+def test_plan_text_has_short_types_and_inputs_on_demand() -> None:
+    _, plain, _ = run("plan", EXAMPLE, "--env", "prod")
+    _, detailed, _ = run("plan", EXAMPLE, "--env", "prod", "--show-inputs")
+    assert " +  │  ├─ aws:ec2:LaunchTemplate" in plain
+    assert "aws:ec2/launchTemplate:LaunchTemplate" not in plain
+    assert "metadataOptions" not in plain
+    assert (
+        '    │  │      metadataOptions: {"httpEndpoint": "enabled", "httpPutResponseHopLimit": ' in detailed
+    )
+
+
+def test_plan_json_includes_the_blueprints_findings() -> None:
+    code, out, _ = run("plan", EXAMPLE, "--env", "dev", "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert [(f["code"], f["environment"]) for f in document["findings"]] == [("BP404", "dev")]
+    assert document["messages"] == [
+        {"level": "warning", "message": f["message"]} for f in document["messages"]
+    ]
+
+
+def test_version_short_help_and_short_stack() -> None:
+    code, out, _ = run("--version")
+    assert (code, out) == (0, f"clusterfab 0.1.0 (catalog {load_catalog().version})\n")
+    code, out, _ = run("plan", "-h")
+    assert code == 0
+    assert "-s, --stack" in out
+    assert "--show-inputs" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["preview", "-s", "dev prod"],
+        ["up", "--stack", "dev;rm"],
+        ["destroy", "-s", "a/b/c/d"],
+        ["inventory", "-s", ""],
+        ["configure", "-s", "x" * 101],
+        ["promote", "--from", "dev", "--to", "pr od"],
+        ["plan", EXAMPLE, "-s", "dev:1"],
+    ],
+    ids=["preview", "up", "destroy", "inventory", "configure", "promote", "plan"],
+)
+def test_stack_names_are_checked_before_anything_runs(args: list[str]) -> None:
+    code, out, err = run(*args)
+    assert (code, out) == (2, "")
+    assert "is not a Pulumi stack name" in err
+
+
+@pytest.mark.parametrize("name", ["dev", "prod-2", "my_org/clusterfab/prod.eu", "org/dev"])
+def test_pulumi_stack_names_are_accepted(name: str) -> None:
+    assert cli._stack_name(name) == name
