@@ -400,6 +400,7 @@ class LustreClient(Sourced):
 
     cloud: Cloud
     key_url: str
+    key_fingerprint: str = Field(pattern=r"^[0-9A-F]{40}$")
     repo_url: str
     suite: str
     components: list[str]
@@ -412,6 +413,8 @@ class NodePackage(Sourced):
     name: str
     version: str | None
     checksum: str | None
+    key_fingerprint: str | None = Field(default=None, pattern=r"^[0-9A-F]{40}$")
+    """The fingerprint of the key whose signature a node verifies when no checksum is published."""
     note: str | None = None
 
 

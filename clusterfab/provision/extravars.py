@@ -74,6 +74,7 @@ def storage_vars(cloud: Cloud, catalog: Catalog, mounts: Sequence[Mount]) -> dic
             storage_mounts_lustre_repo_suite=client.suite,
             storage_mounts_lustre_repo_components=list(client.components),
             storage_mounts_lustre_repo_key_url=client.key_url,
+            storage_mounts_lustre_repo_key_fingerprint=client.key_fingerprint,
             storage_mounts_lustre_packages=list(client.packages),
         )
     return result
@@ -117,6 +118,7 @@ def _fabric_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
         result["efa_installer_version"] = installer.version or ""
         if installer.checksum:  # else the role verifies AWS's GPG signature
             result["efa_installer_checksum"] = installer.checksum
+        result["efa_installer_key_fingerprint"] = installer.key_fingerprint or ""
     elif fabric == "rdma":
         result["rdma_gib_socket_ifname"] = catalog.socket_ifnames[machine.name].ifname
         if machine.cpu_architecture == "arm64":
@@ -172,6 +174,7 @@ def gpu_node_vars(
         "gdrcopy_enabled": dkms_source,
         "gdrcopy_version": gdrcopy.version or "",
         "gpudirect_storage_enabled": dkms_source,
+        "gpudirect_storage_nvidia_fs_version": _apt_version(catalog, "nvidia-fs"),
         "local_scratch_enabled": group.local_scratch.enabled,
         "local_scratch_mount_point": group.local_scratch.mount_point,
         "local_scratch_device_patterns": list(catalog.local_disks[spec.cloud].patterns),

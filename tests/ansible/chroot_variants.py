@@ -44,22 +44,29 @@ FILESTORE_MOUNTS = [
 
 
 def _sources(standins: Standins) -> dict[str, Any]:
-    """Every package source a role reads, redirected to the stand-ins (a mirror would do the same)."""
+    """Every package source a role reads, redirected to the stand-ins (a mirror would do the same), with
+    the stand-ins' signing key as the pinned one."""
     return {
         "nvidia_driver_cuda_repo_url": f"file:{MOUNT}/cuda/",
         "nvidia_driver_cuda_repo_key_url": KEY_URL,
+        "nvidia_driver_cuda_repo_key_fingerprint": standins.key_fingerprint,
         "storage_mounts_lustre_repo_url": f"file:{MOUNT}/lustre",
         "storage_mounts_lustre_repo_key_url": KEY_URL,
+        "storage_mounts_lustre_repo_key_fingerprint": standins.key_fingerprint,
         "rdma_gib_repo_url": f"file:{MOUNT}/gib",
         "rdma_gib_repo_key_url": KEY_URL,
+        "rdma_gib_repo_key_fingerprint": standins.key_fingerprint,
         "gpudirect_tcpxo_repo_url": f"file:{MOUNT}/tcpxo",
         "gpudirect_tcpxo_repo_key_url": KEY_URL,
+        "gpudirect_tcpxo_repo_key_fingerprint": standins.key_fingerprint,
         # The recorded Docker repository is Ubuntu 24.04's (suite noble).
         "container_runtime_docker_repo_url": f"file:{MOUNT}/docker",
         "container_runtime_docker_repo_suite": "noble",
         "container_runtime_docker_repo_key_url": KEY_URL,
+        "container_runtime_docker_repo_key_fingerprint": standins.key_fingerprint,
         "container_runtime_nvidia_repo_url": f"file:{MOUNT}/nvidia-container-toolkit",
         "container_runtime_nvidia_repo_key_url": KEY_URL,
+        "container_runtime_nvidia_repo_key_fingerprint": standins.key_fingerprint,
         "dcgm_node_exporter_version": NODE_EXPORTER,
         "dcgm_node_exporter_url": f"file://{MOUNT}/{standins.node_exporter_tarball}",
         "dcgm_node_exporter_checksum": f"sha256:{standins.node_exporter_sha256}",

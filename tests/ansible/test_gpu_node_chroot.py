@@ -55,6 +55,7 @@ EFA_HOLDS = STACK_HOLDS | {
     "nvidia-fabricmanager",
     "libnvidia-nscq",
     "nvidia-gds-13-0",
+    "nvidia-fs",
     "libgdrapi",
     "gdrdrv-dkms",
     "gdrcopy-tests",
@@ -321,8 +322,10 @@ def test_kernel_and_limits_tuning(node: NodeRun) -> None:
     assert node.path("/etc/apt/apt.conf.d/20auto-upgrades").read_text() == MANAGED.replace("#", "//") + (
         'APT::Periodic::Update-Package-Lists "0";\nAPT::Periodic::Unattended-Upgrade "0";\n'
     )
-    assert "apt.conf.d/20auto-upgrades" in chroot_output(node, "apt-config", "dump", "--format", "%f\n")
-    assert 'APT::Periodic::Unattended-Upgrade "0";' in chroot_output(node, "apt-config", "dump")
+    # apt itself reads it so: the periodic jobs see both switches off.
+    settings = chroot_output(node, "apt-config", "dump")
+    assert 'APT::Periodic::Update-Package-Lists "0";' in settings
+    assert 'APT::Periodic::Unattended-Upgrade "0";' in settings
 
 
 def test_driver_pin_and_repository(efa_node: NodeRun) -> None:
@@ -449,8 +452,28 @@ def test_an_nccl_build_that_does_not_exist_fails_as_on_a_node(efa_node: NodeRun)
     )
     [failure] = result.failed_tasks
     assert failure.task == "Install the pinned NCCL packages"
-    assert "'2.27.5-1+cuda13.0'" in failure.message
+    assert failure.message == "no available installation candidate for libnccl2=2.27.5-1+cuda13.0"
     assert installed_versions(efa_node, ["libnccl2"]) == {"libnccl2": standins.NCCL_DEB}
+
+
+def test_a_repository_key_without_the_pinned_fingerprint_is_refused(efa_node: NodeRun) -> None:
+    # The catalog's fingerprint of NVIDIA's CUDA key, against a key file holding another key (the
+    # stand-ins'): the node must stop before any apt source trusts it.
+    pinned = standins.CATALOG.apt_repositories["cuda"].key_fingerprint
+    held = efa_node.extravars["nvidia_driver_cuda_repo_key_fingerprint"]  # the stand-ins' key
+    result = run_in_chroot(
+        "gpu_node.yml",
+        efa_node.rootfs,
+        {**efa_node.extravars, "nvidia_driver_cuda_repo_key_fingerprint": pinned},
+        tags=["nvidia_driver"],
+    )
+    [failure] = result.failed_tasks
+    url = efa_node.extravars["nvidia_driver_cuda_repo_key_url"]
+    assert failure.task == f"Assert the key is the pinned one, {url}"
+    assert failure.message.startswith(
+        f"CUDA repository key check failed: {url} does not hold the key with the pinned fingerprint {pinned}"
+        f" (it holds {held})."
+    )
 
 
 def test_the_branch_suffixed_fabric_manager_is_not_in_the_cuda_repository(efa_node: NodeRun) -> None:

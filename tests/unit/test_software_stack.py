@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from clusterfab.catalog import at_least, load_catalog, version_tuple
 from clusterfab.catalog.refresh.nccl_builds import builds_from_pypi, render
@@ -151,3 +152,62 @@ def test_every_apt_version_the_example_nodes_pin_is_recorded() -> None:
         assert dcgm is not None, example
         exporter = CATALOG.apt_package("datacenter-gpu-manager-exporter", variables["dcgm_exporter_version"])
         assert exporter is not None, example
+
+
+# Each role's repository defaults and the catalog repository they must equal. Role defaults are Jinja
+# over the node's facts; the catalog writes the same places as {distro} / {arch} / {debarch}, and a node
+# runs Ubuntu (the Docker repository's path and suite are the distribution's own).
+ROLE_REPOSITORIES = [
+    ("nvidia_driver", "nvidia_driver_cuda_repo", "cuda"),
+    ("container_runtime", "container_runtime_docker_repo", "docker"),
+    ("container_runtime", "container_runtime_nvidia_repo", "nvidia-container-toolkit"),
+    ("rdma_gib", "rdma_gib_repo", "gpudirect-gib-apt"),
+    ("rdma_gib", "rdma_gib_transport_repo", "artifact-registry-transport"),
+    ("gpudirect_tcpxo", "gpudirect_tcpxo_repo", "gpudirect-tcpxo-apt"),
+    ("gpudirect_tcpxo", "gpudirect_tcpxo_transport_repo", "artifact-registry-transport"),
+]
+ROLE_FACTS = {
+    "{{ __nvidia_driver_cuda_repo_dir }}": "{distro}/{arch}",
+    "{{ __container_runtime_debarch }}": "{debarch}",
+    "{{ ansible_facts['distribution'] | lower }}": "ubuntu",
+    "{{ ansible_facts['distribution_release'] }}": "noble",
+}
+
+
+def _role_defaults(role: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((REPO / f"playbooks/roles/{role}/defaults/main.yml").read_text())
+    return loaded
+
+
+def _as_catalog(value: Any) -> Any:
+    if isinstance(value, str):
+        for jinja, placeholder in ROLE_FACTS.items():
+            value = value.replace(jinja, placeholder)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("role", "prefix", "repository"), ROLE_REPOSITORIES, ids=[r[1] for r in ROLE_REPOSITORIES]
+)
+def test_role_repository_defaults_are_the_recorded_repositories(
+    role: str, prefix: str, repository: str
+) -> None:
+    # A node trusts a repository's key only when it holds the recorded fingerprint, and installs from the
+    # recorded URL and suite: the role defaults carry exactly the catalog's record.
+    defaults = {k: _as_catalog(v) for k, v in _role_defaults(role).items()}
+    record = CATALOG.apt_repositories[repository]
+    assert defaults[f"{prefix}_url"].rstrip("/") == record.url.rstrip("/")
+    assert defaults[f"{prefix}_key_url"] == record.key_url
+    assert defaults[f"{prefix}_key_fingerprint"] == record.key_fingerprint
+    assert defaults.get(f"{prefix}_suite", record.suite) == record.suite
+    assert defaults.get(f"{prefix}_components", record.components) == record.components
+
+
+def test_every_recorded_key_is_pinned_by_a_fingerprint() -> None:
+    for repository in CATALOG.apt_repositories.values():
+        assert (repository.key_url is None) == (repository.key_fingerprint is None), repository.id
+    for client in CATALOG.lustre_clients.values():
+        assert client.key_fingerprint, client.cloud
+    assert (
+        CATALOG.node_packages["efa-installer"].key_fingerprint == "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"
+    )
