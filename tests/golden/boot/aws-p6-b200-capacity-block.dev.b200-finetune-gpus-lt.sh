@@ -58,6 +58,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "dcgm_cuda_major_version": "13",
   "dcgm_exporter_version": "4.5.0",
   "dcgm_version": "4.4.2",
+  "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
   "efa_installer_version": "1.51.0",
   "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
   "gdrcopy_enabled": true,
@@ -69,6 +70,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
     "nvlsm"
   ],
   "gpudirect_storage_enabled": true,
+  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
   "local_scratch_device_patterns": [
     "nvme-Amazon_EC2_NVMe_Instance_Storage_*"
   ],
@@ -99,6 +101,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "storage_mounts_lustre_repo_components": [
     "main"
   ],
+  "storage_mounts_lustre_repo_key_fingerprint": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1",
   "storage_mounts_lustre_repo_key_url": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc",
   "storage_mounts_lustre_repo_suite": "noble",
   "storage_mounts_lustre_repo_url": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"

@@ -54,6 +54,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
     "fabric_manager"
   ],
   "gpudirect_storage_enabled": false,
+  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
   "gpudirect_tcpxo_helper_version": "1.1",
   "local_scratch_device_patterns": [
     "google-local-nvme-ssd-*"

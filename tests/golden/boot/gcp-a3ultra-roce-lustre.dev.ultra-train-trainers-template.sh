@@ -51,6 +51,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
     "fabric_manager"
   ],
   "gpudirect_storage_enabled": false,
+  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
   "local_scratch_device_patterns": [
     "google-local-nvme-ssd-*"
   ],
@@ -84,6 +85,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "storage_mounts_lustre_repo_components": [
     "main"
   ],
+  "storage_mounts_lustre_repo_key_fingerprint": "35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3",
   "storage_mounts_lustre_repo_key_url": "https://us-apt.pkg.dev/doc/repo-signing-key.gpg",
   "storage_mounts_lustre_repo_suite": "lustre-client-ubuntu-noble",
   "storage_mounts_lustre_repo_url": "https://us-apt.pkg.dev/projects/lustre-client-binaries"
