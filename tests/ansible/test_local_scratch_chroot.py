@@ -26,6 +26,8 @@ SCRIPT = "/usr/local/sbin/clusterfab-local-scratch"
 UNIT = "clusterfab-local-scratch.service"
 DISKS_DIR = "/srv/scratch-disks"
 MOUNT_POINT = "/mnt/localssd"
+# The node is a p5 (efa_p5): its disks are linked as the catalog records AWS's instance store names.
+[AWS_DISK_PATTERN] = variants.CATALOG.local_disks["aws"].patterns
 MANAGED = "#\n# Managed by clusterfab (Ansible). Local changes are overwritten on the next run.\n#\n"
 
 
@@ -79,8 +81,8 @@ Disks = Callable[[int], list[str]]
 
 @pytest.fixture
 def disks(scratch_node: ScratchNode, kernel_view: None, tmp_path: Path) -> Iterator[Disks]:
-    """Factory of loop-device disks linked as GCP Local SSDs; detached and unlinked afterwards (after
-    the scratch is unmounted)."""
+    """Factory of loop-device disks linked as AWS instance-store disks (the catalog's udev name);
+    detached and unlinked afterwards (after the scratch is unmounted)."""
     attached: list[str] = []
     links = scratch_node.path(DISKS_DIR)
     links.mkdir(parents=True, exist_ok=True)
@@ -96,7 +98,7 @@ def disks(scratch_node: ScratchNode, kernel_view: None, tmp_path: Path) -> Itera
             if not node.exists():
                 rdev = os.stat(device).st_rdev
                 os.mknod(node, stat.S_IFBLK | 0o660, rdev)
-            (links / f"google-local-nvme-ssd-{index}").symlink_to(device)
+            (links / AWS_DISK_PATTERN.replace("*", f"AWS{index:017d}")).symlink_to(device)
         return list(attached)
 
     yield attach
