@@ -128,7 +128,13 @@ def plan_networks(
         mtu = min(asked, default=None)
         role = "sys" if index == 0 else f"gvnic-{index}"
         general.append(
-            VpcArgs(role, mtu, (SubnetArgs(f"{role}-subnet", str(blocks[index])),), google_access=True)
+            VpcArgs(
+                role,
+                mtu,
+                (SubnetArgs(f"{role}-subnet", str(blocks[index])),),
+                google_access=True,
+                flow_logs=True,
+            )
         )
     slot = general_slots
     fabrics: dict[Fabric, tuple[VpcArgs, ...]] = {}

@@ -46,12 +46,23 @@ class VpcArgs:
     """projects/P/global/networkProfiles/<zone>-vpc-roce for an RDMA VPC."""
     google_access: bool = False
     """Private Google Access: general networks reach Google APIs (GCS, logging) without NAT."""
+    flow_logs: bool = False
+    """VPC Flow Logs on the subnets, at Google's defaults when enabled (5-second aggregation, half the
+    flows sampled, all metadata): who talked to whom, for incident response. Meant for the general
+    networks; GPU-NIC and RDMA networks carry only NCCL traffic at hundreds of Gb/s, where logs cost much
+    and show little."""
 
     @property
     def takes_firewall_rules(self) -> bool:
         """RDMA (RoCE) networks support no VPC firewall rules: Google rejects them
         (cloud.google.com/firewall/docs/firewall-for-roce); the RoCE network carries only NCCL traffic."""
         return self.network_profile is None or not self.network_profile.endswith("-vpc-roce")
+
+
+# Google's defaults for subnet flow logs (cloud.google.com/vpc/docs/flow-logs#log-sampling).
+_FLOW_LOGS = gcp.compute.SubnetworkLogConfigArgs(
+    aggregation_interval="INTERVAL_5_SEC", flow_sampling=0.5, metadata="INCLUDE_ALL_METADATA"
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,7 @@ def _vpc(owner: pulumi.Resource, name: str, plan: VpcArgs, project: str, region:
             network=network.id,
             ip_cidr_range=subnet.cidr,
             private_ip_google_access=plan.google_access,
+            log_config=_FLOW_LOGS if plan.flow_logs else None,
             opts=own,
         )
         for subnet in plan.subnets

@@ -239,3 +239,22 @@ def test_no_project_at_all_is_a_clear_error() -> None:
         PlanError, match=r"no GCP project: set `project:` in the blueprint or the stack config `gcp:project`"
     ):
         gcp_plan("node_groups:\n" + group("a3-megagpu-8g"), name="noproj", project=False)
+
+
+@pytest.mark.parametrize("machine", ["a3-ultragpu-8g", "a3-megagpu-8g"])
+def test_flow_logs_on_the_general_subnets_only(machine: str) -> None:
+    # Who talked to whom on the networks nodes, file systems and NAT share; none on the GPU / RDMA
+    # networks, which carry only NCCL traffic.
+    plan = fabric_plan(machine, "flow")
+    logged = {r.name: r.inputs.get("logConfig") for r in all_of(plan, SUBNET)}
+    general = {name for name in logged if name.endswith(("-sys-subnet", "-gvnic-1-subnet"))}
+    assert general
+    for name, config in logged.items():
+        if name in general:
+            assert config == {
+                "aggregationInterval": "INTERVAL_5_SEC",
+                "flowSampling": 0.5,
+                "metadata": "INCLUDE_ALL_METADATA",
+            }, name
+        else:
+            assert config is None, name
