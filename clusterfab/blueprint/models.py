@@ -133,6 +133,28 @@ class CapacitySpec(Spec):
     ] = None
 
 
+class LocalScratchSpec(Spec):
+    """The nodes' local NVMe disks (AWS instance store, GCP Local SSD) as one RAID 0 scratch file system."""
+
+    enabled: Annotated[
+        bool,
+        Field(
+            description=(
+                "Assemble the local NVMe disks into RAID 0 (one disk: formatted as it is), format it ext4 "
+                "and mount it at every boot; its contents do not survive a stop or a replacement."
+            )
+        ),
+    ] = True
+    mount_point: Annotated[
+        MountPoint,
+        Field(
+            description=(
+                "Where the scratch file system is mounted (world-writable with the sticky bit, like /tmp)."
+            )
+        ),
+    ] = "/mnt/localssd"
+
+
 class NodeGroupSpec(Spec):
     """A group of identical GPU nodes."""
 
@@ -214,6 +236,15 @@ class NodeGroupSpec(Spec):
         list[ItemName] | None,
         Field(description=("Names of the storage to mount on these nodes; default all storage.")),
     ] = None
+    local_scratch: Annotated[
+        LocalScratchSpec,
+        Field(
+            description=(
+                "The machine's local NVMe (p5/p6 instance store, A3/A4 Local SSD) as a RAID 0 scratch file "
+                "system at /mnt/localssd; `enabled: false` leaves the disks alone."
+            )
+        ),
+    ] = LocalScratchSpec()
 
 
 class TpuSliceSpec(Spec):
@@ -393,7 +424,7 @@ class SoftwareSpec(Spec):
         ),
     ] = None
     nccl: Annotated[
-        str | None, Field(pattern=r"^\d+\.\d+\.\d+$", description=('NCCL version, e.g. "2.27.5" (quote it).'))
+        str | None, Field(pattern=r"^\d+\.\d+\.\d+$", description=('NCCL version, e.g. "2.28.9" (quote it).'))
     ] = None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clusterfab.core.vocab import CapacityKind, Cloud, CpuArchitecture, Fabric
 
@@ -262,10 +262,21 @@ class CudaDriverTable(Sourced):
     releases: list[CudaRelease]
 
 
+NvlinkService = Literal["fabric_manager", "nvlsm", "imex"]
+
+
 class GpuSupport(Sourced):
     model: str
     min_driver: str
     min_cuda: str
+    nvlink_services: list[NvlinkService] = Field(
+        default=[],
+        description=(
+            "What a node with these GPUs on NVSwitch runs to bring NVLink up: Fabric Manager (HGX), plus "
+            "the NVLink subnet manager on NVLink5 (HGX B200/B300), or IMEX across the trays of an NVL72 "
+            "domain (GB200)."
+        ),
+    )
     note: str | None = None
 
 
@@ -290,6 +301,96 @@ class FabricSoftware(Sourced):
     note: str | None = None
 
 
+class AptRepository(Sourced):
+    """An apt repository and the key it is signed with; `{distro}`, `{arch}` (x86_64 / sbsa) and
+    `{debarch}` (amd64 / arm64) in `url` and `key_url` stand for the node's values."""
+
+    url: str
+    suite: str
+    components: list[str]
+    key_url: str | None
+    key_fingerprint: str | None = Field(default=None, pattern=r"^[0-9A-F]{40}$")
+    """The primary key's fingerprint a node checks the downloaded key against before trusting it."""
+
+    @model_validator(mode="after")
+    def _key_pinned(self) -> AptRepository:
+        if self.key_url is not None and self.key_fingerprint is None:
+            raise ValueError(f"repository {self.url}: a key_url needs its key_fingerprint")
+        return self
+
+
+class NodeRepository(AptRepository):
+    """A repository the GPU node roles install from (packages.yaml), named by `id`."""
+
+    id: str
+    title: str
+
+
+class AptPackage(Sourced):
+    """A package of a recorded repository, with its Debian version string and relations.
+
+    `version` None: the package exists but no version is known to pin (the role installs what the
+    repository carries and holds it).
+    """
+
+    repository: str
+    name: str
+    version: str | None
+    architectures: list[Literal["amd64", "arm64", "all"]]
+    depends: list[str] = []
+    conflicts: list[str] = []
+    provides: list[str] = []
+    note: str | None = None
+
+    @property
+    def upstream_version(self) -> str | None:
+        """The version without epoch and Debian revision: "1:4.4.2-1" -> "4.4.2"."""
+        if self.version is None:
+            return None
+        without_epoch = self.version.split(":", 1)[-1]
+        return without_epoch.rsplit("-", 1)[0] if "-" in without_epoch else without_epoch
+
+
+class NcclBuild(Record):
+    nccl: str
+    cuda_major: int
+    released: dt.date = Field(description="First upload of the wheel to PyPI.")
+
+
+class NcclBuilds(Sourced):
+    """Which NCCL releases NVIDIA built for which CUDA major (PyPI nvidia-nccl-cu<major> wheels)."""
+
+    builds: list[NcclBuild]
+
+    def versions_for(self, cuda_major: int) -> list[str]:
+        """The NCCL releases built for a CUDA major, oldest first."""
+        found = {b.nccl for b in self.builds if b.cuda_major == cuda_major}
+        return sorted(found, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+    def majors_of(self, nccl: str) -> list[int]:
+        return sorted({b.cuda_major for b in self.builds if b.nccl == nccl})
+
+
+class SocketIfname(Sourced):
+    """NCCL_SOCKET_IFNAME (the bootstrap / socket interfaces) of a machine type."""
+
+    machine_type: str
+    ifname: str
+
+
+class LocalDisks(Sourced):
+    """The /dev/disk/by-id link names of a cloud's local NVMe disks (glob patterns)."""
+
+    cloud: Cloud
+    patterns: list[str]
+
+
+class NcclTestsSupport(Sourced):
+    """The oldest nccl-tests release that compiles with each CUDA major."""
+
+    per_cuda_major: dict[int, str]
+
+
 class HealthcheckThresholds(Sourced):
     per_accelerator: dict[str, float]
 
@@ -299,6 +400,7 @@ class LustreClient(Sourced):
 
     cloud: Cloud
     key_url: str
+    key_fingerprint: str = Field(pattern=r"^[0-9A-F]{40}$")
     repo_url: str
     suite: str
     components: list[str]
@@ -311,6 +413,8 @@ class NodePackage(Sourced):
     name: str
     version: str | None
     checksum: str | None
+    key_fingerprint: str | None = Field(default=None, pattern=r"^[0-9A-F]{40}$")
+    """The fingerprint of the key whose signature a node verifies when no checksum is published."""
     note: str | None = None
 
 
@@ -323,6 +427,8 @@ class OsImage(Sourced):
     """The image's root device name, where the cloud's launch configuration names it (AWS)."""
     root_volume_type: str | None = None
     """The root volume type nodes boot from, where the cloud's launch configuration names it (AWS)."""
+    driver_branch: str | None = None
+    """The NVIDIA driver branch the image ships; None: nodes install the driver themselves."""
 
 
 class MonitoringMachine(Sourced):
@@ -344,14 +450,6 @@ class MonitoringPackage(Sourced):
     package: str
     version: str
     note: str | None = None
-
-
-class AptRepository(Sourced):
-    url: str
-    suite: str
-    components: list[str]
-    key_url: str
-    key_fingerprint: str = Field(pattern=r"^[0-9A-F]{40}$")
 
 
 class ExporterFacts(Sourced):

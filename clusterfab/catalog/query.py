@@ -27,6 +27,7 @@ from pydantic.version import VERSION as PYDANTIC_VERSION
 from ruamel.yaml import YAML
 
 from clusterfab.catalog.models import (
+    AptPackage,
     AwsMachineType,
     AwsRegions,
     CapacityBlockLimits,
@@ -38,10 +39,14 @@ from clusterfab.catalog.models import (
     GcpMachineType,
     GpuSupport,
     HealthcheckThresholds,
+    LocalDisks,
     LustreClient,
     MonitoringFacts,
+    NcclBuilds,
+    NcclTestsSupport,
     NetworkLayout,
     NodePackage,
+    NodeRepository,
     OsImage,
     Price,
     PricingModel,
@@ -50,6 +55,7 @@ from clusterfab.catalog.models import (
     ReleaseList,
     ReplacementRule,
     Replacements,
+    SocketIfname,
     Source,
     StatefulType,
     StorageTier,
@@ -96,6 +102,12 @@ class Catalog:
     replacements: Replacements
     """Per resource type, the input changes that replace it (replacements.yaml)."""
     node_packages: dict[str, NodePackage]
+    apt_repositories: dict[str, NodeRepository]
+    apt_packages: tuple[AptPackage, ...]
+    nccl_builds: NcclBuilds
+    nccl_tests_support: NcclTestsSupport
+    socket_ifnames: dict[str, SocketIfname]
+    local_disks: dict[str, LocalDisks]
     releases: dict[str, ReleaseList]
     """`nvidia_driver` and `nccl`: the versions NVIDIA released, to warn about one that does not exist."""
 
@@ -138,6 +150,32 @@ class Catalog:
 
     def is_stale(self, as_of: dt.date, today: dt.date) -> bool:
         return (today - as_of).days > self.index.stale_after_days
+
+    def apt_package(self, name: str, upstream_version: str | None = None) -> AptPackage | None:
+        """The recorded package `name` (with that upstream version, when given); None: not recorded."""
+        for package in self.apt_packages:
+            if package.name == name and upstream_version in (None, package.upstream_version):
+                return package
+        return None
+
+    def nccl_package_cuda(self, nccl: str, cuda: str) -> str:
+        """The `+cuda<major.minor>` of the libnccl2 build a node installs for NCCL `nccl` with CUDA `cuda`.
+
+        NVIDIA builds each NCCL release for a few CUDA minors only (2.28.9: 13.0; 2.29.x: 13.1), and an
+        NCCL built for an older minor of the same major runs with a newer toolkit. So: the recorded build
+        for the toolkit's own minor, else the newest recorded build of its major not newer than it, else
+        (nothing recorded) the toolkit's major.minor.
+        """
+        major_minor = ".".join(cuda.split(".")[:2])
+        major = major_minor.split(".")[0]
+        built = []
+        for package in self.apt_packages:
+            if package.name == "libnccl2" and package.upstream_version == nccl and package.version:
+                built.append(package.version.rsplit("+cuda", 1)[1])
+        usable = [
+            c for c in built if c.split(".")[0] == major and version_tuple(c) <= version_tuple(major_minor)
+        ]
+        return max(usable, key=version_tuple, default=major_minor)
 
     def min_driver_for_cuda(self, cuda: str) -> CudaRelease | None:
         """The minimum-driver entry for a CUDA version ("13.0" is the GA release, "13.0.2" update 2).
@@ -242,6 +280,7 @@ def parse_catalog() -> Catalog:
     gcp = _read("gcp.yaml")
     tpu = _read("tpu.yaml")
     software = _read("software.yaml")
+    packages = _read("packages.yaml")
     aws_types = [AwsMachineType.model_validate(m) for m in aws["machine_types"]]
     gcp_types = [GcpMachineType.model_validate(m) for m in gcp["machine_types"]]
     generations = [TpuGeneration.model_validate(g) for g in tpu["generations"]]
@@ -271,6 +310,19 @@ def parse_catalog() -> Catalog:
         stateful_types={
             t.type: t
             for t in (StatefulType.model_validate(x) for x in _read("stateful.yaml")["stateful_types"])
+        },
+        apt_repositories={
+            r.id: r for r in (NodeRepository.model_validate(x) for x in packages["repositories"])
+        },
+        apt_packages=tuple(AptPackage.model_validate(x) for x in packages["packages"]),
+        nccl_builds=NcclBuilds.model_validate(_read("nccl_builds.yaml")),
+        nccl_tests_support=NcclTestsSupport.model_validate(software["nccl_tests_min_for_cuda"]),
+        socket_ifnames={
+            i.machine_type: i
+            for i in (SocketIfname.model_validate(x) for x in software["nccl_socket_ifnames"])
+        },
+        local_disks={
+            d.cloud: d for d in (LocalDisks.model_validate(x) for x in software["local_scratch_devices"])
         },
         replacements=_replacements(_read("replacements.yaml")),
         lustre_clients={

@@ -277,6 +277,14 @@ _CODES = [
         "Only some file system tiers can be created EFA-enabled (FSx for Lustre: PERSISTENT_2).",
     ),
     Code(
+        "BP221",
+        "NCCL not built for the CUDA major",
+        _E,
+        "NVIDIA builds each NCCL release for particular CUDA majors (the nvidia-nccl-cu<major> wheels and "
+        "the CUDA repository's libnccl2 builds); a stack asking for a build that does not exist cannot "
+        "install on any node.",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,

@@ -2,9 +2,10 @@
 playbooks/README.md).
 
 Every variable the playbooks need comes from here: versions from the spec's software (the blueprint's
-or the catalog's recommended stack), the fabric role and NVSwitch from the machine type, node-software
-versions from the catalog, mounts from the storage the node attaches. A test checks the result
-against every role's `meta/argument_specs.yml`, so the two sides cannot drift apart.
+or the catalog's recommended stack), package versions from the catalog's recorded repositories
+(`packages.yaml`), the fabric role, NVLink services and driver source from the machine type and image,
+mounts from the storage the node attaches. A test checks the result against every role's
+`meta/argument_specs.yml`, so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import Catalog
+from clusterfab.catalog.models import NvlinkService
 from clusterfab.core.vocab import Cloud, Fabric
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
@@ -28,13 +30,27 @@ FABRIC_ROLES: dict[Fabric, str] = {
 OPEN_MODULE_ARCHITECTURES = frozenset({"hopper", "blackwell"})
 """NVIDIA's open kernel modules: required for Blackwell, recommended for Hopper."""
 
+CONTAINER_FABRICS: frozenset[Fabric] = frozenset({"gpudirect-tcpx", "gpudirect-tcpxo"})
+"""Fabrics whose plugin and receive-datapath manager run as containers (Docker with the NVIDIA runtime)."""
+
 GBITS_PER_GBYTE = 8
 """nccl-tests reports GB/s (the catalog's unit); the health check compares Gbps."""
 
 
-def _version(catalog: Catalog, package: str) -> str:
-    """A node package's pinned version; "" when none is known (the role installs and holds one)."""
-    return catalog.node_packages[package].version or ""
+def _apt_version(catalog: Catalog, package: str) -> str:
+    """The recorded Debian version of a package ("" when the catalog knows none to pin)."""
+    record = catalog.apt_package(package)
+    if record is None:
+        raise LookupError(f"packages.yaml records no package {package}")
+    return record.version or ""
+
+
+def _upstream(catalog: Catalog, package: str) -> str:
+    """The recorded upstream version of a package: "1:4.4.2-1" -> "4.4.2"."""
+    record = catalog.apt_package(package)
+    if record is None or record.upstream_version is None:
+        raise LookupError(f"packages.yaml records no version of {package}")
+    return record.upstream_version
 
 
 def storage_vars(cloud: Cloud, catalog: Catalog, mounts: Sequence[Mount]) -> dict[str, Any]:
@@ -58,7 +74,75 @@ def storage_vars(cloud: Cloud, catalog: Catalog, mounts: Sequence[Mount]) -> dic
             storage_mounts_lustre_repo_suite=client.suite,
             storage_mounts_lustre_repo_components=list(client.components),
             storage_mounts_lustre_repo_key_url=client.key_url,
+            storage_mounts_lustre_repo_key_fingerprint=client.key_fingerprint,
             storage_mounts_lustre_packages=list(client.packages),
+        )
+    return result
+
+
+def nvlink_services(group: NodeGroup, catalog: Catalog) -> list[NvlinkService]:
+    """What brings NVLink up on the group's nodes: nothing without NVSwitch, else the GPU's services."""
+    machine = group.machine
+    support = catalog.gpus.get(machine.accelerator.model)
+    if not machine.nvswitch or support is None:
+        return []
+    return list(support.nvlink_services)
+
+
+def driver_source(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> str:
+    """`image` when the node boots the catalog's default image and that image ships a driver (GCP's
+    accelerator images), else `cuda_repository`."""
+    image = catalog.default_image(spec.cloud, group.machine.cpu_architecture)
+    return "image" if group.image == image.image and image.driver_branch else "cuda_repository"
+
+
+def _nvlink_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+    services = nvlink_services(group, catalog)
+    result: dict[str, Any] = {"gpu_node_nvlink_services": services}
+    if "fabric_manager" in services:
+        # Fabric Manager must run the exact driver version.
+        result["nvidia_fabricmanager_version"] = spec.software.nvidia_driver
+        result["nvidia_fabricmanager_nvlsm"] = "nvlsm" in services
+        if "nvlsm" in services:
+            result["nvidia_fabricmanager_nvlsm_version"] = _apt_version(catalog, "nvlsm")
+    if "imex" in services:
+        result["nvidia_imex_version"] = spec.software.nvidia_driver
+    return result
+
+
+def _fabric_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+    fabric, machine = group.fabric, group.machine
+    result: dict[str, Any] = {}
+    if fabric == "efa":
+        installer = catalog.node_packages["efa-installer"]
+        result["efa_installer_version"] = installer.version or ""
+        if installer.checksum:  # else the role verifies AWS's GPG signature
+            result["efa_installer_checksum"] = installer.checksum
+        result["efa_installer_key_fingerprint"] = installer.key_fingerprint or ""
+    elif fabric == "rdma":
+        result["rdma_gib_socket_ifname"] = catalog.socket_ifnames[machine.name].ifname
+        if machine.cpu_architecture == "arm64":
+            # No arm64 nccl-gib package exists: Google ships gIB for A4X as an installer container.
+            result["rdma_gib_install_method"] = "container"
+            result["rdma_gib_container_image"] = catalog.node_packages["nccl-plugin-gib-arm64"].version or ""
+        else:
+            result["rdma_gib_install_method"] = "package"
+            result["rdma_gib_version"] = _apt_version(catalog, "nccl-gib")
+    elif fabric == "gpudirect-tcpxo":
+        result["gpudirect_tcpxo_helper_version"] = _apt_version(catalog, "dmabuf-import-helper")
+    return result
+
+
+def _container_runtime_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+    needed = group.fabric in CONTAINER_FABRICS or (
+        group.fabric == "rdma" and group.machine.cpu_architecture == "arm64"
+    )
+    result: dict[str, Any] = {"gpu_node_container_runtime": needed}
+    if needed:
+        result.update(
+            container_runtime_docker_version=_apt_version(catalog, "docker-ce"),
+            container_runtime_containerd_version=_apt_version(catalog, "containerd.io"),
+            container_runtime_nvidia_toolkit_version=_apt_version(catalog, "nvidia-container-toolkit"),
         )
     return result
 
@@ -68,35 +152,40 @@ def gpu_node_vars(
 ) -> dict[str, Any]:
     """Extravars of playbooks/gpu_node.yml for the nodes of `group`."""
     machine, software, fabric = group.machine, spec.software, group.fabric
-    cuda_major, cuda_minor = software.cuda.split(".")[:2]
+    cuda_major = software.cuda.split(".")[0]
+    tests = catalog.node_packages["nccl-tests"]
+    gdrcopy = catalog.node_packages["gdrcopy"]
+    source = driver_source(spec, group, catalog)
+    # gdrdrv and nvidia-fs build with DKMS against the driver's module source, which the CUDA repository's
+    # driver ships; an image's prebuilt driver is not known to.
+    dkms_source = source == "cuda_repository"
     result: dict[str, Any] = {
         "gpu_node_fabric": FABRIC_ROLES[fabric] if fabric is not None else "none",
-        "gpu_node_nvswitch": machine.nvswitch,
         "nvidia_driver_version": software.nvidia_driver,
         "nvidia_driver_open_kernel_modules": machine.accelerator.architecture in OPEN_MODULE_ARCHITECTURES,
+        "nvidia_driver_source": source,
         "cuda_toolkit_version": software.cuda,
         "nccl_version": software.nccl,
-        "nccl_cuda_version": f"{cuda_major}.{cuda_minor}",
-        "dcgm_version": _version(catalog, "dcgm"),
+        "nccl_cuda_version": catalog.nccl_package_cuda(software.nccl, software.cuda),
+        "nccl_tests_version": tests.version or "",
+        "dcgm_version": _upstream(catalog, "datacenter-gpu-manager-4-core"),
         "dcgm_cuda_major_version": cuda_major,
-        "dcgm_exporter_version": _version(catalog, "dcgm-exporter"),
+        "dcgm_exporter_version": _upstream(catalog, "datacenter-gpu-manager-exporter"),
+        "gdrcopy_enabled": dkms_source,
+        "gdrcopy_version": gdrcopy.version or "",
+        "gpudirect_storage_enabled": dkms_source,
+        "gpudirect_storage_nvidia_fs_version": _apt_version(catalog, "nvidia-fs"),
+        "local_scratch_enabled": group.local_scratch.enabled,
+        "local_scratch_mount_point": group.local_scratch.mount_point,
+        "local_scratch_device_patterns": list(catalog.local_disks[spec.cloud].patterns),
     }
-    if machine.nvswitch:
-        # Fabric Manager must run the exact driver version.
-        result["nvidia_fabricmanager_version"] = software.nvidia_driver
-    tests = catalog.node_packages["nccl-tests"]
-    result["nccl_tests_version"] = tests.version or ""
     if tests.checksum:
         result["nccl_tests_checksum"] = tests.checksum
-    if fabric == "efa":
-        installer = catalog.node_packages["efa-installer"]
-        result["efa_installer_version"] = installer.version or ""
-        if installer.checksum:  # else the role verifies AWS's GPG signature
-            result["efa_installer_checksum"] = installer.checksum
-    elif fabric == "rdma":
-        result["rdma_gib_version"] = _version(catalog, "nccl-gib")
-    elif fabric == "gpudirect-tcpxo":
-        result["gpudirect_tcpxo_helper_version"] = _version(catalog, "dmabuf-import-helper")
+    if gdrcopy.checksum:
+        result["gdrcopy_checksum"] = gdrcopy.checksum
+    result.update(_nvlink_vars(spec, group, catalog))
+    result.update(_container_runtime_vars(group, catalog))
+    result.update(_fabric_vars(group, catalog))
     result.update(storage_vars(spec.cloud, catalog, mounts))
     return result
 
@@ -105,10 +194,12 @@ def healthcheck_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> d
     """Extravars of playbooks/healthcheck.yml: what a healthy node of `group` shows."""
     machine = group.machine
     minimum = catalog.healthcheck.per_accelerator[machine.accelerator.model]
+    # A driver the image ships is held at whatever release the image carries: only the branch is known.
+    image_driver = driver_source(spec, group, catalog) == "image"
     return {
         "gpu_healthcheck_expected_gpu_count": machine.accelerator.count,
         "gpu_healthcheck_min_busbw_gbps": minimum * GBITS_PER_GBYTE,
-        "gpu_healthcheck_expected_driver_version": spec.software.nvidia_driver,
+        "gpu_healthcheck_expected_driver_version": "" if image_driver else spec.software.nvidia_driver,
     }
 
 

@@ -9,6 +9,7 @@ CHECKS: tuple[Check, ...] = (
     structure.check_unique_names,
     structure.check_attach,
     structure.check_mount_points,
+    structure.check_local_scratch,
     structure.check_export,
     structure.check_group_sizes,
     structure.check_cloud_fields,

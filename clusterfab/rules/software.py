@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterfab.catalog import at_least
+from clusterfab.catalog import at_least, version_tuple
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.rules.context import RuleContext
 
@@ -43,6 +43,8 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
             hint=f"use driver {release.driver} or newer, or an older CUDA",
             anchor=anchor("nvidia_driver", first),
         )
+
+    yield from _nccl_build(ctx, anchor("nccl", first))
 
     checked: set[str] = set()
     for group in groups:
@@ -92,18 +94,49 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def _nccl_build(ctx: RuleContext, anchor: FieldPath) -> Iterator[Finding]:
+    """The stack's NCCL must exist as a build for its CUDA major (BP221). A release the catalog does not
+    know at all is BP214's (`_unreleased`); one newer than every recorded build of that major cannot be
+    checked (BP214 too)."""
+    versions, builds = ctx.spec.software, ctx.catalog.nccl_builds
+    major = int(versions.cuda.split(".")[0])
+    known = builds.versions_for(major)
+    if not _released(ctx, "nccl", versions.nccl) or not known:
+        return
+    if versions.nccl in known or any(v.startswith(versions.nccl + ".") for v in known):
+        return
+    if version_tuple(versions.nccl) > version_tuple(known[-1]):
+        yield ctx.finding(
+            "BP214",
+            ("software", "nccl"),
+            f"NCCL {versions.nccl} is newer than every CUDA {major} build the catalog knows "
+            f"(newest {known[-1]}, as of {builds.as_of.isoformat()}); its build cannot be checked",
+            hint="refresh the record with `python -m clusterfab.catalog.refresh.nccl_builds`",
+            anchor=anchor,
+        )
+        return
+    below = [v for v in known if version_tuple(v) < version_tuple(versions.nccl)]
+    above = [v for v in known if version_tuple(v) > version_tuple(versions.nccl)]
+    nearest = [*below[-1:], *above[:1]]
+    elsewhere = builds.majors_of(versions.nccl)
+    built_for = f"; it was built for CUDA {', '.join(map(str, elsewhere))}" if elsewhere else ""
+    yield ctx.finding(
+        "BP221",
+        ("software", "nccl"),
+        f"NCCL {versions.nccl} has no build for CUDA {major}{built_for}",
+        hint=f"the nearest NCCL releases built for CUDA {major}: {' or '.join(nearest)}",
+        anchor=anchor,
+    )
+
+
 _WHAT = {"nvidia_driver": "NVIDIA driver", "nccl": "NCCL"}
 
 
 def _unreleased(ctx: RuleContext, field: str, version: str, anchor: FieldPath) -> Iterator[Finding]:
     """BP214 for a driver or NCCL version NVIDIA never released (as far as the catalog knows): nodes
     would fail to install it. A driver given as a branch ("580") is known when a release of it is."""
-    catalog = ctx.catalog
-    record = catalog.releases[field]
-    known = set(record.versions)
-    if field == "nvidia_driver":
-        known |= {r.driver for r in catalog.cuda_drivers.releases} | {catalog.recommended.nvidia_driver}
-    if version in known or any(v.startswith(version + ".") for v in known):
+    record = ctx.catalog.releases[field]
+    if _released(ctx, field, version):
         return
     prefix = ".".join(version.split(".")[:2])
     same_line = [v for v in record.versions if v.startswith(prefix + ".") or v == prefix]
@@ -122,3 +155,12 @@ def _unreleased(ctx: RuleContext, field: str, version: str, anchor: FieldPath) -
         hint=f"{listed}; if {version} is newer than the list, ignore this warning",
         anchor=anchor,
     )
+
+
+def _released(ctx: RuleContext, field: str, version: str) -> bool:
+    """Whether NVIDIA released this driver or NCCL version, as far as the catalog knows."""
+    catalog = ctx.catalog
+    known = set(catalog.releases[field].versions)
+    if field == "nvidia_driver":
+        known |= {r.driver for r in catalog.cuda_drivers.releases} | {catalog.recommended.nvidia_driver}
+    return version in known or any(v.startswith(version + ".") for v in known)

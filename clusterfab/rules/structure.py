@@ -84,6 +84,40 @@ def check_mount_points(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def check_local_scratch(ctx: RuleContext) -> Iterator[Finding]:
+    """A group's local scratch must not share a mount point with the storage it mounts, nor hide a system
+    directory."""
+    mounts = {s.name: s.mount_path for s in ctx.blueprint.storage}
+    for index, group in enumerate(ctx.blueprint.node_groups):
+        scratch = group.local_scratch
+        if not scratch.enabled:
+            continue
+        anchor = ("node_groups", index, "local_scratch", "mount_point")
+        at = anchor if ctx.written(anchor) else ("node_groups", index, "name")
+        attached = group.attach if group.attach is not None else list(mounts)
+        clash = next((name for name in attached if mounts.get(name) == scratch.mount_point), None)
+        if clash is not None:
+            yield ctx.finding(
+                "BP113",
+                anchor,
+                f"local scratch mount point {scratch.mount_point} is also the mount point of storage {clash}",
+                hint="mount it elsewhere (default /mnt/localssd), or set local_scratch.enabled: false",
+                anchor=at,
+            )
+        system = next(
+            (d for d in _SYSTEM_DIRS if scratch.mount_point == d or scratch.mount_point.startswith(d + "/")),
+            None,
+        )
+        if system is not None:
+            yield ctx.finding(
+                "BP113",
+                anchor,
+                f"local scratch mount point {scratch.mount_point} would hide the system directory {system}",
+                hint="mount it under its own directory, e.g. /mnt/localssd or /scratch",
+                anchor=at,
+            )
+
+
 def check_export(ctx: RuleContext) -> Iterator[Finding]:
     for index, storage in enumerate(ctx.blueprint.storage):
         if isinstance(storage, LustreSpec) and storage.export_changes and storage.import_path is None:

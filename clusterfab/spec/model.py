@@ -33,6 +33,14 @@ class SoftwareVersions:
     nccl: str
 
 
+@dataclass(frozen=True, slots=True)
+class LocalScratch:
+    """The node group's local NVMe as RAID 0 scratch: mounted at `mount_point` when `enabled`."""
+
+    enabled: bool
+    mount_point: str
+
+
 class _Item:
     """Where a resolved item sits in the blueprint, for findings about it."""
 
@@ -68,6 +76,7 @@ class NodeGroup(_Item):
     """The boot volume type (AWS: gp3); None where the machine type decides (GCP)."""
     storage: tuple[str, ...]
     """Names of the storage mounted on the nodes, in blueprint order."""
+    local_scratch: LocalScratch
 
     @property
     def gpus_per_node(self) -> int:

@@ -26,6 +26,7 @@ from clusterfab.spec.model import (
     Budget,
     ClusterSpec,
     FilestoreStorage,
+    LocalScratch,
     LustreStorage,
     NodeGroup,
     SoftwareVersions,
@@ -153,6 +154,7 @@ def _node_group(
         root_device=image.root_device,
         root_volume_type=image.root_volume_type,
         storage=storage,
+        local_scratch=LocalScratch(group.local_scratch.enabled, group.local_scratch.mount_point),
     )
 
 

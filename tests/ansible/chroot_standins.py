@@ -1,14 +1,20 @@
-"""Stand-ins for the NVIDIA, AWS and Google software the roles install.
+"""Stand-ins for the NVIDIA, AWS, Google and Docker software the roles install, built from the catalog's
+recorded repositories (clusterfab/catalog/data/packages.yaml), not from what the roles ask for.
 
-Packages carry the real names and version formats (``nvidia-open 580.95.05-1``,
-``libnccl2 2.27.5-1+cuda13.0``, ``datacenter-gpu-manager-4-core 1:4.4.1-1`` ...) but contain only
-small files: unit files, and scripts that print canned output in the real tools' formats. Every
-pinned package also exists in a newer version, so a role that forgets to pin installs the wrong one.
-The apt repositories and the EFA installer are signed with a throw-away key, so the roles' Signed-By
-handling and the installer's signature check are exercised for real. Everything is built under one
-directory that tests copy to ``/srv/clusterfab-standins`` inside each root file system. Releases
-"published later" (``*_LATER``) sit in further copies of the CUDA repository that a test swaps in,
-one release at a time (``publish_later_release``).
+Every package the catalog records in a repository becomes a stand-in .deb with its exact name, Debian
+version, architecture and Depends / Conflicts / Provides, and nothing else is in the stand-in
+repositories: a role asking for a package or version recorded nowhere, or for two that conflict, fails
+in the chroot as it would on a node. The files inside are test doubles (unit files, scripts printing
+canned output in the real tools' formats), keyed by package name. Two kinds of synthetic versions sit
+beside the recorded ones and are never requested by the catalog's stack: a `decoy` newer version of every
+pinned package (a role that forgets to pin installs it), and the `later` releases a day-2 test publishes
+after the node fetched its lists (``publish_later_release``).
+
+The repositories are signed with a throw-away key, so the roles' Signed-By handling and the EFA
+installer's signature check are exercised for real. Tarball sources (the EFA installer, nccl-tests,
+GDRCopy, the node exporter) are built here too; the EFA installer's packages are those AWS's changelog
+lists for its version. Everything is built under one directory that tests copy to
+``/srv/clusterfab-standins`` inside each root file system.
 """
 
 from __future__ import annotations
@@ -25,48 +31,96 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 
+from clusterfab.catalog import load_catalog
+from clusterfab.catalog.models import AptPackage
+
+CATALOG = load_catalog()
+STACK = CATALOG.recommended
 MOUNT = "/srv/clusterfab-standins"
 CANNED = "/usr/share/clusterfab-standin"
 
-DRIVER = "580.95.05"
-DRIVER_NEWER = "580.105.08"
-CUDA = "13.0.1"
-CUDA_NEWER = "13.0.2"
-CUDA_LATER = "13.0.3"
-NCCL = "2.27.5"
-NCCL_NEWER = "2.28.3"
-NCCL_LATER = "2.28.9"
-NCCL_CUDA = "13.0"
-DCGM = "4.4.1"
-DCGM_NEWER = "4.5.0"
-DCGM_LATER = "4.5.2"
-DCGM_EXPORTER = "4.5.0"
-DCGM_EXPORTER_NEWER = "4.6.0"
-GIB = "1.1.0"
-GIB_NEWER = "1.1.2"
-TCPXO_HELPER = "1.0.4"
-TCPXO_HELPER_NEWER = "1.0.5"
+
+def _recorded(name: str) -> AptPackage:
+    package = CATALOG.apt_package(name)
+    assert package is not None, name
+    assert package.version is not None, name
+    return package
+
+
+def _version(name: str) -> str:
+    version = _recorded(name).version
+    assert version is not None
+    return version
+
+
+DRIVER = STACK.nvidia_driver
+DRIVER_DEB = _version("nvidia-open")
+CUDA_DEB = _version("cuda-toolkit-13-0")
+NCCL = STACK.nccl
+NCCL_DEB = _version("libnccl2")
+DCGM_DEB = _version("datacenter-gpu-manager-4-core")
+DCGM = _recorded("datacenter-gpu-manager-4-core").upstream_version
+DCGM_EXPORTER_DEB = _version("datacenter-gpu-manager-exporter")
+GIB_DEB = _version("nccl-gib")
+TCPXO_HELPER_DEB = _version("dmabuf-import-helper")
+TCPXO_HELPER_UPSTREAM = _recorded("dmabuf-import-helper").upstream_version
+DOCKER_DEB = _version("docker-ce")
+IMAGE_DRIVER_DEB = _version("nvidia-utils-580-server")
+# Pinned to a CUDA minor line (13.0.*): a newer update of that line is what the role should take, so
+# these get no decoy.
+MINOR_LINE_PINNED = frozenset({"cuda-toolkit-13-0", "nvidia-gds-13-0"})
+# What the GCP accelerator image carries before any role runs (Canonical's driver; the catalog's
+# `ubuntu` repository records these).
+IMAGE_DRIVER_PACKAGES = (
+    "nvidia-kernel-common-580-server",
+    "libnvidia-compute-580-server",
+    "nvidia-utils-580-server",
+    "nvidia-compute-utils-580-server",
+)
 LUSTRE = "2.15.6"
 DOCA = "2.9.1"
 DOCA_OFED = "24.10-1.1.4.0"
-EFA_INSTALLER = "1.51.0"
+EFA_INSTALLER = CATALOG.node_packages["efa-installer"].version or ""
+# Synthetic: a release after the catalog's, for the day-2 upgrade.
 EFA_INSTALLER_NEWER = "1.52.0"
 # The newer installer with a modified script, next to the genuine tarball's signature.
 EFA_TAMPERED_TARBALL = f"efa-tampered/aws-efa-installer-{EFA_INSTALLER_NEWER}.tar.gz"
 NODE_EXPORTER = "1.9.1"
-NCCL_TESTS = "2.13.6"
-NCCL_TESTS_NEWER = "2.13.7"
+NCCL_TESTS = CATALOG.node_packages["nccl-tests"].version or ""
+# Synthetic: a release after the catalog's, for the day-2 rebuild.
+NCCL_TESTS_NEWER = "2.19.7"
+GDRCOPY = CATALOG.node_packages["gdrcopy"].version or ""
 # The stand-in nccl-tests Makefile appends one line per make run here.
 NCCL_TESTS_BUILD_LOG = "/var/log/clusterfab-standin-nccl-tests-build.log"
+# The stand-in GDRCopy package build appends one line per build here.
+GDRCOPY_BUILD_LOG = "/var/log/clusterfab-standin-gdrcopy-build.log"
 # The order in which the later releases appear in the CUDA repository; each stage keeps the earlier ones.
 LATER_RELEASES = ("nccl", "cuda_toolkit", "dcgm")
+LATER_PACKAGES = {
+    "nccl": ("libnccl2", "libnccl-dev"),
+    "cuda_toolkit": ("cuda-toolkit-13-0",),
+    "dcgm": ("datacenter-gpu-manager-4-core", "datacenter-gpu-manager-4-cuda13"),
+}
 GPU_COUNT = 8
 
-# What the stand-in EFA installer installs, as (package, version, architecture).
+# What the stand-in EFA installer installs, as (package, version, architecture): EFA installer 1.51.0
+# ships libfabric 2.7.0amzn2.0 and aws-ofi-nccl 1.22.0 (AWS's EFA installer changelog).
 EFA_DEBS = (
     ("libfabric1-aws", "2.7.0amzn2.0", "amd64"),
     ("efa-config", "1.18-1", "all"),
     ("libnccl-ofi", "1.22.0-1", "amd64"),
+)
+# GDRCopy's own packages as packages/build-deb-packages.sh of v2.5.1 builds them (packages/*/control):
+# (name, Depends, Conflicts). The version of all four is the release's.
+GDRCOPY_DEBS = (
+    ("libgdrapi", (), ("gdrcopy (<= 2.2-1)",)),
+    ("gdrdrv-dkms", ("dkms (>= 1.95)",), ()),
+    ("gdrcopy-tests", (f"libgdrapi (>= {GDRCOPY})",), ("gdrcopy (<= 2.2-1)",)),
+    (
+        "gdrcopy",
+        (f"gdrdrv-dkms (= {GDRCOPY})", f"libgdrapi (= {GDRCOPY})", f"gdrcopy-tests (= {GDRCOPY})"),
+        (),
+    ),
 )
 
 
@@ -78,6 +132,8 @@ class Deb:
     version: str
     arch: str = "amd64"
     depends: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    provides: tuple[str, ...] = ()
     files: Mapping[str, str] = field(default_factory=dict)
     executables: frozenset[str] = frozenset()
 
@@ -92,8 +148,13 @@ class Deb:
             f"Architecture: {self.arch}",
             "Maintainer: clusterfab tests <standin@clusterfab.invalid>",
         ]
-        if self.depends:
-            lines.append(f"Depends: {', '.join(self.depends)}")
+        for field_name, relations in (
+            ("Depends", self.depends),
+            ("Conflicts", self.conflicts),
+            ("Provides", self.provides),
+        ):
+            if relations:
+                lines.append(f"{field_name}: {', '.join(relations)}")
         lines.append(f"Description: clusterfab test stand-in for {self.name}")
         return "\n".join(lines) + "\n"
 
@@ -106,6 +167,7 @@ class Standins:
     efa_tarball_sha256: str
     node_exporter_sha256: str
     nccl_tests_sha256: Mapping[str, str]
+    gdrcopy_sha256: str
     key_fingerprint: str
 
     @property
@@ -299,125 +361,154 @@ def nccl_tests_makefile(version: str) -> str:
     )
 
 
-def _driver_debs(version: str) -> list[Deb]:
-    # Loose >= dependencies, like the real metapackages: only the apt pin keeps them on `version`.
-    return [
-        Deb(
-            "nvidia-open",
-            f"{version}-1",
-            depends=(f"nvidia-driver-cuda (>= {version})", f"nvidia-persistenced (>= {version})"),
+def _behaviour(kernel_release: str) -> dict[str, Mapping[str, str]]:
+    """What each stand-in contains, by package name: small files in the real tools' places."""
+    cuda_home = f"/usr/local/cuda-{'.'.join(STACK.cuda.split('.')[:2])}"
+    nvidia_smi = {
+        "/usr/bin/nvidia-smi": NVIDIA_SMI,
+        f"{CANNED}/nvidia-smi/query-gpu.csv": nvidia_smi_query(DRIVER),
+        f"{CANNED}/nvidia-smi/summary.txt": nvidia_smi_summary(DRIVER),
+    }
+    persistenced = {
+        "/usr/bin/nvidia-persistenced": _script("exit 0\n"),
+        "/lib/systemd/system/nvidia-persistenced.service": _unit(
+            "NVIDIA Persistence Daemon",
+            "/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode",
         ),
-        Deb(
-            "cuda-drivers",
-            f"{version}-1",
-            depends=(f"nvidia-driver-cuda (>= {version})", f"nvidia-persistenced (>= {version})"),
+    }
+    fabricmanager = {
+        "/usr/bin/nv-fabricmanager": _script("exit 0\n"),
+        "/lib/systemd/system/nvidia-fabricmanager.service": _unit(
+            "NVIDIA fabric manager service", "/usr/bin/nv-fabricmanager"
         ),
-        Deb(
-            "nvidia-driver-cuda",
-            f"{version}-1",
-            files={
-                "/usr/bin/nvidia-smi": NVIDIA_SMI,
-                f"{CANNED}/nvidia-smi/query-gpu.csv": nvidia_smi_query(version),
-                f"{CANNED}/nvidia-smi/summary.txt": nvidia_smi_summary(version),
-            },
-            executables=frozenset({"/usr/bin/nvidia-smi"}),
-        ),
-        Deb(
-            "nvidia-persistenced",
-            f"{version}-1",
-            files={
-                "/usr/bin/nvidia-persistenced": _script("exit 0\n"),
-                "/lib/systemd/system/nvidia-persistenced.service": _unit(
-                    "NVIDIA Persistence Daemon",
-                    "/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode",
-                ),
-            },
-            executables=frozenset({"/usr/bin/nvidia-persistenced"}),
-        ),
-        Deb(
-            f"nvidia-fabricmanager-{version.split('.', maxsplit=1)[0]}",
-            f"{version}-1",
-            files={
-                "/usr/bin/nv-fabricmanager": _script("exit 0\n"),
-                "/lib/systemd/system/nvidia-fabricmanager.service": _unit(
-                    "NVIDIA fabric manager service", "/usr/bin/nv-fabricmanager"
-                ),
-            },
-            executables=frozenset({"/usr/bin/nv-fabricmanager"}),
-        ),
-    ]
+    }
+    return {
+        "nvidia-open": {**nvidia_smi, **persistenced},
+        "cuda-drivers": {**nvidia_smi, **persistenced},
+        "nvidia-fabricmanager": fabricmanager,
+        "nvidia-fabricmanager-580": fabricmanager,
+        "libnvidia-nscq": {"/usr/lib/x86_64-linux-gnu/libnvidia-nscq.so.2": "stand-in\n"},
+        "libnvidia-nscq-580": {"/usr/lib/x86_64-linux-gnu/libnvidia-nscq.so.2": "stand-in\n"},
+        "nvidia-imex": {
+            "/usr/bin/nvidia-imex": _script("exit 0\n"),
+            "/lib/systemd/system/nvidia-imex.service": _unit("NVIDIA IMEX service", "/usr/bin/nvidia-imex"),
+        },
+        "nvlsm": {"/opt/nvidia/nvlsm/sbin/nvlsm": _script("exit 0\n")},
+        "nvidia-utils-580-server": nvidia_smi,
+        "nvidia-compute-utils-580-server": persistenced,
+        "cuda-toolkit-13-0": {
+            f"{cuda_home}/bin/nvcc": _script('echo "Cuda compilation tools, release 13.0"\n'),
+        },
+        "libnccl2": {"/usr/lib/x86_64-linux-gnu/libnccl.so.2": "stand-in\n"},
+        "libnccl-dev": {"/usr/include/nccl.h": "/* stand-in */\n"},
+        "datacenter-gpu-manager-4-core": {
+            "/usr/bin/dcgmi": DCGMI,
+            "/usr/bin/nv-hostengine": _script("exit 0\n"),
+            "/lib/systemd/system/nvidia-dcgm.service": _unit(
+                "NVIDIA DCGM service", "/usr/bin/nv-hostengine -n --service-account nvidia-dcgm"
+            ),
+            f"{CANNED}/dcgmi/diag.txt": dcgmi_diag(),
+            f"{CANNED}/dcgmi/diag.rc": "0\n",
+        },
+        "datacenter-gpu-manager-4-cuda13": {"/usr/share/datacenter-gpu-manager-4/cuda13": "stand-in\n"},
+        "datacenter-gpu-manager-exporter": {"/usr/bin/dcgm-exporter": _script('echo "dcgm-exporter"\n')},
+        "nvidia-gds-13-0": {"/usr/share/doc/nvidia-gds-13-0/stand-in": "stand-in\n"},
+        "nvidia-fs": {"/usr/src/nvidia-fs/dkms.conf": 'PACKAGE_NAME="nvidia-fs"\n'},
+        "nccl-gib": {
+            "/usr/local/gib/lib64/libnccl-net.so": "stand-in nccl-gib\n",
+            "/usr/local/gib/scripts/set_nccl_env.sh": GIB_SET_NCCL_ENV,
+        },
+        "dmabuf-import-helper": {
+            f"/usr/src/dmabuf-import-helper-{TCPXO_HELPER_UPSTREAM}/dkms.conf": (
+                f'PACKAGE_NAME="dmabuf-import-helper"\nPACKAGE_VERSION="{TCPXO_HELPER_UPSTREAM}"\n'
+                'BUILT_MODULE_NAME[0]="import-helper"\nAUTOINSTALL="yes"\n'
+            ),
+            f"/usr/src/dmabuf-import-helper-{TCPXO_HELPER_UPSTREAM}/import-helper.c": IMPORT_HELPER_C,
+        },
+        "docker-ce": {
+            "/usr/bin/dockerd": _script("exit 0\n"),
+            "/lib/systemd/system/docker.service": _unit(
+                "Docker Application Container Engine", "/usr/bin/dockerd"
+            ),
+        },
+        "docker-ce-cli": {"/usr/bin/docker": DOCKER},
+        "containerd.io": {"/usr/bin/containerd": _script("exit 0\n")},
+        "nvidia-container-toolkit": {"/usr/bin/nvidia-ctk": _script("exit 0\n")},
+        "nvidia-container-toolkit-base": {"/usr/bin/nvidia-container-runtime": _script("exit 0\n")},
+        "libnvidia-container-tools": {"/usr/bin/nvidia-container-cli": _script("exit 0\n")},
+        "libnvidia-container1": {"/usr/lib/x86_64-linux-gnu/libnvidia-container.so.1": "stand-in\n"},
+        "nvidia-kernel-common-580-server": {"/lib/firmware/nvidia/580/stand-in": "stand-in\n"},
+        "libnvidia-compute-580-server": {"/usr/lib/x86_64-linux-gnu/libcuda.so.1": "stand-in\n"},
+        f"lustre-client-modules-{kernel_release}": {
+            f"/lib/modules/{kernel_release}/updates/fs/lustre/lustre.ko": "stand-in\n"
+        },
+    }
 
 
-def _cuda_repo_debs(
-    cuda: Sequence[str] = (CUDA, CUDA_NEWER),
-    nccl: Sequence[str] = (NCCL, NCCL_NEWER),
-    dcgm: Sequence[str] = (DCGM, DCGM_NEWER),
+def _deb_arch(package: AptPackage) -> str:
+    return "all" if package.architectures == ["all"] else "amd64"
+
+
+def decoy(version: str) -> str:
+    """A synthetic version newer than `version` that no pin of the catalog's matches: "580.95.05-1" ->
+    "580.95.05+decoy-1", "1.1.0" -> "1.1.0+decoy"."""
+    epoch, _, rest = version.rpartition(":")
+    upstream, dash, revision = rest.partition("-")
+    return f"{epoch + ':' if epoch else ''}{upstream}+decoy{dash}{revision}"
+
+
+def later(version: str) -> str:
+    """A synthetic release after `version`, published to a repository after the node fetched its lists:
+    the last upstream component plus one ("2.28.9-1+cuda13.0" -> "2.28.10-1+cuda13.0")."""
+    epoch, _, rest = version.rpartition(":")
+    upstream, dash, revision = rest.partition("-")
+    head, _, last = upstream.rpartition(".")
+    return f"{epoch + ':' if epoch else ''}{head}.{int(last) + 1}{dash}{revision}"
+
+
+def _as_deb(package: AptPackage, version: str, files: Mapping[str, str], relations: Mapping[str, str]) -> Deb:
+    def relate(items: Sequence[str]) -> tuple[str, ...]:
+        # Exact-version relations among recorded packages follow the stand-in's own version change.
+        return tuple(relations.get(item, item) for item in items)
+
+    executables = frozenset(path for path, text in files.items() if text.startswith("#!"))
+    return Deb(
+        package.name,
+        version,
+        arch=_deb_arch(package),
+        depends=relate(package.depends),
+        conflicts=relate(package.conflicts),
+        provides=tuple(package.provides),
+        files=files,
+        executables=executables,
+    )
+
+
+def recorded_debs(
+    repository: str, kernel_release: str, *, later_of: frozenset[str] = frozenset()
 ) -> list[Deb]:
+    """The stand-ins of every package the catalog records in `repository`.
+
+    Each pinned package also comes as a `decoy` version (unless a legitimate pin would take it, as
+    with the CUDA minor-line metapackages). `later_of` adds the `later` release of those packages.
+    """
+    behaviour = _behaviour(kernel_release)
     debs: list[Deb] = []
-    for version in (DRIVER, DRIVER_NEWER):
-        debs += _driver_debs(version)
-    for version in cuda:
-        debs.append(
-            Deb(
-                "cuda-toolkit-13-0",
-                f"{version}-1",
-                files={
-                    "/usr/local/cuda-13.0/bin/nvcc": _script(
-                        f'echo "Cuda compilation tools, release 13.0, V{version}"\n'
-                    )
-                },
-                executables=frozenset({"/usr/local/cuda-13.0/bin/nvcc"}),
-            )
-        )
-    for version in nccl:
-        full = f"{version}-1+cuda{NCCL_CUDA}"
-        debs.append(
-            Deb("libnccl2", full, files={"/usr/lib/x86_64-linux-gnu/libnccl.so.2": f"stand-in {full}\n"})
-        )
-        debs.append(
-            Deb(
-                "libnccl-dev",
-                full,
-                depends=(f"libnccl2 (= {full})",),
-                files={"/usr/include/nccl.h": f"/* stand-in {full} */\n"},
-            )
-        )
-    for version in dcgm:
-        full = f"1:{version}-1"
-        debs.append(
-            Deb(
-                "datacenter-gpu-manager-4-core",
-                full,
-                files={
-                    "/usr/bin/dcgmi": DCGMI,
-                    "/usr/bin/nv-hostengine": _script("exit 0\n"),
-                    "/lib/systemd/system/nvidia-dcgm.service": _unit(
-                        "NVIDIA DCGM service", "/usr/bin/nv-hostengine -n --service-account nvidia-dcgm"
-                    ),
-                    f"{CANNED}/dcgmi/diag.txt": dcgmi_diag(),
-                    f"{CANNED}/dcgmi/diag.rc": "0\n",
-                },
-                executables=frozenset({"/usr/bin/dcgmi", "/usr/bin/nv-hostengine"}),
-            )
-        )
-        debs.append(
-            Deb(
-                "datacenter-gpu-manager-4-cuda13",
-                full,
-                depends=(f"datacenter-gpu-manager-4-core (= {full})",),
-                files={"/usr/share/datacenter-gpu-manager-4/cuda13": f"stand-in {full}\n"},
-            )
-        )
-    for version in (DCGM_EXPORTER, DCGM_EXPORTER_NEWER):
-        debs.append(
-            Deb(
-                "datacenter-gpu-manager-exporter",
-                f"{version}-1",
-                depends=("datacenter-gpu-manager-4-core",),
-                files={"/usr/bin/dcgm-exporter": _script(f'echo "dcgm-exporter {version}"\n')},
-                executables=frozenset({"/usr/bin/dcgm-exporter"}),
-            )
-        )
+    for package in CATALOG.apt_packages:
+        if package.repository != repository or package.version is None:
+            continue  # no version is known: such a package is only installed unpinned, never in tests
+        files = behaviour.get(package.name, {})
+        debs.append(_as_deb(package, package.version, files, {}))
+        variants = [] if package.name in MINOR_LINE_PINNED else [decoy]
+        if package.name in later_of:
+            variants.append(later)
+        for make in variants:
+            relations = {
+                f"{other.name} (= {other.version})": f"{other.name} (= {make(other.version)})"
+                for other in CATALOG.apt_packages
+                if other.version is not None and other.repository == repository
+            }
+            debs.append(_as_deb(package, make(package.version), files, relations))
     return debs
 
 
@@ -430,33 +521,13 @@ GIB_SET_NCCL_ENV = (
     "export NCCL_IB_TC=52\n"
     "export NCCL_IB_FIFO_TC=84\n"
 )
-
-
-def _gib_debs() -> list[Deb]:
-    return [
-        Deb(
-            "nccl-gib",
-            f"{version}-1",
-            depends=("libibverbs1",),
-            files={
-                "/usr/local/gib/lib64/libnccl-net.so": f"stand-in nccl-gib {version}\n",
-                "/usr/local/gib/scripts/set_nccl_env.sh": GIB_SET_NCCL_ENV,
-            },
-        )
-        for version in (GIB, GIB_NEWER)
-    ]
-
-
-def _tcpxo_debs() -> list[Deb]:
-    return [
-        Deb(
-            "dmabuf-import-helper",
-            f"{version}-1",
-            arch="all",
-            files={"/usr/src/import-helper-" + version + "/dkms.conf": 'PACKAGE_NAME="import-helper"\n'},
-        )
-        for version in (TCPXO_HELPER, TCPXO_HELPER_NEWER)
-    ]
+# The line the Cluster Toolkit patches for kernels >= 6.13, in the helper's module source.
+IMPORT_HELPER_C = (
+    "/* clusterfab stand-in for dmabuf-import-helper's import-helper.c */\n"
+    "#include <linux/module.h>\n"
+    "MODULE_IMPORT_NS(DMA_BUF);\n"
+    'MODULE_LICENSE("GPL");\n'
+)
 
 
 def _doca_debs() -> list[Deb]:
@@ -576,6 +647,7 @@ class SigningKey:
 
 def build_deb(deb: Deb, out_dir: Path) -> Path:
     """Build ``deb`` into ``out_dir`` with dpkg-deb and return the .deb path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         tree = Path(scratch) / deb.name
         (tree / "DEBIAN").mkdir(parents=True)
@@ -624,14 +696,20 @@ def _release(fields: Mapping[str, str], indexes: Iterable[Path], base: Path) -> 
 
 
 def write_apt_repo(
-    dest: Path, debs: Sequence[Deb], key: SigningKey, *, suite: str | None, arch: str = "amd64"
+    dest: Path,
+    debs: Sequence[Deb],
+    key: SigningKey,
+    *,
+    suite: str | None,
+    arch: str = "amd64",
+    component: str = "main",
 ) -> None:
-    """Write a signed apt repository: flat (``suite=None``) or with dists/<suite>/main."""
+    """Write a signed apt repository: flat (``suite=None``) or with dists/<suite>/<component>."""
     dest.mkdir(parents=True)
-    pool = dest if suite is None else dest / "pool/main"
+    pool = dest if suite is None else dest / f"pool/{component}"
     pool.mkdir(parents=True, exist_ok=True)
     built = [(deb, build_deb(deb, pool)) for deb in debs]
-    index_dir = dest if suite is None else dest / f"dists/{suite}/main/binary-{arch}"
+    index_dir = dest if suite is None else dest / f"dists/{suite}/{component}/binary-{arch}"
     index_dir.mkdir(parents=True, exist_ok=True)
     text = _packages_index(built, dest)
     (index_dir / "Packages").write_text(text)
@@ -639,7 +717,7 @@ def write_apt_repo(
     release_dir = dest if suite is None else dest / f"dists/{suite}"
     fields = {"Origin": "clusterfab-standin", "Label": "clusterfab-standin", "Architectures": arch}
     if suite is not None:
-        fields.update({"Suite": suite, "Codename": suite, "Components": "main"})
+        fields.update({"Suite": suite, "Codename": suite, "Components": component})
     release = release_dir / "Release"
     release.write_text(_release(fields, [index_dir / "Packages", index_dir / "Packages.gz"], release_dir))
     key.clearsign(release, release_dir / "InRelease")
@@ -654,9 +732,6 @@ def _tarball(dest: Path, members: Mapping[str, tuple[bytes, int]]) -> str:
             info.mode = mode
             archive.addfile(info, io.BytesIO(data))
     return hashlib.sha256(dest.read_bytes()).hexdigest()
-
-
-LATER_RELEASE_VERSIONS = {"nccl": NCCL_LATER, "cuda_toolkit": CUDA_LATER, "dcgm": DCGM_LATER}
 
 
 def _efa_installer(dest: Path, installer_sh: str) -> str:
@@ -681,6 +756,96 @@ def _nccl_tests_tarball(dest: Path, version: str) -> str:
     )
 
 
+# The LSB header of GDRCopy's packages/dkms/debian/gdrdrv.init (v2.5.1), which update-rc.d reads.
+GDRDRV_INIT = """#!/bin/bash
+# clusterfab test stand-in for GDRCopy's gdrdrv init script (its LSB header, no driver).
+### BEGIN INIT INFO
+# Provides:       gdrcopy
+# Required-Start:
+# Required-Stop:
+# Default-Start: 2 3 4 5
+# Default-Stop: 0 1 6
+# Description: GDRcopy kernel-mode driver init script
+### END INIT INFO
+exit 0
+"""
+
+
+def gdrcopy_build_script(version: str) -> str:
+    """GDRCopy's packages/build-deb-packages.sh, standing in: it needs nvcc under $CUDA as the real one
+    does and writes the four packages, with GDRCopy's own names and relations, to the working directory."""
+    lines = [
+        "#!/bin/bash",
+        "# clusterfab test stand-in for GDRCopy's packages/build-deb-packages.sh: the real packages' names,",
+        "# version and relations (packages/*/control), stand-in contents; it fails without $CUDA/bin/nvcc.",
+        "set -euo pipefail",
+        'test -x "$CUDA/bin/nvcc"',
+        'platform=$(. /etc/os-release && echo "${ID^}${VERSION_ID//./_}")',
+        "work=$(mktemp -d)",
+    ]
+    for name, depends, conflicts in GDRCOPY_DEBS:
+        control = [f"Package: {name}", f"Version: {version}", "Architecture: amd64"]
+        control += ["Maintainer: clusterfab tests <standin@clusterfab.invalid>"]
+        if depends:
+            control.append(f"Depends: {', '.join(depends)}")
+        if conflicts:
+            control.append(f"Conflicts: {', '.join(conflicts)}")
+        control.append(f"Description: clusterfab test stand-in for {name}")
+        suffix = "+cuda13.0" if name == "gdrcopy-tests" else ""
+        lines += [
+            f'mkdir -p "$work/{name}/DEBIAN"',
+            f"cat > \"$work/{name}/DEBIAN/control\" <<'CONTROL'",
+            *control,
+            "CONTROL",
+        ]
+        if name == "gdrdrv-dkms":
+            lines += [
+                f'mkdir -p "$work/{name}/etc/init.d"',
+                f"cat > \"$work/{name}/etc/init.d/gdrdrv\" <<'INIT'",
+                *GDRDRV_INIT.splitlines(),
+                "INIT",
+                f'chmod 755 "$work/{name}/etc/init.d/gdrdrv"',
+            ]
+        lines.append(
+            f'dpkg-deb --root-owner-group -Zgzip --build "$work/{name}" '
+            f'"{name}_{version}-1_amd64.$platform{suffix}.deb" >/dev/null'
+        )
+    lines += [f'echo "{version} CUDA=$CUDA" >> {GDRCOPY_BUILD_LOG}', 'rm -rf "$work"', ""]
+    return "\n".join(lines)
+
+
+def _gdrcopy_tarball(dest: Path, version: str) -> str:
+    top = f"gdrcopy-{version}"
+    return _tarball(
+        dest,
+        {
+            f"{top}/packages/build-deb-packages.sh": (gdrcopy_build_script(version).encode(), 0o755),
+            f"{top}/README.md": (b"GDRCopy (clusterfab stand-in)\n", 0o644),
+        },
+    )
+
+
+# Stand-in repository directories per recorded repository id, and their suite (None: flat).
+REPOSITORIES = {
+    "cuda": ("cuda", None),
+    "ubuntu": ("ubuntu", "noble-updates"),
+    "gpudirect-gib-apt": ("gib", "gpudirect-gib-apt"),
+    "gpudirect-tcpxo-apt": ("tcpxo", "gpudirect-tcpxo-apt"),
+    "docker": ("docker", "noble"),
+    "nvidia-container-toolkit": ("nvidia-container-toolkit", None),
+}
+
+
+def _write_recorded_repo(
+    dest: Path, repository: str, kernel_release: str, key: SigningKey, **kwargs: object
+) -> None:
+    directory, suite = REPOSITORIES[repository]
+    debs = recorded_debs(repository, kernel_release, **kwargs)  # type: ignore[arg-type]
+    arch = "all" if all(d.arch == "all" for d in debs) else "amd64"
+    component = "stable" if repository == "docker" else "main"
+    write_apt_repo(dest / directory, debs, key, suite=suite, arch=arch, component=component)
+
+
 def build_standins(dest: Path, kernel_release: str) -> Standins:
     """Build every repository and tarball under ``dest`` (which must not exist)."""
     dest.mkdir(parents=True)
@@ -689,22 +854,15 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
         (dest / "keys").mkdir()
         (dest / "keys/standin.asc").write_text(key.armored_public_key())
         fingerprint = key.fingerprint()
-        write_apt_repo(dest / "cuda", _cuda_repo_debs(), key, suite=None)
+        for repository in REPOSITORIES:
+            _write_recorded_repo(dest, repository, kernel_release, key)
         for stage in range(1, len(LATER_RELEASES) + 1):
-            published = LATER_RELEASES[:stage]
-
-            def later(release: str, published: tuple[str, ...] = published) -> tuple[str, ...]:
-                return (LATER_RELEASE_VERSIONS[release],) if release in published else ()
-
-            debs = _cuda_repo_debs(
-                cuda=(CUDA, CUDA_NEWER, *later("cuda_toolkit")),
-                nccl=(NCCL, NCCL_NEWER, *later("nccl")),
-                dcgm=(DCGM, DCGM_NEWER, *later("dcgm")),
-            )
+            published = frozenset(p for r in LATER_RELEASES[:stage] for p in LATER_PACKAGES[r])
+            debs = recorded_debs("cuda", kernel_release, later_of=published)
             write_apt_repo(dest / f"cuda-later-{stage}", debs, key, suite=None)
-        write_apt_repo(dest / "gib", _gib_debs(), key, suite="gpudirect-gib-apt")
-        write_apt_repo(dest / "tcpxo", _tcpxo_debs(), key, suite="gpudirect-tcpxo-apt", arch="all")
-        write_apt_repo(dest / "lustre", _lustre_debs(kernel_release), key, suite="bookworm")
+        write_apt_repo(
+            dest / "lustre", _lustre_debs(kernel_release), key, suite=CATALOG.lustre_clients["aws"].suite
+        )
         write_apt_repo(dest / "doca", _doca_debs(), key, suite=None)
 
         # AWS signs the installer tarball (detached <tarball>.sig); the stand-in key plays AWS's.
@@ -730,6 +888,7 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
         version: _nccl_tests_tarball(dest / f"nccl-tests/v{version}.tar.gz", version)
         for version in (NCCL_TESTS, NCCL_TESTS_NEWER)
     }
+    gdrcopy_sha = _gdrcopy_tarball(dest / f"gdrcopy/v{GDRCOPY}.tar.gz", GDRCOPY)
     top = f"node_exporter-{NODE_EXPORTER}.linux-amd64"
     node_exporter_sha = _tarball(
         dest / f"node_exporter/{top}.tar.gz",
@@ -741,21 +900,45 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
             f"{top}/LICENSE": (b"Apache License 2.0 (stand-in)\n", 0o644),
         },
     )
+    _image_debs(dest / "image", kernel_release)
     return Standins(
         root=dest,
         efa_tarball_sha256=efa_sha[EFA_INSTALLER],
         node_exporter_sha256=node_exporter_sha,
         nccl_tests_sha256=nccl_tests_sha,
+        gdrcopy_sha256=gdrcopy_sha,
         key_fingerprint=fingerprint,
     )
 
 
-DOCKER = _script('echo "Docker version 27.5.1, build stand-in"\n')
+def _image_debs(dest: Path, kernel_release: str) -> None:
+    """What a node image carries before any role runs: the GCP accelerator image's driver packages
+    (recorded in the catalog's `ubuntu` repository) and a kernel package named after the running kernel
+    as Ubuntu names them (a fixture for the kernel hold, not catalog data)."""
+    dest.mkdir(parents=True)
+    behaviour = _behaviour(kernel_release)
+    for package in CATALOG.apt_packages:
+        if package.name in IMAGE_DRIVER_PACKAGES and package.version is not None:
+            build_deb(
+                _as_deb(package, package.version, behaviour.get(package.name, {}), {}), dest / "gcp-driver"
+            )
+    build_deb(Deb(f"linux-image-{kernel_release}", "1.0-1"), dest / "kernel")
+
+
+DOCKER = _script('echo "Docker version 28.5.2, build stand-in"\n')
 
 
 def install_into(standins: Standins, rootfs: Path) -> None:
     """Copy the stand-ins to /srv/clusterfab-standins inside ``rootfs``."""
     shutil.copytree(standins.root, rootfs / MOUNT.lstrip("/"))
+
+
+def preinstall(rootfs: Path, what: str) -> None:
+    """Install the image's own packages into ``rootfs`` as the image would carry them: `gcp-driver`
+    (Canonical's driver of the GCP accelerator image) or `kernel` (the running kernel's package)."""
+    debs = sorted((rootfs / MOUNT.lstrip("/") / "image" / what).glob("*.deb"))
+    inside = [f"{MOUNT}/image/{what}/{deb.name}" for deb in debs]
+    subprocess.run(["chroot", str(rootfs), "dpkg", "--install", *inside], check=True, capture_output=True)
 
 
 def publish_later_release(rootfs: Path, release: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -58,8 +59,38 @@ def fresh_rootfs(
     return make
 
 
+UBUNTU_ARCHIVE_SOURCE = (
+    "Types: deb\n"
+    f"URIs: file:{standins.MOUNT}/ubuntu\n"
+    "Suites: noble-updates\n"
+    "Components: main\n"
+    "Signed-By: /etc/apt/keyrings/clusterfab-standin-ubuntu.asc\n"
+)
+
+
+def image_with_driver(rootfs: Path) -> None:
+    """Make ``rootfs`` look like GCP's accelerator image: Canonical's driver installed, the Ubuntu
+    archive (here the stand-in of the catalog's `ubuntu` repository) configured."""
+    standins.preinstall(rootfs, "gcp-driver")
+    keyrings = rootfs / "etc/apt/keyrings"
+    keyrings.mkdir(parents=True, exist_ok=True)
+    shutil.copy(
+        rootfs / standins.MOUNT.lstrip("/") / "keys/standin.asc", keyrings / "clusterfab-standin-ubuntu.asc"
+    )
+    (rootfs / "etc/apt/sources.list.d/ubuntu-archive.sources").write_text(UBUNTU_ARCHIVE_SOURCE)
+
+
+# How each variant's root file system differs from the golden one before the playbook runs: what
+# the image the node boots carries.
+PREPARE: dict[str, Callable[[Path], None]] = {
+    "efa_p5": lambda rootfs: standins.preinstall(rootfs, "kernel"),
+    "gib_a3_ultra": image_with_driver,
+}
+
+
 def _apply_variant(variant: str, fresh_rootfs: Callable[[str], Path], built: standins.Standins) -> NodeRun:
     rootfs = fresh_rootfs(variant)
+    PREPARE[variant](rootfs)
     extravars = variants.VARIANTS[variant](built)
     events: list[PlaybookEvent] = []
     started = time.monotonic()

@@ -43,6 +43,15 @@ EFA_TRACES = (
     f"/var/cache/clusterfab/efa/{standins.EFA_INSTALLER_NEWER}",
 )
 NCCL_TESTS_CUDA = "CUDA_HOME=/usr/local/cuda-13.0 NCCL_HOME=/usr"
+# The synthetic releases the stand-in CUDA repository gains after the node fetched its lists.
+NCCL_LATER_DEB = standins.later(standins.NCCL_DEB)
+CUDA_LATER_DEB = standins.later(standins.CUDA_DEB)
+DCGM_LATER_DEB = standins.later(standins.DCGM_DEB)
+
+
+def upstream(version: str) -> str:
+    """The upstream part of a Debian version: "1:4.4.3-1" -> "4.4.3"."""
+    return version.rsplit(":", maxsplit=1)[-1].split("-", maxsplit=1)[0]
 
 
 @dataclass
@@ -119,17 +128,17 @@ def day2_node(
 
     standins.publish_later_release(rootfs, "nccl")
     extravars.update(
-        nccl_version=standins.NCCL_LATER,
+        nccl_version=upstream(NCCL_LATER_DEB),
         nccl_tests_version=standins.NCCL_TESTS_NEWER,
         nccl_tests_checksum=f"sha256:{built_standins.nccl_tests_sha256[standins.NCCL_TESTS_NEWER]}",
         storage_mounts_list=efa_node.extravars["storage_mounts_list"][:1],
     )
     run("efa_nccl_mounts", ["efa", "nccl", "nccl_tests", "storage_mounts"])
     standins.publish_later_release(rootfs, "cuda_toolkit")
-    extravars["cuda_toolkit_version"] = standins.CUDA_LATER
+    extravars["cuda_toolkit_version"] = upstream(CUDA_LATER_DEB)
     run("cuda_toolkit", ["cuda_toolkit"])
     standins.publish_later_release(rootfs, "dcgm")
-    extravars["dcgm_version"] = standins.DCGM_LATER
+    extravars["dcgm_version"] = upstream(DCGM_LATER_DEB)
     run("dcgm", ["dcgm"])
     return Day2Node(rootfs, runs, traces)
 
@@ -204,21 +213,21 @@ def test_efa_upgrade_verifies_the_signature_with_a_throwaway_keyring(day2_node: 
             "efa_nccl_mounts",
             "Install the pinned NCCL packages",
             "libnccl2",
-            f"{standins.NCCL_LATER}-1+cuda{standins.NCCL_CUDA}",
+            NCCL_LATER_DEB,
             id="nccl",
         ),
         pytest.param(
             "cuda_toolkit",
             "Install the pinned CUDA toolkit",
             "cuda-toolkit-13-0",
-            f"{standins.CUDA_LATER}-1",
+            CUDA_LATER_DEB,
             id="cuda_toolkit",
         ),
         pytest.param(
             "dcgm",
             "Install the pinned DCGM packages",
             "datacenter-gpu-manager-4-core",
-            f"1:{standins.DCGM_LATER}-1",
+            DCGM_LATER_DEB,
             id="dcgm",
         ),
     ],

@@ -1,10 +1,11 @@
-"""The fabric roles the two full variants do not cover, each run alone (by its tag) into its own copy
-of the golden root file system, twice. The images these roles target carry Docker, so a stand-in
-``/usr/bin/docker`` is placed first (except where its absence is the point).
+"""The fabric roles the two full variants do not cover, each run alone (by its tag, with the container
+runtime the TCPX/TCPXO plugins run in) into its own copy of the golden root file system, twice, with the
+extravars clusterfab renders for the machine type.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,18 +40,22 @@ class FabricRun:
         ).stdout
 
 
-def install_docker(rootfs: Path) -> None:
-    docker = rootfs / "usr/bin/docker"
-    docker.write_text(standins.DOCKER)
-    docker.chmod(0o755)
+# The roles each fabric's node runs: the fabric role, with Docker and the NVIDIA runtime where the
+# fabric's plugins are containers.
+FABRIC_TAGS = {
+    "gpudirect_tcpxo": ["container_runtime", "gpudirect_tcpxo"],
+    "gpudirect_tcpx": ["container_runtime", "gpudirect_tcpx"],
+    "infiniband": ["infiniband"],
+}
 
 
 def apply_fabric_role(role: str, rootfs: Path, built: standins.Standins, **overrides: object) -> FabricRun:
     extravars = {**variants.FABRIC_ONLY_VARIANTS[role](built), **overrides}
     events: list[PlaybookEvent] = []
-    first = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=[role], on_event=events.append)
+    tags = FABRIC_TAGS[role]
+    first = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=tags, on_event=events.append)
     assert first.succeeded, first.failed_tasks
-    second = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=[role])
+    second = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=tags)
     TIMINGS[f"{role}_only_first_run_s"] = round(first.duration_s, 1)
     TIMINGS[f"{role}_only_second_run_s"] = round(second.duration_s, 1)
     return FabricRun(role, rootfs, first, second, events)
@@ -58,17 +63,7 @@ def apply_fabric_role(role: str, rootfs: Path, built: standins.Standins, **overr
 
 @pytest.fixture(scope="module")
 def tcpxo_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
-    rootfs = fresh_rootfs("tcpxo")
-    install_docker(rootfs)
-    return apply_fabric_role("gpudirect_tcpxo", rootfs, built_standins)
-
-
-@pytest.fixture(scope="module")
-def tcpxo_unpinned_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
-    # Google publishes no dmabuf-import-helper version to pin, so the catalog may leave it empty.
-    rootfs = fresh_rootfs("tcpxo-unpinned")
-    install_docker(rootfs)
-    return apply_fabric_role("gpudirect_tcpxo", rootfs, built_standins, gpudirect_tcpxo_helper_version="")
+    return apply_fabric_role("gpudirect_tcpxo", fresh_rootfs("tcpxo"), built_standins)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +80,6 @@ def tcpx_node(
     tcpx_without_docker: tuple[Path, PlaybookResult], built_standins: standins.Standins
 ) -> FabricRun:
     rootfs, _ = tcpx_without_docker
-    install_docker(rootfs)
     return apply_fabric_role("gpudirect_tcpx", rootfs, built_standins)
 
 
@@ -94,7 +88,7 @@ def infiniband_node(fresh_rootfs: Callable[[str], Path], built_standins: standin
     return apply_fabric_role("infiniband", fresh_rootfs("infiniband"), built_standins)
 
 
-@pytest.fixture(params=["tcpxo_node", "tcpxo_unpinned_node", "tcpx_node", "infiniband_node"])
+@pytest.fixture(params=["tcpxo_node", "tcpx_node", "infiniband_node"])
 def fabric_node(request: pytest.FixtureRequest) -> FabricRun:
     run: FabricRun = request.getfixturevalue(request.param)
     return run
@@ -108,13 +102,27 @@ def test_second_run_changes_nothing(fabric_node: FabricRun) -> None:
 
 def test_only_the_tagged_role_ran(fabric_node: FabricRun) -> None:
     roles = {event.role for event in fabric_node.first_events if event.kind == "runner_on_ok" and event.role}
-    assert roles == {fabric_node.role}
+    assert roles == set(FABRIC_TAGS[fabric_node.role])
 
 
-def test_tcpxo_helper_is_pinned_held_and_loaded_at_boot(tcpxo_node: FabricRun) -> None:
-    versions = tcpxo_node.output("dpkg-query", "-W", "-f", "${Version}", "dmabuf-import-helper")
-    assert versions == f"{standins.TCPXO_HELPER}-1"
-    assert tcpxo_node.output("apt-mark", "showhold").split() == ["dmabuf-import-helper"]
+def test_tcpxo_helper_source_is_unpacked_patched_and_loaded_at_boot(tcpxo_node: FabricRun) -> None:
+    source = f"/usr/src/dmabuf-import-helper-{standins.TCPXO_HELPER_UPSTREAM}"
+    # The Cluster Toolkit's patch for kernels >= 6.13: the namespace is a string literal there.
+    patched = standins.IMPORT_HELPER_C.replace("MODULE_IMPORT_NS(DMA_BUF);", 'MODULE_IMPORT_NS("DMA_BUF");')
+    assert tcpxo_node.path(f"{source}/import-helper.c").read_text() == patched
+    # Unpacked, not installed (its own DKMS build fails on those kernels); DKMS builds it on the live node.
+    listing = tcpxo_node.output("dpkg-query", "-W", "-f", "${Package}\n")
+    assert "dmabuf-import-helper" not in listing.split()
+    deb = f"dmabuf-import-helper_{standins.TCPXO_HELPER_DEB}_all.deb"
+    assert tcpxo_node.path(f"/var/cache/clusterfab/dmabuf-import-helper/{deb}").is_file()
+    dkms_tasks = {"Add the helper to DKMS", "Build and install the helper module for the running kernel"}
+    dkms = {
+        event.task: event.kind
+        for event in tcpxo_node.first_events
+        if event.task in dkms_tasks and event.kind in ("runner_on_ok", "runner_on_skipped")
+    }
+    assert dkms == dict.fromkeys(dkms_tasks, "runner_on_skipped")
+    assert tcpxo_node.output("dpkg-query", "-W", "-f", "${Status}", "dkms") == "install ok installed"
     assert tcpxo_node.path("/etc/modules-load.d/clusterfab-tcpxo.conf").read_text() == "import-helper\n"
     sources = tcpxo_node.path("/etc/apt/sources.list.d/clusterfab-gpudirect-tcpxo.sources").read_text()
     assert "Suites: gpudirect-tcpxo-apt\nComponents: main\nArchitectures: all\n" in sources
@@ -124,10 +132,40 @@ def test_tcpxo_helper_is_pinned_held_and_loaded_at_boot(tcpxo_node: FabricRun) -
     ).exists()
 
 
-def test_unpinned_tcpxo_helper_is_the_newest_and_held(tcpxo_unpinned_node: FabricRun) -> None:
-    versions = tcpxo_unpinned_node.output("dpkg-query", "-W", "-f", "${Version}", "dmabuf-import-helper")
-    assert versions == f"{standins.TCPXO_HELPER_NEWER}-1"
-    assert tcpxo_unpinned_node.output("apt-mark", "showhold").split() == ["dmabuf-import-helper"]
+@pytest.mark.parametrize("fixture", ["tcpxo_node", "tcpx_node"])
+def test_docker_and_the_nvidia_runtime_are_pinned_held_and_enabled(
+    fixture: str, request: pytest.FixtureRequest
+) -> None:
+    node: FabricRun = request.getfixturevalue(fixture)
+    packages = {
+        "docker-ce": standins.DOCKER_DEB,
+        "docker-ce-cli": standins.DOCKER_DEB,
+        "containerd.io": "1.7.28-1~ubuntu.24.04~noble",
+        "nvidia-container-toolkit": "1.19.1-1",
+        "nvidia-container-toolkit-base": "1.19.1-1",
+        "libnvidia-container-tools": "1.19.1-1",
+        "libnvidia-container1": "1.19.1-1",
+    }
+    listing = node.output("dpkg-query", "-W", "-f", "${Package} ${Version}\n", *packages)
+    assert dict(line.split(" ", 1) for line in listing.splitlines()) == packages
+    assert set(packages) <= set(node.output("apt-mark", "showhold").split())
+    assert json.loads(node.path("/etc/docker/daemon.json").read_text()) == {
+        "runtimes": {"nvidia": {"args": [], "path": "nvidia-container-runtime"}}
+    }
+    link = node.path("/etc/systemd/system/multi-user.target.wants/docker.service")
+    assert str(link.readlink()) == "/lib/systemd/system/docker.service"
+
+
+def test_dockers_recorded_conflicts_hold_in_the_stand_in_repository(tcpx_node: FabricRun) -> None:
+    # docker-ce conflicts with the distribution's docker.io, as Docker's packaging declares.
+    completed = subprocess.run(
+        ["chroot", str(tcpx_node.rootfs), "apt-get", "install", "--simulate", "--yes", "docker.io"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode != 0
+    assert "docker-ce : Conflicts: docker.io" in completed.stdout + completed.stderr
 
 
 def test_tcpxo_units_run_the_paired_images(tcpxo_node: FabricRun) -> None:
@@ -181,7 +219,8 @@ def test_tcpx_refuses_an_image_without_a_container_cli(
     [failure] = result.failed_tasks
     assert failure.task == "Assert the container CLI is installed"
     assert failure.message.startswith(
-        "The TCPX plugin installer and RxDM run as containers, but /usr/bin/docker does not exist."
+        "The TCPX plugin installer and RxDM run as containers, but /usr/bin/docker does not exist. "
+        "Run the container_runtime role first"
     )
     assert result.hosts["node"].changed == 0
 
@@ -207,6 +246,11 @@ def test_tcpx_profile_and_units(tcpx_node: FabricRun) -> None:
         "export NCCL_P2P_PXN_LEVEL=0\n"
         "export NCCL_GPUDIRECTTCPX_UNIX_CLIENT_PREFIX=/run/tcpx\n"
         "export NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS=500000\n"
+        # The Cluster Toolkit's a3-highgpu-8g bindings: each NIC's cores on its own NUMA node.
+        "export NCCL_GPUDIRECTTCPX_TX_BINDINGS='enp6s0:8-21,112-125;enp12s0:8-21,112-125;"
+        "enp134s0:60-73,164-177;enp140s0:60-73,164-177'\n"
+        "export NCCL_GPUDIRECTTCPX_RX_BINDINGS='enp6s0:22-35,126-139;enp12s0:22-35,126-139;"
+        "enp134s0:74-87,178-191;enp140s0:74-87,178-191'\n"
         'export LD_LIBRARY_PATH="/var/lib/tcpx/lib64${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"\n'
     )
     wants = tcpx_node.path("/etc/systemd/system/multi-user.target.wants")

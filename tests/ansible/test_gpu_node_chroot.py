@@ -1,12 +1,16 @@
-"""gpu_node.yml applied for real to debootstrapped Debian 12 root file systems.
+"""gpu_node.yml applied for real to debootstrapped Debian root file systems.
 
-Two variants run through clusterfab's runner: an AWS p5-like node (open kernel modules, Fabric
-Manager, EFA, FSx for Lustre) and a GCP a3-ultra-like node (RoCE with gIB, Filestore over NFS).
-Each is applied twice; the second run must change nothing.
+Two variants run through clusterfab's runner with the extravars clusterfab renders for two examples:
+an AWS p5 node (the CUDA repository's open driver, Fabric Manager and NSCQ, GDRCopy, GPUDirect
+Storage, EFA, FSx for Lustre) and a GCP a3-ultra node booting the accelerator image's own driver
+(Canonical's Fabric Manager, RoCE with gIB, Filestore over NFS). Each is applied twice; the second
+run must change nothing. The stand-in repositories hold only what the catalog records, so the last
+tests show a node refusing what does not exist.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -17,33 +21,64 @@ from chroot_runs import NodeRun, run_in_chroot
 pytestmark = pytest.mark.ansible
 
 MANAGED = "#\n# Managed by clusterfab (Ansible). Local changes are overwritten on the next run.\n#\n"
-DRIVER_REVISION = f"{standins.DRIVER}-1"
-NCCL_REVISION = f"{standins.NCCL}-1+cuda{standins.NCCL_CUDA}"
-DCGM_REVISION = f"1:{standins.DCGM}-1"
+KERNEL = os.uname().release
 
-COMMON_VERSIONS = {
-    "nvidia-open": DRIVER_REVISION,
-    # Installed only as dependencies with ">=" constraints; the apt pin keeps them on the driver
-    # version although the repository also carries 580.105.08.
-    "nvidia-driver-cuda": DRIVER_REVISION,
-    "nvidia-persistenced": DRIVER_REVISION,
-    "nvidia-fabricmanager-580": DRIVER_REVISION,
-    "cuda-toolkit-13-0": f"{standins.CUDA}-1",
-    "libnccl2": NCCL_REVISION,
-    "libnccl-dev": NCCL_REVISION,
-    "datacenter-gpu-manager-4-core": DCGM_REVISION,
-    "datacenter-gpu-manager-4-cuda13": DCGM_REVISION,
-    "datacenter-gpu-manager-exporter": f"{standins.DCGM_EXPORTER}-1",
+# Every pinned version below is the catalog's (clusterfab/catalog/data/packages.yaml, software.yaml).
+STACK_VERSIONS = {
+    "cuda-toolkit-13-0": standins.CUDA_DEB,
+    "libnccl2": standins.NCCL_DEB,
+    "libnccl-dev": standins.NCCL_DEB,
+    "datacenter-gpu-manager-4-core": standins.DCGM_DEB,
+    "datacenter-gpu-manager-4-cuda13": standins.DCGM_DEB,
+    "datacenter-gpu-manager-exporter": standins.DCGM_EXPORTER_DEB,
 }
-COMMON_HOLDS = {
+STACK_HOLDS = set(STACK_VERSIONS)
+EFA_VERSIONS = {
+    **STACK_VERSIONS,
+    # Driver branch 580 from the CUDA repository: Fabric Manager and NSCQ without a branch suffix.
+    "nvidia-open": standins.DRIVER_DEB,
+    "nvidia-fabricmanager": standins.DRIVER_DEB,
+    "libnvidia-nscq": standins.DRIVER_DEB,
+    "nvidia-gds-13-0": "13.0.2-1",
+    "nvidia-fs": "2.26.6-1",
+    "libgdrapi": standins.GDRCOPY,
+    "gdrdrv-dkms": standins.GDRCOPY,
+    "gdrcopy-tests": standins.GDRCOPY,
+    "gdrcopy": standins.GDRCOPY,
+    "libfabric1-aws": "2.7.0amzn2.0",
+    "efa-config": "1.18-1",
+    "libnccl-ofi": "1.22.0-1",
+    f"lustre-client-modules-{KERNEL}": f"{standins.LUSTRE}-1",
+}
+EFA_HOLDS = STACK_HOLDS | {
     "nvidia-open",
+    "nvidia-fabricmanager",
+    "libnvidia-nscq",
+    "nvidia-gds-13-0",
+    "nvidia-fs",
+    "libgdrapi",
+    "gdrdrv-dkms",
+    "gdrcopy-tests",
+    "gdrcopy",
+    # The image's kernel (node_tuning holds it, so no upgrade swaps it under the DKMS modules).
+    f"linux-image-{KERNEL}",
+}
+# The accelerator image's own driver stays; Fabric Manager and NSCQ are Canonical's builds at its version.
+GIB_VERSIONS = {
+    **STACK_VERSIONS,
+    "nvidia-utils-580-server": standins.IMAGE_DRIVER_DEB,
+    "libnvidia-compute-580-server": standins.IMAGE_DRIVER_DEB,
+    "nvidia-fabricmanager-580": "580.95.05-0ubuntu0.24.04.1",
+    "libnvidia-nscq-580": "580.95.05-0ubuntu0.24.04.1",
+    "nccl-gib": standins.GIB_DEB,
+}
+GIB_HOLDS = STACK_HOLDS | {
+    "nvidia-utils-580-server",
+    "libnvidia-compute-580-server",
+    "nvidia-compute-utils-580-server",
     "nvidia-fabricmanager-580",
-    "cuda-toolkit-13-0",
-    "libnccl2",
-    "libnccl-dev",
-    "datacenter-gpu-manager-4-core",
-    "datacenter-gpu-manager-4-cuda13",
-    "datacenter-gpu-manager-exporter",
+    "libnvidia-nscq-580",
+    "nccl-gib",
 }
 VARIANT_NODES = ["efa_node", "gib_node"]
 
@@ -79,15 +114,28 @@ def test_second_run_changes_nothing(node: NodeRun) -> None:
     assert node.second.hosts["node"].failed == 0
 
 
-def test_services_are_enabled_but_never_started_in_a_chroot(node: NodeRun) -> None:
-    start_tasks = {
-        "Start nvidia-persistenced",
-        "Start Fabric Manager",
-        "Start nvidia-dcgm",
-        "Start dcgm-exporter",
-        "Start node-exporter",
-        "Mount the file systems",
-    }
+START_TASKS = {
+    "Start nvidia-persistenced",
+    "Start Fabric Manager",
+    "Start nvidia-dcgm",
+    "Start dcgm-exporter",
+    "Start node-exporter",
+    "Mount the file systems",
+    "Assemble and mount the local scratch",
+}
+
+
+@pytest.mark.parametrize(
+    ("fixture", "start_tasks"),
+    [
+        pytest.param("efa_node", START_TASKS | {"Start the gdrdrv service"}, id="efa"),
+        pytest.param("gib_node", START_TASKS, id="gib"),
+    ],
+)
+def test_services_are_enabled_but_never_started_in_a_chroot(
+    fixture: str, start_tasks: set[str], request: pytest.FixtureRequest
+) -> None:
+    node: NodeRun = request.getfixturevalue(fixture)
     outcomes = {
         event.task: event.kind
         for event in node.first_events
@@ -96,35 +144,37 @@ def test_services_are_enabled_but_never_started_in_a_chroot(node: NodeRun) -> No
         and event.kind != "runner_on_start"
     }
     assert outcomes == dict.fromkeys(start_tasks, "runner_on_skipped")
-    handlers = {"Apply kernel parameters", "Rebuild initramfs", "Reboot host"}
+    handlers = {"Apply kernel parameters"}
     handler_outcomes = {
         event.task: event.kind
         for event in node.first_events
         if event.task in handlers and event.kind.startswith("runner_on_") and event.kind != "runner_on_start"
     }
     assert handler_outcomes == dict.fromkeys(handlers, "runner_on_skipped")
+
+
+def test_a_driver_install_flags_the_reboot(efa_node: NodeRun) -> None:
     # The boot-time caller reboots on this flag once the play is over.
-    assert node.path("/run/reboot-required").read_text() == (
+    assert efa_node.path("/run/reboot-required").read_text() == (
         f"*** System restart required: NVIDIA driver {standins.DRIVER} ***\n"
     )
 
 
+def test_the_images_driver_is_kept_and_held(gib_node: NodeRun) -> None:
+    # Nothing from the CUDA repository's driver: no second driver over the image's.
+    listing = chroot_output(gib_node, "dpkg-query", "-W", "-f", "${Package}\n")
+    assert {"nvidia-open", "cuda-drivers", "nvidia-fabricmanager", "libnvidia-nscq"}.isdisjoint(
+        listing.split()
+    )
+    assert not gib_node.path("/etc/apt/preferences.d/clusterfab-nvidia-driver").exists()
+    assert not gib_node.path("/run/reboot-required").exists()
+    # gdrdrv and nvidia-fs would build against a driver source the image's driver lacks.
+    assert {"gdrcopy", "nvidia-gds-13-0"}.isdisjoint(listing.split())
+
+
 @pytest.mark.parametrize(
     ("fixture", "expected"),
-    [
-        pytest.param(
-            "efa_node",
-            {
-                **COMMON_VERSIONS,
-                "libfabric1-aws": "2.7.0amzn2.0",
-                "efa-config": "1.18-1",
-                "libnccl-ofi": "1.22.0-1",
-                f"lustre-client-modules-{os.uname().release}": f"{standins.LUSTRE}-1",
-            },
-            id="efa",
-        ),
-        pytest.param("gib_node", {**COMMON_VERSIONS, "nccl-gib": f"{standins.GIB}-1"}, id="gib"),
-    ],
+    [pytest.param("efa_node", EFA_VERSIONS, id="efa"), pytest.param("gib_node", GIB_VERSIONS, id="gib")],
 )
 def test_pinned_versions_are_installed(
     fixture: str, expected: dict[str, str], request: pytest.FixtureRequest
@@ -134,14 +184,12 @@ def test_pinned_versions_are_installed(
 
 
 @pytest.mark.parametrize(
-    ("fixture", "extra_holds"),
-    [pytest.param("efa_node", set(), id="efa"), pytest.param("gib_node", {"nccl-gib"}, id="gib")],
+    ("fixture", "holds"),
+    [pytest.param("efa_node", EFA_HOLDS, id="efa"), pytest.param("gib_node", GIB_HOLDS, id="gib")],
 )
-def test_pinned_packages_are_held(
-    fixture: str, extra_holds: set[str], request: pytest.FixtureRequest
-) -> None:
+def test_pinned_packages_are_held(fixture: str, holds: set[str], request: pytest.FixtureRequest) -> None:
     node: NodeRun = request.getfixturevalue(fixture)
-    assert set(chroot_output(node, "apt-mark", "showhold").split()) == COMMON_HOLDS | extra_holds
+    assert set(chroot_output(node, "apt-mark", "showhold").split()) == holds
 
 
 def test_efa_profile_is_the_modern_one(efa_node: NodeRun) -> None:
@@ -181,6 +229,9 @@ ENABLED_SERVICES = {
     "multi-user.target.wants/nvidia-dcgm.service": f"{LIB_UNITS}/nvidia-dcgm.service",
     "multi-user.target.wants/dcgm-exporter.service": f"{ETC_UNITS}/dcgm-exporter.service",
     "multi-user.target.wants/node-exporter.service": f"{ETC_UNITS}/node-exporter.service",
+    "multi-user.target.wants/clusterfab-local-scratch.service": (
+        f"{ETC_UNITS}/clusterfab-local-scratch.service"
+    ),
 }
 NFS_UNIT = "mnt-filestore\\x2dhome.mount"
 
@@ -267,6 +318,14 @@ def test_kernel_and_limits_tuning(node: NodeRun) -> None:
     blacklist = node.path("/etc/apt/apt.conf.d/51clusterfab-node-tuning").read_text()
     assert blacklist.startswith(MANAGED.replace("#", "//"))
     assert '    "nvidia-";\n    "libnvidia-";\n' in blacklist
+    # Unattended upgrades off altogether, as the Cluster Toolkit's GPU blueprints have it.
+    assert node.path("/etc/apt/apt.conf.d/20auto-upgrades").read_text() == MANAGED.replace("#", "//") + (
+        'APT::Periodic::Update-Package-Lists "0";\nAPT::Periodic::Unattended-Upgrade "0";\n'
+    )
+    # apt itself reads it so: the periodic jobs see both switches off.
+    settings = chroot_output(node, "apt-config", "dump")
+    assert 'APT::Periodic::Update-Package-Lists "0";' in settings
+    assert 'APT::Periodic::Unattended-Upgrade "0";' in settings
 
 
 def test_driver_pin_and_repository(efa_node: NodeRun) -> None:
@@ -285,9 +344,9 @@ def test_driver_pin_and_repository(efa_node: NodeRun) -> None:
     )
     # apt verified the stand-in repository's signature with the downloaded key, so the newer
     # driver is visible and only the pin keeps it out.
-    policy = chroot_output(efa_node, "apt-cache", "policy", "nvidia-driver-cuda")
-    assert f"Candidate: {DRIVER_REVISION}" in policy
-    assert f"{standins.DRIVER_NEWER}-1" in policy
+    policy = chroot_output(efa_node, "apt-cache", "policy", "nvidia-open")
+    assert f"Candidate: {standins.DRIVER_DEB}" in policy
+    assert standins.decoy(standins.DRIVER_DEB) in policy
     persistenced = efa_node.path("/etc/systemd/system/nvidia-persistenced.service.d/clusterfab.conf")
     assert persistenced.read_text() == MANAGED + (
         "[Service]\nExecStart=\n"
@@ -325,6 +384,7 @@ def test_pinned_installs_refresh_apt_lists_only_for_unknown_versions(efa_node: N
         "Install the pinned NCCL packages",
         "Install the pinned DCGM packages",
         "Install the pinned dcgm-exporter package",
+        "Install the pinned GPUDirect Storage packages",
     }
     refreshed = {
         event.task: event.raw["event_data"]["res"].get("cache_updated")
@@ -342,11 +402,14 @@ def test_node_exporter_is_linked_from_its_release(efa_node: NodeRun) -> None:
     )
 
 
+MISMATCHED_DRIVER = "580.65.06"
+
+
 def test_fabric_manager_version_mismatch_is_refused(efa_node: NodeRun) -> None:
     result = run_in_chroot(
         "gpu_node.yml",
         efa_node.rootfs,
-        {**efa_node.extravars, "nvidia_fabricmanager_version": standins.DRIVER_NEWER},
+        {**efa_node.extravars, "nvidia_fabricmanager_version": MISMATCHED_DRIVER},
         tags=["nvidia_fabricmanager"],
     )
     assert not result.succeeded
@@ -354,7 +417,7 @@ def test_fabric_manager_version_mismatch_is_refused(efa_node: NodeRun) -> None:
     assert failure.task == "Assert Fabric Manager matches the driver version exactly"
     assert failure.message == (
         f"Fabric Manager must run the exact driver version: nvidia_fabricmanager_version is "
-        f"'{standins.DRIVER_NEWER}' but the driver is '{standins.DRIVER}'. "
+        f"'{MISMATCHED_DRIVER}' but the driver is '{standins.DRIVER}'. "
         f"Set nvidia_fabricmanager_version to '{standins.DRIVER}'."
     )
 
@@ -380,3 +443,87 @@ def test_unknown_fabric_is_refused_before_any_role_runs(efa_node: NodeRun) -> No
         " infiniband, none, got: roce" in failure.message
     )
     assert result.hosts["node"].changed == 0
+
+
+def test_an_nccl_build_that_does_not_exist_fails_as_on_a_node(efa_node: NodeRun) -> None:
+    # NCCL 2.27.5 was never built for CUDA 13 (the first CUDA 13 build is 2.27.7): the old stack's pin.
+    result = run_in_chroot(
+        "gpu_node.yml", efa_node.rootfs, {**efa_node.extravars, "nccl_version": "2.27.5"}, tags=["nccl"]
+    )
+    [failure] = result.failed_tasks
+    assert failure.task == "Install the pinned NCCL packages"
+    assert failure.message == "no available installation candidate for libnccl2=2.27.5-1+cuda13.0"
+    assert installed_versions(efa_node, ["libnccl2"]) == {"libnccl2": standins.NCCL_DEB}
+
+
+def test_a_repository_key_without_the_pinned_fingerprint_is_refused(efa_node: NodeRun) -> None:
+    # The catalog's fingerprint of NVIDIA's CUDA key, against a key file holding another key (the
+    # stand-ins'): the node must stop before any apt source trusts it.
+    pinned = standins.CATALOG.apt_repositories["cuda"].key_fingerprint
+    held = efa_node.extravars["nvidia_driver_cuda_repo_key_fingerprint"]  # the stand-ins' key
+    result = run_in_chroot(
+        "gpu_node.yml",
+        efa_node.rootfs,
+        {**efa_node.extravars, "nvidia_driver_cuda_repo_key_fingerprint": pinned},
+        tags=["nvidia_driver"],
+    )
+    [failure] = result.failed_tasks
+    url = efa_node.extravars["nvidia_driver_cuda_repo_key_url"]
+    assert failure.task == f"Assert the key is the pinned one, {url}"
+    assert failure.message.startswith(
+        f"CUDA repository key check failed: {url} does not hold the key with the pinned fingerprint {pinned}"
+        f" (it holds {held})."
+    )
+
+
+def test_the_branch_suffixed_fabric_manager_is_not_in_the_cuda_repository(efa_node: NodeRun) -> None:
+    # nvidia-fabricmanager-580 is Canonical's build; the CUDA repository names branch >= 580 without a suffix.
+    result = run_in_chroot(
+        "gpu_node.yml",
+        efa_node.rootfs,
+        {**efa_node.extravars, "nvidia_fabricmanager_packages": ["nvidia-fabricmanager-580"]},
+        tags=["nvidia_fabricmanager"],
+    )
+    [failure] = result.failed_tasks
+    assert failure.task == "Install the pinned Fabric Manager packages"
+    assert "nvidia-fabricmanager-580" in failure.message
+
+
+def test_canonicals_fabric_manager_needs_canonicals_driver(efa_node: NodeRun) -> None:
+    # On a node with the CUDA repository's driver there is no image driver to match.
+    result = run_in_chroot(
+        "gpu_node.yml",
+        efa_node.rootfs,
+        {**efa_node.extravars, "nvidia_driver_source": "image"},
+        tags=["nvidia_fabricmanager"],
+    )
+    [failure] = result.failed_tasks
+    assert failure.task == "Assert the image's driver is installed"
+    assert failure.message.startswith(
+        "nvidia_fabricmanager_driver_source is image but nvidia-utils-580-server is not installed"
+    )
+
+
+def test_gdrcopy_is_built_once_and_its_service_enabled(efa_node: NodeRun) -> None:
+    assert efa_node.path(standins.GDRCOPY_BUILD_LOG).read_text() == (
+        f"{standins.GDRCOPY} CUDA=/usr/local/cuda-13.0\n"
+    )
+    # gdrdrv is a SysV service: enabled through its rc links.
+    assert sorted(path.name for path in efa_node.path("/etc/rc2.d").glob("S*gdrdrv")) != []
+
+
+def test_cufile_configuration(efa_node: NodeRun) -> None:
+    config = json.loads(efa_node.path("/etc/cufile.json").read_text())
+    assert config == {
+        "logging": {"dir": "/var/log/cufile", "level": "ERROR"},
+        "properties": {
+            "allow_compat_mode": True,
+            "max_device_cache_size_kb": 131072,
+            "max_device_pinned_mem_size_kb": 33554432,
+            "max_direct_io_size_kb": 16384,
+            "poll_mode_max_size_kb": 4,
+            "rdma_dev_addr_list": [],
+            "use_poll_mode": False,
+        },
+    }
+    assert efa_node.path("/etc/modules-load.d/clusterfab-gpudirect-storage.conf").read_text() == "nvidia_fs\n"

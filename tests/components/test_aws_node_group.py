@@ -223,7 +223,10 @@ def test_user_data_configures_the_node_and_mounts_the_attached_file_systems_only
         variables["storage_mounts_lustre_repo_url"]
         == "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
     )
-    assert (variables["gpu_node_fabric"], variables["gpu_node_nvswitch"]) == ("efa", True)
+    assert (variables["gpu_node_fabric"], variables["gpu_node_nvlink_services"]) == (
+        "efa",
+        ["fabric_manager"],
+    )
     assert boot_vars(script, "healthcheck-vars") == {
         "gpu_healthcheck_expected_gpu_count": 8,
         "gpu_healthcheck_min_busbw_gbps": 3200,

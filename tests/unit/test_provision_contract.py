@@ -19,11 +19,20 @@ from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_
 from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
 from tests.factories import example_spec
+from tests.factories import spec as spec_of
+
+GCP_A3_ULTRA_GROUP = {"name": "trainers", "machine_type": "a3-ultragpu-8g", "count": 2}
 
 PLAYBOOKS = REPO / "playbooks"
 CATALOG = load_catalog()
-# Set by gpu_node.yml itself from nvidia_driver_version, not generated.
-SET_BY_PLAYBOOK = {"nvidia_fabricmanager_driver_version", "nccl_tests_cuda_home"}
+# Set by gpu_node.yml itself from the driver and CUDA versions, not generated.
+SET_BY_PLAYBOOK = {
+    "nvidia_fabricmanager_driver_version",
+    "nvidia_imex_driver_version",
+    "nccl_tests_cuda_home",
+    "gdrcopy_cuda_home",
+    "gpudirect_storage_cuda_version",
+}
 _TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
     "path": (str,),
@@ -55,8 +64,11 @@ def _roles(playbook: str, variables: dict[str, Any]) -> list[str]:
         condition = task.get("when")
         if condition is None:
             roles.append(role)
-        elif condition == "gpu_node_nvswitch | bool":
-            if variables["gpu_node_nvswitch"]:
+        elif condition == "gpu_node_container_runtime | bool":
+            if variables["gpu_node_container_runtime"]:
+                roles.append(role)
+        elif condition.endswith(" in gpu_node_nvlink_services"):
+            if condition.split(" in ")[0].strip("'") in variables["gpu_node_nvlink_services"]:
                 roles.append(role)
         elif condition.startswith("gpu_node_fabric == "):
             if variables["gpu_node_fabric"] == condition.split("==")[1].strip().strip("'\""):
@@ -74,7 +86,9 @@ def _check(value: Any, option: dict[str, Any], where: str) -> None:
         f"{where}: a boolean where a {kind} belongs"
     )
     if "choices" in option:
-        assert value in option["choices"], f"{where}: {value!r} not in {option['choices']}"
+        # Ansible applies a list's choices to each element.
+        values = value if kind == "list" else [value]
+        assert set(values) <= set(option["choices"]), f"{where}: {value!r} not in {option['choices']}"
     if kind == "list" and option.get("elements") == "dict" and "options" in option:
         for index, item in enumerate(value):
             _check_options(item, option["options"], f"{where}[{index}]")
@@ -114,10 +128,10 @@ CASES = _cases()
     ("path", "env", "item"), CASES, ids=[f"{p.stem}-{e or 'base'}-{i}" for p, e, i in CASES]
 )
 def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, item: str) -> None:
-    spec = validate_file(path).blueprints[env].spec
-    groups = {g.name: g for g in spec.node_groups}
-    slices = {t.name: t for t in spec.tpu_slices}
-    storage = spec.storage_named((groups[item] if item in groups else slices[item]).storage)
+    resolved = validate_file(path).blueprints[env].spec
+    groups = {g.name: g for g in resolved.node_groups}
+    slices = {t.name: t for t in resolved.tpu_slices}
+    storage = resolved.storage_named((groups[item] if item in groups else slices[item]).storage)
     mounts = [
         Mount(
             s.name, "lustre" if s.kind == "lustre" else "nfs", "10.0.0.2@tcp:/fs", s.mount_point, "defaults"
@@ -125,11 +139,11 @@ def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, 
         for s in storage
     ]
     if item in groups:
-        variables = gpu_node_vars(spec, groups[item], CATALOG, mounts)
+        variables = gpu_node_vars(resolved, groups[item], CATALOG, mounts)
         _contract("gpu_node.yml", variables, _playbook_spec())
-        _contract("healthcheck.yml", healthcheck_vars(spec, groups[item], CATALOG))
+        _contract("healthcheck.yml", healthcheck_vars(resolved, groups[item], CATALOG))
     else:
-        _contract("tpu_host.yml", tpu_host_vars(spec, slices[item], CATALOG, mounts))
+        _contract("tpu_host.yml", tpu_host_vars(resolved, slices[item], CATALOG, mounts))
 
 
 def test_every_fabric_maps_to_a_role_of_the_playbook() -> None:
@@ -142,6 +156,77 @@ def test_every_fabric_maps_to_a_role_of_the_playbook() -> None:
         for task in yaml.safe_load((PLAYBOOKS / "gpu_node.yml").read_text())[0]["tasks"]
     }
     assert set(FABRIC_ROLES.values()) <= roles
+
+
+def test_nvlink_services_follow_the_gpu() -> None:
+    cases = {
+        # HGX H100: Fabric Manager; HGX B200 (NVLink5): Fabric Manager with NVLSM; single H100: nothing.
+        "aws-p5-efa-fsx": ["fabric_manager"],
+        "aws-p6-b200-capacity-block": ["fabric_manager", "nvlsm"],
+    }
+    for example, services in cases.items():
+        spec = example_spec(example)
+        variables = gpu_node_vars(spec, spec.node_groups[0], CATALOG, [])
+        assert variables["gpu_node_nvlink_services"] == services, example
+        assert variables["nvidia_fabricmanager_nvlsm"] is ("nvlsm" in services)
+    for name, machine in {**CATALOG.aws_machine_types, **CATALOG.gcp_machine_types}.items():
+        support = CATALOG.gpus[machine.accelerator.model]
+        if machine.accelerator.model == "GB200":
+            # NVL72 compute trays run IMEX, never Fabric Manager (ParallelCluster skips it on GB200).
+            assert support.nvlink_services == ["imex"], name
+
+
+def test_gcp_accelerator_images_keep_their_driver_and_other_images_install_one() -> None:
+    gcp = example_spec("gcp-a3ultra-roce-lustre")
+    aws = example_spec("aws-p5-efa-fsx")
+    gcp_vars = gpu_node_vars(gcp, gcp.node_groups[0], CATALOG, [])
+    aws_vars = gpu_node_vars(aws, aws.node_groups[0], CATALOG, [])
+    assert (gcp_vars["nvidia_driver_source"], aws_vars["nvidia_driver_source"]) == (
+        "image",
+        "cuda_repository",
+    )
+    # The image's driver release is not known ahead: the health check then accepts what the image carries.
+    assert healthcheck_vars(gcp, gcp.node_groups[0], CATALOG)["gpu_healthcheck_expected_driver_version"] == ""
+    custom = spec_of(
+        "gcp", node_groups=[{**GCP_A3_ULTRA_GROUP, "image": "projects/acme/global/images/family/mine"}]
+    )
+    assert (
+        gpu_node_vars(custom, custom.node_groups[0], CATALOG, [])["nvidia_driver_source"] == "cuda_repository"
+    )
+
+
+def test_gib_is_the_exact_package_on_x86_and_the_installer_image_on_arm64() -> None:
+    spec = example_spec("gcp-a3ultra-roce-lustre")
+    variables = gpu_node_vars(spec, spec.node_groups[0], CATALOG, [])
+    assert (variables["rdma_gib_install_method"], variables["rdma_gib_version"]) == ("package", "1.1.0")
+    assert variables["rdma_gib_socket_ifname"] == "enp0s19,enp192s20"
+    assert variables["gpu_node_container_runtime"] is False
+    a4x = spec_of("gcp", node_groups=[{**GCP_A3_ULTRA_GROUP, "machine_type": "a4x-highgpu-4g"}])
+    arm = gpu_node_vars(a4x, a4x.node_groups[0], CATALOG, [])
+    assert arm["rdma_gib_install_method"] == "container"
+    assert arm["rdma_gib_container_image"] == (
+        "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-arm64:v1.1.0"
+    )
+    assert arm["rdma_gib_socket_ifname"] == "enp0s3,enp192s2"
+    assert arm["gpu_node_container_runtime"] is True
+    assert arm["gpu_node_nvlink_services"] == ["imex"]
+
+
+def test_local_scratch_follows_the_blueprint() -> None:
+    spec = example_spec("aws-p5-efa-fsx")
+    variables = gpu_node_vars(spec, spec.node_groups[0], CATALOG, [])
+    assert (variables["local_scratch_enabled"], variables["local_scratch_mount_point"]) == (
+        True,
+        "/mnt/localssd",
+    )
+    assert variables["local_scratch_device_patterns"] == ["nvme-Amazon_EC2_NVMe_Instance_Storage_*"]
+    off = spec_of(
+        "gcp",
+        node_groups=[{**GCP_A3_ULTRA_GROUP, "local_scratch": {"enabled": False, "mount_point": "/scratch"}}],
+    )
+    variables = gpu_node_vars(off, off.node_groups[0], CATALOG, [])
+    assert (variables["local_scratch_enabled"], variables["local_scratch_mount_point"]) == (False, "/scratch")
+    assert variables["local_scratch_device_patterns"] == ["google-local-nvme-ssd-*"]
 
 
 def test_health_threshold_is_converted_to_gigabits() -> None:

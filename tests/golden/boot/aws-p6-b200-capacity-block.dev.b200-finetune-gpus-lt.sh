@@ -56,17 +56,35 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
   "cuda_toolkit_version": "13.0",
   "dcgm_cuda_major_version": "13",
-  "dcgm_exporter_version": "4.4.1",
-  "dcgm_version": "4.4.1",
+  "dcgm_exporter_version": "4.5.0",
+  "dcgm_version": "4.4.2",
+  "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
   "efa_installer_version": "1.51.0",
+  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "gdrcopy_enabled": true,
+  "gdrcopy_version": "2.5.1",
+  "gpu_node_container_runtime": false,
   "gpu_node_fabric": "efa",
-  "gpu_node_nvswitch": true,
+  "gpu_node_nvlink_services": [
+    "fabric_manager",
+    "nvlsm"
+  ],
+  "gpudirect_storage_enabled": true,
+  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
+  "local_scratch_device_patterns": [
+    "nvme-Amazon_EC2_NVMe_Instance_Storage_*"
+  ],
+  "local_scratch_enabled": true,
+  "local_scratch_mount_point": "/mnt/localssd",
   "nccl_cuda_version": "13.0",
-  "nccl_tests_checksum": "sha256:52b472a58a4918d3221a9b8c4bd9335382643d7e241983918b64692d685cc3d1",
-  "nccl_tests_version": "2.13.6",
-  "nccl_version": "2.27.5",
+  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
+  "nccl_tests_version": "2.19.6",
+  "nccl_version": "2.28.9",
   "nvidia_driver_open_kernel_modules": true,
+  "nvidia_driver_source": "cuda_repository",
   "nvidia_driver_version": "580.95.05",
+  "nvidia_fabricmanager_nvlsm": true,
+  "nvidia_fabricmanager_nvlsm_version": "2025.06.10-1",
   "nvidia_fabricmanager_version": "580.95.05",
   "storage_mounts_list": [
     {
@@ -83,6 +101,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "storage_mounts_lustre_repo_components": [
     "main"
   ],
+  "storage_mounts_lustre_repo_key_fingerprint": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1",
   "storage_mounts_lustre_repo_key_url": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc",
   "storage_mounts_lustre_repo_suite": "noble",
   "storage_mounts_lustre_repo_url": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"

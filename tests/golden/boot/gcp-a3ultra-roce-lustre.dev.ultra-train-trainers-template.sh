@@ -40,17 +40,34 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
   "cuda_toolkit_version": "13.0",
   "dcgm_cuda_major_version": "13",
-  "dcgm_exporter_version": "4.4.1",
-  "dcgm_version": "4.4.1",
+  "dcgm_exporter_version": "4.5.0",
+  "dcgm_version": "4.4.2",
+  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "gdrcopy_enabled": false,
+  "gdrcopy_version": "2.5.1",
+  "gpu_node_container_runtime": false,
   "gpu_node_fabric": "rdma_gib",
-  "gpu_node_nvswitch": true,
+  "gpu_node_nvlink_services": [
+    "fabric_manager"
+  ],
+  "gpudirect_storage_enabled": false,
+  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
+  "local_scratch_device_patterns": [
+    "google-local-nvme-ssd-*"
+  ],
+  "local_scratch_enabled": true,
+  "local_scratch_mount_point": "/mnt/localssd",
   "nccl_cuda_version": "13.0",
-  "nccl_tests_checksum": "sha256:52b472a58a4918d3221a9b8c4bd9335382643d7e241983918b64692d685cc3d1",
-  "nccl_tests_version": "2.13.6",
-  "nccl_version": "2.27.5",
+  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
+  "nccl_tests_version": "2.19.6",
+  "nccl_version": "2.28.9",
   "nvidia_driver_open_kernel_modules": true,
+  "nvidia_driver_source": "image",
   "nvidia_driver_version": "580.95.05",
+  "nvidia_fabricmanager_nvlsm": false,
   "nvidia_fabricmanager_version": "580.95.05",
+  "rdma_gib_install_method": "package",
+  "rdma_gib_socket_ifname": "enp0s19,enp192s20",
   "rdma_gib_version": "1.1.0",
   "storage_mounts_list": [
     {
@@ -68,6 +85,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "storage_mounts_lustre_repo_components": [
     "main"
   ],
+  "storage_mounts_lustre_repo_key_fingerprint": "35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3",
   "storage_mounts_lustre_repo_key_url": "https://us-apt.pkg.dev/doc/repo-signing-key.gpg",
   "storage_mounts_lustre_repo_suite": "lustre-client-ubuntu-noble",
   "storage_mounts_lustre_repo_url": "https://us-apt.pkg.dev/projects/lustre-client-binaries"
@@ -75,7 +93,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 CLUSTERFAB_VARS
 cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
 {
-  "gpu_healthcheck_expected_driver_version": "580.95.05",
+  "gpu_healthcheck_expected_driver_version": "",
   "gpu_healthcheck_expected_gpu_count": 8,
   "gpu_healthcheck_min_busbw_gbps": 3200.0
 }
