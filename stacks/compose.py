@@ -24,7 +24,7 @@ from clusterfab.core.vocab import Cloud, standard_tags
 from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.provision.bundle import Bundle, build_bundle
-from clusterfab.scheduler.slurm import render_slurm
+from clusterfab.scheduler.slurm.hostvars import controller_files
 from clusterfab.spec import ClusterSpec
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
@@ -98,8 +98,8 @@ class Cluster:
         return build_archive(files, self.input.project_root / BUNDLE_CACHE)
 
     def slurm_files(self) -> RenderedArchive:
-        """The Slurm controller's rendered files (`clusterfab render slurm`) archived for the bucket."""
-        files = render_slurm(self.spec, self.input.catalog.slurm)
+        """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""
+        files = controller_files(self.spec, self.input.catalog.slurm, stack=self.stack)
         return build_archive(files, self.input.project_root / BUNDLE_CACHE, prefix="slurm/")
 
 

@@ -36,6 +36,8 @@ NODE_GROUP_TAG = "clusterfab-node-group"
 """Set on GPU nodes and TPU VMs: the dynamic inventory and the cost policy select nodes by it."""
 SLURM_ROLE_TAG = "clusterfab-slurm-role"
 """On the Slurm controller and login instances: `controller` or `login` (what the instance is for)."""
+SLURM_NODE_TAG = "clusterfab-slurm-node"
+"""On a GPU instance of a Slurm cluster: the node name the controller gave it (its slurmd runs as it)."""
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""

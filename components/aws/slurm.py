@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from clusterfab.core.vocab import SLURM_ROLE_TAG
+from clusterfab.core.vocab import BLUEPRINT_TAG, SLURM_NODE_TAG, SLURM_ROLE_TAG, STACK_TAG
 from components._errors import check_inputs
 from components._naming import child
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
@@ -47,8 +47,31 @@ def munge_read_statement(secret_arn: str) -> dict[str, Any]:
     }
 
 
-def controller_policy(bucket_arn: str, secret_arn: str) -> str:
-    """Read the bucket, use Session Manager, read and (first boot) write the munge key; nothing else."""
+def node_naming_statements(tags: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The node sync's rights: find the cluster's instances, and set one tag, the node name, on them.
+
+    DescribeInstances cannot be scoped to resources (the EC2 service authorization reference); the tag
+    write is limited to instances carrying this cluster's and stack's tags, and to the node-name key.
+    """
+    owner = {f"aws:ResourceTag/{key}": tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
+    return [
+        {"Sid": "FindNodes", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
+        {
+            "Sid": "NameNodes",
+            "Effect": "Allow",
+            "Action": "ec2:CreateTags",
+            "Resource": "arn:aws:ec2:*:*:instance/*",
+            "Condition": {
+                "StringEquals": owner,
+                "ForAllValues:StringEquals": {"aws:TagKeys": [SLURM_NODE_TAG]},
+            },
+        },
+    ]
+
+
+def controller_policy(bucket_arn: str, secret_arn: str, tags: Mapping[str, str]) -> str:
+    """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
+    GPU instances; nothing else."""
     write = {
         "Sid": "WriteMungeKey",
         "Effect": "Allow",
@@ -60,6 +83,7 @@ def controller_policy(bucket_arn: str, secret_arn: str) -> str:
         SESSION_MANAGER_STATEMENT,
         munge_read_statement(secret_arn),
         write,
+        *node_naming_statements(tags),
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
@@ -169,7 +193,9 @@ class AwsSlurmController(pulumi.ComponentResource):
         depends = self._files()
         role, profile = self._role(
             "role",
-            pulumi.Output.all(args.bucket_arn, secret.arn).apply(lambda v: controller_policy(v[0], v[1])),
+            pulumi.Output.all(args.bucket_arn, secret.arn).apply(
+                lambda v: controller_policy(v[0], v[1], args.tags)
+            ),
         )
         instance = self._controller(profile, group, depends)
         self._state_volume(instance)

@@ -180,3 +180,49 @@ def test_without_a_scheduler_there_is_no_slurm() -> None:
     assert [r for r in plan.resources if "slurm" in r.name] == []
     assert plan.outputs["scheduler"] is None
     assert "clusterfab_slurm_enabled" not in boot_vars(user_data(plan, "noslm-cluster-h100-lt"))
+
+
+def test_the_controller_may_name_only_this_clusters_instances() -> None:
+    plan = aws_plan(BODY, name="slm")
+    statements = {s["Sid"]: s for s in policy(plan, "slm-cluster-slurm-role-policy")["Statement"]}
+    assert statements["FindNodes"] == {
+        "Sid": "FindNodes",
+        "Effect": "Allow",
+        "Action": "ec2:DescribeInstances",
+        "Resource": "*",
+    }
+    assert statements["NameNodes"]["Action"] == "ec2:CreateTags"
+    assert statements["NameNodes"]["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/clusterfab-blueprint": "slm-cluster",
+            "aws:ResourceTag/clusterfab-stack": "plan",
+        },
+        "ForAllValues:StringEquals": {"aws:TagKeys": ["clusterfab-slurm-node"]},
+    }
+
+
+def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> None:
+    import io
+    import tarfile
+
+    from tests.components.harness import stacks_module
+
+    plan = aws_plan(BODY, name="slm")
+    key = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-slurm-files").inputs["key"]
+    cache = stacks_module("compose").BUNDLE_CACHE
+    from tests.conftest import REPO
+
+    archive = REPO / cache / f"slurm-{key.removeprefix('slurm/')}"
+    with tarfile.open(fileobj=io.BytesIO(archive.read_bytes())) as tar:
+        names = sorted(tar.getnames())
+        settings = json.loads(tar.extractfile("nodesync.json").read())  # type: ignore[union-attr]
+    assert "bin/clusterfab-slurm-sync" in names
+    assert "slurm.conf" in names
+    assert settings == {
+        "blueprint": "slm-cluster",
+        "groups": {"h100": 2},
+        "region": "us-east-1",
+        "stack": "plan",
+    }
+    host_vars = boot_vars(instance_script(one(plan, INSTANCE, "slm-cluster-slurm-controller")))
+    assert host_vars["slurm_controller_sync_program"].endswith("/bin/clusterfab-slurm-sync")

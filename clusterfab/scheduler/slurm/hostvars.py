@@ -3,10 +3,12 @@ nodes (playbooks/slurm_login.yml) and the GPU nodes (the slurm_node role in gpu_
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from clusterfab.catalog.models import SlurmFacts
-from clusterfab.scheduler.slurm.render import controller_address, controller_host
+from clusterfab.core.vocab import label_value
+from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm
 from clusterfab.spec import ClusterSpec, Slurm
 
 
@@ -40,6 +42,8 @@ def controller_vars(spec: ClusterSpec, facts: SlurmFacts, *, stack: str, files_d
         "slurm_controller_accounting": slurm.accounting,
         "slurm_controller_state_device_name": "/dev/sdf",
         "slurm_controller_packages": list(facts.release.packages.controller),
+        "slurm_controller_sync_program": f"{files_dir}/{SYNC_PROGRAM}",
+        "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
     }
 
 
@@ -52,3 +56,29 @@ def client_vars(spec: ClusterSpec, *, stack: str) -> dict[str, Any]:
         "slurm_login_conf_server": f"{controller_address(spec)}:6817",
         "slurm_node_containers": _slurm(spec).containers,
     }
+
+
+SYNC_PROGRAM = "bin/clusterfab-slurm-sync"
+SYNC_CONFIG = "nodesync.json"
+
+
+def controller_files(spec: ClusterSpec, facts: SlurmFacts, *, stack: str) -> dict[str, str]:
+    """What the controller's boot fetches: the rendered configuration (`clusterfab render slurm`), the
+    node sync program and its settings (the node groups' sizes, the cluster's tags, the region)."""
+    from importlib import resources  # noqa: PLC0415 - only the program's build needs it
+
+    files = render_slurm(spec, facts)
+    groups = _group_sizes(spec)
+    files[SYNC_PROGRAM] = resources.files("clusterfab.scheduler.slurm").joinpath("nodesync.py").read_text()
+    files[SYNC_CONFIG] = json.dumps(
+        {"groups": groups, "blueprint": spec.name, "stack": label_value(stack), "region": spec.region},
+        indent=2,
+        sort_keys=True,
+    )
+    return files
+
+
+def _group_sizes(spec: ClusterSpec) -> dict[str, int]:
+    slurm = _slurm(spec)
+    wanted = {name for partition in slurm.partitions for name in partition.node_groups}
+    return {g.name: g.max_size for g in spec.node_groups if g.name in wanted}

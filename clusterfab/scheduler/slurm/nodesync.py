@@ -1,0 +1,236 @@
+"""Give every GPU instance of a Slurm node group a node name, and keep Slurm's view of where it is true.
+
+slurm.conf names a group's nodes `<group>-0` .. `<group>-(N-1)` (static nodes with the catalog's CPUs,
+memory and GPUs); the cloud runs N instances of the group's launch template, which are all alike. This
+program, run on the controller every 30 s by a systemd timer, is the one writer that pairs them:
+
+- an instance without a name gets the lowest free one, as the tag `clusterfab-slurm-node` on the
+  instance (the node's boot reads its own tags from the instance metadata service and starts
+  `slurmd -N <name>`); two instances claiming one name keep the earlier launched one;
+- a named node's address in Slurm follows its instance (`scontrol update NodeAddr=... NodeHostname=...`);
+- a name no instance holds any more is marked DOWN with a reason, so Slurm requeues its jobs instead of
+  waiting for a node that will not come back.
+
+`plan_actions` is the pure decision; `Ec2Fleet` and `Scontrol` read and change the world. The program
+runs with the controller's instance role (ec2:DescribeInstances; ec2:CreateTags of this one tag on the
+cluster's instances) and as root for scontrol. Standard library and boto3 only: it is copied to the
+controller beside the rendered files and run by Ubuntu's python3 with python3-boto3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+NODE_TAG = "clusterfab-slurm-node"
+"""The node name an instance holds (kept in step with clusterfab.core.vocab by a test)."""
+GROUP_TAG = "clusterfab-node-group"
+BLUEPRINT_TAG = "clusterfab-blueprint"
+STACK_TAG = "clusterfab-stack"
+GONE_REASON = "clusterfab: no instance holds this node"
+
+log = logging.getLogger("clusterfab-slurm-sync")
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A running (or starting) instance of a node group."""
+
+    id: str
+    group: str
+    address: str
+    launched: dt.datetime
+    name: str | None
+    """Its node-name tag, if it has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmNode:
+    name: str
+    address: str
+    """NodeAddr as slurmctld has it (the node name itself until someone sets it)."""
+    down: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NameInstance:
+    instance_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetAddress:
+    name: str
+    address: str
+
+
+@dataclass(frozen=True, slots=True)
+class MarkDown:
+    name: str
+    reason: str
+
+
+Action = NameInstance | SetAddress | MarkDown
+
+
+def node_names(groups: Mapping[str, int]) -> dict[str, list[str]]:
+    """The node names slurm.conf gives each group (`<group>-<i>`), from the groups' sizes."""
+    return {group: [f"{group}-{i}" for i in range(size)] for group, size in groups.items()}
+
+
+def plan_actions(
+    names: Mapping[str, Sequence[str]], instances: Iterable[Instance], nodes: Mapping[str, SlurmNode]
+) -> list[Action]:
+    """What to change so that every instance holds one node name and Slurm knows where each node is."""
+    actions: list[Action] = []
+    by_group: dict[str, list[Instance]] = {group: [] for group in names}
+    for instance in instances:
+        if instance.group in by_group:
+            by_group[instance.group].append(instance)
+    for group, group_names in names.items():
+        actions += _group_actions(
+            group_names, sorted(by_group[group], key=lambda i: (i.launched, i.id)), nodes
+        )
+    return actions
+
+
+def _group_actions(
+    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode]
+) -> list[Action]:
+    actions: list[Action] = []
+    held: dict[str, Instance] = {}
+    waiting: list[Instance] = []
+    for instance in instances:  # earliest launched first: it keeps a contested name
+        if instance.name is not None and instance.name in names and instance.name not in held:
+            held[instance.name] = instance
+        else:
+            waiting.append(instance)
+    free = [name for name in names if name not in held]
+    for instance in waiting:
+        if not free:
+            log.warning(
+                "instance %s of %s: no free node name (more instances than nodes)",
+                instance.id,
+                instance.group,
+            )
+            continue
+        name = free.pop(0)
+        held[name] = instance
+        actions.append(NameInstance(instance.id, name))
+    for name in names:
+        node = nodes.get(name)
+        holder = held.get(name)
+        if holder is not None:
+            if node is None or node.address != holder.address:
+                actions.append(SetAddress(name, holder.address))
+        elif node is not None and not node.down:
+            actions.append(MarkDown(name, GONE_REASON))
+    return actions
+
+
+# --- the world --------------------------------------------------------------------------------------
+
+
+class Fleet(Protocol):
+    def instances(self) -> list[Instance]: ...
+    def name(self, instance_id: str, name: str) -> None: ...
+
+
+class Ec2Fleet:
+    """The cluster's GPU instances in EC2, found by the cluster's tags."""
+
+    def __init__(self, client: Any, *, blueprint: str, stack: str) -> None:
+        self._ec2, self._blueprint, self._stack = client, blueprint, stack
+
+    def instances(self) -> list[Instance]:
+        filters = [
+            {"Name": f"tag:{BLUEPRINT_TAG}", "Values": [self._blueprint]},
+            {"Name": f"tag:{STACK_TAG}", "Values": [self._stack]},
+            {"Name": "tag-key", "Values": [GROUP_TAG]},
+            {"Name": "instance-state-name", "Values": ["pending", "running"]},
+        ]
+        found = []
+        for page in self._ec2.get_paginator("describe_instances").paginate(Filters=filters):
+            for reservation in page["Reservations"]:
+                for item in reservation["Instances"]:
+                    tags = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
+                    if "PrivateIpAddress" not in item:
+                        continue  # no address yet: next round
+                    found.append(
+                        Instance(
+                            id=item["InstanceId"],
+                            group=tags[GROUP_TAG],
+                            address=item["PrivateIpAddress"],
+                            launched=item["LaunchTime"],
+                            name=tags.get(NODE_TAG),
+                        )
+                    )
+        return found
+
+    def name(self, instance_id: str, name: str) -> None:
+        self._ec2.create_tags(Resources=[instance_id], Tags=[{"Key": NODE_TAG, "Value": name}])
+
+
+class Scontrol:
+    """slurmctld's nodes, through scontrol."""
+
+    def __init__(self, run: Any = subprocess.run) -> None:
+        self._run = run
+
+    def nodes(self) -> dict[str, SlurmNode]:
+        out = self._run(
+            ["scontrol", "show", "nodes", "--json"], capture_output=True, text=True, check=True
+        ).stdout
+        nodes = {}
+        for node in json.loads(out).get("nodes", []):
+            state = node.get("state", [])
+            states = state if isinstance(state, list) else [state]
+            nodes[node["name"]] = SlurmNode(
+                name=node["name"], address=node.get("address", node["name"]), down="DOWN" in states
+            )
+        return nodes
+
+    def apply(self, action: SetAddress | MarkDown) -> None:
+        if isinstance(action, SetAddress):
+            fields = [f"NodeAddr={action.address}", f"NodeHostname={action.address}"]
+        else:
+            fields = ["State=DOWN", f"Reason={action.reason}"]
+        self._run(["scontrol", "update", f"NodeName={action.name}", *fields], check=True)
+
+
+def sync(names: Mapping[str, Sequence[str]], fleet: Fleet, slurm: Scontrol) -> list[Action]:
+    """One round: read both sides, act, and return what was done (each action is logged)."""
+    actions = plan_actions(names, fleet.instances(), slurm.nodes())
+    for action in actions:
+        log.info("%s", action)
+        if isinstance(action, NameInstance):
+            fleet.name(action.instance_id, action.name)
+        else:
+            slurm.apply(action)
+    return actions
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--groups", required=True, help="JSON object: node group -> number of nodes")
+    parser.add_argument("--blueprint", required=True)
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--region", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    import boto3  # noqa: PLC0415 - only the program run needs it (Ubuntu's python3-boto3 on the controller)
+
+    fleet = Ec2Fleet(boto3.client("ec2", region_name=args.region), blueprint=args.blueprint, stack=args.stack)
+    sync(node_names(json.loads(args.groups)), fleet, Scontrol())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
