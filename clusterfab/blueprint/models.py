@@ -595,6 +595,15 @@ class PartitionSpec(Spec):
         SlurmTime | None,
         Field(description="Longest run time of a job in it, e.g. 7-00:00:00; default: no limit."),
     ] = None
+    default_time: Annotated[
+        SlurmTime,
+        Field(
+            description=(
+                "Time limit of a job submitted without `--time` (default 01:00:00): a team with a monthly "
+                "GPU-hour budget can only start jobs whose limit fits in what is left of it."
+            )
+        ),
+    ] = "01:00:00"
 
 
 class SchedulerSpec(Spec):

@@ -230,6 +230,7 @@ class Partition:
     node_groups: tuple[str, ...]
     default: bool
     max_time: str | None
+    default_time: str
     index: int | None
     """Position in scheduler.partitions; None for a partition made from a node group by default."""
 

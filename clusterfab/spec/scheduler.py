@@ -13,6 +13,10 @@ from clusterfab.blueprint.models import Blueprint, SchedulerSpec
 from clusterfab.catalog import Catalog
 from clusterfab.spec.model import NodeGroup, Partition, Slurm, Team
 
+DEFAULT_TIME = "01:00:00"
+"""A job's time limit without `--time`: safe enforcement of GrpTRESMins starts only jobs whose limit fits
+the team's remaining GPU-minutes, so a job with no limit would wait for ever."""
+
 
 def resolve_teams(blueprint: Blueprint) -> tuple[Team, ...]:
     return tuple(
@@ -62,7 +66,14 @@ def resolve_scheduler(
 def _partitions(spec: SchedulerSpec, groups: Sequence[NodeGroup]) -> tuple[Partition, ...]:
     if spec.partitions is None:
         return tuple(
-            Partition(name=g.name, node_groups=(g.name,), default=i == 0, max_time=None, index=None)
+            Partition(
+                name=g.name,
+                node_groups=(g.name,),
+                default=i == 0,
+                max_time=None,
+                default_time=DEFAULT_TIME,
+                index=None,
+            )
             for i, g in enumerate(groups)
         )
     known = {g.name for g in groups}
@@ -73,6 +84,7 @@ def _partitions(spec: SchedulerSpec, groups: Sequence[NodeGroup]) -> tuple[Parti
             node_groups=tuple(name for name in p.node_groups if name in known),
             default=p.default or (not any_default and i == 0),
             max_time=p.max_time,
+            default_time=p.default_time,
             index=i,
         )
         for i, p in enumerate(spec.partitions)

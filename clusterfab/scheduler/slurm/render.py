@@ -207,7 +207,8 @@ def _slurm_conf(
         default = "YES" if partition.default else "NO"
         lines.append(
             f"PartitionName={partition.name} Nodes={join(members)} Default={default} "
-            f"MaxTime={partition.max_time or 'UNLIMITED'} State=UP OverSubscribe=EXCLUSIVE"
+            f"MaxTime={partition.max_time or 'UNLIMITED'} DefaultTime={partition.default_time} "
+            "State=UP OverSubscribe=EXCLUSIVE"
         )
     return "\n".join(lines) + "\n"
 
