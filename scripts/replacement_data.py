@@ -12,9 +12,11 @@ attribute names to the Pulumi property names exactly as the installed Python SDK
         --aws <git dir of terraform-provider-aws or lonegunmanb/terraform-provider-aws-index> v6.58.0 \\
         --gcp <git dir of hashicorp/terraform-provider-google-beta> v7.45.0
 
-`--check` compares instead of writing (exit 1 when the file differs). The AWS side accepts either the
-upstream repository or the index repository, which keeps each upstream release's functions verbatim
-(`index/internal/service/<package>/func.<name>.goindex`), tagged with the upstream version.
+`--type TOKEN` (repeatable) adds a type the plans and components do not create yet (pass it to `--check`
+too until they do). `--check` compares instead of writing (exit 1 when the file differs). The AWS side
+accepts either the upstream repository or the index repository, which keeps each upstream release's
+functions verbatim (`index/internal/service/<package>/func.<name>.goindex`), tagged with the upstream
+version.
 
 What the code cannot read on its own (conditional replacements in CustomizeDiff functions) is in
 CONDITIONS below, one line per case, and the script fails when the source forces a replacement that
@@ -76,6 +78,7 @@ def _p(terraform_type: str, package: str, name: str, kind: str = "func") -> Upst
 AWS: dict[str, Upstream] = {
     "aws:autoscaling/group:Group": _p("aws_autoscaling_group", "autoscaling", "resourceGroup"),
     "aws:budgets/budget:Budget": _p("aws_budgets_budget", "budgets", "resourceBudget"),
+    "aws:ebs/volume:Volume": _p("aws_ebs_volume", "ec2", "resourceEBSVolume"),
     "aws:ec2/eip:Eip": _p("aws_eip", "ec2", "resourceEIP"),
     "aws:ec2/instance:Instance": _p("aws_instance", "ec2", "resourceInstance"),
     "aws:ec2/internetGateway:InternetGateway": _p("aws_internet_gateway", "ec2", "resourceInternetGateway"),
@@ -88,6 +91,9 @@ AWS: dict[str, Upstream] = {
     ),
     "aws:ec2/securityGroup:SecurityGroup": _p("aws_security_group", "ec2", "resourceSecurityGroup"),
     "aws:ec2/subnet:Subnet": _p("aws_subnet", "ec2", "resourceSubnet"),
+    "aws:ec2/volumeAttachment:VolumeAttachment": _p(
+        "aws_volume_attachment", "ec2", "resourceVolumeAttachment"
+    ),
     "aws:ec2/vpc:Vpc": _p("aws_vpc", "ec2", "resourceVPC"),
     "aws:ec2/vpcEndpoint:VpcEndpoint": _p("aws_vpc_endpoint", "ec2", "resourceVPCEndpoint"),
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": _p(
@@ -120,6 +126,7 @@ AWS: dict[str, Upstream] = {
     "aws:s3/bucketVersioning:BucketVersioning": _p(
         "aws_s3_bucket_versioning", "s3", "resourceBucketVersioning"
     ),
+    "aws:secretsmanager/secret:Secret": _p("aws_secretsmanager_secret", "secretsmanager", "resourceSecret"),
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _p(
         "aws_vpc_security_group_egress_rule", "ec2", "securityGroupRuleResource", "framework"
     ),
@@ -826,8 +833,8 @@ def _provenance(provider: str) -> dict[str, Any]:
     return {"source": [SOURCES[provider]], "as_of": AS_OF, "confidence": "vendor-code"}
 
 
-def build(aws: GoTree, gcp: GoTree) -> dict[str, Any]:
-    types = plan_types()
+def build(aws: GoTree, gcp: GoTree, extra: tuple[str, ...] = ()) -> dict[str, Any]:
+    types = sorted(set(plan_types()) | set(extra))
     entries, missing = [], []
     for token in types:
         if token in AWS:
@@ -921,11 +928,20 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="Compare with the committed file instead of writing."
     )
     parser.add_argument("--out", type=Path, default=OUT, help="Where to write (default: the catalog's file).")
+    parser.add_argument(
+        "--type",
+        action="append",
+        default=[],
+        dest="types",
+        metavar="TOKEN",
+        help="A resource type to write a rule for besides the plans' and components' types (repeat it); "
+        "for a type a plan will create before its golden plan exists.",
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
     aws = GoTree(Path(args.aws[0]), args.aws[1], "internal/service")
     gcp = GoTree(Path(args.gcp[0]), args.gcp[1], "google-beta/services")
-    text = render(build(aws, gcp))
+    text = render(build(aws, gcp, tuple(args.types)))
     if args.check:
         same = out.read_text() == text
         print("up to date" if same else f"{out} differs from what the providers say")
