@@ -60,7 +60,8 @@ def test_nodes_carry_the_catalogs_cpus_memory_and_gpus() -> None:
         "NodeName=h100-[0-7] CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN"
     ]
     assert lines_starting(conf, "PartitionName=") == [
-        "PartitionName=train Nodes=h100-[0-7] Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP OverSubscribe=EXCLUSIVE"
+        "PartitionName=train Nodes=h100-[0-7] Default=YES MaxTime=7-00:00:00 DefaultTime=01:00:00 State=UP "
+        "OverSubscribe=EXCLUSIVE"
     ]
 
 
@@ -139,8 +140,10 @@ def test_default_partitions_are_one_per_node_group_the_first_the_default() -> No
     )
     files = render_slurm(cluster, FACTS)
     assert lines_starting(files["slurm.conf"], "PartitionName=") == [
-        "PartitionName=h100 Nodes=h100-[0-1] Default=YES MaxTime=UNLIMITED DefaultTime=01:00:00 State=UP OverSubscribe=EXCLUSIVE",
-        "PartitionName=b200 Nodes=b200-0 Default=NO MaxTime=UNLIMITED DefaultTime=01:00:00 State=UP OverSubscribe=EXCLUSIVE",
+        "PartitionName=h100 Nodes=h100-[0-1] Default=YES MaxTime=UNLIMITED DefaultTime=01:00:00 State=UP "
+        "OverSubscribe=EXCLUSIVE",
+        "PartitionName=b200 Nodes=b200-0 Default=NO MaxTime=UNLIMITED DefaultTime=01:00:00 State=UP "
+        "OverSubscribe=EXCLUSIVE",
     ]
     assert lines_starting(files["topology.conf"], "SwitchName=") == [
         "SwitchName=h100 Nodes=h100-[0-1]",
