@@ -172,6 +172,42 @@ def test_the_images_driver_is_kept_and_held(gib_node: NodeRun) -> None:
     assert {"gdrcopy", "nvidia-gds-13-0"}.isdisjoint(listing.split())
 
 
+def test_the_cuda_repositorys_driver_cannot_join_the_images(gib_node: NodeRun) -> None:
+    """Audit item 5: why the image's driver is kept rather than the CUDA repository's installed over it.
+    Canonical's packaging (S-UBUNTU-NVIDIA-CONTROL) makes every kernel-common build conflict with and
+    provide nvidia-kernel-common, so the CUDA repository's branch-580 driver can only come in by removing
+    the image's, and with it the held Fabric Manager that depends on it: apt refuses, as it does on such
+    images. The stand-in repositories carry exactly the recorded relations."""
+    installed = chroot_output(
+        gib_node, "dpkg-query", "-W", "-f", "${Conflicts}|${Provides}", "nvidia-kernel-common-580-server"
+    )
+    assert installed == "nvidia-kernel-common|nvidia-kernel-common, nvidia-kernel-common-580-server-580.95.05"
+    cuda_build = standins.CATALOG.apt_package("nvidia-kernel-common-580")
+    assert cuda_build is not None
+    assert cuda_build.repository == "cuda"
+    simulated = subprocess.run(
+        [
+            "chroot",
+            str(gib_node.rootfs),
+            "apt-get",
+            "install",
+            "--simulate",
+            "--no-install-recommends",
+            f"nvidia-kernel-common-580={cuda_build.version}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert simulated.returncode == 100
+    assert (
+        " nvidia-fabricmanager-580 : Depends: nvidia-kernel-common-580-server-580.95.05\n" in simulated.stdout
+    )
+    assert simulated.stderr == (
+        "E: Error, pkgProblemResolver::Resolve generated breaks, this may be caused by held packages.\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("fixture", "expected"),
     [pytest.param("efa_node", EFA_VERSIONS, id="efa"), pytest.param("gib_node", GIB_VERSIONS, id="gib")],

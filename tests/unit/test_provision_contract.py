@@ -169,11 +169,22 @@ def test_nvlink_services_follow_the_gpu() -> None:
         variables = gpu_node_vars(spec, spec.node_groups[0], CATALOG, [])
         assert variables["gpu_node_nvlink_services"] == services, example
         assert variables["nvidia_fabricmanager_nvlsm"] is ("nvlsm" in services)
+    # NVIDIA's driver container (S-GDC, ubuntu24.04/nvidia-driver @ 06a208ca) starts Fabric Manager through
+    # nvidia-fabricmanager-start.sh with NVLSM when an InfiniBand device's VPD says SW_MNG (NVLink5: HGX
+    # B200/B300) and plain nv-fabricmanager on NVSwitch systems before; NVL72 compute trays run IMEX,
+    # never Fabric Manager (ParallelCluster skips it on GB200). Audit item 3, its DOUBTFUL part decided.
+    expected = {
+        "A100": ["fabric_manager"],
+        "H100": ["fabric_manager"],
+        "H200": ["fabric_manager"],
+        "B200": ["fabric_manager", "nvlsm"],
+        "B300": ["fabric_manager", "nvlsm"],
+        "GB200": ["imex"],
+    }
     for name, machine in {**CATALOG.aws_machine_types, **CATALOG.gcp_machine_types}.items():
         support = CATALOG.gpus[machine.accelerator.model]
-        if machine.accelerator.model == "GB200":
-            # NVL72 compute trays run IMEX, never Fabric Manager (ParallelCluster skips it on GB200).
-            assert support.nvlink_services == ["imex"], name
+        assert support.nvlink_services == expected[machine.accelerator.model], name
+        assert "S-GDC" in support.source or machine.accelerator.model not in {"B200", "B300"}, name
 
 
 def test_gcp_accelerator_images_keep_their_driver_and_other_images_install_one() -> None:

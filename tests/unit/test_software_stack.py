@@ -18,8 +18,9 @@ import yaml
 from clusterfab.catalog import at_least, load_catalog, version_tuple
 from clusterfab.catalog.refresh.nccl_builds import builds_from_pypi, render
 from clusterfab.provision.extravars import gpu_node_vars
+from clusterfab.rules.engine import validate_bytes
 from tests.conftest import REPO
-from tests.factories import example_spec
+from tests.factories import TODAY, blueprint_yaml, example_spec
 
 CATALOG = load_catalog()
 PYPI_CU13 = json.loads((REPO / "tests/fixtures/pypi/nvidia-nccl-cu13.json").read_text())
@@ -55,6 +56,46 @@ def test_cuda13_builds_start_at_2_27_7() -> None:
     assert "2.27.5" not in CATALOG.nccl_builds.versions_for(13)
     assert CATALOG.nccl_builds.versions_for(13)[0] == "2.27.7"
     assert CATALOG.nccl_builds.majors_of("2.27.5") == [12]
+
+
+@pytest.mark.parametrize(
+    ("cuda", "nccl", "expected"),
+    [
+        # Audit item 1: the old recommended stack. The first CUDA 13 build is 2.27.7 (PyPI nvidia-nccl-cu13).
+        pytest.param(
+            "13.0",
+            "2.27.5",
+            (
+                "NCCL 2.27.5 has no build for CUDA 13; it was built for CUDA 12",
+                "the nearest NCCL releases built for CUDA 13: 2.27.7",
+            ),
+            id="2.27.5-cuda13",
+        ),
+        # A release NVIDIA tagged but never built as a wheel for any CUDA major (nvidia-nccl-cu12 skips it).
+        pytest.param(
+            "12.8",
+            "2.26.3",
+            (
+                "NCCL 2.26.3 has no build for CUDA 12",
+                "the nearest NCCL releases built for CUDA 12: 2.26.2 or 2.26.5",
+            ),
+            id="2.26.3-cuda12",
+        ),
+        pytest.param("13.0", "2.27.7", None, id="first-cuda13-build"),
+        pytest.param("12.8", "2.27.5", None, id="2.27.5-cuda12"),
+    ],
+)
+def test_an_nccl_without_a_build_for_the_cuda_major_is_refused_with_the_nearest_builds(
+    cuda: str, nccl: str, expected: tuple[str, str] | None
+) -> None:
+    """BP221 names the nearest releases NVIDIA did build for the CUDA major (issue 10, What to build 2)."""
+    text = blueprint_yaml(
+        node_groups=[{"name": "g", "machine_type": "p5.48xlarge", "count": 2}],
+        software={"nvidia_driver": "580.95.05", "cuda": cuda, "nccl": nccl},
+    )
+    result = validate_bytes(text.encode(), "test.yaml", today=TODAY)
+    found = [(f.field, f.message, f.hint) for f in result.findings if f.code == "BP221"]
+    assert found == ([] if expected is None else [("software.nccl", *expected)])
 
 
 def test_recommended_nccl_is_built_for_the_recommended_cuda() -> None:
