@@ -384,13 +384,13 @@ class SlurmLab:
         gpus = "\n".join(f"mknod -m 666 {root}/dev/nvidia{i} c {NVIDIA_MAJOR} {i}" for i in range(8))
         self._host_in_ns(
             f"""
-            hostname {shlex.quote(self.controller)}
-            ip link set lo up
-            # The daemons listen with getaddrinfo(AI_ADDRCONFIG), which finds nothing where 127.0.0.1 is
-            # the only IPv4 address (glibc's check_pf); this kernel has no dummy interfaces, so lo gets one.
-            ip addr add 10.217.0.1/32 dev lo
             mount --make-rprivate /
             mount -t overlay overlay -o lowerdir={self.golden.path},upperdir={w}/upper,workdir={w}/work {root}
+            chroot {root} hostname {shlex.quote(self.controller)}
+            chroot {root} ip link set lo up
+            # The daemons listen with getaddrinfo(AI_ADDRCONFIG), which finds nothing where 127.0.0.1 is
+            # the only IPv4 address (glibc's check_pf); this kernel has no dummy interfaces, so lo gets one.
+            chroot {root} ip addr add 10.217.0.1/32 dev lo
             mount -t proc proc {root}/proc
             mount --rbind /sys {root}/sys
             mount -t tmpfs -o mode=755,nosuid dev {root}/dev
