@@ -8,25 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.slurm import rootfs
 from tests.slurm.lab import SlurmLab
+from tests.slurm.rendered import rendered_files
 
-DATA = Path(__file__).parent / "data"
 TIMINGS: dict[str, object] = {}
-
-
-def rendered_files(name: str = "handwritten") -> dict[str, str]:
-    """The rendered Slurm files (name -> content) the lab runs.
-
-    Until `clusterfab render slurm` lands this is the hand-written set under data/handwritten; then it
-    becomes ``render_slurm(spec)`` for the matching blueprint (the only line to change).
-    """
-    root = DATA / name
-    return {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +31,9 @@ def slurm_ready() -> None:
 @pytest.fixture(scope="session")
 def golden(slurm_ready: None) -> rootfs.GoldenRootfs:
     built = rootfs.golden_rootfs()
-    TIMINGS["golden_rootfs_s"] = round(built.build_seconds, 1) if built.build_seconds is not None else "cached"
+    TIMINGS["golden_rootfs_s"] = (
+        round(built.build_seconds, 1) if built.build_seconds is not None else "cached"
+    )
     TIMINGS["slurm_version"] = built.slurm_version
     return built
 

@@ -114,7 +114,9 @@ class SlurmLab:
         keep_rootfs: bool = False,
     ) -> None:
         if not golden.slurm_version.startswith(EXPECTED_SLURM_SERIES + "."):
-            raise LabError(f"the lab must run Slurm {EXPECTED_SLURM_SERIES}, golden has {golden.slurm_version}")
+            raise LabError(
+                f"the lab must run Slurm {EXPECTED_SLURM_SERIES}, golden has {golden.slurm_version}"
+            )
         self.rendered = dict(files)
         self.files, self.overrides = ov.apply_lab_overrides(files)
         self.golden = golden
@@ -232,7 +234,9 @@ class SlurmLab:
             raise LabError(f"timed out after {timeout}s: {command}") from err
         result = Result(argv, done.returncode, done.stdout, done.stderr)
         if check and done.returncode != 0:
-            raise LabError(f"{command!r} as {user or 'root'} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+            raise LabError(
+                f"{command!r} as {user or 'root'} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+            )
         return result
 
     def wait_for(
@@ -294,7 +298,9 @@ class SlurmLab:
     def sacct(self, *args: str) -> list[dict[str, str]]:
         fields = "JobID,JobName,Account,User,State,AllocTRES,NodeList,ExitCode"
         out = self.run(["sacct", "-a", "-X", "-n", "-P", f"--format={fields}", *args]).stdout
-        return [dict(zip(fields.split(","), line.split("|"), strict=True)) for line in out.splitlines() if line]
+        return [
+            dict(zip(fields.split(","), line.split("|"), strict=True)) for line in out.splitlines() if line
+        ]
 
     def sbatch(self, script: str, *args: str, user: str) -> int:
         """Submit ``script`` (the batch script's text) as ``user``; return the job id."""
@@ -322,7 +328,10 @@ class SlurmLab:
 
     def set_fault(self, node: str, present: bool = True) -> None:
         """Make this node's GPU health check fail (the nvidia-smi stand-in reads the fault file)."""
-        self.run(f"mkdir -p {FAULT_DIR} && " + (f"touch {FAULT_DIR}/{node}" if present else f"rm -f {FAULT_DIR}/{node}"))
+        self.run(
+            f"mkdir -p {FAULT_DIR} && "
+            + (f"touch {FAULT_DIR}/{node}" if present else f"rm -f {FAULT_DIR}/{node}")
+        )
 
     def reset(self, *, timeout: float = 60) -> None:
         """Back to a quiet cluster: no jobs, no faults, every node IDLE (for tests sharing a lab)."""
@@ -339,7 +348,18 @@ class SlurmLab:
             (self.workdir / sub).mkdir(parents=True, exist_ok=True)
         self._cgroups_before = self._cgroup_dirs()
         self._holder = subprocess.Popen(
-            ["unshare", "--mount", "--uts", "--net", "--pid", "--fork", "--kill-child", "python3", "-c", _INIT],
+            [
+                "unshare",
+                "--mount",
+                "--uts",
+                "--net",
+                "--pid",
+                "--fork",
+                "--kill-child",
+                "python3",
+                "-c",
+                _INIT,
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -363,7 +383,11 @@ class SlurmLab:
     def _host_in_ns(self, script: str, timeout: float = 60) -> None:
         """Run a host shell script inside the lab's namespaces (not chrooted)."""
         done = subprocess.run(
-            [*self._enter(), "sh", "-euc", script], capture_output=True, text=True, timeout=timeout, check=False
+            [*self._enter(), "sh", "-euc", script],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
         if done.returncode != 0:
             raise LabError(f"lab set-up failed ({done.returncode}):\n{script}\n{done.stdout}\n{done.stderr}")
@@ -468,15 +492,18 @@ class SlurmLab:
     def _start_mariadb(self) -> None:
         self._daemon(
             "mariadb",
+            # No TCP (slurmdbd's StorageHost=localhost means the socket); the lock wait timeout slurmdbd
+            # checks for. The buffer pool stays at MariaDB's default: slurmdbd warns about it whatever
+            # its size (1 GiB still warned with MariaDB 11.8), and the machine is shared.
             "exec mariadbd --user=mysql --skip-networking --socket=/run/mysqld/mysqld.sock"
-            " --innodb-buffer-pool-size=512M --innodb-lock-wait-timeout=900 --log-error=/var/log/mysql/error.log",
+            " --innodb-lock-wait-timeout=900 --log-error=/var/log/mysql/error.log",
         )
         self._ready("mariadb", "mariadb -e 'select 1'")
         self.storage_pass = secrets.token_hex(16)
         db = ov.settings(self.files["slurmdbd.conf"]).get("storageloc", "slurm_acct_db")
         self.run(
-            "mariadb -e \""
-            f"CREATE DATABASE {db}; CREATE USER '{STORAGE_USER}'@'localhost' IDENTIFIED BY '{self.storage_pass}';"
+            f'mariadb -e "CREATE DATABASE {db};'
+            f" CREATE USER '{STORAGE_USER}'@'localhost' IDENTIFIED BY '{self.storage_pass}';"
             f" GRANT ALL ON {db}.* TO '{STORAGE_USER}'@'localhost';\""
         )
 
@@ -552,7 +579,13 @@ class SlurmLab:
     def _cgroup_dirs() -> set[Path]:
         if not CGROUP_ROOT.is_dir():
             return set()
-        return {d for hierarchy in CGROUP_ROOT.iterdir() if hierarchy.is_dir() for d in hierarchy.iterdir() if d.is_dir()}
+        return {
+            d
+            for hierarchy in CGROUP_ROOT.iterdir()
+            if hierarchy.is_dir()
+            for d in hierarchy.iterdir()
+            if d.is_dir()
+        }
 
     def _remove_new_cgroups(self) -> None:
         """Remove the cgroup directories slurmd created (empty once the lab's processes are gone)."""

@@ -1,0 +1,38 @@
+"""A lab torn down by an exception mid-job leaves nothing behind. In its own module, so that the
+shared cluster of test_slurm_lab.py is not running beside it (both would use the same node names)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.slurm.lab import SlurmLab
+from tests.slurm.rendered import rendered_files
+from tests.slurm.rootfs import GoldenRootfs
+
+pytestmark = pytest.mark.slurm
+SLEEP = "#!/bin/sh\nsleep 300\n"
+
+
+def test_lab_leaves_nothing_behind(golden: GoldenRootfs, tmp_path: Path) -> None:
+    """No process, mount or cgroup of the lab survives an exception raised while a job runs."""
+    lab = SlurmLab(rendered_files(), golden, tmp_path / "lab")
+
+    def crash_mid_job() -> None:
+        with lab:
+            lab.wait_job(lab.sbatch(SLEEP, "-N1", "-A", "research", user="alice"), {"RUNNING"})
+            assert len(lab.leftover_processes()) > 5
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        crash_mid_job()
+    assert lab.leftover_processes() == []
+    assert str(tmp_path) not in Path("/proc/self/mountinfo").read_text()
+    # slurmd's cgroup v1 directories (/sys/fs/cgroup/<controller>/slurm_<node>) are removed.
+    assert sorted(Path("/sys/fs/cgroup").glob("*/slurm_trainers-*")) == []
+    daemons = subprocess.run(
+        ["pgrep", "-a", "-f", str(tmp_path)], capture_output=True, text=True, check=False
+    ).stdout
+    assert daemons == ""
