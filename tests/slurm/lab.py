@@ -9,10 +9,14 @@ name is the controller's (``SlurmctldHost``); each slurmd gets its own UTS names
 node, so ``hostname`` in a job prints the node name. The network namespace gives the lab its own
 loopback, so the default Slurm/MariaDB ports never collide with anything on the host.
 
+The lab also has its own cgroup namespace, rooted at one ``clusterfab-slurmlab-<id>`` cgroup per v1
+hierarchy made under the test process's own cgroups, and mounts those hierarchies (not the host's
+/sys/fs/cgroup) in the chroot: slurmd's ``slurm_<node>/uid_*/job_*`` trees land inside the lab's
+cgroup, two labs never share a ``slurm_trainers-0``, and jobs stay under the runner's memory limit.
+
 Cleanup cannot leak: killing the holder (PID 1 of the lab's PID namespace) kills every process the
-lab started, and the mounts vanish with the mount namespace. Only cgroup directories that slurmd made
-in the host's hierarchies outlive it; ``close`` removes the ones that were not there before.
-Every wait is bounded.
+lab started, the mounts vanish with the mount namespace, and ``close`` then removes the lab's cgroup
+trees (empty by then). Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -40,6 +44,20 @@ FAULT_DIR = "/run/clusterfab-lab/faults"
 STORAGE_USER = "slurm"
 NVIDIA_MAJOR = 195
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+# The cgroup v1 hierarchies a lab gets (this VM mounts them one controller per hierarchy, beside a
+# cgroup2 "unified" one). Slurm's autodetection picks cgroup/v1 when /sys/fs/cgroup is a tmpfs with a
+# "systemd" hierarchy in it (it fails without: "can't stat /sys/fs/cgroup/systemd/").
+V1_HIERARCHIES = {  # directory -> (key in /proc/self/cgroup, mount options)
+    "cpuset": ("cpuset", "cpuset"),
+    "cpu": ("cpu", "cpu"),
+    "cpuacct": ("cpuacct", "cpuacct"),
+    "memory": ("memory", "memory"),
+    "devices": ("devices", "devices"),
+    "freezer": ("freezer", "freezer"),
+    "pids": ("pids", "pids"),
+    "blkio": ("blkio", "blkio"),
+    "systemd": ("name=systemd", "none,name=systemd"),
+}
 # PID 1 of the lab: reaps the orphans that are reparented to it, and nothing else.
 _INIT = (
     "import os, time\n"
@@ -135,7 +153,7 @@ class SlurmLab:
         self._init_pid: int | None = None
         self._pidns: str | None = None
         self._daemons: dict[str, subprocess.Popen[bytes]] = {}
-        self._cgroups_before: set[Path] = set()
+        self._cgroups: list[Path] = []
 
     # ----------------------------------------------------------------- lifecycle
     def __enter__(self) -> SlurmLab:
@@ -185,11 +203,16 @@ class SlurmLab:
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         proc.wait(timeout=5)
             self._wait_namespace_empty(timeout=15)
-            self._remove_new_cgroups()
+            self._remove_lab_cgroups()
             if not self.keep_rootfs:
                 subprocess.run(["rm", "-rf", str(self.workdir / "upper")], check=False, timeout=120)
             self._init_pid = None
             self._holder = None
+
+    @property
+    def cgroups(self) -> list[Path]:
+        """The lab's cgroup directories on the host (none left after ``close``)."""
+        return list(self._cgroups)
 
     def leftover_processes(self) -> list[str]:
         """Processes still in the lab's PID namespace (none after ``close``), as ``pid name``."""
@@ -209,7 +232,7 @@ class SlurmLab:
     # ----------------------------------------------------------------- commands
     def _enter(self) -> list[str]:
         assert self._init_pid is not None, "the lab is not running"
-        return ["nsenter", "-t", str(self._init_pid), "-m", "-u", "-n", "-p", "--"]
+        return ["nsenter", "-t", str(self._init_pid), "-m", "-u", "-n", "-p", "-C", "--"]
 
     def _argv(self, command: str | list[str], user: str | None) -> list[str]:
         script = command if isinstance(command, str) else shlex.join(command)
@@ -322,6 +345,7 @@ class SlurmLab:
 
     def wait_nodes_idle(self, *, timeout: float = 60) -> None:
         def idle() -> bool:
+            self._daemons_alive()
             return all(n["state"] == "IDLE" for n in self.nodes_state().values())
 
         self.wait_for(idle, timeout=timeout, what="all nodes IDLE", interval=0.5)
@@ -342,11 +366,17 @@ class SlurmLab:
                 self.run(f"scontrol update NodeName={name} State=RESUME")
         self.wait_nodes_idle(timeout=timeout)
 
+    def _daemons_alive(self) -> None:
+        for name, proc in self._daemons.items():
+            if proc.poll() is not None:
+                output = (self.logs / f"{name}.out").read_text(errors="replace")[-3000:]
+                raise AssertionError(f"{name} exited {proc.returncode}:\n{output}")
+
     # ----------------------------------------------------------------- start-up steps
     def _make_namespaces(self) -> None:
         for sub in ("upper", "work", "root", "logs"):
             (self.workdir / sub).mkdir(parents=True, exist_ok=True)
-        self._cgroups_before = self._cgroup_dirs()
+        self._make_lab_cgroups()
         self._holder = subprocess.Popen(
             [
                 "unshare",
@@ -354,6 +384,7 @@ class SlurmLab:
                 "--uts",
                 "--net",
                 "--pid",
+                "--cgroup",
                 "--fork",
                 "--kill-child",
                 "python3",
@@ -364,6 +395,7 @@ class SlurmLab:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            preexec_fn=self._join_lab_cgroups,  # noqa: PLW1509 - no threads in the test process
         )
         holder = self._holder.pid
 
@@ -405,6 +437,11 @@ class SlurmLab:
                 ("tty", 5, 0),
             )
         )
+        cgroups = "\n".join(
+            f"mkdir {mnt} && mount -t cgroup -o {V1_HIERARCHIES[d][1]} cgroup {mnt}"
+            for d in (self._controller(lab) for lab in self._cgroups)
+            for mnt in [f"{root}/sys/fs/cgroup/{d}"]
+        )
         gpus = "\n".join(f"mknod -m 666 {root}/dev/nvidia{i} c {NVIDIA_MAJOR} {i}" for i in range(8))
         self._host_in_ns(
             f"""
@@ -416,7 +453,9 @@ class SlurmLab:
             # the only IPv4 address (glibc's check_pf); this kernel has no dummy interfaces, so lo gets one.
             chroot {root} ip addr add 10.217.0.1/32 dev lo
             mount -t proc proc {root}/proc
-            mount --rbind /sys {root}/sys
+            mount -t sysfs -o nosuid,nodev,noexec sysfs {root}/sys
+            mount -t tmpfs -o mode=755,nosuid,nodev,noexec cgroup {root}/sys/fs/cgroup
+            {cgroups}
             mount -t tmpfs -o mode=755,nosuid dev {root}/dev
             {devices}
             {gpus}
@@ -575,23 +614,41 @@ class SlurmLab:
         while self.leftover_processes() and time.monotonic() < deadline:
             time.sleep(0.1)
 
-    @staticmethod
-    def _cgroup_dirs() -> set[Path]:
-        if not CGROUP_ROOT.is_dir():
-            return set()
-        return {
-            d
-            for hierarchy in CGROUP_ROOT.iterdir()
-            if hierarchy.is_dir()
-            for d in hierarchy.iterdir()
-            if d.is_dir()
-        }
-
-    def _remove_new_cgroups(self) -> None:
-        """Remove the cgroup directories slurmd created (empty once the lab's processes are gone)."""
-        for top in self._cgroup_dirs() - self._cgroups_before:
-            if not top.name.startswith("slurm") and not top.name.startswith("system.slice"):
+    def _make_lab_cgroups(self) -> None:
+        """One cgroup per v1 controller for the whole lab, under this process's own cgroup (so the lab
+        stays inside whatever limits the test runner is under); the lab's cgroup namespace is rooted
+        there, so slurmd's ``slurm_<node>`` trees of two labs (or of a real slurmd) never meet."""
+        name = f"clusterfab-slurmlab-{secrets.token_hex(4)}"
+        own = {}
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(","):
+                own[controller] = path
+        for directory, (key, _options) in V1_HIERARCHIES.items():
+            hierarchy = CGROUP_ROOT / directory
+            if key not in own or not (hierarchy / "cgroup.procs").exists():
                 continue
-            for dirpath, _dirs, _files in sorted(os.walk(top), key=lambda item: -len(item[0])):
+            parent = hierarchy / own[key].lstrip("/")
+            lab = parent / name
+            lab.mkdir()
+            self._cgroups.append(lab)
+            if directory == "cpuset":
+                for knob in ("cpuset.cpus", "cpuset.mems"):
+                    (lab / knob).write_text((parent / knob).read_text())
+
+    @staticmethod
+    def _controller(lab: Path) -> str:
+        return lab.relative_to(CGROUP_ROOT).parts[0]
+
+    def _join_lab_cgroups(self) -> None:
+        """preexec_fn of the holder: enter the lab's cgroups before unshare makes them the ns root."""
+        for lab in self._cgroups:
+            (lab / "cgroup.procs").write_text(str(os.getpid()))
+
+    def _remove_lab_cgroups(self) -> None:
+        """Remove the lab's cgroups and everything slurmd made in them (empty once the lab is dead)."""
+        for lab in self._cgroups:
+            for dirpath, _dirs, _files in sorted(os.walk(lab), key=lambda item: -len(item[0])):
                 with contextlib.suppress(OSError):
                     os.rmdir(dirpath)
+        self._cgroups = [lab for lab in self._cgroups if lab.exists()]

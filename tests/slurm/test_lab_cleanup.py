@@ -20,18 +20,24 @@ def test_lab_leaves_nothing_behind(golden: GoldenRootfs, tmp_path: Path) -> None
     """No process, mount or cgroup of the lab survives an exception raised while a job runs."""
     lab = SlurmLab(rendered_files(), golden, tmp_path / "lab")
 
+    made: list[Path] = []
+
     def crash_mid_job() -> None:
         with lab:
             lab.wait_job(lab.sbatch(SLEEP, "-N1", "-A", "research", user="alice"), {"RUNNING"})
             assert len(lab.leftover_processes()) > 5
+            made.extend(lab.cgroups)
+            assert any((c / "slurm_trainers-0").is_dir() for c in made)
             raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
         crash_mid_job()
     assert lab.leftover_processes() == []
     assert str(tmp_path) not in Path("/proc/self/mountinfo").read_text()
-    # slurmd's cgroup v1 directories (/sys/fs/cgroup/<controller>/slurm_<node>) are removed.
-    assert sorted(Path("/sys/fs/cgroup").glob("*/slurm_trainers-*")) == []
+    # The lab's cgroups, with slurmd's slurm_<node>/uid_*/job_* trees inside them, are removed.
+    assert made
+    assert [c for c in made if c.exists()] == []
+    assert lab.cgroups == []
     daemons = subprocess.run(
         ["pgrep", "-a", "-f", str(tmp_path)], capture_output=True, text=True, check=False
     ).stdout
