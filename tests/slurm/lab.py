@@ -210,6 +210,12 @@ class SlurmLab:
             self._holder = None
 
     @property
+    def pid_namespace(self) -> str:
+        """The lab's PID namespace as ``readlink /proc/PID/ns/pid`` shows it (``pid:[N]``)."""
+        assert self._pidns is not None
+        return self._pidns
+
+    @property
     def cgroups(self) -> list[Path]:
         """The lab's cgroup directories on the host (none left after ``close``)."""
         return list(self._cgroups)

@@ -3,6 +3,7 @@ shared cluster of test_slurm_lab.py is not running beside it (both would use the
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -21,12 +22,15 @@ def test_lab_leaves_nothing_behind(golden: GoldenRootfs, tmp_path: Path) -> None
     lab = SlurmLab(rendered_files(), golden, tmp_path / "lab")
 
     made: list[Path] = []
+    pidns = ""
 
     def crash_mid_job() -> None:
         with lab:
             lab.wait_job(lab.sbatch(SLEEP, "-N1", "-A", "research", user="alice"), {"RUNNING"})
             assert len(lab.leftover_processes()) > 5
             made.extend(lab.cgroups)
+            nonlocal pidns
+            pidns = lab.pid_namespace
             assert any((c / "slurm_trainers-0").is_dir() for c in made)
             raise RuntimeError("boom")
 
@@ -42,3 +46,16 @@ def test_lab_leaves_nothing_behind(golden: GoldenRootfs, tmp_path: Path) -> None
         ["pgrep", "-a", "-f", str(tmp_path)], capture_output=True, text=True, check=False
     ).stdout
     assert daemons == ""
+    # No daemon of that name survives in the lab's PID namespace (others on the host are not ours).
+    for name in ("slurmctld", "slurmd", "slurmstepd", "slurmdbd", "munged", "mariadbd"):
+        pids = subprocess.run(
+            ["pgrep", "-x", name], capture_output=True, text=True, check=False
+        ).stdout.split()
+        assert [p for p in pids if _pid_namespace(p) == pidns] == [], name
+
+
+def _pid_namespace(pid: str) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return ""

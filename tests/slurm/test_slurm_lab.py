@@ -116,6 +116,21 @@ def test_team_at_its_gpu_cap_waits_while_another_team_runs(lab: SlurmLab) -> Non
     assert len(idle) == 1
 
 
+def test_gpu_minute_budget_keeps_out_jobs_that_could_overrun_it(lab: SlurmLab) -> None:
+    """AccountingStorageEnforce=...,safe with interns' GrpTRESMins=gres/gpu=60000: a job is started only
+    if it can finish within the budget. 8 GPUs x 7 days = 80640 GPU-minutes waits (forever, since the
+    budget never grows); 8 GPUs x 5 days = 57600 runs."""
+    too_long = lab.sbatch(
+        SLEEP, "-N1", "--gpus-per-node=8", "--time=7-00:00:00", "-A", "interns", user="ivan"
+    )
+    fits = lab.sbatch(SLEEP, "-N1", "--gpus-per-node=8", "--time=5-00:00:00", "-A", "interns", user="ivan")
+    lab.wait_job(fits, {"RUNNING"})
+    reason = lab.wait_for(
+        lambda: (r := lab.job(too_long)["state_reason"]) not in ("None", "Priority") and r, timeout=30
+    )
+    assert reason == "QOSGrpGRESMinutes"
+
+
 def test_exclusive_partition_charges_a_small_job_the_whole_node(lab: SlurmLab) -> None:
     """OverSubscribe=EXCLUSIVE: a job asking for 2 GPUs is allocated (and charged against its QOS's
     GrpTRES) all 8 of its node, so an intern's second 2-GPU job waits on the 8-GPU cap."""
