@@ -22,6 +22,7 @@ trees (empty by then). Every wait is bounded.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import re
@@ -44,6 +45,7 @@ FAULT_DIR = "/run/clusterfab-lab/faults"
 STORAGE_USER = "slurm"
 NVIDIA_MAJOR = 195
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+_PR_SET_PDEATHSIG = 1
 # The cgroup v1 hierarchies a lab gets (this VM mounts them one controller per hierarchy, beside a
 # cgroup2 "unified" one). Slurm's autodetection picks cgroup/v1 when /sys/fs/cgroup is a tmpfs with a
 # "systemd" hierarchy in it (it fails without: "can't stat /sys/fs/cgroup/systemd/").
@@ -635,6 +637,7 @@ class SlurmLab:
             if key not in own or not (hierarchy / "cgroup.procs").exists():
                 continue
             parent = hierarchy / own[key].lstrip("/")
+            _sweep_stale_cgroups(parent)
             lab = parent / name
             lab.mkdir()
             self._cgroups.append(lab)
@@ -647,9 +650,12 @@ class SlurmLab:
         return lab.relative_to(CGROUP_ROOT).parts[0]
 
     def _join_lab_cgroups(self) -> None:
-        """preexec_fn of the holder: enter the lab's cgroups before unshare makes them the ns root."""
+        """preexec_fn of the holder: enter the lab's cgroups before unshare makes them the ns root, and
+        die with the test process (PR_SET_PDEATHSIG), so a killed pytest takes the lab with it
+        (unshare --kill-child then kills the lab's PID 1, and with it every lab process)."""
         for lab in self._cgroups:
             (lab / "cgroup.procs").write_text(str(os.getpid()))
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
     def _remove_lab_cgroups(self) -> None:
         """Remove the lab's cgroups and everything slurmd made in them (empty once the lab is dead)."""
@@ -658,3 +664,19 @@ class SlurmLab:
                 with contextlib.suppress(OSError):
                     os.rmdir(dirpath)
         self._cgroups = [lab for lab in self._cgroups if lab.exists()]
+
+
+def _sweep_stale_cgroups(parent: Path, min_age_s: float = 120) -> None:
+    """Remove the cgroups a killed test process left (``clusterfab-slurmlab-*``, no process anywhere
+    in the tree, untouched for ``min_age_s``: a lab being set up beside this one is never removed)."""
+    for stale in parent.glob("clusterfab-slurmlab-*"):
+        try:
+            if time.time() - stale.stat().st_mtime < min_age_s:
+                continue
+            tree = sorted(os.walk(stale), key=lambda item: -len(item[0]))
+            if any((Path(d) / "cgroup.procs").read_text().strip() for d, _, _ in tree):
+                continue
+            for dirpath, _dirs, _files in tree:
+                os.rmdir(dirpath)
+        except OSError:
+            continue
