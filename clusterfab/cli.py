@@ -861,6 +861,44 @@ def render_monitoring(
         typer.echo(str(path))
 
 
+@render_app.command("slurm")
+def render_slurm(
+    blueprint: BlueprintArg,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory to write the files into.")],
+    env: Annotated[
+        str | None, typer.Option("--env", "-e", help="Environment overlay to render (e.g. dev, prod).")
+    ] = None,
+) -> None:
+    """Write the controller's Slurm configuration: slurm.conf, gres.conf, cgroup.conf, topology.conf,
+    slurmdbd.conf (secrets as placeholders), plugstack.conf (pyxis), accounts.cfg and qos.cfg.
+
+    Exits 1 when the blueprint is invalid or has no Slurm scheduler.
+    """
+    from clusterfab.catalog import load_catalog
+    from clusterfab.monitoring import write_files
+    from clusterfab.rules.engine import validate_file
+    from clusterfab.scheduler.slurm import SlurmRenderError
+    from clusterfab.scheduler.slurm import render_slurm as render
+
+    result = validate_file(
+        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+    )
+    validated = result.blueprints.get(env)
+    if not result.ok or validated is None:
+        _invalid(result, Format.text, env, "render slurm", "nothing rendered")
+    spec = validated.spec
+    if spec.scheduler is None:
+        typer.echo(f"{blueprint}: no Slurm scheduler (scheduler.kind is none); nothing to render", err=True)
+        raise typer.Exit(1)
+    try:
+        files = render(spec, load_catalog().slurm)
+    except SlurmRenderError as error:
+        typer.echo(f"{blueprint}: {error}", err=True)
+        raise typer.Exit(1) from None
+    for path in write_files(files, out):
+        typer.echo(str(path))
+
+
 @app.command()
 def dashboard(
     stack: StackOption,

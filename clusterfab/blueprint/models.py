@@ -17,7 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from clusterfab.core.vocab import CapacityKind, Cloud, FabricChoice
 
-NAMED_LISTS = ("node_groups", "tpu_slices", "storage")
+NAMED_LISTS = ("node_groups", "tpu_slices", "storage", "teams")
 """Lists whose items have a `name`: they merge by name in environment overlays."""
 
 CLUSTER_NAME_PATTERN = r"^[a-z][a-z0-9-]{1,30}$"
@@ -59,6 +59,14 @@ MountPoint = Annotated[str, AfterValidator(_absolute_path)]
 ItemName = Annotated[str, Field(pattern=ITEM_NAME_PATTERN, max_length=30)]
 Email = Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
 EnvironmentName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,30}$")]
+UnixName = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
+SlurmTime = Annotated[
+    str,
+    Field(
+        pattern=r"^(UNLIMITED|\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$",
+        description="A Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED.",
+    ),
+]
 
 
 class Spec(BaseModel):
@@ -529,6 +537,127 @@ class MonitoringSpec(Spec):
     ] = None
 
 
+class SchedulerMachineSpec(Spec):
+    """The Slurm controller's machine."""
+
+    machine_type: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description=(
+                "Machine type of the controller; default: the catalog's, c7i.4xlarge (AWS) or e2-standard-8 "
+                "(GCP)."
+            ),
+        ),
+    ] = None
+    state_disk_gib: Annotated[
+        int,
+        Field(
+            ge=20,
+            le=16384,
+            description=(
+                "Size of the controller's encrypted state disk in GiB (slurmctld state, the accounting "
+                "database); protected like the cluster's other stateful resources."
+            ),
+        ),
+    ] = 100
+
+
+class LoginSpec(Spec):
+    """The login nodes users submit jobs from."""
+
+    machine_type: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description="Machine type of the login nodes; default: c7i.2xlarge (AWS) or e2-standard-4 (GCP).",
+        ),
+    ] = None
+    count: Annotated[
+        int,
+        Field(ge=0, le=16, description="How many login nodes (0: none; users submit from the controller)."),
+    ] = 1
+
+
+class PartitionSpec(Spec):
+    """A Slurm partition (queue) over one or more node groups."""
+
+    name: Annotated[
+        ItemName, Field(description="Partition name, e.g. train; what users pass to `sbatch -p`.")
+    ]
+    node_groups: Annotated[
+        list[ItemName], Field(min_length=1, description="Names of the node groups whose nodes it holds.")
+    ]
+    default: Annotated[
+        bool, Field(description="The partition jobs go to without `-p` (at most one; default: the first).")
+    ] = False
+    max_time: Annotated[
+        SlurmTime | None,
+        Field(description="Longest run time of a job in it, e.g. 7-00:00:00; default: no limit."),
+    ] = None
+
+
+class SchedulerSpec(Spec):
+    """The workload scheduler of the cluster."""
+
+    kind: Annotated[
+        Literal["none", "slurm"],
+        Field(
+            description=(
+                "slurm runs a Slurm controller, login nodes and slurmd on every GPU node; none (default)."
+            )
+        ),
+    ] = "none"
+    controller: Annotated[
+        SchedulerMachineSpec, Field(description="The controller (slurmctld, slurmdbd) and its state disk.")
+    ] = SchedulerMachineSpec()
+    login: Annotated[LoginSpec, Field(description="Login nodes.")] = LoginSpec()
+    accounting: Annotated[
+        Literal["embedded", "managed"],
+        Field(
+            description=(
+                "embedded runs MariaDB on the controller's state disk; managed uses RDS for MySQL (AWS) or "
+                "Cloud SQL (GCP) with its password in the cloud's secret store."
+            )
+        ),
+    ] = "embedded"
+    containers: Annotated[
+        Literal["pyxis", "none"],
+        Field(description="pyxis installs enroot and the pyxis SPANK plugin (`srun --container-image`)."),
+    ] = "pyxis"
+    partitions: Annotated[
+        list[PartitionSpec] | None,
+        Field(
+            description="Partitions; default: one per node group, named after it, the first one the default."
+        ),
+    ] = None
+
+
+class TeamSpec(Spec):
+    """A team with a GPU quota: a Slurm account with its own QOS."""
+
+    name: Annotated[ItemName, Field(description="Team name; becomes the Slurm account and QOS name.")]
+    max_gpus: Annotated[
+        int, Field(ge=1, le=1_000_000, description="Most GPUs the team's running jobs may hold at once.")
+    ]
+    gpu_hours_per_month: Annotated[
+        int | None,
+        Field(
+            ge=1,
+            le=1_000_000_000,
+            description=(
+                "GPU-hours the team may use per calendar month (a GrpTRESMins limit reset monthly); "
+                "default: no limit."
+            ),
+        ),
+    ] = None
+    priority: Annotated[
+        Literal["low", "normal", "high"],
+        Field(description="Scheduling priority; a higher team's jobs preempt (requeue) a lower team's."),
+    ] = "normal"
+    users: Annotated[list[UnixName], Field(description="Unix user names of the team's members.")] = []
+
+
 class Blueprint(Spec):
     """A cluster blueprint."""
 
@@ -582,12 +711,19 @@ class Blueprint(Spec):
         MonitoringSpec | None,
         Field(description="Prometheus, alert rules and Grafana dashboards for the cluster."),
     ] = None
+    scheduler: Annotated[
+        SchedulerSpec | None, Field(description="The workload scheduler (Slurm) of the cluster.")
+    ] = None
+    teams: Annotated[
+        list[TeamSpec],
+        Field(description="Teams with GPU quotas (Slurm accounts and QOS); needs a scheduler."),
+    ] = []
     environments: Annotated[
         dict[EnvironmentName, dict[str, Any]],
         Field(
             description=(
                 "Per-environment overlays (e.g. dev, prod): partial blueprints deep-merged over the base; "
-                "node_groups, tpu_slices and storage items merge by name."
+                "node_groups, tpu_slices and storage items, and teams, merge by name."
             )
         ),
     ] = {}

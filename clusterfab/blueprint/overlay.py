@@ -1,7 +1,7 @@
 """Environment overlays: partial blueprints deep-merged over the base.
 
 Mappings merge key by key; scalars and ordinary lists are replaced; `null` removes the base's value
-(the field takes its default); the named lists (node_groups, tpu_slices, storage) merge item by item
+(the field takes its default); the named lists (node_groups, tpu_slices, storage, teams) merge item by item
 on `name`. An overlay item whose name the base lacks is reported, not appended: in practice it is a
 typo that would otherwise create a second node group. An empty named list would merge nothing, so it
 is reported too (`storage: null` is how an environment drops all storage).

@@ -516,6 +516,74 @@ class MonitoringFacts(Record):
         raise KeyError(f"no monitoring package {name!r} in the catalog")
 
 
+class SlurmMachine(Sourced):
+    """The default controller or login machine of a cloud."""
+
+    cloud: Cloud
+    role: Literal["controller", "login"]
+    name: str
+    vcpus: int = Field(gt=0)
+    memory_gib: int = Field(gt=0)
+    image: str
+    root_device: str | None
+    disk_type: str
+
+
+class SlurmPackages(Record):
+    controller: list[str]
+    node: list[str]
+    login: list[str]
+
+
+class SlurmRelease(Sourced):
+    """The Slurm release the nodes' image carries (every daemon of a cluster runs it)."""
+
+    version: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$")
+    distribution: str
+    packages: SlurmPackages
+
+
+class SlurmFeature(Record):
+    setting: str
+    since: str = Field(pattern=r"^\d+\.\d+$")
+    why: str
+
+
+class SlurmPorts(Sourced):
+    slurmctld: int
+    slurmd: int
+    slurmdbd: int
+    srun: tuple[int, int]
+
+
+class SlurmFacts(Record):
+    machines: list[SlurmMachine]
+    release: SlurmRelease
+    features: list[SlurmFeature]
+    features_source: list[str]
+    features_as_of: dt.date
+    ports: SlurmPorts
+
+    def machine(
+        self, cloud: Cloud, role: Literal["controller", "login"], name: str | None
+    ) -> SlurmMachine | None:
+        """The named machine of `cloud` for `role` (None: the role's default)."""
+        for machine in self.machines:
+            if machine.cloud == cloud and machine.role == role and name is None:
+                return machine
+        for machine in self.machines:
+            if machine.cloud == cloud and machine.name == name:
+                return machine
+        return None
+
+    def since(self, setting: str) -> str:
+        """The first Slurm release that has `setting`."""
+        for feature in self.features:
+            if feature.setting == setting:
+                return feature.since
+        raise KeyError(f"no Slurm feature {setting!r} in the catalog")
+
+
 class StatefulType(Sourced):
     """A resource type that holds data: replacing or deleting one destroys it."""
 

@@ -55,6 +55,7 @@ from clusterfab.catalog.models import (
     ReleaseList,
     ReplacementRule,
     Replacements,
+    SlurmFacts,
     SocketIfname,
     Source,
     StatefulType,
@@ -97,6 +98,8 @@ class Catalog:
     images: tuple[OsImage, ...]
     monitoring: MonitoringFacts
     """The monitoring node, the monitoring host's packages, the exporters and NVIDIA's Xid catalog."""
+    slurm: SlurmFacts
+    """The Slurm controller and login machines, the nodes' Slurm release and its features, the ports."""
     lustre_clients: dict[str, LustreClient]
     stateful_types: dict[str, StatefulType]
     replacements: Replacements
@@ -302,6 +305,7 @@ def parse_catalog() -> Catalog:
         cuda_drivers=CudaDriverTable.model_validate(software["cuda_min_driver"]),
         gpus={g.model: g for g in gpus},
         monitoring=MonitoringFacts.model_validate(_read("monitoring.yaml")),
+        slurm=SlurmFacts.model_validate(_read("slurm.yaml")),
         recommended=RecommendedStack.model_validate(software["recommended"]),
         fabric_software={f.name: f for f in fabrics},
         healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),

@@ -149,6 +149,85 @@ _CODES = [
         "Flex-start VMs arrive all at once in a fixed-size group; use `count`.",
     ),
     Code(
+        "BP121",
+        "partition names an unknown node group",
+        _E,
+        "A partition holds node groups by name; the name matches no node group of the blueprint.",
+    ),
+    Code("BP122", "duplicate partition name", _E, "Two partitions have the same name; Slurm keeps one."),
+    Code(
+        "BP123",
+        "several default partitions",
+        _E,
+        "Jobs submitted without `-p` go to the one default partition; only one may say `default: true`.",
+    ),
+    Code(
+        "BP124",
+        "team quota above the cluster's GPUs",
+        _E,
+        "A team's max_gpus is more than every node group together has at its largest size: the limit "
+        "never binds and is probably a typo.",
+    ),
+    Code(
+        "BP125",
+        "teams without a scheduler",
+        _E,
+        "Team quotas are Slurm accounts and QOS; without `scheduler: {kind: slurm}` nothing enforces them.",
+    ),
+    Code(
+        "BP126",
+        "monthly GPU-hours a team cannot use",
+        _W,
+        "gpu_hours_per_month is more than max_gpus GPUs running every hour of a 31-day month: the "
+        "budget never binds.",
+    ),
+    Code(
+        "BP127", "duplicate team name", _E, "Two teams have the same name: they would be one Slurm account."
+    ),
+    Code(
+        "BP128",
+        "reserved team name",
+        _E,
+        "`root` is Slurm's top account and `normal` its default QOS: a team cannot take either name.",
+    ),
+    Code(
+        "BP129",
+        "elastic node group under Slurm",
+        _E,
+        "Slurm schedules static nodes; a node group with `autoscaling` under Slurm would need Slurm's "
+        "power saving to create and delete nodes, which clusterfab does not provide yet.",
+    ),
+    Code(
+        "BP130",
+        "Slurm without GPU nodes to schedule",
+        _E,
+        "Slurm needs at least one node group in a partition; TPU slices are not Slurm nodes.",
+    ),
+    Code(
+        "BP131",
+        "node group in no partition",
+        _W,
+        "Slurm knows only the nodes of its partitions; this group's nodes run but no job reaches them.",
+    ),
+    Code(
+        "BP132",
+        "scheduler setting without a scheduler",
+        _W,
+        "The setting has no effect with scheduler.kind none.",
+    ),
+    Code(
+        "BP133",
+        "not provisioned yet",
+        _E,
+        "The blueprint asks for something clusterfab renders or validates but cannot create yet.",
+    ),
+    Code(
+        "BP134",
+        "user in several teams",
+        _I,
+        "A user in several teams submits to the first one unless the job names another with `--account`.",
+    ),
+    Code(
         "BP135",
         "production-like environment without protection",
         _W,
@@ -283,6 +362,12 @@ _CODES = [
         "NVIDIA builds each NCCL release for particular CUDA majors (the nvidia-nccl-cu<major> wheels and "
         "the CUDA repository's libnccl2 builds); a stack asking for a build that does not exist cannot "
         "install on any node.",
+    ),
+    Code(
+        "BP222",
+        "unknown Slurm machine type",
+        _E,
+        "The controller or login machine type is not one the catalog knows for the blueprint's cloud.",
     ),
     Code(
         "BP250",

@@ -13,6 +13,7 @@ storage per GiB-month (hourly = monthly / 730).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
@@ -21,7 +22,17 @@ from typing import Literal
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
 from clusterfab.core.vocab import CapacityKind, Cloud
-from clusterfab.spec import Budget, ClusterSpec, LustreStorage, Monitoring, NodeGroup, Storage, TpuSlice
+from clusterfab.spec import (
+    Budget,
+    ClusterSpec,
+    LustreStorage,
+    Monitoring,
+    NodeGroup,
+    Slurm,
+    Storage,
+    Team,
+    TpuSlice,
+)
 
 HOURS_PER_MONTH = Decimal(730)
 """The month of every monthly figure (architecture §5), as AWS and GCP price pages use it."""
@@ -29,7 +40,7 @@ HOURS_PER_MONTH = Decimal(730)
 MAX_RUN_HOURS = 100_000
 """Longest run `--hours` prices (about 11 years): a sanity limit that keeps every figure printable."""
 
-ItemKind = Literal["node_group", "tpu_slice", "storage", "monitoring"]
+ItemKind = Literal["node_group", "tpu_slice", "storage", "monitoring", "controller", "login"]
 WarningReason = Literal["missing", "stale", "unconfirmed", "fallback"]
 ItemPath = tuple[str | int, ...]
 
@@ -132,6 +143,21 @@ class BudgetStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class TeamBudget:
+    """A team's quota in dollars at the cluster's GPU price (None where no GPU of it is priced)."""
+
+    name: str
+    max_gpus: int
+    gpu_hours_per_month: int | None
+    usd_per_gpu_hour: Decimal | None
+    """What a GPU-hour of the cluster costs: its priced node groups' hourly cost over their GPUs."""
+    max_hourly_usd: Decimal | None
+    """The team's max_gpus running for an hour."""
+    monthly_usd: Decimal | None
+    """The team's monthly GPU-hours; None when the team has no monthly limit."""
+
+
+@dataclass(frozen=True, slots=True)
 class CostEstimate:
     """Items, totals over the priced items, warnings and the budget verdict for one blueprint."""
 
@@ -147,6 +173,7 @@ class CostEstimate:
     budget: BudgetStatus
     catalog_version: str
     catalog_as_of: dt.date
+    teams: tuple[TeamBudget, ...] = ()
 
     @property
     def unpriced(self) -> tuple[CostItem, ...]:
@@ -165,7 +192,7 @@ def estimate_cost(
         hours: length of a run to price (run_usd); None leaves run_usd None.
         today: the date prices are judged stale against (a parameter, so results are reproducible).
     """
-    return estimate_lines(
+    estimate = estimate_lines(
         cost_lines(spec),
         catalog,
         name=spec.name,
@@ -174,6 +201,35 @@ def estimate_cost(
         budget=spec.budget,
         hours=hours,
         today=today,
+    )
+    if not spec.teams:
+        return estimate
+    return dataclasses.replace(estimate, teams=team_budgets(spec.teams, estimate.items, spec.node_groups))
+
+
+def team_budgets(
+    teams: tuple[Team, ...], items: tuple[CostItem, ...], groups: tuple[NodeGroup, ...]
+) -> tuple[TeamBudget, ...]:
+    """Each team's quota priced at the cluster's mean GPU-hour price (exact for one kind of node)."""
+    gpus_of = {g.name: g.gpus_per_node for g in groups}
+    priced = [i for i in items if i.kind == "node_group" and i.hourly_usd is not None and gpus_of.get(i.name)]
+    gpus = sum(i.quantity * gpus_of[i.name] for i in priced)
+    hourly = sum((i.hourly_usd for i in priced if i.hourly_usd is not None), Decimal(0))
+    per_gpu = hourly / gpus if gpus else None
+    return tuple(
+        TeamBudget(
+            name=team.name,
+            max_gpus=team.max_gpus,
+            gpu_hours_per_month=team.gpu_hours_per_month,
+            usd_per_gpu_hour=per_gpu,
+            max_hourly_usd=None if per_gpu is None else per_gpu * team.max_gpus,
+            monthly_usd=(
+                None
+                if per_gpu is None or team.gpu_hours_per_month is None
+                else per_gpu * team.gpu_hours_per_month
+            ),
+        )
+        for team in teams
     )
 
 
@@ -184,6 +240,43 @@ def cost_lines(spec: ClusterSpec) -> list[CostLine]:
     lines += [_storage_line(s) for s in spec.storage]
     if spec.monitoring is not None:
         lines += _monitoring_lines(spec.monitoring)
+    if spec.scheduler is not None:
+        lines += _scheduler_lines(spec.scheduler)
+    return lines
+
+
+CONTROLLER_ITEM = "slurm-controller"
+LOGIN_ITEM = "slurm-login"
+"""The cost item names of the Slurm controller and login nodes."""
+
+
+def _scheduler_lines(slurm: Slurm) -> list[CostLine]:
+    """The Slurm controller and, when there are any, the login nodes (always on, on demand)."""
+    lines = [
+        CostLine(
+            name=CONTROLLER_ITEM,
+            kind="controller",
+            path=("scheduler", "controller"),
+            sku=slurm.controller.name,
+            capacity="on_demand",
+            quantity=1,
+            min_quantity=None,
+            unit="hour",
+        )
+    ]
+    if slurm.login is not None and slurm.login_count:
+        lines.append(
+            CostLine(
+                name=LOGIN_ITEM,
+                kind="login",
+                path=("scheduler", "login"),
+                sku=slurm.login.name,
+                capacity="on_demand",
+                quantity=slurm.login_count,
+                min_quantity=None,
+                unit="hour",
+            )
+        )
     return lines
 
 

@@ -25,6 +25,8 @@ _QUANTITY_WORD = {
     "tpu_slice": ("chip", "chips"),
     "storage": ("GiB", "GiB"),
     "monitoring": ("node", "nodes"),
+    "controller": ("node", "nodes"),
+    "login": ("node", "nodes"),
 }
 _NOT_PRICED = "boot disks, networking and data transfer"
 """What the estimate leaves out on purpose; said in every human-readable output."""
@@ -71,6 +73,17 @@ def cost_json(
             "max_monthly_usd": exact(estimate.budget.max_monthly_usd),
             "ok": estimate.budget.ok,
         },
+        "teams": [
+            {
+                "name": team.name,
+                "max_gpus": team.max_gpus,
+                "gpu_hours_per_month": team.gpu_hours_per_month,
+                "usd_per_gpu_hour": cents(team.usd_per_gpu_hour),
+                "max_hourly_usd": cents(team.max_hourly_usd),
+                "monthly_usd": cents(team.monthly_usd),
+            }
+            for team in estimate.teams
+        ],
         "findings": [f.to_json() for f in findings],
     }
 
@@ -188,6 +201,20 @@ def budget_verdict(estimate: CostEstimate) -> str:
     return f"{verdict} ({'; '.join(parts)})"
 
 
+def team_lines(estimate: CostEstimate) -> list[str]:
+    """One line per team: its concurrent GPUs and monthly GPU-hours in dollars."""
+    lines = []
+    for team in estimate.teams:
+        if team.usd_per_gpu_hour is None or team.max_hourly_usd is None:
+            lines.append(f"{team.name}: {team.max_gpus} GPUs (no GPU price)")
+            continue
+        line = f"{team.name}: {team.max_gpus} GPUs at once = {usd(team.max_hourly_usd)}/hour"
+        if team.gpu_hours_per_month is not None and team.monthly_usd is not None:
+            line += f"; {team.gpu_hours_per_month:,} GPU-hours a month = {usd(team.monthly_usd)}/month"
+        lines.append(f"{line} (at {usd(team.usd_per_gpu_hour)} per GPU-hour)")
+    return lines
+
+
 def _assumptions(estimate: CostEstimate) -> list[str]:
     return [
         f"catalog {estimate.catalog_version} ({estimate.catalog_as_of.isoformat()}): USD list prices before "
@@ -209,6 +236,9 @@ def render_text(estimate: CostEstimate, *, environment: str | None = None, width
     if estimate.run_usd is not None and estimate.hours is not None:
         out.append(f"run of {_hours(estimate.hours)} hours: {usd(estimate.run_usd)}")
     out.extend(_wrap(f"budget: {budget_verdict(estimate)}", width))
+    if estimate.teams:
+        out.append("team quotas at the cluster's GPU price:")
+        out.extend(f"  {line}" for line in team_lines(estimate))
     if estimate.warnings:
         out.append(f"warnings ({len(estimate.warnings)}):")
         for warning in estimate.warnings:
@@ -242,6 +272,9 @@ def render_markdown(estimate: CostEstimate, *, environment: str | None = None) -
     if not estimate.budget.ok:
         verdict = f"**{verdict}**"
     out.append(f"**Budget:** {verdict}")
+    if estimate.teams:
+        out += ["", "**Team quotas** at the cluster's GPU price:", ""]
+        out.extend(f"- {line}" for line in team_lines(estimate))
     if estimate.warnings:
         out += ["", f"<details><summary>Warnings ({len(estimate.warnings)})</summary>", ""]
         out.extend(f"- {w.message}" for w in estimate.warnings)

@@ -22,6 +22,8 @@ _PRICE_FIELD = {
     "tpu_slice": "generation",
     "storage": "capacity_gib",
     "monitoring": "machine_type",
+    "controller": "machine_type",
+    "login": "machine_type",
 }
 """The field a missing price points at: what chose the sku, or (storage) what is multiplied."""
 

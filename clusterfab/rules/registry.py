@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from clusterfab.rules import budget, capacity, compute, monitoring, software, storage, structure, tpu
+from clusterfab.rules import (
+    budget,
+    capacity,
+    compute,
+    monitoring,
+    scheduler,
+    software,
+    storage,
+    structure,
+    tpu,
+)
 from clusterfab.rules.context import Check
 
 CHECKS: tuple[Check, ...] = (
@@ -31,6 +41,9 @@ CHECKS: tuple[Check, ...] = (
     software.check_software,
     monitoring.check_monitoring,
     monitoring.check_monitoring_machine,
+    scheduler.check_scheduler,
+    scheduler.check_scheduler_machines,
+    scheduler.check_teams,
     budget.check_budget,
 )
 """Every rule, in the order they run (findings are sorted by position afterwards)."""

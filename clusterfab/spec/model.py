@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import ClassVar, Literal
 
-from clusterfab.catalog.models import MachineType, MonitoringMachine, StorageTier, TpuGeneration, TpuTopology
+from clusterfab.catalog.models import (
+    MachineType,
+    MonitoringMachine,
+    SlurmMachine,
+    StorageTier,
+    TpuGeneration,
+    TpuTopology,
+)
 from clusterfab.core.findings import FieldPath
 from clusterfab.core.vocab import Cloud, Fabric, Placement
 from clusterfab.spec.capacity import Capacity
@@ -199,6 +206,58 @@ class Monitoring:
         return ("monitoring",)
 
 
+TeamPriority = Literal["low", "normal", "high"]
+
+
+@dataclass(frozen=True)
+class Team(_Item):
+    """A team with a GPU quota (the blueprint's `teams` item): a Slurm account with a QOS of its own."""
+
+    list_name: ClassVar[str] = "teams"
+    index: int
+    name: str
+    max_gpus: int
+    gpu_hours_per_month: int | None
+    priority: TeamPriority
+    users: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """A Slurm partition over whole node groups."""
+
+    name: str
+    node_groups: tuple[str, ...]
+    default: bool
+    max_time: str | None
+    index: int | None
+    """Position in scheduler.partitions; None for a partition made from a node group by default."""
+
+    @property
+    def path(self) -> FieldPath:
+        return ("scheduler", "partitions", self.index) if self.index is not None else ("scheduler",)
+
+
+@dataclass(frozen=True)
+class Slurm:
+    """The blueprint's `scheduler` (kind slurm), resolved: machines, accounting, partitions, release."""
+
+    controller: SlurmMachine
+    login: SlurmMachine | None
+    """The login nodes' machine; None when `login.count` is 0."""
+    login_count: int
+    state_disk_gib: int
+    accounting: Literal["embedded", "managed"]
+    containers: Literal["pyxis", "none"]
+    partitions: tuple[Partition, ...]
+    version: str
+    """The Slurm release every daemon runs (the nodes' image's)."""
+
+    @property
+    def path(self) -> FieldPath:
+        return ("scheduler",)
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     name: str
@@ -221,6 +280,14 @@ class ClusterSpec:
     unresolved: tuple[Unresolved, ...]
     monitoring: Monitoring | None = None
     """None: no monitoring (the blueprint's monitoring.kind none)."""
+    scheduler: Slurm | None = None
+    """None: no scheduler (the blueprint's scheduler.kind none)."""
+    teams: tuple[Team, ...] = ()
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs of every node group at its largest size."""
+        return sum(group.max_gpus for group in self.node_groups)
 
     @property
     def complete(self) -> bool:

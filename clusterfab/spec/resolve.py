@@ -35,6 +35,7 @@ from clusterfab.spec.model import (
     Unresolved,
 )
 from clusterfab.spec.monitoring import resolve_monitoring
+from clusterfab.spec.scheduler import resolve_scheduler, resolve_teams
 
 RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
 """Capacity kinds bought as a reservation of particular hosts."""
@@ -73,6 +74,9 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
     monitoring, known = resolve_monitoring(blueprint, catalog, groups)
     if not known:
         unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
+    scheduler, known = resolve_scheduler(blueprint, catalog, groups)
+    if not known:
+        unresolved.append(Unresolved(("scheduler",), "scheduler"))
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,
@@ -91,6 +95,8 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         budget=_budget(blueprint),
         unresolved=tuple(unresolved),
         monitoring=monitoring,
+        scheduler=scheduler,
+        teams=resolve_teams(blueprint),
     )
 
 

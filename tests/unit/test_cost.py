@@ -74,6 +74,11 @@ EXAMPLE_TOTALS = [
     # p5.48xlarge spot 1 x 25.7522 = 25.7522/h; SCRATCH_2 672/mo; monitoring 0.1008/h (73.584/mo)
     ("aws-p5-monitored", "dev", "26.773547945", "19544.69"),
     ("aws-p6-b200-capacity-block", None, "910.248547945", "664481.44"),
+    # p5.48xlarge OD 8 x 55.04 = 440.32/h (321,433.60/mo); FSx PERSISTENT_2/125 4800 x 0.145 = 696/mo;
+    # Slurm controller c7i.4xlarge 0.714/h (521.22/mo) and one login c7i.2xlarge 0.357/h (260.61/mo)
+    ("aws-p5-slurm", None, "442.344424658", "322911.43"),
+    # 2 x 55.04 = 110.08/h (80,358.40/mo); the same FSx, controller and login
+    ("aws-p5-slurm", "dev", "112.104424658", "81836.23"),
     # 1 x 113.666 = 113.666/h (82,976.18/mo); SCRATCH_2 1200 x 0.140 = 168/mo
     ("aws-p6-b200-capacity-block", "dev", "113.896136986", "83144.18"),
     # a3-megagpu-8g OD 8 x 93.400712807 = 747.205702456/h (545,460.16279288/mo); ZONAL 10240 x 0.25 = 2,560/mo
@@ -106,6 +111,26 @@ def test_example_totals(example: str, env: str | None, hourly: str, monthly: str
     assert result.monthly_usd == Decimal(monthly)
     assert result.run_usd is None
     assert result.budget.ok
+
+
+def test_team_quotas_are_priced_at_the_clusters_gpu_hour() -> None:
+    # 8 p5.48xlarge at $55.04/h hold 64 GPUs: $6.88 per GPU-hour.
+    research, applied, interns = estimate("aws-p5-slurm").teams
+    assert (research.name, research.max_gpus, research.gpu_hours_per_month) == ("research", 64, 30000)
+    assert research.usd_per_gpu_hour == Decimal("6.88")
+    assert research.max_hourly_usd == Decimal("440.32")
+    assert research.monthly_usd == Decimal("206400.00")
+    assert (applied.max_hourly_usd, applied.monthly_usd) == (Decimal("220.16"), Decimal("68800.00"))
+    assert (interns.max_hourly_usd, interns.monthly_usd) == (Decimal("55.04"), Decimal("6880.00"))
+
+
+def test_slurm_controller_and_login_are_priced_on_demand() -> None:
+    items = {item.name: item for item in estimate("aws-p5-slurm").items}
+    controller, login = items["slurm-controller"], items["slurm-login"]
+    assert (controller.kind, controller.sku, controller.quantity) == ("controller", "c7i.4xlarge", 1)
+    assert (controller.hourly_usd, controller.monthly_usd) == (Decimal("0.714"), Decimal("521.220"))
+    assert (login.kind, login.sku, login.quantity) == ("login", "c7i.2xlarge", 1)
+    assert (login.hourly_usd, login.monthly_usd) == (Decimal("0.357"), Decimal("260.610"))
 
 
 def test_every_example_is_costed() -> None:
@@ -376,6 +401,7 @@ def test_json_contract_keys_exactly() -> None:
         "catalog",
         "warnings",
         "budget",
+        "teams",
         "findings",
     ]
     assert payload["currency"] == "USD"
@@ -384,7 +410,8 @@ def test_json_contract_keys_exactly() -> None:
     assert list(payload["catalog"]) == ["version", "as_of"]
     assert list(payload["budget"]) == ["max_hourly_usd", "max_monthly_usd", "ok"]
     assert all(isinstance(w, str) for w in payload["warnings"])
-    assert {i["kind"] for i in payload["items"]} <= {"node_group", "tpu_slice", "storage", "monitoring"}
+    kinds = {"node_group", "tpu_slice", "storage", "monitoring", "controller", "login"}
+    assert {i["kind"] for i in payload["items"]} <= kinds
 
 
 def test_json_money_is_rounded_to_the_cent_and_catalog_figures_are_as_written() -> None:

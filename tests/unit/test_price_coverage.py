@@ -110,6 +110,9 @@ def offered_regions() -> dict[tuple[Cloud, str], set[str]]:
     # The monitoring node is a general-purpose type sold in every region the catalog knows.
     for machine in CATALOG.monitoring.machines:
         offered[machine.cloud, machine.name] = profile(machine.cloud).regions(CATALOG)
+    # So are the Slurm controller and login machines.
+    for slurm_machine in CATALOG.slurm.machines:
+        offered[slurm_machine.cloud, slurm_machine.name] = profile(slurm_machine.cloud).regions(CATALOG)
     return offered
 
 

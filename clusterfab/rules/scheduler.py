@@ -1,0 +1,207 @@
+"""Scheduler rules: Slurm's partitions and machines, and the teams' quotas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Literal
+
+from clusterfab.core.findings import Finding
+from clusterfab.core.hints import did_you_mean
+from clusterfab.rules.context import RuleContext
+
+RESERVED_TEAM_NAMES = ("root", "normal")
+"""Slurm's top account and its default QOS."""
+HOURS_IN_LONGEST_MONTH = 31 * 24
+
+_SETTINGS = ("controller", "login", "accounting", "containers", "partitions")
+"""The fields that only mean something when a scheduler runs."""
+
+
+def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
+    spec = ctx.blueprint.scheduler
+    if spec is None:
+        return
+    if spec.kind == "none":
+        for name in _SETTINGS:
+            if ctx.written(("scheduler", name)):
+                yield ctx.finding(
+                    "BP132",
+                    ("scheduler", name),
+                    f"scheduler.{name} has no effect with scheduler.kind none",
+                    hint="set scheduler.kind: slurm, or remove the setting",
+                    at_key=True,
+                )
+        return
+    yield from _partitions(ctx)
+    yield from _groups(ctx)
+    if spec.accounting == "managed":
+        yield ctx.finding(
+            "BP133",
+            ("scheduler", "accounting"),
+            "accounting: managed (RDS / Cloud SQL) is not provisioned by clusterfab yet",
+            hint="use accounting: embedded (MariaDB on the controller's protected state disk)",
+        )
+    if ctx.blueprint.cloud == "gcp":
+        yield ctx.finding(
+            "BP133",
+            ("scheduler", "kind"),
+            "Slurm on GCP is rendered (`clusterfab render slurm`) but its controller and login nodes are "
+            "not provisioned by clusterfab yet",
+            hint="use scheduler.kind: none on GCP for now, or provision the controller yourself from the "
+            "rendered files",
+        )
+
+
+def _partitions(ctx: RuleContext) -> Iterator[Finding]:
+    spec = ctx.blueprint.scheduler
+    if spec is None or spec.partitions is None:
+        return
+    known = [g.name for g in ctx.blueprint.node_groups]
+    seen: dict[str, int] = {}
+    defaults: list[int] = []
+    for index, partition in enumerate(spec.partitions):
+        if partition.name in seen:
+            yield ctx.finding(
+                "BP122",
+                ("scheduler", "partitions", index, "name"),
+                f"partition '{partition.name}' is already defined by "
+                f"scheduler.partitions[{seen[partition.name]}]",
+                hint="give each partition its own name, or list both node groups in one partition",
+            )
+        seen.setdefault(partition.name, index)
+        if partition.default:
+            defaults.append(index)
+        for position, name in enumerate(partition.node_groups):
+            if name not in known:
+                yield ctx.finding(
+                    "BP121",
+                    ("scheduler", "partitions", index, "node_groups", position),
+                    f"no node group named '{name}'",
+                    hint=did_you_mean(name, known, what="node groups")
+                    or "name a node group of `node_groups`, or remove it from the partition",
+                )
+    for index in defaults[1:]:
+        yield ctx.finding(
+            "BP123",
+            ("scheduler", "partitions", index, "default"),
+            f"scheduler.partitions[{defaults[0]}] is already the default partition",
+            hint="keep `default: true` on one partition only",
+        )
+
+
+def _groups(ctx: RuleContext) -> Iterator[Finding]:
+    spec = ctx.blueprint.scheduler
+    if spec is None:
+        return
+    partitioned = (
+        {g.name for g in ctx.blueprint.node_groups}
+        if spec.partitions is None
+        else {name for p in spec.partitions for name in p.node_groups}
+    )
+    if not ctx.blueprint.node_groups:
+        yield ctx.finding(
+            "BP130",
+            ("scheduler", "kind"),
+            "Slurm has no node group to schedule on (TPU slices are not Slurm nodes)",
+            hint="add a GPU node group, or set scheduler.kind: none",
+        )
+    for index, group in enumerate(ctx.blueprint.node_groups):
+        if group.autoscaling is not None:
+            yield ctx.finding(
+                "BP129",
+                ("node_groups", index, "autoscaling"),
+                f"node group '{group.name}' is autoscaled, but Slurm schedules a fixed set of nodes "
+                "(elastic Slurm node groups are not provided yet)",
+                hint=f"replace autoscaling with `count: {group.autoscaling.max}` (the nodes Slurm may use)",
+                at_key=True,
+            )
+        if group.name not in partitioned and spec.partitions is not None:
+            yield ctx.finding(
+                "BP131",
+                ("node_groups", index, "name"),
+                f"node group '{group.name}' is in no partition: its nodes run, but no job reaches them",
+                hint=f"add '{group.name}' to a partition's node_groups",
+            )
+
+
+def check_scheduler_machines(ctx: RuleContext) -> Iterator[Finding]:
+    spec = ctx.blueprint.scheduler
+    if spec is None or spec.kind != "slurm":
+        return
+    facts = ctx.catalog.slurm
+    cloud = ctx.blueprint.cloud
+    roles: tuple[tuple[Literal["controller", "login"], str | None], ...] = (
+        ("controller", spec.controller.machine_type),
+        ("login", spec.login.machine_type),
+    )
+    for role, machine_type in roles:
+        if machine_type is None or facts.machine(cloud, role, machine_type) is not None:
+            continue
+        known = [m.name for m in facts.machines if m.cloud == cloud]
+        yield ctx.finding(
+            "BP222",
+            ("scheduler", role, "machine_type"),
+            f"'{machine_type}' is not a Slurm {role} machine type the catalog knows for {cloud}",
+            hint=did_you_mean(machine_type, known, what="Slurm machine types")
+            or f"known: {', '.join(known)}; or leave machine_type out for the default",
+        )
+
+
+def check_teams(ctx: RuleContext) -> Iterator[Finding]:
+    teams = ctx.blueprint.teams
+    if not teams:
+        return
+    scheduler = ctx.blueprint.scheduler
+    if scheduler is None or scheduler.kind != "slurm":
+        yield ctx.finding(
+            "BP125",
+            ("teams",),
+            "teams have GPU quotas, but no scheduler enforces them",
+            hint="add `scheduler: {kind: slurm}`, or remove teams",
+            at_key=True,
+        )
+    gpus = ctx.spec.gpu_count
+    groups_resolved = not any(u.path[0] == "node_groups" for u in ctx.spec.unresolved)
+    seen: dict[str, int] = {}
+    users: dict[str, str] = {}
+    for index, team in enumerate(teams):
+        if team.name in seen:
+            yield ctx.finding(
+                "BP127",
+                ("teams", index, "name"),
+                f"team '{team.name}' is already defined by teams[{seen[team.name]}]",
+                hint="give each team its own name",
+            )
+        seen.setdefault(team.name, index)
+        if team.name in RESERVED_TEAM_NAMES:
+            yield ctx.finding(
+                "BP128",
+                ("teams", index, "name"),
+                f"'{team.name}' is reserved by Slurm",
+                hint=f"call the team something else, e.g. {team.name}-team",
+            )
+        if groups_resolved and team.max_gpus > gpus:
+            yield ctx.finding(
+                "BP124",
+                ("teams", index, "max_gpus"),
+                f"team '{team.name}' may hold {team.max_gpus} GPUs, but the cluster has {gpus}",
+                hint=f"lower max_gpus to {gpus} or less, or grow the node groups",
+            )
+        usable = team.max_gpus * HOURS_IN_LONGEST_MONTH
+        if team.gpu_hours_per_month is not None and team.gpu_hours_per_month > usable:
+            yield ctx.finding(
+                "BP126",
+                ("teams", index, "gpu_hours_per_month"),
+                f"{team.gpu_hours_per_month} GPU-hours a month is more than {team.max_gpus} GPUs can use "
+                f"in 31 days ({usable})",
+                hint=f"lower gpu_hours_per_month to {usable} or less, or raise max_gpus",
+            )
+        for position, user in enumerate(team.users):
+            if user in users and users[user] != team.name:
+                yield ctx.finding(
+                    "BP134",
+                    ("teams", index, "users", position),
+                    f"'{user}' is also in team '{users[user]}', which stays their default account",
+                    hint=f"jobs for this team need `sbatch --account={team.name}`",
+                )
+            users.setdefault(user, team.name)

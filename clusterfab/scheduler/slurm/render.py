@@ -1,0 +1,307 @@
+"""Render Slurm's configuration files from a ClusterSpec.
+
+The shape follows what Cluster Toolkit (slurm-gcp v6 `conf.py`) and ParallelCluster (its slurm.conf
+templates) ship for GPU clusters, with the choices a GPU training cluster needs (scheduler.md §A1, §A2,
+§A6): cons_tres with typed GPU GRES and explicit device files, cgroup process tracking and device
+confinement, the extern step for pam_slurm_adopt, a prolog that may drain a failing node without holding
+the job, multifactor priority with a GPU TRES weight, GPUs tracked and limits enforced by accounting,
+QOS preemption between teams of different priority, tree topology from the node groups' placement.
+
+Every setting written is known to the Slurm release the nodes run (`catalog.slurm.release`); a setting
+that needs a later release is refused (`SlurmRenderError`) rather than written for a slurmctld that
+would stop on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from clusterfab.catalog.models import SlurmFacts
+from clusterfab.catalog.query import at_least
+from clusterfab.scheduler.slurm.hostlist import hostlist, join
+from clusterfab.spec.model import ClusterSpec, NodeGroup, Slurm, Team
+
+DBD_USER_PLACEHOLDER = "@SLURMDBD_STORAGE_USER@"
+DBD_PASSWORD_PLACEHOLDER = "@SLURMDBD_STORAGE_PASS@"
+"""slurmdbd.conf's database credentials: the controller fills them in at boot from its secret."""
+DBD_HOST_PLACEHOLDER = "@SLURMDBD_STORAGE_HOST@"
+"""Managed accounting: the database endpoint, known only once the cloud created it."""
+
+MEMORY_FOR_SLURM = 0.95
+"""Share of the machine's memory offered to jobs: the kernel, the GPU driver and the daemons keep the
+rest, and a node whose slurmd reports less memory than RealMemory is drained ("Low RealMemory")."""
+
+QOS_PRIORITY = {"low": 10, "normal": 100, "high": 1000}
+"""QOS priorities per team priority; PriorityWeightQOS scales the highest one to the full weight."""
+
+PROLOG_DIR = "/etc/slurm/prolog.d"
+EPILOG_DIR = "/etc/slurm/epilog.d"
+
+
+class SlurmRenderError(ValueError):
+    """The spec asks for something the target Slurm release cannot do."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Setting:
+    key: str
+    value: str
+    feature: str | None = None
+    """The catalog feature (slurm.yaml `features`) this setting needs, if any."""
+
+
+def controller_host(spec: ClusterSpec) -> str:
+    """The controller's host name, which every node and client resolves (slurm.conf SlurmctldHost)."""
+    return f"{spec.name}-controller"
+
+
+def node_names(group: NodeGroup) -> str:
+    """The group's nodes as a hostlist: `<group>-0` .. `<group>-(max_size-1)`."""
+    return hostlist(group.name, group.max_size)
+
+
+def gres_type(group: NodeGroup) -> str:
+    """The GPU GRES type of a group's nodes (`h100`), so jobs may ask for a model: `--gpus=h100:8`."""
+    return group.machine.accelerator.model.lower()
+
+
+def real_memory_mib(group: NodeGroup) -> int:
+    return int(group.machine.memory_gib * 1024 * MEMORY_FOR_SLURM)
+
+
+def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = None) -> dict[str, str]:
+    """Every file of the cluster's Slurm configuration, by file name, for Slurm `version` (default: the
+    release the nodes run)."""
+    slurm = spec.scheduler
+    if slurm is None:
+        raise SlurmRenderError(f"{spec.name} has no Slurm scheduler (scheduler.kind is none)")
+    target = version or slurm.version
+    groups = _slurm_groups(spec)
+    if not groups:
+        raise SlurmRenderError(f"{spec.name} has no GPU node group for Slurm to schedule on")
+    settings = _settings(spec, slurm, groups)
+    _check_release(settings, facts, target)
+    files = {
+        "slurm.conf": _slurm_conf(spec, slurm, settings, groups, target),
+        "gres.conf": _gres_conf(groups),
+        "cgroup.conf": _cgroup_conf(),
+        "topology.conf": _topology_conf(groups),
+        "slurmdbd.conf": _slurmdbd_conf(spec, slurm, facts),
+        "accounts.cfg": _accounts_cfg(spec),
+        "qos.cfg": _qos_cfg(spec.teams),
+    }
+    if slurm.containers == "pyxis":
+        files["plugstack.conf"] = _plugstack_conf()
+    return files
+
+
+def _slurm_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
+    """The node groups the partitions hold, in blueprint order."""
+    slurm = spec.scheduler
+    wanted = {name for p in slurm.partitions for name in p.node_groups} if slurm else set()
+    return tuple(g for g in spec.node_groups if g.name in wanted and g.max_size > 0)
+
+
+def _check_release(settings: Iterable[_Setting], facts: SlurmFacts, version: str) -> None:
+    for setting in settings:
+        if setting.feature is None:
+            continue
+        since = facts.since(setting.feature)
+        if not at_least(version, since):
+            raise SlurmRenderError(
+                f"{setting.key}={setting.value} needs Slurm {since} or later; the nodes run {version}"
+            )
+
+
+def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) -> list[_Setting]:
+    host = controller_host(spec)
+    s = _Setting
+    settings = [
+        s("ClusterName", spec.name),
+        s("SlurmctldHost", host),
+        s("SlurmUser", "slurm"),
+        s("AuthType", "auth/munge"),
+        s("CredType", "cred/munge"),
+        # Nodes and clients fetch this file from slurmctld: no node ever runs with a stale copy.
+        s("SlurmctldParameters", "enable_configless", "SlurmctldParameters=enable_configless"),
+        s("SlurmctldPort", "6817"),
+        s("SlurmdPort", "6818"),
+        # A fixed range, so the security rules can open it instead of every port.
+        s("SrunPortRange", "60001-63000"),
+        s("StateSaveLocation", "/var/spool/slurmctld"),
+        s("SlurmdSpoolDir", "/var/spool/slurmd"),
+        s("SlurmctldPidFile", "/run/slurmctld.pid"),
+        s("SlurmdPidFile", "/run/slurmd.pid"),
+        s("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
+        s("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
+        s("SchedulerType", "sched/backfill"),
+        s("SelectType", "select/cons_tres"),
+        s("SelectTypeParameters", "CR_Core_Memory"),
+        s("GresTypes", "gpu"),
+        s("ProctrackType", "proctrack/cgroup"),
+        s("TaskPlugin", "task/cgroup,task/affinity"),
+        s("JobAcctGatherType", "jobacct_gather/cgroup"),
+        # Contain: the extern step pam_slurm_adopt puts ssh sessions in; implies Alloc (prolog at allocation).
+        s("PrologFlags", "Alloc,Contain", "PrologFlags=Contain"),
+        s("Prolog", f"{PROLOG_DIR}/*"),
+        s("Epilog", f"{EPILOG_DIR}/*"),
+        # The prolog drains a failing node itself; the job goes back to the queue, not on hold.
+        s("SchedulerParameters", "nohold_on_prolog_fail"),
+        s("ReturnToService", "2"),
+        s("JobRequeue", "1"),
+        s("PriorityType", "priority/multifactor"),
+        s("PriorityDecayHalfLife", "7-0"),
+        s("PriorityWeightAge", "100"),
+        s("PriorityWeightFairshare", "1000"),
+        s("PriorityWeightTRES", "GRES/gpu=1000"),
+    ]
+    if spec.teams:
+        settings.append(s("PriorityWeightQOS", "10000"))
+    if any(team.gpu_hours_per_month for team in spec.teams):
+        # GrpTRESMins is a budget: the QOS keep usage undecayed (NoDecay) and it starts over each month.
+        settings.append(s("PriorityUsageResetPeriod", "MONTHLY"))
+    if len({team.priority for team in spec.teams}) > 1:
+        settings += [s("PreemptType", "preempt/qos"), s("PreemptMode", "REQUEUE")]
+    settings += [
+        s("AccountingStorageType", "accounting_storage/slurmdbd"),
+        s("AccountingStorageHost", host),
+        s("AccountingStoragePort", "6819"),
+        # GPUs are not tracked unless named; typed GRES are tracked beside the untyped count.
+        s("AccountingStorageTRES", join(["gres/gpu", *sorted({f"gres/gpu:{gres_type(g)}" for g in groups})])),
+        s("AccountingStorageEnforce", "associations,limits,qos,safe"),
+        s("JobCompType", "jobcomp/none"),
+        s("TopologyPlugin", "topology/tree"),
+    ]
+    return settings
+
+
+def _slurm_conf(
+    spec: ClusterSpec, slurm: Slurm, settings: list[_Setting], groups: tuple[NodeGroup, ...], version: str
+) -> str:
+    lines = [
+        f"# slurm.conf of cluster {spec.name}, rendered by clusterfab for Slurm {version}.",
+        "# Served to every node and client by slurmctld (configless); edit the blueprint, not this file.",
+        "",
+    ]
+    lines += [f"{setting.key}={setting.value}" for setting in settings]
+    lines += ["", "# Nodes: one line per node group, the machine's CPUs, memory and GPUs from the catalog."]
+    for group in groups:
+        lines.append(
+            f"NodeName={node_names(group)} CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
+            f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node} State=UNKNOWN"
+        )
+    lines += ["", "# Partitions: whole nodes per job (OverSubscribe=EXCLUSIVE), as GPU training wants."]
+    by_name = {g.name: g for g in groups}
+    for partition in slurm.partitions:
+        members = [node_names(by_name[name]) for name in partition.node_groups if name in by_name]
+        if not members:
+            continue
+        default = "YES" if partition.default else "NO"
+        lines.append(
+            f"PartitionName={partition.name} Nodes={join(members)} Default={default} "
+            f"MaxTime={partition.max_time or 'UNLIMITED'} State=UP OverSubscribe=EXCLUSIVE"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _gres_conf(groups: tuple[NodeGroup, ...]) -> str:
+    lines = ["# GPUs by device file (no NVML autodetection: Ubuntu's Slurm is built without it)."]
+    for group in groups:
+        count = group.gpus_per_node
+        files = "/dev/nvidia0" if count == 1 else f"/dev/nvidia[0-{count - 1}]"
+        lines.append(f"NodeName={node_names(group)} Name=gpu Type={gres_type(group)} File={files}")
+    return "\n".join(lines) + "\n"
+
+
+def _cgroup_conf() -> str:
+    return (
+        "# Jobs see only their cores, memory and GPUs.\n"
+        "ConstrainCores=yes\n"
+        "ConstrainDevices=yes\n"
+        "ConstrainRAMSpace=yes\n"
+        "ConstrainSwapSpace=no\n"
+    )
+
+
+def _topology_conf(groups: tuple[NodeGroup, ...]) -> str:
+    """A leaf switch per node group (a placement group or compact placement keeps a group close), joined
+    by a root when there are several: Slurm places a job under the lowest switch that holds it."""
+    lines = ["# Tree topology: a leaf per node group, a root over them."]
+    for group in groups:
+        lines.append(f"SwitchName={group.name} Nodes={node_names(group)}")
+    if len(groups) > 1:
+        lines.append(f"SwitchName=root Switches={','.join(g.name for g in groups)}")
+    return "\n".join(lines) + "\n"
+
+
+def _slurmdbd_conf(spec: ClusterSpec, slurm: Slurm, facts: SlurmFacts) -> str:
+    storage_host = "localhost" if slurm.accounting == "embedded" else DBD_HOST_PLACEHOLDER
+    return "\n".join(
+        [
+            "# slurmdbd.conf: the credentials are filled in on the controller from its secret (mode 0600).",
+            "AuthType=auth/munge",
+            f"DbdHost={controller_host(spec)}",
+            f"DbdPort={facts.ports.slurmdbd}",
+            "SlurmUser=slurm",
+            "StorageType=accounting_storage/mysql",
+            f"StorageHost={storage_host}",
+            "StoragePort=3306",
+            "StorageLoc=slurm_acct_db",
+            f"StorageUser={DBD_USER_PLACEHOLDER}",
+            f"StoragePass={DBD_PASSWORD_PLACEHOLDER}",
+            "LogFile=/var/log/slurm/slurmdbd.log",
+            "PidFile=/run/slurmdbd.pid",
+            "",
+        ]
+    )
+
+
+def _plugstack_conf() -> str:
+    # The slurm_node role writes pyxis.conf there (`required .../spank_pyxis.so`).
+    return "include /etc/slurm/plugstack.conf.d/*.conf\n"
+
+
+def _accounts_cfg(spec: ClusterSpec) -> str:
+    """Each team an account under root with its QOS as the default; each user under their first team."""
+    lines = [f"Cluster - '{spec.name}'", "Parent - 'root'"]
+    for team in spec.teams:
+        lines.append(
+            f"Account - '{team.name}':Description='team {team.name}':Organization='{spec.name}'"
+            f":QOS='{team.name}':DefaultQOS='{team.name}'"
+        )
+    defaults = _default_accounts(spec.teams)
+    for team in spec.teams:
+        if not team.users:
+            continue
+        lines.append(f"Parent - '{team.name}'")
+        lines += [f"User - '{user}':DefaultAccount='{defaults[user]}'" for user in team.users]
+    return "\n".join(lines) + "\n"
+
+
+def _default_accounts(teams: Iterable[Team]) -> Mapping[str, str]:
+    """A user in several teams submits to the first one unless they pass `--account`."""
+    defaults: dict[str, str] = {}
+    for team in teams:
+        for user in team.users:
+            defaults.setdefault(user, team.name)
+    return defaults
+
+
+def _qos_cfg(teams: tuple[Team, ...]) -> str:
+    """One QOS per team: the concurrent GPU cap, the monthly GPU-minute budget, priority, preemption."""
+    lines = [
+        "# NAME attribute=value ... : `sacctmgr add qos NAME` then `sacctmgr modify qos NAME set ...`;",
+        "# lowest priority first, so that every QOS a line preempts exists before it.",
+    ]
+    for team in sorted(teams, key=lambda t: QOS_PRIORITY[t.priority]):
+        attributes = [f"Priority={QOS_PRIORITY[team.priority]}"]
+        tres = f"gres/gpu={team.max_gpus}"
+        attributes.append(f"GrpTRES={tres}")
+        if team.gpu_hours_per_month is not None:
+            attributes += [f"GrpTRESMins=gres/gpu={team.gpu_hours_per_month * 60}", "Flags=NoDecay"]
+        lower = [t.name for t in teams if QOS_PRIORITY[t.priority] < QOS_PRIORITY[team.priority]]
+        if lower:
+            attributes += [f"Preempt={','.join(lower)}", "PreemptMode=requeue"]
+        lines.append(f"{team.name} {' '.join(attributes)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,79 @@
+"""Resolve the blueprint's `scheduler` and `teams` into the spec's Slurm and Team items.
+
+Partitions default to one per node group, named after it, the first one the default (Cluster Toolkit's
+and ParallelCluster's shape: a queue per kind of node). Names the catalog or the blueprint lacks resolve
+to neutral values so the rules can report them at their lines; `known` says whether the machines did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from clusterfab.blueprint.models import Blueprint, SchedulerSpec
+from clusterfab.catalog import Catalog
+from clusterfab.spec.model import NodeGroup, Partition, Slurm, Team
+
+
+def resolve_teams(blueprint: Blueprint) -> tuple[Team, ...]:
+    return tuple(
+        Team(
+            index=index,
+            name=team.name,
+            max_gpus=team.max_gpus,
+            gpu_hours_per_month=team.gpu_hours_per_month,
+            priority=team.priority,
+            users=tuple(team.users),
+        )
+        for index, team in enumerate(blueprint.teams)
+    )
+
+
+def resolve_scheduler(
+    blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]
+) -> tuple[Slurm | None, bool]:
+    """The spec's Slurm (None for kind none), and whether its machine types are ones the catalog knows."""
+    spec = blueprint.scheduler
+    if spec is None or spec.kind == "none":
+        return None, True
+    facts = catalog.slurm
+    controller = facts.machine(blueprint.cloud, "controller", spec.controller.machine_type)
+    login = facts.machine(blueprint.cloud, "login", spec.login.machine_type) if spec.login.count else None
+    known = controller is not None and (login is not None or not spec.login.count)
+    fallback = facts.machine(blueprint.cloud, "controller", None)
+    if controller is None:
+        if fallback is None:
+            return None, False
+        controller = fallback
+    return (
+        Slurm(
+            controller=controller,
+            login=login,
+            login_count=spec.login.count if login is not None else 0,
+            state_disk_gib=spec.controller.state_disk_gib,
+            accounting=spec.accounting,
+            containers=spec.containers,
+            partitions=_partitions(spec, groups),
+            version=facts.release.version,
+        ),
+        known,
+    )
+
+
+def _partitions(spec: SchedulerSpec, groups: Sequence[NodeGroup]) -> tuple[Partition, ...]:
+    if spec.partitions is None:
+        return tuple(
+            Partition(name=g.name, node_groups=(g.name,), default=i == 0, max_time=None, index=None)
+            for i, g in enumerate(groups)
+        )
+    known = {g.name for g in groups}
+    any_default = any(p.default for p in spec.partitions)
+    return tuple(
+        Partition(
+            name=p.name,
+            node_groups=tuple(name for name in p.node_groups if name in known),
+            default=p.default or (not any_default and i == 0),
+            max_time=p.max_time,
+            index=i,
+        )
+        for i, p in enumerate(spec.partitions)
+    )
