@@ -40,7 +40,6 @@ from typing import Any
 from tests.slurm import overrides as ov
 from tests.slurm.rootfs import EXPECTED_SLURM_SERIES, GoldenRootfs
 
-CONTROLLER_LOG = "/var/log/slurm/slurmctld.log"
 FAULT_DIR = "/run/clusterfab-lab/faults"
 STORAGE_USER = "slurm"
 NVIDIA_MAJOR = 195
@@ -600,7 +599,7 @@ class SlurmLab:
     # ----------------------------------------------------------------- teardown helpers
     def _log_paths(self) -> dict[str, str]:
         paths = {
-            "slurmctld": CONTROLLER_LOG,
+            "slurmctld": ov.settings(self.files["slurm.conf"]).get("slurmctldlogfile", ov.CONTROLLER_LOG),
             "slurmdbd": ov.settings(self.files["slurmdbd.conf"]).get("logfile", ""),
             "mariadb": "/var/log/mysql/error.log",
         }

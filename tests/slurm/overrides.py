@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 FIRST_SLURMD_PORT = 17001
+CONTROLLER_LOG = "/var/log/slurm/slurmctld.log"
 
 
 @dataclass(frozen=True)
@@ -133,12 +134,13 @@ def apply_lab_overrides(files: Mapping[str, str]) -> tuple[dict[str, str], list[
         "/var/log/slurm/slurmd-%n.log",
         "one log per slurmd, so the tests can read each node's log",
     )
-    change(
-        "slurm.conf",
-        "SlurmctldLogFile",
-        "/var/log/slurm/slurmctld.log",
-        "the tests grep the controller's log for errors and warnings",
-    )
+    if "slurmctldlogfile" not in settings(conf):
+        change(
+            "slurm.conf",
+            "SlurmctldLogFile",
+            CONTROLLER_LOG,
+            "the tests grep the controller's log for errors and warnings (only set when not rendered)",
+        )
     rendered = settings(conf).get("slurmdparameters")
     params = ",".join(p for p in (rendered, "config_overrides") if p)
     change(
