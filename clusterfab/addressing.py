@@ -43,3 +43,14 @@ GCP_PRIVATE_SERVICES_SLOT = BLOCKS - 1
 def gcp_fabric_slots(general_slots: int) -> int:
     """GCP: blocks left for GPU networks and RDMA subnets after the general and private services ones."""
     return GCP_PRIVATE_SERVICES_SLOT - general_slots
+
+
+SLURM_CONTROLLER_HOST = 10
+"""The controller's host number in the nodes' (AWS) or first general (GCP) subnet: above the addresses
+both clouds reserve at the start of a subnet, and fixed so that slurm.conf can name it before it exists."""
+
+
+def slurm_controller_address(cidr: str, cloud: str) -> str:
+    """The Slurm controller's private address: nodes and clients reach slurmctld there."""
+    subnet = aws_node_subnet(cidr) if cloud == "aws" else gcp_subnet(cidr, 0)
+    return str(subnet[SLURM_CONTROLLER_HOST])

@@ -87,6 +87,17 @@ class MonitoringOutput(_Output):
     retention_days: int
 
 
+class SchedulerOutput(_Output):
+    """The Slurm controller and login nodes (what `aws ssm start-session --target` / `gcloud compute ssh
+    --tunnel-through-iap` take), and the munge key's secret."""
+
+    kind: str
+    controller: str
+    controller_address: str
+    login: list[str]
+    munge_secret: str
+
+
 class StackOutputs(_Output):
     blueprint: BlueprintOutput
     network: dict[str, str]
@@ -98,6 +109,8 @@ class StackOutputs(_Output):
     """The tags / labels that select the stack's nodes in the cloud's API."""
     monitoring: MonitoringOutput | None = None
     """None: the cluster has no monitoring (or the stack predates it)."""
+    scheduler: SchedulerOutput | None = None
+    """None: the cluster has no scheduler (or the stack predates it)."""
 
 
 def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:

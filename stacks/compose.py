@@ -24,6 +24,7 @@ from clusterfab.core.vocab import Cloud, standard_tags
 from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.provision.bundle import Bundle, build_bundle
+from clusterfab.scheduler.slurm import render_slurm
 from clusterfab.spec import ClusterSpec
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
@@ -96,6 +97,11 @@ class Cluster:
         )
         return build_archive(files, self.input.project_root / BUNDLE_CACHE)
 
+    def slurm_files(self) -> RenderedArchive:
+        """The Slurm controller's rendered files (`clusterfab render slurm`) archived for the bucket."""
+        files = render_slurm(self.spec, self.input.catalog.slurm)
+        return build_archive(files, self.input.project_root / BUNDLE_CACHE, prefix="slurm/")
+
 
 @dataclass(frozen=True)
 class NodeGroupExport:
@@ -156,6 +162,8 @@ class Realized:
     node_selector: Mapping[str, str] = field(default_factory=dict)
     monitoring: Mapping[str, pulumi.Input[str] | int] | None = None
     """clusterfab.outputs.MonitoringOutput: the host Grafana runs on; None without monitoring."""
+    scheduler: Mapping[str, Any] | None = None
+    """clusterfab.outputs.SchedulerOutput: the Slurm controller and login nodes; None without Slurm."""
 
 
 class Realizer(Protocol):
@@ -205,4 +213,5 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
         "storage": {k: _fields(v) for k, v in realized.storage.items()},
         "node_selector": dict(realized.node_selector),
         "monitoring": dict(realized.monitoring) if realized.monitoring is not None else None,
+        "scheduler": dict(realized.scheduler) if realized.scheduler is not None else None,
     }

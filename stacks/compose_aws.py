@@ -7,7 +7,8 @@ and the budget. Resources are registered in that order.
 
 from __future__ import annotations
 
-from typing import assert_never
+from collections.abc import Mapping
+from typing import Any, assert_never
 
 import pulumi
 import pulumi_aws as aws
@@ -22,7 +23,9 @@ from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
-from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, munge_secret_name
+from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
     CapacityBlock,
     FlexStart,
@@ -45,6 +48,12 @@ from components.aws.monitoring import (
 )
 from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, Market, NetworkInterface
+from components.aws.slurm import (
+    AwsSlurmController,
+    AwsSlurmControllerArgs,
+    AwsSlurmNodeAccess,
+    AwsSlurmNodeAccessArgs,
+)
 
 
 def realize(cluster: Cluster) -> Realized:
@@ -69,7 +78,7 @@ def realize(cluster: Cluster) -> Realized:
         fs = _lustre(cluster, item, network, opts)
         mounts[item.name] = fs.mount_target
         storage[item.name] = StorageExport.of(fs.mount_target, fs.file_system_id)
-    groups = {
+    built = {
         group.name: _node_group(
             cluster,
             group,
@@ -80,6 +89,7 @@ def realize(cluster: Cluster) -> Realized:
         )
         for group in spec.node_groups
     }
+    groups = {name: export for name, (export, _) in built.items()}
     monthly = monthly_budget_limit(spec.budget)
     if spec.budget is not None and monthly is not None:
         AwsBudget(
@@ -90,8 +100,11 @@ def realize(cluster: Cluster) -> Realized:
             opts,
         )
     monitoring = _monitoring(cluster, network, bucket, opts)
+    roles = {name: node_group.role_name for name, (_, node_group) in built.items()}
+    scheduler = _slurm(cluster, network, bucket, roles, list(mounts.values()), opts)
     return Realized(
         monitoring=monitoring,
+        scheduler=scheduler,
         network={
             "vpc_id": network.vpc_id,
             "node_subnet_id": network.node_subnet_id,
@@ -191,7 +204,7 @@ def _node_group(
     bucket: AwsClusterBucket,
     mounts: list[MountTarget],
     opts: pulumi.ResourceOptions,
-) -> NodeGroupExport:
+) -> tuple[NodeGroupExport, AwsGpuNodeGroup]:
     spec, catalog = cluster.spec, cluster.input.catalog
     market, reservation = _market(group)
     interfaces = _interfaces(cluster, group)
@@ -200,7 +213,10 @@ def _node_group(
         bucket_name=bucket.bucket_name,
         mounts=mounts,
         playbook="gpu_node.yml",
-        playbook_vars=lambda resolved: gpu_node_vars(spec, group, catalog, resolved),
+        playbook_vars=lambda resolved: {
+            **gpu_node_vars(spec, group, catalog, resolved),
+            **(client_vars(spec, stack=cluster.stack) if spec.scheduler else {}),
+        },
         healthcheck_vars=healthcheck_vars(spec, group, catalog),
     )
     node_group = AwsGpuNodeGroup(
@@ -227,7 +243,7 @@ def _node_group(
         ),
         opts,
     )
-    return NodeGroupExport(
+    export = NodeGroupExport(
         machine_type=group.machine.name,
         min_size=group.min_size,
         max_size=group.max_size,
@@ -240,6 +256,7 @@ def _node_group(
         interfaces=len(interfaces),
         fabric_interfaces=sum(1 for i in interfaces if i.interface_type != "interface"),
     )
+    return export, node_group
 
 
 # --- Monitoring: Prometheus, Alertmanager and Grafana on their own node, or on the Slurm controller.
@@ -315,4 +332,93 @@ def monitoring_access(
             smtp_secret=smtp.password_secret if smtp else None,
         ),
         opts,
+    )
+
+
+# --- Slurm: the controller and login nodes; the GPU nodes' roles may read the munge key.
+
+SLURM_ITEM = "slurm"
+
+
+def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
+    cluster: Cluster,
+    network: AwsNetwork,
+    bucket: AwsClusterBucket,
+    roles: Mapping[str, pulumi.Output[str]],
+    mounts: list[MountTarget],
+    opts: pulumi.ResourceOptions,
+) -> dict[str, Any] | None:
+    spec = cluster.spec
+    slurm = spec.scheduler
+    if slurm is None:
+        return None
+    archive = cluster.slurm_files()
+    files = FilesArchive(archive.key, archive.sha256)
+    login = slurm.login
+    controller = AwsSlurmController(
+        child(spec.name, SLURM_ITEM),
+        AwsSlurmControllerArgs(
+            cluster=spec.name,
+            munge_secret_name=munge_secret_name(spec, cluster.stack),
+            vpc_id=network.vpc_id,
+            subnet_id=network.node_subnet_id,
+            availability_zone=network.node_subnet_zone,
+            node_security_group_id=network.node_security_group_id,
+            bucket_name=bucket.bucket_name,
+            bucket_arn=bucket.bucket_arn,
+            image_id=slurm.controller.image,
+            private_ip=controller_address(spec),
+            instance_type=slurm.controller.name,
+            state_volume_gib=slurm.state_disk_gib,
+            volume_type=slurm.controller.disk_type,
+            protect=spec.protected,
+            boot_script=_controller_boot(cluster, bucket, archive.sha256, files),
+            files=(archive.key, archive.path),
+            login_count=slurm.login_count,
+            login_instance_type=login.name if login else slurm.controller.name,
+            login_boot_script=cluster.boot_script(
+                name="slurm-login",
+                bucket_name=bucket.bucket_name,
+                mounts=mounts,
+                playbook="slurm_login.yml",
+                playbook_vars=lambda resolved: {
+                    **client_vars(spec, stack=cluster.stack),
+                    **storage_vars(spec.cloud, cluster.input.catalog, resolved),
+                },
+                healthcheck_vars=None,
+            ),
+            tags=cluster.tags(SLURM_ITEM),
+        ),
+        opts,
+    )
+    for name, role_name in roles.items():
+        AwsSlurmNodeAccess(
+            child(spec.name, f"{name}-slurm"),
+            AwsSlurmNodeAccessArgs(role_name=role_name, munge_secret_arn=controller.munge_secret_arn),
+            opts,
+        )
+    return {
+        "kind": "slurm",
+        "controller": controller.instance_id,
+        "controller_address": controller_address(spec),
+        "login": controller.login_instance_ids,
+        "munge_secret": controller.munge_secret_arn,
+    }
+
+
+def _controller_boot(
+    cluster: Cluster, bucket: AwsClusterBucket, sha256: str, files: FilesArchive
+) -> pulumi.Output[str]:
+    spec = cluster.spec
+    host_vars = controller_vars(
+        spec, cluster.input.catalog.slurm, stack=cluster.stack, files_dir=files_dir(sha256)
+    )
+    return cluster.boot_script(
+        name="slurm-controller",
+        bucket_name=bucket.bucket_name,
+        mounts=[],
+        playbook="slurm_controller.yml",
+        playbook_vars=lambda _mounts: host_vars,
+        healthcheck_vars=None,
+        files=files,
     )

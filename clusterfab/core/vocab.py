@@ -34,6 +34,8 @@ STACK_TAG = "clusterfab-stack"
 COMPONENT_TAG = "clusterfab-component"
 NODE_GROUP_TAG = "clusterfab-node-group"
 """Set on GPU nodes and TPU VMs: the dynamic inventory and the cost policy select nodes by it."""
+SLURM_ROLE_TAG = "clusterfab-slurm-role"
+"""On the Slurm controller and login instances: `controller` or `login` (what the instance is for)."""
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""

@@ -27,11 +27,13 @@ FILES_PREFIX = "monitoring/"
 class RenderedArchive:
     path: Path
     sha256: str
+    prefix: str = FILES_PREFIX
+    """The bucket folder: `monitoring/` for the monitoring host, `slurm/` for the Slurm controller."""
 
     @property
     def key(self) -> str:
         """The object key in the cluster bucket."""
-        return f"{FILES_PREFIX}{self.sha256}.tar.gz"
+        return f"{self.prefix}{self.sha256}.tar.gz"
 
 
 def archive_bytes(files: MonitoringFiles) -> bytes:
@@ -50,17 +52,17 @@ def archive_bytes(files: MonitoringFiles) -> bytes:
     return out.getvalue()
 
 
-def build_archive(files: MonitoringFiles, cache_dir: Path) -> RenderedArchive:
+def build_archive(files: MonitoringFiles, cache_dir: Path, *, prefix: str = FILES_PREFIX) -> RenderedArchive:
     """Write the archive of `files` under `cache_dir` (once per content) and return it."""
     data = archive_bytes(files)
     digest = hashlib.sha256(data).hexdigest()
     cache_dir.mkdir(parents=True, exist_ok=True)
-    path = cache_dir / f"monitoring-{digest}.tar.gz"
+    path = cache_dir / f"{prefix.rstrip('/')}-{digest}.tar.gz"
     if not path.exists():
         partial = path.with_suffix(".partial")
         partial.write_bytes(data)
         partial.replace(path)
-    return RenderedArchive(path, digest)
+    return RenderedArchive(path, digest, prefix)
 
 
 def monitoring_host_vars(

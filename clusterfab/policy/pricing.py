@@ -21,6 +21,7 @@ Anything else (networks, roles, buckets, budgets) is not priced, as in `clusterf
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
@@ -37,10 +38,20 @@ from clusterfab.core.vocab import (
     COMPONENT_TAG,
     MAX_NODES_LABEL,
     NODE_GROUP_TAG,
+    SLURM_ROLE_TAG,
     CapacityKind,
     Cloud,
 )
-from clusterfab.cost.estimate import MONITORING_ITEM, CostEstimate, CostLine, estimate_lines, storage_sku
+from clusterfab.cost.estimate import (
+    CONTROLLER_ITEM,
+    LOGIN_ITEM,
+    MONITORING_ITEM,
+    CostEstimate,
+    CostLine,
+    ItemKind,
+    estimate_lines,
+    storage_sku,
+)
 from clusterfab.policy.resources import Resource, items, truthy
 from clusterfab.spec import Budget
 
@@ -265,7 +276,21 @@ class _Reader:
                 CostLine(MONITORING_ITEM, "monitoring", ("monitoring",), machine, capacity, 1, None, "hour")
             )
             return
+        role = instance.tags().get(SLURM_ROLE_TAG)
+        if role in ("controller", "login"):
+            self._slurm_host(role, machine, capacity)
+            return
         self._group(instance, machine, 1, 1, capacity)
+
+    def _slurm_host(self, role: str, machine: str, capacity: CapacityKind) -> None:
+        """The controller, or one more login node (`clusterfab cost` prices them as one line)."""
+        kind_of: ItemKind = "controller" if role == "controller" else "login"
+        name = CONTROLLER_ITEM if role == "controller" else LOGIN_ITEM
+        for index, line in enumerate(self.lines):
+            if line.name == name and line.sku == machine:
+                self.lines[index] = dataclasses.replace(line, quantity=line.quantity + 1)
+                return
+        self.lines.append(CostLine(name, kind_of, ("scheduler", role), machine, capacity, 1, None, "hour"))
 
     def _group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:
         if high < 1:

@@ -51,6 +51,8 @@ class AwsNetwork(pulumi.ComponentResource):
     """The private subnet all nodes and file systems live in."""
     node_security_group_id: pulumi.Output[str]
     """Security group of the nodes: all traffic within itself (EFA), egress anywhere."""
+    node_subnet_zone: pulumi.Output[str]
+    """The node subnet's availability zone name (a volume for an instance there must be in it)."""
 
     def __init__(self, name: str, args: AwsNetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         if (args.availability_zone is None) == (args.availability_zone_id is None):
@@ -73,6 +75,7 @@ class AwsNetwork(pulumi.ComponentResource):
         self.vpc_id = vpc.id
         self.node_subnet_id = nodes.id
         self.node_security_group_id = sg.id
+        self.node_subnet_zone = nodes.availability_zone
         self.register_outputs({"vpc_id": vpc.id, "node_subnet_id": nodes.id, "node_security_group_id": sg.id})
 
     def _named(self, role: str) -> dict[str, str]:

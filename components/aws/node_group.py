@@ -163,6 +163,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
     """The launch template the nodes boot from."""
     role_arn: pulumi.Output[str]
     """The nodes' instance role."""
+    role_name: pulumi.Output[str]
 
     def __init__(
         self, name: str, args: AwsGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None
@@ -178,6 +179,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
         self.auto_scaling_group_name = group.name
         self.launch_template_id = template.id
         self.role_arn = role.arn
+        self.role_name = role.name
         self.register_outputs(
             {"auto_scaling_group_name": group.name, "launch_template_id": template.id, "role_arn": role.arn}
         )

@@ -86,6 +86,7 @@ AWS: dict[str, dict[str, Target]] = {
         "userData": Api("ec2", f"{_LT}.UserData"),
     },
     "aws:ec2/instance:Instance": {
+        "privateIp": Api("ec2", f"{_RUN}.PrivateIpAddress"),
         "ami": Api("ec2", f"{_RUN}.ImageId", note="the provider's ami is the API's ImageId"),
         "associatePublicIpAddress": Api(
             "ec2",
@@ -148,6 +149,28 @@ AWS: dict[str, dict[str, Target]] = {
             note="the provider joins its list into the API's comma-separated VPCZoneIdentifier",
         ),
         "waitForCapacityTimeout": PULUMI_ONLY,
+    },
+    "aws:ebs/volume:Volume": {
+        "availabilityZone": Api("ec2", "CreateVolumeRequest.AvailabilityZone", ref=True),
+        "encrypted": Api("ec2", "CreateVolumeRequest.Encrypted"),
+        "size": Api("ec2", "CreateVolumeRequest.Size"),
+        "type": Api("ec2", "CreateVolumeRequest.VolumeType"),
+        "finalSnapshot": Free("a provider setting: it calls CreateSnapshot before DeleteVolume"),
+        "tags.*": TAGS,
+    },
+    "aws:ec2/volumeAttachment:VolumeAttachment": {
+        "deviceName": Api("ec2", "AttachVolumeRequest.Device"),
+        "instanceId": Api("ec2", "AttachVolumeRequest.InstanceId", ref=True),
+        "volumeId": Api("ec2", "AttachVolumeRequest.VolumeId", ref=True),
+    },
+    "aws:secretsmanager/secret:Secret": {
+        "description": Api("secretsmanager", "CreateSecretRequest.Description"),
+        "name": Api("secretsmanager", "CreateSecretRequest.Name"),
+        "recoveryWindowInDays": Free(
+            "sent at deletion: 0 becomes DeleteSecretRequest.ForceDeleteWithoutRecovery, "
+            "7-30 RecoveryWindowInDays"
+        ),
+        "tags.*": Api("secretsmanager", "Tag.Value", key="Tag.Key"),
     },
     "aws:iam/role:Role": {
         "assumeRolePolicy": Api("iam", "CreateRoleRequest.AssumeRolePolicyDocument"),

@@ -1,6 +1,6 @@
 """The clouds' own API models, read from the packages that ship them, resolved to one field's constraints.
 
-- AWS: botocore's service models (`ec2`, `autoscaling`, `fsx`, ...): a path starts at a shape and walks
+- AWS: botocore's service models (`ec2`, `fsx`, `secretsmanager`, ...): a path starts at a shape and walks
   its members, `Shape.Member.Member`.
 - Google: the discovery documents google-api-python-client ships (`compute.v1`, `tpu.v2`, ...): a path
   starts at a schema and walks its properties.
@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 Kind = Literal["string", "integer", "number", "boolean", "list", "map", "structure", "any"]
 
-AWS_SERVICES = frozenset({"ec2", "autoscaling", "fsx", "iam", "s3", "budgets"})
+AWS_SERVICES = frozenset({"ec2", "autoscaling", "fsx", "iam", "s3", "budgets", "secretsmanager"})
 GOOGLE_DOCUMENTS = frozenset(
     {
         "compute.v1",

@@ -25,6 +25,7 @@ UNTAGGABLE = {
     "aws:budgets/",
     "aws:ec2/routeTable",
     "aws:autoscaling/",
+    "aws:ec2/volumeAttachment",
 }
 
 

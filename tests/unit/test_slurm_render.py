@@ -67,7 +67,9 @@ def test_nodes_carry_the_catalogs_cpus_memory_and_gpus() -> None:
 def test_slurm_conf_tracks_gpus_and_enforces_limits() -> None:
     conf = settings(render_slurm(example_spec("aws-p5-slurm", "prod"), FACTS)["slurm.conf"])
     assert conf["ClusterName"] == "llm-slurm"
-    assert conf["SlurmctldHost"] == "llm-slurm-controller"
+    # 10.30.0.0/16: the nodes' subnet is 10.30.0.0/20, the controller its host 10.
+    assert conf["SlurmctldHost"] == "llm-slurm-controller(10.30.0.10)"
+    assert conf["AccountingStorageHost"] == "10.30.0.10"
     assert conf["SlurmctldParameters"] == "enable_configless"
     assert conf["SelectType"] == "select/cons_tres"
     assert conf["GresTypes"] == "gpu"

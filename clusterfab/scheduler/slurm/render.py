@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from clusterfab import addressing
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
@@ -52,8 +53,13 @@ class _Setting:
 
 
 def controller_host(spec: ClusterSpec) -> str:
-    """The controller's host name, which every node and client resolves (slurm.conf SlurmctldHost)."""
+    """The controller's host name (its `hostname -s`: slurmctld and slurmdbd check it)."""
     return f"{spec.name}-controller"
+
+
+def controller_address(spec: ClusterSpec) -> str:
+    """The controller's fixed private address, where nodes and clients reach slurmctld and slurmdbd."""
+    return addressing.slurm_controller_address(spec.cidr, spec.cloud)
 
 
 def node_names(group: NodeGroup) -> str:
@@ -115,11 +121,12 @@ def _check_release(settings: Iterable[_Setting], facts: SlurmFacts, version: str
 
 
 def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) -> list[_Setting]:
-    host = controller_host(spec)
+    host, address = controller_host(spec), controller_address(spec)
     s = _Setting
     settings = [
         s("ClusterName", spec.name),
-        s("SlurmctldHost", host),
+        # Name and address: nodes need no DNS record for the controller.
+        s("SlurmctldHost", f"{host}({address})"),
         s("SlurmUser", "slurm"),
         s("AuthType", "auth/munge"),
         s("CredType", "cred/munge"),
@@ -165,7 +172,7 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         settings += [s("PreemptType", "preempt/qos"), s("PreemptMode", "REQUEUE")]
     settings += [
         s("AccountingStorageType", "accounting_storage/slurmdbd"),
-        s("AccountingStorageHost", host),
+        s("AccountingStorageHost", address),
         s("AccountingStoragePort", "6819"),
         # GPUs are not tracked unless named; typed GRES are tracked beside the untyped count.
         s("AccountingStorageTRES", join(["gres/gpu", *sorted({f"gres/gpu:{gres_type(g)}" for g in groups})])),
@@ -242,6 +249,7 @@ def _slurmdbd_conf(spec: ClusterSpec, slurm: Slurm, facts: SlurmFacts) -> str:
             "# slurmdbd.conf: the credentials are filled in on the controller from its secret (mode 0600).",
             "AuthType=auth/munge",
             f"DbdHost={controller_host(spec)}",
+            f"DbdAddr={controller_address(spec)}",
             f"DbdPort={facts.ports.slurmdbd}",
             "SlurmUser=slurm",
             "StorageType=accounting_storage/mysql",

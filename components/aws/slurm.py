@@ -1,0 +1,375 @@
+"""Slurm on AWS: the controller (slurmctld, slurmdbd and its database on a protected state volume), the
+login nodes, the munge key's secret, and the rules that let Slurm's daemons reach each other.
+
+Nothing listens on a public address: the controller and login nodes have no public IP and no SSH rule;
+people reach them with SSM Session Manager. The munge key never passes through the stack or user data:
+the stack creates an empty Secrets Manager secret, the controller fills it at its first boot, and only
+the cluster's own roles may read it (the controller alone may write it). Slurm's ports are open only
+between the cluster's security groups: slurmctld (6817) to nodes and login nodes, slurmd (6818) to the
+controller and login nodes, slurmdbd (6819) to the login nodes (sacct, sreport), and srun's port range
+back to the login nodes from the nodes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from clusterfab.core.vocab import SLURM_ROLE_TAG
+from components._errors import check_inputs
+from components._naming import child
+from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
+
+CONTROLLER_TYPE = "clusterfab:slurm:AwsSlurmController"
+NODE_ACCESS_TYPE = "clusterfab:slurm:AwsSlurmNodeAccess"
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
+SLURMDBD_PORT = 6819
+SRUN_PORTS = (60001, 63000)
+STATE_DEVICE = "/dev/sdf"
+"""Where the state volume is attached (Nitro instances show it as an NVMe device with this name as its
+EBS device name, which the controller's role looks up)."""
+
+
+def munge_read_statement(secret_arn: str) -> dict[str, Any]:
+    return {
+        "Sid": "ReadMungeKey",
+        "Effect": "Allow",
+        "Action": "secretsmanager:GetSecretValue",
+        "Resource": secret_arn,
+    }
+
+
+def controller_policy(bucket_arn: str, secret_arn: str) -> str:
+    """Read the bucket, use Session Manager, read and (first boot) write the munge key; nothing else."""
+    write = {
+        "Sid": "WriteMungeKey",
+        "Effect": "Allow",
+        "Action": ["secretsmanager:PutSecretValue", "secretsmanager:DescribeSecret"],
+        "Resource": secret_arn,
+    }
+    statements = [
+        *read_bucket_statements(bucket_arn),
+        SESSION_MANAGER_STATEMENT,
+        munge_read_statement(secret_arn),
+        write,
+    ]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+def client_policy(bucket_arn: str, secret_arn: str) -> str:
+    """A login node's (or GPU node's) rights: the bucket, Session Manager, reading the munge key."""
+    statements = [
+        *read_bucket_statements(bucket_arn),
+        SESSION_MANAGER_STATEMENT,
+        munge_read_statement(secret_arn),
+    ]
+    return json.dumps({"Version": "2012-10-17", "Statement": statements})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwsSlurmControllerArgs:
+    """Inputs of AwsSlurmController; defaults: c7i.4xlarge, a 100 GiB gp3 state volume, one login node."""
+
+    cluster: str
+    munge_secret_name: str
+    """The munge key's secret: nodes name it at boot, before any output of this component is known."""
+    vpc_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    availability_zone: pulumi.Input[str]
+    """The subnet's zone: the state volume must be in the controller's zone."""
+    node_security_group_id: pulumi.Input[str]
+    bucket_name: pulumi.Input[str]
+    bucket_arn: pulumi.Input[str]
+    image_id: str
+    private_ip: str
+    """The controller's fixed address (slurm.conf names it before the instance exists)."""
+    instance_type: str = "c7i.4xlarge"
+    root_volume_gib: int = 50
+    state_volume_gib: int = 100
+    volume_type: str = "gp3"
+    protect: bool = True
+    """Keep the state volume (slurmctld state, the accounting database) from deletion and replacement."""
+    boot_script: pulumi.Input[str] = ""
+    files: tuple[str, Path] | None = None
+    """(object key, local path) of the rendered Slurm files the controller's boot fetches."""
+    login_count: int = 1
+    login_instance_type: str = "c7i.2xlarge"
+    login_boot_script: pulumi.Input[str] = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+def _problems(args: AwsSlurmControllerArgs) -> list[tuple[str, str]]:
+    problems = []
+    if args.state_volume_gib < 20:
+        problems.append(
+            ("state_volume_gib", "slurmctld's state and the accounting database need at least 20 GiB")
+        )
+    if args.login_count < 0:
+        problems.append(("login_count", "cannot be negative"))
+    return problems
+
+
+def _rule(
+    name: str,
+    group: pulumi.Input[str],
+    source: pulumi.Input[str],
+    ports: tuple[int, int],
+    *,
+    why: str,
+    opts: pulumi.ResourceOptions,
+) -> aws.vpc.SecurityGroupIngressRule:
+    return aws.vpc.SecurityGroupIngressRule(
+        name,
+        security_group_id=group,
+        referenced_security_group_id=source,
+        ip_protocol="tcp",
+        from_port=ports[0],
+        to_port=ports[1],
+        description=why,
+        opts=opts,
+    )
+
+
+class AwsSlurmController(pulumi.ComponentResource):
+    """The munge key's secret, the Slurm security group and its rules, the controller with its state
+    volume, and the login nodes."""
+
+    instance_id: pulumi.Output[str]
+    """What `aws ssm start-session --target` takes."""
+    login_instance_ids: list[pulumi.Output[str]]
+    munge_secret_arn: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+    role_name: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: AwsSlurmControllerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        check_inputs(CONTROLLER_TYPE, _problems(args))
+        super().__init__(CONTROLLER_TYPE, name, None, opts)
+        self._name, self._args = name, args
+        self._own = pulumi.ResourceOptions(parent=self)
+        secret = aws.secretsmanager.Secret(
+            child(name, "munge-key"),
+            name=args.munge_secret_name,
+            description=f"munge key of Slurm cluster {args.cluster}; written by its controller at first boot",
+            # The key is made again at the next first boot: a destroyed stack must free the name at once.
+            recovery_window_in_days=0,
+            tags=dict(args.tags),
+            opts=self._own,
+        )
+        group = self._security_group()
+        depends = self._files()
+        role, profile = self._role(
+            "role",
+            pulumi.Output.all(args.bucket_arn, secret.arn).apply(lambda v: controller_policy(v[0], v[1])),
+        )
+        instance = self._controller(profile, group, depends)
+        self._state_volume(instance)
+        client_role, client_profile = self._role(
+            "login-role",
+            pulumi.Output.all(args.bucket_arn, secret.arn).apply(lambda v: client_policy(v[0], v[1])),
+        )
+        logins = [self._login(i, client_profile, group, depends) for i in range(args.login_count)]
+        self.instance_id = instance.id
+        self.login_instance_ids = [login.id for login in logins]
+        self.munge_secret_arn = secret.arn
+        self.security_group_id = group.id
+        self.role_name = role.name
+        self.register_outputs(
+            {
+                "instance_id": instance.id,
+                "login_instance_ids": self.login_instance_ids,
+                "munge_secret_arn": secret.arn,
+                "security_group_id": group.id,
+                "login_role_name": client_role.name,
+            }
+        )
+
+    def _security_group(self) -> aws.ec2.SecurityGroup:
+        name, args, own = self._name, self._args, self._own
+        group = aws.ec2.SecurityGroup(
+            child(name, "sg"),
+            vpc_id=args.vpc_id,
+            description="clusterfab Slurm controller and login nodes: Slurm ports from the cluster only",
+            egress=[
+                aws.ec2.SecurityGroupEgressArgs(
+                    protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"]
+                )
+            ],
+            tags={**args.tags, "Name": child(name, "sg")},
+            opts=own,
+        )
+        nodes, slurm = args.node_security_group_id, group.id
+        rules = (
+            # (name, the group that lets in, from whom, ports, why)
+            ("slurmctld-nodes", slurm, nodes, (SLURMCTLD_PORT, SLURMCTLD_PORT), "slurmd to slurmctld"),
+            ("slurmctld-login", slurm, slurm, (SLURMCTLD_PORT, SLURMCTLD_PORT), "clients to slurmctld"),
+            ("slurmdbd-login", slurm, slurm, (SLURMDBD_PORT, SLURMDBD_PORT), "sacct, sreport to slurmdbd"),
+            ("srun-login", slurm, nodes, SRUN_PORTS, "slurmd to srun on the login nodes"),
+            ("slurmd-nodes", nodes, slurm, (SLURMD_PORT, SLURMD_PORT), "slurmctld and srun to slurmd"),
+        )
+        for rule, target, source, ports, why in rules:
+            _rule(child(name, rule), target, source, ports, why=why, opts=own)
+        return group
+
+    def _files(self) -> list[pulumi.Resource]:
+        name, args = self._name, self._args
+        if args.files is None:
+            return []
+        key, path = args.files
+        return [
+            aws.s3.BucketObjectv2(
+                child(name, "files"),
+                bucket=args.bucket_name,
+                key=key,
+                source=pulumi.FileAsset(str(path)),
+                server_side_encryption="aws:kms",
+                tags=dict(args.tags),
+                opts=self._own,
+            )
+        ]
+
+    def _role(self, suffix: str, policy: pulumi.Input[str]) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
+        name, args, own = self._name, self._args, self._own
+        role = aws.iam.Role(
+            child(name, suffix),
+            assume_role_policy=ec2_trust_policy(),
+            description=f"clusterfab Slurm {suffix.removesuffix('-role') or 'controller'} of {args.cluster}",
+            tags=dict(args.tags),
+            opts=own,
+        )
+        aws.iam.RolePolicy(child(name, f"{suffix}-policy"), role=role.id, policy=policy, opts=own)
+        profile = aws.iam.InstanceProfile(
+            child(name, f"{suffix}-profile"), role=role.name, tags=dict(args.tags), opts=own
+        )
+        return role, profile
+
+    def _instance(
+        self,
+        resource: str,
+        *,
+        instance_type: str,
+        profile: aws.iam.InstanceProfile,
+        group: aws.ec2.SecurityGroup,
+        boot_script: pulumi.Input[str],
+        depends: Sequence[pulumi.Resource],
+        role: str,
+        private_ip: str | None = None,
+        more_groups: Sequence[pulumi.Input[str]] = (),
+    ) -> aws.ec2.Instance:
+        args = self._args
+        user_data = pulumi.Output.from_input(boot_script).apply(
+            lambda s: base64.b64encode(s.encode()).decode()
+        )
+        return aws.ec2.Instance(
+            resource,
+            ami=args.image_id,
+            instance_type=instance_type,
+            subnet_id=args.subnet_id,
+            private_ip=private_ip,
+            vpc_security_group_ids=[group.id, *more_groups],
+            associate_public_ip_address=False,
+            iam_instance_profile=profile.name,
+            metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
+            ),
+            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                volume_size=args.root_volume_gib,
+                volume_type=args.volume_type,
+                encrypted=True,
+                delete_on_termination=True,
+                tags={**args.tags, "Name": f"{resource}-root"},
+            ),
+            user_data_base64=user_data,
+            user_data_replace_on_change=False,
+            ebs_optimized=True,
+            tags={**args.tags, "Name": resource, SLURM_ROLE_TAG: role},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends)),
+        )
+
+    def _controller(
+        self, profile: aws.iam.InstanceProfile, group: aws.ec2.SecurityGroup, depends: list[pulumi.Resource]
+    ) -> aws.ec2.Instance:
+        args = self._args
+        return self._instance(
+            child(self._name, "controller"),
+            instance_type=args.instance_type,
+            profile=profile,
+            group=group,
+            boot_script=args.boot_script,
+            depends=depends,
+            role="controller",
+            private_ip=args.private_ip,
+        )
+
+    def _state_volume(self, instance: aws.ec2.Instance) -> None:
+        name, args = self._name, self._args
+        volume = aws.ebs.Volume(
+            child(name, "state"),
+            availability_zone=args.availability_zone,
+            size=args.state_volume_gib,
+            type=args.volume_type,
+            encrypted=True,
+            final_snapshot=True,
+            tags={**args.tags, "Name": child(name, "state")},
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
+        )
+        aws.ec2.VolumeAttachment(
+            child(name, "state-attachment"),
+            device_name=STATE_DEVICE,
+            volume_id=volume.id,
+            instance_id=instance.id,
+            opts=self._own,
+        )
+
+    def _login(
+        self,
+        index: int,
+        profile: aws.iam.InstanceProfile,
+        group: aws.ec2.SecurityGroup,
+        depends: list[pulumi.Resource],
+    ) -> aws.ec2.Instance:
+        args = self._args
+        return self._instance(
+            child(self._name, f"login-{index}"),
+            instance_type=args.login_instance_type,
+            profile=profile,
+            group=group,
+            boot_script=args.login_boot_script,
+            depends=depends,
+            role="login",
+            # The nodes' group too: users' jobs and their files (the shared file systems admit the nodes).
+            more_groups=[args.node_security_group_id],
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwsSlurmNodeAccessArgs:
+    """What lets a GPU node group join the Slurm cluster: reading the munge key."""
+
+    role_name: pulumi.Input[str]
+    munge_secret_arn: pulumi.Input[str]
+
+
+class AwsSlurmNodeAccess(pulumi.ComponentResource):
+    """An inline policy on the node group's role: read the munge key."""
+
+    def __init__(
+        self, name: str, args: AwsSlurmNodeAccessArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(NODE_ACCESS_TYPE, name, None, opts)
+        policy = pulumi.Output.from_input(args.munge_secret_arn).apply(
+            lambda arn: json.dumps({"Version": "2012-10-17", "Statement": [munge_read_statement(arn)]})
+        )
+        aws.iam.RolePolicy(
+            child(name, "munge"), role=args.role_name, policy=policy, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self.register_outputs({})

@@ -1,0 +1,182 @@
+"""Slurm on AWS: the controller at its fixed address with a protected state volume, login nodes, the
+munge key's secret and who may read it, and Slurm's ports open only between the cluster's groups."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from tests.components.harness import all_of, aws_plan, boot_vars, one, user_data
+
+INSTANCE = "aws:ec2/instance:Instance"
+RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+POLICY = "aws:iam/rolePolicy:RolePolicy"
+
+BODY = """network:
+  cidr: 10.40.0.0/16
+node_groups:
+  - name: h100
+    machine_type: p5.48xlarge
+    count: 2
+storage:
+  - {name: shared, kind: lustre, deployment: scratch, capacity_gib: 1200, mount_point: /lustre}
+scheduler:
+  kind: slurm
+  login: {count: 2}
+teams:
+  - {name: research, max_gpus: 16, users: [alice]}
+environments:
+  prod: {}
+"""
+
+
+def instance_script(resource: Any) -> str:
+    return base64.b64decode(resource.inputs["userDataBase64"]).decode()
+
+
+def policy(plan: Any, name: str) -> dict[str, Any]:
+    document = one(plan, POLICY, name).inputs["policy"]
+    return dict(json.loads(document))
+
+
+def test_the_controller_sits_at_the_address_slurm_conf_names() -> None:
+    plan = aws_plan(BODY, name="slm", env="prod")
+    controller = one(plan, INSTANCE, "slm-cluster-slurm-controller")
+    inputs = controller.inputs
+    # 10.40.0.0/16: the nodes' subnet is 10.40.0.0/20; the controller is its host 10.
+    assert inputs["privateIp"] == "10.40.0.10"
+    assert inputs["instanceType"] == "c7i.4xlarge"
+    assert inputs["associatePublicIpAddress"] is False
+    assert inputs["metadataOptions"] == {
+        "httpEndpoint": "enabled",
+        "httpPutResponseHopLimit": 1,
+        "httpTokens": "required",
+    }
+    assert inputs["rootBlockDevice"]["encrypted"] is True
+    assert inputs["vpcSecurityGroupIds"] == ["slm-cluster-slurm-sg-id"]
+    assert inputs["tags"]["clusterfab-slurm-role"] == "controller"
+    assert plan.outputs["scheduler"]["controller_address"] == "10.40.0.10"
+
+
+def test_the_state_volume_is_encrypted_and_protected_where_the_environment_protects() -> None:
+    for env, protected in (("prod", True), (None, False)):
+        plan = aws_plan(BODY, name="slm", env=env)
+        volume = one(plan, "aws:ebs/volume:Volume")
+        assert (volume.inputs["encrypted"], volume.inputs["size"], volume.inputs["type"]) == (
+            True,
+            100,
+            "gp3",
+        )
+        assert volume.inputs["finalSnapshot"] is True
+        assert volume.protect is protected
+        attachment = one(plan, "aws:ec2/volumeAttachment:VolumeAttachment").inputs
+        assert attachment == {
+            "deviceName": "/dev/sdf",
+            "instanceId": "slm-cluster-slurm-controller-id",
+            "volumeId": "slm-cluster-slurm-state-id",
+        }
+
+
+def test_login_nodes_join_the_nodes_group_to_reach_the_shared_file_systems() -> None:
+    plan = aws_plan(BODY, name="slm")
+    logins = sorted((r for r in all_of(plan, INSTANCE) if "login" in r.name), key=lambda r: r.name)
+    assert [r.name for r in logins] == ["slm-cluster-slurm-login-0", "slm-cluster-slurm-login-1"]
+    for login in logins:
+        assert login.inputs["instanceType"] == "c7i.2xlarge"
+        assert "privateIp" not in login.inputs
+        assert login.inputs["associatePublicIpAddress"] is False
+        assert login.inputs["vpcSecurityGroupIds"] == [
+            "slm-cluster-slurm-sg-id",
+            "slm-cluster-net-nodes-sg-id",
+        ]
+        assert login.inputs["tags"]["clusterfab-slurm-role"] == "login"
+        script_vars = boot_vars(instance_script(login))
+        assert script_vars["slurm_login_conf_server"] == "10.40.0.10:6817"
+        assert script_vars["munge_key_secret"] == "clusterfab-slm-cluster-plan-munge-key"
+        assert script_vars["munge_key_generate"] is False
+        assert [m["mount_point"] for m in script_vars["storage_mounts_list"]] == ["/lustre"]
+
+
+def test_slurm_ports_are_open_only_between_the_clusters_groups() -> None:
+    plan = aws_plan(BODY, name="slm")
+    slurm, nodes = "slm-cluster-slurm-sg-id", "slm-cluster-net-nodes-sg-id"
+    rules = {
+        (
+            r.inputs["securityGroupId"],
+            r.inputs["referencedSecurityGroupId"],
+            r.inputs["fromPort"],
+            r.inputs["toPort"],
+        )
+        for r in all_of(plan, RULE)
+        if r.name.startswith("slm-cluster-slurm-")
+    }
+    assert rules == {
+        (slurm, nodes, 6817, 6817),  # slurmd registers with slurmctld
+        (slurm, slurm, 6817, 6817),  # login clients to slurmctld
+        (slurm, slurm, 6819, 6819),  # sacct / sreport to slurmdbd
+        (slurm, nodes, 60001, 63000),  # slurmd to srun on the login nodes
+        (nodes, slurm, 6818, 6818),  # slurmctld and srun to slurmd
+    }
+    assert all(
+        "cidrIpv4" not in r.inputs for r in all_of(plan, RULE) if r.name.startswith("slm-cluster-slurm-")
+    )
+
+
+def test_the_munge_key_is_written_by_the_controller_and_read_by_the_cluster_only() -> None:
+    plan = aws_plan(BODY, name="slm")
+    secret = one(plan, "aws:secretsmanager/secret:Secret").inputs
+    assert (secret["name"], secret["recoveryWindowInDays"]) == ("clusterfab-slm-cluster-plan-munge-key", 0)
+    arn = "arn:aws:mock:::secret/slm-cluster-slurm-munge-key"
+    controller = policy(plan, "slm-cluster-slurm-role-policy")["Statement"]
+    assert {s["Sid"]: (s["Action"], s["Resource"]) for s in controller if "Munge" in s["Sid"]} == {
+        "ReadMungeKey": ("secretsmanager:GetSecretValue", arn),
+        "WriteMungeKey": (["secretsmanager:PutSecretValue", "secretsmanager:DescribeSecret"], arn),
+    }
+    login = policy(plan, "slm-cluster-slurm-login-role-policy")["Statement"]
+    assert [(s["Sid"], s["Action"], s["Resource"]) for s in login if "Munge" in s["Sid"]] == [
+        ("ReadMungeKey", "secretsmanager:GetSecretValue", arn)
+    ]
+    nodes = policy(plan, "slm-cluster-h100-slurm-munge")["Statement"]
+    assert nodes == [
+        {"Sid": "ReadMungeKey", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": arn}
+    ]
+    # The key never passes through the stack: no secret version, nothing in any boot script.
+    assert all_of(plan, "aws:secretsmanager/secretVersion:SecretVersion") == []
+
+
+def test_the_controller_boots_with_the_rendered_files_and_generates_the_key() -> None:
+    plan = aws_plan(BODY, name="slm")
+    controller = one(plan, INSTANCE, "slm-cluster-slurm-controller")
+    script = instance_script(controller)
+    host_vars = boot_vars(script)
+    assert host_vars["slurm_controller_hostname"] == "slm-cluster-controller"
+    assert host_vars["munge_key_generate"] is True
+    assert host_vars["slurm_controller_accounting"] == "embedded"
+    files = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-slurm-files").inputs
+    assert files["key"].startswith("slurm/")
+    assert files["key"].endswith(".tar.gz")
+    assert (
+        files["key"].removeprefix("slurm/").removesuffix(".tar.gz")
+        in host_vars["slurm_controller_config_dir"]
+    )
+
+
+def test_gpu_nodes_get_slurmd_configless_from_the_controller() -> None:
+    plan = aws_plan(BODY, name="slm")
+    node_vars = boot_vars(user_data(plan, "slm-cluster-h100-lt"))
+    assert node_vars["clusterfab_slurm_enabled"] is True
+    assert node_vars["slurm_node_conf_server"] == "10.40.0.10:6817"
+    assert node_vars["slurm_node_containers"] == "pyxis"
+
+
+def test_without_a_scheduler_there_is_no_slurm() -> None:
+    plan = aws_plan(
+        BODY.replace("scheduler:\n  kind: slurm\n  login: {count: 2}\n", "").replace(
+            "teams:\n  - {name: research, max_gpus: 16, users: [alice]}\n", ""
+        ),
+        name="noslm",
+    )
+    assert [r for r in plan.resources if "slurm" in r.name] == []
+    assert plan.outputs["scheduler"] is None
+    assert "clusterfab_slurm_enabled" not in boot_vars(user_data(plan, "noslm-cluster-h100-lt"))

@@ -1,0 +1,168 @@
+#!/bin/bash
+# clusterfab node bootstrap: cluster llm-slurm, stack dev, h100 (aws).
+# Rendered by clusterfab; it runs at every boot and is safe to run again. It installs ansible-core,
+# fetches the playbook bundle of the stack revision that launched this node from the cluster bucket,
+# configures the node, checks its health and records the verdict (clusterfab-health).
+set -euo pipefail
+exec >>/var/log/clusterfab-bootstrap.log 2>&1
+echo "clusterfab bootstrap started $(date -Is)"
+export DEBIAN_FRONTEND=noninteractive
+
+readonly BUCKET=llm-slurm-artifacts-bucket-mock
+readonly BUNDLE_KEY=bundles/<bundle-sha256>.tar.gz
+readonly BUNDLE_SHA256=<bundle-sha256>
+readonly ANSIBLE_CORE=2.19.14
+readonly STATE=/var/lib/clusterfab
+readonly VENV=/opt/clusterfab/venv
+readonly BUNDLE_DIR="/opt/clusterfab/bundles/$BUNDLE_SHA256"
+install -d -m 0700 /etc/clusterfab "$STATE"
+install -d -m 0755 /opt/clusterfab
+
+json_field() { python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+readonly REGION=us-east-1
+# cloud-init runs user data once per instance; this copy runs at every later boot (after the driver's
+# reboot, after a stop and start), as a GCP startup script does.
+readonly PER_BOOT=/var/lib/cloud/scripts/per-boot/clusterfab-bootstrap.sh
+if [ "$(readlink -f "$0")" != "$PER_BOOT" ]; then
+  install -D -m 0700 "$0" "$PER_BOOT"
+fi
+imds() {
+  local token
+  token=$(curl -fsS -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token)
+  curl -fsS -H "X-aws-ec2-metadata-token: $token" "http://169.254.169.254/latest/$1"
+}
+# curl signs AWS requests itself (SigV4) with the instance role's credentials: no SDK on the node.
+aws_curl() {
+  local service=$1 role creds
+  shift
+  role=$(imds meta-data/iam/security-credentials/)
+  creds=$(imds "meta-data/iam/security-credentials/$role")
+  curl -fsS --aws-sigv4 "aws:amz:$REGION:$service" \
+    --user "$(json_field AccessKeyId <<<"$creds"):$(json_field SecretAccessKey <<<"$creds")" \
+    -H "x-amz-security-token: $(json_field Token <<<"$creds")" "$@"
+}
+fetch_bundle() { aws_curl s3 -o "$1" "https://$BUCKET.s3.$REGION.amazonaws.com/$BUNDLE_KEY"; }
+record_health() {
+  local id
+  id=$(imds meta-data/instance-id)
+  aws_curl ec2 -o /dev/null \
+    "https://ec2.$REGION.amazonaws.com/?Action=CreateTags&Version=2016-11-15&ResourceId.1=$id&Tag.1.Key=clusterfab-health&Tag.1.Value=$1" \
+    || echo "could not record clusterfab-health=$1"
+}
+trap 'record_health failed' ERR
+
+# The node's Ansible inputs, rendered from the blueprint and the catalog.
+cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
+{
+  "clusterfab_slurm_enabled": true,
+  "cuda_toolkit_version": "13.0",
+  "dcgm_cuda_major_version": "13",
+  "dcgm_exporter_version": "4.5.0",
+  "dcgm_version": "4.4.2",
+  "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
+  "efa_installer_version": "1.51.0",
+  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "gdrcopy_enabled": true,
+  "gdrcopy_version": "2.5.1",
+  "gpu_node_container_runtime": false,
+  "gpu_node_fabric": "efa",
+  "gpu_node_nvlink_services": [
+    "fabric_manager"
+  ],
+  "gpudirect_storage_enabled": true,
+  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
+  "local_scratch_device_patterns": [
+    "nvme-Amazon_EC2_NVMe_Instance_Storage_*"
+  ],
+  "local_scratch_enabled": true,
+  "local_scratch_mount_point": "/mnt/localssd",
+  "munge_key_generate": false,
+  "munge_key_region": "us-east-1",
+  "munge_key_secret": "clusterfab-llm-slurm-dev-munge-key",
+  "munge_key_source": "aws",
+  "nccl_cuda_version": "13.0",
+  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
+  "nccl_tests_version": "2.19.6",
+  "nccl_version": "2.28.9",
+  "nvidia_driver_open_kernel_modules": true,
+  "nvidia_driver_source": "cuda_repository",
+  "nvidia_driver_version": "580.95.05",
+  "nvidia_fabricmanager_nvlsm": false,
+  "nvidia_fabricmanager_version": "580.95.05",
+  "slurm_login_conf_server": "10.30.0.10:6817",
+  "slurm_node_conf_server": "10.30.0.10:6817",
+  "slurm_node_containers": "pyxis",
+  "storage_mounts_list": [
+    {
+      "fstype": "lustre",
+      "mount_point": "/lustre",
+      "name": "shared",
+      "options": "relatime,flock",
+      "source": "llm-slurm-shared-fs.fsx.mock@tcp:/mockmnt"
+    }
+  ],
+  "storage_mounts_lustre_packages": [
+    "lustre-client-modules-{{ ansible_facts['kernel'] }}"
+  ],
+  "storage_mounts_lustre_repo_components": [
+    "main"
+  ],
+  "storage_mounts_lustre_repo_key_fingerprint": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1",
+  "storage_mounts_lustre_repo_key_url": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc",
+  "storage_mounts_lustre_repo_suite": "noble",
+  "storage_mounts_lustre_repo_url": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
+}
+CLUSTERFAB_VARS
+cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
+{
+  "gpu_healthcheck_expected_driver_version": "580.95.05",
+  "gpu_healthcheck_expected_gpu_count": 8,
+  "gpu_healthcheck_min_busbw_gbps": 3200.0
+}
+CLUSTERFAB_VARS
+chmod 0600 /etc/clusterfab/*.json
+
+# The playbooks of the stack revision that launched this node, checked against their digest.
+if [ ! -e "$BUNDLE_DIR/.complete" ]; then
+  download=$(mktemp)
+  fetch_bundle "$download"
+  echo "$BUNDLE_SHA256  $download" | sha256sum --check --status
+  rm -rf "$BUNDLE_DIR"
+  install -d -m 0755 "$BUNDLE_DIR"
+  tar -xzf "$download" -C "$BUNDLE_DIR"
+  rm -f "$download"
+  touch "$BUNDLE_DIR/.complete"
+fi
+
+# A pinned ansible-core in its own venv, so the node's Python packages stay untouched: wheels only, each
+# named by its sha256 in the bundle's requirements (the bundle itself is checked against its digest).
+if [ "$(cat "$VENV/.ansible-core" 2>/dev/null || true)" != "$ANSIBLE_CORE" ]; then
+  if ! python3 -m venv --clear "$VENV"; then
+    apt-get update -q
+    apt-get install -y -q python3-venv
+    python3 -m venv --clear "$VENV"
+  fi
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check --require-hashes --only-binary :all: \
+    -r "$BUNDLE_DIR/requirements/ansible-core.txt"
+  echo "$ANSIBLE_CORE" > "$VENV/.ansible-core"
+fi
+
+cd "$BUNDLE_DIR"
+"$VENV/bin/ansible-playbook" -i localhost, -c local gpu_node.yml -e @/etc/clusterfab/node-vars.json
+
+# A new driver (or OFED) needs a reboot; this script runs again afterwards. Once per bundle, so a
+# module that will not load cannot make the node reboot forever.
+if [ -e /run/reboot-required ] && [ ! -e "$STATE/rebooted-$BUNDLE_SHA256" ]; then
+  touch "$STATE/rebooted-$BUNDLE_SHA256"
+  echo "clusterfab bootstrap rebooting to load new kernel modules"
+  systemctl reboot
+  exit 0
+fi
+
+# The acceptance check: a failing node is tagged as such; the verdict is /var/lib/clusterfab/gpu-healthcheck.json.
+if "$VENV/bin/ansible-playbook" -i localhost, -c local healthcheck.yml -e @/etc/clusterfab/healthcheck-vars.json; then
+  record_health passed
+else
+  record_health failed
+fi
+echo "clusterfab bootstrap finished $(date -Is)"
