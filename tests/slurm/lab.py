@@ -43,6 +43,7 @@ from tests.slurm.rootfs import EXPECTED_SLURM_SERIES, GoldenRootfs
 FAULT_DIR = "/run/clusterfab-lab/faults"
 STORAGE_USER = "slurm"
 NVIDIA_MAJOR = 195
+LAB_ADDRESS = "10.217.0.1"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _PR_SET_PDEATHSIG = 1
 # The cgroup v1 hierarchies a lab gets (this VM mounts them one controller per hierarchy, beside a
@@ -115,6 +116,16 @@ def _qos_lines(text: str) -> list[tuple[str, list[str]]]:
     return lines
 
 
+def controller_addresses(files: Mapping[str, str]) -> list[str]:
+    """IPv4 addresses the rendering gives the controller (SlurmctldHost's, AccountingStorageHost,
+    slurmdbd.conf's DbdAddr), in that order, without repeats."""
+    conf = ov.settings(files["slurm.conf"])
+    dbd = ov.settings(files.get("slurmdbd.conf", ""))
+    found = re.findall(r"\((\d+\.\d+\.\d+\.\d+)\)", conf.get("slurmctldhost", ""))
+    found += [v for v in (conf.get("accountingstoragehost"), dbd.get("dbdaddr")) if v]
+    return list(dict.fromkeys(a for a in found if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", a)))
+
+
 def account_users(accounts_cfg: str) -> list[str]:
     """Users named in a ``sacctmgr load`` file (``User - 'alice':...``)."""
     return re.findall(r"^\s*User\s*-\s*'?([^':\s]+)'?", accounts_cfg, re.MULTILINE)
@@ -144,7 +155,11 @@ class SlurmLab:
         self.keep_rootfs = keep_rootfs
         self.nodes = ov.node_names(self.files["slurm.conf"])
         self.cluster = ov.settings(self.files["slurm.conf"])["clustername"]
-        self.controller = ov.settings(self.files["slurm.conf"])["slurmctldhost"].split("(")[0]
+        host = ov.settings(self.files["slurm.conf"])["slurmctldhost"]
+        self.controller = host.split("(")[0]
+        # The controller's fixed address (SlurmctldHost=name(addr), AccountingStorageHost, DbdAddr)
+        # exists in the lab's network namespace, on lo, so the rendered addresses work as written.
+        self.controller_addresses = controller_addresses(self.files)
         self.users = account_users(self.files["accounts.cfg"])
         self.timings = Timings()
         self.slurm_version = golden.slurm_version
@@ -449,6 +464,9 @@ class SlurmLab:
             for d in (self._controller(lab) for lab in self._cgroups)
             for mnt in [f"{root}/sys/fs/cgroup/{d}"]
         )
+        addresses = "\n".join(
+            f"chroot {root} ip addr add {a}/32 dev lo" for a in self.controller_addresses or [LAB_ADDRESS]
+        )
         gpus = "\n".join(f"mknod -m 666 {root}/dev/nvidia{i} c {NVIDIA_MAJOR} {i}" for i in range(8))
         self._host_in_ns(
             f"""
@@ -457,8 +475,9 @@ class SlurmLab:
             chroot {root} hostname {shlex.quote(self.controller)}
             chroot {root} ip link set lo up
             # The daemons listen with getaddrinfo(AI_ADDRCONFIG), which finds nothing where 127.0.0.1 is
-            # the only IPv4 address (glibc's check_pf); this kernel has no dummy interfaces, so lo gets one.
-            chroot {root} ip addr add 10.217.0.1/32 dev lo
+            # the only IPv4 address (glibc's check_pf); this kernel has no dummy interfaces, so lo gets
+            # one: the controller's rendered address, or a private one when the rendering names none.
+            {addresses}
             mount -t proc proc {root}/proc
             mount -t sysfs -o nosuid,nodev,noexec sysfs {root}/sys
             mount -t tmpfs -o mode=755,nosuid,nodev,noexec cgroup {root}/sys/fs/cgroup
@@ -476,8 +495,9 @@ class SlurmLab:
         )
 
     def _install_files(self) -> None:
-        hosts = "127.0.0.1 localhost\n" + "".join(
-            f"127.0.0.1 {name}\n" for name in dict.fromkeys([self.controller, *self.nodes])
+        controller = self.controller_addresses[0] if self.controller_addresses else "127.0.0.1"
+        hosts = f"127.0.0.1 localhost\n{controller} {self.controller}\n" + "".join(
+            f"127.0.0.1 {name}\n" for name in self.nodes if name != self.controller
         )
         self.path("/etc/hosts").write_text(hosts)
         etc = self.path("/etc/slurm")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.slurm.lab import account_users
+from tests.slurm.lab import account_users, controller_addresses
 from tests.slurm.overrides import apply_lab_overrides, expand_hostlist, node_names, settings
 from tests.slurm.rendered import rendered_files
 
@@ -59,3 +59,12 @@ def test_existing_slurmd_parameters_are_kept() -> None:
 
 def test_account_users() -> None:
     assert account_users(rendered_files()["accounts.cfg"]) == ["alice", "ivan"]
+
+
+def test_controller_addresses() -> None:
+    assert controller_addresses(rendered_files()) == []
+    files = {
+        "slurm.conf": "SlurmctldHost=c(10.30.0.10)\nAccountingStorageHost=10.30.0.10\n",
+        "slurmdbd.conf": "DbdHost=c\nDbdAddr=10.30.0.11\n",
+    }
+    assert controller_addresses(files) == ["10.30.0.10", "10.30.0.11"]

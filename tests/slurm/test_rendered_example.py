@@ -60,6 +60,11 @@ def lab(example_lab: SlurmLab) -> SlurmLab:
 
 def test_rendered_example_starts_and_every_node_is_idle(lab: SlurmLab) -> None:
     assert lab.cluster == "llm-slurm"
+    # The controller's fixed address, as rendered (SlurmctldHost=name(addr), AccountingStorageHost,
+    # DbdAddr), exists in the lab (on lo): sacctmgr below reaches slurmdbd through it.
+    assert lab.controller_addresses == ["10.30.0.10"]
+    assert "inet 10.30.0.10/32" in lab.run("ip -4 addr show dev lo").stdout
+    assert "AccountingStorageHost   = 10.30.0.10" in lab.run("scontrol show config").stdout
     assert sorted(lab.users) == ["alice", "bob", "carol", "dave"]
     assert lab.nodes_state() == {name: {"state": "IDLE", "reason": ""} for name in NODES}
     qos = lab.run("sacctmgr -n -P show qos format=name,grptres,preempt").stdout.splitlines()
