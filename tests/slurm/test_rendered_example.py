@@ -93,12 +93,9 @@ def test_rendered_example_runs_a_two_node_gpu_job_with_a_time_limit(lab: SlurmLa
     assert lines == [f"h100-{i} CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" for i in range(2)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the rendered partition has no DefaultTime: a job without --time gets no finite limit, and "
-    "AccountingStorageEnforce=safe with GrpTRESMins keeps it pending (QOSGrpGRESMinutes) for ever",
-)
 def test_rendered_example_runs_a_job_without_a_time_limit(lab: SlurmLab) -> None:
+    # The partition's DefaultTime bounds the job: under safe enforcement a job without a limit would wait
+    # for ever on the team's GPU-minute budget (QOSGrpGRESMinutes); this test found that.
     job_id = lab.sbatch(QUICK, "-N1", "--gpus-per-node=8", "-A", "research", user="alice")
 
     def decided() -> tuple[str, str] | None:
