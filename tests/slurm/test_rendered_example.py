@@ -107,3 +107,33 @@ def test_rendered_example_runs_a_job_without_a_time_limit(lab: SlurmLab) -> None
         "PENDING",
         "QOSGrpGRESMinutes",
     )
+
+
+def test_the_node_sync_moves_a_node_and_downs_a_lost_one_in_slurmctld(lab: SlurmLab) -> None:
+    """The controller's node sync (clusterfab/scheduler/slurm/nodesync.py) against the real slurmctld: it
+    reads the nodes' JSON, points a static node at its instance's address (Slurm accepts NodeAddr on
+    static nodes), and marks a node no instance holds DOWN with the sync's reason."""
+    from clusterfab.scheduler.slurm.nodesync import GONE_REASON, MarkDown, Scontrol, SetAddress
+
+    def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+        done = lab.run(command, check=bool(options.get("check")))
+        return subprocess.CompletedProcess(command, done.returncode, done.stdout, done.stderr)
+
+    scontrol = Scontrol(run=run)
+    before = scontrol.nodes()
+    assert sorted(before) == NODES
+    assert not any(node.down for node in before.values())
+    try:
+        scontrol.apply(SetAddress("h100-3", "127.0.0.1"))
+        scontrol.apply(MarkDown("h100-5", GONE_REASON))
+        after = scontrol.nodes()
+        assert after["h100-3"].address == "127.0.0.1"
+        assert after["h100-5"].down
+        assert lab.nodes_state()["h100-5"]["reason"] == GONE_REASON
+        # slurmctld still reaches h100-3's slurmd at the new address: a job lands there and runs.
+        job_id = lab.sbatch(
+            QUICK, "-N1", "-w", "h100-3", "--gpus-per-node=8", "--time=5", "-A", "research", user="alice"
+        )
+        assert lab.job_state(lab.wait_job(job_id, FINAL)).split("+")[0] == "COMPLETED"
+    finally:
+        scontrol.apply(SetAddress("h100-3", before["h100-3"].address))
