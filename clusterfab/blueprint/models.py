@@ -604,6 +604,15 @@ class PartitionSpec(Spec):
             )
         ),
     ] = "01:00:00"
+    exclusive: Annotated[
+        bool,
+        Field(
+            description=(
+                "Whole nodes per job (default true, as distributed training wants); false lets small jobs "
+                "share a node's GPUs, each charged only the GPUs it asked for."
+            )
+        ),
+    ] = True
 
 
 class SchedulerSpec(Spec):

@@ -231,6 +231,7 @@ class Partition:
     default: bool
     max_time: str | None
     default_time: str
+    exclusive: bool
     index: int | None
     """Position in scheduler.partitions; None for a partition made from a node group by default."""
 

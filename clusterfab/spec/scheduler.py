@@ -72,6 +72,7 @@ def _partitions(spec: SchedulerSpec, groups: Sequence[NodeGroup]) -> tuple[Parti
                 default=i == 0,
                 max_time=None,
                 default_time=DEFAULT_TIME,
+                exclusive=True,
                 index=None,
             )
             for i, g in enumerate(groups)
@@ -85,6 +86,7 @@ def _partitions(spec: SchedulerSpec, groups: Sequence[NodeGroup]) -> tuple[Parti
             default=p.default or (not any_default and i == 0),
             max_time=p.max_time,
             default_time=p.default_time,
+            exclusive=p.exclusive,
             index=i,
         )
         for i, p in enumerate(spec.partitions)

@@ -166,6 +166,16 @@ def test_teams_of_one_priority_do_not_preempt_each_other() -> None:
     assert "PriorityUsageResetPeriod" not in settings(files["slurm.conf"])  # no monthly budgets
 
 
+def test_a_shared_partition_charges_small_jobs_only_their_gpus() -> None:
+    cluster = slurm_spec(
+        scheduler={"partitions": [{"name": "dev", "node_groups": ["h100"], "exclusive": False}]}
+    )
+    assert lines_starting(render_slurm(cluster, FACTS)["slurm.conf"], "PartitionName=") == [
+        "PartitionName=dev Nodes=h100-[0-3] Default=YES MaxTime=UNLIMITED DefaultTime=01:00:00 State=UP "
+        "OverSubscribe=NO"
+    ]
+
+
 def test_without_pyxis_there_is_no_plugstack() -> None:
     assert "plugstack.conf" not in render_slurm(slurm_spec(scheduler={"containers": "none"}), FACTS)
 

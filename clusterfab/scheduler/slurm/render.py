@@ -178,6 +178,8 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("AccountingStorageTRES", join(["gres/gpu", *sorted({f"gres/gpu:{gres_type(g)}" for g in groups})])),
         s("AccountingStorageEnforce", "associations,limits,qos,safe"),
         s("JobCompType", "jobcomp/none"),
+        # Ubuntu's Slurm packages install no mailer; slurmctld would log an invalid MailProg at every start.
+        s("MailProg", "/bin/true"),
         s("TopologyPlugin", "topology/tree"),
     ]
     return settings
@@ -198,7 +200,10 @@ def _slurm_conf(
             f"NodeName={node_names(group)} CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
             f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node} State=UNKNOWN"
         )
-    lines += ["", "# Partitions: whole nodes per job (OverSubscribe=EXCLUSIVE), as GPU training wants."]
+    lines += [
+        "",
+        "# Partitions: whole nodes per job (OverSubscribe=EXCLUSIVE) unless a partition shares them.",
+    ]
     by_name = {g.name: g for g in groups}
     for partition in slurm.partitions:
         members = [node_names(by_name[name]) for name in partition.node_groups if name in by_name]
@@ -208,7 +213,7 @@ def _slurm_conf(
         lines.append(
             f"PartitionName={partition.name} Nodes={join(members)} Default={default} "
             f"MaxTime={partition.max_time or 'UNLIMITED'} DefaultTime={partition.default_time} "
-            "State=UP OverSubscribe=EXCLUSIVE"
+            f"State=UP OverSubscribe={'EXCLUSIVE' if partition.exclusive else 'NO'}"
         )
     return "\n".join(lines) + "\n"
 
