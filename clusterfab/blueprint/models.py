@@ -641,8 +641,11 @@ class SchedulerSpec(Spec):
     ] = "embedded"
     containers: Annotated[
         Literal["pyxis", "none"],
-        Field(description="pyxis installs enroot and the pyxis SPANK plugin (`srun --container-image`)."),
-    ] = "pyxis"
+        Field(
+            description="pyxis: enroot and the pyxis SPANK plugin (`srun --container-image`); not installed "
+            "yet (BP137). none (default): jobs run on the node's own software."
+        ),
+    ] = "none"
     partitions: Annotated[
         list[PartitionSpec] | None,
         Field(

@@ -539,6 +539,8 @@ class SlurmRelease(Sourced):
     """The Slurm release the nodes' image carries (every daemon of a cluster runs it)."""
 
     version: str = Field(pattern=r"^\d+\.\d+(\.\d+)?$")
+    package_version: str
+    """The distribution's version string of the Slurm packages (`apt-get install slurmd=<this>`)."""
     distribution: str
     packages: SlurmPackages
 

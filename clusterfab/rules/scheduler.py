@@ -41,6 +41,14 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
             "accounting: managed (RDS / Cloud SQL) is not provisioned by clusterfab yet",
             hint="use accounting: embedded (MariaDB on the controller's protected state disk)",
         )
+    if spec.containers == "pyxis":
+        yield ctx.finding(
+            "BP137",
+            ("scheduler", "containers"),
+            "containers: pyxis is not installed on the nodes yet (enroot and pyxis have no recorded, "
+            "digest-pinned release in the catalog)",
+            hint="set containers: none to silence this; jobs run on the nodes' own software meanwhile",
+        )
     if ctx.blueprint.cloud == "gcp":
         yield ctx.finding(
             "BP133",

@@ -254,6 +254,8 @@ class Slurm:
     partitions: tuple[Partition, ...]
     version: str
     """The Slurm release every daemon runs (the nodes' image's)."""
+    package_version: str
+    """Its packages' version string in the nodes' distribution (what the roles pin)."""
 
     @property
     def path(self) -> FieldPath:

@@ -58,6 +58,7 @@ def resolve_scheduler(
             containers=spec.containers,
             partitions=_partitions(spec, groups),
             version=facts.release.version,
+            package_version=facts.release.package_version,
         ),
         known,
     )

@@ -45,7 +45,6 @@ def test_the_example_renders_every_contract_file() -> None:
         "accounts.cfg",
         "cgroup.conf",
         "gres.conf",
-        "plugstack.conf",
         "qos.cfg",
         "slurm.conf",
         "slurmdbd.conf",
@@ -178,6 +177,9 @@ def test_a_shared_partition_charges_small_jobs_only_their_gpus() -> None:
 
 def test_without_pyxis_there_is_no_plugstack() -> None:
     assert "plugstack.conf" not in render_slurm(slurm_spec(scheduler={"containers": "none"}), FACTS)
+    assert "plugstack.conf" not in render_slurm(slurm_spec(), FACTS)  # none is the default (BP137)
+    pyxis = render_slurm(slurm_spec(scheduler={"containers": "pyxis"}), FACTS)
+    assert pyxis["plugstack.conf"] == "include /etc/slurm/plugstack.conf.d/*.conf\n"
 
 
 def test_slurmdbd_keeps_its_credentials_as_placeholders() -> None:

@@ -138,8 +138,10 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("SrunPortRange", "60001-63000"),
         s("StateSaveLocation", "/var/spool/slurmctld"),
         s("SlurmdSpoolDir", "/var/spool/slurmd"),
-        s("SlurmctldPidFile", "/run/slurmctld.pid"),
-        s("SlurmdPidFile", "/run/slurmd.pid"),
+        # In the runtime directories Ubuntu's units create: slurmctld and slurmdbd run as SlurmUser there,
+        # and cannot write /run itself.
+        s("SlurmctldPidFile", "/run/slurmctld/slurmctld.pid"),
+        s("SlurmdPidFile", "/run/slurm/slurmd.pid"),
         s("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
         s("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
         s("SchedulerType", "sched/backfill"),
@@ -265,7 +267,7 @@ def _slurmdbd_conf(spec: ClusterSpec, slurm: Slurm, facts: SlurmFacts) -> str:
             f"StorageUser={DBD_USER_PLACEHOLDER}",
             f"StoragePass={DBD_PASSWORD_PLACEHOLDER}",
             "LogFile=/var/log/slurm/slurmdbd.log",
-            "PidFile=/run/slurmdbd.pid",
+            "PidFile=/run/slurmdbd/slurmdbd.pid",
             "",
         ]
     )
