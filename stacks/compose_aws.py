@@ -24,7 +24,7 @@ from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars
-from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, munge_secret_name
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, munge_secret_name, node_vars
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
     CapacityBlock,
@@ -215,7 +215,7 @@ def _node_group(
         playbook="gpu_node.yml",
         playbook_vars=lambda resolved: {
             **gpu_node_vars(spec, group, catalog, resolved),
-            **(client_vars(spec, stack=cluster.stack) if spec.scheduler else {}),
+            **(node_vars(spec, catalog.slurm, group, stack=cluster.stack) if spec.scheduler else {}),
         },
         healthcheck_vars=healthcheck_vars(spec, group, catalog),
     )
@@ -382,7 +382,7 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
                 mounts=mounts,
                 playbook="slurm_login.yml",
                 playbook_vars=lambda resolved: {
-                    **client_vars(spec, stack=cluster.stack),
+                    **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
                     **storage_vars(spec.cloud, cluster.input.catalog, resolved),
                 },
                 healthcheck_vars=None,

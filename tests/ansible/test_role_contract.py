@@ -29,6 +29,7 @@ EXPECTED_ROLES = [
     "grafana",
     "infiniband",
     "local_scratch",
+    "munge",
     "nccl",
     "nccl_tests",
     "node_tuning",
@@ -37,6 +38,10 @@ EXPECTED_ROLES = [
     "nvidia_imex",
     "prometheus",
     "rdma_gib",
+    "slurm_controller",
+    "slurm_login",
+    "slurm_node",
+    "slurm_users",
     "storage_mounts",
 ]
 MANAGED_HEADERS = ("{{ ansible_managed | comment }}", "{{ ansible_managed | comment('c') }}")

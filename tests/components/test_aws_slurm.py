@@ -167,7 +167,11 @@ def test_gpu_nodes_get_slurmd_configless_from_the_controller() -> None:
     node_vars = boot_vars(user_data(plan, "slm-cluster-h100-lt"))
     assert node_vars["clusterfab_slurm_enabled"] is True
     assert node_vars["slurm_node_conf_server"] == "10.40.0.10:6817"
-    assert node_vars["slurm_node_containers"] == "pyxis"
+    assert node_vars["slurm_node_gpus"] == 8
+    assert node_vars["slurm_node_name_source"] == "aws"
+    assert node_vars["slurm_node_version"] == "23.11.4-1.2ubuntu5"
+    assert node_vars["munge_key_generate"] is False
+    assert node_vars["slurm_users_accounts"] == [{"name": "alice", "uid": 40207}]
 
 
 def test_without_a_scheduler_there_is_no_slurm() -> None:

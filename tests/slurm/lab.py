@@ -45,6 +45,9 @@ STORAGE_USER = "slurm"
 NVIDIA_MAJOR = 195
 LAB_ADDRESS = "10.217.0.1"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+ROLES = Path(__file__).resolve().parents[2] / "playbooks" / "roles"
+ACCOUNTS_LOADER = "/usr/local/sbin/clusterfab-slurm-accounts"
+ACCOUNTS_LOADER_SOURCE = ROLES / "slurm_controller" / "files" / "clusterfab-slurm-accounts"
 _PR_SET_PDEATHSIG = 1
 # The cgroup v1 hierarchies a lab gets (this VM mounts them one controller per hierarchy, beside a
 # cgroup2 "unified" one). Slurm's autodetection picks cgroup/v1 when /sys/fs/cgroup is a tmpfs with a
@@ -162,6 +165,8 @@ class SlurmLab:
         self.controller_addresses = controller_addresses(self.files)
         self.users = account_users(self.files["accounts.cfg"])
         self.timings = Timings()
+        self.accounts_loads: list[str] = []
+        """What each run of the accounts loader printed."""
         self.slurm_version = golden.slurm_version
         self.root = workdir / "root"
         self.logs = workdir / "logs"
@@ -518,8 +523,9 @@ class SlurmLab:
             f"""
             set -e
             {users}
-            mkdir -p /var/log/slurm /run/slurmd /run/slurmdbd /run/munge /run/mysqld {state} {FAULT_DIR}
-            chown slurm:slurm /var/log/slurm /run/slurmdbd {state}
+            mkdir -p /var/log/slurm /run/slurm /run/slurmd /run/slurmctld /run/slurmdbd {state} {FAULT_DIR}
+            mkdir -p /run/munge /run/mysqld
+            chown slurm:slurm /var/log/slurm /run/slurmctld /run/slurmdbd {state}
             chown munge:munge /run/munge
             chown mysql:mysql /run/mysqld
             """
@@ -598,14 +604,16 @@ class SlurmLab:
         )
 
     def _load_accounts(self) -> None:
-        qos = _qos_lines(self.files.get("qos.cfg", ""))
-        for name, _attrs in qos:
-            self.run(["sacctmgr", "-i", "add", "qos", name])
-        for name, attrs in qos:
-            if attrs:
-                self.run(["sacctmgr", "-i", "modify", "qos", name, "set", *attrs])
+        """The slurm_controller role's own loader (`clusterfab-slurm-accounts`) on the rendered files."""
+        self.path(ACCOUNTS_LOADER).write_text(ACCOUNTS_LOADER_SOURCE.read_text())
+        self.path(ACCOUNTS_LOADER).chmod(0o755)
+        self.path("/root/qos.cfg").write_text(self.files.get("qos.cfg", ""))
         self.path("/root/accounts.cfg").write_text(self.files["accounts.cfg"])
-        self.run("sacctmgr -i load file=/root/accounts.cfg")
+        self.accounts_loads.append(self.load_accounts())
+
+    def load_accounts(self) -> str:
+        """Run the loader; what it printed (`changed` or `unchanged`)."""
+        return self.run([ACCOUNTS_LOADER, self.cluster, "/root/qos.cfg", "/root/accounts.cfg"]).stdout.strip()
 
     def _start_slurmds(self) -> None:
         for node in self.nodes:

@@ -5,6 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
+HEALTH_CHECK = (
+    Path(__file__).resolve().parents[2] / "playbooks/roles/slurm_node/files/clusterfab-slurm-health"
+)
+"""The slurm_node role's prolog and epilog: the lab runs the role's own script (its defaults: 8 GPUs)."""
+
+
+def node_scripts() -> dict[str, str]:
+    """The prolog.d and epilog.d entries the slurm_node role installs on every GPU node."""
+    text = HEALTH_CHECK.read_text()
+    return {"prolog.d/50-clusterfab-health": text, "epilog.d/50-clusterfab-health": text}
 
 
 def rendered_files(name: str = "handwritten") -> dict[str, str]:
@@ -13,7 +23,7 @@ def rendered_files(name: str = "handwritten") -> dict[str, str]:
     Until `clusterfab render slurm` lands this is the hand-written set under data/handwritten; then it
     becomes ``render_slurm(spec)`` for the matching blueprint (the only line to change).
     """
-    return files_in(DATA / name)
+    return {**files_in(DATA / name), **node_scripts()}
 
 
 def files_in(root: Path) -> dict[str, str]:

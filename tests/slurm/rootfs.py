@@ -25,8 +25,9 @@ CACHE_DIR_ENV = "CLUSTERFAB_TEST_CACHE_DIR"
 MIRROR_ENV = "CLUSTERFAB_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 SUITE = "trixie"
-# Package names as trixie's main/binary-amd64/Packages index spells them (checked 2026-11-25: all at
-# 24.11.5-4+deb13u1; munge 0.5.16-1.1~deb13u1; mariadb-server 1:11.8.9+ds-0+deb13u1).
+# Package names as trixie's main/binary-amd64/Packages index spells them (checked 2026-11-25 and, sackd
+# included, 2026-11-26: all at 24.11.5-4+deb13u1; munge 0.5.16-1.1~deb13u1; mariadb-server
+# 1:11.8.9+ds-0+deb13u1).
 PACKAGES = (
     "slurmctld",
     "slurmd",
@@ -36,6 +37,14 @@ PACKAGES = (
     "slurm-wlm-mysql-plugin",
     "munge",
     "mariadb-server",
+    # What the Slurm roles install besides (test_slurm_roles applies them offline: the roles find every
+    # package already at its version), and what Ansible needs in the chroot: python3-apt for the apt
+    # module, systemd for `systemctl enable`, curl for the key program.
+    "sackd",
+    "python3-boto3",
+    "python3-apt",
+    "systemd",
+    "curl",
     # The lab's own needs: `ip link set lo up` in the lab's network namespace, `timeout` in prologs.
     "iproute2",
     "procps",

@@ -1,6 +1,7 @@
 """The renderer's own output: `clusterfab render slurm blueprints/examples/aws-p5-slurm.yaml` (cluster
-llm-slurm, eight h100 nodes, teams research/applied/interns) run by the lab as rendered, with the lab's
-stand-ins for the health prolog and epilog that the slurm_node role installs on real nodes.
+llm-slurm, eight h100 nodes, teams research/applied/interns) run by the lab as rendered, with the
+slurm_node role's own health check as the prolog and epilog and the slurm_controller role's own accounts
+loader.
 
 The renderer targets the nodes' Slurm (Ubuntu 24.04's 23.11.4); the lab runs Debian 13's 24.11.5.
 """
@@ -17,7 +18,7 @@ import pytest
 from tests.conftest import REPO
 from tests.slurm.conftest import TIMINGS
 from tests.slurm.lab import SlurmLab
-from tests.slurm.rendered import files_in, rendered_files
+from tests.slurm.rendered import files_in, node_scripts
 from tests.slurm.rootfs import GoldenRootfs
 
 pytestmark = pytest.mark.slurm
@@ -45,8 +46,7 @@ def render(out: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def example_lab(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     files = render(tmp_path_factory.mktemp("render"))
-    scripts = {k: v for k, v in rendered_files().items() if k.startswith(("prolog.d/", "epilog.d/"))}
-    with SlurmLab({**files, **scripts}, golden, tmp_path_factory.mktemp("slurmlab-example")) as lab:
+    with SlurmLab({**files, **node_scripts()}, golden, tmp_path_factory.mktemp("slurmlab-example")) as lab:
         TIMINGS["example_lab_start"] = dict(lab.timings.steps)
         yield lab
     assert lab.leftover_processes() == []
@@ -137,3 +137,13 @@ def test_the_node_sync_moves_a_node_and_downs_a_lost_one_in_slurmctld(lab: Slurm
         assert lab.job_state(lab.wait_job(job_id, FINAL)).split("+")[0] == "COMPLETED"
     finally:
         scontrol.apply(SetAddress("h100-3", before["h100-3"].address))
+
+
+def test_the_roles_accounts_loader_is_idempotent_on_the_real_slurmdbd(lab: SlurmLab) -> None:
+    assert lab.accounts_loads == ["changed"]
+    assert lab.load_accounts() == "unchanged"
+    qos = lab.run("sacctmgr -n -P show qos research format=name,grptres,grptresmins,flags").stdout.split("|")
+    assert qos[0] == "research"
+    assert "gres/gpu=64" in qos[1]
+    assert qos[2] == "gres/gpu=1800000"
+    assert "NoDecay" in qos[3]

@@ -17,6 +17,7 @@ from clusterfab.bootstrap import Mount
 from clusterfab.catalog import load_catalog
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
 from clusterfab.rules.engine import validate_file
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, node_vars
 from tests.conftest import EXAMPLES, REPO
 from tests.factories import example_spec
 from tests.factories import spec as spec_of
@@ -69,6 +70,9 @@ def _roles(playbook: str, variables: dict[str, Any]) -> list[str]:
                 roles.append(role)
         elif condition.endswith(" in gpu_node_nvlink_services"):
             if condition.split(" in ")[0].strip("'") in variables["gpu_node_nvlink_services"]:
+                roles.append(role)
+        elif condition == "clusterfab_slurm_enabled | default(false) | bool":
+            if variables.get("clusterfab_slurm_enabled"):
                 roles.append(role)
         elif condition.startswith("gpu_node_fabric == "):
             if variables["gpu_node_fabric"] == condition.split("==")[1].strip().strip("'\""):
@@ -140,10 +144,32 @@ def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, 
     ]
     if item in groups:
         variables = gpu_node_vars(resolved, groups[item], CATALOG, mounts)
+        if resolved.scheduler is not None:
+            variables |= node_vars(resolved, CATALOG.slurm, groups[item], stack="prod")
         _contract("gpu_node.yml", variables, _playbook_spec())
         _contract("healthcheck.yml", healthcheck_vars(resolved, groups[item], CATALOG))
     else:
         _contract("tpu_host.yml", tpu_host_vars(resolved, slices[item], CATALOG, mounts))
+
+
+SLURM_CASES = list(
+    dict.fromkeys((p, e) for p, e, _ in CASES if validate_file(p).blueprints[e].spec.scheduler is not None)
+)
+
+
+SLURM_IDS = [f"{p.stem}-{e or 'base'}" for p, e in SLURM_CASES]
+
+
+@pytest.mark.parametrize(("path", "env"), SLURM_CASES, ids=SLURM_IDS)
+def test_slurm_hosts_vars_satisfy_their_playbooks(path: Path, env: str | None) -> None:
+    resolved = validate_file(path).blueprints[env].spec
+    controller = controller_vars(resolved, CATALOG.slurm, stack="prod", files_dir="/opt/clusterfab/files/x")
+    _contract("slurm_controller.yml", controller)
+    _contract("slurm_login.yml", client_vars(resolved, CATALOG.slurm, stack="prod"))
+    assert controller["slurm_controller_version"] == CATALOG.slurm.release.package_version
+    assert {a["name"] for a in controller["slurm_users_accounts"]} == {
+        user for team in resolved.teams for user in team.users
+    }
 
 
 def test_every_fabric_maps_to_a_role_of_the_playbook() -> None:

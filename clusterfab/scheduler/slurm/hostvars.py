@@ -9,7 +9,8 @@ from typing import Any
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.core.vocab import label_value
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm
-from clusterfab.spec import ClusterSpec, Slurm
+from clusterfab.scheduler.slurm.users import user_ids
+from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
 
 
 def munge_secret_name(spec: ClusterSpec, stack: str) -> str:
@@ -32,29 +33,56 @@ def _munge(spec: ClusterSpec, stack: str, *, generate: bool) -> dict[str, Any]:
     }
 
 
+def _users(spec: ClusterSpec) -> dict[str, Any]:
+    ids = user_ids(user for team in spec.teams for user in team.users)
+    return {"slurm_users_accounts": [{"name": name, "uid": uid} for name, uid in ids.items()]}
+
+
 def controller_vars(spec: ClusterSpec, facts: SlurmFacts, *, stack: str, files_dir: str) -> dict[str, Any]:
     """Extravars of slurm_controller.yml: the rendered files, the state disk, accounting."""
     slurm = _slurm(spec)
     return {
         **_munge(spec, stack, generate=True),
+        **_users(spec),
+        "slurm_controller_cluster": spec.name,
         "slurm_controller_hostname": controller_host(spec),
         "slurm_controller_config_dir": files_dir,
         "slurm_controller_accounting": slurm.accounting,
         "slurm_controller_state_device_name": "/dev/sdf",
         "slurm_controller_packages": list(facts.release.packages.controller),
+        "slurm_controller_version": slurm.package_version,
         "slurm_controller_sync_program": f"{files_dir}/{SYNC_PROGRAM}",
         "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
     }
 
 
-def client_vars(spec: ClusterSpec, *, stack: str) -> dict[str, Any]:
-    """Extravars of slurm_login.yml and of the slurm_node role: where the configuration comes from."""
+def _conf_server(spec: ClusterSpec, facts: SlurmFacts) -> str:
+    return f"{controller_address(spec)}:{facts.ports.slurmctld}"
+
+
+def client_vars(spec: ClusterSpec, facts: SlurmFacts, *, stack: str) -> dict[str, Any]:
+    """Extravars of slurm_login.yml: where the configuration comes from, which packages, the users."""
     return {
         **_munge(spec, stack, generate=False),
+        **_users(spec),
+        "slurm_login_conf_server": _conf_server(spec, facts),
+        "slurm_login_packages": list(facts.release.packages.login),
+        "slurm_login_version": _slurm(spec).package_version,
+    }
+
+
+def node_vars(spec: ClusterSpec, facts: SlurmFacts, group: NodeGroup, *, stack: str) -> dict[str, Any]:
+    """Extravars of gpu_node.yml's Slurm part for one node group: slurmd configless, named by the node
+    sync's instance tag, and the GPUs its health check expects."""
+    return {
+        **_munge(spec, stack, generate=False),
+        **_users(spec),
         "clusterfab_slurm_enabled": True,
-        "slurm_node_conf_server": f"{controller_address(spec)}:6817",
-        "slurm_login_conf_server": f"{controller_address(spec)}:6817",
-        "slurm_node_containers": _slurm(spec).containers,
+        "slurm_node_conf_server": _conf_server(spec, facts),
+        "slurm_node_packages": list(facts.release.packages.node),
+        "slurm_node_version": _slurm(spec).package_version,
+        "slurm_node_name_source": spec.cloud,
+        "slurm_node_gpus": group.gpus_per_node,
     }
 
 

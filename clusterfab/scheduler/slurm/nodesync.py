@@ -219,17 +219,41 @@ def sync(names: Mapping[str, Sequence[str]], fleet: Fleet, slurm: Scontrol) -> l
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--groups", required=True, help="JSON object: node group -> number of nodes")
-    parser.add_argument("--blueprint", required=True)
-    parser.add_argument("--stack", required=True)
-    parser.add_argument("--region", required=True)
+    parser.add_argument(
+        "--config",
+        help="JSON file with groups, blueprint, stack and region (what the controller's timer passes)",
+    )
+    parser.add_argument("--groups", help="JSON object: node group -> number of nodes")
+    parser.add_argument("--blueprint")
+    parser.add_argument("--stack")
+    parser.add_argument("--region")
     args = parser.parse_args(argv)
+    settings = _settings(args, parser)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     import boto3  # noqa: PLC0415 - only the program run needs it (Ubuntu's python3-boto3 on the controller)
 
-    fleet = Ec2Fleet(boto3.client("ec2", region_name=args.region), blueprint=args.blueprint, stack=args.stack)
-    sync(node_names(json.loads(args.groups)), fleet, Scontrol())
+    fleet = Ec2Fleet(
+        boto3.client("ec2", region_name=settings["region"]),
+        blueprint=settings["blueprint"],
+        stack=settings["stack"],
+    )
+    sync(node_names(settings["groups"]), fleet, Scontrol())
     return 0
+
+
+def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
+    """--config's file, overridden by any option given on the command line."""
+    settings: dict[str, Any] = {}
+    if args.config:
+        with open(args.config, encoding="utf-8") as handle:
+            settings.update(json.load(handle))
+    if args.groups:
+        settings["groups"] = json.loads(args.groups)
+    settings.update({k: getattr(args, k) for k in ("blueprint", "stack", "region") if getattr(args, k)})
+    missing = [k for k in ("groups", "blueprint", "stack", "region") if k not in settings]
+    if missing:
+        parser.error(f"missing {', '.join(missing)} (give --config FILE or the options)")
+    return settings
 
 
 if __name__ == "__main__":

@@ -89,9 +89,32 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "nvidia_driver_version": "580.95.05",
   "nvidia_fabricmanager_nvlsm": false,
   "nvidia_fabricmanager_version": "580.95.05",
-  "slurm_login_conf_server": "10.30.0.10:6817",
   "slurm_node_conf_server": "10.30.0.10:6817",
-  "slurm_node_containers": "pyxis",
+  "slurm_node_gpus": 8,
+  "slurm_node_name_source": "aws",
+  "slurm_node_packages": [
+    "slurmd",
+    "slurm-client"
+  ],
+  "slurm_node_version": "23.11.4-1.2ubuntu5",
+  "slurm_users_accounts": [
+    {
+      "name": "alice",
+      "uid": 40207
+    },
+    {
+      "name": "bob",
+      "uid": 38650
+    },
+    {
+      "name": "carol",
+      "uid": 26302
+    },
+    {
+      "name": "dave",
+      "uid": 46851
+    }
+  ],
   "storage_mounts_list": [
     {
       "fstype": "lustre",

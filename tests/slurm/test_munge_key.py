@@ -1,0 +1,175 @@
+"""The munge role's key program (`clusterfab-munge-key`, from the role's template) against moto's Secrets
+Manager over HTTP, signed by curl with credentials from a fake instance metadata service, run inside
+Debian 13's root file system (its munge user, curl and python3): the controller makes the key once and
+stores it, a second run changes nothing, a node installs the same key, and a node whose secret never
+gets a key gives up with a message that says what to check.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import boto3
+import jinja2
+import pytest
+from moto.server import ThreadedMotoServer
+
+from tests.slurm.rootfs import GoldenRootfs
+
+pytestmark = pytest.mark.slurm
+
+ROLE = Path(__file__).resolve().parents[2] / "playbooks" / "roles" / "munge"
+REGION = "us-east-1"
+PROGRAM = "/usr/local/sbin/clusterfab-munge-key"
+KEY = "/etc/munge/munge.key"
+CREDENTIALS = {"AccessKeyId": "AKIDLAB", "SecretAccessKey": "lab-secret", "Token": "lab-token"}
+
+
+class _Metadata(BaseHTTPRequestHandler):
+    """IMDSv2 as the program uses it: a token, then the role's credentials with that token."""
+
+    def do_PUT(self) -> None:
+        self._answer("lab-imds-token" if self.path == "/latest/api/token" else None)
+
+    def do_GET(self) -> None:
+        if self.headers.get("X-aws-ec2-metadata-token") != "lab-imds-token":
+            self._answer(None, 401)
+            return
+        base = "/latest/meta-data/iam/security-credentials/"
+        answers = {base: "lab-role", base + "lab-role": json.dumps(CREDENTIALS)}
+        self._answer(answers.get(self.path))
+
+    def _answer(self, body: str | None, status: int = 200) -> None:
+        if body is None:
+            self.send_response(404 if status == 200 else status)
+            self.end_headers()
+            return
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@dataclass
+class Aws:
+    secrets_endpoint: str
+    metadata_endpoint: str
+
+    def client(self) -> Any:
+        return boto3.client(
+            "secretsmanager",
+            region_name=REGION,
+            endpoint_url=self.secrets_endpoint,
+            aws_access_key_id="AKIDLAB",
+            aws_secret_access_key="lab-secret",
+        )
+
+
+@pytest.fixture(scope="module")
+def aws() -> Iterator[Aws]:
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    moto.start()
+    metadata = ThreadingHTTPServer(("127.0.0.1", 0), _Metadata)
+    thread = threading.Thread(target=metadata.serve_forever, daemon=True)
+    thread.start()
+    host, port = moto.get_host_and_port()
+    try:
+        yield Aws(f"http://{host}:{port}", f"http://127.0.0.1:{metadata.server_address[1]}")
+    finally:
+        metadata.shutdown()
+        moto.stop()
+
+
+@pytest.fixture(scope="module")
+def root(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("munge") / "root"
+    subprocess.run(["cp", "-a", "--reflink=auto", str(golden.path), str(dest)], check=True, timeout=600)
+    (dest / KEY.lstrip("/")).unlink(missing_ok=True)
+    return dest
+
+
+def _program(secret: str, *, generate: bool, wait_seconds: int = 1800) -> str:
+    """The role's template rendered as Ansible would for these inputs."""
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["comment"] = lambda text: f"#\n# {text}\n#"
+    env.filters["quote"] = shlex.quote
+    env.filters["bool"] = bool
+    template = env.from_string((ROLE / "templates" / "clusterfab-munge-key.sh.j2").read_text())
+    return template.render(
+        ansible_managed="Ansible managed",
+        munge_key_secret=secret,
+        munge_key_region=REGION,
+        munge_key_generate=generate,
+        munge_key_wait_seconds=wait_seconds,
+        __munge_key=KEY,
+    )
+
+
+def _run(root: Path, aws: Aws, program: str) -> subprocess.CompletedProcess[str]:
+    path = root / PROGRAM.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(program)
+    path.chmod(0o700)
+    env = {
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+        "AWS_EC2_METADATA_SERVICE_ENDPOINT": aws.metadata_endpoint,
+        "AWS_ENDPOINT_URL_SECRETS_MANAGER": aws.secrets_endpoint,
+    }
+    return subprocess.run(
+        ["chroot", str(root), PROGRAM], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def test_the_controller_makes_the_key_once_and_a_node_installs_it(root: Path, aws: Aws) -> None:
+    secret = "clusterfab-llm-slurm-prod-munge-key"
+    aws.client().create_secret(Name=secret, Description="created empty, as AwsSlurmController does")
+
+    first = _run(root, aws, _program(secret, generate=True))
+    assert (first.returncode, first.stdout) == (0, "changed\n"), first.stderr
+    stored = base64.b64decode(aws.client().get_secret_value(SecretId=secret)["SecretString"])
+    key = root / KEY.lstrip("/")
+    assert len(stored) == 1024
+    assert key.read_bytes() == stored
+    assert oct(key.stat().st_mode & 0o777) == "0o400"
+    owner = subprocess.run(
+        ["chroot", str(root), "stat", "-c", "%U:%G", KEY], capture_output=True, text=True, check=True
+    )
+    assert owner.stdout.strip() == "munge:munge"
+
+    again = _run(root, aws, _program(secret, generate=True))
+    assert (again.returncode, again.stdout) == (0, "unchanged\n"), again.stderr
+    assert base64.b64decode(aws.client().get_secret_value(SecretId=secret)["SecretString"]) == stored
+
+    key.unlink()
+    node = _run(root, aws, _program(secret, generate=False))
+    assert (node.returncode, node.stdout) == (0, "changed\n"), node.stderr
+    assert key.read_bytes() == stored
+
+
+def test_a_node_whose_secret_holds_no_key_gives_up_and_says_why(root: Path, aws: Aws) -> None:
+    secret = "clusterfab-empty-prod-munge-key"
+    aws.client().create_secret(Name=secret)
+    result = _run(root, aws, _program(secret, generate=False, wait_seconds=0))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"{secret} holds no MUNGE key after 0s: has the Slurm controller booted?"
+
+
+def test_a_short_key_is_refused(root: Path, aws: Aws) -> None:
+    secret = "clusterfab-short-prod-munge-key"
+    aws.client().create_secret(Name=secret, SecretString=base64.b64encode(b"x" * 16).decode())
+    result = _run(root, aws, _program(secret, generate=False))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"{secret} holds a key of 16 bytes; MUNGE needs at least 32"

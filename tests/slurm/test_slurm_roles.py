@@ -1,0 +1,282 @@
+"""The Slurm roles (munge, slurm_users, slurm_controller, slurm_node, slurm_login) applied through their
+playbooks (slurm_controller.yml, slurm_login.yml, gpu_node.yml's `slurm` tag) to Debian 13's real Slurm,
+MUNGE and MariaDB packages in a chroot, twice each: what they install, write, enable and hold, and that a
+second run changes nothing. The extravars are the ones the stack renders for the aws-p5-slurm example,
+with two lab substitutions: the key comes from a file (no Secrets Manager here) and the packages'
+version string is Debian 13's (the example pins Ubuntu 24.04's).
+
+Daemons do not start in a chroot (the roles start them only on a live systemd host); the Slurm lab runs
+the roles' own health check and accounts loader against the real daemons (test_rendered_example).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clusterfab.catalog.query import load_catalog
+from clusterfab.provision.runner import PlaybookResult, run_playbook
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_files, controller_vars, node_vars
+from clusterfab.scheduler.slurm.users import user_ids
+from tests.conftest import REPO
+from tests.factories import example_spec
+from tests.slurm.rootfs import GoldenRootfs
+
+pytestmark = pytest.mark.slurm
+
+BLUEPRINT = REPO / "blueprints" / "examples" / "aws-p5-slurm.yaml"
+PLAYBOOKS = REPO / "playbooks"
+FILES_DIR = "/var/lib/clusterfab/files/slurm-test"
+KEY = "/root/cluster-munge.key"
+STACK = "prod"
+
+
+@dataclass
+class HostRun:
+    root: Path
+    extravars: dict[str, Any]
+    first: PlaybookResult
+    second: PlaybookResult
+
+    def path(self, inside: str) -> Path:
+        return self.root / inside.lstrip("/")
+
+    def chroot(self, *argv: str) -> str:
+        return subprocess.run(
+            ["chroot", str(self.root), *argv], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+
+
+def _debian_version(root: Path, package: str) -> str:
+    out = subprocess.run(
+        ["chroot", str(root), "dpkg-query", "-W", "-f=${Version}", package],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout
+
+
+def _inventory(root: Path) -> dict[str, Any]:
+    return {
+        "all": {
+            "hosts": {
+                "node": {
+                    "ansible_host": str(root),
+                    "ansible_connection": "community.general.chroot",
+                    "ansible_python_interpreter": "/usr/bin/python3",
+                }
+            }
+        }
+    }
+
+
+def _host(golden: GoldenRootfs, dest: Path) -> Path:
+    subprocess.run(["cp", "-a", "--reflink=auto", str(golden.path), str(dest)], check=True, timeout=600)
+    key = dest / KEY.lstrip("/")
+    key.write_bytes(os.urandom(1024))
+    return dest
+
+
+def _apply(root: Path, playbook: str, extravars: dict[str, Any], tags: list[str] | None = None) -> HostRun:
+    def once() -> PlaybookResult:
+        return run_playbook(PLAYBOOKS / playbook, inventory=_inventory(root), extravars=extravars, tags=tags)
+
+    first = once()
+    return HostRun(root, extravars, first, once())
+
+
+def _lab_vars(root: Path, extravars: dict[str, Any]) -> dict[str, Any]:
+    """The stack's extravars with the lab's two substitutions (key file, Debian's version string)."""
+    version = _debian_version(root, "slurm-client")
+    lab = {
+        **extravars,
+        "munge_key_source": "file",
+        "munge_key_file": KEY,
+    }
+    for name in ("slurm_controller_version", "slurm_node_version", "slurm_login_version"):
+        if name in lab:
+            lab[name] = version
+    return lab
+
+
+@pytest.fixture(scope="module")
+def spec() -> Any:
+    return example_spec("aws-p5-slurm", env="prod")
+
+
+@pytest.fixture(scope="module")
+def controller(
+    golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[HostRun]:
+    catalog = load_catalog()
+    root = _host(golden, tmp_path_factory.mktemp("controller") / "root")
+    files = controller_files(spec, catalog.slurm, stack=STACK)
+    (root / "etc/cloud/cloud.cfg.d").mkdir(parents=True)  # as on the cloud images, which run cloud-init
+    for name, text in files.items():
+        target = root / FILES_DIR.lstrip("/") / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    extravars = _lab_vars(root, controller_vars(spec, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
+    yield _apply(root, "slurm_controller.yml", extravars)
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
+    root = _host(golden, tmp_path_factory.mktemp("login") / "root")
+    extravars = _lab_vars(root, client_vars(spec, load_catalog().slurm, stack=STACK))
+    yield _apply(root, "slurm_login.yml", extravars)
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
+    root = _host(golden, tmp_path_factory.mktemp("node") / "root")
+    [group] = [g for g in spec.node_groups if g.name == "h100"]
+    extravars = _lab_vars(root, node_vars(spec, load_catalog().slurm, group, stack=STACK))
+    yield _apply(root, "gpu_node.yml", extravars, tags=["slurm"])
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+@pytest.fixture(params=["controller", "login", "node"])
+def host(request: pytest.FixtureRequest) -> HostRun:
+    run: HostRun = request.getfixturevalue(request.param)
+    return run
+
+
+def test_first_run_converges_and_the_second_changes_nothing(host: HostRun) -> None:
+    assert host.first.succeeded, host.first.failed_tasks
+    assert host.first.hosts["node"].changed > 0
+    assert host.second.succeeded, host.second.failed_tasks
+    assert host.second.hosts["node"].changed == 0
+
+
+def test_every_host_has_the_teams_users_at_one_uid(host: HostRun, spec: Any) -> None:
+    expected = user_ids(user for team in spec.teams for user in team.users)
+    assert expected  # the example has users
+    passwd = {
+        line.split(":")[0]: line.split(":") for line in host.path("/etc/passwd").read_text().splitlines()
+    }
+    for name, uid in expected.items():
+        assert passwd[name][2:4] == [str(uid), str(uid)], name
+        assert passwd[name][6] == "/bin/bash"
+        assert host.path(f"/home/{name}").is_dir()
+
+
+def test_every_host_has_the_clusters_munge_key(host: HostRun) -> None:
+    key = host.path("/etc/munge/munge.key")
+    assert key.read_bytes() == host.path(KEY).read_bytes()
+    assert oct(key.stat().st_mode & 0o777) == "0o400"
+    assert host.chroot("stat", "-c", "%U:%G", "/etc/munge/munge.key").strip() == "munge:munge"
+    assert _enabled(host, "munge.service")
+
+
+def _enabled(host: HostRun, unit: str, target: str = "multi-user.target") -> bool:
+    """Whether `systemctl enable` linked the unit (the link's target lies inside the chroot)."""
+    return host.path(f"/etc/systemd/system/{target}.wants/{unit}").is_symlink()
+
+
+def _held(host: HostRun) -> set[str]:
+    out = host.chroot("dpkg", "--get-selections")
+    return {line.split()[0] for line in out.splitlines() if line.split()[-1] == "hold"}
+
+
+def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) -> None:
+    files = controller_files(spec, load_catalog().slurm, stack=STACK)
+    for name in ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf"):
+        assert controller.path(f"/etc/slurm/{name}").read_text() == files[name], name
+    assert controller.path("/etc/hostname").read_text() == "llm-slurm-controller\n"
+    assert (
+        "preserve_hostname: true"
+        in controller.path("/etc/cloud/cloud.cfg.d/99-clusterfab-hostname.cfg").read_text()
+    )
+    assert _held(controller) >= {"slurmctld", "slurmdbd", "slurm-client"}
+    for unit in (
+        "slurmctld.service",
+        "slurmdbd.service",
+        "mariadb.service",
+        "clusterfab-slurm-state.service",
+    ):
+        assert _enabled(controller, unit), unit
+    assert _enabled(controller, "clusterfab-slurm-sync.timer", "timers.target")
+    sync = controller.path("/etc/systemd/system/clusterfab-slurm-sync.service").read_text()
+    assert f"--config {FILES_DIR}/nodesync.json" in sync
+    assert json.loads(controller.path(f"{FILES_DIR}/nodesync.json").read_text())["groups"] == {"h100": 8}
+
+
+def test_slurmdbd_conf_holds_credentials_only_slurm_can_read(controller: HostRun) -> None:
+    conf = controller.path("/etc/slurm/slurmdbd.conf")
+    password = controller.path("/srv/clusterfab-slurm-state/slurmdbd.pass").read_text().strip()
+    assert len(password) == 48
+    text = conf.read_text()
+    assert f"StoragePass={password}\n" in text
+    assert "StorageUser=slurm\n" in text
+    assert "@SLURMDBD" not in text
+    assert oct(conf.stat().st_mode & 0o777) == "0o600"
+    assert controller.chroot("stat", "-c", "%U", "/etc/slurm/slurmdbd.conf").strip() == "slurm"
+    assert oct(controller.path("/srv/clusterfab-slurm-state/slurmdbd.pass").stat().st_mode & 0o777) == "0o600"
+    # The password is on no command line the role runs and in no file the boot script keeps.
+    assert password not in json.dumps(controller.extravars)
+
+
+def test_the_state_disk_comes_before_the_daemons_that_keep_state(controller: HostRun) -> None:
+    for unit in ("mariadb", "slurmdbd", "slurmctld"):
+        dropin = controller.path(f"/etc/systemd/system/{unit}.service.d/clusterfab-state.conf").read_text()
+        assert "Requires=clusterfab-slurm-state.service" in dropin
+        assert "After=clusterfab-slurm-state.service" in dropin
+    script = controller.path("/usr/local/sbin/clusterfab-slurm-state").read_text()
+    assert "slurmctld:/var/spool/slurmctld mysql:/var/lib/mysql" in script
+    # Formatting only a disk without a file system.
+    assert 'if [ -z "$(blkid -o value -s TYPE "$disk" || true)" ]; then' in script
+    mariadb = controller.path("/etc/mysql/mariadb.conf.d/60-clusterfab-slurm.cnf").read_text()
+    assert "skip-networking" in mariadb
+    assert "innodb_lock_wait_timeout=900" in mariadb
+
+
+def test_the_login_node_is_configless_through_sackd(login: HostRun, spec: Any) -> None:
+    assert (
+        login.path("/etc/default/sackd")
+        .read_text()
+        .endswith(f'SACKD_OPTIONS="--conf-server {login.extravars["slurm_login_conf_server"]}"\n')
+    )
+    assert login.extravars["slurm_login_conf_server"] == "10.30.0.10:6817"
+    assert not login.path("/etc/slurm/slurm.conf").exists()
+    assert _held(login) >= {"slurm-client", "sackd"}
+    assert _enabled(login, "sackd.service")
+
+
+def test_the_node_runs_slurmd_configless_with_the_health_check(node: HostRun) -> None:
+    dropin = node.path("/etc/systemd/system/slurmd.service.d/clusterfab.conf").read_text()
+    assert "ExecStart=\nExecStart=/usr/local/sbin/clusterfab-slurmd\n" in dropin
+    wrapper = node.path("/usr/local/sbin/clusterfab-slurmd").read_text()
+    assert "meta-data/tags/instance/clusterfab-slurm-node" in wrapper
+    assert "exec /usr/sbin/slurmd --systemd --conf-server 10.30.0.10:6817" in wrapper
+    assert node.path("/etc/default/clusterfab-slurm-health").read_text().splitlines()[-2:] == [
+        "CLUSTERFAB_HEALTH_GPUS=8",
+        "CLUSTERFAB_HEALTH_TIMEOUT=20",
+    ]
+    for kind in ("prolog", "epilog"):
+        script = node.path(f"/etc/slurm/{kind}.d/50-clusterfab-health")
+        assert os.readlink(script) == "/usr/local/sbin/clusterfab-slurm-health"
+    assert _held(node) >= {"slurmd", "slurm-client"}
+    assert _enabled(node, "slurmd.service")
+    assert not node.path("/etc/slurm/slurm.conf").exists()
+
+
+def test_the_wrapper_is_valid_shell(node: HostRun, controller: HostRun) -> None:
+    for host, script in (
+        (node, "/usr/local/sbin/clusterfab-slurmd"),
+        (node, "/usr/local/sbin/clusterfab-slurm-health"),
+        (controller, "/usr/local/sbin/clusterfab-slurm-state"),
+        (controller, "/usr/local/sbin/clusterfab-slurm-accounts"),
+    ):
+        subprocess.run(["sh", "-n", str(host.path(script))], check=True)
