@@ -153,6 +153,11 @@ GCP: dict[str, Upstream] = {
         (_IAM_MEMBER, Piece("secretmanager", "SecretManagerSecretIamSchema", "var")),
     ),
     "gcp:compute/firewall:Firewall": _p("google_compute_firewall", "compute", "ResourceComputeFirewall"),
+    "gcp:compute/address:Address": _p("google_compute_address", "compute", "ResourceComputeAddress"),
+    "gcp:compute/disk:Disk": _p("google_compute_disk", "compute", "ResourceComputeDisk"),
+    "gcp:secretmanager/secret:Secret": _p(
+        "google_secret_manager_secret", "secretmanager", "ResourceSecretManagerSecret"
+    ),
     "gcp:compute/globalAddress:GlobalAddress": _p(
         "google_compute_global_address", "compute", "ResourceComputeGlobalAddress"
     ),
@@ -200,6 +205,7 @@ GCP: dict[str, Upstream] = {
 #   cidr_shrinks   replace unless the new range contains the old one (a subnet may only grow in place)
 #   kind_changes   replace when the attribute appears or disappears (a rule's source switches kind)
 #   flag           replace when the input named third is true (`user_data_replace_on_change`)
+#   absent         the attribute is deprecated upstream and gone from the installed SDK: nothing to record
 #   always         replace on any change (the source forces it under conditions we cannot evaluate)
 CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("aws:ec2/instance:Instance", "launch_template.0.version"): (
@@ -276,6 +282,20 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "ResourceComputeInstance CustomizeDiff: ForceNewIf isGracefulMetadataStartupSwitch, i.e. on any "
         "change except moving an identical script from metadata.startup-script",
     ),
+    ("gcp:secretmanager/secret:Secret", "replication.0.automatic"): (
+        "absent",
+        "secretManagerSecretAutoCustomizeDiff: ForceNew on a change of replication.automatic, except "
+        "replacing it by replication.auto",
+    ),
+    ("gcp:secretmanager/secret:Secret", "replication.0.auto"): (
+        "always",
+        "secretManagerSecretAutoCustomizeDiff: ForceNew on a change of replication.auto, except "
+        "replacing replication.automatic by it",
+    ),
+    ("gcp:compute/disk:Disk", "size"): (
+        "decrease",
+        "customdiff.ForceNewIfChange(size, IsDiskShrinkage): a disk only grows in place",
+    ),
     ("gcp:compute/subnetwork:Subnetwork", "ip_cidr_range"): (
         "cidr_shrinks",
         "customdiff.ForceNewIfChange(ip_cidr_range, IsShrinkageIpCidr): only an expansion is in place",
@@ -299,6 +319,16 @@ _RULE_SOURCES = ("cidr_ipv4", "cidr_ipv6", "prefix_list_id", "referenced_securit
 
 # Not from a Terraform schema: properties whose replacement semantics come from elsewhere, with the source.
 EXTRA: dict[str, dict[str, Any]] = {
+    "gcp:compute/disk:Disk": {
+        "replace_when": [
+            {
+                "property": "provisionedIops",
+                "when": "always",
+                "why": "ResourceComputeDisk CustomizeDiff hyperDiskIopsUpdateDiffSuppress: "
+                "d.ForceNew(provisioned_iops) on any change when the disk type is not a hyperdisk",
+            }
+        ]
+    },
     "gcp:compute/instance:Instance": {
         "replace_when": [
             {
@@ -745,7 +775,7 @@ def component_types() -> list[str]:
     return sorted(tokens)
 
 
-def resource_entry(token: str, upstream: Upstream, tree: GoTree, provider: str) -> dict[str, Any]:  # noqa: C901, PLR0912 - one pass over the schema, checks in order
+def resource_entry(token: str, upstream: Upstream, tree: GoTree, provider: str) -> dict[str, Any]:  # noqa: C901, PLR0912, PLR0915 - one pass over the schema, checks in order
     schema, sources = read_schema(tree, upstream)
     names = PulumiNames(token)
     replace_on: list[str] = []
@@ -784,6 +814,8 @@ def resource_entry(token: str, upstream: Upstream, tree: GoTree, provider: str) 
                 "CONDITIONS does not explain; read the source and add it"
             )
         when, why, *flag = condition
+        if when == "absent":
+            continue  # an attribute the installed SDK no longer has: no plan can change it
         properties = (
             [p for p in (names.pulumi_path(s) for s in _RULE_SOURCES) if p]
             if path == "*source*"

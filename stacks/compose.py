@@ -97,9 +97,9 @@ class Cluster:
         )
         return build_archive(files, self.input.project_root / BUNDLE_CACHE)
 
-    def slurm_files(self) -> RenderedArchive:
+    def slurm_files(self, project: str | None = None) -> RenderedArchive:
         """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""
-        files = controller_files(self.spec, self.input.catalog.slurm, stack=self.stack)
+        files = controller_files(self.spec, self.input.catalog.slurm, stack=self.stack, project=project)
         return build_archive(files, self.input.project_root / BUNDLE_CACHE, prefix="slurm/")
 
 

@@ -15,22 +15,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from ipaddress import IPv4Network
-from typing import Literal, assert_never, get_args
+from typing import Any, Literal, assert_never, get_args
 
 import pulumi
 import pulumi_gcp as gcp
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport
 
 from clusterfab import addressing
-from clusterfab.bootstrap import FilesArchive, files_dir
+from clusterfab.bootstrap import FilesArchive, Mount, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import MONITORING_ITEM
-from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.monitoring.host import RenderedArchive, monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
-from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars, tpu_host_vars
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, munge_secret_name, node_vars
+from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
     Capacity,
     CapacityBlock,
@@ -68,6 +70,12 @@ from components.gcp.node_group import (
     GcpGpuNodeGroupArgs,
     Nic,
     Provisioning,
+)
+from components.gcp.slurm import (
+    GcpSlurmController,
+    GcpSlurmControllerArgs,
+    GcpSlurmNodeAccess,
+    GcpSlurmNodeAccessArgs,
 )
 from components.gcp.storage import GcpFilestore, GcpFilestoreArgs, GcpManagedLustre, GcpManagedLustreArgs
 from components.gcp.tpu import QUEUED_RESOURCE_ID_MAX, GcpTpuSlices, GcpTpuSlicesArgs
@@ -236,6 +244,7 @@ def realize(cluster: Cluster) -> Realized:
     groups = {g.name: _node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
     tpus = {t.name: _tpu(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
     _budget(site)
+    scheduler = _slurm(site, groups, list(mounts.values()))
     monitoring = _monitoring(site)
     links: dict[str, pulumi.Input[str]] = dict(network.network_self_links)
     for fabric, fabric_network in fabrics.items():
@@ -253,6 +262,7 @@ def realize(cluster: Cluster) -> Realized:
         storage=storage,
         node_selector=profile("gcp").node_selector(spec.name, cluster.stack),
         monitoring=monitoring,
+        scheduler=scheduler,
     )
 
 
@@ -391,7 +401,7 @@ def _distance(group: NodeGroup, machine: GcpMachineType) -> Literal["SUBBLOCK", 
 
 
 def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeGroupExport:
-    spec, catalog, machine, stack = site.spec, site.cluster.input.catalog, _machine(group), site.cluster.stack
+    spec, machine, stack = site.spec, _machine(group), site.cluster.stack
     model, max_run_seconds, reservation = _provisioning(group.name, group.capacity)
     nics = _nics(group, machine)
     compact = group.placement == "compact"
@@ -422,14 +432,7 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             compact_placement=compact,
             max_topology_distance=_distance(group, machine),
             accelerator_topology=machine.placement.accelerator_topology if compact else None,
-            startup_script=site.cluster.boot_script(
-                name=group.name,
-                bucket_name=site.bucket.bucket_name,
-                mounts=mounts,
-                playbook="gpu_node.yml",
-                playbook_vars=lambda resolved: gpu_node_vars(spec, group, catalog, resolved),
-                healthcheck_vars=healthcheck_vars(spec, group, catalog),
-            ),
+            startup_script=_node_boot(site, group, mounts),
             base_instance_name=physical(spec.name, group.name, max_length=BASE_INSTANCE_NAME_MAX),
             description=f"{spec.name}/{group.name}",
             service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({stack})",
@@ -449,6 +452,26 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
         identity=component.service_account_email,
         interfaces=len(nics),
         fabric_interfaces=sum(1 for n in nics if n.network == "fabric"),
+    )
+
+
+def _node_boot(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> pulumi.Output[str]:
+    """A GPU node's boot: gpu_node.yml with the node software's vars and, under Slurm, slurmd's."""
+    spec, catalog, project = site.spec, site.cluster.input.catalog, site.project
+
+    def playbook_vars(resolved: list[Mount]) -> dict[str, Any]:
+        variables = gpu_node_vars(spec, group, catalog, resolved)
+        if spec.scheduler is not None:
+            variables |= node_vars(spec, catalog.slurm, group, stack=site.cluster.stack, project=project)
+        return variables
+
+    return site.cluster.boot_script(
+        name=group.name,
+        bucket_name=site.bucket.bucket_name,
+        mounts=mounts,
+        playbook="gpu_node.yml",
+        playbook_vars=playbook_vars,
+        healthcheck_vars=healthcheck_vars(spec, group, catalog),
     )
 
 
@@ -545,9 +568,7 @@ CUSTOM_ROLE_ID_MAX = 64
 
 def _discovery_role_id(site: _Site) -> str:
     """A custom role id for the cluster and stack (letters, digits and underscores; unique in the project)."""
-    return physical(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX).replace(
-        "-", "_"
-    )
+    return _role_id(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX)
 
 
 def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
@@ -621,3 +642,110 @@ def monitoring_access(
         ),
         site.opts,
     )
+
+
+# --- Slurm: the controller and login nodes; the GPU nodes' accounts may read the munge key.
+
+SLURM_ITEM = "slurm"
+
+
+def _slurm(
+    site: _Site, groups: dict[str, NodeGroupExport], login_mounts: list[MountTarget]
+) -> dict[str, Any] | None:
+    spec, cluster = site.spec, site.cluster
+    slurm = spec.scheduler
+    if slurm is None:
+        return None
+    stack = cluster.stack
+    archive = cluster.slurm_files(project=site.project)
+    login = slurm.login
+    controller_boot, login_boot = _slurm_boot_scripts(site, archive, login_mounts)
+    controller = GcpSlurmController(
+        child(spec.name, SLURM_ITEM),
+        GcpSlurmControllerArgs(
+            cluster=spec.name,
+            project=site.project,
+            region=spec.region,
+            zone=spec.zone,
+            subnetwork_id=site.network.system_subnetwork_id,
+            bucket_name=site.bucket.bucket_name,
+            image=slurm.controller.image,
+            private_ip=controller_address(spec),
+            munge_secret_id=munge_secret_name(spec, stack),
+            instance_name=physical(spec.name, stack, "controller"),
+            login_name_prefix=physical(spec.name, stack, "login"),
+            service_account_id=physical(spec.name, stack, "slurm", max_length=SERVICE_ACCOUNT_ID_MAX),
+            login_service_account_id=physical(spec.name, stack, "login", max_length=SERVICE_ACCOUNT_ID_MAX),
+            role_id_prefix=physical(spec.name, stack, "sync", max_length=CUSTOM_ROLE_ID_MAX - 5).replace(
+                "-", "_"
+            ),
+            node_instance_prefixes=[
+                physical(spec.name, g.name, max_length=BASE_INSTANCE_NAME_MAX) for g in spec.node_groups
+            ],
+            machine_type=slurm.controller.name,
+            state_disk_gib=slurm.state_disk_gib,
+            disk_type=slurm.controller.disk_type,
+            protect=spec.protected,
+            startup_script=controller_boot,
+            files=(archive.key, archive.path),
+            login_count=slurm.login_count,
+            login_machine_type=login.name if login else slurm.controller.name,
+            login_startup_script=login_boot,
+            labels=cluster.tags(SLURM_ITEM),
+        ),
+        site.opts,
+    )
+    for name, export in groups.items():
+        GcpSlurmNodeAccess(
+            child(spec.name, f"{name}-slurm"),
+            GcpSlurmNodeAccessArgs(
+                project=site.project,
+                munge_secret_id=controller.munge_secret_id,
+                member=pulumi.Output.concat("serviceAccount:", export.identity),
+            ),
+            site.opts,
+        )
+    return {
+        "kind": "slurm",
+        "controller": controller.instance_name,
+        "controller_address": controller_address(spec),
+        "login": controller.login_instance_names,
+        "munge_secret": controller.munge_secret_id,
+    }
+
+
+def _role_id(*parts: str, max_length: int) -> str:
+    """A custom role id from name parts: letters, digits and underscores only."""
+    return physical(*parts, max_length=max_length).replace("-", "_")
+
+
+def _slurm_boot_scripts(
+    site: _Site, archive: RenderedArchive, login_mounts: list[MountTarget]
+) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
+    """The controller's boot (slurm_controller.yml with the rendered files) and the login nodes'."""
+    spec, cluster, project = site.spec, site.cluster, site.project
+    facts = cluster.input.catalog.slurm
+    host_vars = controller_vars(
+        spec, facts, stack=cluster.stack, files_dir=files_dir(archive.sha256), project=project
+    )
+    controller = cluster.boot_script(
+        name="slurm-controller",
+        bucket_name=site.bucket.bucket_name,
+        mounts=[],
+        playbook="slurm_controller.yml",
+        playbook_vars=lambda _mounts: host_vars,
+        healthcheck_vars=None,
+        files=FilesArchive(archive.key, archive.sha256),
+    )
+    login = cluster.boot_script(
+        name="slurm-login",
+        bucket_name=site.bucket.bucket_name,
+        mounts=login_mounts,
+        playbook="slurm_login.yml",
+        playbook_vars=lambda resolved: {
+            **client_vars(spec, facts, stack=cluster.stack, project=project),
+            **storage_vars(spec.cloud, cluster.input.catalog, resolved),
+        },
+        healthcheck_vars=None,
+    )
+    return controller, login

@@ -238,7 +238,8 @@ def render_text(estimate: CostEstimate, *, environment: str | None = None, width
     out.extend(_wrap(f"budget: {budget_verdict(estimate)}", width))
     if estimate.teams:
         out.append("team quotas at the cluster's GPU price:")
-        out.extend(f"  {line}" for line in team_lines(estimate))
+        for line in team_lines(estimate):
+            out.extend(_wrap(line, width, indent="  "))
     if estimate.warnings:
         out.append(f"warnings ({len(estimate.warnings)}):")
         for warning in estimate.warnings:

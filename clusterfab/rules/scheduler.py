@@ -49,15 +49,6 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
             "digest-pinned release in the catalog)",
             hint="set containers: none to silence this; jobs run on the nodes' own software meanwhile",
         )
-    if ctx.blueprint.cloud == "gcp":
-        yield ctx.finding(
-            "BP133",
-            ("scheduler", "kind"),
-            "Slurm on GCP is rendered (`clusterfab render slurm`) but its controller and login nodes are "
-            "not provisioned by clusterfab yet",
-            hint="use scheduler.kind: none on GCP for now, or provision the controller yourself from the "
-            "rendered files",
-        )
 
 
 def _partitions(ctx: RuleContext) -> Iterator[Finding]:

@@ -155,6 +155,89 @@ GCP: dict[str, dict[str, Target]] = {
         ),
         "workloadPolicy.type": Api("compute.v1", "ResourcePolicy.workloadPolicy.type"),
     },
+    "gcp:compute/address:Address": {
+        "address": Api("compute.v1", "Address.address"),
+        "addressType": Api("compute.v1", "Address.addressType"),
+        "description": Api("compute.v1", "Address.description"),
+        "labels.*": _labels("compute.v1", "Address"),
+        "project": PATH_PARAMETER,
+        "region": PATH_PARAMETER,
+        "subnetwork": Api("compute.v1", "Address.subnetwork", ref=True),
+    },
+    "gcp:compute/disk:Disk": {
+        "description": Api("compute.v1", "Disk.description"),
+        "labels.*": _labels("compute.v1", "Disk"),
+        "project": PATH_PARAMETER,
+        "size": Api("compute.v1", "Disk.sizeGb", note="the provider's size is the API's sizeGb"),
+        "type": Api("compute.v1", "Disk.type", note="the provider takes the type's name for the API's URL"),
+        "zone": PATH_PARAMETER,
+    },
+    "gcp:compute/instance:Instance": {
+        "allowStoppingForUpdate": PULUMI_ONLY,
+        "attachedDisks[].deviceName": Api(
+            "compute.v1",
+            "Instance.disks[].deviceName",
+            note="the provider's attachedDisks are non-boot disks[]",
+        ),
+        "attachedDisks[].source": Api(
+            "compute.v1",
+            "Instance.disks[].source",
+            ref=True,
+            note="the provider's attachedDisks are non-boot disks[]",
+        ),
+        "bootDisk.autoDelete": Api(
+            "compute.v1",
+            "Instance.disks[].autoDelete",
+            note="the provider's bootDisk is the disks[] item with boot",
+        ),
+        "bootDisk.initializeParams.image": Api(
+            "compute.v1", "Instance.disks[].initializeParams.sourceImage", note="the provider's image"
+        ),
+        "bootDisk.initializeParams.labels.*": Api(
+            "compute.v1",
+            "Instance.disks[].initializeParams.labels{}",
+            key="Instance.disks[].initializeParams.labels{key}",
+        ),
+        "bootDisk.initializeParams.size": Api(
+            "compute.v1", "Instance.disks[].initializeParams.diskSizeGb", note="the provider's size"
+        ),
+        "bootDisk.initializeParams.type": Api(
+            "compute.v1", "Instance.disks[].initializeParams.diskType", note="the provider's type"
+        ),
+        "labels.*": _labels("compute.v1", "Instance"),
+        "machineType": Api("compute.v1", "Instance.machineType"),
+        "metadata.*": Api(
+            "compute.v1",
+            "Instance.metadata.items[].value",
+            key="Instance.metadata.items[].key",
+            note="the provider's metadata map is the API's list of key/value items",
+        ),
+        "name": Api("compute.v1", "Instance.name"),
+        "networkInterfaces[].networkIp": Api(
+            "compute.v1", "Instance.networkInterfaces[].networkIP", note="the provider's networkIp"
+        ),
+        "networkInterfaces[].subnetwork": Api(
+            "compute.v1", "Instance.networkInterfaces[].subnetwork", ref=True
+        ),
+        "project": PATH_PARAMETER,
+        "serviceAccount.email": Api(
+            "compute.v1",
+            "Instance.serviceAccounts[].email",
+            ref=True,
+            note="the provider's one account is a list",
+        ),
+        "serviceAccount.scopes[]": Api(
+            "compute.v1", "Instance.serviceAccounts[].scopes[]", note="the provider's one account is a list"
+        ),
+        "shieldedInstanceConfig.enableIntegrityMonitoring": Api(
+            "compute.v1", "Instance.shieldedInstanceConfig.enableIntegrityMonitoring"
+        ),
+        "shieldedInstanceConfig.enableSecureBoot": Api(
+            "compute.v1", "Instance.shieldedInstanceConfig.enableSecureBoot"
+        ),
+        "shieldedInstanceConfig.enableVtpm": Api("compute.v1", "Instance.shieldedInstanceConfig.enableVtpm"),
+        "zone": PATH_PARAMETER,
+    },
     "gcp:compute/network:Network": {
         "autoCreateSubnetworks": Api("compute.v1", "Network.autoCreateSubnetworks"),
         "description": Api("compute.v1", "Network.description"),
@@ -339,9 +422,34 @@ GCP: dict[str, dict[str, Target]] = {
         "role": Api("storage.v1", "Policy.bindings[].role"),
     },
     "gcp:projects/iAMMember:IAMMember": {
+        "condition.expression": Api("cloudresourcemanager.v1", "Binding.condition.expression"),
+        "condition.title": Api("cloudresourcemanager.v1", "Binding.condition.title"),
         "member": Api("cloudresourcemanager.v1", "Binding.members[]", ref=True),
         "project": PATH_PARAMETER,
         "role": Api("cloudresourcemanager.v1", "Binding.role"),
+    },
+    "gcp:projects/iAMCustomRole:IAMCustomRole": {
+        "description": Api("iam.v1", "CreateRoleRequest.role.description"),
+        "permissions[]": Api(
+            "iam.v1", "CreateRoleRequest.role.includedPermissions[]", note="the provider's permissions"
+        ),
+        "project": PATH_PARAMETER,
+        "roleId": Api("iam.v1", "CreateRoleRequest.roleId"),
+        "title": Api("iam.v1", "CreateRoleRequest.role.title"),
+    },
+    "gcp:secretmanager/secret:Secret": {
+        "labels.*": _labels("secretmanager.v1", "Secret"),
+        "project": PATH_PARAMETER,
+        "replication.userManaged.replicas[].location": Api(
+            "secretmanager.v1", "Secret.replication.userManaged.replicas[].location"
+        ),
+        "secretId": Free("a query parameter of secrets.create (secretId), not a body field"),
+    },
+    "gcp:secretmanager/secretIamMember:SecretIamMember": {
+        "member": Api("secretmanager.v1", "Policy.bindings[].members[]", ref=True),
+        "project": PATH_PARAMETER,
+        "role": Api("secretmanager.v1", "Policy.bindings[].role"),
+        "secretId": Free("the secret whose IAM policy the provider patches: a path parameter"),
     },
     "gcp:serviceaccount/account:Account": {
         "accountId": Api("iam.v1", "CreateServiceAccountRequest.accountId"),

@@ -34,6 +34,7 @@ GOOGLE_DOCUMENTS = frozenset(
         "servicenetworking.v1",
         "billingbudgets.v1",
         "monitoring.v3",
+        "secretmanager.v1",
     }
 )
 PROTO_APIS = frozenset({"lustre.v1"})

@@ -224,6 +224,7 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
     assert "slurm.conf" in names
     assert settings == {
         "blueprint": "slm-cluster",
+        "cloud": "aws",
         "groups": {"h100": 2},
         "region": "us-east-1",
         "stack": "plan",

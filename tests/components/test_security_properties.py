@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,11 +71,42 @@ def _label_field(type_token: str) -> str | None:
     return "labels" if "labels" in params else None
 
 
+NODE_ROLES = {"roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/storage.objectViewer"}
+SECRET_ROLES = {"roles/secretmanager.secretAccessor", "roles/secretmanager.secretVersionAdder"}
+CUSTOM_PERMISSIONS = {
+    # Prometheus' GCE discovery and the Slurm node sync's reads.
+    "compute.instances.list",
+    # The node sync's naming: only with a condition on the instances' names.
+    "compute.instances.get",
+    "compute.instances.setMetadata",
+}
+
+
+def _assert_least_privilege(inputs: dict[str, Any], custom_roles: dict[str, set[str]], name: str) -> None:
+    """Every grant is a node's basic role, a secret's read or write (on the secret alone), or one of the
+    cluster's custom roles with the few permissions it needs; instance writes only under a condition."""
+    role = inputs["role"]
+    if role in SECRET_ROLES:
+        assert "secretId" in inputs, name  # granted on one secret, not the project
+        return
+    if role in custom_roles:
+        assert custom_roles[role] <= CUSTOM_PERMISSIONS, name
+        if "compute.instances.setMetadata" in custom_roles[role]:
+            assert "resource.name.startsWith(" in inputs["condition"]["expression"], name
+        return
+    assert role in NODE_ROLES, name
+
+
 @pytest.mark.parametrize("path", GCP_EXAMPLES, ids=[p.stem for p in GCP_EXAMPLES])
 @pytest.mark.parametrize("env", ["dev", "prod"])
 def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) -> None:
     plan = plan_file(path, env)
     labelled = 0
+    custom_roles = {
+        r.name: set(r.inputs["permissions"])
+        for r in plan.resources
+        if r.type == "gcp:projects/iAMCustomRole:IAMCustomRole"
+    }
     for resource in plan.resources:
         inputs = resource.inputs
         for nic in inputs.get("networkInterfaces", []):
@@ -104,11 +136,7 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
             assert inputs["uniformBucketLevelAccess"] is True
         if resource.type.startswith("gcp:") and "member" in inputs:
             assert inputs["member"].startswith("serviceAccount:"), resource.name
-            assert inputs["role"] in {
-                "roles/logging.logWriter",
-                "roles/monitoring.metricWriter",
-                "roles/storage.objectViewer",
-            }
+            _assert_least_privilege(inputs, custom_roles, resource.name)
         field = _label_field(resource.type) if resource.custom else None
         if field is not None:
             labels = inputs.get(field, {})

@@ -312,7 +312,11 @@ def test_protected_stacks_can_be_added_in_the_policy_config() -> None:
     resources = planned("gcp-a3ultra-roce-lustre", "dev")
     assert violations(PROTECT_STATEFUL, resources) == []
     found = violations(PROTECT_STATEFUL, resources, {"protectedStacks": ["dev"]})
-    assert sorted(m.split(" ")[0] for m in found) == ["ultra-train-artifacts-bucket", "ultra-train-lustre-fs"]
+    assert sorted(m.split(" ")[0] for m in found) == [
+        "ultra-train-artifacts-bucket",
+        "ultra-train-lustre-fs",
+        "ultra-train-slurm-state",
+    ]
 
 
 def test_protection_follows_the_blueprint_not_the_stack_name(

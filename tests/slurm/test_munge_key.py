@@ -2,7 +2,9 @@
 Manager over HTTP, signed by curl with credentials from a fake instance metadata service, run inside
 Debian 13's root file system (its munge user, curl and python3): the controller makes the key once and
 stores it, a second run changes nothing, a node installs the same key, and a node whose secret never
-gets a key gives up with a message that says what to check.
+gets a key gives up with a message that says what to check. The same on GCP against a stand-in for the
+metadata server's token and Secret Manager's access/addVersion, whose paths are checked against the
+secretmanager.v1 discovery document (no Secret Manager emulator exists).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import boto3
 import jinja2
@@ -101,7 +103,9 @@ def root(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Path
     return dest
 
 
-def _program(secret: str, *, generate: bool, wait_seconds: int = 1800) -> str:
+def _program(
+    secret: str, *, generate: bool, wait_seconds: int = 1800, source: str = "aws", project: str = ""
+) -> str:
     """The role's template rendered as Ansible would for these inputs."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     env.filters["comment"] = lambda text: f"#\n# {text}\n#"
@@ -110,6 +114,8 @@ def _program(secret: str, *, generate: bool, wait_seconds: int = 1800) -> str:
     template = env.from_string((ROLE / "templates" / "clusterfab-munge-key.sh.j2").read_text())
     return template.render(
         ansible_managed="Ansible managed",
+        munge_key_source=source,
+        munge_key_project=project,
         munge_key_secret=secret,
         munge_key_region=REGION,
         munge_key_generate=generate,
@@ -118,16 +124,18 @@ def _program(secret: str, *, generate: bool, wait_seconds: int = 1800) -> str:
     )
 
 
-def _run(root: Path, aws: Aws, program: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    root: Path, aws: Aws, program: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     path = root / PROGRAM.lstrip("/")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(program)
     path.chmod(0o700)
-    env = {
-        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+    env = env or {
         "AWS_EC2_METADATA_SERVICE_ENDPOINT": aws.metadata_endpoint,
         "AWS_ENDPOINT_URL_SECRETS_MANAGER": aws.secrets_endpoint,
     }
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env}
     return subprocess.run(
         ["chroot", str(root), PROGRAM], capture_output=True, text=True, env=env, timeout=120, check=False
     )
@@ -173,3 +181,109 @@ def test_a_short_key_is_refused(root: Path, aws: Aws) -> None:
     result = _run(root, aws, _program(secret, generate=False))
     assert result.returncode == 1
     assert result.stderr.strip() == f"{secret} holds a key of 16 bytes; MUNGE needs at least 32"
+
+
+class _Google(BaseHTTPRequestHandler):
+    """The metadata server's token and Secret Manager's access / addVersion, as the program calls them;
+    every Secret Manager path is checked against the secretmanager.v1 discovery document."""
+
+    secrets: ClassVar[dict[str, list[bytes]]] = {}
+    methods: ClassVar[list[tuple[str, str]]] = []
+
+    def do_GET(self) -> None:
+        if self.path == "/computeMetadata/v1/instance/service-accounts/default/token":
+            ok = self.headers.get("Metadata-Flavor") == "Google"
+            self._json({"access_token": "lab-token", "expires_in": 3599} if ok else None, 200 if ok else 403)
+            return
+        name = self._secret("GET", "projects.secrets.versions.access")
+        if name is None:
+            return
+        versions = self.secrets.get(name)
+        if not versions:
+            self._json({"error": {"code": 404, "status": "NOT_FOUND"}}, 404)
+            return
+        data = base64.b64encode(versions[-1]).decode()
+        self._json({"name": f"{name}/versions/{len(versions)}", "payload": {"data": data}}, 200)
+
+    def do_POST(self) -> None:
+        name = self._secret("POST", "projects.secrets.addVersion")
+        if name is None:
+            return
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if name not in self.secrets:
+            self._json({"error": {"code": 404, "status": "NOT_FOUND"}}, 404)
+            return
+        self.secrets[name].append(base64.b64decode(body["payload"]["data"]))
+        self._json({"name": f"{name}/versions/{len(self.secrets[name])}", "state": "ENABLED"}, 200)
+
+    def _secret(self, verb: str, method: str) -> str | None:
+        import re
+
+        if self.headers.get("Authorization") != "Bearer lab-token":
+            self._json({"error": {"code": 401}}, 401)
+            return None
+        pattern = dict(self.methods)[method]
+        assert re.fullmatch(pattern, self.path.lstrip("/")), (verb, self.path, pattern)
+        return self.path.lstrip("/").removeprefix("v1/").split("/versions/")[0].split(":")[0]
+
+    def _json(self, body: Any, status: int) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def _secretmanager_methods() -> list[tuple[str, str]]:
+    import re
+
+    import googleapiclient
+
+    document = json.loads(
+        (
+            Path(googleapiclient.__file__).parent / "discovery_cache/documents/secretmanager.v1.json"
+        ).read_text()
+    )
+    secrets = document["resources"]["projects"]["resources"]["secrets"]
+    found = []
+    for method in (secrets["methods"]["addVersion"], secrets["resources"]["versions"]["methods"]["access"]):
+        found.append(
+            (method["id"].removeprefix("secretmanager."), re.sub(r"\{[^}]+\}", "[^/:]+", method["flatPath"]))
+        )
+    return found
+
+
+@pytest.fixture(scope="module")
+def google() -> Iterator[str]:
+    _Google.methods = _secretmanager_methods()
+    _Google.secrets = {"projects/ml/secrets/clusterfab-ultra-prod-munge-key": []}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Google)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_on_gcp_the_controller_adds_the_first_version_and_a_node_reads_it(
+    root: Path, aws: Aws, google: str
+) -> None:
+    secret = "clusterfab-ultra-prod-munge-key"
+    env = {"GCE_METADATA_HOST": google, "CLOUDSDK_API_ENDPOINT_OVERRIDES_SECRETMANAGER": f"http://{google}/"}
+    key = root / KEY.lstrip("/")
+    key.unlink(missing_ok=True)
+    first = _run(root, aws, _program(secret, generate=True, source="gcp", project="ml"), env)
+    assert (first.returncode, first.stdout) == (0, "changed\n"), first.stderr
+    [stored] = _Google.secrets[f"projects/ml/secrets/{secret}"]
+    assert len(stored) == 1024
+    assert key.read_bytes() == stored
+    again = _run(root, aws, _program(secret, generate=True, source="gcp", project="ml"), env)
+    assert (again.returncode, again.stdout) == (0, "unchanged\n"), again.stderr
+    assert len(_Google.secrets[f"projects/ml/secrets/{secret}"]) == 1
+    key.unlink()
+    node = _run(root, aws, _program(secret, generate=False, source="gcp", project="ml"), env)
+    assert (node.returncode, node.stdout) == (0, "changed\n"), node.stderr
+    assert key.read_bytes() == stored

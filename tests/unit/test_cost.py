@@ -85,10 +85,12 @@ EXAMPLE_TOTALS = [
     ("gcp-a3mega-tcpxo-filestore", None, "750.712551771", "548020.16279288"),
     # spot 2 x 55.894488548 = 111.788977096/h (81,605.95328008/mo); ZONAL 1024 x 0.25 = 256/mo
     ("gcp-a3mega-tcpxo-filestore", "dev", "112.139662028", "81861.95328008"),
-    # reservation at OD 16 x 84.806908493 = 1,356.910535888/h (990,544.69119824/mo); Managed Lustre unpriced
-    ("gcp-a3ultra-roce-lustre", None, "1356.910535888", "990544.69119824"),
-    # flex_start at OD 2 x 84.806908493 = 169.613816986/h (123,818.08639978/mo); Managed Lustre unpriced
-    ("gcp-a3ultra-roce-lustre", "dev", "169.613816986", "123818.08639978"),
+    # reservation at OD 16 x 84.806908493 = 1,356.910535888/h (990,544.69119824/mo); Managed Lustre unpriced;
+    # Slurm controller e2-standard-8 0.268024/h + login e2-standard-4 0.134012/h (x 730 = 293.48628/mo)
+    ("gcp-a3ultra-roce-lustre", None, "1357.312571888", "990838.17747824"),
+    # flex_start at OD 2 x 84.806908493 = 169.613816986/h (123,818.08639978/mo); Managed Lustre unpriced;
+    # the same Slurm hosts
+    ("gcp-a3ultra-roce-lustre", "dev", "170.015852986", "124111.57267978"),
     # v5p 4x4x4 = 64 chips x 2 slices x 4.20 = 537.60/h (392,448/mo); BASIC_SSD 2560 x 0.30 = 768/mo
     ("gcp-tpu-v5p-multislice", None, "538.652054795", "393216.00"),
     # v5p 2x2x2 = 8 chips spot x 0.9286 = 7.4288/h (5,423.024/mo); BASIC_SSD 768/mo
@@ -241,8 +243,13 @@ def test_missing_price_is_null_warned_and_left_out() -> None:
     assert "lustre: no price for managed-lustre/500 in us-central1; left out of the totals" in [
         w.message for w in result.warnings
     ]
-    # The total is the node group's alone, never the storage at $0 added silently.
-    assert result.hourly_usd == result.items[0].hourly_usd == Decimal("1356.910535888")
+    # The total is the node group's and the Slurm hosts' alone, never the storage at $0 added silently.
+    assert result.items[0].hourly_usd == Decimal("1356.910535888")
+    assert (
+        result.hourly_usd
+        == sum(i.hourly_usd for i in result.items if i.hourly_usd)
+        == Decimal("1357.312571888")
+    )
     item = cost_json(result)["items"][1]
     assert [item[k] for k in ("unit_price_usd", "hourly_usd", "monthly_usd", "source", "as_of")] == [
         None,

@@ -189,3 +189,140 @@ def test_the_tag_names_agree_with_the_vocabulary() -> None:
 def test_down_is_read_from_any_state_shape(state: Any) -> None:
     run = RecordingScontrol([{"name": "h100-0", "address": "10.0.0.5", "state": state}])
     assert Scontrol(run=run).nodes()["h100-0"].down
+
+
+class FakeCompute:
+    """Compute Engine's instances API as GceFleet calls it: list (filter on labels, pages of `page`),
+    get, setMetadata (refused on a stale fingerprint, as the API answers 412). Every request's method and
+    path is checked against the compute.v1 discovery document google-api-python-client ships."""
+
+    def __init__(self, instances: list[dict[str, Any]], page: int = 1) -> None:
+        self.instances = {i["name"]: i for i in instances}
+        self.page = page
+        self.calls: list[tuple[str, str]] = []
+        self._methods = _discovery_methods()
+
+    def __call__(self, method: str, url: str, body: Any = None) -> Any:
+        import re
+        import urllib.parse
+
+        parsed = urllib.parse.urlparse(url)
+        assert url.startswith(nodesync.COMPUTE_API + "/")
+        path = parsed.path.removeprefix("/compute/v1/")
+        known = [m for m in self._methods if m[0] == method and re.fullmatch(m[1], path)]
+        assert known, f"{method} {path} is no compute.v1 instances method"
+        self.calls.append((known[0][2], path))
+        query = urllib.parse.parse_qs(parsed.query)
+        if known[0][2] == "compute.instances.list":
+            wanted = dict(re.findall(r'labels\.([\w-]+) = "([^"]*)"', query["filter"][0]))
+            found = [
+                i for i in self.instances.values() if all(i["labels"].get(k) == v for k, v in wanted.items())
+            ]
+            start = int(query.get("pageToken", ["0"])[0])
+            page: dict[str, Any] = {"items": found[start : start + self.page]}
+            if start + self.page < len(found):
+                page["nextPageToken"] = str(start + self.page)
+            return page
+        name = path.split("/")[5]
+        if known[0][2] == "compute.instances.get":
+            return json.loads(json.dumps(self.instances[name]))
+        metadata = self.instances[name]["metadata"]
+        if body["fingerprint"] != metadata["fingerprint"]:
+            raise RuntimeError("412 conditionNotMet: the fingerprint is stale")
+        metadata["items"] = body["items"]
+        metadata["fingerprint"] += "+"
+        return {"kind": "compute#operation"}
+
+
+def _discovery_methods() -> list[tuple[str, str, str]]:
+    """(HTTP method, path pattern, method id) of compute.v1's instances list/get/setMetadata."""
+    import re
+    from pathlib import Path
+
+    import googleapiclient
+
+    document = json.loads(
+        (Path(googleapiclient.__file__).parent / "discovery_cache/documents/compute.v1.json").read_text()
+    )
+    methods = document["resources"]["instances"]["methods"]
+    found = []
+    for name in ("list", "get", "setMetadata"):
+        method = methods[name]
+        pattern = re.sub(
+            r"\{[^}]+\}", "[^/]+", method["flatPath"] if "flatPath" in method else method["path"]
+        )
+        found.append((method["httpMethod"], pattern, method["id"]))
+    return found
+
+
+def _vm(name: str, group: str, stack: str, address: str | None, minute: int, node: str | None = None) -> Any:
+    items = [{"key": "startup-script", "value": "#!/bin/bash"}]
+    if node:
+        items.append({"key": nodesync.NODE_TAG, "value": node})
+    vm: dict[str, Any] = {
+        "name": name,
+        "status": "RUNNING",
+        "creationTimestamp": f"2026-11-25T12:{minute:02d}:00.000-08:00",
+        "labels": {BLUEPRINT_TAG: "llm", STACK_TAG: stack, NODE_GROUP_TAG: group},
+        "metadata": {"fingerprint": f"fp-{name}", "items": items},
+        "networkInterfaces": [{"networkIP": address}] if address else [{}],
+    }
+    return vm
+
+
+def test_one_round_against_compute_engine_and_scontrol() -> None:
+    compute = FakeCompute(
+        [
+            _vm("llm-h100-b", "h100", "prod", "10.50.0.21", 2),
+            _vm("llm-h100-a", "h100", "prod", "10.50.0.20", 1),
+            _vm("llm-h100-c", "h100", "prod", None, 3),  # no address yet: next round
+            _vm("llm-h100-d", "h100", "dev", "10.50.0.40", 0),  # another stack
+        ],
+        page=1,
+    )
+    fleet = nodesync.GceFleet(compute, project="p", zone="us-central1-b", blueprint="llm", stack="prod")
+    scontrol = RecordingScontrol(
+        [{"name": f"h100-{i}", "address": f"h100-{i}", "state": ["UNKNOWN"]} for i in range(3)]
+    )
+    done = sync(NAMES, fleet, Scontrol(run=scontrol))
+    assert [a for a in done if isinstance(a, NameInstance)] == [
+        NameInstance("llm-h100-a", "h100-0"),  # launched first
+        NameInstance("llm-h100-b", "h100-1"),
+    ]
+    for name, node in (("llm-h100-a", "h100-0"), ("llm-h100-b", "h100-1")):
+        items = compute.instances[name]["metadata"]["items"]
+        # setMetadata replaces the whole list: the startup script must survive the naming.
+        assert items == [
+            {"key": "startup-script", "value": "#!/bin/bash"},
+            {"key": nodesync.NODE_TAG, "value": node},
+        ]
+    assert "llm-h100-d" not in {a.instance_id for a in done if isinstance(a, NameInstance)}
+    lists = [path for method, path in compute.calls if method == "compute.instances.list"]
+    assert len(lists) == 3  # one page per VM of this stack (page size 1): the pages were followed
+    assert {found.name for found in fleet.instances() if found.name} == {"h100-0", "h100-1"}
+
+
+def test_a_stale_fingerprint_is_an_error_not_a_silent_overwrite() -> None:
+    compute = FakeCompute([_vm("llm-h100-a", "h100", "prod", "10.50.0.20", 1)])
+    original = compute.__call__
+
+    def racing(method: str, url: str, body: Any = None) -> Any:
+        answer = original(method, url, body)
+        if url.endswith("/llm-h100-a") and method == "GET":
+            compute.instances["llm-h100-a"]["metadata"]["fingerprint"] = "changed-meanwhile"
+        return answer
+
+    with pytest.raises(RuntimeError, match="412"):
+        nodesync.GceFleet(racing, project="p", zone="z", blueprint="llm", stack="prod").name(
+            "llm-h100-a", "h100-0"
+        )
+    assert compute.instances["llm-h100-a"]["metadata"]["items"][-1]["key"] == "startup-script"
+
+
+def test_the_gcp_settings_need_project_and_zone(tmp_path: Any) -> None:
+    config = tmp_path / "nodesync.json"
+    config.write_text(
+        json.dumps({"cloud": "gcp", "groups": {"h100": 2}, "blueprint": "llm", "stack": "prod"})
+    )
+    with pytest.raises(SystemExit):
+        nodesync.main(["--config", str(config)])

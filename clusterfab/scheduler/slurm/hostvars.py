@@ -24,13 +24,19 @@ def _slurm(spec: ClusterSpec) -> Slurm:
     return spec.scheduler
 
 
-def _munge(spec: ClusterSpec, stack: str, *, generate: bool) -> dict[str, Any]:
+def _munge(spec: ClusterSpec, stack: str, *, generate: bool, project: str | None) -> dict[str, Any]:
+    where = {"munge_key_region": spec.region} if spec.cloud == "aws" else {"munge_key_project": project or ""}
     return {
         "munge_key_source": spec.cloud,
         "munge_key_secret": munge_secret_name(spec, stack),
-        "munge_key_region": spec.region,
+        **where,
         "munge_key_generate": generate,
     }
+
+
+STATE_DEVICES = {"aws": "/dev/sdf", "gcp": "/dev/disk/by-id/google-slurm-state"}
+"""Where the controller's state disk appears: its EBS device name (components/aws/slurm.py), or the
+by-id link of the GCE device name the controller attaches it under (components/gcp/slurm.py)."""
 
 
 def _users(spec: ClusterSpec) -> dict[str, Any]:
@@ -38,17 +44,19 @@ def _users(spec: ClusterSpec) -> dict[str, Any]:
     return {"slurm_users_accounts": [{"name": name, "uid": uid} for name, uid in ids.items()]}
 
 
-def controller_vars(spec: ClusterSpec, facts: SlurmFacts, *, stack: str, files_dir: str) -> dict[str, Any]:
+def controller_vars(
+    spec: ClusterSpec, facts: SlurmFacts, *, stack: str, files_dir: str, project: str | None = None
+) -> dict[str, Any]:
     """Extravars of slurm_controller.yml: the rendered files, the state disk, accounting."""
     slurm = _slurm(spec)
     return {
-        **_munge(spec, stack, generate=True),
+        **_munge(spec, stack, generate=True, project=project),
         **_users(spec),
         "slurm_controller_cluster": spec.name,
         "slurm_controller_hostname": controller_host(spec),
         "slurm_controller_config_dir": files_dir,
         "slurm_controller_accounting": slurm.accounting,
-        "slurm_controller_state_device_name": "/dev/sdf",
+        "slurm_controller_state_device_name": STATE_DEVICES[spec.cloud],
         "slurm_controller_packages": list(facts.release.packages.controller),
         "slurm_controller_version": slurm.package_version,
         "slurm_controller_sync_program": f"{files_dir}/{SYNC_PROGRAM}",
@@ -60,10 +68,12 @@ def _conf_server(spec: ClusterSpec, facts: SlurmFacts) -> str:
     return f"{controller_address(spec)}:{facts.ports.slurmctld}"
 
 
-def client_vars(spec: ClusterSpec, facts: SlurmFacts, *, stack: str) -> dict[str, Any]:
+def client_vars(
+    spec: ClusterSpec, facts: SlurmFacts, *, stack: str, project: str | None = None
+) -> dict[str, Any]:
     """Extravars of slurm_login.yml: where the configuration comes from, which packages, the users."""
     return {
-        **_munge(spec, stack, generate=False),
+        **_munge(spec, stack, generate=False, project=project),
         **_users(spec),
         "slurm_login_conf_server": _conf_server(spec, facts),
         "slurm_login_packages": list(facts.release.packages.login),
@@ -71,11 +81,13 @@ def client_vars(spec: ClusterSpec, facts: SlurmFacts, *, stack: str) -> dict[str
     }
 
 
-def node_vars(spec: ClusterSpec, facts: SlurmFacts, group: NodeGroup, *, stack: str) -> dict[str, Any]:
+def node_vars(
+    spec: ClusterSpec, facts: SlurmFacts, group: NodeGroup, *, stack: str, project: str | None = None
+) -> dict[str, Any]:
     """Extravars of gpu_node.yml's Slurm part for one node group: slurmd configless, named by the node
     sync's instance tag, and the GPUs its health check expects."""
     return {
-        **_munge(spec, stack, generate=False),
+        **_munge(spec, stack, generate=False, project=project),
         **_users(spec),
         "clusterfab_slurm_enabled": True,
         "slurm_node_conf_server": _conf_server(spec, facts),
@@ -90,7 +102,9 @@ SYNC_PROGRAM = "bin/clusterfab-slurm-sync"
 SYNC_CONFIG = "nodesync.json"
 
 
-def controller_files(spec: ClusterSpec, facts: SlurmFacts, *, stack: str) -> dict[str, str]:
+def controller_files(
+    spec: ClusterSpec, facts: SlurmFacts, *, stack: str, project: str | None = None
+) -> dict[str, str]:
     """What the controller's boot fetches: the rendered configuration (`clusterfab render slurm`), the
     node sync program and its settings (the node groups' sizes, the cluster's tags, the region)."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
@@ -98,8 +112,9 @@ def controller_files(spec: ClusterSpec, facts: SlurmFacts, *, stack: str) -> dic
     files = render_slurm(spec, facts)
     groups = _group_sizes(spec)
     files[SYNC_PROGRAM] = resources.files("clusterfab.scheduler.slurm").joinpath("nodesync.py").read_text()
+    where = {"region": spec.region} if spec.cloud == "aws" else {"project": project or "", "zone": spec.zone}
     files[SYNC_CONFIG] = json.dumps(
-        {"groups": groups, "blueprint": spec.name, "stack": label_value(stack), "region": spec.region},
+        {"cloud": spec.cloud, "groups": groups, "blueprint": spec.name, "stack": label_value(stack), **where},
         indent=2,
         sort_keys=True,
     )

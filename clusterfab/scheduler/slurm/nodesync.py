@@ -11,10 +11,14 @@ program, run on the controller every 30 s by a systemd timer, is the one writer 
 - a name no instance holds any more is marked DOWN with a reason, so Slurm requeues its jobs instead of
   waiting for a node that will not come back.
 
-`plan_actions` is the pure decision; `Ec2Fleet` and `Scontrol` read and change the world. The program
-runs with the controller's instance role (ec2:DescribeInstances; ec2:CreateTags of this one tag on the
-cluster's instances) and as root for scontrol. Standard library and boto3 only: it is copied to the
-controller beside the rendered files and run by Ubuntu's python3 with python3-boto3.
+On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
+its labels, from the metadata server).
+
+`plan_actions` is the pure decision; `Ec2Fleet` / `GceFleet` and `Scontrol` read and change the world. The
+program runs with the controller's identity (AWS: ec2:DescribeInstances and ec2:CreateTags of this one tag
+on the cluster's instances; GCP: a custom role with compute.instances.list/get/setMetadata, conditioned on
+the cluster's instance names) and as root for scontrol. Standard library, plus boto3 on AWS: it is copied
+to the controller beside the rendered files and run by Ubuntu's python3 (with python3-boto3).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import json
 import logging
 import subprocess
 import sys
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -178,6 +184,102 @@ class Ec2Fleet:
         self._ec2.create_tags(Resources=[instance_id], Tags=[{"Key": NODE_TAG, "Value": name}])
 
 
+COMPUTE_API = "https://compute.googleapis.com/compute/v1"
+METADATA = "http://metadata.google.internal/computeMetadata/v1"
+LIVE_STATES = ("PROVISIONING", "STAGING", "RUNNING")
+
+
+class Http(Protocol):
+    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any: ...
+
+
+class MetadataTokenHttp:
+    """JSON over HTTPS with the VM service account's token from the metadata server (no SDK: Ubuntu's
+    python3 alone runs this program)."""
+
+    def __init__(self, metadata: str = METADATA) -> None:
+        self._metadata = metadata
+        self._token: tuple[str, float] | None = None
+
+    def _bearer(self) -> str:
+        import time  # noqa: PLC0415 - only the live program needs it
+
+        if self._token is None or self._token[1] < time.monotonic() + 60:
+            request = urllib.request.Request(
+                f"{self._metadata}/instance/service-accounts/default/token",
+                headers={"Metadata-Flavor": "Google"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                answer = json.load(response)
+            self._token = (answer["access_token"], time.monotonic() + float(answer["expires_in"]))
+        return self._token[0]
+
+    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self._bearer()}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
+
+
+class GceFleet:
+    """The cluster's GPU VMs in a Compute Engine zone, found by the cluster's labels; a VM's node name is
+    its instance metadata key `clusterfab-slurm-node` (labels cannot be read from inside the VM; metadata
+    can, which is where the node's slurmd start program reads it)."""
+
+    def __init__(self, http: Http, *, project: str, zone: str, blueprint: str, stack: str) -> None:
+        self._http = http
+        self._base = f"{COMPUTE_API}/projects/{project}/zones/{zone}/instances"
+        self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
+
+    def instances(self) -> list[Instance]:
+        found = []
+        token = ""
+        while True:
+            query = {"filter": self._filter, **({"pageToken": token} if token else {})}
+            page = self._http("GET", f"{self._base}?{urllib.parse.urlencode(query)}")
+            for item in page.get("items", []):
+                labels = item.get("labels", {})
+                interfaces = item.get("networkInterfaces", [])
+                if item.get("status") not in LIVE_STATES or GROUP_TAG not in labels:
+                    continue
+                if not interfaces or "networkIP" not in interfaces[0]:
+                    continue  # no address yet: next round
+                found.append(
+                    Instance(
+                        id=item["name"],
+                        group=labels[GROUP_TAG],
+                        address=interfaces[0]["networkIP"],
+                        launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
+                        name=_metadata(item).get(NODE_TAG),
+                    )
+                )
+            token = page.get("nextPageToken", "")
+            if not token:
+                return found
+
+    def name(self, instance_id: str, name: str) -> None:
+        # setMetadata replaces the whole set and must quote the fingerprint read with it.
+        item = self._http("GET", f"{self._base}/{instance_id}")
+        metadata = item.get("metadata", {})
+        items = [i for i in metadata.get("items", []) if i["key"] != NODE_TAG] + [
+            {"key": NODE_TAG, "value": name}
+        ]
+        self._http(
+            "POST",
+            f"{self._base}/{instance_id}/setMetadata",
+            {"fingerprint": metadata.get("fingerprint", ""), "items": items},
+        )
+
+
+def _metadata(item: Mapping[str, Any]) -> dict[str, str]:
+    return {i["key"]: i.get("value", "") for i in item.get("metadata", {}).get("items", [])}
+
+
 class Scontrol:
     """slurmctld's nodes, through scontrol."""
 
@@ -221,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "--config",
-        help="JSON file with groups, blueprint, stack and region (what the controller's timer passes)",
+        help="JSON file: cloud, groups, blueprint, stack, and region (AWS) or project and zone (GCP)",
     )
     parser.add_argument("--groups", help="JSON object: node group -> number of nodes")
     parser.add_argument("--blueprint")
@@ -230,15 +332,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = _settings(args, parser)
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
-    import boto3  # noqa: PLC0415 - only the program run needs it (Ubuntu's python3-boto3 on the controller)
+    sync(node_names(settings["groups"]), _fleet(settings), Scontrol())
+    return 0
 
-    fleet = Ec2Fleet(
+
+def _fleet(settings: Mapping[str, Any]) -> Fleet:
+    if settings.get("cloud", "aws") == "gcp":
+        return GceFleet(
+            MetadataTokenHttp(),
+            project=settings["project"],
+            zone=settings["zone"],
+            blueprint=settings["blueprint"],
+            stack=settings["stack"],
+        )
+    import boto3  # noqa: PLC0415 - only the AWS program run needs it (Ubuntu's python3-boto3 on the controller)
+
+    return Ec2Fleet(
         boto3.client("ec2", region_name=settings["region"]),
         blueprint=settings["blueprint"],
         stack=settings["stack"],
     )
-    sync(node_names(settings["groups"]), fleet, Scontrol())
-    return 0
 
 
 def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict[str, Any]:
@@ -250,7 +363,8 @@ def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> dict
     if args.groups:
         settings["groups"] = json.loads(args.groups)
     settings.update({k: getattr(args, k) for k in ("blueprint", "stack", "region") if getattr(args, k)})
-    missing = [k for k in ("groups", "blueprint", "stack", "region") if k not in settings]
+    where = ("project", "zone") if settings.get("cloud") == "gcp" else ("region",)
+    missing = [k for k in ("groups", "blueprint", "stack", *where) if k not in settings]
     if missing:
         parser.error(f"missing {', '.join(missing)} (give --config FILE or the options)")
     return settings

@@ -38,6 +38,7 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
+  "clusterfab_slurm_enabled": true,
   "cuda_toolkit_version": "13.0",
   "dcgm_cuda_major_version": "13",
   "dcgm_exporter_version": "4.5.0",
@@ -57,6 +58,10 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   ],
   "local_scratch_enabled": true,
   "local_scratch_mount_point": "/mnt/localssd",
+  "munge_key_generate": false,
+  "munge_key_project": "ml-platform-dev",
+  "munge_key_secret": "clusterfab-ultra-train-dev-munge-key",
+  "munge_key_source": "gcp",
   "nccl_cuda_version": "13.0",
   "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
   "nccl_tests_version": "2.19.6",
@@ -69,6 +74,28 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "rdma_gib_install_method": "package",
   "rdma_gib_socket_ifname": "enp0s19,enp192s20",
   "rdma_gib_version": "1.1.0",
+  "slurm_node_conf_server": "10.50.0.10:6817",
+  "slurm_node_gpus": 8,
+  "slurm_node_name_source": "gcp",
+  "slurm_node_packages": [
+    "slurmd",
+    "slurm-client"
+  ],
+  "slurm_node_version": "23.11.4-1.2ubuntu5",
+  "slurm_users_accounts": [
+    {
+      "name": "alice",
+      "uid": 40207
+    },
+    {
+      "name": "bob",
+      "uid": 38650
+    },
+    {
+      "name": "carol",
+      "uid": 26302
+    }
+  ],
   "storage_mounts_list": [
     {
       "fstype": "lustre",

@@ -1,0 +1,343 @@
+"""Slurm on GCP: the controller (slurmctld, slurmdbd and its database on a protected state disk), the
+login nodes, the munge key's secret, and the rights of the controller's node sync.
+
+Nothing has an external IP: people reach the login nodes with IAP (`gcloud compute ssh --tunnel-through-iap`,
+OS Login). The munge key never passes through the stack or metadata: the stack creates an empty Secret
+Manager secret, the controller adds its first version at first boot (secretVersionAdder on that secret
+alone), and only the cluster's service accounts may read it. Slurm's ports need no firewall rule of their
+own: the controller and login nodes sit in the system subnet, and the system network admits traffic from
+the cluster's range only (components/gcp/network.py).
+
+The node sync names each GPU VM by setting one metadata key on it; its role is split because IAM
+conditions on instance names can only apply to calls on an instance: `compute.instances.list` (on the
+zone) is granted as is, `get` and `setMetadata` only on VMs named like the cluster's node groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components._errors import check_inputs
+from components._naming import child
+from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
+
+CONTROLLER_TYPE = "clusterfab:slurm:GcpSlurmController"
+NODE_ACCESS_TYPE = "clusterfab:slurm:GcpSlurmNodeAccess"
+STATE_DEVICE_NAME = "slurm-state"
+"""The state disk's device name: the guest sees it as /dev/disk/by-id/google-slurm-state."""
+LIST_PERMISSIONS = ("compute.instances.list",)
+NAMING_PERMISSIONS = ("compute.instances.get", "compute.instances.setMetadata")
+SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
+SECRET_VERSION_ADDER = "roles/secretmanager.secretVersionAdder"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpSlurmControllerArgs:
+    """Inputs of GcpSlurmController; defaults: e2-standard-8, 100 GiB balanced state disk, one login node."""
+
+    cluster: str
+    project: str
+    region: str
+    zone: str
+    subnetwork_id: pulumi.Input[str]
+    bucket_name: pulumi.Input[str]
+    image: str
+    private_ip: str
+    """The controller's fixed address in the system subnet (slurm.conf names it before the VM exists)."""
+    munge_secret_id: str
+    """The munge key's secret: nodes name it at boot, before any output of this component is known."""
+    instance_name: str
+    """The controller VM's name (what `gcloud compute ssh` takes)."""
+    service_account_id: str
+    login_service_account_id: str
+    role_id_prefix: str
+    """Prefix of the node sync's two custom role ids (letters, digits, underscores; unique per stack)."""
+    node_instance_prefixes: Sequence[str]
+    """The node groups' base instance names: the only VMs whose metadata the node sync may change."""
+    machine_type: str = "e2-standard-8"
+    boot_disk_gib: int = 50
+    state_disk_gib: int = 100
+    disk_type: str = "pd-balanced"
+    protect: bool = True
+    """Keep the state disk (slurmctld state, the accounting database) from deletion and replacement."""
+    startup_script: pulumi.Input[str] = ""
+    files: tuple[str, Path] | None = None
+    """(object name, local path) of the rendered Slurm files the controller's boot fetches."""
+    login_count: int = 1
+    login_name_prefix: str = ""
+    """Login VMs are `<prefix>-<i>`; default `<instance_name>-login`."""
+    login_machine_type: str = "e2-standard-4"
+    login_startup_script: pulumi.Input[str] = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
+    problems = []
+    if args.state_disk_gib < 20:
+        problems.append(
+            ("state_disk_gib", "slurmctld's state and the accounting database need at least 20 GiB")
+        )
+    if args.login_count < 0:
+        problems.append(("login_count", "cannot be negative"))
+    if not args.node_instance_prefixes:
+        problems.append(("node_instance_prefixes", "name at least one node group's base instance name"))
+    return problems
+
+
+def naming_condition(project: str, zone: str, prefixes: Sequence[str]) -> str:
+    """A CEL expression true for the cluster's node VMs only (their names start with a group's base name)."""
+    base = f"projects/{project}/zones/{zone}/instances/"
+    return " || ".join(f'resource.name.startsWith("{base}{prefix}-")' for prefix in prefixes)
+
+
+class GcpSlurmController(pulumi.ComponentResource):
+    """The munge key's secret, the controller with its address and state disk, the login nodes, their
+    service accounts and the node sync's rights."""
+
+    instance_name: pulumi.Output[str]
+    login_instance_names: list[pulumi.Output[str]]
+    munge_secret_id: pulumi.Output[str]
+    service_account_email: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: GcpSlurmControllerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        check_inputs(CONTROLLER_TYPE, _problems(args))
+        super().__init__(CONTROLLER_TYPE, name, None, opts)
+        self._name, self._args = name, args
+        self._own = pulumi.ResourceOptions(parent=self)
+        secret = gcp.secretmanager.Secret(
+            child(name, "munge-key"),
+            project=args.project,
+            secret_id=args.munge_secret_id,
+            replication=gcp.secretmanager.SecretReplicationArgs(
+                user_managed=gcp.secretmanager.SecretReplicationUserManagedArgs(
+                    replicas=[gcp.secretmanager.SecretReplicationUserManagedReplicaArgs(location=args.region)]
+                )
+            ),
+            labels=dict(args.labels),
+            opts=self._own,
+        )
+        sa = self._account("sa", args.service_account_id, "controller")
+        login_sa = self._account("login-sa", args.login_service_account_id, "login nodes")
+        for member_name, member, role in (
+            ("controller-reads-key", sa.member, SECRET_ACCESSOR),
+            ("controller-writes-key", sa.member, SECRET_VERSION_ADDER),
+            ("login-reads-key", login_sa.member, SECRET_ACCESSOR),
+        ):
+            gcp.secretmanager.SecretIamMember(
+                child(name, member_name),
+                project=args.project,
+                secret_id=secret.secret_id,
+                role=role,
+                member=member,
+                opts=self._own,
+            )
+        self._naming_rights(sa.member)
+        depends = self._files()
+        instance = self._controller(sa, depends)
+        logins = [self._login(i, login_sa, depends) for i in range(args.login_count)]
+        self.instance_name = instance.name
+        self.login_instance_names = [login.name for login in logins]
+        self.munge_secret_id = secret.secret_id
+        self.service_account_email = sa.email
+        self.register_outputs(
+            {
+                "instance_name": instance.name,
+                "login_instance_names": self.login_instance_names,
+                "munge_secret_id": secret.secret_id,
+                "service_account_email": sa.email,
+            }
+        )
+
+    def _account(self, suffix: str, account: str, what: str) -> gcp.serviceaccount.Account:
+        args = self._args
+        return node_service_account(
+            self,
+            child(self._name, suffix),
+            project=args.project,
+            account=account,
+            description=f"clusterfab Slurm {what} of {args.cluster}",
+            bucket_name=args.bucket_name,
+        )
+
+    def _naming_rights(self, member: pulumi.Input[str]) -> None:
+        name, args, own = self._name, self._args, self._own
+        grants = (
+            ("list", LIST_PERMISSIONS, "List the zone's VMs: what the node sync reads", None),
+            (
+                "name",
+                NAMING_PERMISSIONS,
+                "Read and set metadata of the cluster's node VMs: the node sync's names",
+                gcp.projects.IAMMemberConditionArgs(
+                    title="clusterfab node VMs only",
+                    expression=naming_condition(args.project, args.zone, args.node_instance_prefixes),
+                ),
+            ),
+        )
+        for suffix, permissions, description, condition in grants:
+            role = gcp.projects.IAMCustomRole(
+                child(name, f"{suffix}-role"),
+                project=args.project,
+                role_id=f"{args.role_id_prefix}_{suffix}",
+                title=f"clusterfab Slurm node sync ({suffix}) of {args.cluster}",
+                description=description,
+                permissions=list(permissions),
+                opts=own,
+            )
+            gcp.projects.IAMMember(
+                child(name, suffix),
+                project=args.project,
+                role=role.name,
+                member=member,
+                condition=condition,
+                opts=own,
+            )
+
+    def _files(self) -> list[pulumi.Resource]:
+        name, args = self._name, self._args
+        if args.files is None:
+            return []
+        key, path = args.files
+        return [
+            gcp.storage.BucketObject(
+                child(name, "files"),
+                bucket=args.bucket_name,
+                name=key,
+                source=pulumi.FileAsset(str(path)),
+                opts=self._own,
+            )
+        ]
+
+    def _vm(
+        self,
+        resource: str,
+        *,
+        vm_name: str,
+        machine_type: str,
+        sa: gcp.serviceaccount.Account,
+        startup_script: pulumi.Input[str],
+        depends: Sequence[pulumi.Resource],
+        role: str,
+        network_ip: pulumi.Input[str] | None = None,
+        attached_disks: Sequence[gcp.compute.InstanceAttachedDiskArgs] = (),
+    ) -> gcp.compute.Instance:
+        args = self._args
+        labels = {**args.labels, "clusterfab-slurm-role": role}
+        return gcp.compute.Instance(
+            resource,
+            name=vm_name,
+            project=args.project,
+            zone=args.zone,
+            machine_type=machine_type,
+            boot_disk=gcp.compute.InstanceBootDiskArgs(
+                auto_delete=True,
+                initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
+                    image=args.image, size=args.boot_disk_gib, type=args.disk_type, labels=labels
+                ),
+            ),
+            attached_disks=list(attached_disks),
+            network_interfaces=[
+                gcp.compute.InstanceNetworkInterfaceArgs(subnetwork=args.subnetwork_id, network_ip=network_ip)
+            ],
+            service_account=gcp.compute.InstanceServiceAccountArgs(
+                email=sa.email, scopes=[CLOUD_PLATFORM_SCOPE]
+            ),
+            shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_vtpm=True, enable_integrity_monitoring=True
+            ),
+            metadata={
+                "startup-script": startup_script,
+                "enable-oslogin": "TRUE",
+                "block-project-ssh-keys": "TRUE",
+            },
+            allow_stopping_for_update=True,
+            labels=labels,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends)),
+        )
+
+    def _controller(
+        self, sa: gcp.serviceaccount.Account, depends: list[pulumi.Resource]
+    ) -> gcp.compute.Instance:
+        name, args = self._name, self._args
+        address = gcp.compute.Address(
+            child(name, "address"),
+            project=args.project,
+            region=args.region,
+            subnetwork=args.subnetwork_id,
+            address_type="INTERNAL",
+            address=args.private_ip,
+            description=f"clusterfab Slurm controller of {args.cluster} (slurm.conf names this address)",
+            labels=dict(args.labels),
+            opts=self._own,
+        )
+        state = gcp.compute.Disk(
+            child(name, "state"),
+            project=args.project,
+            zone=args.zone,
+            size=args.state_disk_gib,
+            type=args.disk_type,
+            description=f"clusterfab Slurm controller state of {args.cluster}: slurmctld state, accounting",
+            labels=dict(args.labels),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
+        )
+        return self._vm(
+            child(name, "controller"),
+            vm_name=args.instance_name,
+            machine_type=args.machine_type,
+            sa=sa,
+            startup_script=args.startup_script,
+            depends=depends,
+            role="controller",
+            network_ip=address.address,
+            attached_disks=[
+                gcp.compute.InstanceAttachedDiskArgs(source=state.self_link, device_name=STATE_DEVICE_NAME)
+            ],
+        )
+
+    def _login(
+        self, index: int, sa: gcp.serviceaccount.Account, depends: list[pulumi.Resource]
+    ) -> gcp.compute.Instance:
+        args = self._args
+        return self._vm(
+            child(self._name, f"login-{index}"),
+            vm_name=f"{args.login_name_prefix or args.instance_name + '-login'}-{index}",
+            machine_type=args.login_machine_type,
+            sa=sa,
+            startup_script=args.login_startup_script,
+            depends=depends,
+            role="login",
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpSlurmNodeAccessArgs:
+    """What lets a GPU node group join the Slurm cluster: reading the munge key."""
+
+    project: str
+    munge_secret_id: pulumi.Input[str]
+    member: pulumi.Input[str]
+    """The node group's service account as an IAM member (serviceAccount:...)."""
+
+
+class GcpSlurmNodeAccess(pulumi.ComponentResource):
+    """Read access to the munge key's secret for the node group's service account."""
+
+    def __init__(
+        self, name: str, args: GcpSlurmNodeAccessArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(NODE_ACCESS_TYPE, name, None, opts)
+        gcp.secretmanager.SecretIamMember(
+            child(name, "munge"),
+            project=args.project,
+            secret_id=args.munge_secret_id,
+            role=SECRET_ACCESSOR,
+            member=args.member,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({})
