@@ -147,3 +147,38 @@ def test_the_roles_accounts_loader_is_idempotent_on_the_real_slurmdbd(lab: Slurm
     assert "gres/gpu=64" in qos[1]
     assert qos[2] == "gres/gpu=1800000"
     assert "NoDecay" in qos[3]
+
+
+EXPORTER = REPO / "clusterfab" / "scheduler" / "slurm" / "exporter.py"
+HOLD = "#!/bin/sh\nsrun sleep 300\n"
+
+
+def scrape(lab: SlurmLab) -> dict[str, float]:
+    """One scrape of the controller's Slurm exporter (`--once`), run in the lab against the real slurmctld."""
+    lab.path("/usr/local/bin/clusterfab-slurm-exporter").write_text(EXPORTER.read_text())
+    text = lab.run("python3 /usr/local/bin/clusterfab-slurm-exporter --once").stdout
+    samples = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def test_the_slurm_exporter_reads_nodes_gpus_jobs_and_budgets_from_slurmctld(lab: SlurmLab) -> None:
+    idle = scrape(lab)
+    assert idle["clusterfab_slurm_exporter_up"] == 1
+    assert (idle["slurm_nodes_idle"], idle["slurm_nodes_drain"]) == (8, 0)
+    assert (idle["slurm_gpus_total"], idle["slurm_gpus_alloc"], idle["slurm_gpus_idle"]) == (64, 0, 64)
+    # research: 30,000 GPU-hours a month (the example's base) = 1,800,000 GPU-minutes.
+    assert idle['clusterfab_slurm_qos_gpu_minutes_limit{qos="research"}'] == 1_800_000
+
+    job_id = lab.sbatch(HOLD, "-N2", "--gpus-per-node=8", "--time=10", "-A", "research", user="alice")
+    lab.wait_job(job_id, {"RUNNING"})
+    lab.run("scontrol update NodeName=h100-7 State=DRAIN Reason=exporter-test")
+    busy = scrape(lab)
+    assert (busy["slurm_nodes_alloc"], busy["slurm_nodes_drain"], busy["slurm_nodes_idle"]) == (2, 1, 5)
+    assert (busy["slurm_gpus_alloc"], busy["slurm_gpus_idle"]) == (16, 40)
+    key = f'clusterfab_slurm_job_gpus{{account="research",job_id="{job_id}",partition="train",user="alice"}}'
+    assert busy[key] == 16
+    assert busy['slurm_account_jobs{account="research",state="running"}'] == 1
