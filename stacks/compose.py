@@ -23,8 +23,9 @@ from clusterfab.bootstrap import FilesArchive, Mount, NodeBootstrap, render_boot
 from clusterfab.core.vocab import Cloud, standard_tags
 from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
+from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.bundle import Bundle, build_bundle
-from clusterfab.scheduler.slurm.hostvars import controller_files
+from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files
 from clusterfab.spec import ClusterSpec
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
@@ -100,6 +101,12 @@ class Cluster:
     def slurm_files(self, project: str | None = None) -> RenderedArchive:
         """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""
         files = controller_files(self.spec, self.input.catalog.slurm, stack=self.stack, project=project)
+        monitoring = self.spec.monitoring
+        if monitoring is not None and monitoring.host == "controller":
+            rendered = render_monitoring(
+                self.spec, self.input.catalog, stack=self.stack, project=project, today=dt.date.today()
+            )
+            files |= {f"{MONITORING_DIR}/{name}": text for name, text in rendered.items()}
         return build_archive(files, self.input.project_root / BUNDLE_CACHE, prefix="slurm/")
 
 
@@ -214,4 +221,18 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
         "node_selector": dict(realized.node_selector),
         "monitoring": dict(realized.monitoring) if realized.monitoring is not None else None,
         "scheduler": dict(realized.scheduler) if realized.scheduler is not None else None,
+    }
+
+
+def controller_monitoring(
+    spec: ClusterSpec, scheduler: Mapping[str, Any] | None
+) -> dict[str, pulumi.Input[str] | int] | None:
+    """The `monitoring` output when the Slurm controller hosts the stack: `clusterfab dashboard` tunnels
+    to the controller."""
+    if spec.monitoring is None or spec.monitoring.host != "controller" or scheduler is None:
+        return None
+    return {
+        "host": scheduler["controller"],
+        "grafana_port": GRAFANA_PORT,
+        "retention_days": spec.monitoring.retention_days,
     }

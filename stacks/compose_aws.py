@@ -12,10 +12,10 @@ from typing import Any, assert_never
 
 import pulumi
 import pulumi_aws as aws
-from compose import Cluster, NodeGroupExport, Realized, StorageExport
+from compose import Cluster, NodeGroupExport, Realized, StorageExport, controller_monitoring
 
 from clusterfab import addressing
-from clusterfab.bootstrap import FilesArchive, files_dir
+from clusterfab.bootstrap import FilesArchive, Mount, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
@@ -24,7 +24,12 @@ from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars
-from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, munge_secret_name, node_vars
+from clusterfab.scheduler.slurm.hostvars import (
+    client_vars,
+    controller_host_vars,
+    munge_secret_name,
+    node_vars,
+)
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
     CapacityBlock,
@@ -99,9 +104,9 @@ def realize(cluster: Cluster) -> Realized:
             ),
             opts,
         )
-    monitoring = _monitoring(cluster, network, bucket, opts)
     roles = {name: node_group.role_name for name, (_, node_group) in built.items()}
     scheduler = _slurm(cluster, network, bucket, roles, list(mounts.values()), opts)
+    monitoring = _monitoring(cluster, network, bucket, opts) or controller_monitoring(spec, scheduler)
     return Realized(
         monitoring=monitoring,
         scheduler=scheduler,
@@ -196,6 +201,15 @@ def _interfaces(cluster: Cluster, group: NodeGroup) -> tuple[NetworkInterface, .
     return tuple(NetworkInterface(i.network_card_index, i.device_index, i.interface_type) for i in layout)
 
 
+def _node_playbook_vars(cluster: Cluster, group: NodeGroup, resolved: list[Mount]) -> dict[str, Any]:
+    """gpu_node.yml's vars: the node software's and, under Slurm, slurmd's."""
+    spec, catalog = cluster.spec, cluster.input.catalog
+    variables = gpu_node_vars(spec, group, catalog, resolved)
+    if spec.scheduler is not None:
+        variables |= node_vars(spec, catalog.slurm, group, stack=cluster.stack)
+    return variables
+
+
 def _node_group(
     cluster: Cluster,
     group: NodeGroup,
@@ -213,10 +227,7 @@ def _node_group(
         bucket_name=bucket.bucket_name,
         mounts=mounts,
         playbook="gpu_node.yml",
-        playbook_vars=lambda resolved: {
-            **gpu_node_vars(spec, group, catalog, resolved),
-            **(node_vars(spec, catalog.slurm, group, stack=cluster.stack) if spec.scheduler else {}),
-        },
+        playbook_vars=lambda resolved: _node_playbook_vars(cluster, group, resolved),
         healthcheck_vars=healthcheck_vars(spec, group, catalog),
     )
     node_group = AwsGpuNodeGroup(
@@ -376,27 +387,12 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             files=(archive.key, archive.path),
             login_count=slurm.login_count,
             login_instance_type=login.name if login else slurm.controller.name,
-            login_boot_script=cluster.boot_script(
-                name="slurm-login",
-                bucket_name=bucket.bucket_name,
-                mounts=mounts,
-                playbook="slurm_login.yml",
-                playbook_vars=lambda resolved: {
-                    **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
-                    **storage_vars(spec.cloud, cluster.input.catalog, resolved),
-                },
-                healthcheck_vars=None,
-            ),
+            login_boot_script=_login_boot(cluster, bucket, mounts),
             tags=cluster.tags(SLURM_ITEM),
         ),
         opts,
     )
-    for name, role_name in roles.items():
-        AwsSlurmNodeAccess(
-            child(spec.name, f"{name}-slurm"),
-            AwsSlurmNodeAccessArgs(role_name=role_name, munge_secret_arn=controller.munge_secret_arn),
-            opts,
-        )
+    _slurm_grants(cluster, controller, roles, network, opts)
     return {
         "kind": "slurm",
         "controller": controller.instance_id,
@@ -406,12 +402,51 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
     }
 
 
+def _slurm_grants(
+    cluster: Cluster,
+    controller: AwsSlurmController,
+    roles: Mapping[str, pulumi.Output[str]],
+    network: AwsNetwork,
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """The GPU nodes' roles may read the munge key; a controller that hosts monitoring gets its rights."""
+    spec = cluster.spec
+    if spec.monitoring is not None and spec.monitoring.host == "controller":
+        monitoring_access(
+            cluster,
+            role_name=controller.role_name,
+            host_security_group_id=controller.security_group_id,
+            network=network,
+            opts=opts,
+        )
+    for name, role_name in roles.items():
+        AwsSlurmNodeAccess(
+            child(spec.name, f"{name}-slurm"),
+            AwsSlurmNodeAccessArgs(role_name=role_name, munge_secret_arn=controller.munge_secret_arn),
+            opts,
+        )
+
+
+def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTarget]) -> pulumi.Output[str]:
+    spec = cluster.spec
+    return cluster.boot_script(
+        name="slurm-login",
+        bucket_name=bucket.bucket_name,
+        mounts=mounts,
+        playbook="slurm_login.yml",
+        playbook_vars=lambda resolved: {
+            **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
+            **storage_vars(spec.cloud, cluster.input.catalog, resolved),
+        },
+        healthcheck_vars=None,
+    )
+
+
 def _controller_boot(
     cluster: Cluster, bucket: AwsClusterBucket, sha256: str, files: FilesArchive
 ) -> pulumi.Output[str]:
-    spec = cluster.spec
-    host_vars = controller_vars(
-        spec, cluster.input.catalog.slurm, stack=cluster.stack, files_dir=files_dir(sha256)
+    host_vars = controller_host_vars(
+        cluster.spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(sha256)
     )
     return cluster.boot_script(
         name="slurm-controller",

@@ -19,7 +19,7 @@ from typing import Any, Literal, assert_never, get_args
 
 import pulumi
 import pulumi_gcp as gcp
-from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport
+from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport, controller_monitoring
 
 from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, Mount, files_dir
@@ -31,7 +31,12 @@ from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import RenderedArchive, monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars, tpu_host_vars
-from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, munge_secret_name, node_vars
+from clusterfab.scheduler.slurm.hostvars import (
+    client_vars,
+    controller_host_vars,
+    munge_secret_name,
+    node_vars,
+)
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
     Capacity,
@@ -245,7 +250,7 @@ def realize(cluster: Cluster) -> Realized:
     tpus = {t.name: _tpu(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
     _budget(site)
     scheduler = _slurm(site, groups, list(mounts.values()))
-    monitoring = _monitoring(site)
+    monitoring = _monitoring(site) or controller_monitoring(spec, scheduler)
     links: dict[str, pulumi.Input[str]] = dict(network.network_self_links)
     for fabric, fabric_network in fabrics.items():
         for role, link in fabric_network.network_self_links.items():
@@ -695,6 +700,25 @@ def _slurm(
         ),
         site.opts,
     )
+    _slurm_grants(site, controller, groups)
+    return {
+        "kind": "slurm",
+        "controller": controller.instance_name,
+        "controller_address": controller_address(spec),
+        "login": controller.login_instance_names,
+        "munge_secret": controller.munge_secret_id,
+    }
+
+
+def _slurm_grants(site: _Site, controller: GcpSlurmController, groups: dict[str, NodeGroupExport]) -> None:
+    """The GPU nodes' accounts may read the munge key; a controller that hosts monitoring gets its rights."""
+    spec = site.spec
+    if spec.monitoring is not None and spec.monitoring.host == "controller":
+        monitoring_access(
+            site,
+            member=pulumi.Output.concat("serviceAccount:", controller.service_account_email),
+            service_account_email=controller.service_account_email,
+        )
     for name, export in groups.items():
         GcpSlurmNodeAccess(
             child(spec.name, f"{name}-slurm"),
@@ -705,13 +729,6 @@ def _slurm(
             ),
             site.opts,
         )
-    return {
-        "kind": "slurm",
-        "controller": controller.instance_name,
-        "controller_address": controller_address(spec),
-        "login": controller.login_instance_names,
-        "munge_secret": controller.munge_secret_id,
-    }
 
 
 def _role_id(*parts: str, max_length: int) -> str:
@@ -725,8 +742,8 @@ def _slurm_boot_scripts(
     """The controller's boot (slurm_controller.yml with the rendered files) and the login nodes'."""
     spec, cluster, project = site.spec, site.cluster, site.project
     facts = cluster.input.catalog.slurm
-    host_vars = controller_vars(
-        spec, facts, stack=cluster.stack, files_dir=files_dir(archive.sha256), project=project
+    host_vars = controller_host_vars(
+        spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(archive.sha256), project=project
     )
     controller = cluster.boot_script(
         name="slurm-controller",

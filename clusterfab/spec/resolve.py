@@ -71,12 +71,15 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
             unresolved.append(Unresolved(("tpu_slices", index), tpu.name))
         else:
             slices.append(resolved_tpu)
-    monitoring, known = resolve_monitoring(blueprint, catalog, groups)
-    if not known:
-        unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     scheduler, known = resolve_scheduler(blueprint, catalog, groups)
     if not known:
         unresolved.append(Unresolved(("scheduler",), "scheduler"))
+    # A Slurm controller hosts the monitoring stack; without one, clusterfab adds a monitoring node.
+    monitoring, known = resolve_monitoring(
+        blueprint, catalog, groups, has_slurm_controller=scheduler is not None
+    )
+    if not known:
+        unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,

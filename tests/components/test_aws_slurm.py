@@ -231,3 +231,28 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
     }
     host_vars = boot_vars(instance_script(one(plan, INSTANCE, "slm-cluster-slurm-controller")))
     assert host_vars["slurm_controller_sync_program"].endswith("/bin/clusterfab-slurm-sync")
+
+
+def test_the_controller_hosts_monitoring_with_the_slurm_exporter() -> None:
+    body = BODY.replace("environments:", "monitoring: {kind: prometheus}\nenvironments:")
+    plan = aws_plan(body, name="slmon", env="prod")
+    assert [r for r in plan.resources if r.type == "clusterfab:monitoring:AwsMonitoringNode"] == []
+    access = one(plan, "clusterfab:monitoring:AwsMonitoringAccess", "slmon-cluster-monitoring-access")
+    assert access is not None
+    host_vars = boot_vars(instance_script(one(plan, INSTANCE, "slmon-cluster-slurm-controller")))
+    assert host_vars["clusterfab_monitoring_enabled"] is True
+    assert host_vars["monitoring_host_kind"] == "controller"
+    assert host_vars["prometheus_files_dir"] == host_vars["slurm_controller_config_dir"] + "/monitoring"
+    assert host_vars["slurm_controller_exporter_program"].endswith("/bin/clusterfab-slurm-exporter")
+    assert host_vars["slurm_controller_exporter_listen"] == "127.0.0.1:8080"
+    assert plan.outputs["monitoring"]["host"] == plan.outputs["scheduler"]["controller"]
+    import tarfile
+
+    from tests.components.harness import stacks_module
+    from tests.conftest import REPO
+
+    key = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slmon-cluster-slurm-files").inputs["key"]
+    archive = REPO / stacks_module("compose").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+    assert {"monitoring/prometheus.yml", "bin/clusterfab-slurm-exporter", "slurm.conf"} <= names

@@ -17,7 +17,7 @@ from clusterfab.bootstrap import Mount
 from clusterfab.catalog import load_catalog
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
 from clusterfab.rules.engine import validate_file
-from clusterfab.scheduler.slurm.hostvars import client_vars, controller_vars, node_vars
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, node_vars
 from tests.conftest import EXAMPLES, REPO
 from tests.factories import example_spec
 from tests.factories import spec as spec_of
@@ -71,8 +71,11 @@ def _roles(playbook: str, variables: dict[str, Any]) -> list[str]:
         elif condition.endswith(" in gpu_node_nvlink_services"):
             if condition.split(" in ")[0].strip("'") in variables["gpu_node_nvlink_services"]:
                 roles.append(role)
-        elif condition == "clusterfab_slurm_enabled | default(false) | bool":
-            if variables.get("clusterfab_slurm_enabled"):
+        elif condition in (
+            "clusterfab_slurm_enabled | default(false) | bool",
+            "clusterfab_monitoring_enabled | default(false) | bool",
+        ):
+            if variables.get(condition.split(" ")[0]):
                 roles.append(role)
         elif condition.startswith("gpu_node_fabric == "):
             if variables["gpu_node_fabric"] == condition.split("==")[1].strip().strip("'\""):
@@ -163,8 +166,15 @@ SLURM_IDS = [f"{p.stem}-{e or 'base'}" for p, e in SLURM_CASES]
 @pytest.mark.parametrize(("path", "env"), SLURM_CASES, ids=SLURM_IDS)
 def test_slurm_hosts_vars_satisfy_their_playbooks(path: Path, env: str | None) -> None:
     resolved = validate_file(path).blueprints[env].spec
-    controller = controller_vars(resolved, CATALOG.slurm, stack="prod", files_dir="/opt/clusterfab/files/x")
-    _contract("slurm_controller.yml", controller)
+    controller = controller_host_vars(resolved, CATALOG, stack="prod", files_dir="/opt/clusterfab/files/x")
+    monitoring = yaml.safe_load((PLAYBOOKS / "specs" / "monitoring_argument_specs.yml").read_text())
+    playbook_level = {"clusterfab_monitoring_enabled": {"type": "bool"}}
+    if resolved.monitoring is not None:
+        playbook_level |= monitoring["monitoring_argument_specs"]
+    _contract("slurm_controller.yml", controller, playbook_level)
+    if resolved.monitoring is not None:
+        assert controller["clusterfab_monitoring_enabled"] is True
+        assert controller["prometheus_files_dir"] == "/opt/clusterfab/files/x/monitoring"
     _contract("slurm_login.yml", client_vars(resolved, CATALOG.slurm, stack="prod"))
     assert controller["slurm_controller_version"] == CATALOG.slurm.release.package_version
     assert {a["name"] for a in controller["slurm_users_accounts"]} == {

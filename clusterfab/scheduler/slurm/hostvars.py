@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.core.vocab import label_value
+from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
@@ -98,7 +100,28 @@ def node_vars(
     }
 
 
+def controller_host_vars(
+    spec: ClusterSpec, catalog: Catalog, *, stack: str, files_dir: str, project: str | None = None
+) -> dict[str, Any]:
+    """Everything the controller's boot passes to slurm_controller.yml: the Slurm controller's vars and,
+    when the controller hosts the cluster's monitoring, monitoring.yml's (its rendered files under
+    `monitoring/` of the same archive) and the Slurm exporter."""
+    host_vars = controller_vars(spec, catalog.slurm, stack=stack, files_dir=files_dir, project=project)
+    if spec.monitoring is not None and spec.monitoring.host == "controller":
+        monitoring_dir = f"{files_dir}/{MONITORING_DIR}"
+        port = catalog.monitoring.exporters.slurm_exporter_port
+        host_vars |= monitoring_host_vars(spec, catalog, files_dir=monitoring_dir, project=project)
+        host_vars |= {
+            "clusterfab_monitoring_enabled": True,
+            "slurm_controller_exporter_program": f"{files_dir}/{EXPORTER_PROGRAM}",
+            "slurm_controller_exporter_listen": f"127.0.0.1:{port}",
+        }
+    return host_vars
+
+
 SYNC_PROGRAM = "bin/clusterfab-slurm-sync"
+EXPORTER_PROGRAM = "bin/clusterfab-slurm-exporter"
+MONITORING_DIR = "monitoring"
 SYNC_CONFIG = "nodesync.json"
 
 
@@ -111,7 +134,9 @@ def controller_files(
 
     files = render_slurm(spec, facts)
     groups = _group_sizes(spec)
-    files[SYNC_PROGRAM] = resources.files("clusterfab.scheduler.slurm").joinpath("nodesync.py").read_text()
+    package = resources.files("clusterfab.scheduler.slurm")
+    files[SYNC_PROGRAM] = package.joinpath("nodesync.py").read_text()
+    files[EXPORTER_PROGRAM] = package.joinpath("exporter.py").read_text()
     where = {"region": spec.region} if spec.cloud == "aws" else {"project": project or "", "zone": spec.zone}
     files[SYNC_CONFIG] = json.dumps(
         {"cloud": spec.cloud, "groups": groups, "blueprint": spec.name, "stack": label_value(stack), **where},
