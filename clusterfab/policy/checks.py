@@ -20,9 +20,9 @@ places the components use: the catalog's `stateful_types` and the blueprint's pr
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
-from clusterfab.policy.resources import Resource, items, truthy
+from clusterfab.policy.resources import Resource, block, items, truthy
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 AWS_INSTANCE = "aws:ec2/instance:Instance"
@@ -38,8 +38,7 @@ def _short(resource: Resource) -> str:
 def imdsv2(resource: Resource) -> list[str]:
     if resource.type not in {LAUNCH_TEMPLATE, AWS_INSTANCE}:
         return []
-    options = resource.props.get("metadataOptions")
-    options = options if isinstance(options, dict) else {}
+    options = block(resource.props.get("metadataOptions"))
     if str(options.get("httpEndpoint", "enabled")).lower() == "disabled":
         return []  # no metadata service at all
     if options.get("httpTokens") == "required":
@@ -93,21 +92,18 @@ def _gce_external_ips(resource: Resource) -> list[str]:
 
 
 def _tpu_external_ips(resource: Resource) -> list[str]:
-    config = resource.props.get("networkConfig")
-    if isinstance(config, dict) and truthy(config.get("enableExternalIps")):
+    if truthy(block(resource.props.get("networkConfig")).get("enableExternalIps")):
         return [f"TPU VM {resource.name} has external IPs (networkConfig.enableExternalIps): set it to false"]
     return []
 
 
 def _queued_tpu_external_ips(resource: Resource) -> list[str]:
-    body = resource.props.get("body")
-    specs = items(body.get("tpu", {}).get("nodeSpec")) if isinstance(body, dict) else []
+    specs = items(block(block(resource.props.get("body")).get("tpu")).get("nodeSpec"))
     return [
         f"TPU queued resource {resource.name} gives its slices external IPs "
         "(node.networkConfig.enableExternalIps): set it to false"
         for spec in specs
-        if isinstance(spec.get("node"), dict)
-        and truthy((spec["node"].get("networkConfig") or {}).get("enableExternalIps"))
+        if truthy(block(block(spec.get("node")).get("networkConfig")).get("enableExternalIps"))
     ]
 
 
@@ -135,14 +131,14 @@ def encryption(resource: Resource) -> list[str]:
     if resource.type == LAUNCH_TEMPLATE:
         for mapping in items(props.get("blockDeviceMappings")):
             ebs = mapping.get("ebs")
-            if isinstance(ebs, dict) and not truthy(ebs.get("encrypted")):
+            if isinstance(ebs, Mapping) and not truthy(ebs.get("encrypted")):
                 found.append(
                     f"launch template {name} has an unencrypted EBS volume "
                     f"({mapping.get('deviceName', '?')}): set ebs.encrypted to true"
                 )
     elif resource.type == AWS_INSTANCE:
         root = props.get("rootBlockDevice")
-        if isinstance(root, dict) and not truthy(root.get("encrypted")):
+        if isinstance(root, Mapping) and not truthy(root.get("encrypted")):
             found.append(f"instance {name} has an unencrypted root volume: set rootBlockDevice.encrypted")
         for device in items(props.get("ebsBlockDevices")):
             if not truthy(device.get("encrypted")):

@@ -3,11 +3,17 @@
 CrossGuard hands policies `ResourceValidationArgs` and `PolicyResource` objects; the offline plan
 engine records `PlannedResource`s. Both become a `Resource`, so the rules are written once and tested
 on the plans of the example blueprints.
+
+The two do not hand over the same objects: a plan's props are dicts and lists, but CrossGuard wraps
+every nested object and list in its own `Mapping` and `Sequence` proxies (which raise
+`UnknownValueError` when a value is unknown during preview, and CrossGuard reports the policy as not
+run). So the rules read props only through `Mapping` / `Sequence` (the helpers below), never
+`isinstance(..., dict | list)`, which is false for every proxy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,12 +49,8 @@ class Resource:
             value = self.props.get(key)
             if isinstance(value, Mapping):
                 return {str(k): str(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return {
-                    str(t["key"]): str(t.get("value", ""))
-                    for t in value
-                    if isinstance(t, Mapping) and "key" in t
-                }
+            if _is_list(value):
+                return {str(t["key"]): str(t.get("value", "")) for t in items(value) if t.get("key")}
         return {}
 
 
@@ -69,10 +71,40 @@ def truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
+def _is_list(value: Any) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
 def items(value: Any) -> list[Mapping[str, Any]]:
     """A nested block as a list of objects: a list as is, one object as a list of one, else empty."""
     if isinstance(value, Mapping):
         return [value]
-    if isinstance(value, list):
+    if _is_list(value):
         return [v for v in value if isinstance(v, Mapping)]
     return []
+
+
+def block(value: Any) -> Mapping[str, Any]:
+    """A nested object (`metadataOptions`), or an empty one when it is not set."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def strings(value: Any) -> list[str]:
+    """A list of strings (`cidrBlocks`, `members`), or one string as a list of one."""
+    if isinstance(value, str):
+        return [value]
+    return [v for v in value if isinstance(v, str)] if _is_list(value) else []
+
+
+def integer(value: Any) -> int | None:
+    """A whole number, however it arrives: the engine's wire format has only floats (2 -> 2.0), and
+    some provider types are strings."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None

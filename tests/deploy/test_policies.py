@@ -1,8 +1,9 @@
 """The CrossGuard policies, run on the resources the offline plan records for the example blueprints.
 
 The plans are what `pulumi preview` would send the policies (type token, camelCase inputs, protect),
-modulo provider defaults and unknowns; each policy's `validate` is called directly, as the analyzer
-does. The compliant examples pass, and a violating variant of each resource trips its policy.
+modulo provider defaults and unknowns; each policy's `validate` is called directly, with the props
+made as the analyzer makes them (through the wire's Struct, in CrossGuard's Mapping / Sequence
+proxies). The compliant examples pass, and a violating variant of each resource trips its policy.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import grpc
 import pytest
-from google.protobuf import empty_pb2, struct_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import (
     PolicyCustomTimeouts,
@@ -27,6 +28,8 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.deserialize import deserialize_properties
+from pulumi_policy.proxy import unknown_checking_proxy
 
 from clusterfab.catalog import load_catalog
 from clusterfab.cost import estimate_cost
@@ -75,6 +78,16 @@ def edited(
     return out
 
 
+def crossguard_props(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Props as the analyzer hands them to a policy (pulumi_policy's `Analyze` / `AnalyzeStack`): sent
+    as a protobuf Struct (every number a float), deserialized, and wrapped in the proxies that raise on
+    preview unknowns: nested objects and lists arrive as `Mapping` / `Sequence`, not dict / list."""
+    wire = struct_pb2.Struct()
+    wire.update(inputs)
+    props: Mapping[str, Any] = unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(wire)))
+    return props
+
+
 def options(resource: PlannedResource) -> PolicyResourceOptions:
     return PolicyResourceOptions(
         protect=resource.protect,
@@ -91,7 +104,9 @@ def stack_args(
     resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None
 ) -> StackValidationArgs:
     made = {
-        r.urn: PolicyResource(r.type, r.inputs, r.urn, r.name, options(r), None, None, [], {})
+        r.urn: PolicyResource(
+            r.type, crossguard_props(r.inputs), r.urn, r.name, options(r), None, None, [], {}
+        )
         for r in resources
     }
     for resource in resources:
@@ -115,7 +130,8 @@ def violations(
         return found
     assert isinstance(policy, ResourceValidationPolicy)
     for r in resources:
-        args = ResourceValidationArgs(r.type, r.inputs, r.urn, r.name, options(r), None, config or {}, {})
+        props = crossguard_props(r.inputs)
+        args = ResourceValidationArgs(r.type, props, r.urn, r.name, options(r), None, config or {}, {})
         assert policy.validate(args, report) is None
     return found
 
@@ -414,18 +430,24 @@ def test_the_pack_serves_every_policy_and_analyzes_a_resource() -> None:
             assert info.name == PACK_NAME
             assert {p.name for p in info.policies} == {p.name for p in policies()}
             lt = next(r for r in planned("aws-p5-efa-fsx", "prod") if r.type == LT)
-            props = struct_pb2.Struct()
-            props.update({**copy.deepcopy(lt.inputs), "metadataOptions": {"httpTokens": "optional"}})
-            response = analyzer.Analyze(
-                analyzer_pb2.AnalyzeRequest(
+
+            def analyze(inputs: Mapping[str, Any]) -> Any:
+                props = struct_pb2.Struct()
+                props.update(inputs)
+                request = analyzer_pb2.AnalyzeRequest(
                     type=lt.type,
                     properties=props,
                     urn=lt.urn,
                     name=lt.name,
                     options=analyzer_pb2.AnalyzerResourceOptions(protect=False),
-                ),
-                timeout=30,
-            )
+                )
+                return analyzer.Analyze(request, timeout=30)
+
+            compliant = analyze(lt.inputs)
+            optional = {**copy.deepcopy(lt.inputs), "metadataOptions": {"httpTokens": "optional"}}
+            response = analyze(optional)
+        # The served pack sees the props in CrossGuard's proxies: the example's template passes.
+        assert [d.message for d in compliant.diagnostics] == []
         assert [(d.policyName, d.enforcementLevel) for d in response.diagnostics] == [(IMDSV2, 1)]
         assert "allows IMDSv1" in response.diagnostics[0].message
     finally:
