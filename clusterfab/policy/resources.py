@@ -13,9 +13,12 @@ run). So the rules read props only through `Mapping` / `Sequence` (the helpers b
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from pulumi_policy.proxy import UnknownValueError
 
 if TYPE_CHECKING:
     from clusterfab.plan.engine import PlannedResource
@@ -108,3 +111,27 @@ def integer(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     return None
+
+
+def known(props: Mapping[str, Any], key: str) -> Any:
+    """`props[key]`, or None while it is unknown (a preview, before the resource it comes from exists).
+
+    For rules that can decide without it: a stack rule matching configurations to buckets falls back
+    on the component they share. Rules that need a value read it plainly, so that CrossGuard says the
+    policy could not run during preview instead of passing it.
+    """
+    try:
+        return props.get(key)
+    except UnknownValueError:
+        return None
+
+
+def document(value: Any) -> Mapping[str, Any]:
+    """A policy document (IAM, S3 bucket policy, GCS IAM policy): the providers take JSON text; an
+    object is read as is; anything else is empty."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return block(value)

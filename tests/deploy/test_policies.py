@@ -11,30 +11,20 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from google.protobuf import empty_pb2, json_format, struct_pb2
+from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
-from pulumi_policy import (
-    PolicyCustomTimeouts,
-    PolicyResource,
-    PolicyResourceOptions,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
-from pulumi_policy.deserialize import deserialize_properties
-from pulumi_policy.proxy import unknown_checking_proxy
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from clusterfab.catalog import load_catalog
 from clusterfab.cost import estimate_cost
 from clusterfab.plan.engine import PlannedResource
-from clusterfab.policy import checks
+from clusterfab.policy import buckets, checks
 from clusterfab.policy.pack import (
     BUCKET_ENCRYPTION,
     BUDGET,
@@ -50,90 +40,10 @@ from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource, from_planned
 from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
-from tests.deploy.conftest import cached_plan
+from tests.deploy.crossguard import LT, edited, planned, violations
 from tests.factories import TODAY
 
 CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
-LT = "aws:ec2/launchTemplate:LaunchTemplate"
-
-
-def planned(example: str, env: str) -> list[PlannedResource]:
-    return list(cached_plan(example, env).resources)
-
-
-def edited(
-    resources: Sequence[PlannedResource], type_: str, edit: Any, **changes: Any
-) -> list[PlannedResource]:
-    """The plan with the first resource of `type_` changed: `edit(inputs)` mutates a copy of its inputs."""
-    out, done = [], False
-    for resource in resources:
-        if resource.type == type_ and not done:
-            inputs = copy.deepcopy(resource.inputs)
-            edit(inputs)
-            out.append(PlannedResource(**{**resource.__dict__, "inputs": inputs, **changes}))
-            done = True
-        else:
-            out.append(resource)
-    assert done, f"no {type_} in the plan"
-    return out
-
-
-def crossguard_props(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Props as the analyzer hands them to a policy (pulumi_policy's `Analyze` / `AnalyzeStack`): sent
-    as a protobuf Struct (every number a float), deserialized, and wrapped in the proxies that raise on
-    preview unknowns: nested objects and lists arrive as `Mapping` / `Sequence`, not dict / list."""
-    wire = struct_pb2.Struct()
-    wire.update(inputs)
-    props: Mapping[str, Any] = unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(wire)))
-    return props
-
-
-def options(resource: PlannedResource) -> PolicyResourceOptions:
-    return PolicyResourceOptions(
-        protect=resource.protect,
-        ignore_changes=[],
-        delete_before_replace=None,
-        aliases=[],
-        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
-        additional_secret_outputs=[],
-        parent=resource.parent,
-    )
-
-
-def stack_args(
-    resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None
-) -> StackValidationArgs:
-    made = {
-        r.urn: PolicyResource(
-            r.type, crossguard_props(r.inputs), r.urn, r.name, options(r), None, None, [], {}
-        )
-        for r in resources
-    }
-    for resource in resources:
-        if resource.parent in made:
-            made[resource.urn].parent = made[resource.parent]
-    return StackValidationArgs(list(made.values()), config=config or {})
-
-
-def violations(
-    name: str, resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None
-) -> list[str]:
-    """What policy `name` reports for the resources, called as the analyzer calls it."""
-    policy = next(p for p in policies() if p.name == name)
-    found: list[str] = []
-
-    def report(message: str, urn: str | None = None) -> None:
-        found.append(message)
-
-    if isinstance(policy, StackValidationPolicy):
-        assert policy.validate(stack_args(resources, config), report) is None
-        return found
-    assert isinstance(policy, ResourceValidationPolicy)
-    for r in resources:
-        props = crossguard_props(r.inputs)
-        args = ResourceValidationArgs(r.type, props, r.urn, r.name, options(r), None, config or {}, {})
-        assert policy.validate(args, report) is None
-    return found
 
 
 # --- the examples comply -----------------------------------------------------------------------------
@@ -279,8 +189,24 @@ def test_bucket_encryption_follows_property_dependencies_when_crossguard_knows_t
     sse = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
     bucket = Resource("aws:s3/bucket:Bucket", "b", "urn:b", {}, parent="urn:c1")
     config = Resource(sse, "e", "urn:e", {}, parent="urn:c2", dependencies={"bucket": ("urn:b",)})
-    assert checks.unencrypted_buckets([bucket, config]) == []
-    assert len(checks.unencrypted_buckets([bucket])) == 1
+    assert buckets.unencrypted_buckets([bucket, config]) == []
+    assert len(buckets.unencrypted_buckets([bucket])) == 1
+
+
+def test_bucket_rules_decide_during_a_preview_where_names_are_unknown() -> None:
+    """In a preview a new bucket's name, and so the `bucket` of its configurations, is unknown, and
+    CrossGuard's proxies raise when a rule reads it (the policy would be reported as not run). The stack
+    rules match the configurations by their dependencies instead."""
+    name = unknown_checking_proxy({"bucket": UNKNOWN_STRING_VALUE, "bucketPrefix": "b-"})
+    bucket = Resource("aws:s3/bucket:Bucket", "b", "urn:b", name, parent="urn:c1")
+
+    def block(urn: str, target: str) -> Resource:
+        props = unknown_checking_proxy({"bucket": UNKNOWN_STRING_VALUE, "blockPublicAcls": True})
+        access = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+        return Resource(access, urn, urn, props, parent="urn:c2", dependencies={"bucket": (target,)})
+
+    assert buckets.unblocked_buckets([bucket, block("urn:other", "urn:x"), block("urn:p", "urn:b")]) == []
+    assert [b.name for b, _ in buckets.unblocked_buckets([bucket, block("urn:other", "urn:x")])] == ["b"]
 
 
 @pytest.mark.parametrize(
@@ -444,7 +370,8 @@ def test_the_pack_serves_every_policy_and_analyzes_a_resource() -> None:
                 return analyzer.Analyze(request, timeout=30)
 
             compliant = analyze(lt.inputs)
-            optional = {**copy.deepcopy(lt.inputs), "metadataOptions": {"httpTokens": "optional"}}
+            options = {**lt.inputs["metadataOptions"], "httpTokens": "optional"}
+            optional = {**copy.deepcopy(lt.inputs), "metadataOptions": options}
             response = analyze(optional)
         # The served pack sees the props in CrossGuard's proxies: the example's template passes.
         assert [d.message for d in compliant.diagnostics] == []

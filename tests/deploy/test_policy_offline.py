@@ -20,12 +20,14 @@ from clusterfab.catalog import load_catalog
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
+    BUDGET,
     IMDSV2,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
     PROTECT_STATEFUL,
 )
-from clusterfab.policy.offline import Violation, check_resources
+from clusterfab.policy.offline import POLICIES, Violation, check_resources
+from clusterfab.policy.pack import policies
 from tests.conftest import EXAMPLES, REPO
 from tests.deploy.conftest import cached_plan
 from tests.factories import example_spec
@@ -99,6 +101,34 @@ def test_an_unprotected_file_system_fails_only_where_the_environment_protects() 
     prod = _check("aws-p5-efa-fsx", "prod", _violate("aws-p5-efa-fsx", "prod", fsx, unprotect))
     assert [(v.policy, v.resource) for v in prod] == [(PROTECT_STATEFUL, "llm-pretrain-datasets-fs")]
     assert _check("aws-p5-efa-fsx", "dev", _violate("aws-p5-efa-fsx", "dev", fsx, unprotect)) == []
+
+
+@pytest.mark.parametrize(
+    ("example", "type_", "name"),
+    [
+        (
+            "aws-p5-efa-fsx",
+            "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation",
+            "llm-pretrain-datasets-s3",
+        ),
+        ("aws-p5-efa-fsx", "aws:s3/bucket:Bucket", "llm-pretrain-artifacts-bucket"),
+        ("aws-p5-slurm", "aws:ebs/volume:Volume", "llm-slurm-slurm-state"),
+        ("gcp-a3mega-tcpxo-filestore", "gcp:filestore/instance:Instance", "mega-train-shared-share"),
+        ("gcp-a3mega-tcpxo-filestore", "gcp:storage/bucket:Bucket", "mega-train-artifacts-bucket"),
+        ("gcp-a3ultra-roce-lustre", "gcp:lustre/instance:Instance", "ultra-train-lustre-fs"),
+    ],
+)
+def test_every_other_stateful_resource_must_be_protected_too(example: str, type_: str, name: str) -> None:
+    def unprotect(resource: PlannedResource) -> PlannedResource:
+        return dataclasses.replace(resource, protect=False)
+
+    found = _check(example, "prod", _violate(example, "prod", type_, unprotect))
+    assert [(v.policy, v.resource, v.type) for v in found] == [(PROTECT_STATEFUL, name, type_)]
+
+
+def test_the_command_runs_every_policy_of_the_pack_but_the_budget() -> None:
+    """`validate` prices the blueprint against its budget; every other policy runs on the plan too."""
+    assert {p.name for p in policies()} - {BUDGET} == POLICIES
 
 
 def test_buckets_without_encryption_or_with_an_open_access_block_are_named() -> None:
