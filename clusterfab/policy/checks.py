@@ -1,5 +1,5 @@
 """The secure-by-default rules of architecture §7 for machines and state, as checks over planned or
-previewed resources (buckets: `buckets`).
+previewed resources (buckets: `buckets`; SSH / RDP ingress and IAM grants: `access`).
 
 Each check takes a `Resource` and returns its violations as messages that name the resource, the
 property and the fix (empty: compliant). They hold for what clusterfab's components create and guard

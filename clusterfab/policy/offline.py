@@ -2,7 +2,7 @@
 
 `preview`, `up` and `promote` run the CrossGuard pack (policy/) through the Pulumi CLI, which needs the
 stack and cloud credentials; a pull-request job has neither (and must not: it runs the PR's code). The
-rules are the same functions (`checks`, `buckets`), applied here to the resources the mock
+rules are the same functions (`checks`, `buckets`, `access`), applied here to the resources the mock
 engine plans, so a PR that adds a public IP or an unprotected file system fails its check before anyone
 deploys it. The budget policy is not repeated: `validate` already prices the blueprint against its
 budget.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clusterfab.policy import buckets, checks
+from clusterfab.policy import access, buckets, checks
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
     BUCKET_PUBLIC_ACCESS_BLOCK,
@@ -23,6 +23,8 @@ from clusterfab.policy.names import (
     IMDSV2,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
+    NO_SSH_RDP_FROM_INTERNET,
+    NO_WILDCARD_IAM,
     PROTECT_STATEFUL,
 )
 from clusterfab.policy.resources import Resource, from_planned
@@ -45,6 +47,8 @@ RESOURCE_CHECKS: tuple[tuple[str, Callable[[Resource], list[str]]], ...] = (
     (IMDS_HOP_LIMIT, checks.imds_hop_limit),
     (ENCRYPTION, checks.encryption),
     (NO_PUBLIC_BUCKETS, buckets.public_buckets),
+    (NO_SSH_RDP_FROM_INTERNET, access.admin_ports_from_internet),
+    (NO_WILDCARD_IAM, access.wildcard_iam),
 )
 """The pack's resource rules that need no config (protection needs the environment: below)."""
 STACK_CHECKS: tuple[tuple[str, Callable[[Sequence[Resource]], list[tuple[Resource, str]]]], ...] = (

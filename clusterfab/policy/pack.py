@@ -35,7 +35,7 @@ from pulumi_policy import (
 from clusterfab.catalog import load_catalog
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.project import find_project
-from clusterfab.policy import buckets, checks
+from clusterfab.policy import access, buckets, checks
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
     BUCKET_PUBLIC_ACCESS_BLOCK,
@@ -45,6 +45,8 @@ from clusterfab.policy.names import (
     IMDSV2,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
+    NO_SSH_RDP_FROM_INTERNET,
+    NO_WILDCARD_IAM,
     PACK_NAME,
     PROTECT_STATEFUL,
 )
@@ -61,6 +63,8 @@ __all__ = [
     "IMDS_HOP_LIMIT",
     "NO_PUBLIC_BUCKETS",
     "NO_PUBLIC_IPS",
+    "NO_SSH_RDP_FROM_INTERNET",
+    "NO_WILDCARD_IAM",
     "PACK_NAME",
     "PROTECT_STATEFUL",
     "policies",
@@ -216,6 +220,18 @@ def policies() -> list[Policy]:
             "condition, no public ACL or grant; GCS buckets enforce public access prevention and grant "
             "nothing to allUsers or allAuthenticatedUsers.",
             lambda resource, _config: buckets.public_buckets(resource),
+        ),
+        _per_resource(
+            NO_SSH_RDP_FROM_INTERNET,
+            "No security group or firewall rule opens SSH (22) or RDP (3389) to a public range wider than a "
+            "/24 (IPv6: /48); IAP's range is accepted.",
+            lambda resource, _config: access.admin_ports_from_internet(resource),
+        ),
+        _per_resource(
+            NO_WILDCARD_IAM,
+            "No IAM policy allows every action on every resource, or allows with NotAction; no "
+            "AdministratorAccess attachment.",
+            lambda resource, _config: access.wildcard_iam(resource),
         ),
         _per_resource(
             PROTECT_STATEFUL,

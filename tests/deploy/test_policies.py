@@ -380,3 +380,8 @@ def test_the_pack_serves_every_policy_and_analyzes_a_resource() -> None:
     finally:
         pack.terminate()
         pack.wait(10)
+
+
+def test_the_readme_names_every_policy() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert [p.name for p in policies() if f"| `{p.name}` |" not in readme] == []

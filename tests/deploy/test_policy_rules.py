@@ -18,6 +18,8 @@ from clusterfab.policy.names import (
     IMDS_HOP_LIMIT,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
+    NO_SSH_RDP_FROM_INTERNET,
+    NO_WILDCARD_IAM,
 )
 from tests.deploy.crossguard import declared, planned, violations
 
@@ -336,4 +338,153 @@ def test_gcs_grants_to_everyone() -> None:
         "BucketIAMMember member grants to allUsers: grant to named principals",
         "BucketIAMPolicy policy grants to allUsers: grant to named principals",
         "ObjectAccessControl oac grants to allAuthenticatedUsers: grant to named principals",
+    ]
+
+
+# --- SSH / RDP from the internet ---------------------------------------------------------------------
+
+
+def test_ssh_and_rdp_open_to_public_ranges() -> None:
+    def program() -> None:
+        aws.vpc.SecurityGroupIngressRule(
+            "ssh-anywhere",
+            security_group_id="sg-1",
+            ip_protocol="tcp",
+            from_port=22,
+            to_port=22,
+            cidr_ipv4="0.0.0.0/0",
+        )
+        aws.vpc.SecurityGroupIngressRule(
+            "all-v6", security_group_id="sg-1", ip_protocol="-1", cidr_ipv6="::/0"
+        )
+        aws.ec2.SecurityGroupRule(
+            "half",
+            type="ingress",
+            security_group_id="sg-1",
+            protocol="tcp",
+            from_port=0,
+            to_port=65535,
+            cidr_blocks=["128.0.0.0/1"],
+        )
+        aws.ec2.SecurityGroup(
+            "inline",
+            ingress=[
+                aws.ec2.SecurityGroupIngressArgs(
+                    protocol="tcp", from_port=3389, to_port=3389, cidr_blocks=["0.0.0.0/0"]
+                )
+            ],
+        )
+        gcp.compute.Firewall(
+            "fw-ssh",
+            network="n",
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["20-30"])],
+            source_ranges=["0.0.0.0/0"],
+        )
+        gcp.compute.Firewall(
+            "fw-no-source", network="n", allows=[gcp.compute.FirewallAllowArgs(protocol="tcp")]
+        )
+        # Compliant: an office range, IAP's forwarders, the cluster's own range, HTTPS, egress.
+        aws.vpc.SecurityGroupIngressRule(
+            "office",
+            security_group_id="sg-1",
+            ip_protocol="tcp",
+            from_port=22,
+            to_port=22,
+            cidr_ipv4="203.0.113.0/24",
+        )
+        aws.ec2.SecurityGroupRule(
+            "egress",
+            type="egress",
+            security_group_id="sg-1",
+            protocol="-1",
+            from_port=0,
+            to_port=0,
+            cidr_blocks=["0.0.0.0/0"],
+        )
+        gcp.compute.Firewall(
+            "iap",
+            network="n",
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["22"])],
+            source_ranges=["35.235.240.0/20"],
+        )
+        gcp.compute.Firewall(
+            "https",
+            network="n",
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["443"])],
+            source_ranges=["0.0.0.0/0"],
+        )
+        gcp.compute.Firewall(
+            "internal",
+            network="n",
+            allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
+            source_ranges=["10.0.0.0/8"],
+        )
+
+    fix = (
+        "reach nodes through SSM Session Manager (AWS) or IAP (GCP), or allow only an office or VPN range (a "
+        "/24 or narrower)"
+    )
+    half = "2,147,483,648 public addresses (128.0.0.0/1)"
+    assert checked(NO_SSH_RDP_FROM_INTERNET, program) == [
+        f"firewall rule fw-no-source opens RDP (port 3389) to the whole internet: {fix}",
+        f"firewall rule fw-no-source opens SSH (port 22) to the whole internet: {fix}",
+        f"firewall rule fw-ssh opens SSH (port 22) to the whole internet: {fix}",
+        f"security group inline (ingress 0) opens RDP (port 3389) to the whole internet: {fix}",
+        f"security group rule all-v6 opens RDP (port 3389) to the whole internet: {fix}",
+        f"security group rule all-v6 opens SSH (port 22) to the whole internet: {fix}",
+        f"security group rule half opens RDP (port 3389) to {half}: {fix}",
+        f"security group rule half opens SSH (port 22) to {half}: {fix}",
+        f"security group rule ssh-anywhere opens SSH (port 22) to the whole internet: {fix}",
+    ]
+
+
+# --- IAM ---------------------------------------------------------------------------------------------
+
+
+def _document(statement: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", **statement}]})
+
+
+def test_iam_grants_of_everything() -> None:
+    def program() -> None:
+        aws.iam.RolePolicy(
+            "admin", role="r", policy=_document({"Sid": "All", "Action": "*", "Resource": "*"})
+        )
+        aws.iam.Role(
+            "role",
+            assume_role_policy=_document(
+                {"Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+            ),
+            inline_policies=[
+                aws.iam.RoleInlinePolicyArgs(
+                    name="inline", policy=_document({"Action": ["*:*"], "Resource": ["*"]})
+                )
+            ],
+            managed_policy_arns=["arn:aws:iam::aws:policy/AdministratorAccess"],
+        )
+        aws.iam.Policy(
+            "not-action", policy=_document({"NotAction": ["iam:*", "organizations:*"], "Resource": "*"})
+        )
+        aws.iam.RolePolicyAttachment(
+            "attach", role="r", policy_arn="arn:aws:iam::aws:policy/AdministratorAccess"
+        )
+        # Compliant: every S3 action, but on one bucket; every action denied.
+        aws.iam.RolePolicy(
+            "bucket", role="r", policy=_document({"Action": "s3:*", "Resource": "arn:aws:s3:::b/*"})
+        )
+        aws.iam.RolePolicy(
+            "deny",
+            role="r",
+            policy=json.dumps({"Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]}),
+        )
+
+    fix = "grant only the actions and resources it needs"
+    everything = "allows every action on every resource (Action '*', Resource '*')"
+    admin = "arn:aws:iam::aws:policy/AdministratorAccess, which allows every action on every resource"
+    assert checked(NO_WILDCARD_IAM, program) == [
+        f"Policy not-action statement 0 allows every action but iam:*, organizations:* (NotAction): {fix}",
+        f"Role role attaches {admin}: {fix}",
+        f"Role role inline policy inline statement 0 {everything}: {fix}",
+        f"RolePolicy admin statement All {everything}: {fix}",
+        f"RolePolicyAttachment attach attaches {admin}: {fix}",
     ]
