@@ -331,8 +331,9 @@ def policy(
 ) -> None:
     """Run the policy pack's rules on the offline plan: no credentials, no stack (for pull requests).
 
-    The same rules `preview`, `up` and `promote` enforce through CrossGuard: no public IPs, IMDSv2,
-    encryption at rest, no public buckets, stateful resources protected in a protected environment.
+    The same rules `preview`, `up` and `promote` enforce through CrossGuard (all but the budget): no
+    public IPs, IMDSv2 with hop limit 1, encryption at rest, no public buckets, no SSH / RDP from the
+    internet, no `*` IAM grants, stateful resources protected in a protected environment.
     Exits 1 on a violation or an invalid blueprint.
     """
     from clusterfab.catalog import load_catalog

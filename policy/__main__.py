@@ -12,5 +12,8 @@ from clusterfab.policy.pack import PACK_NAME, policies
 PolicyPack(
     name=PACK_NAME,
     policies=policies(),
-    description="clusterfab: IMDSv2, no public IPs or buckets, encryption at rest, protected state, budget",
+    description=(
+        "clusterfab: IMDSv2 with hop limit 1, no public IPs or buckets, encryption at rest, no SSH/RDP from "
+        "the internet, no * IAM grants, protected state, budget"
+    ),
 )

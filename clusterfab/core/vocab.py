@@ -48,6 +48,11 @@ MAX_NODES_LABEL = "clusterfab-max-nodes"
 SLICE_INDEX_LABEL = "clusterfab-slice-index"
 SLICE_COUNT_LABEL = "clusterfab-slice-count"
 
+IAP_TCP_FORWARDING_RANGE = "35.235.240.0/20"
+"""The range Google's IAP TCP forwarding connects from (a fixed, documented range:
+https://cloud.google.com/iap/docs/using-tcp-forwarding#create-firewall-rule). The GCP network opens SSH
+to it, and the policy pack accepts it on port 22: it is IAP's proxies, not the internet."""
+
 _LABEL_VALUE_INVALID = re.compile(r"[^a-z0-9_-]")
 LABEL_VALUE_MAX = 63
 

@@ -2,9 +2,13 @@
 
 PACK_NAME = "clusterfab"
 IMDSV2 = "clusterfab-imdsv2-required"
+IMDS_HOP_LIMIT = "clusterfab-imds-hop-limit"
 NO_PUBLIC_IPS = "clusterfab-no-public-ips"
 ENCRYPTION = "clusterfab-encryption-at-rest"
 BUCKET_ENCRYPTION = "clusterfab-bucket-default-encryption"
+BUCKET_PUBLIC_ACCESS_BLOCK = "clusterfab-bucket-public-access-block"
 NO_PUBLIC_BUCKETS = "clusterfab-no-public-buckets"
+NO_SSH_RDP_FROM_INTERNET = "clusterfab-no-ssh-rdp-from-internet"
+NO_WILDCARD_IAM = "clusterfab-no-wildcard-iam"
 PROTECT_STATEFUL = "clusterfab-protect-stateful"
 BUDGET = "clusterfab-budget"

@@ -2,9 +2,10 @@
 
 `preview`, `up` and `promote` run the CrossGuard pack (policy/) through the Pulumi CLI, which needs the
 stack and cloud credentials; a pull-request job has neither (and must not: it runs the PR's code). The
-rules are the same functions (`checks`), applied here to the resources the mock engine plans, so a PR
-that adds a public IP or an unprotected file system fails its check before anyone deploys it. The
-budget policy is not repeated: `validate` already prices the blueprint against its budget.
+rules are the same functions (`checks`, `buckets`, `access`), applied here to the resources the mock
+engine plans, so a PR that adds a public IP or an unprotected file system fails its check before anyone
+deploys it. The budget policy is not repeated: `validate` already prices the blueprint against its
+budget.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clusterfab.policy import checks
+from clusterfab.policy import access, buckets, checks
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
+    BUCKET_PUBLIC_ACCESS_BLOCK,
     ENCRYPTION,
+    IMDS_HOP_LIMIT,
     IMDSV2,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
+    NO_SSH_RDP_FROM_INTERNET,
+    NO_WILDCARD_IAM,
     PROTECT_STATEFUL,
 )
 from clusterfab.policy.resources import Resource, from_planned
@@ -36,6 +41,26 @@ class Violation:
     message: str
 
 
+RESOURCE_CHECKS: tuple[tuple[str, Callable[[Resource], list[str]]], ...] = (
+    (NO_PUBLIC_IPS, checks.public_ips),
+    (IMDSV2, checks.imdsv2),
+    (IMDS_HOP_LIMIT, checks.imds_hop_limit),
+    (ENCRYPTION, checks.encryption),
+    (NO_PUBLIC_BUCKETS, buckets.public_buckets),
+    (NO_SSH_RDP_FROM_INTERNET, access.admin_ports_from_internet),
+    (NO_WILDCARD_IAM, access.wildcard_iam),
+)
+"""The pack's resource rules that need no config (protection needs the environment: below)."""
+STACK_CHECKS: tuple[tuple[str, Callable[[Sequence[Resource]], list[tuple[Resource, str]]]], ...] = (
+    (BUCKET_ENCRYPTION, buckets.unencrypted_buckets),
+    (BUCKET_PUBLIC_ACCESS_BLOCK, buckets.unblocked_buckets),
+)
+POLICIES = frozenset(
+    [name for name, _ in RESOURCE_CHECKS] + [name for name, _ in STACK_CHECKS] + [PROTECT_STATEFUL]
+)
+"""Every policy `clusterfab policy` runs: the pack's, but the budget."""
+
+
 def check_resources(
     planned: Sequence[PlannedResource], *, protected: bool, stateful_types: Collection[str]
 ) -> list[Violation]:
@@ -46,13 +71,7 @@ def check_resources(
         stacks = {resource.stack} if protected else set()
         return checks.protection(resource, stateful_types=stateful_types, protected_stacks=stacks)
 
-    per_resource: list[tuple[str, Callable[[Resource], list[str]]]] = [
-        (NO_PUBLIC_IPS, checks.public_ips),
-        (IMDSV2, checks.imdsv2),
-        (ENCRYPTION, checks.encryption),
-        (NO_PUBLIC_BUCKETS, checks.public_buckets),
-        (PROTECT_STATEFUL, protection),
-    ]
+    per_resource = (*RESOURCE_CHECKS, (PROTECT_STATEFUL, protection))
     found = [
         Violation(policy, resource.name, resource.type, message)
         for resource in resources
@@ -60,7 +79,8 @@ def check_resources(
         for message in check(resource)
     ]
     found += [
-        Violation(BUCKET_ENCRYPTION, bucket.name, bucket.type, message)
-        for bucket, message in checks.unencrypted_buckets(resources)
+        Violation(policy, bucket.name, bucket.type, message)
+        for policy, check in STACK_CHECKS
+        for bucket, message in check(resources)
     ]
     return found

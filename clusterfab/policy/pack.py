@@ -35,14 +35,18 @@ from pulumi_policy import (
 from clusterfab.catalog import load_catalog
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.project import find_project
-from clusterfab.policy import checks
+from clusterfab.policy import access, buckets, checks
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
+    BUCKET_PUBLIC_ACCESS_BLOCK,
     BUDGET,
     ENCRYPTION,
+    IMDS_HOP_LIMIT,
     IMDSV2,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
+    NO_SSH_RDP_FROM_INTERNET,
+    NO_WILDCARD_IAM,
     PACK_NAME,
     PROTECT_STATEFUL,
 )
@@ -52,11 +56,15 @@ from clusterfab.stackinput import stack_protected
 
 __all__ = [
     "BUCKET_ENCRYPTION",
+    "BUCKET_PUBLIC_ACCESS_BLOCK",
     "BUDGET",
     "ENCRYPTION",
     "IMDSV2",
+    "IMDS_HOP_LIMIT",
     "NO_PUBLIC_BUCKETS",
     "NO_PUBLIC_IPS",
+    "NO_SSH_RDP_FROM_INTERNET",
+    "NO_WILDCARD_IAM",
     "PACK_NAME",
     "PROTECT_STATEFUL",
     "policies",
@@ -119,10 +127,18 @@ def _protection(resource: Resource, config: Mapping[str, Any]) -> list[str]:
     )
 
 
-def _validate_bucket_encryption(args: StackValidationArgs, report: ReportViolation) -> None:
-    resources = [resource_from_stack(r) for r in args.resources]
-    for bucket, message in checks.unencrypted_buckets(resources):
-        report(message, bucket.urn)
+def _per_stack(
+    name: str,
+    description: str,
+    check: Callable[[list[Resource]], list[tuple[Resource, str]]],
+) -> StackValidationPolicy:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        for resource, message in check([resource_from_stack(r) for r in args.resources]):
+            report(message, resource.urn)
+
+    return StackValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=EnforcementLevel.MANDATORY
+    )
 
 
 def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -171,25 +187,51 @@ def policies() -> list[Policy]:
             lambda resource, _config: checks.imdsv2(resource),
         ),
         _per_resource(
+            IMDS_HOP_LIMIT,
+            "AWS launch templates and instances set metadataOptions.httpPutResponseHopLimit to 1, so that "
+            "containers on a bridge network cannot take the instance role's credentials.",
+            lambda resource, _config: checks.imds_hop_limit(resource),
+        ),
+        _per_resource(
             NO_PUBLIC_IPS,
-            "Nodes get no public IPs (AWS NICs, instances, subnets, Elastic IPs; GCP access configs, TPUs).",
+            "No public IPv4 or IPv6 address on any compute type (AWS instances, launch-template NICs, "
+            "network interfaces, subnets, Elastic IPs; GCP access configs, external addresses, TPUs).",
             lambda resource, _config: checks.public_ips(resource),
         ),
         _per_resource(
             ENCRYPTION,
-            "EBS volumes (launch templates, instances, volumes) and EFS file systems are encrypted at rest.",
+            "EBS volumes (launch templates, instances, volumes) and EFS file systems are encrypted at rest; "
+            "launch templates and instances map an encrypted root volume.",
             lambda resource, _config: checks.encryption(resource),
         ),
-        StackValidationPolicy(
-            name=BUCKET_ENCRYPTION,
-            description="Every S3 bucket has a default server-side encryption configuration.",
-            validate=_validate_bucket_encryption,
-            enforcement_level=EnforcementLevel.MANDATORY,
+        _per_stack(
+            BUCKET_ENCRYPTION,
+            "Every S3 bucket has a default server-side encryption configuration.",
+            buckets.unencrypted_buckets,
+        ),
+        _per_stack(
+            BUCKET_PUBLIC_ACCESS_BLOCK,
+            "Every S3 bucket has a public access block.",
+            buckets.unblocked_buckets,
         ),
         _per_resource(
             NO_PUBLIC_BUCKETS,
-            "S3 public access blocks block everything; GCS buckets enforce public access prevention.",
-            lambda resource, _config: checks.public_buckets(resource),
+            "S3 public access blocks block everything; no bucket policy allows anyone without a fixing "
+            "condition, no public ACL or grant; GCS buckets enforce public access prevention and grant "
+            "nothing to allUsers or allAuthenticatedUsers.",
+            lambda resource, _config: buckets.public_buckets(resource),
+        ),
+        _per_resource(
+            NO_SSH_RDP_FROM_INTERNET,
+            "No security group or firewall rule opens SSH (22) or RDP (3389) to a public range wider than a "
+            "/24 (IPv6: /48); IAP's range is accepted.",
+            lambda resource, _config: access.admin_ports_from_internet(resource),
+        ),
+        _per_resource(
+            NO_WILDCARD_IAM,
+            "No IAM policy allows every action on every resource, or allows with NotAction; no "
+            "AdministratorAccess attachment.",
+            lambda resource, _config: access.wildcard_iam(resource),
         ),
         _per_resource(
             PROTECT_STATEFUL,

@@ -52,7 +52,7 @@ from clusterfab.cost.estimate import (
     estimate_lines,
     storage_sku,
 )
-from clusterfab.policy.resources import Resource, items, truthy
+from clusterfab.policy.resources import Resource, integer, items, truthy
 from clusterfab.spec import Budget
 
 ASG = "aws:autoscaling/group:Group"
@@ -124,18 +124,6 @@ def _cloud(resources: Sequence[Resource]) -> Cloud:
     if len(found) > 1:
         raise PricingError(f"the resources span several clouds ({', '.join(found)}); price one cluster")
     return found[0] if found else CLOUDS[0]
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
 
 
 class _Reader:
@@ -238,7 +226,7 @@ class _Reader:
 
     def _asg(self, asg: Resource) -> None:
         template = self._sibling(asg, LAUNCH_TEMPLATE, "launchTemplate")
-        low, high = _int(asg.props.get("minSize")), _int(asg.props.get("maxSize"))
+        low, high = integer(asg.props.get("minSize")), integer(asg.props.get("maxSize"))
         machine = template.props.get("instanceType") if template is not None else None
         if template is None or not isinstance(machine, str) or high is None:
             self.skipped.append(f"{asg.name}: no launch template with an instance type, or no max size")
@@ -251,13 +239,13 @@ class _Reader:
         if template is None or not isinstance(machine, str):
             self.skipped.append(f"{mig.name}: no instance template with a machine type")
             return
-        size = _int(mig.props.get("targetSize"))
+        size = integer(mig.props.get("targetSize"))
         low, high = size, size
         autoscaler = self._sibling(mig, AUTOSCALER, "target")
         if autoscaler is not None:
             policy = next(iter(items(autoscaler.props.get("autoscalingPolicy"))), {})
-            low, high = _int(policy.get("minReplicas")), _int(policy.get("maxReplicas"))
-        elif (most := _int(template.tags().get(MAX_NODES_LABEL))) is not None:
+            low, high = integer(policy.get("minReplicas")), integer(policy.get("maxReplicas"))
+        elif (most := integer(template.tags().get(MAX_NODES_LABEL))) is not None:
             high = most  # a group resized by a scheduler: priced at its most, as `clusterfab cost` does
         if high is None:
             self.skipped.append(f"{mig.name}: no target size or autoscaler max")
@@ -314,7 +302,7 @@ class _Reader:
         specs = items((body.get("tpu") or {}).get("nodeSpec"))
         spec: Mapping[str, Any] = specs[0] if specs else {}
         node: Mapping[str, Any] = spec["node"] if isinstance(spec.get("node"), Mapping) else {}
-        count = _int((spec.get("multisliceParams") or {}).get("nodeCount")) or 1
+        count = integer((spec.get("multisliceParams") or {}).get("nodeCount")) or 1
         if not node.get("acceleratorType"):
             self.skipped.append(f"{resource.name}: a queued resource without an accelerator type")
             return
@@ -351,7 +339,7 @@ class _Reader:
                     return generation.name, generation.topologies[topology].chips
             return None
         prefix, _, number = accelerator.rpartition("-")
-        count = _int(number)
+        count = integer(number)
         for generation in generations:
             if generation.type_prefix != prefix or count is None or count % generation.cores_per_chip:
                 continue
@@ -364,16 +352,16 @@ class _Reader:
         props = resource.props
         if resource.type == FSX_LUSTRE:
             kind, tier_name = "lustre", str(props.get("deploymentType", ""))
-            capacity = _int(props.get("storageCapacity"))
-            throughput = _int(props.get("perUnitStorageThroughput"))
+            capacity = integer(props.get("storageCapacity"))
+            throughput = integer(props.get("perUnitStorageThroughput"))
         elif resource.type == GCP_LUSTRE:
-            throughput = _int(props.get("perUnitStorageThroughput"))
+            throughput = integer(props.get("perUnitStorageThroughput"))
             kind, tier_name = "lustre", str(throughput)
-            capacity = _int(props.get("capacityGib"))
+            capacity = integer(props.get("capacityGib"))
         else:
             share = next(iter(items(props.get("fileShares"))), {})
             kind, tier_name = "filestore", str(props.get("tier", ""))
-            capacity, throughput = _int(share.get("capacityGb")), None
+            capacity, throughput = integer(share.get("capacityGb")), None
         tier = self.catalog.storage_tier(self.cloud.name, kind, tier_name)
         if capacity is None or capacity <= 0 or tier is None:
             self.skipped.append(f"{resource.name}: no capacity, or a {kind} tier the catalog lacks")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.blueprint.overlay import PROTECTED_BY_DEFAULT
+from clusterfab.core import exposure
 from clusterfab.core.findings import Finding, render_path
 from clusterfab.core.hints import did_you_mean
 from clusterfab.rules.context import RuleContext
@@ -203,26 +204,15 @@ def check_network(ctx: RuleContext) -> Iterator[Finding]:
         yield from _ssh_exposure(ctx, index, ipaddress.IPv4Network(cidr))
 
 
-SSH_PUBLIC_PREFIX_MIN = 24
-"""The widest public range SSH may be open to without a finding: an office or VPN egress is a few
-addresses; a /16 of someone else's network is not one."""
-
-
 def _ssh_exposure(ctx: RuleContext, index: int, network: ipaddress.IPv4Network) -> Iterator[Finding]:
-    # Every public range counts, not only 0.0.0.0/0: 0.0.0.0/1 + 128.0.0.0/1 is the same internet.
-    if network.is_private or network.prefixlen >= SSH_PUBLIC_PREFIX_MIN:
+    if not exposure.too_public(network):
         return
-    what = (
-        "the whole internet"
-        if network.prefixlen == 0
-        else f"{network.num_addresses:,} public addresses ({network})"
-    )
     yield ctx.finding(
         "BP111",
         ("network", "ssh_ingress_cidrs", index),
-        f"SSH would be open to {what}",
+        f"SSH would be open to {exposure.describe(network)}",
         hint="remove it and use SSM Session Manager (AWS) or IAP (GCP), "
-        f"or allow only your office or VPN range (a /{SSH_PUBLIC_PREFIX_MIN} or narrower)",
+        f"or allow only your office or VPN range (a /{exposure.PUBLIC_PREFIX_MIN} or narrower)",
     )
 
 

@@ -77,7 +77,8 @@ class AwsGpuNodeGroupArgs:
     root_volume_type: str = "gp3"
     metadata_hop_limit: int = 1
     """IMDSv2 response hop limit: 1 keeps the instance role out of reach of containers on a bridge
-    network (Checkov CKV_AWS_341); host-network containers (enroot / pyxis) still reach it."""
+    network (Checkov CKV_AWS_341); host-network containers (enroot / pyxis) still reach it. The policy
+    pack (clusterfab-imds-hop-limit) refuses any other value."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 

@@ -17,13 +17,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from clusterfab.core.vocab import IAP_TCP_FORWARDING_RANGE
 from components._naming import child
 
 TYPE = "clusterfab:network:GcpNetwork"
 FABRIC_TYPE = "clusterfab:network:GcpFabricNetwork"
-
-IAP_SSH_RANGE = "35.235.240.0/20"
-"""The range IAP TCP forwarding connects from (Google's documented, fixed range)."""
 
 
 @dataclass(frozen=True)
@@ -195,7 +193,7 @@ class GcpNetwork(pulumi.ComponentResource):
             network=system.network.id,
             direction="INGRESS",
             allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["22"])],
-            source_ranges=[IAP_SSH_RANGE],
+            source_ranges=[IAP_TCP_FORWARDING_RANGE],
             description="SSH through IAP TCP forwarding only (nodes have no external IP)",
             opts=self._own,
         )

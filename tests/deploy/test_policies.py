@@ -1,8 +1,9 @@
 """The CrossGuard policies, run on the resources the offline plan records for the example blueprints.
 
 The plans are what `pulumi preview` would send the policies (type token, camelCase inputs, protect),
-modulo provider defaults and unknowns; each policy's `validate` is called directly, as the analyzer
-does. The compliant examples pass, and a violating variant of each resource trips its policy.
+modulo provider defaults and unknowns; each policy's `validate` is called directly, with the props
+made as the analyzer makes them (through the wire's Struct, in CrossGuard's Mapping / Sequence
+proxies). The compliant examples pass, and a violating variant of each resource trips its policy.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +19,12 @@ import grpc
 import pytest
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
-from pulumi_policy import (
-    PolicyCustomTimeouts,
-    PolicyResource,
-    PolicyResourceOptions,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from clusterfab.catalog import load_catalog
 from clusterfab.cost import estimate_cost
 from clusterfab.plan.engine import PlannedResource
-from clusterfab.policy import checks
+from clusterfab.policy import buckets, checks
 from clusterfab.policy.pack import (
     BUCKET_ENCRYPTION,
     BUDGET,
@@ -47,77 +40,10 @@ from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource, from_planned
 from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
-from tests.deploy.conftest import cached_plan
+from tests.deploy.crossguard import LT, edited, planned, violations
 from tests.factories import TODAY
 
 CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
-LT = "aws:ec2/launchTemplate:LaunchTemplate"
-
-
-def planned(example: str, env: str) -> list[PlannedResource]:
-    return list(cached_plan(example, env).resources)
-
-
-def edited(
-    resources: Sequence[PlannedResource], type_: str, edit: Any, **changes: Any
-) -> list[PlannedResource]:
-    """The plan with the first resource of `type_` changed: `edit(inputs)` mutates a copy of its inputs."""
-    out, done = [], False
-    for resource in resources:
-        if resource.type == type_ and not done:
-            inputs = copy.deepcopy(resource.inputs)
-            edit(inputs)
-            out.append(PlannedResource(**{**resource.__dict__, "inputs": inputs, **changes}))
-            done = True
-        else:
-            out.append(resource)
-    assert done, f"no {type_} in the plan"
-    return out
-
-
-def options(resource: PlannedResource) -> PolicyResourceOptions:
-    return PolicyResourceOptions(
-        protect=resource.protect,
-        ignore_changes=[],
-        delete_before_replace=None,
-        aliases=[],
-        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
-        additional_secret_outputs=[],
-        parent=resource.parent,
-    )
-
-
-def stack_args(
-    resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None
-) -> StackValidationArgs:
-    made = {
-        r.urn: PolicyResource(r.type, r.inputs, r.urn, r.name, options(r), None, None, [], {})
-        for r in resources
-    }
-    for resource in resources:
-        if resource.parent in made:
-            made[resource.urn].parent = made[resource.parent]
-    return StackValidationArgs(list(made.values()), config=config or {})
-
-
-def violations(
-    name: str, resources: Sequence[PlannedResource], config: Mapping[str, Any] | None = None
-) -> list[str]:
-    """What policy `name` reports for the resources, called as the analyzer calls it."""
-    policy = next(p for p in policies() if p.name == name)
-    found: list[str] = []
-
-    def report(message: str, urn: str | None = None) -> None:
-        found.append(message)
-
-    if isinstance(policy, StackValidationPolicy):
-        assert policy.validate(stack_args(resources, config), report) is None
-        return found
-    assert isinstance(policy, ResourceValidationPolicy)
-    for r in resources:
-        args = ResourceValidationArgs(r.type, r.inputs, r.urn, r.name, options(r), None, config or {}, {})
-        assert policy.validate(args, report) is None
-    return found
 
 
 # --- the examples comply -----------------------------------------------------------------------------
@@ -263,8 +189,24 @@ def test_bucket_encryption_follows_property_dependencies_when_crossguard_knows_t
     sse = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
     bucket = Resource("aws:s3/bucket:Bucket", "b", "urn:b", {}, parent="urn:c1")
     config = Resource(sse, "e", "urn:e", {}, parent="urn:c2", dependencies={"bucket": ("urn:b",)})
-    assert checks.unencrypted_buckets([bucket, config]) == []
-    assert len(checks.unencrypted_buckets([bucket])) == 1
+    assert buckets.unencrypted_buckets([bucket, config]) == []
+    assert len(buckets.unencrypted_buckets([bucket])) == 1
+
+
+def test_bucket_rules_decide_during_a_preview_where_names_are_unknown() -> None:
+    """In a preview a new bucket's name, and so the `bucket` of its configurations, is unknown, and
+    CrossGuard's proxies raise when a rule reads it (the policy would be reported as not run). The stack
+    rules match the configurations by their dependencies instead."""
+    name = unknown_checking_proxy({"bucket": UNKNOWN_STRING_VALUE, "bucketPrefix": "b-"})
+    bucket = Resource("aws:s3/bucket:Bucket", "b", "urn:b", name, parent="urn:c1")
+
+    def block(urn: str, target: str) -> Resource:
+        props = unknown_checking_proxy({"bucket": UNKNOWN_STRING_VALUE, "blockPublicAcls": True})
+        access = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+        return Resource(access, urn, urn, props, parent="urn:c2", dependencies={"bucket": (target,)})
+
+    assert buckets.unblocked_buckets([bucket, block("urn:other", "urn:x"), block("urn:p", "urn:b")]) == []
+    assert [b.name for b, _ in buckets.unblocked_buckets([bucket, block("urn:other", "urn:x")])] == ["b"]
 
 
 @pytest.mark.parametrize(
@@ -418,20 +360,32 @@ def test_the_pack_serves_every_policy_and_analyzes_a_resource() -> None:
             assert info.name == PACK_NAME
             assert {p.name for p in info.policies} == {p.name for p in policies()}
             lt = next(r for r in planned("aws-p5-efa-fsx", "prod") if r.type == LT)
-            props = struct_pb2.Struct()
-            props.update({**copy.deepcopy(lt.inputs), "metadataOptions": {"httpTokens": "optional"}})
-            response = analyzer.Analyze(
-                analyzer_pb2.AnalyzeRequest(
+
+            def analyze(inputs: Mapping[str, Any]) -> Any:
+                props = struct_pb2.Struct()
+                props.update(inputs)
+                request = analyzer_pb2.AnalyzeRequest(
                     type=lt.type,
                     properties=props,
                     urn=lt.urn,
                     name=lt.name,
                     options=analyzer_pb2.AnalyzerResourceOptions(protect=False),
-                ),
-                timeout=30,
-            )
+                )
+                return analyzer.Analyze(request, timeout=30)
+
+            compliant = analyze(lt.inputs)
+            options = {**lt.inputs["metadataOptions"], "httpTokens": "optional"}
+            optional = {**copy.deepcopy(lt.inputs), "metadataOptions": options}
+            response = analyze(optional)
+        # The served pack sees the props in CrossGuard's proxies: the example's template passes.
+        assert [d.message for d in compliant.diagnostics] == []
         assert [(d.policyName, d.enforcementLevel) for d in response.diagnostics] == [(IMDSV2, 1)]
         assert "allows IMDSv1" in response.diagnostics[0].message
     finally:
         pack.terminate()
         pack.wait(10)
+
+
+def test_the_readme_names_every_policy() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert [p.name for p in policies() if f"| `{p.name}` |" not in readme] == []

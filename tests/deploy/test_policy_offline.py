@@ -12,20 +12,25 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clusterfab.catalog import load_catalog
 from clusterfab.plan.engine import PlannedResource
+from clusterfab.plan.project import plan_blueprint
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
+    BUDGET,
     IMDSV2,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
+    NO_SSH_RDP_FROM_INTERNET,
     PROTECT_STATEFUL,
 )
-from clusterfab.policy.offline import Violation, check_resources
+from clusterfab.policy.offline import POLICIES, Violation, check_resources
+from clusterfab.policy.pack import policies
 from tests.conftest import EXAMPLES, REPO
 from tests.deploy.conftest import cached_plan
 from tests.factories import example_spec
@@ -101,6 +106,34 @@ def test_an_unprotected_file_system_fails_only_where_the_environment_protects() 
     assert _check("aws-p5-efa-fsx", "dev", _violate("aws-p5-efa-fsx", "dev", fsx, unprotect)) == []
 
 
+@pytest.mark.parametrize(
+    ("example", "type_", "name"),
+    [
+        (
+            "aws-p5-efa-fsx",
+            "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation",
+            "llm-pretrain-datasets-s3",
+        ),
+        ("aws-p5-efa-fsx", "aws:s3/bucket:Bucket", "llm-pretrain-artifacts-bucket"),
+        ("aws-p5-slurm", "aws:ebs/volume:Volume", "llm-slurm-slurm-state"),
+        ("gcp-a3mega-tcpxo-filestore", "gcp:filestore/instance:Instance", "mega-train-shared-share"),
+        ("gcp-a3mega-tcpxo-filestore", "gcp:storage/bucket:Bucket", "mega-train-artifacts-bucket"),
+        ("gcp-a3ultra-roce-lustre", "gcp:lustre/instance:Instance", "ultra-train-lustre-fs"),
+    ],
+)
+def test_every_other_stateful_resource_must_be_protected_too(example: str, type_: str, name: str) -> None:
+    def unprotect(resource: PlannedResource) -> PlannedResource:
+        return dataclasses.replace(resource, protect=False)
+
+    found = _check(example, "prod", _violate(example, "prod", type_, unprotect))
+    assert [(v.policy, v.resource, v.type) for v in found] == [(PROTECT_STATEFUL, name, type_)]
+
+
+def test_the_command_runs_every_policy_of_the_pack_but_the_budget() -> None:
+    """`validate` prices the blueprint against its budget; every other policy runs on the plan too."""
+    assert {p.name for p in policies()} - {BUDGET} == POLICIES
+
+
 def test_buckets_without_encryption_or_with_an_open_access_block_are_named() -> None:
     resources = [
         r
@@ -115,6 +148,39 @@ def test_buckets_without_encryption_or_with_an_open_access_block_are_named() -> 
         _inputs(lambda i: i.update(blockPublicPolicy=False)),
     )
     assert [v.policy for v in _check("aws-p5-efa-fsx", "prod", opened)] == [NO_PUBLIC_BUCKETS]
+
+
+@pytest.mark.parametrize(
+    ("example", "type_", "what"),
+    [
+        (
+            "aws-p5-efa-fsx",
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+            "security group rule llm-pretrain-net-ssh-0.0.0.0-0",
+        ),
+        ("gcp-tpu-v6e-spot", "gcp:compute/firewall:Firewall", "firewall rule trillium-spot-net-sys-ssh"),
+    ],
+)
+def test_ssh_from_the_internet_in_the_blueprint_is_refused_as_bp111_warns(
+    tmp_path: Path, example: str, type_: str, what: str
+) -> None:
+    """`ssh_ingress_cidrs` is only a warning (BP111) in the blueprint; the pack refuses what it warns
+    about, and accepts the office range it accepts."""
+    text = (REPO / "blueprints" / "examples" / f"{example}.yaml").read_text()
+    opened = tmp_path / f"{example}.yaml"
+    opened.write_text(
+        text.replace("network:\n", "network:\n  ssh_ingress_cidrs: [0.0.0.0/0, 203.0.113.0/24]\n")
+    )
+    planned = plan_blueprint(opened, env="prod", display=opened.name).resources
+    found = check_resources(planned, protected=True, stateful_types=STATEFUL)
+    assert [(v.policy, v.type, v.message) for v in found] == [
+        (
+            NO_SSH_RDP_FROM_INTERNET,
+            type_,
+            f"{what} opens SSH (port 22) to the whole internet: reach nodes through SSM Session Manager "
+            "(AWS) or IAP (GCP), or allow only an office or VPN range (a /24 or narrower)",
+        )
+    ]
 
 
 def test_the_command_checks_the_offline_plan() -> None:

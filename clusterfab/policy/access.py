@@ -1,0 +1,195 @@
+"""Who may reach and act on the cluster: no SSH / RDP from the internet, no IAM grant of everything.
+
+- SSH / RDP: no AWS security group rule (inline, `ec2.SecurityGroupRule`, `vpc.SecurityGroupIngressRule`)
+  and no GCP firewall rule lets a public range wider than one site's (`clusterfab.core.exposure`, the
+  same test as the blueprint's BP111) reach port 22 or 3389. IAP's forwarding range is IAP, not the
+  internet. People reach nodes through SSM Session Manager (AWS) or IAP (GCP).
+- IAM: no policy document (role / user / group inline policies, managed policies, a role's
+  `inlinePolicies`) allows every action (`*`) on every resource, or allows with `NotAction` (every
+  action but a few); no AdministratorAccess attachment.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from clusterfab.core import exposure
+from clusterfab.core.vocab import IAP_TCP_FORWARDING_RANGE
+from clusterfab.policy.checks import short
+from clusterfab.policy.resources import Resource, document, integer, items, strings
+
+ADMIN_PORTS = {22: "SSH", 3389: "RDP"}
+_ALL_PROTOCOLS = {"-1", "all"}
+"""AWS: `-1` is every protocol and port (EC2 API, IpPermission.IpProtocol); GCP: `all`."""
+_TCP = {"tcp", "6"}
+_IAP = ipaddress.IPv4Network(IAP_TCP_FORWARDING_RANGE)
+
+
+def _ports(protocol: Any, from_port: Any, to_port: Any) -> list[int]:
+    """The admin ports a rule for `protocol` and the port range opens."""
+    name = str(protocol or "").lower()
+    if name in _ALL_PROTOCOLS:
+        return list(ADMIN_PORTS)
+    if name not in _TCP:
+        return []
+    low, high = integer(from_port), integer(to_port)
+    low = 0 if low is None or low < 0 else low
+    high = 65535 if high is None or high < 0 else high
+    return [port for port in ADMIN_PORTS if low <= port <= high]
+
+
+def _exposed(what: str, ports: list[int], cidrs: list[str], *, iap_ok: bool = False) -> Iterator[str]:
+    for cidr in cidrs:
+        net = exposure.network(cidr)
+        if net is None or not exposure.too_public(net):
+            continue
+        if iap_ok and isinstance(net, ipaddress.IPv4Network) and net.subnet_of(_IAP):
+            continue  # IAP's TCP forwarders
+        for port in ports:
+            yield (
+                f"{what} opens {ADMIN_PORTS[port]} (port {port}) to {exposure.describe(net)}: reach nodes "
+                "through SSM Session Manager (AWS) or IAP (GCP), or allow only an office or VPN range "
+                f"(a /{exposure.PUBLIC_PREFIX_MIN} or narrower)"
+            )
+
+
+def _ingress_rule(resource: Resource) -> list[str]:
+    props = resource.props
+    ports = _ports(props.get("ipProtocol"), props.get("fromPort"), props.get("toPort"))
+    cidrs = strings(props.get("cidrIpv4")) + strings(props.get("cidrIpv6"))
+    return list(_exposed(f"security group rule {resource.name}", ports, cidrs))
+
+
+def _rule_block(what: str, rule: Mapping[str, Any]) -> list[str]:
+    ports = _ports(rule.get("protocol"), rule.get("fromPort"), rule.get("toPort"))
+    cidrs = strings(rule.get("cidrBlocks")) + strings(rule.get("ipv6CidrBlocks"))
+    return list(_exposed(what, ports, cidrs))
+
+
+def _security_group(resource: Resource) -> list[str]:
+    return [
+        message
+        for index, rule in enumerate(items(resource.props.get("ingress")))
+        for message in _rule_block(f"security group {resource.name} (ingress {index})", rule)
+    ]
+
+
+def _security_group_rule(resource: Resource) -> list[str]:
+    if str(resource.props.get("type", "")).lower() != "ingress":
+        return []
+    return _rule_block(f"security group rule {resource.name}", resource.props)
+
+
+def _firewall_ports(allow: Mapping[str, Any]) -> list[int]:
+    name = str(allow.get("protocol") or "").lower()
+    if name in _ALL_PROTOCOLS:
+        return list(ADMIN_PORTS)
+    if name not in _TCP:
+        return []
+    ranges = strings(allow.get("ports"))
+    if not ranges:
+        return list(ADMIN_PORTS)  # no ports: every port (compute.v1, Firewall.allowed[].ports)
+    opened = set()
+    for text in ranges:
+        low, _, high = text.partition("-")
+        first, last = integer(low), integer(high or low)
+        opened |= {p for p in ADMIN_PORTS if first is not None and last is not None and first <= p <= last}
+    return sorted(opened)
+
+
+def _firewall(resource: Resource) -> list[str]:
+    props = resource.props
+    if str(props.get("direction") or "INGRESS").upper() != "INGRESS":
+        return []
+    cidrs = strings(props.get("sourceRanges"))
+    if not cidrs and not strings(props.get("sourceTags")) and not strings(props.get("sourceServiceAccounts")):
+        # An ingress rule with no source at all is created for 0.0.0.0/0 (hashicorp/terraform-provider-
+        # google#6789: the API fills in the whole internet).
+        cidrs = ["0.0.0.0/0"]
+    ports = sorted({port for allow in items(props.get("allows")) for port in _firewall_ports(allow)})
+    return list(_exposed(f"firewall rule {resource.name}", ports, cidrs, iap_ok=True))
+
+
+_INGRESS_CHECKS: dict[str, Callable[[Resource], list[str]]] = {
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _ingress_rule,
+    "aws:ec2/securityGroupRule:SecurityGroupRule": _security_group_rule,
+    "aws:ec2/securityGroup:SecurityGroup": _security_group,
+    "gcp:compute/firewall:Firewall": _firewall,
+}
+
+
+def admin_ports_from_internet(resource: Resource) -> list[str]:
+    check = _INGRESS_CHECKS.get(resource.type)
+    return check(resource) if check is not None else []
+
+
+# --- IAM -------------------------------------------------------------------------------------------
+
+_ADMINISTRATOR_ACCESS = re.compile(r"^arn:aws[a-z-]*:iam::aws:policy/AdministratorAccess$")
+"""AWS's managed policy that allows every action on every resource, in any partition."""
+_EVERY_ACTION = {"*", "*:*"}
+
+
+def _wildcard_statements(policy: Any) -> Iterator[str]:
+    """What each statement of a policy document grants too broadly, in words."""
+    for index, statement in enumerate(items(document(policy).get("Statement"))):
+        if str(statement.get("Effect", "")).lower() != "allow":
+            continue
+        sid = statement.get("Sid") or index
+        if (excluded := statement.get("NotAction")) is not None:
+            yield f"statement {sid} allows every action but {', '.join(strings(excluded))} (NotAction)"
+        elif set(strings(statement.get("Action"))) & _EVERY_ACTION and (
+            "*" in strings(statement.get("Resource")) or statement.get("NotResource") is not None
+        ):
+            yield f"statement {sid} allows every action on every resource (Action '*', Resource '*')"
+
+
+_POLICY_TYPES = {
+    "aws:iam/rolePolicy:RolePolicy",
+    "aws:iam/policy:Policy",
+    "aws:iam/userPolicy:UserPolicy",
+    "aws:iam/groupPolicy:GroupPolicy",
+}
+_ATTACHMENT_TYPES = {
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
+    "aws:iam/policyAttachment:PolicyAttachment",
+}
+_ROLE = "aws:iam/role:Role"
+
+
+def _documents(resource: Resource) -> list[tuple[str, Any]]:
+    """The policy documents a resource carries, each with where it is (`inline policy x `, or nothing)."""
+    props = resource.props
+    if resource.type == _ROLE:
+        return [
+            (f"inline policy {inline.get('name') or index} ", inline.get("policy"))
+            for index, inline in enumerate(items(props.get("inlinePolicies")))
+        ]
+    return [("", props.get("policy"))] if resource.type in _POLICY_TYPES else []
+
+
+def _attached(resource: Resource) -> list[str]:
+    """The managed policies a resource attaches."""
+    if resource.type == _ROLE:
+        return strings(resource.props.get("managedPolicyArns"))
+    return strings(resource.props.get("policyArn")) if resource.type in _ATTACHMENT_TYPES else []
+
+
+def wildcard_iam(resource: Resource) -> list[str]:
+    where = f"{short(resource)} {resource.name}"
+    found = [
+        f"{where} {place}{what}"
+        for place, policy in _documents(resource)
+        for what in _wildcard_statements(policy)
+    ]
+    found += [
+        f"{where} attaches {arn}, which allows every action on every resource"
+        for arn in _attached(resource)
+        if _ADMINISTRATOR_ACCESS.match(arn)
+    ]
+    return [f"{message}: grant only the actions and resources it needs" for message in found]
