@@ -271,6 +271,7 @@ def storage_rules() -> list[Rule]:
 
 
 def slurm_rules() -> list[Rule]:
+    """From clusterfab's Slurm exporter on the controller (clusterfab/scheduler/slurm/exporter.py)."""
     return [
         Rule(
             "SlurmNodesDrained",
@@ -279,7 +280,30 @@ def slurm_rules() -> list[Rule]:
             severity="warning",
             summary="{{ $value }} Slurm nodes are drained",
             description="Drained nodes take no jobs: `sinfo -R` lists why (a failed health check, an Xid).",
-        )
+        ),
+        Rule(
+            "SlurmTeamGpuBudgetNearlySpent",
+            "clusterfab_slurm_qos_gpu_minutes_used / clusterfab_slurm_qos_gpu_minutes_limit > 0.9",
+            duration="15m",
+            severity="warning",
+            summary='team {{ $labels.qos }} has spent {{ $value | printf "%.2f" }} of its monthly GPU-hours',
+            description="At its GrpTRESMins budget Slurm holds the team's jobs (QOSGrpGRESMinutes) until the "
+            "month starts over: raise gpu_hours_per_month in the blueprint if the work must go on.",
+        ),
+        Rule(
+            "SlurmExporterDown",
+            'up{job="slurm"} == 0 or clusterfab_slurm_exporter_up == 0',
+            duration="5m",
+            severity="warning",
+            summary="the Slurm exporter on the controller does not answer, or scontrol does not",
+            description="Drained-node and team-budget alerts are blind: check clusterfab-slurm-exporter and "
+            "slurmctld on the controller.",
+        ),
+        Rule(
+            "clusterfab:team_gpus_in_use",
+            "sum by (account) (clusterfab_slurm_job_gpus)",
+            record=True,
+        ),
     ]
 
 

@@ -14,12 +14,19 @@ import yaml
 
 from clusterfab.monitoring.counters import dcgm_metrics
 from clusterfab.monitoring.grafana import dashboards
+from clusterfab.scheduler.slurm import exporter as slurm_exporter
 from tests.monitoring.node_exporter import node_exporter_names
 from tests.monitoring.promql import metric_names
 
 PROMETHEUS_OWN = {"up", "ALERTS"}
-SLURM_EXPORTER = {"slurm_nodes_drain"}
-"""vpenso/prometheus-slurm-exporter (collector/nodes.go): `sinfo` node counts per state."""
+SCONTROL = {
+    "nodes": "NodeName=h100-0 State=IDLE+DRAIN CfgTRES=cpu=192,gres/gpu=8 AllocTRES= Gres=gpu:h100:8\n",
+    "jobs": "JobId=7 UserId=alice(20001) Account=research JobState=RUNNING Partition=train "
+    "AllocTRES=cpu=2,node=1,gres/gpu=8\n",
+    "assoc_mgr": "QOS=research(2)\n    GrpTRESMins=cpu=N(0),gres/gpu=1800000(12)\n",
+}
+SLURM_EXPORTER = set(slurm_exporter.collect(lambda argv: SCONTROL[argv[1]]).samples)
+"""What clusterfab's Slurm exporter serves (every metric it has, from scontrol's output shapes)."""
 
 
 @pytest.fixture(scope="module")

@@ -108,6 +108,18 @@ SBE = "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"
 DBE_CODE = "DCGM_FR_VOLATILE_DBE_DETECTED"
 DRAINED = 'slurm_nodes_drain{job="slurm",instance="localhost:8080"}'
 SLURM = {"job": "slurm", "instance": "localhost:8080"}
+EXPORTER_UP = 'clusterfab_slurm_exporter_up{job="slurm",instance="localhost:8080"}'
+SLURM_UP = 'up{job="slurm",instance="localhost:8080"}'
+
+
+def budget(used: int) -> dict[str, str]:
+    """The exporter's GrpTRESMins series of QOS research: 1,800,000 GPU-minutes, `used` spent."""
+    labels = 'job="slurm",instance="localhost:8080",qos="research"'
+    return {
+        f"clusterfab_slurm_qos_gpu_minutes_used{{{labels}}}": f"{used}x40",
+        f"clusterfab_slurm_qos_gpu_minutes_limit{{{labels}}}": "1800000x40",
+    }
+
 
 CASES = [
     # Xids: one of each alert's Xids fires it; an Xid of another alert does not.
@@ -184,6 +196,12 @@ CASES = [
     # Slurm (rendered with the Slurm flag on).
     Case("SlurmNodesDrained", {DRAINED: "2x30"}, "11m", [SLURM], value=2),
     Case("SlurmNodesDrained", {DRAINED: "0x30"}, "11m"),
+    # research: 1,800,000 GPU-minutes a month; 1,700,000 used = 0.94 > 0.9; 1,500,000 = 0.83.
+    Case("SlurmTeamGpuBudgetNearlySpent", budget(1_700_000), "16m", [{**SLURM, "qos": "research"}],
+         value=1_700_000 / 1_800_000),
+    Case("SlurmTeamGpuBudgetNearlySpent", budget(1_500_000), "16m"),
+    Case("SlurmExporterDown", {SLURM_UP: "0x20"}, "6m", [SLURM]),
+    Case("SlurmExporterDown", {SLURM_UP: "1x20", EXPORTER_UP: "1x20"}, "6m"),
 ]  # fmt: skip
 
 
