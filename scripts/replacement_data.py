@@ -112,6 +112,7 @@ AWS: dict[str, Upstream] = {
     ),
     "aws:s3/bucket:Bucket": _p("aws_s3_bucket", "s3", "resourceBucket"),
     "aws:s3/bucketObjectv2:BucketObjectv2": _p("aws_s3_object", "s3", "resourceObject"),
+    "aws:s3/bucketPolicy:BucketPolicy": _p("aws_s3_bucket_policy", "s3", "resourceBucketPolicy"),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": _p(
         "aws_s3_bucket_ownership_controls", "s3", "resourceBucketOwnershipControls"
     ),

@@ -31,6 +31,13 @@ class GcpClusterBucket(pulumi.ComponentResource):
 
     Objects are encrypted with Google-managed keys; node service accounts get read access to this
     bucket alone (see components.gcp.identity).
+
+    Unlike an S3 bucket it takes no TLS-only policy, because GCS has none to take: "JSON API endpoints
+    only accept HTTPS requests", while "XML API endpoints support ... either HTTP or HTTPS"
+    (cloud.google.com/storage/docs/request-endpoints), and Cloud Storage documents no bucket setting
+    that refuses the latter. Nodes and clusterfab use the JSON API (https://storage.googleapis.com/storage/v1/...);
+    an XML API request over plain HTTP reaches this bucket only with a credential, as the bucket is
+    private (uniform access, public access prevention enforced).
     """
 
     bucket_name: pulumi.Output[str]

@@ -326,6 +326,10 @@ AWS: dict[str, dict[str, Target]] = {
         "bucket": Api("s3", "PutBucketOwnershipControlsRequest.Bucket", ref=True),
         "rule.objectOwnership": Api("s3", "OwnershipControlsRule.ObjectOwnership"),
     },
+    "aws:s3/bucketPolicy:BucketPolicy": {
+        "bucket": Api("s3", "PutBucketPolicyRequest.Bucket", ref=True),
+        "policy": Api("s3", "PutBucketPolicyRequest.Policy"),
+    },
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": {
         "blockPublicAcls": Api("s3", "PublicAccessBlockConfiguration.BlockPublicAcls"),
         "blockPublicPolicy": Api("s3", "PublicAccessBlockConfiguration.BlockPublicPolicy"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -221,6 +222,7 @@ def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
         "aws:s3/bucket:Bucket",
         "aws:s3/bucketObjectv2:BucketObjectv2",
         "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+        "aws:s3/bucketPolicy:BucketPolicy",
         "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
         "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
         "aws:s3/bucketVersioning:BucketVersioning",
@@ -238,6 +240,22 @@ def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
     assert sse.inputs["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "aws:kms"}
     assert one(plan, "aws:s3/bucketVersioning:BucketVersioning").inputs["versioningConfiguration"] == {
         "status": "Enabled"
+    }
+
+
+def test_cluster_bucket_refuses_requests_without_tls_1_2() -> None:
+    # S3 answers plain HTTP unless a bucket policy denies it (CIS AWS Foundations 3.1.1, Security Hub S3.5).
+    plan = aws_plan(NODES, name="tls")
+    policy = one(plan, "aws:s3/bucketPolicy:BucketPolicy")
+    assert policy.inputs["bucket"] == "tls-cluster-artifacts-bucket-id"
+    arn = "arn:aws:mock:::bucket/tls-cluster-artifacts-bucket"
+    deny = {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [arn, f"{arn}/*"]}
+    assert json.loads(policy.inputs["policy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "DenyInsecureTransport", **deny, "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+            {"Sid": "DenyOutdatedTls", **deny, "Condition": {"NumericLessThan": {"s3:TlsVersion": "1.2"}}},
+        ],
     }
 
 
