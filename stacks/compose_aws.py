@@ -130,6 +130,7 @@ def _network(cluster: Cluster, opts: pulumi.ResourceOptions) -> AwsNetwork:
             availability_zone=None if by_id else spec.zone,
             availability_zone_id=spec.zone if by_id else None,
             ssh_ingress_cidrs=spec.ssh_ingress_cidrs,
+            protect=spec.protected,
             tags=cluster.tags("network"),
         ),
         opts,

@@ -195,6 +195,38 @@ AWS: dict[str, dict[str, Target]] = {
         "enableDnsSupport": Api("ec2", "ModifyVpcAttributeRequest.EnableDnsSupport.Value"),
         "tags.*": TAGS,
     },
+    "aws:ec2/flowLog:FlowLog": {
+        "iamRoleArn": Api("ec2", "CreateFlowLogsRequest.DeliverLogsPermissionArn", ref=True),
+        "logDestination": Api("ec2", "CreateFlowLogsRequest.LogDestination", ref=True),
+        "logDestinationType": Api("ec2", "CreateFlowLogsRequest.LogDestinationType"),
+        "maxAggregationInterval": Api("ec2", "CreateFlowLogsRequest.MaxAggregationInterval"),
+        "trafficType": Api("ec2", "CreateFlowLogsRequest.TrafficType"),
+        "vpcId": Api(
+            "ec2",
+            "CreateFlowLogsRequest.ResourceIds[]",
+            ref=True,
+            note="the provider sends vpc_id as the one ResourceIds entry, with ResourceType VPC",
+        ),
+        "tags.*": Api(
+            "ec2",
+            "CreateFlowLogsRequest.TagSpecifications[].Tags[].Value",
+            key="CreateFlowLogsRequest.TagSpecifications[].Tags[].Key",
+            note="the provider tags the flow log through a vpc-flow-log TagSpecification",
+        ),
+    },
+    "aws:cloudwatch/logGroup:LogGroup": {
+        "namePrefix": Api(
+            "logs",
+            "CreateLogGroupRequest.logGroupName",
+            note="the provider appends a unique suffix to the prefix to form the log group's name",
+        ),
+        "retentionInDays": Api(
+            "logs",
+            "PutRetentionPolicyRequest.retentionInDays",
+            note="the provider sets it with PutRetentionPolicy after CreateLogGroup",
+        ),
+        "tags.*": Api("logs", "CreateLogGroupRequest.tags{}", key="CreateLogGroupRequest.tags{key}"),
+    },
     "aws:ec2/subnet:Subnet": {
         "availabilityZoneId": Api("ec2", "CreateSubnetRequest.AvailabilityZoneId"),
         "cidrBlock": Api("ec2", "CreateSubnetRequest.CidrBlock"),

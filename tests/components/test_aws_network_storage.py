@@ -188,7 +188,12 @@ STATEFUL = NODES + (
     "environments:\n  dev: {}\n  prod: {}\n  production: {protected: true}\n  prod-eu: {}\n"
     "  lab: {protected: false}\n"
 )
-EVERYTHING = {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}
+EVERYTHING = {
+    "st-cluster-artifacts-bucket",
+    "st-cluster-data-fs",
+    "st-cluster-keep-fs",
+    "st-cluster-net-flow-logs",
+}
 
 
 @pytest.mark.parametrize(
@@ -279,3 +284,64 @@ def test_budget_from_monthly_limit_with_email_alerts() -> None:
 
 def test_no_budget_without_limits() -> None:
     assert all_of(aws_plan(NODES, name="nobud"), "aws:budgets/budget:Budget") == []
+
+
+FLOW_LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
+
+
+def test_vpc_flow_logs_of_all_traffic_to_a_log_group_kept_30_days() -> None:
+    plan = aws_plan(NODES, name="flow")
+    group = one(plan, "aws:cloudwatch/logGroup:LogGroup").inputs
+    assert (group["namePrefix"], group["retentionInDays"]) == (
+        "/clusterfab/flow-cluster-net/vpc-flow-logs-",
+        30,
+    )
+    flow_log = one(plan, "aws:ec2/flowLog:FlowLog").inputs
+    assert {k: v for k, v in flow_log.items() if k != "tags"} == {
+        "vpcId": "flow-cluster-net-vpc-id",
+        "trafficType": "ALL",
+        "logDestinationType": "cloud-watch-logs",
+        "logDestination": "arn:aws:mock:::loggroup/flow-cluster-net-flow-logs",
+        "iamRoleArn": "arn:aws:mock:::role/flow-cluster-net-flow-logs-role",
+        "maxAggregationInterval": 600,
+    }
+    assert flow_log["tags"]["Name"] == "flow-cluster-net-flow-log"
+
+
+def test_flow_logs_role_is_for_vpc_flow_logs_of_this_account_and_writes_only_its_group() -> None:
+    plan = aws_plan(NODES, name="flow")
+    role = one(plan, "aws:iam/role:Role", "flow-cluster-net-flow-logs-role").inputs
+    assert json.loads(role["assumeRolePolicy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": "123456789012"},
+                    "ArnLike": {"aws:SourceArn": "arn:aws:ec2:us-east-1:123456789012:vpc-flow-log/*"},
+                },
+            }
+        ],
+    }
+    policy = one(plan, "aws:iam/rolePolicy:RolePolicy", "flow-cluster-net-flow-logs-policy").inputs
+    group = "arn:aws:mock:::loggroup/flow-cluster-net-flow-logs"
+    assert policy["role"] == "flow-cluster-net-flow-logs-role-id"
+    assert json.loads(policy["policy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "DeliverFlowLogs",
+                "Effect": "Allow",
+                "Action": FLOW_LOG_ACTIONS,
+                "Resource": [group, f"{group}:*"],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(("env", "protected"), [("dev", False), ("prod", True)])
+def test_flow_logs_are_kept_from_deletion_in_protected_environments(env: str, protected: bool) -> None:
+    plan = aws_plan(STATEFUL, name="st", env=env)
+    assert one(plan, "aws:cloudwatch/logGroup:LogGroup").protect is protected

@@ -302,3 +302,48 @@ def test_the_readme_example_runs_and_builds_what_it_says() -> None:
     assert {r.provider for r in made.values() if r.custom and r.type.startswith("aws:")} == {
         "urn:pulumi:dev::team-infra::pulumi:providers:aws::use1::use1-id"
     }
+
+
+def test_aws_network_keeps_flow_logs_only_as_long_as_cloudwatch_can() -> None:
+    from components.aws.network import AwsNetwork, AwsNetworkArgs
+
+    def program() -> None:
+        AwsNetwork(
+            "lab",
+            AwsNetworkArgs(
+                cidr="10.9.0.0/16",
+                node_subnet_cidr="10.9.0.0/20",
+                public_subnet_cidr="10.9.240.0/20",
+                region="eu-west-1",
+                availability_zone_id="euw1-az1",
+                flow_logs_retention_days=31,
+            ),
+        )
+
+    with pytest.raises(
+        (pulumi.InputPropertiesError, PlanError),
+        match="flow_logs_retention_days: CloudWatch Logs keeps logs for one of 1, 3, 5, 7, 14, 30, 60",
+    ):
+        run_program(program, project="team-infra", stack="dev")
+
+
+def test_aws_network_without_flow_logs() -> None:
+    from components.aws.network import AwsNetwork, AwsNetworkArgs
+
+    def program() -> None:
+        AwsNetwork(
+            "lab",
+            AwsNetworkArgs(
+                cidr="10.9.0.0/16",
+                node_subnet_cidr="10.9.0.0/20",
+                public_subnet_cidr="10.9.240.0/20",
+                region="eu-west-1",
+                availability_zone_id="euw1-az1",
+                flow_logs=False,
+            ),
+        )
+
+    made = build(program)
+    assert not any(
+        r.type in {"aws:ec2/flowLog:FlowLog", "aws:cloudwatch/logGroup:LogGroup"} for r in made.values()
+    )
