@@ -53,6 +53,9 @@ class AwsClusterBucketArgs:
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
     objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
     """Files to upload: child role -> (object key, local path), e.g. the playbook bundle."""
+    kms_key_arn: str | None = None
+    """A customer-managed KMS key (its ARN) to encrypt objects with; default the AWS managed key aws/s3.
+    Whoever reads the bucket then needs kms:Decrypt on it (`read_bucket_statements` grants it)."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -89,6 +92,9 @@ class AwsClusterBucket(pulumi.ComponentResource):
                 key=key,
                 source=pulumi.FileAsset(str(path)),
                 server_side_encryption="aws:kms",
+                # Without a key id S3 takes aws/s3 for an object that asks for aws:kms, not the bucket's key
+                # (botocore s3 PutObjectRequest.SSEKMSKeyId).
+                kms_key_id=args.kms_key_arn,
                 tags=dict(args.tags),
                 opts=self._own,
             )
@@ -113,7 +119,7 @@ class AwsClusterBucket(pulumi.ComponentResource):
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=(
                         aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                            sse_algorithm="aws:kms"
+                            sse_algorithm="aws:kms", kms_master_key_id=self._args.kms_key_arn
                         )
                     ),
                     bucket_key_enabled=True,

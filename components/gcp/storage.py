@@ -50,6 +50,9 @@ class GcpManagedLustreArgs:
     """The Lustre file system name (at most 8 alphanumerics); default derived from `mount_name`."""
     private_services: pulumi.Resource | None = None
     """The private services connection the instance must wait for."""
+    kms_key: str | None = None
+    """A Cloud KMS key (in the instance's region) to encrypt the file system with; default Google's own
+    keys. The Managed Lustre service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
     protect: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
 
@@ -77,6 +80,7 @@ class GcpManagedLustre(pulumi.ComponentResource):
             # The tier is fixed at creation: changing it replaces the file system (hence protect).
             per_unit_storage_throughput=str(args.per_unit_storage_throughput),
             network=args.network_id,
+            kms_key=args.kms_key,
             labels=dict(args.labels),
             description=f"clusterfab {name}",
             opts=pulumi.ResourceOptions(
@@ -122,6 +126,10 @@ class GcpFilestoreArgs:
     """The private services connection to take the share's address from (None: direct peering)."""
     private_services_range: pulumi.Input[str] | None = None
     """The allocated range's name, with `private_services`."""
+    kms_key_name: str | None = None
+    """A Cloud KMS key (in the instance's region) to encrypt the share with; default Google's own keys.
+    Not on the BASIC_HDD and BASIC_SSD tiers; the Filestore service agent needs
+    roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
     protect: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
 
@@ -156,6 +164,7 @@ class GcpFilestore(pulumi.ComponentResource):
                 )
             ],
             deletion_protection_enabled=args.protect,
+            kms_key_name=args.kms_key_name,
             labels=dict(args.labels),
             description=f"clusterfab {name}",
             opts=pulumi.ResourceOptions(

@@ -337,6 +337,23 @@ def aws_fsx_metadata_configuration(plan: Plan) -> Iterator[str]:
 
 
 @rule(
+    ModelQuote(
+        "fsx",
+        "CreateFileSystemRequest.KmsKeyId",
+        "SCRATCH_1 and SCRATCH_2 types are encrypted using the Amazon FSx service KMS key for your account.",
+    )
+)
+def aws_fsx_customer_key_only_on_persistent(plan: Plan) -> Iterator[str]:
+    """botocore fsx CreateFileSystemRequest.KmsKeyId: "Amazon FSx for Lustre PERSISTENT_1 and PERSISTENT_2
+    deployment types only. SCRATCH_1 and SCRATCH_2 types are encrypted using the Amazon FSx service KMS key
+    for your account." """
+    for fs in _of(plan, FSX):
+        deployment = fs.inputs.get("deploymentType", "SCRATCH_1")
+        if "kmsKeyId" in fs.inputs and not deployment.startswith("PERSISTENT"):
+            yield f"{fs.name}: a KMS key on a {deployment} file system"
+
+
+@rule(
     ModelQuote("ec2", "IpPermission.IpProtocol", "For tcp , udp , and icmp , you must specify a port range.")
 )
 def aws_ports_for_tcp_udp_icmp(plan: Plan) -> Iterator[str]:

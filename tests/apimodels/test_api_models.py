@@ -221,6 +221,7 @@ _RULE_BREAKERS: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
     "aws_fsx_capacity_fits_deployment": ("aws-p5-efa-fsx.dev", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("storageCapacity", 3600)),
     "aws_fsx_lustre_version_fits_deployment": ("aws-p5-efa-fsx.dev", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("fileSystemTypeVersion", "2.12")),
     "aws_fsx_metadata_configuration": ("aws-p5-efa-fsx.dev", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("metadataConfiguration.iops", 1500)),
+    "aws_fsx_customer_key_only_on_persistent": ("aws-customer-keys", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("deploymentType", "SCRATCH_2")),
     "aws_ports_for_tcp_udp_icmp": ("aws-p5-efa-fsx.dev", "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", _set("ipProtocol", "tcp")),
     "gcp_spot_and_preemptible_terminate_without_restart": ("gcp-spot", TEMPLATE, _set("scheduling.automaticRestart", True)),
     "gcp_gpu_machines_terminate_on_host_maintenance": ("gcp-a3mega-tcpxo-filestore.dev", TEMPLATE, _set("scheduling.onHostMaintenance", "MIGRATE")),

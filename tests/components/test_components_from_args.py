@@ -347,3 +347,27 @@ def test_aws_network_without_flow_logs() -> None:
     assert not any(
         r.type in {"aws:ec2/flowLog:FlowLog", "aws:cloudwatch/logGroup:LogGroup"} for r in made.values()
     )
+
+
+def test_aws_fsx_lustre_takes_a_customer_key_only_when_persistent() -> None:
+    from components.aws.lustre import AwsFsxLustre, AwsFsxLustreArgs
+
+    def program() -> None:
+        AwsFsxLustre(
+            "scratch",
+            AwsFsxLustreArgs(
+                vpc_id="vpc-1",
+                subnet_id="subnet-1",
+                client_security_group_id="sg-1",
+                capacity_gib=1200,
+                mount_point="/scratch",
+                deployment_type="SCRATCH_2",
+                kms_key_arn="arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+            ),
+        )
+
+    with pytest.raises(
+        (pulumi.InputPropertiesError, PlanError),
+        match="kms_key_arn: FSx encrypts scratch file systems with its own key only",
+    ):
+        run_program(program, project="team-infra", stack="dev")
