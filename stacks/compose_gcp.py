@@ -350,6 +350,9 @@ def _filestore(site: _Site, item: FilestoreStorage) -> GcpFilestore:
             mount_name=item.name,
             private_services=network.private_services,
             private_services_range=network.private_services_range,
+            # The nodes' subnet only: nothing else of the network has any business with the share.
+            client_ranges=(network.system_subnet_cidr,),
+            root_squash=item.root_squash,
             kms_key_name=item.kms_key,
             protect=item.protected,
             labels=site.cluster.tags(f"storage-{item.name}"),

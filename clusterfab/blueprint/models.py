@@ -429,6 +429,17 @@ class FilestoreSpec(Spec):
     share_name: Annotated[
         str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$", description=("Name of the NFS export."))
     ] = "share"
+    root_squash: Annotated[
+        bool,
+        Field(
+            description=(
+                "Clients' root acts as nobody (uid and gid 65534) on the share. Off by default: the share's "
+                "top directory belongs to root with mode 755, so with root squash no node can create "
+                "anything there; make the users' directories first, then turn it on. Either way only the "
+                "nodes' subnet may mount the share."
+            )
+        ),
+    ] = False
     kms_key: Annotated[
         KmsKey | None,
         Field(

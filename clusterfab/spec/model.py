@@ -155,6 +155,8 @@ class FilestoreStorage(_Item):
     protected: bool
     kms_key: str | None = None
     """The customer-managed key of the share; None: Google's own key."""
+    root_squash: bool = False
+    """Clients' root acts as nobody on the share."""
     kind: Literal["filestore"] = "filestore"
 
 

@@ -203,6 +203,7 @@ def _storage(
             mount_point=mount_point,
             protected=keep,
             kms_key=item.kms_key,
+            root_squash=item.root_squash,
         )
     tier_name = cloud.lustre_tier(item.deployment, item.throughput_mbps_per_tib)
     tier = catalog.storage_tier(cloud.name, "lustre", tier_name) if tier_name else None

@@ -293,6 +293,21 @@ GCP: dict[str, dict[str, Target]] = {
         "fileShares.name": Api(
             "file.v1", "Instance.fileShares[].name", note="the provider's one share is a list"
         ),
+        "fileShares.nfsExportOptions[].accessMode": Api(
+            "file.v1", "Instance.fileShares[].nfsExportOptions[].accessMode"
+        ),
+        "fileShares.nfsExportOptions[].anonGid": Api(
+            "file.v1", "Instance.fileShares[].nfsExportOptions[].anonGid"
+        ),
+        "fileShares.nfsExportOptions[].anonUid": Api(
+            "file.v1", "Instance.fileShares[].nfsExportOptions[].anonUid"
+        ),
+        "fileShares.nfsExportOptions[].ipRanges[]": Api(
+            "file.v1", "Instance.fileShares[].nfsExportOptions[].ipRanges[]"
+        ),
+        "fileShares.nfsExportOptions[].squashMode": Api(
+            "file.v1", "Instance.fileShares[].nfsExportOptions[].squashMode"
+        ),
         "kmsKeyName": Api("file.v1", "Instance.kmsKeyName"),
         "labels.*": _labels("file.v1", "Instance"),
         "location": PATH_PARAMETER,

@@ -13,6 +13,7 @@ from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
 from tests.components.test_customer_keys import aws_keyed, gcp_keyed
 from tests.components.test_gcp_node_group import group
+from tests.components.test_gcp_tpu_storage import root_squashed
 from tests.conftest import EXAMPLES
 
 ENVIRONMENTS = (None, "dev", "prod")
@@ -58,6 +59,7 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     "gcp-budget": _gcp_budget,
     "aws-customer-keys": aws_keyed,
     "gcp-customer-keys": gcp_keyed,
+    "gcp-filestore-root-squash": root_squashed,
 }
 
 

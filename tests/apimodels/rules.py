@@ -521,5 +521,27 @@ def gcp_filestore_basic_share_name(plan: Plan) -> Iterator[str]:
             yield f"{instance.name}: share name {name!r} is over 16 characters on a basic tier"
 
 
+@rule(
+    ModelQuote(
+        "file.v1",
+        "NfsExportOptions.anonUid",
+        "Anon_uid may only be set with squash_mode of ROOT_SQUASH.",
+    ),
+    ModelQuote(
+        "file.v1",
+        "NfsExportOptions.anonGid",
+        "Anon_gid may only be set with squash_mode of ROOT_SQUASH.",
+    ),
+)
+def gcp_filestore_anonymous_ids_only_when_root_is_squashed(plan: Plan) -> Iterator[str]:
+    """file v1 NfsExportOptions.anonUid / anonGid: "may only be set with squash_mode of ROOT_SQUASH. An
+    error will be returned if this field is specified for other squash_mode settings." """
+    for instance in _of(plan, FILESTORE):
+        for export in instance.inputs.get("fileShares", {}).get("nfsExportOptions", []):
+            anonymous = [k for k in ("anonUid", "anonGid") if k in export]
+            if anonymous and export.get("squashMode") != "ROOT_SQUASH":
+                yield f"{instance.name}: {', '.join(anonymous)} with squash mode {export.get('squashMode')}"
+
+
 KNOWN_DEFECTS: dict[str, str] = {}
 """Rules that fail on today's code for defects fixed separately: strict xfail, so the fix flips them."""

@@ -230,6 +230,7 @@ _RULE_BREAKERS: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
     "gcp_roce_network_has_no_vpc_firewall_rule": ("gcp-a3ultra-roce-lustre.dev", "gcp:compute/firewall:Firewall", _set("network", "ultra-train-rdma-vpc-id")),
     "gcp_mrdma_nics_only_on_roce_networks": ("gcp-a3ultra-roce-lustre.dev", TEMPLATE, _nic_change(2, nicType="GVNIC")),
     "gcp_mig_update_policy_can_progress": ("gcp-a3mega-tcpxo-filestore.dev", "gcp:compute/instanceGroupManager:InstanceGroupManager", _set("updatePolicy.maxUnavailableFixed", 0)),
+    "gcp_filestore_anonymous_ids_only_when_root_is_squashed": ("gcp-a3mega-tcpxo-filestore.dev", "gcp:filestore/instance:Instance", lambda i: i["fileShares"]["nfsExportOptions"][0].update(anonUid=65534)),
     "gcp_filestore_basic_share_name": ("gcp-tpu-v5p-multislice.dev", "gcp:filestore/instance:Instance", _set("fileShares.name", "checkpoints_and_more")),
 }  # fmt: skip
 

@@ -371,3 +371,44 @@ def test_aws_fsx_lustre_takes_a_customer_key_only_when_persistent() -> None:
         match="kms_key_arn: FSx encrypts scratch file systems with its own key only",
     ):
         run_program(program, project="team-infra", stack="dev")
+
+
+def test_gcp_filestore_squashes_root_only_for_the_ranges_it_exports_to() -> None:
+    from components.gcp.storage import GcpFilestore, GcpFilestoreArgs
+
+    def program() -> None:
+        GcpFilestore(
+            "home",
+            GcpFilestoreArgs(
+                project="team-project",
+                location="us-central1-b",
+                capacity_gib=1024,
+                network_name="team-net",
+                mount_point="/home/shared",
+                root_squash=True,
+            ),
+        )
+
+    with pytest.raises(
+        (pulumi.InputPropertiesError, PlanError), match="root_squash: needs client_ranges to squash root for"
+    ):
+        run_program(program, project="team-infra", stack="dev")
+
+
+def test_gcp_filestore_keeps_filestores_default_export_without_client_ranges() -> None:
+    from components.gcp.storage import GcpFilestore, GcpFilestoreArgs
+
+    def program() -> None:
+        GcpFilestore(
+            "home",
+            GcpFilestoreArgs(
+                project="team-project",
+                location="us-central1-b",
+                capacity_gib=1024,
+                network_name="team-net",
+                mount_point="/home/shared",
+            ),
+        )
+
+    made = build(program)
+    assert made["home-share"].inputs["fileShares"] == {"capacityGb": 1024, "name": "share"}
