@@ -79,7 +79,9 @@ AWS: dict[str, Upstream] = {
     "aws:autoscaling/group:Group": _p("aws_autoscaling_group", "autoscaling", "resourceGroup"),
     "aws:budgets/budget:Budget": _p("aws_budgets_budget", "budgets", "resourceBudget"),
     "aws:ebs/volume:Volume": _p("aws_ebs_volume", "ec2", "resourceEBSVolume"),
+    "aws:cloudwatch/logGroup:LogGroup": _p("aws_cloudwatch_log_group", "logs", "resourceGroup"),
     "aws:ec2/eip:Eip": _p("aws_eip", "ec2", "resourceEIP"),
+    "aws:ec2/flowLog:FlowLog": _p("aws_flow_log", "ec2", "resourceFlowLog"),
     "aws:ec2/instance:Instance": _p("aws_instance", "ec2", "resourceInstance"),
     "aws:ec2/internetGateway:InternetGateway": _p("aws_internet_gateway", "ec2", "resourceInternetGateway"),
     "aws:ec2/launchTemplate:LaunchTemplate": _p("aws_launch_template", "ec2", "resourceLaunchTemplate"),
@@ -112,6 +114,7 @@ AWS: dict[str, Upstream] = {
     ),
     "aws:s3/bucket:Bucket": _p("aws_s3_bucket", "s3", "resourceBucket"),
     "aws:s3/bucketObjectv2:BucketObjectv2": _p("aws_s3_object", "s3", "resourceObject"),
+    "aws:s3/bucketPolicy:BucketPolicy": _p("aws_s3_bucket_policy", "s3", "resourceBucketPolicy"),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": _p(
         "aws_s3_bucket_ownership_controls", "s3", "resourceBucketOwnershipControls"
     ),

@@ -17,6 +17,12 @@ from pydantic_core import PydanticCustomError
 
 from clusterfab.core.vocab import CapacityKind, Cloud, FabricChoice
 
+_KEY_FORMS = (
+    "AWS: the key's ARN, arn:aws:kms:<region>:<account>:key/<key id> (not an alias); GCP: "
+    "projects/<project>/locations/<region>/keyRings/<ring>/cryptoKeys/<key>. In the blueprint's region"
+)
+"""How a customer-managed key is written, for the `kms_key` fields' descriptions."""
+
 NAMED_LISTS = ("node_groups", "tpu_slices", "storage", "teams")
 """Lists whose items have a `name`: they merge by name in environment overlays."""
 
@@ -55,6 +61,8 @@ def _absolute_path(value: str) -> str:
 
 
 Cidr = Annotated[str, AfterValidator(_ipv4_network)]
+KmsKey = Annotated[str, Field(min_length=1, max_length=2048, pattern=r"^\S+$")]
+"""A customer-managed key; its cloud's format and location are checked by rule BP138."""
 MountPoint = Annotated[str, AfterValidator(_absolute_path)]
 ItemName = Annotated[str, Field(pattern=ITEM_NAME_PATTERN, max_length=30)]
 Email = Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
@@ -230,6 +238,18 @@ class NodeGroupSpec(Spec):
     boot_disk_gib: Annotated[
         int, Field(ge=50, le=65536, description=("Size of the encrypted boot disk in GiB."))
     ] = 200
+    kms_key: Annotated[
+        KmsKey | None,
+        Field(
+            description=(
+                "Customer-managed key of the nodes' boot disks; default the cloud's own key. "
+                f"{_KEY_FORMS} (GCP also takes a global key). AWS: the key policy must let the Auto "
+                "Scaling service-linked role (AWSServiceRoleForAutoScaling) use the key, or nodes fail to "
+                "launch; GCP: the Compute Engine service agent needs "
+                "roles/cloudkms.cryptoKeyEncrypterDecrypter on it."
+            )
+        ),
+    ] = None
     image: Annotated[
         str | None,
         Field(
@@ -357,6 +377,18 @@ class LustreSpec(Spec):
             )
         ),
     ] = False
+    kms_key: Annotated[
+        KmsKey | None,
+        Field(
+            description=(
+                "Customer-managed key the file system is encrypted with; default the cloud's own key. "
+                f"{_KEY_FORMS}. AWS: persistent deployments only (FSx encrypts scratch file systems with "
+                "its own key); GCP: the Managed Lustre service agent needs "
+                "roles/cloudkms.cryptoKeyEncrypterDecrypter on it. Set at creation: changing it replaces the "
+                "file system."
+            )
+        ),
+    ] = None
     protect: Annotated[
         bool | None,
         Field(
@@ -397,6 +429,29 @@ class FilestoreSpec(Spec):
     share_name: Annotated[
         str, Field(pattern=r"^[a-z][a-z0-9_]{0,15}$", description=("Name of the NFS export."))
     ] = "share"
+    root_squash: Annotated[
+        bool,
+        Field(
+            description=(
+                "Clients' root acts as nobody (uid and gid 65534) on the share. Off by default: the share's "
+                "top directory belongs to root with mode 755, so with root squash no node can create "
+                "anything there; make the users' directories first, then turn it on. Either way only the "
+                "nodes' subnet may mount the share."
+            )
+        ),
+    ] = False
+    kms_key: Annotated[
+        KmsKey | None,
+        Field(
+            description=(
+                "Customer-managed key the share is encrypted with; default Google's own key. "
+                "projects/<project>/locations/<region>/keyRings/<ring>/cryptoKeys/<key>, in the blueprint's "
+                "region; not on the BASIC_HDD and BASIC_SSD tiers. The Filestore service agent needs "
+                "roles/cloudkms.cryptoKeyEncrypterDecrypter on it. Set at creation: changing it replaces the "
+                "share."
+            )
+        ),
+    ] = None
     mount_point: Annotated[
         MountPoint | None, Field(description=("Where nodes mount it; default /mnt/<name>."))
     ] = None
@@ -561,6 +616,15 @@ class SchedulerMachineSpec(Spec):
             ),
         ),
     ] = 100
+    kms_key: Annotated[
+        KmsKey | None,
+        Field(
+            description=(
+                "Customer-managed key of the controller's disks (its state disk and boot disk); default the "
+                f"cloud's own key. {_KEY_FORMS}. Changing it replaces the state disk."
+            )
+        ),
+    ] = None
 
 
 class LoginSpec(Spec):
@@ -718,6 +782,18 @@ class Blueprint(Spec):
     labels: Annotated[
         dict[str, str], Field(description=("Added to every resource as tags (AWS) or labels (GCP)."))
     ] = {}
+    bucket_kms_key: Annotated[
+        KmsKey | None,
+        Field(
+            description=(
+                "Customer-managed key of the cluster bucket (node bootstrap files, health records); default "
+                f"the cloud's own key. {_KEY_FORMS}. AWS: the cluster's roles may decrypt with it through "
+                "S3; people who run `clusterfab configure` or read health records need kms:Decrypt and "
+                "kms:GenerateDataKey on it. GCP: the Cloud Storage service agent needs "
+                "roles/cloudkms.cryptoKeyEncrypterDecrypter on it."
+            )
+        ),
+    ] = None
     network: Annotated[
         NetworkSpec, Field(description="Address range of the cluster network and who may reach nodes by SSH.")
     ] = NetworkSpec()

@@ -216,6 +216,8 @@ class StorageTier(Sourced):
     lustre_version: str | None = None
     efa: bool = False
     """Whether the tier can be created EFA-enabled (FSx for Lustre PERSISTENT_2)."""
+    customer_managed_key: bool = False
+    """Whether the tier's file systems can be encrypted with a key of the customer's (`kms_key`)."""
     network_mtu: int | None = None
     """The VPC MTU the service's performance guide recommends for its clients' network."""
 

@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 _ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
 _ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
 _RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+_KMS_KEY = re.compile(
+    r"^arn:aws(-[a-z]+)*:kms:(?P<region>[a-z]{2}(-[a-z]+)+-\d+):\d{12}:key/"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})$"
+)
+"""A KMS key ARN: a key id is a UUID, a multi-Region key's id `mrk-` and 32 hex digits (KMS Developer Guide,
+"Key identifiers (KeyId)")."""
+_KMS_ALIAS = re.compile(r"^(arn:aws(-[a-z]+)*:kms:[^:]*:[^:]*:)?alias/")
 TAG_KEY_MAX = 128
 TAG_VALUE_MAX = 256
 
@@ -49,12 +56,43 @@ class AwsProfile:
     offers_tpus = False
     reservation_example = "cr-0123456789abcdef0"
     reservation_format = "cr- followed by 17 hex digits, e.g. cr-0123456789abcdef0"
+    kms_key_example = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     inventory_plugin = "amazon.aws.aws_ec2"
     inventory_collection = "amazon.aws"
     inventory_suffix = ".aws_ec2.yml"
 
     def reservation_valid(self, value: str) -> bool:
         return _RESERVATION.match(value) is not None
+
+    def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
+        """A key ARN of the blueprint's region. Not an alias: EBS and FSx read their key back as its ARN, and
+        the provider replaces a volume or file system whose key differs (terraform-provider-aws #2407, "Using
+        KMS_Key_alias for EBS encryption always recreate the EBS volume"; pulumi-aws #999), S3 resolves an
+        alias in the requester's account (botocore s3 ServerSideEncryptionByDefault.KMSMasterKeyID), and an
+        IAM policy cannot grant a key by its alias."""
+        del disk  # every AWS service uses keys of its own region
+        example = self.kms_key_example.replace("us-east-1", region)
+        if _KMS_ALIAS.match(key):
+            yield FieldProblem(
+                (),
+                f"'{key}' is a key alias, not a key",
+                f"use the ARN of the key it names (aws kms describe-key --key-id {key} --query "
+                "KeyMetadata.Arn): the cloud reports a key by its ARN, so an alias would show as a change, "
+                "and replace the resource, at every update",
+            )
+        elif (match := _KMS_KEY.match(key)) is None:
+            yield FieldProblem(
+                (),
+                f"'{key}' is not a KMS key ARN",
+                f"write arn:aws:kms:{region}:<account>:key/<key id>, e.g. {example}",
+            )
+        elif match["region"] != region:
+            yield FieldProblem(
+                (),
+                f"the key is in {match['region']}, not in the blueprint's region {region}",
+                f"use a key of {region}: a KMS key serves its own region only (a multi-Region key has a "
+                "replica ARN in each region)",
+            )
 
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:
         return catalog.aws_machine_types

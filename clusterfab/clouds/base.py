@@ -80,6 +80,16 @@ class CloudProfile(Protocol):
 
     def reservation_valid(self, value: str) -> bool: ...
 
+    @property
+    def kms_key_example(self) -> str:
+        """A customer-managed key written the way the blueprint expects it, for hints."""
+        ...
+
+    def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
+        """What is wrong with a customer-managed key for a resource in `region` (`disk`: a VM's disk,
+        which some clouds also encrypt with keys of other locations)."""
+        ...
+
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]: ...
 
     def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:

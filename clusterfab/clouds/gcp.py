@@ -33,6 +33,11 @@ _RESERVATION = re.compile(
     r"^(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
     r"(/reservationBlocks/[a-z0-9-]+(/reservationSubBlocks/[a-z0-9-]+)?)?$"
 )
+_KMS_KEY = re.compile(
+    r"^projects/[^/]+/locations/(?P<location>[a-z0-9-]+)/keyRings/[A-Za-z0-9_-]{1,63}"
+    r"/cryptoKeys/[A-Za-z0-9_-]{1,63}$"
+)
+"""A Cloud KMS key's resource name (key ring and key ids: letters, digits, _ and -, at most 63)."""
 IAP_SOURCE_RANGE = "35.235.240.0/20"
 """Where Identity-Aware Proxy's TCP forwarding connects from (the firewall allows SSH only from it)."""
 
@@ -49,12 +54,42 @@ class GcpProfile:
     offers_tpus = True
     reservation_example = "my-reservation"
     reservation_format = "a reservation name or projects/PROJECT/reservations/NAME"
+    kms_key_example = "projects/my-project/locations/us-central1/keyRings/my-ring/cryptoKeys/my-key"
     inventory_plugin = "google.cloud.gcp_compute"
     inventory_collection = "google.cloud"
     inventory_suffix = ".gcp.yml"
 
     def reservation_valid(self, value: str) -> bool:
         return _RESERVATION.match(value) is not None
+
+    def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
+        """A key (not a key version: the services use its primary version and follow its rotation) in the
+        resource's region: Managed Lustre ("The key must be in the same region as the instance", pulumi-gcp
+        lustre.Instance kms_key), Filestore and Cloud Storage (cloud.google.com/filestore/docs/cmek,
+        cloud.google.com/storage/docs/encryption/customer-managed-keys: the key's location matches the
+        data's). Disks also take a global key (`gcloud compute disks update-kms-key`'s own example moves a
+        zonal disk to a key with --kms-location=global)."""
+        example = self.kms_key_example.replace("us-central1", region)
+        if "/cryptoKeyVersions/" in key:
+            yield FieldProblem(
+                (),
+                f"'{key}' names a key version, not a key",
+                f"name the key: {key.split('/cryptoKeyVersions/', 1)[0]}",
+            )
+        elif (match := _KMS_KEY.match(key)) is None:
+            yield FieldProblem(
+                (),
+                f"'{key}' is not a Cloud KMS key name",
+                f"write projects/<project>/locations/{region}/keyRings/<ring>/cryptoKeys/<key>, e.g. "
+                f"{example}",
+            )
+        elif match["location"] != region and not (disk and match["location"] == "global"):
+            where = f"{region} or global" if disk else region
+            yield FieldProblem(
+                (),
+                f"the key is in {match['location']}, where this resource cannot use it",
+                f"use a key ring in {where} (the blueprint's region)",
+            )
 
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:
         return catalog.gcp_machine_types

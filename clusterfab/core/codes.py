@@ -248,6 +248,15 @@ _CODES = [
         "nodes do not install them; jobs run without `srun --container-image` until they do.",
     ),
     Code(
+        "BP138",
+        "invalid customer-managed key",
+        _E,
+        "A `kms_key` must name a key of the blueprint's cloud where its resource can use it: an AWS KMS "
+        "key ARN (not an alias: the providers read the key's ARN back, and would replace volumes over the "
+        "difference) in the blueprint's region; a GCP Cloud KMS key (not a key version) in the blueprint's "
+        "region, or global for disks.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,
@@ -375,6 +384,13 @@ _CODES = [
         "unknown Slurm machine type",
         _E,
         "The controller or login machine type is not one the catalog knows for the blueprint's cloud.",
+    ),
+    Code(
+        "BP223",
+        "customer-managed key not offered by the storage tier",
+        _E,
+        "Some tiers are always encrypted with the service's own key (FSx for Lustre scratch, Filestore "
+        "BASIC_HDD and BASIC_SSD).",
     ),
     Code(
         "BP250",

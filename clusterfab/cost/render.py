@@ -28,7 +28,7 @@ _QUANTITY_WORD = {
     "controller": ("node", "nodes"),
     "login": ("node", "nodes"),
 }
-_NOT_PRICED = "boot disks, networking and data transfer"
+_NOT_PRICED = "boot disks, networking, data transfer and VPC flow logs (per GB ingested)"
 """What the estimate leaves out on purpose; said in every human-readable output."""
 
 

@@ -60,6 +60,8 @@ def check_storage(ctx: RuleContext) -> Iterator[Finding]:
                 f"{cloud.storage_title('lustre', tier.tier)} cannot be EFA-enabled",
                 hint=f"use a tier that can: {listing(efa_tiers)}" if efa_tiers else "remove `efa`",
             )
+        if storage.kms_key is not None and not tier.customer_managed_key:
+            yield _keyless_tier(ctx, storage, index, tier)
         capacity = storage.capacity_gib
         if not tier.fits(capacity):
             label = cloud.storage_title(storage.kind, tier_name)
@@ -136,3 +138,20 @@ def _throughput(
             f"{tier.tier} offers no {value} MB/s per TiB",
             hint=f"use one of {listing(tier.throughputs)}",
         )
+
+
+def _keyless_tier(
+    ctx: RuleContext, storage: LustreSpec | FilestoreSpec, index: int, tier: StorageTier
+) -> Finding:
+    keyed = [t for t in ctx.catalog.storage_tiers_for(ctx.cloud.name, storage.kind) if t.customer_managed_key]
+    # Lustre tiers follow from `deployment` (FSx) or the throughput (Managed Lustre); Filestore's are named.
+    if isinstance(storage, LustreSpec):
+        choice = " or ".join(sorted({f"deployment: {t.deployment}" for t in keyed}))
+    else:
+        choice = f"tier: {' or '.join(t.tier for t in keyed)}"
+    return ctx.finding(
+        "BP223",
+        ("storage", index, "kms_key"),
+        f"{ctx.cloud.storage_title(storage.kind, tier.tier)} is always encrypted with the service's own key",
+        hint=f"remove `kms_key`, or use {choice}" if keyed else "remove `kms_key`",
+    )

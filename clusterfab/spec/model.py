@@ -84,6 +84,8 @@ class NodeGroup(_Item):
     storage: tuple[str, ...]
     """Names of the storage mounted on the nodes, in blueprint order."""
     local_scratch: LocalScratch
+    kms_key: str | None = None
+    """The customer-managed key of the boot disks; None: the cloud's own key."""
 
     @property
     def gpus_per_node(self) -> int:
@@ -135,6 +137,8 @@ class LustreStorage(_Item):
     export_changes: bool
     efa: bool
     protected: bool
+    kms_key: str | None = None
+    """The customer-managed key of the file system; None: the cloud's own key."""
     kind: Literal["lustre"] = "lustre"
 
 
@@ -149,6 +153,10 @@ class FilestoreStorage(_Item):
     share_name: str
     mount_point: str
     protected: bool
+    kms_key: str | None = None
+    """The customer-managed key of the share; None: Google's own key."""
+    root_squash: bool = False
+    """Clients' root acts as nobody on the share."""
     kind: Literal["filestore"] = "filestore"
 
 
@@ -256,6 +264,8 @@ class Slurm:
     """The Slurm release every daemon runs (the nodes' image's)."""
     package_version: str
     """Its packages' version string in the nodes' distribution (what the roles pin)."""
+    kms_key: str | None = None
+    """The customer-managed key of the controller's disks (state and boot); None: the cloud's own key."""
 
     @property
     def path(self) -> FieldPath:
@@ -287,6 +297,8 @@ class ClusterSpec:
     scheduler: Slurm | None = None
     """None: no scheduler (the blueprint's scheduler.kind none)."""
     teams: tuple[Team, ...] = ()
+    bucket_kms_key: str | None = None
+    """The customer-managed key of the cluster bucket; None: the cloud's own key."""
 
     @property
     def gpu_count(self) -> int:

@@ -100,6 +100,7 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
         monitoring=monitoring,
         scheduler=scheduler,
         teams=resolve_teams(blueprint),
+        bucket_kms_key=blueprint.bucket_kms_key,
     )
 
 
@@ -164,6 +165,7 @@ def _node_group(
         root_volume_type=image.root_volume_type,
         storage=storage,
         local_scratch=LocalScratch(group.local_scratch.enabled, group.local_scratch.mount_point),
+        kms_key=group.kms_key,
     )
 
 
@@ -203,6 +205,8 @@ def _storage(
             share_name=item.share_name,
             mount_point=mount_point,
             protected=keep,
+            kms_key=item.kms_key,
+            root_squash=item.root_squash,
         )
     tier_name = cloud.lustre_tier(item.deployment, item.throughput_mbps_per_tib)
     tier = catalog.storage_tier(cloud.name, "lustre", tier_name) if tier_name else None
@@ -221,6 +225,7 @@ def _storage(
         export_changes=item.export_changes,
         efa=item.efa,
         protected=keep,
+        kms_key=item.kms_key,
     )
 
 

@@ -59,6 +59,7 @@ def resolve_scheduler(
             partitions=_partitions(spec, groups),
             version=facts.release.version,
             package_version=facts.release.package_version,
+            kms_key=spec.controller.kms_key,
         ),
         known,
     )

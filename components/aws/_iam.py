@@ -24,9 +24,10 @@ def ec2_trust_policy() -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
-def read_bucket_statements(bucket_arn: str) -> list[dict[str, Any]]:
-    """Read (never write) the cluster bucket: bundles, rendered files, health records."""
-    return [
+def read_bucket_statements(bucket_arn: str, kms_key_arn: str | None = None) -> list[dict[str, Any]]:
+    """Read (never write) the cluster bucket: bundles, rendered files, health records; with the bucket's
+    customer-managed key, decrypt with it, through S3 only."""
+    statements: list[dict[str, Any]] = [
         {
             "Sid": "ReadClusterBucket",
             "Effect": "Allow",
@@ -35,6 +36,21 @@ def read_bucket_statements(bucket_arn: str) -> list[dict[str, Any]]:
         },
         {"Sid": "ListClusterBucket", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": bucket_arn},
     ]
+    if kms_key_arn is not None:
+        # S3 decrypts an SSE-KMS object with the reader's own right to the key (an AWS managed key grants
+        # it to the whole account; a customer's key does not). kms:ViaService keeps the right to requests
+        # S3 makes for the reader (KMS Developer Guide, "kms:ViaService": s3.<region>.amazonaws.com).
+        region = kms_key_arn.split(":")[3]
+        statements.append(
+            {
+                "Sid": "DecryptClusterBucket",
+                "Effect": "Allow",
+                "Action": "kms:Decrypt",
+                "Resource": kms_key_arn,
+                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+            }
+        )
+    return statements
 
 
 SESSION_MANAGER_STATEMENT: dict[str, Any] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,38 @@ import pulumi_aws as aws
 from components._naming import child
 
 TYPE = "clusterfab:storage:AwsClusterBucket"
+MIN_TLS_VERSION = "1.2"
+"""The oldest TLS the bucket answers: TLS 1.0 and 1.1 are deprecated (RFC 8996)."""
+
+
+def tls_only_policy(bucket_arn: str) -> str:
+    """A bucket policy that refuses every request over plain HTTP or TLS older than 1.2, whoever makes it.
+
+    S3 answers HTTP as well as HTTPS unless a bucket policy denies requests whose `aws:SecureTransport` is
+    false (S3 User Guide, "Protecting data in transit with encryption"; CIS AWS Foundations 3.1.1, Security
+    Hub control S3.5); `s3:TlsVersion` below 1.2 is AWS's own statement for TLS 1.2 or later (AWS re:Post
+    knowledge center, "s3-enforce-modern-tls"). Nodes (curl, boto3) and the SSM connection's presigned URLs
+    all use HTTPS with TLS 1.2 or later.
+    """
+    resources = [bucket_arn, f"{bucket_arn}/*"]
+    deny: dict[str, object] = {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": resources}
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "DenyInsecureTransport",
+                    **deny,
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                },
+                {
+                    "Sid": "DenyOutdatedTls",
+                    **deny,
+                    "Condition": {"NumericLessThan": {"s3:TlsVersion": MIN_TLS_VERSION}},
+                },
+            ],
+        }
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,11 +53,15 @@ class AwsClusterBucketArgs:
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
     objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
     """Files to upload: child role -> (object key, local path), e.g. the playbook bundle."""
+    kms_key_arn: str | None = None
+    """A customer-managed KMS key (its ARN) to encrypt objects with; default the AWS managed key aws/s3.
+    Whoever reads the bucket then needs kms:Decrypt on it (`read_bucket_statements` grants it)."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
 class AwsClusterBucket(pulumi.ComponentResource):
-    """An S3 bucket with versioning, default encryption, no public access and owner-enforced objects."""
+    """An S3 bucket with versioning, default encryption, no public access, owner-enforced objects, and a
+    policy that refuses requests not made over TLS 1.2 or later."""
 
     bucket_name: pulumi.Output[str]
     """The bucket's name."""
@@ -35,7 +72,8 @@ class AwsClusterBucket(pulumi.ComponentResource):
         self, name: str, args: AwsClusterBucketArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(TYPE, name, None, opts)
-        own = pulumi.ResourceOptions(parent=self)
+        self._name, self._args = name, args
+        self._own = pulumi.ResourceOptions(parent=self)
         # A deliberate bucket_prefix: the rest of the name is random, so two stacks never collide.
         bucket = aws.s3.Bucket(
             child(name, "bucket"),
@@ -45,6 +83,28 @@ class AwsClusterBucket(pulumi.ComponentResource):
             tags={**args.tags, "Name": child(name, "bucket")},
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
+        self._storage(bucket)
+        self._access(bucket)
+        for role, (key, path) in sorted(args.objects.items()):
+            aws.s3.BucketObjectv2(
+                child(name, role),
+                bucket=bucket.id,
+                key=key,
+                source=pulumi.FileAsset(str(path)),
+                server_side_encryption="aws:kms",
+                # Without a key id S3 takes aws/s3 for an object that asks for aws:kms, not the bucket's key
+                # (botocore s3 PutObjectRequest.SSEKMSKeyId).
+                kms_key_id=args.kms_key_arn,
+                tags=dict(args.tags),
+                opts=self._own,
+            )
+        self.bucket_name = bucket.bucket
+        self.bucket_arn = bucket.arn
+        self.register_outputs({"bucket_name": bucket.bucket, "bucket_arn": bucket.arn})
+
+    def _storage(self, bucket: aws.s3.Bucket) -> None:
+        """Every version kept, every object encrypted with KMS (an S3 Bucket Key saves KMS requests)."""
+        name, own = self._name, self._own
         aws.s3.BucketVersioning(
             child(name, "versioning"),
             bucket=bucket.id,
@@ -59,21 +119,12 @@ class AwsClusterBucket(pulumi.ComponentResource):
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=(
                         aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                            sse_algorithm="aws:kms"
+                            sse_algorithm="aws:kms", kms_master_key_id=self._args.kms_key_arn
                         )
                     ),
                     bucket_key_enabled=True,
                 )
             ],
-        )
-        aws.s3.BucketPublicAccessBlock(
-            child(name, "public-access"),
-            bucket=bucket.id,
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-            opts=own,
         )
         aws.s3.BucketOwnershipControls(
             child(name, "ownership"),
@@ -81,16 +132,24 @@ class AwsClusterBucket(pulumi.ComponentResource):
             opts=own,
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
         )
-        for role, (key, path) in sorted(args.objects.items()):
-            aws.s3.BucketObjectv2(
-                child(name, role),
-                bucket=bucket.id,
-                key=key,
-                source=pulumi.FileAsset(str(path)),
-                server_side_encryption="aws:kms",
-                tags=dict(args.tags),
-                opts=own,
-            )
-        self.bucket_name = bucket.bucket
-        self.bucket_arn = bucket.arn
-        self.register_outputs({"bucket_name": bucket.bucket, "bucket_arn": bucket.arn})
+
+    def _access(self, bucket: aws.s3.Bucket) -> None:
+        """No public access of any kind, and no request that is not over TLS 1.2 or later."""
+        name = self._name
+        public_access = aws.s3.BucketPublicAccessBlock(
+            child(name, "public-access"),
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=self._own,
+        )
+        aws.s3.BucketPolicy(
+            child(name, "tls-only"),
+            bucket=bucket.id,
+            policy=bucket.arn.apply(tls_only_policy),
+            # S3 refuses a policy change while the public access block is being changed ("A conflicting
+            # conditional operation is currently in progress"): one after the other.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[public_access]),
+        )

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components._contracts import MountTarget
+from components._errors import check_inputs
 from components._naming import child
 
 TYPE = "clusterfab:storage:AwsFsxLustre"
@@ -48,6 +49,9 @@ class AwsFsxLustreArgs:
     Storage); its security group then allows all traffic to and from itself and the clients' group."""
     backup_retention_days: int = 7
     """PERSISTENT_2: daily automatic backups kept this long (0 turns them off)."""
+    kms_key_arn: str | None = None
+    """PERSISTENT_2: a customer-managed KMS key (its ARN) to encrypt the file system and its backups with;
+    default the FSx-managed key. Set at creation: a change replaces the file system."""
     protect: bool = False
     """Protect the file system (and its S3 link) from deletion and replacement."""
     tags: Mapping[str, str] = field(default_factory=dict)
@@ -62,6 +66,10 @@ class AwsFsxLustre(pulumi.ComponentResource):
     """How nodes mount it."""
 
     def __init__(self, name: str, args: AwsFsxLustreArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        if args.kms_key_arn is not None and args.deployment_type != "PERSISTENT_2":
+            # FSx for Lustre UG, Encrypting data at rest: "If you create a scratch file system, the data is
+            # encrypted using keys managed by Amazon FSx."
+            check_inputs(TYPE, [("kms_key_arn", "FSx encrypts scratch file systems with its own key only")])
         super().__init__(TYPE, name, None, opts)
         self._name, self._args = name, args
         self._tags = {**args.tags, "Name": name}
@@ -158,6 +166,7 @@ class AwsFsxLustre(pulumi.ComponentResource):
             # SCRATCH_2 links S3 on the file system itself; PERSISTENT_2 uses an association below.
             import_path=None if persistent else args.import_path,
             efa_enabled=True if args.efa_enabled and persistent else None,
+            kms_key_id=args.kms_key_arn,
             automatic_backup_retention_days=args.backup_retention_days if persistent else None,
             # pulumi-aws skips the final backup unless told otherwise; a deleted file system keeps one.
             skip_final_backup=False if persistent else None,

@@ -112,6 +112,9 @@ class AwsMonitoringNodeArgs:
     bucket_arn: pulumi.Input[str]
     image_id: str
     region: str
+    bucket_kms_key_arn: str | None = None
+    """The bucket's customer-managed key: the monitoring files are encrypted with it, and the host may
+    decrypt with it through S3."""
     instance_type: str = "m7i.large"
     volume_gib: int = 50
     volume_type: str = "gp3"
@@ -129,8 +132,8 @@ def _problems(args: AwsMonitoringNodeArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def _host_policy(bucket_arn: str) -> str:
-    statements = [*read_bucket_statements(bucket_arn), SESSION_MANAGER_STATEMENT]
+def _host_policy(bucket_arn: str, bucket_kms_key_arn: str | None = None) -> str:
+    statements = [*read_bucket_statements(bucket_arn, bucket_kms_key_arn), SESSION_MANAGER_STATEMENT]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
@@ -172,6 +175,7 @@ class AwsMonitoringNode(pulumi.ComponentResource):
                     key=key,
                     source=pulumi.FileAsset(str(path)),
                     server_side_encryption="aws:kms",
+                    kms_key_id=args.bucket_kms_key_arn,
                     tags=dict(args.tags),
                     opts=self._own,
                 )
@@ -207,7 +211,9 @@ class AwsMonitoringNode(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             child(name, "bucket"),
             role=role.id,
-            policy=pulumi.Output.from_input(args.bucket_arn).apply(_host_policy),
+            policy=pulumi.Output.from_input(args.bucket_arn).apply(
+                lambda arn: _host_policy(arn, args.bucket_kms_key_arn)
+            ),
             opts=own,
         )
         profile = aws.iam.InstanceProfile(

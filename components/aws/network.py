@@ -4,13 +4,17 @@ Nodes never get public addresses. They reach the internet (packages, the EFA ins
 gateway that sits alone in a small public subnet, S3 through a gateway endpoint (free, and it keeps
 bootstrap and dataset traffic off the NAT), and SSM through the NAT. The node security group lets
 all traffic flow to and from itself, which EFA requires in both directions; SSH is open only to
-`ssh_ingress_cidrs` (default: nobody).
+`ssh_ingress_cidrs` (default: nobody). VPC Flow Logs record who talked to whom in the whole VPC (nodes,
+file systems, the NAT gateway) into a CloudWatch Logs log group that keeps them for a set time, as GCP's
+general subnets do (components.gcp.network).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -19,6 +23,48 @@ from components._errors import check_inputs
 from components._naming import child
 
 TYPE = "clusterfab:network:AwsNetwork"
+LOG_RETENTION_DAYS = (
+    *(1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365),
+    *(400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653),
+)
+"""What CloudWatch Logs keeps a log group for (botocore logs PutRetentionPolicy.retentionInDays:
+"Possible values are: 1, 3, 5, 7, 14, 30, ... and 3653")."""
+FLOW_LOG_AGGREGATION_SECONDS = 600
+"""EC2's default and the longer of its two intervals (CreateFlowLogs MaxAggregationInterval: "60 seconds
+(1 minute) or 600 seconds (10 minutes) ... Default: 600"): fewer records from the interfaces no instance
+owns (the NAT gateway's, the file systems'). Nodes are Nitro instances, whose interfaces aggregate over 60
+seconds at most whatever is set ("regardless of the value that you specify")."""
+FLOW_LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams")
+"""What delivering flow logs into an existing log group takes, on that group only: the grant of AWS CDK's
+own VPC flow log construct (aws-cdk-lib aws-ec2 vpc-flow-logs.ts, CloudWatchLogsDestination). The VPC
+User Guide's example role ("flow-logs-iam-role") also lists logs:CreateLogGroup and
+logs:DescribeLogGroups on every resource, which CDK's construct does without."""
+
+
+def flow_log_trust_policy(account: str, partition: str, region: str) -> str:
+    """VPC Flow Logs may assume the role, for this account's flow logs in this region only (the confused
+    deputy conditions the VPC User Guide recommends: aws:SourceAccount and aws:SourceArn)."""
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+        "Action": "sts:AssumeRole",
+        "Condition": {
+            "StringEquals": {"aws:SourceAccount": account},
+            "ArnLike": {"aws:SourceArn": f"arn:{partition}:ec2:{region}:{account}:vpc-flow-log/*"},
+        },
+    }
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+
+def flow_log_delivery_policy(log_group_arn: str) -> str:
+    """Write log streams of the flow logs' log group, and nothing else (log streams are `<group arn>:*`)."""
+    statement: dict[str, Any] = {
+        "Sid": "DeliverFlowLogs",
+        "Effect": "Allow",
+        "Action": list(FLOW_LOG_ACTIONS),
+        "Resource": [log_group_arn, f"{log_group_arn}:*"],
+    }
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,11 +85,30 @@ class AwsNetworkArgs:
     """A zone id (use1-az6): the same physical zone in every account (preferred)."""
     ssh_ingress_cidrs: Sequence[str] = ()
     """Ranges allowed to reach nodes on port 22; default none (use SSM Session Manager)."""
+    flow_logs: bool = True
+    """VPC Flow Logs of all traffic (accepted and rejected) of the VPC into a CloudWatch Logs log group.
+    CloudWatch Logs charges per GB ingested and stored (vended logs pricing)."""
+    flow_logs_retention_days: int = 30
+    """How long the flow logs' log group keeps them; one of CloudWatch Logs' retention periods
+    (`LOG_RETENTION_DAYS`). Default 30 days, as long as Cloud Logging's _Default bucket keeps GCP's."""
+    protect: bool = False
+    """Protect the flow logs' log group from deletion and replacement (it holds the VPC's traffic records)."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
+def _problems(args: AwsNetworkArgs) -> list[tuple[str, str]]:
+    problems = []
+    if (args.availability_zone is None) == (args.availability_zone_id is None):
+        problems.append(("availability_zone", "give exactly one of it and availability_zone_id"))
+    if args.flow_logs_retention_days not in LOG_RETENTION_DAYS:
+        days = ", ".join(str(d) for d in LOG_RETENTION_DAYS)
+        problems.append(("flow_logs_retention_days", f"CloudWatch Logs keeps logs for one of {days} days"))
+    return problems
+
+
 class AwsNetwork(pulumi.ComponentResource):
-    """VPC, node subnet, NAT egress, S3 endpoint and the node security group (with the EFA rule)."""
+    """VPC, node subnet, NAT egress, S3 endpoint, the node security group (with the EFA rule) and the VPC's
+    flow logs."""
 
     vpc_id: pulumi.Output[str]
     """The VPC."""
@@ -55,8 +120,7 @@ class AwsNetwork(pulumi.ComponentResource):
     """The node subnet's availability zone name (a volume for an instance there must be in it)."""
 
     def __init__(self, name: str, args: AwsNetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        if (args.availability_zone is None) == (args.availability_zone_id is None):
-            check_inputs(TYPE, [("availability_zone", "give exactly one of it and availability_zone_id")])
+        check_inputs(TYPE, _problems(args))
         super().__init__(TYPE, name, None, opts)
         self._name, self._args = name, args
         self._own = pulumi.ResourceOptions(parent=self)
@@ -72,6 +136,8 @@ class AwsNetwork(pulumi.ComponentResource):
         public = self._subnet(vpc, "public", args.public_subnet_cidr)
         self._routes(vpc, nodes, public)
         sg = self._security_group(vpc)
+        if args.flow_logs:
+            self._flow_logs(vpc)
         self.vpc_id = vpc.id
         self.node_subnet_id = nodes.id
         self.node_security_group_id = sg.id
@@ -180,3 +246,42 @@ class AwsNetwork(pulumi.ComponentResource):
                 opts=own,
             )
         return sg
+
+    def _flow_logs(self, vpc: aws.ec2.Vpc) -> None:
+        """All traffic of the VPC to a log group of its own, delivered by a role that may write only there."""
+        name, args, own = self._name, self._args, self._own
+        group = aws.cloudwatch.LogGroup(
+            child(name, "flow-logs"),
+            # A path-like prefix groups the cluster's logs; the provider adds a unique suffix.
+            name_prefix=f"/clusterfab/{name}/vpc-flow-logs-",
+            retention_in_days=args.flow_logs_retention_days,
+            tags=self._named("flow-logs"),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
+        )
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        role = aws.iam.Role(
+            child(name, "flow-logs-role"),
+            assume_role_policy=identity.apply(
+                lambda me: flow_log_trust_policy(me.account_id, me.arn.split(":")[1], args.region)
+            ),
+            description=f"clusterfab VPC flow logs of {name}: write to their log group only",
+            tags=self._named("flow-logs-role"),
+            opts=own,
+        )
+        aws.iam.RolePolicy(
+            child(name, "flow-logs-policy"),
+            role=role.id,
+            policy=group.arn.apply(flow_log_delivery_policy),
+            opts=own,
+        )
+        aws.ec2.FlowLog(
+            child(name, "flow-log"),
+            vpc_id=vpc.id,
+            traffic_type="ALL",
+            log_destination_type="cloud-watch-logs",
+            log_destination=group.arn,
+            iam_role_arn=role.arn,
+            max_aggregation_interval=FLOW_LOG_AGGREGATION_SECONDS,
+            tags=self._named("flow-log"),
+            opts=own,
+        )

@@ -56,6 +56,8 @@ class AwsGpuNodeGroupArgs:
     """Applied to every interface (the EFA group must allow all traffic within itself)."""
     bucket_arn: pulumi.Input[str]
     """The cluster bucket nodes read their bootstrap bundle from (the only bucket they may read)."""
+    bucket_kms_key_arn: str | None = None
+    """The bucket's customer-managed key, which nodes then may decrypt with through S3."""
     boot_script: pulumi.Input[str] = ""
     """What nodes run at boot, as plain text; it is base64-encoded into the user-data."""
     network_interfaces: Sequence[NetworkInterface] = PRIMARY_ONLY
@@ -75,6 +77,9 @@ class AwsGpuNodeGroupArgs:
     """The image's root device (Ubuntu AMIs: /dev/sda1)."""
     root_volume_gib: int = 200
     root_volume_type: str = "gp3"
+    kms_key_arn: str | None = None
+    """A customer-managed KMS key (its ARN) for the root volumes; default the account's EBS default key.
+    Its key policy must let the Auto Scaling service-linked role use it, or instances fail to launch."""
     metadata_hop_limit: int = 1
     """IMDSv2 response hop limit: 1 keeps the instance role out of reach of containers on a bridge
     network (Checkov CKV_AWS_341); host-network containers (enroot / pyxis) still reach it. The policy
@@ -99,7 +104,7 @@ def _problems(args: AwsGpuNodeGroupArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
+def _node_policy(bucket_arn: str, tags: Mapping[str, str], bucket_kms_key_arn: str | None = None) -> str:
     # A node may set only its health tag, only on itself, and only while it belongs to this stack's
     # node group: `${ec2:SourceInstanceARN}` is the instance whose role credentials sign the call.
     # IAM resolves service-specific keys as policy variables on requests to resources that support
@@ -113,7 +118,7 @@ def _node_policy(bucket_arn: str, tags: Mapping[str, str]) -> str:
         {
             "Version": "2012-10-17",
             "Statement": [
-                *read_bucket_statements(bucket_arn),
+                *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
                 {
                     "Sid": "RecordOwnHealth",
                     "Effect": "Allow",
@@ -199,7 +204,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
             role=role.id,
             opts=own,
             policy=pulumi.Output.from_input(args.bucket_arn).apply(
-                lambda arn: _node_policy(arn, self._node_tags)
+                lambda arn: _node_policy(arn, self._node_tags, args.bucket_kms_key_arn)
             ),
         )
         profile = aws.iam.InstanceProfile(child(name, "profile"), role=role.name, tags=args.tags, opts=own)
@@ -247,6 +252,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                         volume_size=args.root_volume_gib,
                         volume_type=args.root_volume_type,
                         encrypted="true",
+                        kms_key_id=args.kms_key_arn,
                         delete_on_termination="true",
                     ),
                 )

@@ -69,7 +69,9 @@ def node_naming_statements(tags: Mapping[str, str]) -> list[dict[str, Any]]:
     ]
 
 
-def controller_policy(bucket_arn: str, secret_arn: str, tags: Mapping[str, str]) -> str:
+def controller_policy(
+    bucket_arn: str, secret_arn: str, tags: Mapping[str, str], bucket_kms_key_arn: str | None = None
+) -> str:
     """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
     GPU instances; nothing else."""
     write = {
@@ -79,7 +81,7 @@ def controller_policy(bucket_arn: str, secret_arn: str, tags: Mapping[str, str])
         "Resource": secret_arn,
     }
     statements = [
-        *read_bucket_statements(bucket_arn),
+        *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
         SESSION_MANAGER_STATEMENT,
         munge_read_statement(secret_arn),
         write,
@@ -88,10 +90,10 @@ def controller_policy(bucket_arn: str, secret_arn: str, tags: Mapping[str, str])
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
-def client_policy(bucket_arn: str, secret_arn: str) -> str:
+def client_policy(bucket_arn: str, secret_arn: str, bucket_kms_key_arn: str | None = None) -> str:
     """A login node's (or GPU node's) rights: the bucket, Session Manager, reading the munge key."""
     statements = [
-        *read_bucket_statements(bucket_arn),
+        *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
         SESSION_MANAGER_STATEMENT,
         munge_read_statement(secret_arn),
     ]
@@ -112,6 +114,9 @@ class AwsSlurmControllerArgs:
     node_security_group_id: pulumi.Input[str]
     bucket_name: pulumi.Input[str]
     bucket_arn: pulumi.Input[str]
+    bucket_kms_key_arn: str | None = None
+    """The bucket's customer-managed key: the Slurm files are encrypted with it, and the controller and
+    login nodes may decrypt with it through S3."""
     image_id: str
     private_ip: str
     """The controller's fixed address (slurm.conf names it before the instance exists)."""
@@ -119,6 +124,9 @@ class AwsSlurmControllerArgs:
     root_volume_gib: int = 50
     state_volume_gib: int = 100
     volume_type: str = "gp3"
+    kms_key_arn: str | None = None
+    """A customer-managed KMS key (its ARN) for the controller's state and root volumes; default the
+    account's EBS default key."""
     protect: bool = True
     """Keep the state volume (slurmctld state, the accounting database) from deletion and replacement."""
     boot_script: pulumi.Input[str] = ""
@@ -194,14 +202,16 @@ class AwsSlurmController(pulumi.ComponentResource):
         role, profile = self._role(
             "role",
             pulumi.Output.all(args.bucket_arn, secret.arn).apply(
-                lambda v: controller_policy(v[0], v[1], args.tags)
+                lambda v: controller_policy(v[0], v[1], args.tags, args.bucket_kms_key_arn)
             ),
         )
         instance = self._controller(profile, group, depends)
         self._state_volume(instance)
         client_role, client_profile = self._role(
             "login-role",
-            pulumi.Output.all(args.bucket_arn, secret.arn).apply(lambda v: client_policy(v[0], v[1])),
+            pulumi.Output.all(args.bucket_arn, secret.arn).apply(
+                lambda v: client_policy(v[0], v[1], args.bucket_kms_key_arn)
+            ),
         )
         logins = [self._login(i, client_profile, group, depends) for i in range(args.login_count)]
         self.instance_id = instance.id
@@ -258,6 +268,7 @@ class AwsSlurmController(pulumi.ComponentResource):
                 key=key,
                 source=pulumi.FileAsset(str(path)),
                 server_side_encryption="aws:kms",
+                kms_key_id=args.bucket_kms_key_arn,
                 tags=dict(args.tags),
                 opts=self._own,
             )
@@ -290,6 +301,7 @@ class AwsSlurmController(pulumi.ComponentResource):
         role: str,
         private_ip: str | None = None,
         more_groups: Sequence[pulumi.Input[str]] = (),
+        kms_key_arn: str | None = None,
     ) -> aws.ec2.Instance:
         args = self._args
         user_data = pulumi.Output.from_input(boot_script).apply(
@@ -311,6 +323,7 @@ class AwsSlurmController(pulumi.ComponentResource):
                 volume_size=args.root_volume_gib,
                 volume_type=args.volume_type,
                 encrypted=True,
+                kms_key_id=kms_key_arn,
                 delete_on_termination=True,
                 tags={**args.tags, "Name": f"{resource}-root"},
             ),
@@ -334,6 +347,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             depends=depends,
             role="controller",
             private_ip=args.private_ip,
+            kms_key_arn=args.kms_key_arn,
         )
 
     def _state_volume(self, instance: aws.ec2.Instance) -> None:
@@ -344,6 +358,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             size=args.state_volume_gib,
             type=args.volume_type,
             encrypted=True,
+            kms_key_id=args.kms_key_arn,
             final_snapshot=True,
             tags={**args.tags, "Name": child(name, "state")},
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),

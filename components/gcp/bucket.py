@@ -23,14 +23,25 @@ class GcpClusterBucketArgs:
     """Protect the bucket from deletion (stateful: it holds what nodes boot from)."""
     objects: Mapping[str, tuple[str, Path]] = field(default_factory=dict)
     """Files to upload: child role -> (object name, local path), e.g. the playbook bundle."""
+    kms_key_name: str | None = None
+    """A Cloud KMS key (projects/P/locations/L/keyRings/R/cryptoKeys/K, in the bucket's location) new
+    objects are encrypted with by default; default Google's own keys. The Cloud Storage service agent
+    needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it; readers need nothing more."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
 class GcpClusterBucket(pulumi.ComponentResource):
     """A GCS bucket with uniform access, public access prevention enforced and versioning.
 
-    Objects are encrypted with Google-managed keys; node service accounts get read access to this
-    bucket alone (see components.gcp.identity).
+    Objects are encrypted with Google-managed keys, or the customer's key; node service accounts get read
+    access to this bucket alone (see components.gcp.identity).
+
+    Unlike an S3 bucket it takes no TLS-only policy, because GCS has none to take: "JSON API endpoints
+    only accept HTTPS requests", while "XML API endpoints support ... either HTTP or HTTPS"
+    (cloud.google.com/storage/docs/request-endpoints), and Cloud Storage documents no bucket setting
+    that refuses the latter. Nodes and clusterfab use the JSON API (https://storage.googleapis.com/storage/v1/...);
+    an XML API request over plain HTTP reaches this bucket only with a credential, as the bucket is
+    private (uniform access, public access prevention enforced).
     """
 
     bucket_name: pulumi.Output[str]
@@ -50,6 +61,11 @@ class GcpClusterBucket(pulumi.ComponentResource):
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
             versioning=gcp.storage.BucketVersioningArgs(enabled=True),
+            encryption=(
+                gcp.storage.BucketEncryptionArgs(default_kms_key_name=args.kms_key_name)
+                if args.kms_key_name is not None
+                else None
+            ),
             # An unprotected bucket goes with its stack, versions and all (else `destroy` fails on it).
             force_destroy=not args.protect,
             labels=dict(args.labels),

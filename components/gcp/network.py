@@ -139,6 +139,10 @@ class GcpNetwork(pulumi.ComponentResource):
     """The system VPC's name."""
     system_subnetwork_id: pulumi.Output[str]
     """The system subnet."""
+    system_subnet_cidr: str
+    """The system subnet's range: the addresses of nodes' first NICs, TPU VMs and the monitoring host, which
+    are what mount the file systems (whose addresses come from the private services range, peered with
+    the system VPC alone)."""
     general_subnetworks: list[pulumi.Output[str]]
     """Self links of the general networks' subnets, general network i at index i."""
     network_self_links: dict[str, pulumi.Output[str]]
@@ -172,6 +176,7 @@ class GcpNetwork(pulumi.ComponentResource):
         self.system_network_id = system.network.id
         self.system_network_name = system.network.name
         self.system_subnetwork_id = system.subnets[0].id
+        self.system_subnet_cidr = args.general[0].subnets[0].cidr
         self.general_subnetworks = [vpc.subnets[0].self_link for vpc in vpcs]
         self.network_self_links = {
             g.role: v.network.self_link for g, v in zip(args.general, vpcs, strict=True)

@@ -67,6 +67,9 @@ class GcpGpuNodeGroupArgs:
     """The template's NICs, nic0 first (the system network)."""
     boot_disk_type: str = "pd-balanced"
     boot_disk_gib: int = 200
+    boot_disk_kms_key: str | None = None
+    """A Cloud KMS key (in the group's region, or global) for the boot disks; default Google's own keys.
+    The Compute Engine service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
     min_size: int = 1
     max_size: int = 1
     autoscaled: bool = False
@@ -231,6 +234,13 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
                     source_image=args.image,
                     disk_type=args.boot_disk_type,
                     disk_size_gb=args.boot_disk_gib,
+                    disk_encryption_key=(
+                        gcp.compute.InstanceTemplateDiskDiskEncryptionKeyArgs(
+                            kms_key_self_link=args.boot_disk_kms_key
+                        )
+                        if args.boot_disk_kms_key is not None
+                        else None
+                    ),
                     labels=self._labels,
                 )
             ],

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components._contracts import MountTarget
+from components._errors import check_inputs
 from components._naming import child
 
 LUSTRE_TYPE = "clusterfab:storage:GcpManagedLustre"
@@ -22,6 +23,8 @@ FILESTORE_TYPE = "clusterfab:storage:GcpFilestore"
 LUSTRE_FILESYSTEM_MAX = 8
 """Managed Lustre file system names: at most 8 alphanumeric characters."""
 MOUNT_OPTIONS = "defaults"
+NOBODY = 65534
+"""The uid and gid root becomes on a root-squashed export (Filestore's default anonymous ids)."""
 
 
 def lustre_filesystem_name(name: str) -> str:
@@ -50,6 +53,9 @@ class GcpManagedLustreArgs:
     """The Lustre file system name (at most 8 alphanumerics); default derived from `mount_name`."""
     private_services: pulumi.Resource | None = None
     """The private services connection the instance must wait for."""
+    kms_key: str | None = None
+    """A Cloud KMS key (in the instance's region) to encrypt the file system with; default Google's own
+    keys. The Managed Lustre service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
     protect: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
 
@@ -77,6 +83,7 @@ class GcpManagedLustre(pulumi.ComponentResource):
             # The tier is fixed at creation: changing it replaces the file system (hence protect).
             per_unit_storage_throughput=str(args.per_unit_storage_throughput),
             network=args.network_id,
+            kms_key=args.kms_key,
             labels=dict(args.labels),
             description=f"clusterfab {name}",
             opts=pulumi.ResourceOptions(
@@ -104,6 +111,24 @@ def _first_address(networks: Sequence[gcp.filestore.outputs.InstanceNetwork]) ->
     return addresses[0]
 
 
+def _exports(args: GcpFilestoreArgs) -> list[gcp.filestore.InstanceFileSharesNfsExportOptionArgs] | None:
+    """One export rule: the client ranges, read-write, root squashed or not. Filestore's default exports to
+    every private address of the network, root unsquashed (cloud.google.com/filestore/docs/access-control).
+    The anonymous ids may be set only with ROOT_SQUASH (file v1 NfsExportOptions.anonUid)."""
+    if not args.client_ranges:
+        return None
+    squash = args.root_squash
+    return [
+        gcp.filestore.InstanceFileSharesNfsExportOptionArgs(
+            ip_ranges=list(args.client_ranges),
+            access_mode="READ_WRITE",
+            squash_mode="ROOT_SQUASH" if squash else "NO_ROOT_SQUASH",
+            anon_uid=NOBODY if squash else None,
+            anon_gid=NOBODY if squash else None,
+        )
+    ]
+
+
 @dataclass(frozen=True, kw_only=True)
 class GcpFilestoreArgs:
     """Inputs of GcpFilestore."""
@@ -122,6 +147,17 @@ class GcpFilestoreArgs:
     """The private services connection to take the share's address from (None: direct peering)."""
     private_services_range: pulumi.Input[str] | None = None
     """The allocated range's name, with `private_services`."""
+    client_ranges: Sequence[str] = ()
+    """The only ranges that may mount the share, read-write (the nodes' subnet); empty: Filestore's default
+    export, every private address of the network."""
+    root_squash: bool = False
+    """With `client_ranges`: clients' root acts as nobody (uid and gid 65534) on the share. The share's top
+    directory belongs to root with mode 755 (Filestore's default), so under root squash no client can
+    create anything there: make the users' directories first, with root squash off."""
+    kms_key_name: str | None = None
+    """A Cloud KMS key (in the instance's region) to encrypt the share with; default Google's own keys.
+    Not on the BASIC_HDD and BASIC_SSD tiers; the Filestore service agent needs
+    roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
     protect: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
 
@@ -135,6 +171,8 @@ class GcpFilestore(pulumi.ComponentResource):
     """How nodes mount it."""
 
     def __init__(self, name: str, args: GcpFilestoreArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        if args.root_squash and not args.client_ranges:
+            check_inputs(FILESTORE_TYPE, [("root_squash", "needs client_ranges to squash root for")])
         super().__init__(FILESTORE_TYPE, name, None, opts)
         psa = args.private_services is not None
         instance = gcp.filestore.Instance(
@@ -143,7 +181,7 @@ class GcpFilestore(pulumi.ComponentResource):
             location=args.location,
             tier=args.tier,
             file_shares=gcp.filestore.InstanceFileSharesArgs(
-                capacity_gb=args.capacity_gib, name=args.share_name
+                capacity_gb=args.capacity_gib, name=args.share_name, nfs_export_options=_exports(args)
             ),
             networks=[
                 gcp.filestore.InstanceNetworkArgs(
@@ -156,6 +194,7 @@ class GcpFilestore(pulumi.ComponentResource):
                 )
             ],
             deletion_protection_enabled=args.protect,
+            kms_key_name=args.kms_key_name,
             labels=dict(args.labels),
             description=f"clusterfab {name}",
             opts=pulumi.ResourceOptions(

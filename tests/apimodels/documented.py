@@ -35,6 +35,11 @@ _EC2_TAG_VALUE = Documented(
     pattern=r"^.{0,256}$",
 )
 
+_LOG_RETENTION = (
+    *(1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365),
+    *(400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653),
+)
+
 DOCUMENTED: dict[tuple[str, str], Documented] = {
     # --- AWS --------------------------------------------------------------------------------------
     ("ec2", f"{_LT}.NetworkInterfaces[].InterfaceType"): Documented(
@@ -45,6 +50,17 @@ DOCUMENTED: dict[tuple[str, str], Documented] = {
     ),
     ("ec2", f"{_LT}.BlockDeviceMappings[].Ebs.Throughput"): Documented(
         quote="Valid Range: Minimum value of 125. Maximum value of 2,000.", minimum=125, maximum=2000
+    ),
+    ("ec2", "CreateFlowLogsRequest.MaxAggregationInterval"): Documented(
+        quote="The possible values are 60 seconds (1 minute) or 600 seconds (10 minutes).", enum=("60", "600")
+    ),
+    ("ec2", "CreateFlowLogsRequest.TagSpecifications[].Tags[].Key"): _EC2_TAG_KEY,
+    ("ec2", "CreateFlowLogsRequest.TagSpecifications[].Tags[].Value"): _EC2_TAG_VALUE,
+    ("logs", "PutRetentionPolicyRequest.retentionInDays"): Documented(
+        quote="Possible values are: "
+        + ", ".join(map(str, _LOG_RETENTION[:-1]))
+        + f", and {_LOG_RETENTION[-1]}.",
+        enum=tuple(map(str, _LOG_RETENTION)),
     ),
     ("ec2", "Tag.Key"): _EC2_TAG_KEY,
     ("ec2", "Tag.Value"): _EC2_TAG_VALUE,

@@ -30,6 +30,7 @@ AWS: dict[str, dict[str, Target]] = {
         "blockDeviceMappings[].deviceName": Api("ec2", f"{_LT}.BlockDeviceMappings[].DeviceName"),
         "blockDeviceMappings[].ebs.deleteOnTermination": Api("ec2", f"{_EBS}.DeleteOnTermination"),
         "blockDeviceMappings[].ebs.encrypted": Api("ec2", f"{_EBS}.Encrypted"),
+        "blockDeviceMappings[].ebs.kmsKeyId": Api("ec2", f"{_EBS}.KmsKeyId"),
         "blockDeviceMappings[].ebs.volumeSize": Api("ec2", f"{_EBS}.VolumeSize"),
         "blockDeviceMappings[].ebs.volumeType": Api("ec2", f"{_EBS}.VolumeType"),
         "blockDeviceMappings[].ebs.iops": Api("ec2", f"{_EBS}.Iops"),
@@ -105,6 +106,7 @@ AWS: dict[str, dict[str, Target]] = {
             "ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.DeleteOnTermination"
         ),
         "rootBlockDevice.encrypted": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.Encrypted"),
+        "rootBlockDevice.kmsKeyId": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.KmsKeyId"),
         "rootBlockDevice.volumeSize": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.VolumeSize"),
         "rootBlockDevice.volumeType": Api("ec2", f"{_RUN}.BlockDeviceMappings[].Ebs.VolumeType"),
         "rootBlockDevice.tags.*": Api(
@@ -153,6 +155,7 @@ AWS: dict[str, dict[str, Target]] = {
     "aws:ebs/volume:Volume": {
         "availabilityZone": Api("ec2", "CreateVolumeRequest.AvailabilityZone", ref=True),
         "encrypted": Api("ec2", "CreateVolumeRequest.Encrypted"),
+        "kmsKeyId": Api("ec2", "CreateVolumeRequest.KmsKeyId"),
         "size": Api("ec2", "CreateVolumeRequest.Size"),
         "type": Api("ec2", "CreateVolumeRequest.VolumeType"),
         "finalSnapshot": Free("a provider setting: it calls CreateSnapshot before DeleteVolume"),
@@ -194,6 +197,38 @@ AWS: dict[str, dict[str, Target]] = {
         "enableDnsHostnames": Api("ec2", "ModifyVpcAttributeRequest.EnableDnsHostnames.Value"),
         "enableDnsSupport": Api("ec2", "ModifyVpcAttributeRequest.EnableDnsSupport.Value"),
         "tags.*": TAGS,
+    },
+    "aws:ec2/flowLog:FlowLog": {
+        "iamRoleArn": Api("ec2", "CreateFlowLogsRequest.DeliverLogsPermissionArn", ref=True),
+        "logDestination": Api("ec2", "CreateFlowLogsRequest.LogDestination", ref=True),
+        "logDestinationType": Api("ec2", "CreateFlowLogsRequest.LogDestinationType"),
+        "maxAggregationInterval": Api("ec2", "CreateFlowLogsRequest.MaxAggregationInterval"),
+        "trafficType": Api("ec2", "CreateFlowLogsRequest.TrafficType"),
+        "vpcId": Api(
+            "ec2",
+            "CreateFlowLogsRequest.ResourceIds[]",
+            ref=True,
+            note="the provider sends vpc_id as the one ResourceIds entry, with ResourceType VPC",
+        ),
+        "tags.*": Api(
+            "ec2",
+            "CreateFlowLogsRequest.TagSpecifications[].Tags[].Value",
+            key="CreateFlowLogsRequest.TagSpecifications[].Tags[].Key",
+            note="the provider tags the flow log through a vpc-flow-log TagSpecification",
+        ),
+    },
+    "aws:cloudwatch/logGroup:LogGroup": {
+        "namePrefix": Api(
+            "logs",
+            "CreateLogGroupRequest.logGroupName",
+            note="the provider appends a unique suffix to the prefix to form the log group's name",
+        ),
+        "retentionInDays": Api(
+            "logs",
+            "PutRetentionPolicyRequest.retentionInDays",
+            note="the provider sets it with PutRetentionPolicy after CreateLogGroup",
+        ),
+        "tags.*": Api("logs", "CreateLogGroupRequest.tags{}", key="CreateLogGroupRequest.tags{key}"),
     },
     "aws:ec2/subnet:Subnet": {
         "availabilityZoneId": Api("ec2", "CreateSubnetRequest.AvailabilityZoneId"),
@@ -266,6 +301,7 @@ AWS: dict[str, dict[str, Target]] = {
         "dataCompressionType": Api("fsx", f"{_LUSTRE}.DataCompressionType"),
         "deploymentType": Api("fsx", f"{_LUSTRE}.DeploymentType"),
         "efaEnabled": Api("fsx", f"{_LUSTRE}.EfaEnabled"),
+        "kmsKeyId": Api("fsx", "CreateFileSystemRequest.KmsKeyId"),
         "fileSystemTypeVersion": Api("fsx", "CreateFileSystemRequest.FileSystemTypeVersion"),
         "metadataConfiguration.iops": Api("fsx", f"{_LUSTRE}.MetadataConfiguration.Iops"),
         "metadataConfiguration.mode": Api("fsx", f"{_LUSTRE}.MetadataConfiguration.Mode"),
@@ -317,6 +353,7 @@ AWS: dict[str, dict[str, Target]] = {
     "aws:s3/bucketObjectv2:BucketObjectv2": {
         "bucket": Api("s3", "PutObjectRequest.Bucket", ref=True),
         "contentType": Api("s3", "PutObjectRequest.ContentType"),
+        "kmsKeyId": Api("s3", "PutObjectRequest.SSEKMSKeyId"),
         "key": Api("s3", "PutObjectRequest.Key"),
         "serverSideEncryption": Api("s3", "PutObjectRequest.ServerSideEncryption"),
         "source": Free("a local asset the provider uploads as the request body"),
@@ -325,6 +362,10 @@ AWS: dict[str, dict[str, Target]] = {
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": {
         "bucket": Api("s3", "PutBucketOwnershipControlsRequest.Bucket", ref=True),
         "rule.objectOwnership": Api("s3", "OwnershipControlsRule.ObjectOwnership"),
+    },
+    "aws:s3/bucketPolicy:BucketPolicy": {
+        "bucket": Api("s3", "PutBucketPolicyRequest.Bucket", ref=True),
+        "policy": Api("s3", "PutBucketPolicyRequest.Policy"),
     },
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": {
         "blockPublicAcls": Api("s3", "PublicAccessBlockConfiguration.BlockPublicAcls"),
@@ -339,7 +380,7 @@ AWS: dict[str, dict[str, Target]] = {
             "s3", "ServerSideEncryptionRule.ApplyServerSideEncryptionByDefault.SSEAlgorithm"
         ),
         "rules[].applyServerSideEncryptionByDefault.kmsMasterKeyId": Api(
-            "s3", "ServerSideEncryptionRule.ApplyServerSideEncryptionByDefault.KMSMasterKeyID", ref=True
+            "s3", "ServerSideEncryptionRule.ApplyServerSideEncryptionByDefault.KMSMasterKeyID"
         ),
         "rules[].bucketKeyEnabled": Api("s3", "ServerSideEncryptionRule.BucketKeyEnabled"),
     },

@@ -1,5 +1,6 @@
 """The plans the API-model test checks: every example in every environment, plus the component variants
-the examples do not reach (spot, flex-start, reservations, autoscaling, NVL72, TCPX, budgets).
+the examples do not reach (spot, flex-start, reservations, autoscaling, NVL72, TCPX, budgets, customer-managed
+keys).
 
 The variant blueprints are the component tests' own, so the session's plan cache serves both."""
 
@@ -10,7 +11,9 @@ from dataclasses import dataclass
 
 from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
+from tests.components.test_customer_keys import aws_keyed, gcp_keyed
 from tests.components.test_gcp_node_group import group
+from tests.components.test_gcp_tpu_storage import root_squashed
 from tests.conftest import EXAMPLES
 
 ENVIRONMENTS = (None, "dev", "prod")
@@ -54,6 +57,9 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     ),
     "gcp-a4x-nvl72": lambda: gcp_plan(_group("a4x-highgpu-4g", size="count: 18"), name="nvl"),
     "gcp-budget": _gcp_budget,
+    "aws-customer-keys": aws_keyed,
+    "gcp-customer-keys": gcp_keyed,
+    "gcp-filestore-root-squash": root_squashed,
 }
 
 

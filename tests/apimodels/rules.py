@@ -337,6 +337,23 @@ def aws_fsx_metadata_configuration(plan: Plan) -> Iterator[str]:
 
 
 @rule(
+    ModelQuote(
+        "fsx",
+        "CreateFileSystemRequest.KmsKeyId",
+        "SCRATCH_1 and SCRATCH_2 types are encrypted using the Amazon FSx service KMS key for your account.",
+    )
+)
+def aws_fsx_customer_key_only_on_persistent(plan: Plan) -> Iterator[str]:
+    """botocore fsx CreateFileSystemRequest.KmsKeyId: "Amazon FSx for Lustre PERSISTENT_1 and PERSISTENT_2
+    deployment types only. SCRATCH_1 and SCRATCH_2 types are encrypted using the Amazon FSx service KMS key
+    for your account." """
+    for fs in _of(plan, FSX):
+        deployment = fs.inputs.get("deploymentType", "SCRATCH_1")
+        if "kmsKeyId" in fs.inputs and not deployment.startswith("PERSISTENT"):
+            yield f"{fs.name}: a KMS key on a {deployment} file system"
+
+
+@rule(
     ModelQuote("ec2", "IpPermission.IpProtocol", "For tcp , udp , and icmp , you must specify a port range.")
 )
 def aws_ports_for_tcp_udp_icmp(plan: Plan) -> Iterator[str]:
@@ -502,6 +519,28 @@ def gcp_filestore_basic_share_name(plan: Plan) -> Iterator[str]:
         name = str(instance.inputs.get("fileShares", {}).get("name", ""))
         if str(instance.inputs.get("tier", "")).startswith("BASIC") and len(name) > 16:
             yield f"{instance.name}: share name {name!r} is over 16 characters on a basic tier"
+
+
+@rule(
+    ModelQuote(
+        "file.v1",
+        "NfsExportOptions.anonUid",
+        "Anon_uid may only be set with squash_mode of ROOT_SQUASH.",
+    ),
+    ModelQuote(
+        "file.v1",
+        "NfsExportOptions.anonGid",
+        "Anon_gid may only be set with squash_mode of ROOT_SQUASH.",
+    ),
+)
+def gcp_filestore_anonymous_ids_only_when_root_is_squashed(plan: Plan) -> Iterator[str]:
+    """file v1 NfsExportOptions.anonUid / anonGid: "may only be set with squash_mode of ROOT_SQUASH. An
+    error will be returned if this field is specified for other squash_mode settings." """
+    for instance in _of(plan, FILESTORE):
+        for export in instance.inputs.get("fileShares", {}).get("nfsExportOptions", []):
+            anonymous = [k for k in ("anonUid", "anonGid") if k in export]
+            if anonymous and export.get("squashMode") != "ROOT_SQUASH":
+                yield f"{instance.name}: {', '.join(anonymous)} with squash mode {export.get('squashMode')}"
 
 
 KNOWN_DEFECTS: dict[str, str] = {}

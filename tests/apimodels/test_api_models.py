@@ -221,6 +221,7 @@ _RULE_BREAKERS: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
     "aws_fsx_capacity_fits_deployment": ("aws-p5-efa-fsx.dev", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("storageCapacity", 3600)),
     "aws_fsx_lustre_version_fits_deployment": ("aws-p5-efa-fsx.dev", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("fileSystemTypeVersion", "2.12")),
     "aws_fsx_metadata_configuration": ("aws-p5-efa-fsx.dev", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("metadataConfiguration.iops", 1500)),
+    "aws_fsx_customer_key_only_on_persistent": ("aws-customer-keys", "aws:fsx/lustreFileSystem:LustreFileSystem", _set("deploymentType", "SCRATCH_2")),
     "aws_ports_for_tcp_udp_icmp": ("aws-p5-efa-fsx.dev", "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", _set("ipProtocol", "tcp")),
     "gcp_spot_and_preemptible_terminate_without_restart": ("gcp-spot", TEMPLATE, _set("scheduling.automaticRestart", True)),
     "gcp_gpu_machines_terminate_on_host_maintenance": ("gcp-a3mega-tcpxo-filestore.dev", TEMPLATE, _set("scheduling.onHostMaintenance", "MIGRATE")),
@@ -229,6 +230,7 @@ _RULE_BREAKERS: dict[str, tuple[str, str, Callable[[dict[str, Any]], None]]] = {
     "gcp_roce_network_has_no_vpc_firewall_rule": ("gcp-a3ultra-roce-lustre.dev", "gcp:compute/firewall:Firewall", _set("network", "ultra-train-rdma-vpc-id")),
     "gcp_mrdma_nics_only_on_roce_networks": ("gcp-a3ultra-roce-lustre.dev", TEMPLATE, _nic_change(2, nicType="GVNIC")),
     "gcp_mig_update_policy_can_progress": ("gcp-a3mega-tcpxo-filestore.dev", "gcp:compute/instanceGroupManager:InstanceGroupManager", _set("updatePolicy.maxUnavailableFixed", 0)),
+    "gcp_filestore_anonymous_ids_only_when_root_is_squashed": ("gcp-a3mega-tcpxo-filestore.dev", "gcp:filestore/instance:Instance", lambda i: i["fileShares"]["nfsExportOptions"][0].update(anonUid=65534)),
     "gcp_filestore_basic_share_name": ("gcp-tpu-v5p-multislice.dev", "gcp:filestore/instance:Instance", _set("fileShares.name", "checkpoints_and_more")),
 }  # fmt: skip
 

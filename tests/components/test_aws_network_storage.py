@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -187,7 +188,12 @@ STATEFUL = NODES + (
     "environments:\n  dev: {}\n  prod: {}\n  production: {protected: true}\n  prod-eu: {}\n"
     "  lab: {protected: false}\n"
 )
-EVERYTHING = {"st-cluster-artifacts-bucket", "st-cluster-data-fs", "st-cluster-keep-fs"}
+EVERYTHING = {
+    "st-cluster-artifacts-bucket",
+    "st-cluster-data-fs",
+    "st-cluster-keep-fs",
+    "st-cluster-net-flow-logs",
+}
 
 
 @pytest.mark.parametrize(
@@ -221,6 +227,7 @@ def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
         "aws:s3/bucket:Bucket",
         "aws:s3/bucketObjectv2:BucketObjectv2",
         "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+        "aws:s3/bucketPolicy:BucketPolicy",
         "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
         "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
         "aws:s3/bucketVersioning:BucketVersioning",
@@ -238,6 +245,22 @@ def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
     assert sse.inputs["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "aws:kms"}
     assert one(plan, "aws:s3/bucketVersioning:BucketVersioning").inputs["versioningConfiguration"] == {
         "status": "Enabled"
+    }
+
+
+def test_cluster_bucket_refuses_requests_without_tls_1_2() -> None:
+    # S3 answers plain HTTP unless a bucket policy denies it (CIS AWS Foundations 3.1.1, Security Hub S3.5).
+    plan = aws_plan(NODES, name="tls")
+    policy = one(plan, "aws:s3/bucketPolicy:BucketPolicy")
+    assert policy.inputs["bucket"] == "tls-cluster-artifacts-bucket-id"
+    arn = "arn:aws:mock:::bucket/tls-cluster-artifacts-bucket"
+    deny = {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [arn, f"{arn}/*"]}
+    assert json.loads(policy.inputs["policy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "DenyInsecureTransport", **deny, "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+            {"Sid": "DenyOutdatedTls", **deny, "Condition": {"NumericLessThan": {"s3:TlsVersion": "1.2"}}},
+        ],
     }
 
 
@@ -261,3 +284,64 @@ def test_budget_from_monthly_limit_with_email_alerts() -> None:
 
 def test_no_budget_without_limits() -> None:
     assert all_of(aws_plan(NODES, name="nobud"), "aws:budgets/budget:Budget") == []
+
+
+FLOW_LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"]
+
+
+def test_vpc_flow_logs_of_all_traffic_to_a_log_group_kept_30_days() -> None:
+    plan = aws_plan(NODES, name="flow")
+    group = one(plan, "aws:cloudwatch/logGroup:LogGroup").inputs
+    assert (group["namePrefix"], group["retentionInDays"]) == (
+        "/clusterfab/flow-cluster-net/vpc-flow-logs-",
+        30,
+    )
+    flow_log = one(plan, "aws:ec2/flowLog:FlowLog").inputs
+    assert {k: v for k, v in flow_log.items() if k != "tags"} == {
+        "vpcId": "flow-cluster-net-vpc-id",
+        "trafficType": "ALL",
+        "logDestinationType": "cloud-watch-logs",
+        "logDestination": "arn:aws:mock:::loggroup/flow-cluster-net-flow-logs",
+        "iamRoleArn": "arn:aws:mock:::role/flow-cluster-net-flow-logs-role",
+        "maxAggregationInterval": 600,
+    }
+    assert flow_log["tags"]["Name"] == "flow-cluster-net-flow-log"
+
+
+def test_flow_logs_role_is_for_vpc_flow_logs_of_this_account_and_writes_only_its_group() -> None:
+    plan = aws_plan(NODES, name="flow")
+    role = one(plan, "aws:iam/role:Role", "flow-cluster-net-flow-logs-role").inputs
+    assert json.loads(role["assumeRolePolicy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+                "Condition": {
+                    "StringEquals": {"aws:SourceAccount": "123456789012"},
+                    "ArnLike": {"aws:SourceArn": "arn:aws:ec2:us-east-1:123456789012:vpc-flow-log/*"},
+                },
+            }
+        ],
+    }
+    policy = one(plan, "aws:iam/rolePolicy:RolePolicy", "flow-cluster-net-flow-logs-policy").inputs
+    group = "arn:aws:mock:::loggroup/flow-cluster-net-flow-logs"
+    assert policy["role"] == "flow-cluster-net-flow-logs-role-id"
+    assert json.loads(policy["policy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "DeliverFlowLogs",
+                "Effect": "Allow",
+                "Action": FLOW_LOG_ACTIONS,
+                "Resource": [group, f"{group}:*"],
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize(("env", "protected"), [("dev", False), ("prod", True)])
+def test_flow_logs_are_kept_from_deletion_in_protected_environments(env: str, protected: bool) -> None:
+    plan = aws_plan(STATEFUL, name="st", env=env)
+    assert one(plan, "aws:cloudwatch/logGroup:LogGroup").protect is protected

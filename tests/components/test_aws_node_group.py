@@ -155,7 +155,9 @@ def test_reservation_targets_the_odcr_without_market_options() -> None:
 
 def test_node_role_can_read_only_the_cluster_bucket_and_tag_its_own_health() -> None:
     plan = aws_plan(group("p5.48xlarge"), name="iam")
-    policy = json.loads(one(plan, "aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    policy = json.loads(
+        one(plan, "aws:iam/rolePolicy:RolePolicy", "iam-cluster-g-node-policy").inputs["policy"]
+    )
     bucket = "arn:aws:mock:::bucket/iam-cluster-artifacts-bucket"
     assert [(s["Sid"], s["Action"], s["Resource"]) for s in policy["Statement"]] == [
         ("ReadClusterBucket", ["s3:GetObject", "s3:GetObjectVersion"], f"{bucket}/*"),
@@ -183,7 +185,7 @@ def test_node_role_can_read_only_the_cluster_bucket_and_tag_its_own_health() -> 
     }
     # No managed policy: AmazonSSMManagedInstanceCore would let a node read every SSM parameter.
     assert all_of(plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
-    trust = json.loads(one(plan, "aws:iam/role:Role").inputs["assumeRolePolicy"])
+    trust = json.loads(one(plan, "aws:iam/role:Role", "iam-cluster-g-role").inputs["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 
 

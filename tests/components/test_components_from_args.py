@@ -302,3 +302,113 @@ def test_the_readme_example_runs_and_builds_what_it_says() -> None:
     assert {r.provider for r in made.values() if r.custom and r.type.startswith("aws:")} == {
         "urn:pulumi:dev::team-infra::pulumi:providers:aws::use1::use1-id"
     }
+
+
+def test_aws_network_keeps_flow_logs_only_as_long_as_cloudwatch_can() -> None:
+    from components.aws.network import AwsNetwork, AwsNetworkArgs
+
+    def program() -> None:
+        AwsNetwork(
+            "lab",
+            AwsNetworkArgs(
+                cidr="10.9.0.0/16",
+                node_subnet_cidr="10.9.0.0/20",
+                public_subnet_cidr="10.9.240.0/20",
+                region="eu-west-1",
+                availability_zone_id="euw1-az1",
+                flow_logs_retention_days=31,
+            ),
+        )
+
+    with pytest.raises(
+        (pulumi.InputPropertiesError, PlanError),
+        match="flow_logs_retention_days: CloudWatch Logs keeps logs for one of 1, 3, 5, 7, 14, 30, 60",
+    ):
+        run_program(program, project="team-infra", stack="dev")
+
+
+def test_aws_network_without_flow_logs() -> None:
+    from components.aws.network import AwsNetwork, AwsNetworkArgs
+
+    def program() -> None:
+        AwsNetwork(
+            "lab",
+            AwsNetworkArgs(
+                cidr="10.9.0.0/16",
+                node_subnet_cidr="10.9.0.0/20",
+                public_subnet_cidr="10.9.240.0/20",
+                region="eu-west-1",
+                availability_zone_id="euw1-az1",
+                flow_logs=False,
+            ),
+        )
+
+    made = build(program)
+    assert not any(
+        r.type in {"aws:ec2/flowLog:FlowLog", "aws:cloudwatch/logGroup:LogGroup"} for r in made.values()
+    )
+
+
+def test_aws_fsx_lustre_takes_a_customer_key_only_when_persistent() -> None:
+    from components.aws.lustre import AwsFsxLustre, AwsFsxLustreArgs
+
+    def program() -> None:
+        AwsFsxLustre(
+            "scratch",
+            AwsFsxLustreArgs(
+                vpc_id="vpc-1",
+                subnet_id="subnet-1",
+                client_security_group_id="sg-1",
+                capacity_gib=1200,
+                mount_point="/scratch",
+                deployment_type="SCRATCH_2",
+                kms_key_arn="arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+            ),
+        )
+
+    with pytest.raises(
+        (pulumi.InputPropertiesError, PlanError),
+        match="kms_key_arn: FSx encrypts scratch file systems with its own key only",
+    ):
+        run_program(program, project="team-infra", stack="dev")
+
+
+def test_gcp_filestore_squashes_root_only_for_the_ranges_it_exports_to() -> None:
+    from components.gcp.storage import GcpFilestore, GcpFilestoreArgs
+
+    def program() -> None:
+        GcpFilestore(
+            "home",
+            GcpFilestoreArgs(
+                project="team-project",
+                location="us-central1-b",
+                capacity_gib=1024,
+                network_name="team-net",
+                mount_point="/home/shared",
+                root_squash=True,
+            ),
+        )
+
+    with pytest.raises(
+        (pulumi.InputPropertiesError, PlanError), match="root_squash: needs client_ranges to squash root for"
+    ):
+        run_program(program, project="team-infra", stack="dev")
+
+
+def test_gcp_filestore_keeps_filestores_default_export_without_client_ranges() -> None:
+    from components.gcp.storage import GcpFilestore, GcpFilestoreArgs
+
+    def program() -> None:
+        GcpFilestore(
+            "home",
+            GcpFilestoreArgs(
+                project="team-project",
+                location="us-central1-b",
+                capacity_gib=1024,
+                network_name="team-net",
+                mount_point="/home/shared",
+            ),
+        )
+
+    made = build(program)
+    assert made["home-share"].inputs["fileShares"] == {"capacityGb": 1024, "name": "share"}

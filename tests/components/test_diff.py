@@ -179,7 +179,7 @@ def test_diff_against_a_git_ref_and_a_new_file(tmp_path: Path) -> None:
     added = _cli("diff", "added.yaml", "--base-ref", "main", "--env", "prod", "-f", "json", cwd=repo)
     assert added.returncode == 0, added.stderr
     payload = json.loads(added.stdout)
-    assert len(payload["resources"]["create"]) == 45
+    assert len(payload["resources"]["create"]) == 50
     assert payload["resources"]["update"] == []
     assert payload["cost"]["before"] == {"hourly_usd": 0.0, "monthly_usd": 0.0}
     unknown = _cli("diff", "bp.yaml", "--base-ref", "no-such-ref", cwd=repo)
@@ -221,7 +221,7 @@ def test_plan_command_json_contract() -> None:
     )
     assert set(payload["resources"][0]) == {"urn", "type", "name", "parent", "custom", "protect", "inputs"}
     # dev has one node: no cluster placement group for a single node
-    assert payload["summary"]["total"] == len(payload["resources"]) == 43
+    assert payload["summary"]["total"] == len(payload["resources"]) == 48
     assert payload["summary"]["by_type"]["aws:ec2/launchTemplate:LaunchTemplate"] == 1
     assert "aws:ec2/placementGroup:PlacementGroup" not in payload["summary"]["by_type"]
 
@@ -277,6 +277,8 @@ def test_a_new_network_range_replaces_the_vpc_and_everything_in_it(tmp_path: Pat
     assert replaced.pop("llm-pretrain-datasets-s3") == (
         "fileSystemId (llm-pretrain-datasets-fs is replaced)",
     )
+    # the VPC's flow log follows the VPC (its log group, and the records in it, stay)
+    assert replaced.pop("llm-pretrain-net-flow-log") == ("vpcId (llm-pretrain-net-vpc is replaced)",)
     # the security group rules go with their groups; nothing else is replaced
     assert sorted(replaced) == sorted(
         [f"llm-pretrain-net-{n}" for n in ("nodes-egress", "nodes-to-self", "nodes-from-self")]
@@ -364,6 +366,7 @@ def test_a_cross_cloud_diff_says_so_and_deletes_the_stateful_resources(tmp_path:
         "resource is deleted and every gcp resource created"
     )
     assert [r.name for r, why in report.resources.destructive()] == [
+        "llm-pretrain-net-flow-logs",
         "llm-pretrain-artifacts-bucket",
         "llm-pretrain-datasets-s3",
         "llm-pretrain-datasets-fs",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+from clusterfab.plan.project import Plan
 from tests.components.harness import (
     GCP_HEAD,
     GCP_PROJECT,
@@ -213,7 +214,15 @@ def test_filestore_inputs(tier: str, capacity: int, location: str) -> None:
     plan = gcp_plan(body, name=f"fs-{tier.lower().replace('_', '-')}")
     share = one(plan, FILESTORE).inputs
     assert (share["location"], share["tier"]) == (location, tier)
-    assert share["fileShares"] == {"capacityGb": capacity, "name": "homes"}
+    # Only the nodes' subnet (the system subnet: first NICs, TPU VMs) may mount it; root stays root, as the
+    # share's top directory is root's (755) and nothing could be created there otherwise.
+    assert share["fileShares"] == {
+        "capacityGb": capacity,
+        "name": "homes",
+        "nfsExportOptions": [
+            {"ipRanges": ["10.0.0.0/20"], "accessMode": "READ_WRITE", "squashMode": "NO_ROOT_SQUASH"}
+        ],
+    }
     assert share["networks"] == [
         {
             "network": f"{plan.outputs['blueprint']['name']}-net-sys",
@@ -224,6 +233,29 @@ def test_filestore_inputs(tier: str, capacity: int, location: str) -> None:
     ]
     assert share["deletionProtectionEnabled"] is False
     assert plan.outputs["storage"]["home"]["source"] == "10.255.0.2:/homes"
+
+
+ROOT_SQUASHED = slices("v6e", "4x4") + (
+    "network: {cidr: 10.40.0.0/16}\n"
+    "storage:\n  - {name: home, kind: filestore, tier: ZONAL, capacity_gib: 1024, root_squash: true}\n"
+)
+
+
+def root_squashed() -> Plan:
+    return gcp_plan(ROOT_SQUASHED, name="squash")
+
+
+def test_filestore_root_squash_maps_root_to_nobody_for_the_nodes_subnet() -> None:
+    exports = one(root_squashed(), FILESTORE).inputs["fileShares"]["nfsExportOptions"]
+    assert exports == [
+        {
+            "ipRanges": ["10.40.0.0/20"],
+            "accessMode": "READ_WRITE",
+            "squashMode": "ROOT_SQUASH",
+            "anonUid": 65534,
+            "anonGid": 65534,
+        }
+    ]
 
 
 STATEFUL = slices("v6e", "4x4") + (

@@ -23,6 +23,7 @@ UNTAGGABLE = {
     "aws:s3/bucketServerSideEncryption",
     "aws:s3/bucketPublicAccessBlock",
     "aws:s3/bucketOwnershipControls",
+    "aws:s3/bucketPolicy",
     "aws:budgets/",
     "aws:ec2/routeTable",
     "aws:autoscaling/",
