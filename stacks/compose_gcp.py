@@ -698,6 +698,7 @@ def _slurm(
             state_disk_gib=slurm.state_disk_gib,
             disk_type=slurm.controller.disk_type,
             protect=spec.protected,
+            kms_key=slurm.kms_key,
             startup_script=controller_boot,
             files=(archive.key, archive.path),
             login_count=slurm.login_count,

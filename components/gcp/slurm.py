@@ -65,6 +65,10 @@ class GcpSlurmControllerArgs:
     disk_type: str = "pd-balanced"
     protect: bool = True
     """Keep the state disk (slurmctld state, the accounting database) from deletion and replacement."""
+    kms_key: str | None = None
+    """The customer-managed key (projects/*/locations/*/keyRings/*/cryptoKeys/*) of the controller's and
+    login nodes' disks; None: Google's own key. The Compute Engine service agent needs
+    roles/cloudkms.cryptoKeyEncrypterDecrypter on it."""
     startup_script: pulumi.Input[str] = ""
     files: tuple[str, Path] | None = None
     """(object name, local path) of the rendered Slurm files the controller's boot fetches."""
@@ -240,6 +244,7 @@ class GcpSlurmController(pulumi.ComponentResource):
                 initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
                     image=args.image, size=args.boot_disk_gib, type=args.disk_type, labels=labels
                 ),
+                kms_key_self_link=args.kms_key,
             ),
             attached_disks=list(attached_disks),
             network_interfaces=[
@@ -283,6 +288,11 @@ class GcpSlurmController(pulumi.ComponentResource):
             size=args.state_disk_gib,
             type=args.disk_type,
             description=f"clusterfab Slurm controller state of {args.cluster}: slurmctld state, accounting",
+            disk_encryption_key=(
+                gcp.compute.DiskDiskEncryptionKeyArgs(kms_key_self_link=args.kms_key)
+                if args.kms_key is not None
+                else None
+            ),
             labels=dict(args.labels),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )

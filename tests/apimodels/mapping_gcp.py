@@ -171,6 +171,11 @@ GCP: dict[str, dict[str, Target]] = {
     },
     "gcp:compute/disk:Disk": {
         "description": Api("compute.v1", "Disk.description"),
+        "diskEncryptionKey.kmsKeySelfLink": Api(
+            "compute.v1",
+            "Disk.diskEncryptionKey.kmsKeyName",
+            note="the provider's kms_key_self_link is the API's kmsKeyName",
+        ),
         "labels.*": _labels("compute.v1", "Disk"),
         "project": PATH_PARAMETER,
         "size": Api("compute.v1", "Disk.sizeGb", note="the provider's size is the API's sizeGb"),
@@ -194,6 +199,11 @@ GCP: dict[str, dict[str, Target]] = {
             "compute.v1",
             "Instance.disks[].autoDelete",
             note="the provider's bootDisk is the disks[] item with boot",
+        ),
+        "bootDisk.kmsKeySelfLink": Api(
+            "compute.v1",
+            "Instance.disks[].diskEncryptionKey.kmsKeyName",
+            note="the provider's bootDisk.kms_key_self_link is the boot disk's diskEncryptionKey.kmsKeyName",
         ),
         "bootDisk.initializeParams.image": Api(
             "compute.v1", "Instance.disks[].initializeParams.sourceImage", note="the provider's image"

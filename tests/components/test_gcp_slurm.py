@@ -116,3 +116,15 @@ def test_the_state_device_the_controller_role_looks_for_is_the_one_attached() ->
 
     # GCE's guest environment links each attached disk as /dev/disk/by-id/google-<device name>.
     assert {"aws": STATE_DEVICE, "gcp": f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}"} == STATE_DEVICES
+
+
+def test_a_customer_key_encrypts_the_controllers_disks() -> None:
+    key = "projects/test-project/locations/us-central1/keyRings/ml/cryptoKeys/slurm"
+    body = BODY.replace("  login: {count: 1}\n", f"  login: {{count: 1}}\n  controller: {{kms_key: {key}}}\n")
+    plan = gcp_plan(body, name="gsc", env="prod")
+    disk = one(plan, "gcp:compute/disk:Disk", "gsc-cluster-slurm-state").inputs
+    assert disk["diskEncryptionKey"] == {"kmsKeySelfLink": key}
+    for vm in ("gsc-cluster-slurm-controller", "gsc-cluster-slurm-login-0"):
+        assert one(plan, INSTANCE, vm).inputs["bootDisk"]["kmsKeySelfLink"] == key
+    plain = one(gcp_plan(BODY, name="gsl", env="prod"), "gcp:compute/disk:Disk", "gsl-cluster-slurm-state")
+    assert "diskEncryptionKey" not in plain.inputs
