@@ -17,3 +17,14 @@ def check_inputs(component: str, problems: Sequence[tuple[str, str]]) -> None:
                 for path, reason in problems
             ],
         )
+
+
+def slurm_controller_problems(state_field: str, state_gib: int, login_count: int) -> list[tuple[str, str]]:
+    """What any cloud's Slurm controller refuses: a state disk too small for slurmctld's state and the
+    accounting database, a negative login count."""
+    problems = []
+    if state_gib < 20:
+        problems.append((state_field, "slurmctld's state and the accounting database need at least 20 GiB"))
+    if login_count < 0:
+        problems.append(("login_count", "cannot be negative"))
+    return problems

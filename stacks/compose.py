@@ -25,8 +25,9 @@ from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.bundle import Bundle, build_bundle
-from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files
-from clusterfab.spec import ClusterSpec
+from clusterfab.provision.extravars import gpu_node_vars
+from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, node_vars
+from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
 
@@ -97,6 +98,16 @@ class Cluster:
             self.spec, self.input.catalog, stack=self.stack, project=self.input.project, today=dt.date.today()
         )
         return build_archive(files, self.input.project_root / BUNDLE_CACHE)
+
+    def gpu_node_playbook_vars(
+        self, group: NodeGroup, resolved: list[Mount], project: str | None = None
+    ) -> dict[str, Any]:
+        """gpu_node.yml's vars for a node group: the node software's and, under Slurm, slurmd's."""
+        spec, catalog = self.spec, self.input.catalog
+        variables = gpu_node_vars(spec, group, catalog, resolved)
+        if spec.scheduler is not None:
+            variables |= node_vars(spec, catalog.slurm, group, stack=self.stack, project=project)
+        return variables
 
     def slurm_files(self, project: str | None = None) -> RenderedArchive:
         """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""

@@ -15,7 +15,7 @@ import pulumi_aws as aws
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, controller_monitoring
 
 from clusterfab import addressing
-from clusterfab.bootstrap import FilesArchive, Mount, files_dir
+from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
@@ -23,12 +23,11 @@ from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
-from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars
+from clusterfab.provision.extravars import healthcheck_vars, storage_vars
 from clusterfab.scheduler.slurm.hostvars import (
     client_vars,
     controller_host_vars,
     munge_secret_name,
-    node_vars,
 )
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
@@ -204,15 +203,6 @@ def _interfaces(cluster: Cluster, group: NodeGroup) -> tuple[NetworkInterface, .
     return tuple(NetworkInterface(i.network_card_index, i.device_index, i.interface_type) for i in layout)
 
 
-def _node_playbook_vars(cluster: Cluster, group: NodeGroup, resolved: list[Mount]) -> dict[str, Any]:
-    """gpu_node.yml's vars: the node software's and, under Slurm, slurmd's."""
-    spec, catalog = cluster.spec, cluster.input.catalog
-    variables = gpu_node_vars(spec, group, catalog, resolved)
-    if spec.scheduler is not None:
-        variables |= node_vars(spec, catalog.slurm, group, stack=cluster.stack)
-    return variables
-
-
 def _node_group(
     cluster: Cluster,
     group: NodeGroup,
@@ -230,7 +220,7 @@ def _node_group(
         bucket_name=bucket.bucket_name,
         mounts=mounts,
         playbook="gpu_node.yml",
-        playbook_vars=lambda resolved: _node_playbook_vars(cluster, group, resolved),
+        playbook_vars=lambda resolved: cluster.gpu_node_playbook_vars(group, resolved),
         healthcheck_vars=healthcheck_vars(spec, group, catalog),
     )
     node_group = AwsGpuNodeGroup(

@@ -22,7 +22,7 @@ import pulumi_gcp as gcp
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, TpuSliceExport, controller_monitoring
 
 from clusterfab import addressing
-from clusterfab.bootstrap import FilesArchive, Mount, files_dir
+from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
 from clusterfab.core.vocab import Fabric
@@ -30,12 +30,11 @@ from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import MONITORING_ITEM
 from clusterfab.monitoring.host import RenderedArchive, monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
-from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, storage_vars, tpu_host_vars
+from clusterfab.provision.extravars import healthcheck_vars, storage_vars, tpu_host_vars
 from clusterfab.scheduler.slurm.hostvars import (
     client_vars,
     controller_host_vars,
     munge_secret_name,
-    node_vars,
 )
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.spec import (
@@ -469,20 +468,13 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
 
 def _node_boot(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> pulumi.Output[str]:
     """A GPU node's boot: gpu_node.yml with the node software's vars and, under Slurm, slurmd's."""
-    spec, catalog, project = site.spec, site.cluster.input.catalog, site.project
-
-    def playbook_vars(resolved: list[Mount]) -> dict[str, Any]:
-        variables = gpu_node_vars(spec, group, catalog, resolved)
-        if spec.scheduler is not None:
-            variables |= node_vars(spec, catalog.slurm, group, stack=site.cluster.stack, project=project)
-        return variables
-
+    spec, catalog = site.spec, site.cluster.input.catalog
     return site.cluster.boot_script(
         name=group.name,
         bucket_name=site.bucket.bucket_name,
         mounts=mounts,
         playbook="gpu_node.yml",
-        playbook_vars=playbook_vars,
+        playbook_vars=lambda resolved: site.cluster.gpu_node_playbook_vars(group, resolved, site.project),
         healthcheck_vars=healthcheck_vars(spec, group, catalog),
     )
 

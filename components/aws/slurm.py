@@ -23,7 +23,7 @@ import pulumi
 import pulumi_aws as aws
 
 from clusterfab.core.vocab import BLUEPRINT_TAG, SLURM_NODE_TAG, SLURM_ROLE_TAG, STACK_TAG
-from components._errors import check_inputs
+from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
@@ -139,14 +139,7 @@ class AwsSlurmControllerArgs:
 
 
 def _problems(args: AwsSlurmControllerArgs) -> list[tuple[str, str]]:
-    problems = []
-    if args.state_volume_gib < 20:
-        problems.append(
-            ("state_volume_gib", "slurmctld's state and the accounting database need at least 20 GiB")
-        )
-    if args.login_count < 0:
-        problems.append(("login_count", "cannot be negative"))
-    return problems
+    return slurm_controller_problems("state_volume_gib", args.state_volume_gib, args.login_count)
 
 
 def _rule(

@@ -22,7 +22,7 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
-from components._errors import check_inputs
+from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
@@ -81,13 +81,7 @@ class GcpSlurmControllerArgs:
 
 
 def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
-    problems = []
-    if args.state_disk_gib < 20:
-        problems.append(
-            ("state_disk_gib", "slurmctld's state and the accounting database need at least 20 GiB")
-        )
-    if args.login_count < 0:
-        problems.append(("login_count", "cannot be negative"))
+    problems = slurm_controller_problems("state_disk_gib", args.state_disk_gib, args.login_count)
     if not args.node_instance_prefixes:
         problems.append(("node_instance_prefixes", "name at least one node group's base instance name"))
     return problems
