@@ -38,6 +38,10 @@ SLURM_ROLE_TAG = "clusterfab-slurm-role"
 """On the Slurm controller and login instances: `controller` or `login` (what the instance is for)."""
 SLURM_NODE_TAG = "clusterfab-slurm-node"
 """On a GPU instance of a Slurm cluster: the node name the controller gave it (its slurmd runs as it)."""
+SLURM_ELASTIC_TAG = "clusterfab-slurm-elastic"
+"""On an instance that Slurm's resume program created for an elastic node (value `true`): no Pulumi
+resource owns it, so the reconcile loop, the suspend program and the stack's destroy hook find it by this
+tag (with the blueprint's and stack's) and delete it."""
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""
