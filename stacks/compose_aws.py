@@ -361,6 +361,7 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
         return None
     archive = cluster.slurm_files()
     files = FilesArchive(archive.key, archive.sha256)
+    elastic = [g for g in spec.node_groups if g.max_size > g.static_size and g.name in roles]
     login = slurm.login
     controller = AwsSlurmController(
         child(spec.name, SLURM_ITEM),
@@ -386,6 +387,8 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             login_count=slurm.login_count,
             login_instance_type=login.name if login else slurm.controller.name,
             login_boot_script=_login_boot(cluster, bucket, mounts),
+            elastic_node_roles=[roles[g.name] for g in elastic],
+            elastic_volume_keys=sorted({g.kms_key for g in elastic if g.kms_key}),
             tags=cluster.tags(SLURM_ITEM),
         ),
         opts,

@@ -679,6 +679,34 @@ class PartitionSpec(Spec):
     ] = True
 
 
+class ElasticSpec(Spec):
+    """How Slurm grows and shrinks elastic node groups (those with `autoscaling`)."""
+
+    idle_minutes: Annotated[
+        int,
+        Field(
+            ge=1,
+            le=10080,
+            description=(
+                "Minutes an elastic node may sit idle before Slurm deletes its instance (SuspendTime); "
+                "default 10, ParallelCluster's ScaledownIdletime default."
+            ),
+        ),
+    ] = 10
+    resume_timeout_minutes: Annotated[
+        int,
+        Field(
+            ge=5,
+            le=180,
+            description=(
+                "Minutes from a node's creation until its slurmd must have registered (ResumeTimeout): a "
+                "GPU node boots, installs its driver stack and joins within it, or Slurm gives up on it "
+                "and requeues the job; default 30, ParallelCluster's compute-node bootstrap timeout."
+            ),
+        ),
+    ] = 30
+
+
 class SchedulerSpec(Spec):
     """The workload scheduler of the cluster."""
 
@@ -716,6 +744,15 @@ class SchedulerSpec(Spec):
             description="Partitions; default: one per node group, named after it, the first one the default."
         ),
     ] = None
+    elastic: Annotated[
+        ElasticSpec,
+        Field(
+            description=(
+                "Elastic node groups: a group with `autoscaling: {min, max}` keeps `min` nodes up and lets "
+                "Slurm create up to `max - min` more for queued jobs, deleting them after `idle_minutes`."
+            )
+        ),
+    ] = ElasticSpec()
 
 
 class TeamSpec(Spec):

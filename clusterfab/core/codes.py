@@ -192,10 +192,10 @@ _CODES = [
     ),
     Code(
         "BP129",
-        "elastic node group under Slurm",
-        _E,
-        "Slurm schedules static nodes; a node group with `autoscaling` under Slurm would need Slurm's "
-        "power saving to create and delete nodes, which clusterfab does not provide yet.",
+        "elastic Slurm node group on a reservation",
+        _W,
+        "Under Slurm an autoscaled group's nodes above `min` are created for queued jobs and deleted when "
+        "idle; on a reservation (billed whether used or not) that saves nothing and delays jobs.",
     ),
     Code(
         "BP130",

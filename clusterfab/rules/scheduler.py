@@ -105,13 +105,23 @@ def _groups(ctx: RuleContext) -> Iterator[Finding]:
             hint="add a GPU node group, or set scheduler.kind: none",
         )
     for index, group in enumerate(ctx.blueprint.node_groups):
-        if group.autoscaling is not None:
+        if group.autoscaling is not None and ctx.blueprint.cloud == "gcp":
+            yield ctx.finding(
+                "BP133",
+                ("node_groups", index, "autoscaling"),
+                f"node group '{group.name}' is elastic, and elastic Slurm node groups are created on AWS "
+                "only so far (GCE bulkInsert from the group's template is not built yet)",
+                hint=f"use `count: {group.autoscaling.max}` (static nodes)",
+                at_key=True,
+            )
+        if group.autoscaling is not None and group.capacity.kind == "reservation":
             yield ctx.finding(
                 "BP129",
                 ("node_groups", index, "autoscaling"),
-                f"node group '{group.name}' is autoscaled, but Slurm schedules a fixed set of nodes "
-                "(elastic Slurm node groups are not provided yet)",
-                hint=f"replace autoscaling with `count: {group.autoscaling.max}` (the nodes Slurm may use)",
+                f"node group '{group.name}' is elastic on a reservation: a reservation is billed whether "
+                "its instances run or not, so deleting idle nodes saves nothing and makes the next job "
+                "wait for nodes to boot",
+                hint=f"use `count: {group.autoscaling.max}` (static nodes) on reserved capacity",
                 at_key=True,
             )
         if group.name not in partitioned and spec.partitions is not None:

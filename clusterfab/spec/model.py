@@ -92,6 +92,12 @@ class NodeGroup(_Item):
         return self.machine.accelerator.count
 
     @property
+    def static_size(self) -> int:
+        """Nodes that are always up: all of a fixed-size group, `min` of an autoscaled one (under Slurm
+        the rest are elastic nodes that Slurm creates for queued jobs)."""
+        return self.min_size if self.autoscaled else self.max_size
+
+    @property
     def max_gpus(self) -> int:
         return self.max_size * self.gpus_per_node
 
@@ -266,6 +272,10 @@ class Slurm:
     """Its packages' version string in the nodes' distribution (what the roles pin)."""
     kms_key: str | None = None
     """The customer-managed key of the controller's disks (state and boot); None: the cloud's own key."""
+    idle_minutes: int = 10
+    """An elastic node's idle time before Slurm deletes its instance (SuspendTime)."""
+    resume_timeout_minutes: int = 30
+    """How long a created node has to register before Slurm gives up on it (ResumeTimeout)."""
 
     @property
     def path(self) -> FieldPath:

@@ -60,6 +60,8 @@ def resolve_scheduler(
             version=facts.release.version,
             package_version=facts.release.package_version,
             kms_key=spec.controller.kms_key,
+            idle_minutes=spec.elastic.idle_minutes,
+            resume_timeout_minutes=spec.elastic.resume_timeout_minutes,
         ),
         known,
     )

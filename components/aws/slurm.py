@@ -22,7 +22,14 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from clusterfab.core.vocab import BLUEPRINT_TAG, SLURM_NODE_TAG, SLURM_ROLE_TAG, STACK_TAG
+from clusterfab.core.vocab import (
+    BLUEPRINT_TAG,
+    NODE_GROUP_TAG,
+    SLURM_ELASTIC_TAG,
+    SLURM_NODE_TAG,
+    SLURM_ROLE_TAG,
+    STACK_TAG,
+)
 from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
@@ -69,11 +76,114 @@ def node_naming_statements(tags: Mapping[str, str]) -> list[dict[str, Any]]:
     ]
 
 
+def elastic_statements(
+    tags: Mapping[str, str], node_roles: Sequence[str], volume_keys: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The power programs' and node sync's rights over instances (scheduler.md §A2: what ParallelCluster's
+    head node may do): read each node group's auto scaling group and launch template; launch instances of
+    this cluster's launch templates only if the request tags them as this cluster's elastic nodes; pass
+    only the node groups' own roles; terminate only this cluster's instances (elastic ones when idle, a
+    static one drained for a hardware fault, which its group replaces)."""
+    owner = {key: tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "ReadNodeGroups",
+            "Effect": "Allow",
+            "Action": ["autoscaling:DescribeAutoScalingGroups", "ec2:DescribeLaunchTemplateVersions"],
+            "Resource": "*",
+        },
+        {
+            "Sid": "LaunchElasticNodes",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": "arn:aws:ec2:*:*:instance/*",
+            "Condition": {
+                "StringEquals": {
+                    f"aws:RequestTag/{SLURM_ELASTIC_TAG}": "true",
+                    **{f"aws:RequestTag/{k}": v for k, v in owner.items()},
+                }
+            },
+        },
+        {
+            "Sid": "LaunchFromNodeTemplates",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": "arn:aws:ec2:*:*:launch-template/*",
+            "Condition": {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()}},
+        },
+        {
+            "Sid": "LaunchInto",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": [
+                f"arn:aws:ec2:*:*:{kind}/*"
+                for kind in (
+                    "subnet",
+                    "network-interface",
+                    "security-group",
+                    "volume",
+                    "image",
+                    "placement-group",
+                    "capacity-reservation",
+                )
+            ],
+        },
+        {
+            "Sid": "TagAtLaunch",
+            "Effect": "Allow",
+            "Action": "ec2:CreateTags",
+            "Resource": [f"arn:aws:ec2:*:*:{kind}/*" for kind in ("instance", "volume", "network-interface")],
+            "Condition": {"StringEquals": {"ec2:CreateAction": "RunInstances"}},
+        },
+        {
+            "Sid": "TerminateClusterNodes",
+            "Effect": "Allow",
+            "Action": "ec2:TerminateInstances",
+            "Resource": "arn:aws:ec2:*:*:instance/*",
+            "Condition": {
+                "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()},
+                "Null": {f"aws:ResourceTag/{NODE_GROUP_TAG}": "false"},
+            },
+        },
+        {
+            "Sid": "PassNodeRoles",
+            "Effect": "Allow",
+            "Action": "iam:PassRole",
+            "Resource": [f"arn:aws:iam::*:role/{role}" for role in node_roles],
+            "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+        },
+    ]
+    if volume_keys:
+        # Launching with a customer-managed key on the boot volumes: EC2 uses the key for the caller.
+        statements.append(
+            {
+                "Sid": "EncryptElasticVolumes",
+                "Effect": "Allow",
+                "Action": [
+                    "kms:CreateGrant",
+                    "kms:Decrypt",
+                    "kms:DescribeKey",
+                    "kms:GenerateDataKeyWithoutPlainText",
+                    "kms:ReEncryptFrom",
+                    "kms:ReEncryptTo",
+                ],
+                "Resource": list(volume_keys),
+                "Condition": {"StringLike": {"kms:ViaService": "ec2.*.amazonaws.com"}},
+            }
+        )
+    return statements
+
+
 def controller_policy(
-    bucket_arn: str, secret_arn: str, tags: Mapping[str, str], bucket_kms_key_arn: str | None = None
+    bucket_arn: str,
+    secret_arn: str,
+    tags: Mapping[str, str],
+    bucket_kms_key_arn: str | None = None,
+    *,
+    elastic: Sequence[dict[str, Any]] = (),
 ) -> str:
     """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
-    GPU instances; nothing else."""
+    GPU instances, and (`elastic`) create and delete the elastic ones; nothing else."""
     write = {
         "Sid": "WriteMungeKey",
         "Effect": "Allow",
@@ -86,6 +196,7 @@ def controller_policy(
         munge_read_statement(secret_arn),
         write,
         *node_naming_statements(tags),
+        *elastic,
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
@@ -135,6 +246,11 @@ class AwsSlurmControllerArgs:
     login_count: int = 1
     login_instance_type: str = "c7i.2xlarge"
     login_boot_script: pulumi.Input[str] = ""
+    elastic_node_roles: Sequence[pulumi.Input[str]] = ()
+    """The roles (names) of the node groups with elastic nodes: the controller creates their instances
+    and passes these roles to them. Empty: the controller creates and deletes no instance."""
+    elastic_volume_keys: Sequence[str] = ()
+    """Customer-managed keys (ARNs) of those groups' boot volumes."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -194,8 +310,14 @@ class AwsSlurmController(pulumi.ComponentResource):
         depends = self._files()
         role, profile = self._role(
             "role",
-            pulumi.Output.all(args.bucket_arn, secret.arn).apply(
-                lambda v: controller_policy(v[0], v[1], args.tags, args.bucket_kms_key_arn)
+            pulumi.Output.all(args.bucket_arn, secret.arn, pulumi.Output.all(*args.elastic_node_roles)).apply(
+                lambda v: controller_policy(
+                    v[0],
+                    v[1],
+                    args.tags,
+                    args.bucket_kms_key_arn,
+                    elastic=elastic_statements(args.tags, v[2], args.elastic_volume_keys) if v[2] else (),
+                )
             ),
         )
         instance = self._controller(profile, group, depends)

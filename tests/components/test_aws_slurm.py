@@ -220,17 +220,20 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
     with tarfile.open(fileobj=io.BytesIO(archive.read_bytes())) as tar:
         names = sorted(tar.getnames())
         settings = json.loads(tar.extractfile("nodesync.json").read())  # type: ignore[union-attr]
-    assert "bin/clusterfab-slurm-sync" in names
+    assert [n for n in names if n.startswith("lib/")] == [
+        f"lib/clusterfab_slurm_nodes/{module}"
+        for module in ("__init__.py", "__main__.py", "nodesync.py", "power.py")
+    ]
     assert "slurm.conf" in names
     assert settings == {
         "blueprint": "slm-cluster",
         "cloud": "aws",
-        "groups": {"h100": 2},
+        "groups": {"h100": {"size": 2, "static": 2}},
         "region": "us-east-1",
         "stack": "plan",
     }
     host_vars = boot_vars(instance_script(one(plan, INSTANCE, "slm-cluster-slurm-controller")))
-    assert host_vars["slurm_controller_sync_program"].endswith("/bin/clusterfab-slurm-sync")
+    assert host_vars["slurm_controller_nodes_lib"].endswith("/lib")
 
 
 def test_the_controller_hosts_monitoring_with_the_slurm_exporter() -> None:
@@ -256,3 +259,37 @@ def test_the_controller_hosts_monitoring_with_the_slurm_exporter() -> None:
     with tarfile.open(archive) as tar:
         names = set(tar.getnames())
     assert {"monitoring/prometheus.yml", "bin/clusterfab-slurm-exporter", "slurm.conf"} <= names
+
+
+def test_the_controller_may_create_and_delete_only_this_clusters_elastic_nodes() -> None:
+    elastic = BODY.replace("    count: 2\n", "    autoscaling: {min: 1, max: 4}\n", 1)
+    plan = aws_plan(elastic, name="slm")
+    statements = {s["Sid"]: s for s in policy(plan, "slm-cluster-slurm-role-policy")["Statement"]}
+    owner = {"clusterfab-blueprint": "slm-cluster", "clusterfab-stack": "plan"}
+    assert statements["LaunchElasticNodes"]["Condition"] == {
+        "StringEquals": {
+            "aws:RequestTag/clusterfab-slurm-elastic": "true",
+            **{f"aws:RequestTag/{k}": v for k, v in owner.items()},
+        }
+    }
+    assert statements["LaunchFromNodeTemplates"]["Condition"] == {
+        "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()}
+    }
+    assert statements["TerminateClusterNodes"]["Condition"] == {
+        "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()},
+        "Null": {"aws:ResourceTag/clusterfab-node-group": "false"},
+    }
+    # Only the node group's own role may be passed to what the controller launches.
+    # (the mock engine names a role by its resource name)
+    assert statements["PassNodeRoles"]["Resource"] == ["arn:aws:iam::*:role/slm-cluster-h100-role"]
+    assert statements["PassNodeRoles"]["Condition"] == {
+        "StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}
+    }
+    # The group keeps `min` nodes up; the rest are Slurm's.
+    group = one(plan, "aws:autoscaling/group:Group", "slm-cluster-h100-asg").inputs
+    assert (group["minSize"], group["desiredCapacity"]) == (1, 1)
+    # A cluster without elastic groups gives the controller none of these rights.
+    static = {
+        s["Sid"] for s in policy(aws_plan(BODY, name="slm"), "slm-cluster-slurm-role-policy")["Statement"]
+    }
+    assert not static & {"LaunchElasticNodes", "TerminateClusterNodes", "PassNodeRoles"}

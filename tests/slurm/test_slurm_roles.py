@@ -25,6 +25,7 @@ import pytest
 from clusterfab.catalog.query import load_catalog
 from clusterfab.provision.runner import PlaybookResult, run_playbook
 from clusterfab.scheduler.slurm.hostvars import client_vars, controller_files, controller_vars, node_vars
+from clusterfab.scheduler.slurm.render import POWER_PROGRAMS
 from clusterfab.scheduler.slurm.users import user_ids
 from tests.conftest import REPO
 from tests.factories import example_spec
@@ -35,6 +36,7 @@ pytestmark = pytest.mark.slurm
 BLUEPRINT = REPO / "blueprints" / "examples" / "aws-p5-slurm.yaml"
 PLAYBOOKS = REPO / "playbooks"
 FILES_DIR = "/var/lib/clusterfab/files/slurm-test"
+COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
 KEY = "/root/cluster-munge.key"
 STACK = "prod"
 
@@ -209,8 +211,17 @@ def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) 
         assert _enabled(controller, unit), unit
     assert _enabled(controller, "clusterfab-slurm-sync.timer", "timers.target")
     sync = controller.path("/etc/systemd/system/clusterfab-slurm-sync.service").read_text()
-    assert f"--config {FILES_DIR}/nodesync.json" in sync
-    assert json.loads(controller.path(f"{FILES_DIR}/nodesync.json").read_text())["groups"] == {"h100": 8}
+    assert f"-m clusterfab_slurm_nodes sync --config {FILES_DIR}/nodesync.json" in sync
+    assert f"PYTHONPATH={FILES_DIR}/lib" in sync
+    assert json.loads(controller.path(f"{FILES_DIR}/nodesync.json").read_text())["groups"] == {
+        "h100": {"static": 8, "size": 8}
+    }
+    for key, path in POWER_PROGRAMS.items():
+        program = controller.path(path)
+        assert oct(program.stat().st_mode & 0o777) == "0o755", key
+        assert f"-m clusterfab_slurm_nodes {COMMANDS[key]} --config {FILES_DIR}/nodesync.json" in (
+            program.read_text()
+        ), key
 
 
 def test_slurmdbd_conf_holds_credentials_only_slurm_can_read(controller: HostRun) -> None:

@@ -14,8 +14,9 @@ import pytest
 from moto import mock_aws
 
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG
-from clusterfab.scheduler.slurm import nodesync
-from clusterfab.scheduler.slurm.nodesync import (
+from clusterfab.scheduler.slurm.nodes import __main__ as nodes_main
+from clusterfab.scheduler.slurm.nodes import nodesync
+from clusterfab.scheduler.slurm.nodes.nodesync import (
     GONE_REASON,
     Ec2Fleet,
     Instance,
@@ -325,4 +326,4 @@ def test_the_gcp_settings_need_project_and_zone(tmp_path: Any) -> None:
         json.dumps({"cloud": "gcp", "groups": {"h100": 2}, "blueprint": "llm", "stack": "prod"})
     )
     with pytest.raises(SystemExit):
-        nodesync.main(["--config", str(config)])
+        nodes_main.main(["sync", "--config", str(config)])

@@ -230,3 +230,63 @@ def test_render_slurm_without_a_scheduler_exits_1(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "no Slurm scheduler" in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_elastic_groups_are_cloud_nodes_behind_the_power_programs() -> None:
+    """A group with autoscaling {min, max}: min always-up nodes, excluded from power saving, then max - min
+    State=CLOUD nodes that the resume program creates; the idle time and resume timeout are the blueprint's."""
+    elastic = slurm_spec(
+        node_groups=[
+            {"name": "h100", "machine_type": "p5.48xlarge", "autoscaling": {"min": 2, "max": 6}},
+            {"name": "spot", "machine_type": "p5.48xlarge", "autoscaling": {"min": 0, "max": 4}},
+            {"name": "fixed", "machine_type": "p5.48xlarge", "count": 1},
+        ],
+        scheduler={"elastic": {"idle_minutes": 15, "resume_timeout_minutes": 40}},
+    )
+    conf = render_slurm(elastic, FACTS)["slurm.conf"]
+    hardware = "CPUs=192 RealMemory=1992294 Gres=gpu:h100:8"
+    assert lines_starting(conf, "NodeName=") == [
+        f"NodeName=h100-[0-1] {hardware} State=UNKNOWN",
+        f"NodeName=h100-[2-5] {hardware} State=CLOUD",
+        f"NodeName=spot-[0-3] {hardware} State=CLOUD",
+        f"NodeName=fixed-0 {hardware} State=UNKNOWN",
+    ]
+    found = settings(conf)
+    assert {key: found[key] for key in found if key in POWER_KEYS} == {
+        "ResumeProgram": "/usr/local/sbin/clusterfab-slurm-resume",
+        "SuspendProgram": "/usr/local/sbin/clusterfab-slurm-suspend",
+        "ResumeFailProgram": "/usr/local/sbin/clusterfab-slurm-resume-fail",
+        "SuspendTime": "900",
+        "SuspendTimeout": "300",
+        "ResumeTimeout": "2400",
+        "ResumeRate": "0",
+        "SuspendRate": "0",
+        "SuspendExcNodes": "h100-[0-1],fixed-0",
+        "SlurmctldParameters": "enable_configless,cloud_reg_addrs,idle_on_node_suspend",
+        "SchedulerParameters": "nohold_on_prolog_fail,salloc_wait_nodes,sbatch_wait_nodes",
+        "CommunicationParameters": "NoAddrCache",
+        "TreeWidth": "65533",
+        "PrivateData": "cloud",
+    }
+    # A cluster of fixed-size groups has no power saving at all.
+    static = settings(render_slurm(slurm_spec(), FACTS)["slurm.conf"])
+    assert not POWER_KEYS & {k for k in static if k not in {"SlurmctldParameters", "SchedulerParameters"}}
+    assert static["SlurmctldParameters"] == "enable_configless"
+
+
+POWER_KEYS = {
+    "ResumeProgram",
+    "SuspendProgram",
+    "ResumeFailProgram",
+    "SuspendTime",
+    "SuspendTimeout",
+    "ResumeTimeout",
+    "ResumeRate",
+    "SuspendRate",
+    "SuspendExcNodes",
+    "SlurmctldParameters",
+    "SchedulerParameters",
+    "CommunicationParameters",
+    "TreeWidth",
+    "PrivateData",
+}

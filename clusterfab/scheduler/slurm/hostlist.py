@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def hostlist(prefix: str, count: int) -> str:
-    """The nodes `prefix-0` .. `prefix-(count-1)` as one hostlist expression."""
+def hostlist(prefix: str, count: int, start: int = 0) -> str:
+    """The nodes `prefix-start` .. `prefix-(start+count-1)` as one hostlist expression."""
     if count < 1:
         raise ValueError(f"a hostlist needs at least one node, not {count}")
-    return f"{prefix}-0" if count == 1 else f"{prefix}-[0-{count - 1}]"
+    last = start + count - 1
+    return f"{prefix}-{start}" if count == 1 else f"{prefix}-[{start}-{last}]"
 
 
 def join(expressions: Sequence[str]) -> str:

@@ -61,7 +61,7 @@ def controller_vars(
         "slurm_controller_state_device_name": STATE_DEVICES[spec.cloud],
         "slurm_controller_packages": list(facts.release.packages.controller),
         "slurm_controller_version": slurm.package_version,
-        "slurm_controller_sync_program": f"{files_dir}/{SYNC_PROGRAM}",
+        "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}",
         "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
     }
 
@@ -119,7 +119,9 @@ def controller_host_vars(
     return host_vars
 
 
-SYNC_PROGRAM = "bin/clusterfab-slurm-sync"
+NODES_LIB = "lib"
+NODES_PACKAGE = "clusterfab_slurm_nodes"
+"""The node sync and power programs, shipped as this package under `lib/` of the controller's files."""
 EXPORTER_PROGRAM = "bin/clusterfab-slurm-exporter"
 MONITORING_DIR = "monitoring"
 SYNC_CONFIG = "nodesync.json"
@@ -129,13 +131,16 @@ def controller_files(
     spec: ClusterSpec, facts: SlurmFacts, *, stack: str, project: str | None = None
 ) -> dict[str, str]:
     """What the controller's boot fetches: the rendered configuration (`clusterfab render slurm`), the
-    node sync program and its settings (the node groups' sizes, the cluster's tags, the region)."""
+    node sync and power programs and their settings (the node groups' static and full sizes, the
+    cluster's tags, the region)."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
     files = render_slurm(spec, facts)
     groups = _group_sizes(spec)
     package = resources.files("clusterfab.scheduler.slurm")
-    files[SYNC_PROGRAM] = package.joinpath("nodesync.py").read_text()
+    nodes = package.joinpath("nodes")
+    for module in sorted(m.name for m in nodes.iterdir() if m.name.endswith(".py")):
+        files[f"{NODES_LIB}/{NODES_PACKAGE}/{module}"] = nodes.joinpath(module).read_text()
     files[EXPORTER_PROGRAM] = package.joinpath("exporter.py").read_text()
     where = {"region": spec.region} if spec.cloud == "aws" else {"project": project or "", "zone": spec.zone}
     files[SYNC_CONFIG] = json.dumps(
@@ -146,7 +151,11 @@ def controller_files(
     return files
 
 
-def _group_sizes(spec: ClusterSpec) -> dict[str, int]:
+def _group_sizes(spec: ClusterSpec) -> dict[str, dict[str, int]]:
     slurm = _slurm(spec)
     wanted = {name for partition in slurm.partitions for name in partition.node_groups}
-    return {g.name: g.max_size for g in spec.node_groups if g.name in wanted}
+    return {
+        g.name: {"static": g.static_size, "size": g.max_size}
+        for g in spec.node_groups
+        if g.name in wanted and g.max_size > 0
+    }

@@ -67,6 +67,29 @@ def node_names(group: NodeGroup) -> str:
     return hostlist(group.name, group.max_size)
 
 
+def static_nodes(group: NodeGroup) -> str | None:
+    """The group's always-up nodes, `<group>-0` .. `<group>-(static_size-1)`; None when it has none."""
+    return hostlist(group.name, group.static_size) if group.static_size else None
+
+
+def elastic_nodes(group: NodeGroup) -> str | None:
+    """The nodes Slurm creates on demand, numbered after the static ones; None when it has none."""
+    count = group.max_size - group.static_size
+    return hostlist(group.name, count, start=group.static_size) if count else None
+
+
+POWER_PROGRAMS = {
+    "ResumeProgram": "/usr/local/sbin/clusterfab-slurm-resume",
+    "SuspendProgram": "/usr/local/sbin/clusterfab-slurm-suspend",
+    "ResumeFailProgram": "/usr/local/sbin/clusterfab-slurm-resume-fail",
+}
+"""Where the slurm_controller role installs the power program's entry points (slurmctld runs them as
+SlurmUser with the nodes' hostlist as the one argument)."""
+SUSPEND_TIMEOUT_S = 300
+"""Seconds a suspended node's instance has to go before Slurm may create it again: a terminating GPU
+instance takes minutes (Cluster Toolkit sets 300)."""
+
+
 def gres_type(group: NodeGroup) -> str:
     """The GPU GRES type of a group's nodes (`h100`), so jobs may ask for a model: `--gpus=h100:8`."""
     return group.machine.accelerator.model.lower()
@@ -184,7 +207,52 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("MailProg", "/bin/true"),
         s("TopologyPlugin", "topology/tree"),
     ]
+    if any(elastic_nodes(g) for g in groups):
+        settings = _power_saving(spec, slurm, settings, groups)
     return settings
+
+
+def _power_saving(
+    spec: ClusterSpec, slurm: Slurm, settings: list[_Setting], groups: tuple[NodeGroup, ...]
+) -> list[_Setting]:
+    """Slurm's power saving drives the elastic nodes (SchedMD's elastic_computing guide; the choices
+    Cluster Toolkit's and ParallelCluster's controllers make, scheduler.md §A1, §A2): the resume program
+    creates instances for the nodes a queued job was given, the suspend program deletes idle ones, and
+    the always-up nodes are excluded."""
+    s = _Setting
+    replaced = {
+        # cloud_reg_addrs: an elastic node's address is the one its slurmd registers from (reset when it
+        # powers down); idle_on_node_suspend: a node that failed is usable again once it is suspended.
+        "SlurmctldParameters": s(
+            "SlurmctldParameters",
+            "enable_configless,cloud_reg_addrs,idle_on_node_suspend",
+            "SlurmctldParameters=cloud_reg_addrs",
+        ),
+        # A batch script or salloc shell starts only once every node of the job has booted (scheduler.md
+        # §A7: jobs that start on nodes not yet usable).
+        "SchedulerParameters": s(
+            "SchedulerParameters", "nohold_on_prolog_fail,salloc_wait_nodes,sbatch_wait_nodes"
+        ),
+    }
+    out = [replaced.get(setting.key, setting) for setting in settings]
+    static = [name for g in groups if (name := static_nodes(g))]
+    out += [
+        *(s(key, program) for key, program in POWER_PROGRAMS.items()),
+        s("SuspendTime", str(slurm.idle_minutes * 60)),
+        s("SuspendTimeout", str(SUSPEND_TIMEOUT_S)),
+        s("ResumeTimeout", str(slurm.resume_timeout_minutes * 60)),
+        # The programs batch and pace their own cloud calls.
+        s("ResumeRate", "0"),
+        s("SuspendRate", "0"),
+        # Addresses change with every instance: no cached lookups, no fan-out through nodes that may
+        # not know each other's addresses, powered-down nodes visible to users (sinfo shows them `~`).
+        s("CommunicationParameters", "NoAddrCache"),
+        s("TreeWidth", "65533"),
+        s("PrivateData", "cloud"),
+    ]
+    if static:
+        out.append(s("SuspendExcNodes", join(static)))
+    return out
 
 
 def _slurm_conf(
@@ -196,12 +264,20 @@ def _slurm_conf(
         "",
     ]
     lines += [f"{setting.key}={setting.value}" for setting in settings]
-    lines += ["", "# Nodes: one line per node group, the machine's CPUs, memory and GPUs from the catalog."]
+    lines += [
+        "",
+        "# Nodes: the machine's CPUs, memory and GPUs from the catalog; a group's always-up nodes first,",
+        "# then its elastic ones (State=CLOUD: created by the resume program when a job needs them).",
+    ]
     for group in groups:
-        lines.append(
-            f"NodeName={node_names(group)} CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
-            f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node} State=UNKNOWN"
+        hardware = (
+            f"CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
+            f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node}"
         )
+        if (static := static_nodes(group)) is not None:
+            lines.append(f"NodeName={static} {hardware} State=UNKNOWN")
+        if (elastic := elastic_nodes(group)) is not None:
+            lines.append(f"NodeName={elastic} {hardware} State=CLOUD")
     lines += [
         "",
         "# Partitions: whole nodes per job (OverSubscribe=EXCLUSIVE) unless a partition shares them.",

@@ -1,0 +1,667 @@
+"""Keep the cloud's GPU instances and Slurm's nodes in step: the controller's node sync, run every 30 s by
+a systemd timer (`python3 -m clusterfab_slurm_nodes sync`).
+
+slurm.conf names a group's nodes `<group>-0` .. `<group>-(max-1)`: the first `static` are always up (the
+group's auto scaling group / managed instance group runs that many instances of its template, all alike),
+the rest are elastic (State=CLOUD: the resume program in `power.py` creates their instances when a job
+needs them, the suspend program deletes them). This program is the one writer that pairs them:
+
+- a static instance without a name gets the lowest free static name, as the tag `clusterfab-slurm-node`
+  (the node's boot reads its own tags from the instance metadata service and starts `slurmd -N <name>`);
+  two instances claiming one name keep the earlier launched one; a static node's address in Slurm follows
+  its instance (`scontrol update NodeAddr=... NodeHostname=...`); a static name no instance holds any more
+  is marked DOWN, so Slurm requeues its jobs instead of waiting for a node that will not come back;
+- a static node drained by the health check (reason `clusterfab-health: ...`) is replaced: its instance
+  is terminated (the group launches a new one, which takes the freed name) and the node set DOWN, so the
+  new instance's slurmd brings it back (ReturnToService=2);
+- an elastic node that Slurm believes up but whose instance is gone (a spot interruption, a deletion by
+  hand) is marked DOWN, which requeues its jobs, and then powered down, so Slurm creates it again when a job
+  needs it; an elastic node drained by the health check is powered down (its instance deleted); an elastic
+  node that failed to resume (DOWN with a `clusterfab:` reason) is powered down after `RETRY_AFTER`, never
+  left DOWN;
+- an elastic instance whose node is powered down, or that never got its name (a resume that died half
+  way), is terminated after `GRACE`: no instance runs, and bills, without a Slurm node.
+
+On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
+its labels, from the metadata server).
+
+`plan_actions` is the pure decision; `Ec2Fleet` / `GceFleet` and `Scontrol` read and change the world. The
+program runs with the controller's identity (AWS: describe the cluster's instances, tag the node name on
+them, terminate elastic ones; GCP: a custom role with compute.instances.list/get/setMetadata, conditioned
+on the cluster's instance names) and as root for scontrol. Every action is logged and counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import subprocess
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+NODE_TAG = "clusterfab-slurm-node"
+"""The node name an instance holds (kept in step with clusterfab.core.vocab by a test)."""
+GROUP_TAG = "clusterfab-node-group"
+BLUEPRINT_TAG = "clusterfab-blueprint"
+STACK_TAG = "clusterfab-stack"
+ELASTIC_TAG = "clusterfab-slurm-elastic"
+"""On an instance the resume program created (value `true`)."""
+GONE_REASON = "clusterfab: no instance holds this node"
+LOST_REASON = "clusterfab: its instance is gone (interrupted or deleted)"
+REASON_PREFIX = "clusterfab:"
+"""Reasons this package sets on nodes; a node DOWN for one of them is ours to bring back."""
+HEALTH_PREFIX = "clusterfab-health:"
+"""Reasons the nodes' health checks drain them with: the hardware failed, replace the machine."""
+GRACE = dt.timedelta(minutes=3)
+"""How long an elastic instance may run without a powered-up node before it counts as orphaned: the time
+between the resume program's create call and its naming the instance."""
+RETRY_AFTER = dt.timedelta(minutes=2)
+"""How long a node that failed to resume (no capacity) stays DOWN, with its reason on show, before it is
+powered down and may be tried again: a job then retries every couple of minutes, not in a tight loop."""
+
+log = logging.getLogger("clusterfab-slurm-nodes")
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """A running (or starting) instance of a node group."""
+
+    id: str
+    group: str
+    address: str
+    launched: dt.datetime
+    name: str | None
+    """Its node-name tag, if it has one."""
+    elastic: bool = False
+    """Created by the resume program (tagged `clusterfab-slurm-elastic=true`), not by the group."""
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmNode:
+    name: str
+    address: str
+    """NodeAddr as slurmctld has it (the node name itself until someone sets it)."""
+    down: bool
+    states: frozenset[str] = frozenset()
+    """slurmctld's state and flags (`IDLE`, `DRAIN`, `POWERED_DOWN`, `POWERING_UP`, ...)."""
+    reason: str = ""
+    reason_at: dt.datetime | None = None
+
+    @property
+    def powered_down(self) -> bool:
+        """Suspended, or on its way there: no instance should exist for it."""
+        return bool(self.states & {"POWERED_DOWN", "POWERING_DOWN"}) and not self.powering_up
+
+    @property
+    def powering_up(self) -> bool:
+        return "POWERING_UP" in self.states
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.states & {"ALLOCATED", "MIXED", "COMPLETING"})
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A node group as slurm.conf has it: `static` always-up nodes, then elastic ones up to `size`."""
+
+    name: str
+    static: int
+    size: int
+
+    @property
+    def static_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(self.static)]
+
+    @property
+    def elastic_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(self.static, self.size)]
+
+
+@dataclass(frozen=True, slots=True)
+class NameInstance:
+    instance_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetAddress:
+    name: str
+    address: str
+
+
+@dataclass(frozen=True, slots=True)
+class MarkDown:
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class PowerDown:
+    """Hand the node back to power saving: slurmctld runs the suspend program, then it may be resumed."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Terminate:
+    instance_id: str
+    why: str
+
+
+Action = NameInstance | SetAddress | MarkDown | PowerDown | Terminate
+SlurmAction = SetAddress | MarkDown | PowerDown
+
+
+def node_names(groups: Mapping[str, int]) -> dict[str, list[str]]:
+    """The node names slurm.conf gives each group (`<group>-<i>`), from the groups' sizes."""
+    return {group: [f"{group}-{i}" for i in range(size)] for group, size in groups.items()}
+
+
+def groups_from_config(value: Mapping[str, Any]) -> dict[str, Group]:
+    """The config's `groups`: name -> {"static": n, "size": m}, or name -> n for a group of n static nodes."""
+    groups = {}
+    for name, item in value.items():
+        if isinstance(item, int):
+            groups[name] = Group(name, item, item)
+        else:
+            groups[name] = Group(name, int(item["static"]), int(item["size"]))
+    return groups
+
+
+def plan_actions(
+    names: Mapping[str, Sequence[str]],
+    instances: Iterable[Instance],
+    nodes: Mapping[str, SlurmNode],
+    *,
+    elastic: Mapping[str, Sequence[str]] | None = None,
+    now: dt.datetime | None = None,
+) -> list[Action]:
+    """What to change so that every instance holds one node name, Slurm knows where each static node is,
+    and no elastic node or instance is left half alive. `names` are each group's static node names,
+    `elastic` its elastic ones."""
+    elastic = elastic or {}
+    now = now or dt.datetime.now(dt.UTC)
+    actions: list[Action] = []
+    static_by_group: dict[str, list[Instance]] = {group: [] for group in names}
+    elastic_by_group: dict[str, list[Instance]] = {group: [] for group in elastic}
+    for instance in instances:
+        pool = elastic_by_group if instance.elastic else static_by_group
+        if instance.group in pool:
+            pool[instance.group].append(instance)
+    for group, group_names in names.items():
+        actions += _static_actions(group_names, _launch_order(static_by_group[group]), nodes)
+    for group, group_names in elastic.items():
+        actions += _elastic_actions(group_names, _launch_order(elastic_by_group[group]), nodes, now)
+    return actions
+
+
+def elastic_holders(instances: Iterable[Instance], names: Iterable[str]) -> dict[str, str]:
+    """The elastic instances (pending or running) holding these node names: name -> instance id."""
+    wanted = set(names)
+    return {
+        i.name: i.id
+        for i in _launch_order(instances)
+        if i.elastic and i.name is not None and i.name in wanted
+    }
+
+
+def _launch_order(instances: Iterable[Instance]) -> list[Instance]:
+    return sorted(instances, key=lambda i: (i.launched, i.id))
+
+
+def _claim(names: Sequence[str], instances: Sequence[Instance]) -> tuple[dict[str, Instance], list[Instance]]:
+    """Which instance holds each name (the earliest launched keeps a contested one), and the rest."""
+    held: dict[str, Instance] = {}
+    rest: list[Instance] = []
+    for instance in instances:
+        if instance.name is not None and instance.name in names and instance.name not in held:
+            held[instance.name] = instance
+        else:
+            rest.append(instance)
+    return held, rest
+
+
+def _static_actions(
+    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode]
+) -> list[Action]:
+    actions: list[Action] = []
+    held, waiting = _claim(names, instances)
+    free = [name for name in names if name not in held]
+    for instance in waiting:
+        if not free:
+            log.warning(
+                "instance %s of %s: no free node name (more instances than nodes)",
+                instance.id,
+                instance.group,
+            )
+            continue
+        name = free.pop(0)
+        held[name] = instance
+        actions.append(NameInstance(instance.id, name))
+    for name in names:
+        node = nodes.get(name)
+        holder = held.get(name)
+        if holder is not None and node is not None and _needs_new_machine(node):
+            actions += [
+                Terminate(holder.id, f"{name}: {node.reason}"),
+                MarkDown(name, _short(f"clusterfab: replacing {holder.id} ({node.reason})")),
+            ]
+        elif holder is not None:
+            if node is None or node.address != holder.address:
+                actions.append(SetAddress(name, holder.address))
+        elif node is not None and not node.down:
+            actions.append(MarkDown(name, GONE_REASON))
+    return actions
+
+
+def _needs_new_machine(node: SlurmNode) -> bool:
+    """Drained by the health check for a hardware fault, and no job left on it."""
+    return "DRAIN" in node.states and node.reason.startswith(HEALTH_PREFIX) and not node.busy
+
+
+def _elastic_actions(
+    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode], now: dt.datetime
+) -> list[Action]:
+    actions: list[Action] = []
+    held, rest = _claim(names, instances)
+    for instance in rest:
+        if now - instance.launched < GRACE:
+            continue  # a resume in progress names it in a moment
+        why = (
+            "a second instance for its node" if instance.name in held else "no node name (its resume failed)"
+        )
+        actions.append(Terminate(instance.id, why))
+    for name in names:
+        node = nodes.get(name)
+        holder = held.get(name)
+        if node is None:
+            continue
+        if holder is not None and node.powered_down and now - holder.launched >= GRACE:
+            actions.append(Terminate(holder.id, f"{name} is powered down"))
+        elif holder is not None and _needs_new_machine(node):
+            actions.append(PowerDown(name, node.reason))
+        elif holder is None and not (node.powered_down or node.powering_up or node.down):
+            actions.append(MarkDown(name, LOST_REASON))
+        elif node.down and node.reason.startswith(REASON_PREFIX) and not node.powering_up:
+            since = node.reason_at or now
+            if node.reason == LOST_REASON or now - since >= RETRY_AFTER:
+                actions.append(PowerDown(name, node.reason))
+    return actions
+
+
+def _short(reason: str, limit: int = 200) -> str:
+    return reason if len(reason) <= limit else reason[: limit - 3] + "..."
+
+
+# --- the world --------------------------------------------------------------------------------------
+
+
+class CloudError(Exception):
+    """The cloud refused a request: `code` is its error code (InsufficientInstanceCapacity, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message = code, message
+
+
+class Fleet(Protocol):
+    def instances(self) -> list[Instance]: ...
+    def name(self, instance_id: str, name: str) -> None: ...
+    def create(self, group: str, names: Sequence[str]) -> list[str]: ...
+    def terminate(self, instance_ids: Sequence[str]) -> None: ...
+
+
+CAPACITY_CODES = frozenset(
+    {
+        "InsufficientInstanceCapacity",
+        "InsufficientCapacityOnHost",
+        "InsufficientHostCapacity",
+        "InsufficientReservedInstanceCapacity",
+        "ReservationCapacityExceeded",
+        "InstanceLimitExceeded",
+        "VcpuLimitExceeded",
+        "MaxSpotInstanceCountExceeded",
+        "SpotMaxPriceTooLow",
+        "Unsupported",
+    }
+)
+"""EC2 error codes that mean "not now" rather than "wrong request" (the EC2 API's error code reference)."""
+RUN_BATCH = 500
+"""Most instances one RunInstances call asks for (ParallelCluster's launch_max_batch_size)."""
+TERMINATE_BATCH = 1000
+"""Most instance ids one TerminateInstances call takes (the EC2 API reference's limit)."""
+_INTERFACE_KEYS = ("DeviceIndex", "NetworkCardIndex", "InterfaceType", "Groups", "DeleteOnTermination")
+
+
+class Ec2Fleet:
+    """The cluster's GPU instances in EC2, found by the cluster's tags. Elastic instances are created
+    from the node group's own launch template, at the version and in the subnet its auto scaling group
+    uses, with the group's tags: they boot exactly like the group's static nodes."""
+
+    def __init__(self, client: Any, *, blueprint: str, stack: str, autoscaling: Any = None) -> None:
+        self._ec2, self._blueprint, self._stack = client, blueprint, stack
+        self._autoscaling = autoscaling
+        self._sources: dict[str, dict[str, Any]] = {}
+
+    def _owned(self) -> list[dict[str, Any]]:
+        return [
+            {"Name": f"tag:{BLUEPRINT_TAG}", "Values": [self._blueprint]},
+            {"Name": f"tag:{STACK_TAG}", "Values": [self._stack]},
+        ]
+
+    def instances(self) -> list[Instance]:
+        filters = [
+            *self._owned(),
+            {"Name": "tag-key", "Values": [GROUP_TAG]},
+            {"Name": "instance-state-name", "Values": ["pending", "running"]},
+        ]
+        found = []
+        for page in self._ec2.get_paginator("describe_instances").paginate(Filters=filters):
+            for reservation in page["Reservations"]:
+                for item in reservation["Instances"]:
+                    tags = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
+                    if "PrivateIpAddress" not in item:
+                        continue  # no address yet: next round
+                    found.append(
+                        Instance(
+                            id=item["InstanceId"],
+                            group=tags[GROUP_TAG],
+                            address=item["PrivateIpAddress"],
+                            launched=item["LaunchTime"],
+                            name=tags.get(NODE_TAG),
+                            elastic=tags.get(ELASTIC_TAG) == "true",
+                        )
+                    )
+        return found
+
+    def name(self, instance_id: str, name: str) -> None:
+        self._ec2.create_tags(Resources=[instance_id], Tags=[{"Key": NODE_TAG, "Value": name}])
+
+    def create(self, group: str, names: Sequence[str]) -> list[str]:
+        """Launch one instance per name, all or none (MinCount = MaxCount), and name each."""
+        source = self._source(group)
+        request: dict[str, Any] = {
+            "LaunchTemplate": {"LaunchTemplateId": source["template"], "Version": source["version"]},
+            "MinCount": len(names),
+            "MaxCount": len(names),
+            "TagSpecifications": [
+                # Replaces the template's instance tags for this launch: the group's tags, plus ours.
+                {"ResourceType": "instance", "Tags": [*source["tags"], {"Key": ELASTIC_TAG, "Value": "true"}]}
+            ],
+        }
+        if source["interfaces"]:
+            request["NetworkInterfaces"] = [
+                {**interface, "SubnetId": source["subnet"]} for interface in source["interfaces"]
+            ]
+        else:
+            request["SubnetId"] = source["subnet"]
+        try:
+            launched = self._ec2.run_instances(**request)["Instances"]
+        except Exception as error:
+            raise _cloud_error(error) from error
+        ids = [item["InstanceId"] for item in launched]
+        for instance_id, name in zip(ids, names, strict=True):
+            self.name(instance_id, name)
+        return ids
+
+    def terminate(self, instance_ids: Sequence[str]) -> None:
+        for start in range(0, len(instance_ids), TERMINATE_BATCH):
+            self._ec2.terminate_instances(InstanceIds=list(instance_ids[start : start + TERMINATE_BATCH]))
+
+    def _source(self, group: str) -> dict[str, Any]:
+        """The group's launch template, version, subnet and tags, read from its auto scaling group."""
+        if group in self._sources:
+            return self._sources[group]
+        if self._autoscaling is None:
+            raise CloudError("NoAutoScalingClient", "the fleet was made without an Auto Scaling client")
+        filters = [
+            {"Name": f"tag:{GROUP_TAG}", "Values": [group]},
+            *({"Name": f["Name"], "Values": f["Values"]} for f in self._owned()),
+        ]
+        found = [
+            asg
+            for page in self._autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
+                Filters=filters
+            )
+            for asg in page["AutoScalingGroups"]
+        ]
+        if len(found) != 1:
+            raise CloudError(
+                "NoNodeGroup", f"{len(found)} auto scaling groups carry node group {group}'s tags"
+            )
+        asg = found[0]
+        template = asg["LaunchTemplate"]
+        version = self._ec2.describe_launch_template_versions(
+            LaunchTemplateId=template["LaunchTemplateId"], Versions=[template["Version"]]
+        )["LaunchTemplateVersions"][0]
+        interfaces = [
+            {key: interface[key] for key in _INTERFACE_KEYS if key in interface}
+            for interface in version["LaunchTemplateData"].get("NetworkInterfaces", [])
+        ]
+        source = {
+            "template": template["LaunchTemplateId"],
+            "version": str(version["VersionNumber"]),
+            "subnet": asg["VPCZoneIdentifier"].split(",")[0],
+            "interfaces": interfaces,
+            "tags": [
+                {"Key": t["Key"], "Value": t["Value"]}
+                for t in asg.get("Tags", [])
+                if not t["Key"].startswith("aws:")
+            ],
+        }
+        self._sources[group] = source
+        return source
+
+
+def _cloud_error(error: Exception) -> CloudError:
+    response = getattr(error, "response", None)
+    if isinstance(response, Mapping):
+        detail = response.get("Error", {})
+        return CloudError(str(detail.get("Code", type(error).__name__)), str(detail.get("Message", error)))
+    return CloudError(type(error).__name__, str(error))
+
+
+COMPUTE_API = "https://compute.googleapis.com/compute/v1"
+METADATA = "http://metadata.google.internal/computeMetadata/v1"
+LIVE_STATES = ("PROVISIONING", "STAGING", "RUNNING")
+
+
+class Http(Protocol):
+    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any: ...
+
+
+class MetadataTokenHttp:
+    """JSON over HTTPS with the VM service account's token from the metadata server (no SDK: Ubuntu's
+    python3 alone runs this program)."""
+
+    def __init__(self, metadata: str = METADATA) -> None:
+        self._metadata = metadata
+        self._token: tuple[str, float] | None = None
+
+    def _bearer(self) -> str:
+        import time  # noqa: PLC0415 - only the live program needs it
+
+        if self._token is None or self._token[1] < time.monotonic() + 60:
+            request = urllib.request.Request(
+                f"{self._metadata}/instance/service-accounts/default/token",
+                headers={"Metadata-Flavor": "Google"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                answer = json.load(response)
+            self._token = (answer["access_token"], time.monotonic() + float(answer["expires_in"]))
+        return self._token[0]
+
+    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self._bearer()}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
+
+
+class GceFleet:
+    """The cluster's GPU VMs in a Compute Engine zone, found by the cluster's labels; a VM's node name is
+    its instance metadata key `clusterfab-slurm-node` (labels cannot be read from inside the VM; metadata
+    can, which is where the node's slurmd start program reads it). Elastic node groups are not offered on
+    GCP yet (the blueprint rules refuse them), so this fleet creates and deletes nothing."""
+
+    def __init__(self, http: Http, *, project: str, zone: str, blueprint: str, stack: str) -> None:
+        self._http = http
+        self._base = f"{COMPUTE_API}/projects/{project}/zones/{zone}/instances"
+        self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
+
+    def instances(self) -> list[Instance]:
+        found = []
+        token = ""
+        while True:
+            query = {"filter": self._filter, **({"pageToken": token} if token else {})}
+            page = self._http("GET", f"{self._base}?{urllib.parse.urlencode(query)}")
+            for item in page.get("items", []):
+                labels = item.get("labels", {})
+                interfaces = item.get("networkInterfaces", [])
+                if item.get("status") not in LIVE_STATES or GROUP_TAG not in labels:
+                    continue
+                if not interfaces or "networkIP" not in interfaces[0]:
+                    continue  # no address yet: next round
+                found.append(
+                    Instance(
+                        id=item["name"],
+                        group=labels[GROUP_TAG],
+                        address=interfaces[0]["networkIP"],
+                        launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
+                        name=_metadata(item).get(NODE_TAG),
+                        elastic=labels.get(ELASTIC_TAG) == "true",
+                    )
+                )
+            token = page.get("nextPageToken", "")
+            if not token:
+                return found
+
+    def name(self, instance_id: str, name: str) -> None:
+        # setMetadata replaces the whole set and must quote the fingerprint read with it.
+        item = self._http("GET", f"{self._base}/{instance_id}")
+        metadata = item.get("metadata", {})
+        items = [i for i in metadata.get("items", []) if i["key"] != NODE_TAG] + [
+            {"key": NODE_TAG, "value": name}
+        ]
+        self._http(
+            "POST",
+            f"{self._base}/{instance_id}/setMetadata",
+            {"fingerprint": metadata.get("fingerprint", ""), "items": items},
+        )
+
+    def create(self, group: str, names: Sequence[str]) -> list[str]:
+        raise CloudError("NotOffered", "elastic Slurm node groups are not offered on GCP yet")
+
+    def terminate(self, instance_ids: Sequence[str]) -> None:
+        for instance_id in instance_ids:
+            self._http("DELETE", f"{self._base}/{instance_id}")
+
+
+def _metadata(item: Mapping[str, Any]) -> dict[str, str]:
+    return {i["key"]: i.get("value", "") for i in item.get("metadata", {}).get("items", [])}
+
+
+class Scontrol:
+    """slurmctld's nodes, through scontrol."""
+
+    def __init__(self, run: Any = subprocess.run) -> None:
+        self._run = run
+
+    def nodes(self) -> dict[str, SlurmNode]:
+        out = self._run(
+            ["scontrol", "show", "nodes", "--json"], capture_output=True, text=True, check=True
+        ).stdout
+        nodes = {}
+        for node in json.loads(out).get("nodes", []):
+            state = node.get("state", [])
+            states = frozenset(state if isinstance(state, list) else str(state).split("+"))
+            nodes[node["name"]] = SlurmNode(
+                name=node["name"],
+                address=node.get("address", node["name"]),
+                down="DOWN" in states,
+                states=states,
+                reason=node.get("reason", "") or "",
+                reason_at=_time(node.get("reason_changed_at")),
+            )
+        return nodes
+
+    def hostnames(self, expression: str) -> list[str]:
+        """Slurm's own expansion of a hostlist expression (`h100-[2-5]`)."""
+        out = self._run(
+            ["scontrol", "show", "hostnames", expression], capture_output=True, text=True, check=True
+        ).stdout
+        return [str(name) for name in out.split()]
+
+    def apply(self, action: SlurmAction) -> None:
+        self.update([action.name], action)
+
+    def update(self, names: Sequence[str], action: SlurmAction) -> None:
+        """One `scontrol update` for every named node (their new state, or address)."""
+        if isinstance(action, SetAddress):
+            fields = [f"NodeAddr={action.address}", f"NodeHostname={action.address}"]
+        elif isinstance(action, MarkDown):
+            fields = ["State=DOWN", f"Reason={action.reason}"]
+        else:
+            fields = ["State=POWER_DOWN_FORCE", f"Reason={action.reason}"]
+        self._run(["scontrol", "update", f"NodeName={','.join(names)}", *fields], check=True)
+
+
+def _time(value: Any) -> dt.datetime | None:
+    """A time in `scontrol --json`: seconds since the epoch, bare or as {"set", "number"} (data_parser
+    v0.0.40 and later)."""
+    if isinstance(value, Mapping):
+        value = value.get("number") if value.get("set", True) else None
+    if isinstance(value, int | float) and value > 0:
+        return dt.datetime.fromtimestamp(value, dt.UTC)
+    return None
+
+
+@dataclass
+class Counts:
+    """What a run did, by kind of action: written to the counts file the Slurm exporter reads."""
+
+    done: Counter[str] = field(default_factory=Counter)
+    failed: Counter[str] = field(default_factory=Counter)
+
+
+def sync(
+    names: Mapping[str, Sequence[str]],
+    fleet: Fleet,
+    slurm: Scontrol,
+    *,
+    elastic: Mapping[str, Sequence[str]] | None = None,
+    now: dt.datetime | None = None,
+    counts: Counts | None = None,
+) -> list[Action]:
+    """One round: read both sides, act, and return what was done (each action is logged). One failed
+    action is logged and counted, and does not stop the others."""
+    actions = plan_actions(names, fleet.instances(), slurm.nodes(), elastic=elastic, now=now)
+    counts = counts if counts is not None else Counts()
+    for action in actions:
+        kind = type(action).__name__
+        log.info("%s", action)
+        try:
+            if isinstance(action, NameInstance):
+                fleet.name(action.instance_id, action.name)
+            elif isinstance(action, Terminate):
+                fleet.terminate([action.instance_id])
+            else:
+                slurm.apply(action)
+        except Exception:
+            log.exception("failed: %s", action)
+            counts.failed[kind] += 1
+        else:
+            counts.done[kind] += 1
+    return actions
