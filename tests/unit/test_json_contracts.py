@@ -95,13 +95,23 @@ def test_invalid_blueprints_print_the_validate_document_from_every_command(fixtu
         assert document["ok"] is False
 
 
-def test_cost_document_of_an_autoscaled_group(tmp_path: Path) -> None:
+def test_cost_and_diff_documents_of_an_autoscaled_group(tmp_path: Path) -> None:
     example = REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml"
-    new = tmp_path / "new.yaml"
+    base, new = tmp_path / "base.yaml", tmp_path / "new.yaml"
+    base.write_text(example.read_text().replace("    count: 16", "    autoscaling: {min: 2, max: 16}", 1))
     new.write_text(example.read_text().replace("    count: 16", "    autoscaling: {min: 4, max: 16}", 1))
     cost = _json("cost", str(new), "--env", "prod", "--utilisation", "12.5")
     _check(cost, "cost")
     assert (cost["items"][0]["min_quantity"], cost["utilisation_percent"]) == (4, 12.5)
+    diff = _json("diff", str(base), str(new), "--env", "prod")
+    _check(diff, "diff")
+    # 2 more p5.48xlarge at $55.04/h always up; the max, hence the full-size total, is the same
+    assert diff["cost"]["delta"] == {
+        "hourly_usd": 0.0,
+        "monthly_usd": 0.0,
+        "min_hourly_usd": 110.08,
+        "min_monthly_usd": 80358.4,
+    }
 
 
 def test_plan_document() -> None:
