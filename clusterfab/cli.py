@@ -216,11 +216,24 @@ def cost(
         float | None,
         typer.Option("--hours", help="Also price a run of this many hours (e.g. 336 for two weeks)."),
     ] = None,
+    utilisation: Annotated[
+        float | None,
+        typer.Option(
+            "--utilisation",
+            "--utilization",
+            help=(
+                "Also price the autoscaled groups at this utilisation, 0 to 100: their min nodes all the "
+                "time and the nodes above the min this percentage of it."
+            ),
+        ),
+    ] = None,
     output: FormatOption = Format.text,
 ) -> None:
     """Estimate the cost per hour, per month (730 h) and per run from the catalog's prices.
 
-    Exits 1 when the blueprint is invalid or the estimate is over the blueprint's budget.
+    Autoscaled groups are priced at their max (the totals and the budget) and at their min, and with
+    --utilisation in between. Exits 1 when the blueprint is invalid or the estimate is over the
+    blueprint's budget.
     """
     from clusterfab.catalog import load_catalog
     from clusterfab.cost import MAX_RUN_HOURS, estimate_cost
@@ -231,6 +244,8 @@ def cost(
 
     if hours is not None and not (math.isfinite(hours) and 0 < hours <= MAX_RUN_HOURS):
         raise UsageError(f"--hours must be a positive number of hours up to {MAX_RUN_HOURS:,}, not {hours:g}")
+    if utilisation is not None and not (math.isfinite(utilisation) and 0 <= utilisation <= 100):
+        raise UsageError(f"--utilisation must be a percentage from 0 to 100, not {utilisation:g}")
     today = _today()
     result = validate_file(
         blueprint,
@@ -244,7 +259,9 @@ def cost(
     if not result.ok or validated is None:
         _invalid(result, output, env, "cost", "not costed")
     catalog = load_catalog()
-    estimate = estimate_cost(validated.spec, catalog, hours=hours, today=today)
+    estimate = estimate_cost(
+        validated.spec, catalog, hours=hours, utilisation_percent=utilisation, today=today
+    )
     if output is Format.json:
         context = rule_context(validated, catalog, today)
         findings = sorted([*result.findings, *price_caveats(context, estimate)], key=lambda f: f.sort_key)

@@ -1,4 +1,8 @@
-"""The cost delta between two estimates, item by item (matched by kind and name) and in total."""
+"""The cost delta between two estimates, item by item (matched by kind and name) and in total.
+
+Like with like: full size against full size (autoscaled groups at their max, what the budget judges)
+and min against min (what the cluster costs idle), so a change to an autoscaled group's min shows even
+when its max, and so the full-size total, stays the same."""
 
 from __future__ import annotations
 
@@ -31,6 +35,26 @@ class ItemDelta:
         return self.after_hourly - self.before_hourly
 
     @property
+    def before_min_hourly(self) -> Decimal | None:
+        return self.before.min_hourly_usd if self.before else Decimal(0)
+
+    @property
+    def after_min_hourly(self) -> Decimal | None:
+        return self.after.min_hourly_usd if self.after else Decimal(0)
+
+    @property
+    def delta_min_hourly(self) -> Decimal | None:
+        """The delta with autoscaled groups at their min; None when either side is unpriced."""
+        if self.before_min_hourly is None or self.after_min_hourly is None:
+            return None
+        return self.after_min_hourly - self.before_min_hourly
+
+    @property
+    def scales(self) -> bool:
+        """Either side is an autoscaled group (then its min figures differ from its full-size ones)."""
+        return any(side is not None and side.scales for side in (self.before, self.after))
+
+    @property
     def changed(self) -> bool:
         if self.before is None or self.after is None:
             return True
@@ -47,20 +71,27 @@ class ItemDelta:
         parts = []
         if self.before.sku != self.after.sku:
             parts.append(f"{self.before.sku} -> {self.after.sku}")
-        if self.before.quantity != self.after.quantity:
-            parts.append(f"{self.after.sku} x {self.before.quantity:,} -> {self.after.quantity:,}")
+        if _size(self.before) != _size(self.after):
+            parts.append(f"{self.after.sku} x {_size(self.before)} -> {_size(self.after)}")
         if self.before.capacity != self.after.capacity:
             parts.append(f"{self.before.capacity} -> {self.after.capacity}")
         return ", ".join(parts) or _shape(self.after)
 
 
 def _key(item: CostItem) -> tuple[object, ...]:
-    return (item.sku, item.quantity, item.capacity, item.pricing_model, item.hourly_usd)
+    return (item.sku, item.quantity, item.min_quantity, item.capacity, item.pricing_model, item.hourly_usd)
+
+
+def _size(item: CostItem) -> str:
+    """`16`, or `2-10` for an autoscaled group (min-max)."""
+    if item.min_quantity is None:
+        return f"{item.quantity:,}"
+    return f"{item.min_quantity:,}-{item.quantity:,}"
 
 
 def _shape(item: CostItem) -> str:
     capacity = f", {item.capacity}" if item.capacity else ""
-    return f"{item.sku} x {item.quantity:,}{capacity}"
+    return f"{item.sku} x {_size(item)}{capacity}"
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,19 @@ class CostDiff:
     @property
     def delta_monthly(self) -> Decimal:
         return self.after.monthly_usd - self.before.monthly_usd
+
+    @property
+    def delta_min_hourly(self) -> Decimal:
+        return self.after.min_hourly_usd - self.before.min_hourly_usd
+
+    @property
+    def delta_min_monthly(self) -> Decimal:
+        return self.after.min_monthly_usd - self.before.min_monthly_usd
+
+    @property
+    def scales(self) -> bool:
+        """Either side has an autoscaled group: its totals at min differ from those at full size."""
+        return self.before.scales or self.after.scales
 
     @property
     def percent_monthly(self) -> Decimal | None:

@@ -5,6 +5,10 @@ nothing here imports Pulumi. Every item of the blueprint appears in the estimate
 price the catalog lacks leaves the item's money fields None, with a warning, and out of the totals
 (never a silent $0).
 
+An autoscaled node group is priced at its max (the totals and the budget verdict: what the cluster can
+cost) and at its min (what it costs idle); with a utilisation, also in between: its min nodes full
+time and the nodes above the min that share of the time.
+
 Money is exact decimal arithmetic on the catalog's figures as written, so 16 x $55.04 is $880.64 and
 not 880.6400000000001. Nothing is rounded here: renderers round for people, the JSON keeps full
 precision. A month is 730 hours, both ways: compute is priced per hour (monthly = hourly x 730) and
@@ -111,6 +115,41 @@ class CostItem:
     def confidence(self) -> Confidence | None:
         return self.price.confidence if self.price else None
 
+    @property
+    def scales(self) -> bool:
+        """An autoscaled group: its cost runs from `min_quantity` to `quantity` nodes."""
+        return self.min_quantity is not None
+
+    def quantity_at(self, utilisation: Decimal) -> Decimal:
+        """The mean number of nodes up with the `min_quantity` nodes always up and the
+        `quantity - min_quantity` above them up a fraction `utilisation` (0 to 1) of the time: 0 is the
+        item at its min, 1 at its max. An item that does not scale is its `quantity` at any utilisation."""
+        if self.min_quantity is None:
+            return Decimal(self.quantity)
+        return self.min_quantity + (self.quantity - self.min_quantity) * utilisation
+
+    def hourly_at(self, utilisation: Decimal) -> Decimal | None:
+        """The hourly cost at `quantity_at(utilisation)`."""
+        if self.min_quantity is None or self.unit_price_usd is None:
+            return self.hourly_usd
+        return self.unit_price_usd * self.quantity_at(utilisation)
+
+    def monthly_at(self, utilisation: Decimal) -> Decimal | None:
+        """`hourly_at` over a month (only node groups scale, and they are priced per hour)."""
+        if self.min_quantity is None:
+            return self.monthly_usd
+        hourly = self.hourly_at(utilisation)
+        return None if hourly is None else hourly * HOURS_PER_MONTH
+
+    @property
+    def min_hourly_usd(self) -> Decimal | None:
+        """The hourly cost at an autoscaled group's min; every other item's `hourly_usd`."""
+        return self.hourly_at(Decimal(0))
+
+    @property
+    def min_monthly_usd(self) -> Decimal | None:
+        return self.monthly_at(Decimal(0))
+
 
 @dataclass(frozen=True, slots=True)
 class CostWarning:
@@ -174,22 +213,67 @@ class CostEstimate:
     catalog_version: str
     catalog_as_of: dt.date
     teams: tuple[TeamBudget, ...] = ()
+    utilisation_percent: Decimal | None = None
+    """`--utilisation`: how busy the autoscaled groups' nodes above their min are (0 to 100), or None."""
 
     @property
     def unpriced(self) -> tuple[CostItem, ...]:
         """Items left out of the totals because the catalog has no price for them."""
         return tuple(item for item in self.items if not item.priced)
 
+    @property
+    def scales(self) -> bool:
+        """Whether any item is an autoscaled group: then the totals have a min below their max."""
+        return any(item.scales for item in self.items)
+
+    @property
+    def utilisation(self) -> Decimal | None:
+        """`utilisation_percent` as a fraction (0 to 1), what `hourly_at` takes."""
+        return None if self.utilisation_percent is None else self.utilisation_percent / 100
+
+    def hourly_at(self, utilisation: Decimal) -> Decimal:
+        """The total over the priced items (as `hourly_usd`) with the autoscaled groups at
+        `utilisation` (CostItem.quantity_at): 0 at their min, 1 at their max (`hourly_usd`)."""
+        return sum((h for i in self.items if (h := i.hourly_at(utilisation)) is not None), Decimal(0))
+
+    def monthly_at(self, utilisation: Decimal) -> Decimal:
+        return sum((m for i in self.items if (m := i.monthly_at(utilisation)) is not None), Decimal(0))
+
+    @property
+    def min_hourly_usd(self) -> Decimal:
+        """The total with every autoscaled group at its min (`hourly_usd` is at their max)."""
+        return self.hourly_at(Decimal(0))
+
+    @property
+    def min_monthly_usd(self) -> Decimal:
+        return self.monthly_at(Decimal(0))
+
+    @property
+    def expected_hourly_usd(self) -> Decimal | None:
+        """The total at `utilisation_percent` (min nodes full time, the rest that share of it), or None."""
+        return None if self.utilisation is None else self.hourly_at(self.utilisation)
+
+    @property
+    def expected_monthly_usd(self) -> Decimal | None:
+        return None if self.utilisation is None else self.monthly_at(self.utilisation)
+
 
 def estimate_cost(
-    spec: ClusterSpec, catalog: Catalog, *, hours: float | None = None, today: dt.date
+    spec: ClusterSpec,
+    catalog: Catalog,
+    *,
+    hours: float | None = None,
+    utilisation_percent: float | None = None,
+    today: dt.date,
 ) -> CostEstimate:
-    """Price every node group, TPU slice and storage item of `spec` at full size.
+    """Price every node group, TPU slice and storage item of `spec` at full size (and at min).
 
     Args:
         spec: a resolved blueprint (base or merged with an environment).
         catalog: where the prices come from.
         hours: length of a run to price (run_usd); None leaves run_usd None.
+        utilisation_percent: how busy the autoscaled groups' nodes above their min are, 0 to 100
+            (the expected totals); None leaves them None.
         today: the date prices are judged stale against (a parameter, so results are reproducible).
     """
     estimate = estimate_lines(
@@ -200,6 +284,7 @@ def estimate_cost(
         region=spec.region,
         budget=spec.budget,
         hours=hours,
+        utilisation_percent=utilisation_percent,
         today=today,
     )
     if not spec.teams:
@@ -359,9 +444,10 @@ def estimate_lines(
     region: str,
     budget: Budget | None,
     hours: float | None = None,
+    utilisation_percent: float | None = None,
     today: dt.date,
 ) -> CostEstimate:
-    """Price `lines` in `region` and judge the totals against `budget`."""
+    """Price `lines` in `region` and judge the totals (at full size) against `budget`."""
     estimator = _Estimator(cloud, region, catalog, today)
     for line in lines:
         estimator.price(line)
@@ -382,6 +468,7 @@ def estimate_lines(
         budget=_budget(budget, hourly, monthly),
         catalog_version=catalog.version,
         catalog_as_of=catalog.index.as_of,
+        utilisation_percent=None if utilisation_percent is None else Decimal(str(utilisation_percent)),
     )
 
 

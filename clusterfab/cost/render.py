@@ -46,26 +46,14 @@ def cost_json(
         "currency": "USD",
         "hourly_usd": cents(estimate.hourly_usd),
         "monthly_usd": cents(estimate.monthly_usd),
+        "min_hourly_usd": cents(estimate.min_hourly_usd),
+        "min_monthly_usd": cents(estimate.min_monthly_usd),
+        "utilisation_percent": exact(estimate.utilisation_percent),
+        "expected_hourly_usd": cents(estimate.expected_hourly_usd),
+        "expected_monthly_usd": cents(estimate.expected_monthly_usd),
         "run_usd": cents(estimate.run_usd),
         "hours": exact(estimate.hours),
-        "items": [
-            {
-                "name": item.name,
-                "kind": item.kind,
-                "sku": item.sku,
-                "region": item.region,
-                "pricing_model": item.pricing_model,
-                "quantity": item.quantity,
-                "unit": item.unit,
-                "unit_price_usd": exact(item.unit_price_usd),
-                "hourly_usd": cents(item.hourly_usd),
-                "monthly_usd": cents(item.monthly_usd),
-                "source": item.source,
-                "as_of": item.as_of.isoformat() if item.as_of else None,
-                "confidence": item.confidence,
-            }
-            for item in estimate.items
-        ],
+        "items": [_item_json(item, estimate.utilisation) for item in estimate.items],
         "catalog": {"version": estimate.catalog_version, "as_of": estimate.catalog_as_of.isoformat()},
         "warnings": [w.message for w in estimate.warnings],
         "budget": {
@@ -88,6 +76,29 @@ def cost_json(
     }
 
 
+def _item_json(item: CostItem, expected: Decimal | None) -> dict[str, Any]:
+    return {
+        "name": item.name,
+        "kind": item.kind,
+        "sku": item.sku,
+        "region": item.region,
+        "pricing_model": item.pricing_model,
+        "quantity": item.quantity,
+        "min_quantity": item.min_quantity,
+        "unit": item.unit,
+        "unit_price_usd": exact(item.unit_price_usd),
+        "hourly_usd": cents(item.hourly_usd),
+        "monthly_usd": cents(item.monthly_usd),
+        "min_hourly_usd": cents(item.min_hourly_usd),
+        "min_monthly_usd": cents(item.min_monthly_usd),
+        "expected_hourly_usd": None if expected is None else cents(item.hourly_at(expected)),
+        "expected_monthly_usd": None if expected is None else cents(item.monthly_at(expected)),
+        "source": item.source,
+        "as_of": item.as_of.isoformat() if item.as_of else None,
+        "confidence": item.confidence,
+    }
+
+
 # --- formatting for people -------------------------------------------------------------------
 
 
@@ -107,12 +118,41 @@ def _hours(value: Decimal) -> str:
     return f"{value.normalize():f}"
 
 
-def _quantity(item: CostItem) -> str:
+def _count(item: CostItem, quantity: Decimal | int) -> str:
+    """`16 nodes`, `1 node`, `4.4 nodes`: a quantity in the item's unit."""
     one, many = _QUANTITY_WORD[item.kind]
-    text = f"{item.quantity:,} {one if item.quantity == 1 else many}"
-    if item.min_quantity is not None:
-        text += f" (min {item.min_quantity:,})"
-    return text
+    number = f"{quantity:,}" if isinstance(quantity, int) else f"{quantity.normalize():,f}"
+    return f"{number} {one if quantity == 1 else many}"
+
+
+def _quantity(item: CostItem) -> str:
+    text = _count(item, item.quantity)
+    return f"{text} (max)" if item.scales else text
+
+
+def percent(value: Decimal) -> str:
+    """25%, 12.5%: a utilisation as given."""
+    return f"{value.normalize():f}%"
+
+
+def _levels(estimate: CostEstimate) -> list[tuple[str, Decimal]]:
+    """The points below full size the estimate shows: its autoscaled groups at min and, with
+    --utilisation, in between (label, fraction of the nodes above the min that are up)."""
+    if not estimate.scales:
+        return []
+    levels = [("at min", Decimal(0))]
+    if estimate.utilisation_percent is not None and estimate.utilisation is not None:
+        levels.append((f"at {percent(estimate.utilisation_percent)} utilisation", estimate.utilisation))
+    return levels
+
+
+def _at_max(estimate: CostEstimate) -> str:
+    """What a full-size figure (run, budget) says about the autoscaled groups, when there are any."""
+    return " (autoscaled groups at their max)" if estimate.scales else ""
+
+
+def _money(value: Decimal | None) -> str:
+    return usd(value) if value is not None else "-"
 
 
 def _pricing(item: CostItem) -> str:
@@ -127,9 +167,33 @@ def _row(item: CostItem) -> list[str]:
         if item.unit_price_usd is not None
         else "no price"
     )
-    hourly = usd(item.hourly_usd) if item.hourly_usd is not None else "-"
-    monthly = usd(item.monthly_usd) if item.monthly_usd is not None else "-"
+    hourly, monthly = _money(item.hourly_usd), _money(item.monthly_usd)
     return [item.name, item.kind, item.sku, _pricing(item), _quantity(item), price, hourly, monthly]
+
+
+def _level_rows(item: CostItem, levels: Sequence[tuple[str, Decimal]]) -> list[list[str]]:
+    """An autoscaled group's rows under its own (which is at its max): one per level, labelled."""
+    if item.min_quantity is None:
+        return []
+    rows = []
+    for label, utilisation in levels:
+        quantity = _count(item, item.quantity_at(utilisation))
+        if 0 < utilisation < 1:
+            quantity += " (mean)"
+        hourly, monthly = _money(item.hourly_at(utilisation)), _money(item.monthly_at(utilisation))
+        rows.append([f"  {label}", "", "", "", quantity, "", hourly, monthly])
+    return rows
+
+
+def _total_rows(estimate: CostEstimate, levels: Sequence[tuple[str, Decimal]]) -> list[list[str]]:
+    """`TOTAL`, or with autoscaled groups `TOTAL at max` and a total per level below it."""
+    if not levels:
+        return [["TOTAL", "", "", "", "", "", usd(estimate.hourly_usd), usd(estimate.monthly_usd)]]
+    rows = [["TOTAL at max", "", "", "", "", "", usd(estimate.hourly_usd), usd(estimate.monthly_usd)]]
+    for label, utilisation in levels:
+        hourly, monthly = usd(estimate.hourly_at(utilisation)), usd(estimate.monthly_at(utilisation))
+        rows.append([f"TOTAL {label}", "", "", "", "", "", hourly, monthly])
+    return rows
 
 
 _HEADERS = ["ITEM", "KIND", "SKU", "PRICING", "QUANTITY", "UNIT PRICE", "HOURLY", "MONTHLY"]
@@ -216,25 +280,43 @@ def team_lines(estimate: CostEstimate) -> list[str]:
 
 
 def _assumptions(estimate: CostEstimate) -> list[str]:
+    size = "full size (autoscaled groups at their max)"
+    if estimate.scales:
+        size = (
+            "totals, run and budget at full size (autoscaled groups at their max); "
+            "at min: autoscaled groups at their min"
+        )
+        if estimate.utilisation_percent is not None:
+            share = percent(estimate.utilisation_percent)
+            size += (
+                f"; at {share} utilisation: their min nodes all the time, those above the min {share} of it"
+            )
+    elif estimate.utilisation_percent is not None:
+        size += (
+            f"; --utilisation {percent(estimate.utilisation_percent)} changes nothing: no group autoscales"
+        )
     return [
         f"catalog {estimate.catalog_version} ({estimate.catalog_as_of.isoformat()}): USD list prices before "
         f"taxes and discounts; monthly = {HOURS_PER_MONTH} hours",
-        f"full size (autoscaled groups at their max); not priced: {_NOT_PRICED}",
+        f"{size}; not priced: {_NOT_PRICED}",
     ]
 
 
 def render_text(estimate: CostEstimate, *, environment: str | None = None, width: int = 10_000) -> str:
     """The estimate as an aligned table with totals, run cost, budget verdict, warnings and assumptions,
     laid out for `width` columns (the table drops its least needed columns, prose wraps)."""
-    rows = [_HEADERS, *(_row(item) for item in estimate.items)]
-    rows.append(["TOTAL", "", "", "", "", "", usd(estimate.hourly_usd), usd(estimate.monthly_usd)])
+    levels = _levels(estimate)
+    rows = [_HEADERS]
+    for item in estimate.items:
+        rows += [_row(item), *_level_rows(item, levels)]
+    rows += _total_rows(estimate, levels)
     out = [f"Cost of {estimate.name} {_where(estimate, environment)}", "", *_table(rows, width)]
     left_out = _left_out(estimate)
     if left_out:
         out.extend(_wrap(left_out, width))
     out.append("")
     if estimate.run_usd is not None and estimate.hours is not None:
-        out.append(f"run of {_hours(estimate.hours)} hours: {usd(estimate.run_usd)}")
+        out.append(f"run of {_hours(estimate.hours)} hours: {usd(estimate.run_usd)}{_at_max(estimate)}")
     out.extend(_wrap(f"budget: {budget_verdict(estimate)}", width))
     if estimate.teams:
         out.append("team quotas at the cluster's GPU price:")
@@ -258,16 +340,20 @@ def render_markdown(estimate: CostEstimate, *, environment: str | None = None) -
         header,
         "|---|---|---|---|---:|---:|---:|---:|",
     ]
+    levels = _levels(estimate)
     for item in estimate.items:
         name, kind, sku, pricing, quantity, price, hourly, monthly = _row(item)
         out.append(f"| {name} | {kind} | `{sku}` | {pricing} | {quantity} | {price} | {hourly} | {monthly} |")
-    out.append(f"| **Total** | | | | | | **{usd(estimate.hourly_usd)}** | **{usd(estimate.monthly_usd)}** |")
+        for label, _, _, _, quantity, _, hourly, monthly in _level_rows(item, levels):
+            out.append(f"| &nbsp;&nbsp;_{label.strip()}_ | | | | {quantity} | | {hourly} | {monthly} |")
+    for label, _, _, _, _, _, hourly, monthly in _total_rows(estimate, levels):
+        out.append(f"| **{label.replace('TOTAL', 'Total')}** | | | | | | **{hourly}** | **{monthly}** |")
     left_out = _left_out(estimate)
     if left_out:
         out += ["", left_out[0].upper() + left_out[1:]]
     out.append("")
     if estimate.run_usd is not None and estimate.hours is not None:
-        out.append(f"**Run of {_hours(estimate.hours)} hours:** {usd(estimate.run_usd)}")
+        out.append(f"**Run of {_hours(estimate.hours)} hours:** {usd(estimate.run_usd)}{_at_max(estimate)}")
         out.append("")
     verdict = budget_verdict(estimate)
     if not estimate.budget.ok:

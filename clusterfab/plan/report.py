@@ -95,8 +95,17 @@ def report_json(report: DiffReport) -> dict[str, Any]:
     """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md)."""
     cost = report.cost
 
-    def totals(hourly: Decimal, monthly: Decimal) -> dict[str, float | None]:
-        return {"hourly_usd": cents(hourly), "monthly_usd": cents(monthly)}
+    def totals(
+        hourly: Decimal, monthly: Decimal, min_hourly: Decimal, min_monthly: Decimal
+    ) -> dict[str, Any]:
+        return {
+            "hourly_usd": cents(hourly),
+            "monthly_usd": cents(monthly),
+            "min_hourly_usd": cents(min_hourly),
+            "min_monthly_usd": cents(min_monthly),
+        }
+
+    before, after = cost.before, cost.after
 
     return {
         **envelope(
@@ -106,15 +115,22 @@ def report_json(report: DiffReport) -> dict[str, Any]:
         "ok": cost.after.budget.ok,
         "resources": report.resources.to_json(),
         "cost": {
-            "before": totals(cost.before.hourly_usd, cost.before.monthly_usd),
-            "after": totals(cost.after.hourly_usd, cost.after.monthly_usd),
-            "delta": totals(cost.delta_hourly, cost.delta_monthly),
+            "before": totals(
+                before.hourly_usd, before.monthly_usd, before.min_hourly_usd, before.min_monthly_usd
+            ),
+            "after": totals(after.hourly_usd, after.monthly_usd, after.min_hourly_usd, after.min_monthly_usd),
+            "delta": totals(
+                cost.delta_hourly, cost.delta_monthly, cost.delta_min_hourly, cost.delta_min_monthly
+            ),
             "items": [
                 {
                     "name": item.name,
                     "before_hourly_usd": cents(item.before_hourly),
                     "after_hourly_usd": cents(item.after_hourly),
                     "delta_hourly_usd": cents(item.delta_hourly),
+                    "before_min_hourly_usd": cents(item.before_min_hourly),
+                    "after_min_hourly_usd": cents(item.after_min_hourly),
+                    "delta_min_hourly_usd": cents(item.delta_min_hourly),
                 }
                 for item in cost.items
             ],
@@ -146,10 +162,23 @@ def _summary(cost: CostDiff) -> str:
         direction = "Monthly cost will not change"
     else:
         direction = f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by {usd(abs(delta))}"
+    at_max = " (autoscaled groups at their max)" if cost.scales else ""
     return (
         f"{direction}{_percent(cost)}: {usd(cost.before.monthly_usd)} -> {usd(cost.after.monthly_usd)} "
-        f"per month, {usd(cost.before.hourly_usd)} -> {usd(cost.after.hourly_usd)} per hour"
+        f"per month, {usd(cost.before.hourly_usd)} -> {usd(cost.after.hourly_usd)} per hour{at_max}"
     )
+
+
+def _summary_at_min(cost: CostDiff) -> list[str]:
+    """With autoscaled groups on either side, the same comparison with them at their min."""
+    if not cost.scales:
+        return []
+    before, after = cost.before, cost.after
+    return [
+        f"At min (autoscaled groups at their min): {_signed(cost.delta_min_monthly)}/month, "
+        f"{usd(before.min_monthly_usd)} -> {usd(after.min_monthly_usd)} per month, "
+        f"{usd(before.min_hourly_usd)} -> {usd(after.min_hourly_usd)} per hour"
+    ]
 
 
 def _where(report: DiffReport) -> str:
@@ -179,9 +208,13 @@ def report_text(report: DiffReport) -> str:
             before, after = item.before_hourly or Decimal(0), item.after_hourly or Decimal(0)
             change = f"{usd(before * month)} -> {usd(after * month)}"
             out.append(f"      {_signed(item.delta_hourly * month)}/month ({change})")
+        if item.scales and item.delta_min_hourly is not None:
+            before, after = item.before_min_hourly or Decimal(0), item.after_min_hourly or Decimal(0)
+            change = f"{usd(before * HOURS_PER_MONTH)} -> {usd(after * HOURS_PER_MONTH)}"
+            out.append(f"      at min: {_signed(item.delta_min_hourly * HOURS_PER_MONTH)}/month ({change})")
     if not changed:
         out.append("  no priced item changes")
-    out += ["", _summary(cost), f"Budget: {budget_verdict(cost.after)}"]
+    out += ["", _summary(cost), *_summary_at_min(cost), f"Budget: {budget_verdict(cost.after)}"]
     out += [f"Warning: {w}" for w in _cost_warnings(report)]
     out.append(f"catalog {cost.after.catalog_version} ({cost.after.catalog_as_of.isoformat()})")
     return "\n".join(out)
@@ -220,6 +253,7 @@ def report_markdown(report: DiffReport) -> str:
     diff, cost = report.resources, report.cost
     env = f"environment `{report.env}`" if report.env else "base blueprint"
     out = [f"### clusterfab diff: `{report.target}` ({env})", "", f"**{_summary(cost)}**", ""]
+    out += [line for at_min in _summary_at_min(cost) for line in (at_min, "")]
     changed = cost.changed_items()
     if changed:
         out += [

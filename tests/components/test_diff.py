@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -61,22 +62,56 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
     assert payload["cost"]["delta"]["hourly_usd"] == 447.47  # 440.32 + 5220 / 730 = 447.4707
     assert payload["cost"]["delta"]["monthly_usd"] == 326653.6  # 321433.60 + 5220.00
     assert payload["cost"]["before"]["monthly_usd"] == 648087.2
+    # nothing autoscales: the figures at min are those at full size
     assert payload["cost"]["items"] == [
         {
             "name": "trainers",
             "before_hourly_usd": 880.64,
             "after_hourly_usd": 1320.96,
             "delta_hourly_usd": 440.32,
+            "before_min_hourly_usd": 880.64,
+            "after_min_hourly_usd": 1320.96,
+            "delta_min_hourly_usd": 440.32,
         },
         {
             "name": "datasets",
             "before_hourly_usd": 7.15,  # 5220 / 730 = 7.1507
             "after_hourly_usd": 14.30,  # 10440 / 730 = 14.3014
             "delta_hourly_usd": 7.15,
+            "before_min_hourly_usd": 7.15,
+            "after_min_hourly_usd": 14.30,
+            "delta_min_hourly_usd": 7.15,
         },
     ]
+    assert payload["cost"]["delta"]["min_monthly_usd"] == 326653.6
     assert payload["warnings"] == []
     assert payload["budget"]["ok"] is False
+
+
+def test_autoscaled_group_diff_compares_max_with_max_and_min_with_min(tmp_path: Path) -> None:
+    elastic = variant(tmp_path, "elastic.yaml", ("    count: 16", "    autoscaling: {min: 2, max: 16}"))
+    busier = variant(tmp_path, "busier.yaml", ("    count: 16", "    autoscaling: {min: 4, max: 16}"))
+    report = compare(elastic, busier, env="prod", today=TODAY)
+    (trainers,) = report.cost.changed_items()
+    assert trainers.description() == "p5.48xlarge x 2-16 -> 4-16"
+    # at max 16 x $55.04 on both sides; at min 2 -> 4 nodes: 2 x 55.04 = +110.08/h (+80,358.40/mo)
+    assert (trainers.delta_hourly, trainers.delta_min_hourly) == (Decimal(0), Decimal("110.08"))
+    assert (report.cost.delta_monthly, report.cost.delta_min_monthly) == (Decimal(0), Decimal("80358.40"))
+    text = report_text(report).splitlines()
+    assert "      at min: +$80,358.40/month ($80,358.40 -> $160,716.80)" in text
+    assert (
+        "At min (autoscaled groups at their min): +$80,358.40/month, $85,578.40 -> $165,936.80 per month, "
+        "$117.23 -> $227.31 per hour"  # 2 or 4 x 55.04 + 5220 / 730 per hour; 5,220/mo of FSx
+    ) in text
+    assert text[text.index("Cost (USD; monthly = 730 hours):") + 2] == (
+        "      +$0.00/month ($642,867.20 -> $642,867.20)"
+    )
+    assert "(autoscaled groups at their max)" in report_markdown(report).splitlines()[2]
+    # a fixed group made elastic: the same max, so the same full-size cost, and 14 nodes fewer at min
+    fixed = compare(EXAMPLE, elastic, env="prod", today=TODAY)
+    (made_elastic,) = fixed.cost.changed_items()
+    assert made_elastic.description() == "p5.48xlarge x 16 -> 2-16"
+    assert fixed.cost.delta_min_hourly == -14 * Decimal("55.04")
 
 
 def test_spot_to_on_demand_changes_market_options(tmp_path: Path) -> None:
@@ -181,7 +216,12 @@ def test_diff_against_a_git_ref_and_a_new_file(tmp_path: Path) -> None:
     payload = json.loads(added.stdout)
     assert len(payload["resources"]["create"]) == 50
     assert payload["resources"]["update"] == []
-    assert payload["cost"]["before"] == {"hourly_usd": 0.0, "monthly_usd": 0.0}
+    assert payload["cost"]["before"] == {
+        "hourly_usd": 0.0,
+        "monthly_usd": 0.0,
+        "min_hourly_usd": 0.0,
+        "min_monthly_usd": 0.0,
+    }
     unknown = _cli("diff", "bp.yaml", "--base-ref", "no-such-ref", cwd=repo)
     assert (unknown.returncode, unknown.stderr.strip()) == (2, "error: unknown git ref 'no-such-ref'")
 

@@ -18,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from clusterfab.catalog import load_catalog
+from clusterfab.core.vocab import Cloud
 from clusterfab.cost import estimate_cost
 from clusterfab.cost.render import cost_json, render_markdown, render_text, unit_price, usd
 from clusterfab.rules.engine import validate_bytes, validate_file
 from clusterfab.spec import ClusterSpec
 from tests.conftest import BAD_FIXTURES, REPO, assert_golden
-from tests.factories import TODAY, estimate, example_spec, validated
+from tests.factories import TODAY, estimate, example_spec, spec, validated
 
 """The date prices are judged stale against: the catalog's as_of, fixed so the tests hold on any day."""
 EXAMPLES_DIR = REPO / "blueprints" / "examples"
@@ -35,10 +36,15 @@ ITEM_KEYS = [
     "region",
     "pricing_model",
     "quantity",
+    "min_quantity",
     "unit",
     "unit_price_usd",
     "hourly_usd",
     "monthly_usd",
+    "min_hourly_usd",
+    "min_monthly_usd",
+    "expected_hourly_usd",
+    "expected_monthly_usd",
     "source",
     "as_of",
     "confidence",
@@ -294,9 +300,9 @@ def test_reservation_and_flex_start_fall_back_to_on_demand_with_a_warning() -> N
     assert "DWS flex-start prices are unconfirmed" in dev.warnings[0].message
 
 
-def test_autoscaled_group_is_priced_at_max_with_its_min_noted() -> None:
-    bp = from_yaml(
-        """
+# --- autoscaled groups: at max, at min and at a utilisation -------------------------------------
+
+ELASTIC = """
 version: 1
 name: elastic
 cloud: aws
@@ -306,13 +312,165 @@ node_groups:
   - name: trainers
     machine_type: p5.48xlarge
     autoscaling: {min: 2, max: 10}
+storage:
+  - name: datasets
+    kind: lustre
+    deployment: persistent
+    capacity_gib: 2400
+    throughput_mbps_per_tib: 125
 """
+"""An autoscaled group (2 to 10 p5.48xlarge) next to a fixed-size item (2,400 GiB of FSx)."""
+
+
+def catalog_price(cloud: Cloud, sku: str, region: str = "us-east-1") -> Decimal:
+    """The on-demand unit price the catalog records, as written in prices.yaml."""
+    price = load_catalog().price(cloud, sku, region, "on_demand")
+    assert price is not None, sku
+    return Decimal(str(price.usd))
+
+
+def test_autoscaled_group_is_priced_at_max_at_min_and_at_a_utilisation() -> None:
+    p5 = catalog_price("aws", "p5.48xlarge")
+    fsx = catalog_price("aws", "fsx-lustre/PERSISTENT_2/125")
+    assert (p5, fsx) == (Decimal("55.04"), Decimal("0.145"))  # prices.yaml, S-PL and S-FSX-PRICE
+    result = estimate_cost(from_yaml(ELASTIC), load_catalog(), utilisation_percent=25, today=TODAY)
+    trainers, datasets = result.items
+    assert (trainers.quantity, trainers.min_quantity, datasets.min_quantity) == (10, 2, None)
+    # at max: 10 x 55.04 = 550.40/h, 401,792.00/mo; at min: 2 x 55.04 = 110.08/h, 80,358.40/mo;
+    # at 25 %: 2 + (10 - 2) x 0.25 = 4 nodes on average = 220.16/h, 160,716.80/mo
+    assert (trainers.hourly_usd, trainers.monthly_usd) == (10 * p5, 10 * p5 * 730)
+    assert (trainers.hourly_usd, trainers.monthly_usd) == (Decimal("550.40"), Decimal("401792.00"))
+    assert (trainers.min_hourly_usd, trainers.min_monthly_usd) == (2 * p5, 2 * p5 * 730)
+    assert (trainers.min_hourly_usd, trainers.min_monthly_usd) == (Decimal("110.08"), Decimal("80358.40"))
+    quarter = Decimal("0.25")
+    assert trainers.quantity_at(quarter) == 4
+    assert trainers.hourly_at(quarter) == 4 * p5 == Decimal("220.16")
+    assert trainers.monthly_at(quarter) == 4 * p5 * 730 == Decimal("160716.80")
+    # the file system does not scale: the same 2,400 x 0.145 = 348/mo at min, max and any utilisation
+    assert datasets.monthly_usd == datasets.min_monthly_usd == datasets.monthly_at(quarter) == 2400 * fsx
+    # totals: the group plus the file system (348/mo, 348 / 730 per hour)
+    assert (result.hourly_usd, result.monthly_usd) == (10 * p5 + 2400 * fsx / 730, 10 * p5 * 730 + 2400 * fsx)
+    assert result.monthly_usd == Decimal("402140.00")
+    assert result.min_monthly_usd == 2 * p5 * 730 + 2400 * fsx == Decimal("80706.40")
+    assert result.min_hourly_usd == 2 * p5 + 2400 * fsx / 730
+    assert result.utilisation_percent == 25
+    assert result.expected_monthly_usd == 4 * p5 * 730 + 2400 * fsx == Decimal("161064.80")
+    assert result.expected_hourly_usd == 4 * p5 + 2400 * fsx / 730
+    # the budget and the run are judged at full size
+    assert estimate_cost(from_yaml(ELASTIC), load_catalog(), hours=10, today=TODAY).run_usd == (
+        (10 * p5 + 2400 * fsx / 730) * 10
     )
-    result = estimate_cost(bp, load_catalog(), today=TODAY)
-    (trainers,) = result.items
-    assert (trainers.quantity, trainers.min_quantity) == (10, 2)
-    assert trainers.hourly_usd == Decimal("550.40")  # 10 x 55.04
-    assert "10 nodes (min 2)" in render_text(result)
+
+
+@pytest.mark.parametrize(
+    ("percent", "nodes"),
+    [(0, "2"), (100, "10"), (12.5, "3"), (33.3, "4.664")],  # 2 + 8 x p / 100
+)
+def test_utilisation_runs_from_min_to_max(percent: float, nodes: str) -> None:
+    p5 = catalog_price("aws", "p5.48xlarge")
+    result = estimate_cost(from_yaml(ELASTIC), load_catalog(), utilisation_percent=percent, today=TODAY)
+    trainers = result.items[0]
+    assert trainers.quantity_at(Decimal(str(percent)) / 100) == Decimal(nodes)
+    assert result.expected_monthly_usd == Decimal(nodes) * p5 * 730 + 348
+
+
+def test_an_elastic_slurm_group_scales_and_the_controller_does_not() -> None:
+    # Built without the rules: an elastic group under Slurm is what issue 14 adds (BP129 refuses it
+    # until then); the estimate does not care who scales the group.
+    elastic = spec(
+        name="elastic-slurm",
+        node_groups=[{"name": "h100", "machine_type": "p5.48xlarge", "autoscaling": {"min": 1, "max": 8}}],
+        scheduler={"kind": "slurm", "login": {"count": 1}},
+    )
+    p5 = catalog_price("aws", "p5.48xlarge")
+    controller = catalog_price("aws", "c7i.4xlarge")
+    login = catalog_price("aws", "c7i.2xlarge")
+    assert (p5, controller, login) == (Decimal("55.04"), Decimal("0.714"), Decimal("0.357"))
+    result = estimate_cost(elastic, load_catalog(), utilisation_percent=50, today=TODAY)
+    assert [(i.name, i.min_quantity) for i in result.items] == [
+        ("h100", 1),
+        ("slurm-controller", None),
+        ("slurm-login", None),
+    ]
+    always = controller + login  # 1.071/h
+    assert result.hourly_usd == 8 * p5 + always == Decimal("441.391")
+    assert result.min_hourly_usd == 1 * p5 + always == Decimal("56.111")
+    assert result.expected_hourly_usd == Decimal("4.5") * p5 + always == Decimal("248.751")  # 1 + 7 x 0.5
+    assert result.expected_monthly_usd == Decimal("248.751") * 730
+
+
+def test_utilisation_without_an_autoscaled_group_changes_nothing() -> None:
+    result = estimate_cost(
+        example_spec("aws-p5-efa-fsx"), load_catalog(), utilisation_percent=25, today=TODAY
+    )
+    assert not result.scales
+    assert result.min_monthly_usd == result.expected_monthly_usd == result.monthly_usd == Decimal("648087.20")
+    text = render_text(result)
+    assert "TOTAL at" not in text
+    assert "--utilisation 25% changes nothing: no group autoscales" in text
+
+
+def test_text_labels_max_min_and_utilisation() -> None:
+    result = estimate_cost(from_yaml(ELASTIC), load_catalog(), utilisation_percent=25, hours=10, today=TODAY)
+    lines = render_text(result).splitlines()
+    table = [" ".join(line.split()) for line in lines[2:11]]
+    assert table == [
+        "ITEM KIND SKU PRICING QUANTITY UNIT PRICE HOURLY MONTHLY",
+        "trainers node_group p5.48xlarge on_demand 10 nodes (max) $55.04/h $550.40 $401,792.00",
+        "at min 2 nodes $110.08 $80,358.40",
+        "at 25% utilisation 4 nodes (mean) $220.16 $160,716.80",
+        "datasets storage fsx-lustre/PERSISTENT_2/125 on_demand 2,400 GiB $0.145/GiB-mo $0.48 $348.00",
+        "TOTAL at max $550.88 $402,140.00",
+        "TOTAL at min $110.56 $80,706.40",  # 110.08 + 348 / 730 = 110.5567
+        "TOTAL at 25% utilisation $220.64 $161,064.80",
+        "",
+    ]
+    assert lines[4].startswith("  at min ")  # under its group, indented
+    assert "run of 10 hours: $5,508.77 (autoscaled groups at their max)" in lines  # 550.8767 x 10
+    assert "at min: autoscaled groups at their min; at 25% utilisation" in " ".join(lines)
+    markdown = render_markdown(result).splitlines()
+    assert "| &nbsp;&nbsp;_at 25% utilisation_ | | | | 4 nodes (mean) | | $220.16 | $160,716.80 |" in markdown
+    assert "| **Total at min** | | | | | | **$110.56** | **$80,706.40** |" in markdown
+
+
+def test_cost_json_at_min_max_and_utilisation(tmp_path: Path) -> None:
+    path = tmp_path / "elastic.yaml"
+    path.write_text(ELASTIC)
+    proc = cli("cost", str(path), "--utilisation", "25", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    payload = json.loads(proc.stdout)
+    totals = {k: payload[k] for k in list(payload)[7:14]}
+    assert totals == {
+        "hourly_usd": 550.88,  # 550.40 + 348 / 730
+        "monthly_usd": 402140.0,
+        "min_hourly_usd": 110.56,
+        "min_monthly_usd": 80706.4,
+        "utilisation_percent": 25,
+        "expected_hourly_usd": 220.64,
+        "expected_monthly_usd": 161064.8,
+    }
+    trainers, datasets = payload["items"]
+    assert {k: trainers[k] for k in ITEM_KEYS[5:15]} == {
+        "quantity": 10,
+        "min_quantity": 2,
+        "unit": "hour",
+        "unit_price_usd": 55.04,
+        "hourly_usd": 550.4,
+        "monthly_usd": 401792.0,
+        "min_hourly_usd": 110.08,
+        "min_monthly_usd": 80358.4,
+        "expected_hourly_usd": 220.16,
+        "expected_monthly_usd": 160716.8,
+    }
+    assert datasets["min_quantity"] is None
+    assert datasets["monthly_usd"] == datasets["min_monthly_usd"] == datasets["expected_monthly_usd"] == 348
+    alias = cli("cost", str(path), "--utilization", "25", "--format", "json")
+    assert alias.returncode == 0, alias.stderr
+    assert json.loads(alias.stdout) == payload
+    plain = json.loads(cli("cost", str(path), "--format", "json").stdout)
+    assert (plain["utilisation_percent"], plain["expected_monthly_usd"]) == (None, None)
+    assert plain["items"][0]["expected_hourly_usd"] is None
+    assert plain["min_monthly_usd"] == 80706.4
 
 
 def test_stale_and_unconfirmed_prices_are_warned_against_a_fixed_today() -> None:
@@ -402,6 +560,11 @@ def test_json_contract_keys_exactly() -> None:
         "currency",
         "hourly_usd",
         "monthly_usd",
+        "min_hourly_usd",
+        "min_monthly_usd",
+        "utilisation_percent",
+        "expected_hourly_usd",
+        "expected_monthly_usd",
         "run_usd",
         "hours",
         "items",
@@ -437,10 +600,15 @@ def test_json_money_is_rounded_to_the_cent_and_catalog_figures_are_as_written() 
         "region": "us-east-1",
         "pricing_model": "on_demand",
         "quantity": 16,
+        "min_quantity": None,
         "unit": "hour",
         "unit_price_usd": 55.04,
         "hourly_usd": 880.64,
         "monthly_usd": 642867.2,
+        "min_hourly_usd": 880.64,
+        "min_monthly_usd": 642867.2,
+        "expected_hourly_usd": None,
+        "expected_monthly_usd": None,
         "source": "S-PL",
         "as_of": "2026-07-28",
         "confidence": "secondary",
@@ -628,12 +796,39 @@ def test_cost_of_an_invalid_blueprint_exits_1_with_the_findings() -> None:
             "error: CLUSTERFAB_TODAY='22/11/2026' is not an ISO date (YYYY-MM-DD)",
         ),
         (("cost", "no/such.yaml"), "2026-11-22", "error: no such file: no/such.yaml"),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilisation", "120"),
+            "2026-11-22",
+            "error: --utilisation must be a percentage from 0 to 100, not 120",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilisation", "-5"),
+            "2026-11-22",
+            "error: --utilisation must be a percentage from 0 to 100, not -5",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilization", "100.5"),
+            "2026-11-22",
+            "error: --utilisation must be a percentage from 0 to 100, not 100.5",
+        ),
+        (
+            ("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilisation", "nan"),
+            "2026-11-22",
+            "error: --utilisation must be a percentage from 0 to 100, not nan",
+        ),
     ],
 )
 def test_cost_usage_errors_exit_2(args: tuple[str, ...], today: str, message: str) -> None:
     proc = cli(*args, today=today)
     assert proc.returncode == 2
     assert proc.stderr.strip() == message
+    assert "Traceback" not in proc.stderr
+
+
+def test_cost_utilisation_that_is_not_a_number_is_a_usage_error() -> None:
+    proc = cli("cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilisation", "abc")
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert "Invalid value for '--utilisation' / '--utilization'" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

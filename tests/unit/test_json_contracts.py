@@ -78,7 +78,7 @@ def test_validate_and_cost_of_every_example(path: Path) -> None:
     document = _json("validate", relative)
     _check(document, "validate")
     assert (document["blueprint"], document["checked"]) == (relative, [None, "dev", "prod"])
-    for args in ([], ["--env", "dev", "--hours", "336"]):
+    for args in ([], ["--env", "dev", "--hours", "336", "--utilisation", "25"]):
         cost = _json("cost", relative, *args, code=None)
         _check(cost, "cost")
         assert cost["env"] == (args[1] if args else None)
@@ -93,6 +93,25 @@ def test_invalid_blueprints_print_the_validate_document_from_every_command(fixtu
         document = _json(command, path, code=1)
         _check(document, "validate")
         assert document["ok"] is False
+
+
+def test_cost_and_diff_documents_of_an_autoscaled_group(tmp_path: Path) -> None:
+    example = REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml"
+    base, new = tmp_path / "base.yaml", tmp_path / "new.yaml"
+    base.write_text(example.read_text().replace("    count: 16", "    autoscaling: {min: 2, max: 16}", 1))
+    new.write_text(example.read_text().replace("    count: 16", "    autoscaling: {min: 4, max: 16}", 1))
+    cost = _json("cost", str(new), "--env", "prod", "--utilisation", "12.5")
+    _check(cost, "cost")
+    assert (cost["items"][0]["min_quantity"], cost["utilisation_percent"]) == (4, 12.5)
+    diff = _json("diff", str(base), str(new), "--env", "prod")
+    _check(diff, "diff")
+    # 2 more p5.48xlarge at $55.04/h always up; the max, hence the full-size total, is the same
+    assert diff["cost"]["delta"] == {
+        "hourly_usd": 0.0,
+        "monthly_usd": 0.0,
+        "min_hourly_usd": 110.08,
+        "min_monthly_usd": 80358.4,
+    }
 
 
 def test_plan_document() -> None:
@@ -130,6 +149,11 @@ def test_catalog_document(cloud: list[str]) -> None:
             "(defined: dev, prod); did you mean 'prod'?",
         ),
         (["cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours", "-1"], "--hours must be a positive"),
+        (
+            ["cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilisation", "120"],
+            "--utilisation must be a percentage from 0 to 100, not 120",
+        ),
+        (["cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--utilisation", "abc"], "Invalid value"),
         (["plan", "blueprints/examples/aws-p5-efa-fsx.yaml", "-s", "a b"], "Invalid value for '--stack'"),
         (["validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--no-such-flag"], "No such option"),
     ],
