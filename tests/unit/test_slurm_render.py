@@ -234,7 +234,7 @@ def test_render_slurm_without_a_scheduler_exits_1(tmp_path: Path) -> None:
 
 def test_elastic_groups_are_cloud_nodes_behind_the_power_programs() -> None:
     """A group with autoscaling {min, max}: min always-up nodes, excluded from power saving, then max - min
-    State=CLOUD nodes that the resume program creates; the idle time and resume timeout are the blueprint's."""
+    State=CLOUD nodes that the resume program creates; idle time and resume timeout: the blueprint's."""
     elastic = slurm_spec(
         node_groups=[
             {"name": "h100", "machine_type": "p5.48xlarge", "autoscaling": {"min": 2, "max": 6}},

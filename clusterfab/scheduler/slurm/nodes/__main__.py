@@ -8,6 +8,7 @@ small wrappers that call this). The config file is the one the stack renders bes
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import logging
 import os
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .nodesync import (
+    RETRY_AFTER,
     Ec2Fleet,
     GceFleet,
     MetadataTokenHttp,
@@ -51,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "sync":
         static = {g.name: g.static_names for g in groups.values()}
         elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
-        sync(static, fleet, slurm, elastic=elastic)
+        retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
+        sync(static, fleet, slurm, elastic=elastic, retry_after=retry)
         return 0
     if not args.nodes:
         parser.error(f"{args.command} needs the nodes (a hostlist)")

@@ -182,6 +182,7 @@ def plan_actions(
     *,
     elastic: Mapping[str, Sequence[str]] | None = None,
     now: dt.datetime | None = None,
+    retry_after: dt.timedelta = RETRY_AFTER,
 ) -> list[Action]:
     """What to change so that every instance holds one node name, Slurm knows where each static node is,
     and no elastic node or instance is left half alive. `names` are each group's static node names,
@@ -198,7 +199,9 @@ def plan_actions(
     for group, group_names in names.items():
         actions += _static_actions(group_names, _launch_order(static_by_group[group]), nodes)
     for group, group_names in elastic.items():
-        actions += _elastic_actions(group_names, _launch_order(elastic_by_group[group]), nodes, now)
+        actions += _elastic_actions(
+            group_names, _launch_order(elastic_by_group[group]), nodes, now, retry_after
+        )
     return actions
 
 
@@ -267,7 +270,11 @@ def _needs_new_machine(node: SlurmNode) -> bool:
 
 
 def _elastic_actions(
-    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode], now: dt.datetime
+    names: Sequence[str],
+    instances: Sequence[Instance],
+    nodes: Mapping[str, SlurmNode],
+    now: dt.datetime,
+    retry_after: dt.timedelta,
 ) -> list[Action]:
     actions: list[Action] = []
     held, rest = _claim(names, instances)
@@ -291,7 +298,7 @@ def _elastic_actions(
             actions.append(MarkDown(name, LOST_REASON))
         elif node.down and node.reason.startswith(REASON_PREFIX) and not node.powering_up:
             since = node.reason_at or now
-            if node.reason == LOST_REASON or now - since >= RETRY_AFTER:
+            if node.reason == LOST_REASON or now - since >= retry_after:
                 actions.append(PowerDown(name, node.reason))
     return actions
 
@@ -643,11 +650,14 @@ def sync(
     *,
     elastic: Mapping[str, Sequence[str]] | None = None,
     now: dt.datetime | None = None,
+    retry_after: dt.timedelta = RETRY_AFTER,
     counts: Counts | None = None,
 ) -> list[Action]:
     """One round: read both sides, act, and return what was done (each action is logged). One failed
     action is logged and counted, and does not stop the others."""
-    actions = plan_actions(names, fleet.instances(), slurm.nodes(), elastic=elastic, now=now)
+    actions = plan_actions(
+        names, fleet.instances(), slurm.nodes(), elastic=elastic, now=now, retry_after=retry_after
+    )
     counts = counts if counts is not None else Counts()
     for action in actions:
         kind = type(action).__name__

@@ -1,0 +1,309 @@
+"""End to end: elastic nodes with Debian 13's real slurmctld, the controller's own power programs and node
+sync (the package the stack ships, run by the chroot's python3 with its boto3) and moto standing in for
+EC2 and Auto Scaling.
+
+The cluster renders from a blueprint with `autoscaling: {min: 1, max: 3}`: h100-0 always up, h100-[1-2]
+State=CLOUD. moto's server runs inside the lab's network namespace (a thread that entered it), so the
+programs reach it at 127.0.0.1 as they would reach EC2's endpoint; the test plays the cloud's part of
+booting: when an instance holds a node name, it starts that node's slurmd (`slurmd -b`: a fresh boot
+time, as a new machine reports), and when an instance is terminated it stops it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import boto3
+import pytest
+from moto.server import ThreadedMotoServer
+from werkzeug.serving import WSGIRequestHandler
+
+from clusterfab.catalog import load_catalog
+from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
+from clusterfab.scheduler.slurm.render import POWER_PROGRAMS, render_slurm
+from tests.factories import spec
+from tests.slurm.lab import SlurmLab
+from tests.slurm.rendered import node_scripts
+from tests.slurm.rootfs import GoldenRootfs
+
+pytestmark = pytest.mark.slurm
+
+CLONE_NEWNET = 0x40000000
+MOTO = "http://127.0.0.1:5000"
+FILES = "/var/lib/clusterfab/files/elastic-lab"
+STACK = "lab"
+COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
+SUSPEND_TIME_S = 20
+"""The lab's SuspendTime (the blueprint's smallest idle time is a minute): an explicit lab override."""
+FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
+HOSTNAME_JOB = "#!/bin/sh\nsrun hostname\n"
+
+
+def _enter_net(pid: int) -> None:
+    """Move the calling thread (only it: network namespaces are per thread) into the lab's network."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        if libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "setns into the lab's network namespace")
+    finally:
+        os.close(fd)
+
+
+class LabMoto(ThreadedMotoServer):
+    """moto's server, listening in the lab's network namespace."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__("127.0.0.1", 5000, verbose=False)
+        self._pid = pid
+
+    def _server_entry(self) -> None:
+        _enter_net(self._pid)
+        WSGIRequestHandler.log_request = lambda *_, **__: None  # type: ignore[method-assign]
+        super()._server_entry()
+
+
+class ElasticLab(SlurmLab):
+    """A lab whose elastic nodes' slurmd start when the cloud has an instance for them."""
+
+    static: tuple[str, ...] = ()
+    cluster_spec: Any = None
+
+    def _install_files(self) -> None:
+        super()._install_files()
+        _install_programs(self, self.cluster_spec)  # before slurmctld starts: it checks them once, at start
+
+    def _start_slurmds(self) -> None:
+        for node in self.static:
+            self.boot(node, fresh=False)
+        self.wait_for(
+            lambda: all(self.nodes_state()[n]["state"] == "IDLE" for n in self.static),
+            timeout=self.start_timeout,
+            what="the static nodes IDLE",
+        )
+
+    def boot(self, node: str, *, fresh: bool = True) -> None:
+        self.run(f"mkdir -p /var/spool/slurmd/{node}")
+        boot = " -b" if fresh else ""
+        self._daemon(
+            f"slurmd-{node}", f"exec unshare --uts sh -c 'hostname {node} && exec slurmd -D{boot} -N {node}'"
+        )
+
+    def halt(self, node: str) -> None:
+        proc = self._daemons.pop(f"slurmd-{node}", None)
+        if proc is not None:
+            self.run(f"pkill -f 'slurmd -D -b -N {node}$' || true")
+            proc.wait(timeout=30)
+
+
+def _blueprint() -> Any:
+    return spec(
+        name="elastic-lab",
+        node_groups=[{"name": "h100", "machine_type": "p5.48xlarge", "autoscaling": {"min": 1, "max": 3}}],
+        scheduler={"kind": "slurm", "elastic": {"idle_minutes": 1, "resume_timeout_minutes": 5}},
+        teams=[{"name": "research", "max_gpus": 64, "users": ["alice"]}],
+    )
+
+
+def _files(cluster: Any) -> dict[str, str]:
+    files = {**render_slurm(cluster, load_catalog().slurm), **node_scripts()}
+    files["slurm.conf"] = files["slurm.conf"].replace("SuspendTime=60\n", f"SuspendTime={SUSPEND_TIME_S}\n")
+    return files
+
+
+class Cloud:
+    """The test's view of moto (every call runs on one thread inside the lab's network)."""
+
+    def __init__(self, pid: int) -> None:
+        self._pool = ThreadPoolExecutor(1, initializer=_enter_net, initargs=(pid,))
+        self.ec2: Any = self.call(lambda: _client("ec2"))
+        self.autoscaling: Any = self.call(lambda: _client("autoscaling"))
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        return self._pool.submit(fn).result(timeout=60)
+
+    def instances(self) -> dict[str, tuple[str, str]]:
+        """Node name -> (instance id, state) of the elastic instances."""
+
+        def read() -> dict[str, tuple[str, str]]:
+            found = {}
+            for r in self.ec2.describe_instances(
+                Filters=[{"Name": "tag:clusterfab-slurm-elastic", "Values": ["true"]}]
+            )["Reservations"]:
+                for i in r["Instances"]:
+                    tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+                    if "clusterfab-slurm-node" in tags and i["State"]["Name"] != "terminated":
+                        found[tags["clusterfab-slurm-node"]] = (i["InstanceId"], i["State"]["Name"])
+            return found
+
+        return dict(self.call(read))
+
+    def close(self) -> None:
+        self._pool.shutdown()
+
+
+def _client(service: str) -> Any:
+    return boto3.client(
+        service,
+        region_name="us-east-1",
+        endpoint_url=MOTO,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def _node_group(cloud: Cloud, blueprint: str) -> None:
+    """The h100 group as the stack creates it: launch template and auto scaling group, with its tags."""
+    tags = {
+        "clusterfab-blueprint": blueprint,
+        "clusterfab-stack": STACK,
+        "clusterfab-component": "h100",
+        "clusterfab-node-group": "h100",
+    }
+
+    def create() -> None:
+        ec2, autoscaling = cloud.ec2, cloud.autoscaling
+        vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a")
+        image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+        tagged = [{"Key": k, "Value": v} for k, v in tags.items()]
+        template = ec2.create_launch_template(
+            LaunchTemplateName="h100",
+            LaunchTemplateData={"ImageId": image, "InstanceType": "p5.48xlarge"},
+            TagSpecifications=[{"ResourceType": "launch-template", "Tags": tagged}],
+        )["LaunchTemplate"]["LaunchTemplateId"]
+        autoscaling.create_auto_scaling_group(
+            AutoScalingGroupName="h100",
+            MinSize=0,
+            MaxSize=0,
+            LaunchTemplate={"LaunchTemplateId": template, "Version": "1"},
+            VPCZoneIdentifier=subnet["Subnet"]["SubnetId"],
+            Tags=[{**t, "PropagateAtLaunch": False} for t in tagged],
+        )
+
+    cloud.call(create)
+
+
+def _install_programs(lab: ElasticLab, cluster: Any) -> None:
+    """The controller's files as the stack ships them, and the power programs as the role installs them
+    (the role's wrapper, with moto's credentials in the environment instead of the instance role's)."""
+    files = controller_files(cluster, load_catalog().slurm, stack=STACK)
+    for name, text in files.items():
+        if name.startswith("lib/"):
+            target = lab.path(f"{FILES}/{name}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+    config = json.loads(files[SYNC_CONFIG])
+    lab.path(f"{FILES}/{SYNC_CONFIG}").write_text(
+        json.dumps({**config, "endpoint_url": MOTO, "retry_after_s": 0})
+    )
+    for key, path in POWER_PROGRAMS.items():
+        wrapper = lab.path(path)
+        wrapper.parent.mkdir(parents=True, exist_ok=True)
+        wrapper.write_text(
+            "#!/bin/sh\nexport AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing\n"
+            f"PYTHONPATH={FILES}/lib exec /usr/bin/python3 -m clusterfab_slurm_nodes {COMMANDS[key]}"
+            f' --config {FILES}/{SYNC_CONFIG} "$@" >>/var/log/slurm/clusterfab-power.log 2>&1\n'
+        )
+        wrapper.chmod(0o755)
+
+
+@pytest.fixture(scope="module")
+def elastic(
+    golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ElasticLab, Cloud]]:
+    cluster = _blueprint()
+    ElasticLab.static = ("h100-0",)
+    ElasticLab.cluster_spec = cluster
+    lab = ElasticLab(_files(cluster), golden, tmp_path_factory.mktemp("elasticlab"))
+    moto: LabMoto | None = None
+    cloud: Cloud | None = None
+    try:
+        lab.start()
+        moto = LabMoto(lab._init_pid or 0)  # the lab's PID 1 holds its namespaces
+        moto.start()
+        cloud = Cloud(lab._init_pid or 0)
+        _node_group(cloud, cluster.name)
+        yield lab, cloud
+    finally:
+        if cloud is not None:
+            cloud.close()
+        if moto is not None:
+            moto.stop()
+        lab.close()
+
+
+def sync(lab: ElasticLab) -> str:
+    return lab.run(
+        f"AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing PYTHONPATH={FILES}/lib"
+        f" python3 -m clusterfab_slurm_nodes sync --config {FILES}/{SYNC_CONFIG}"
+    ).stderr
+
+
+def boot_what_the_cloud_runs(lab: ElasticLab, cloud: Cloud, booted: set[str]) -> set[str]:
+    """Start the slurmd of every node the cloud now has an instance for; stop those it has no more."""
+    running = set(cloud.instances())
+    for node in sorted(running - booted):
+        lab.boot(node)
+    for node in sorted(booted - running):
+        lab.halt(node)
+    return running
+
+
+def wait_booting(
+    lab: ElasticLab, cloud: Cloud, until: Callable[[], Any], *, timeout: float, what: str
+) -> Any:
+    booted: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while True:
+        booted = boot_what_the_cloud_runs(lab, cloud, booted)
+        value = until()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            log = lab.path("/var/log/slurm/clusterfab-power.log")
+            power = log.read_text() if log.exists() else "(no power log)"
+            raise AssertionError(
+                f"timed out waiting for {what}\n{power}\n{lab.nodes_state()}\n{lab.squeue()}\n"
+                f"{lab.log('slurmctld')[-4000:]}"
+            )
+        time.sleep(1)
+
+
+def test_a_queued_job_creates_exactly_its_nodes_and_idle_nodes_are_deleted(
+    elastic: tuple[ElasticLab, Cloud],
+) -> None:
+    lab, cloud = elastic
+    assert cloud.instances() == {}
+    job_id = lab.sbatch(
+        HOSTNAME_JOB, "-N2", "--gpus-per-node=8", "-A", "research", "-o", "out-%j.txt", user="alice"
+    )
+    job = wait_booting(
+        lab,
+        cloud,
+        lambda: (j := lab.job(job_id)) and lab.job_state(j).split("+")[0] in FINAL and j,
+        timeout=120,
+        what="the two-node job to finish",
+    )
+    assert lab.job_state(job).split("+")[0] == "COMPLETED"
+    assert sorted(lab.run(f"cat /home/alice/out-{job_id}.txt").stdout.split()) == ["h100-0", "h100-1"]
+    # Exactly the one elastic node the job needed was created: h100-2 was never asked for.
+    assert set(cloud.instances()) == {"h100-1"}
+    # Idle for SuspendTime: slurmctld runs the suspend program, which deletes the instance.
+    wait_booting(lab, cloud, lambda: cloud.instances() == {}, timeout=SUSPEND_TIME_S + 90, what="the suspend")
+    # Powering down for SuspendTimeout, then powered down: either way no longer a node jobs may get.
+    state = lab.wait_for(
+        lambda: (
+            {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()["h100-1"]["state"]).split("+"))
+            and s
+        ),
+        timeout=60,
+        what="h100-1 powering down",
+    )
+    assert "IDLE" in state.split("+")
