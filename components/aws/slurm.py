@@ -76,16 +76,9 @@ def node_naming_statements(tags: Mapping[str, str]) -> list[dict[str, Any]]:
     ]
 
 
-def elastic_statements(
-    tags: Mapping[str, str], node_roles: Sequence[str], volume_keys: Sequence[str] = ()
-) -> list[dict[str, Any]]:
-    """The power programs' and node sync's rights over instances (scheduler.md §A2: what ParallelCluster's
-    head node may do): read each node group's auto scaling group and launch template; launch instances of
-    this cluster's launch templates only if the request tags them as this cluster's elastic nodes; pass
-    only the node groups' own roles; terminate only this cluster's instances (elastic ones when idle, a
-    static one drained for a hardware fault, which its group replaces)."""
-    owner = {key: tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
-    statements: list[dict[str, Any]] = [
+def _launch_statements(owner: Mapping[str, str]) -> list[dict[str, Any]]:
+    """RunInstances: only as this cluster's elastic nodes, only from this cluster's launch templates."""
+    return [
         {
             "Sid": "ReadNodeGroups",
             "Effect": "Allow",
@@ -128,6 +121,20 @@ def elastic_statements(
                 )
             ],
         },
+    ]
+
+
+def elastic_statements(
+    tags: Mapping[str, str], node_roles: Sequence[str], volume_keys: Sequence[str] = ()
+) -> list[dict[str, Any]]:
+    """The power programs' and node sync's rights over instances (scheduler.md §A2: what ParallelCluster's
+    head node may do): read each node group's auto scaling group and launch template; launch instances of
+    this cluster's launch templates only if the request tags them as this cluster's elastic nodes; pass
+    only the node groups' own roles; terminate only this cluster's instances (elastic ones when idle, a
+    static one drained for a hardware fault, which its group replaces)."""
+    owner = {key: tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
+    statements: list[dict[str, Any]] = [
+        *_launch_statements(owner),
         {
             "Sid": "TagAtLaunch",
             "Effect": "Allow",
