@@ -21,6 +21,8 @@ from typing import Any
 
 import boto3
 import pytest
+from moto.ec2.exceptions import EC2ClientError
+from moto.ec2.models.instances import InstanceBackend
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import WSGIRequestHandler
 
@@ -41,6 +43,10 @@ STACK = "lab"
 COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
 SUSPEND_TIME_S = 20
 """The lab's SuspendTime (the blueprint's smallest idle time is a minute): an explicit lab override."""
+SUSPEND_TIMEOUT_S = 10
+"""The lab's SuspendTimeout (rendered 300 s, the time a real GPU instance takes to go): a lab override, so
+that a suspended node may be created again within the test."""
+
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
 HOSTNAME_JOB = "#!/bin/sh\nsrun hostname\n"
 
@@ -95,11 +101,14 @@ class ElasticLab(SlurmLab):
             f"slurmd-{node}", f"exec unshare --uts sh -c 'hostname {node} && exec slurmd -D{boot} -N {node}'"
         )
 
-    def halt(self, node: str) -> None:
+    def halt(self, node: str, *, fresh: bool = True) -> None:
         proc = self._daemons.pop(f"slurmd-{node}", None)
         if proc is not None:
-            self.run(f"pkill -f 'slurmd -D -b -N {node}$' || true")
+            self.run(f"pkill -f 'slurmd -D{' -b' if fresh else ''} -N {node}$' || true")
             proc.wait(timeout=30)
+
+    def halt_static(self, node: str) -> None:
+        self.halt(node, fresh=False)
 
 
 def _blueprint() -> Any:
@@ -113,7 +122,8 @@ def _blueprint() -> Any:
 
 def _files(cluster: Any) -> dict[str, str]:
     files = {**render_slurm(cluster, load_catalog().slurm), **node_scripts()}
-    files["slurm.conf"] = files["slurm.conf"].replace("SuspendTime=60\n", f"SuspendTime={SUSPEND_TIME_S}\n")
+    conf = files["slurm.conf"].replace("SuspendTime=60\n", f"SuspendTime={SUSPEND_TIME_S}\n")
+    files["slurm.conf"] = conf.replace("SuspendTimeout=300\n", f"SuspendTimeout={SUSPEND_TIMEOUT_S}\n")
     return files
 
 
@@ -123,6 +133,8 @@ class Cloud:
     def __init__(self, pid: int) -> None:
         self._pool = ThreadPoolExecutor(1, initializer=_enter_net, initargs=(pid,))
         self.ec2: Any = self.call(lambda: _client("ec2"))
+        self.static_tags: list[dict[str, str]] = []
+        self.subnet = self.image = ""
         self.autoscaling: Any = self.call(lambda: _client("autoscaling"))
 
     def call(self, fn: Callable[[], Any]) -> Any:
@@ -143,6 +155,30 @@ class Cloud:
             return found
 
         return dict(self.call(read))
+
+    def launch_static(self, name: str | None) -> str:
+        """An instance of the static part, as the auto scaling group launches it (named if `name`)."""
+        tags = [*self.static_tags, *([{"Key": "clusterfab-slurm-node", "Value": name}] if name else [])]
+
+        def launch() -> str:
+            return str(
+                self.ec2.run_instances(
+                    ImageId=self.image,
+                    MinCount=1,
+                    MaxCount=1,
+                    SubnetId=self.subnet,
+                    TagSpecifications=[{"ResourceType": "instance", "Tags": tags}],
+                )["Instances"][0]["InstanceId"]
+            )
+
+        return str(self.call(launch))
+
+    def state(self, instance_id: str) -> str:
+        def read() -> str:
+            reservations = self.ec2.describe_instances(InstanceIds=[instance_id])["Reservations"]
+            return str(reservations[0]["Instances"][0]["State"]["Name"])
+
+        return str(self.call(read))
 
     def close(self) -> None:
         self._pool.shutdown()
@@ -169,8 +205,10 @@ def _node_group(cloud: Cloud, blueprint: str) -> None:
 
     def create() -> None:
         ec2, autoscaling = cloud.ec2, cloud.autoscaling
-        vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a")
+        # In the lab's loopback network: whatever 127.0.0.x address moto gives a static instance, the node
+        # sync sets it as the node's address, and the lab's lo answers it where its slurmd listens.
+        vpc = ec2.create_vpc(CidrBlock="127.0.0.0/16")["Vpc"]["VpcId"]
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="127.0.0.0/24", AvailabilityZone="us-east-1a")
         image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
         tagged = [{"Key": k, "Value": v} for k, v in tags.items()]
         template = ec2.create_launch_template(
@@ -186,8 +224,12 @@ def _node_group(cloud: Cloud, blueprint: str) -> None:
             VPCZoneIdentifier=subnet["Subnet"]["SubnetId"],
             Tags=[{**t, "PropagateAtLaunch": False} for t in tagged],
         )
+        cloud.static_tags = tagged
+        cloud.subnet = subnet["Subnet"]["SubnetId"]
+        cloud.image = image
 
     cloud.call(create)
+    cloud.launch_static("h100-0")
 
 
 def _install_programs(lab: ElasticLab, cluster: Any) -> None:
@@ -307,3 +349,133 @@ def test_a_queued_job_creates_exactly_its_nodes_and_idle_nodes_are_deleted(
         what="h100-1 powering down",
     )
     assert "IDLE" in state.split("+")
+
+
+def wait_job(lab: ElasticLab, cloud: Cloud, job_id: int, states: set[str], timeout: float = 120) -> Any:
+    return wait_booting(
+        lab,
+        cloud,
+        lambda: (j := lab.job(job_id)) and lab.job_state(j).split("+")[0] in states and j,
+        timeout=timeout,
+        what=f"job {job_id} {sorted(states)}",
+    )
+
+
+def wait_powered_down(lab: ElasticLab, cloud: Cloud, *nodes: str) -> None:
+    def done() -> bool:
+        states = lab.nodes_state()
+        return all("POWERED_DOWN" in states[n]["state"].split("+") for n in nodes)
+
+    wait_booting(
+        lab, cloud, done, timeout=SUSPEND_TIME_S + SUSPEND_TIMEOUT_S + 90, what=f"{nodes} powered down"
+    )
+
+
+def test_no_capacity_returns_the_nodes_with_the_reason_and_the_job_waits(
+    elastic: tuple[ElasticLab, Cloud], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lab, cloud = elastic
+    wait_powered_down(lab, cloud, "h100-1", "h100-2")
+
+    def no_capacity(*_: Any, **__: Any) -> Any:
+        raise EC2ClientError(
+            "InsufficientInstanceCapacity",
+            "We currently do not have sufficient p5.48xlarge capacity in the Availability Zone.",
+        )
+
+    monkeypatch.setattr(InstanceBackend, "run_instances", no_capacity)
+    job_id = lab.sbatch(
+        HOSTNAME_JOB, "-N3", "--gpus-per-node=8", "-A", "research", "-o", "out-%j.txt", user="alice"
+    )
+    reason = "clusterfab: resume failed: InsufficientInstanceCapacity"
+
+    def refused() -> dict[str, dict[str, str]] | None:
+        nodes = {n: s for n, s in lab.nodes_state().items() if n in {"h100-1", "h100-2"}}
+        return nodes if all(s["reason"] == reason for s in nodes.values()) else None
+
+    nodes = wait_booting(lab, cloud, refused, timeout=60, what="the refusal as the nodes' reason")
+    assert all("DOWN" in s["state"].split("+") for s in nodes.values()), nodes
+    assert cloud.instances() == {}
+    job = lab.wait_for(lambda: (j := lab.job(job_id)) and lab.job_state(j) == "PENDING" and j, timeout=30)
+    assert lab.job_state(job) == "PENDING"  # back in the queue, not failed
+    # Capacity is back; the node sync hands the nodes back to power saving (the lab's retry wait is 0).
+    monkeypatch.undo()
+    sync(lab)
+    lab.wait_for(
+        lambda: all("DOWN" not in lab.nodes_state()[n]["state"].split("+") for n in ("h100-1", "h100-2")),
+        timeout=60,
+        what=f"the nodes out of DOWN (after the sync: {lab.nodes_state()}, {lab.log('slurmctld')[-1500:]})",
+    )
+    # A requeued batch job waits before it is eligible again (Slurm 24.11: EligibleTime = requeue + 121 s,
+    # see test_slurm_lab); the test releases it now, as an operator would.
+    lab.run(f"scontrol update JobId={job_id} StartTime=now", check=False)
+    job = wait_job(lab, cloud, job_id, FINAL, timeout=180)
+    assert lab.job_state(job).split("+")[0] == "COMPLETED"
+    out = sorted(lab.run(f"cat /home/alice/out-{job_id}.txt").stdout.split())
+    assert out == ["h100-0", "h100-1", "h100-2"]
+
+
+def test_a_vanished_instance_requeues_its_job_and_its_node_is_powered_down(
+    elastic: tuple[ElasticLab, Cloud],
+) -> None:
+    """A spot interruption as the controller sees it: the instance is gone while its job runs."""
+    lab, cloud = elastic
+    wait_powered_down(lab, cloud, "h100-1", "h100-2")
+    job_id = lab.sbatch("#!/bin/sh\nsleep 600\n", "-N1", "-w", "h100-1", "-A", "research", user="alice")
+    wait_booting(
+        lab, cloud, lambda: lab.job_state(lab.job(job_id)) == "RUNNING", timeout=120, what="the job running"
+    )  # RUNNING alone: not RUNNING+CONFIGURING, while its node boots
+    instance, _ = cloud.instances()["h100-1"]
+    cloud.call(lambda: cloud.ec2.terminate_instances(InstanceIds=[instance]))
+    boot_what_the_cloud_runs(lab, cloud, {"h100-1"})  # the machine is gone: so is its slurmd
+    sync(lab)
+    node = lab.nodes_state()["h100-1"]
+    assert node["reason"] == "clusterfab: its instance is gone (interrupted or deleted)"
+    job = lab.wait_for(lambda: (j := lab.job(job_id)) and j["restart_cnt"] >= 1 and j, timeout=30)
+    assert lab.job_state(job) in {"PENDING", "REQUEUED"}
+    sync(lab)  # the next round hands the node back to power saving
+    state = lab.wait_for(
+        lambda: (
+            {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()["h100-1"]["state"]).split("+"))
+            and s
+        ),
+        timeout=30,
+    )
+    assert "DOWN" not in state.split("+")
+    lab.run(f"scancel {job_id}")
+
+
+def test_a_static_node_drained_for_hardware_gets_a_new_machine(elastic: tuple[ElasticLab, Cloud]) -> None:
+    lab, cloud = elastic
+    sync(lab)  # settled: h100-0 named, at its address
+    old = next(i for i, (name, _) in _static(cloud).items() if name == "h100-0")
+    reason = "clusterfab-health: XID: 79 on GPU 0000:53:00.0"
+    lab.run(f"scontrol update NodeName=h100-0 State=DRAIN Reason='{reason}'")
+    sync(lab)
+    assert cloud.state(old) in {"shutting-down", "terminated"}
+    assert lab.nodes_state()["h100-0"]["reason"] == f"clusterfab: replacing {old} ({reason})"
+    # The auto scaling group launches a replacement; the sync names it; its slurmd registers as new.
+    new = cloud.launch_static(None)
+    sync(lab)
+    assert _static(cloud)[new] == ("h100-0", "running")
+    lab.halt_static("h100-0")
+    lab.boot("h100-0")
+    state = lab.wait_for(lambda: (s := lab.nodes_state()["h100-0"])["state"] == "IDLE" and s, timeout=60)
+    assert state["reason"] == ""
+
+
+def _static(cloud: Cloud) -> dict[str, tuple[str, str]]:
+    """Instance id -> (node name, state) of the group's static instances."""
+
+    def read() -> dict[str, tuple[str, str]]:
+        found = {}
+        for r in cloud.ec2.describe_instances(
+            Filters=[{"Name": "tag:clusterfab-node-group", "Values": ["h100"]}]
+        )["Reservations"]:
+            for i in r["Instances"]:
+                tags = {t["Key"]: t["Value"] for t in i.get("Tags", [])}
+                if "clusterfab-slurm-elastic" not in tags:
+                    found[i["InstanceId"]] = (tags.get("clusterfab-slurm-node", ""), i["State"]["Name"])
+        return found
+
+    return dict(cloud.call(read))

@@ -30,6 +30,7 @@ from clusterfab.scheduler.slurm.nodes.nodesync import (
     Instance,
     MarkDown,
     PowerDown,
+    Replace,
     Scontrol,
     SlurmNode,
     Terminate,
@@ -376,7 +377,7 @@ def test_a_static_node_drained_for_hardware_gets_a_new_machine() -> None:
     nodes = settled(node("h100-1", "IDLE", "DRAIN", reason=reason, address="10.0.0.2"))
     assert plan([], nodes) == [
         Terminate("i-s1", f"h100-1: {reason}"),
-        MarkDown("h100-1", f"clusterfab: replacing i-s1 ({reason})"),
+        Replace("h100-1", f"clusterfab: replacing i-s1 ({reason})"),
     ]
     drained_by_hand = settled(node("h100-1", "IDLE", "DRAIN", reason="reboot requested", address="10.0.0.2"))
     assert plan([], drained_by_hand) == []
@@ -424,4 +425,14 @@ def test_scontrol_reads_power_states_reasons_and_their_time() -> None:
         "NodeName=h100-2,h100-3",
         "State=POWER_DOWN_FORCE",
         "Reason=clusterfab: x",
+    ]
+
+
+def test_a_replaced_node_is_set_down_and_undrained() -> None:
+    run = RecordingScontrol([])
+    Scontrol(run=run).apply(Replace("h100-1", "clusterfab: replacing i-1 (x)"))
+    assert run.calls == [
+        ["scontrol", "update", "NodeName=h100-1", "State=DOWN", "Reason=clusterfab: replacing i-1 (x)"],
+        ["scontrol", "update", "NodeName=h100-1", "State=UNDRAIN"],
+        ["scontrol", "update", "NodeName=h100-1", "State=DOWN", "Reason=clusterfab: replacing i-1 (x)"],
     ]

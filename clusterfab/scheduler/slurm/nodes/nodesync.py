@@ -142,6 +142,16 @@ class MarkDown:
 
 
 @dataclass(frozen=True, slots=True)
+class Replace:
+    """A drained static node whose machine is being replaced: DOWN with the reason, and no longer drained,
+    so that the new machine's slurmd returns it to service (ReturnToService=2 returns a DOWN node, not a
+    drained one: a DOWN+DRAIN node comes back IDLE+DRAIN, as the lab showed)."""
+
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class PowerDown:
     """Hand the node back to power saving: slurmctld runs the suspend program, then it may be resumed."""
 
@@ -155,8 +165,8 @@ class Terminate:
     why: str
 
 
-Action = NameInstance | SetAddress | MarkDown | PowerDown | Terminate
-SlurmAction = SetAddress | MarkDown | PowerDown
+Action = NameInstance | SetAddress | MarkDown | Replace | PowerDown | Terminate
+SlurmAction = SetAddress | MarkDown | Replace | PowerDown
 
 
 def node_names(groups: Mapping[str, int]) -> dict[str, list[str]]:
@@ -254,7 +264,7 @@ def _static_actions(
         if holder is not None and node is not None and _needs_new_machine(node):
             actions += [
                 Terminate(holder.id, f"{name}: {node.reason}"),
-                MarkDown(name, _short(f"clusterfab: replacing {holder.id} ({node.reason})")),
+                Replace(name, _short(f"clusterfab: replacing {holder.id} ({node.reason})")),
             ]
         elif holder is not None:
             if node is None or node.address != holder.address:
@@ -296,7 +306,9 @@ def _elastic_actions(
             actions.append(PowerDown(name, node.reason))
         elif holder is None and not (node.powered_down or node.powering_up or node.down):
             actions.append(MarkDown(name, LOST_REASON))
-        elif node.down and node.reason.startswith(REASON_PREFIX) and not node.powering_up:
+        elif node.down and node.reason.startswith(REASON_PREFIX):
+            # Also while POWERING_UP: a failed resume leaves that flag until ResumeTimeout, and only a
+            # forced power-down clears it (Cluster Toolkit's fix for nodes stuck after a failed resume).
             since = node.reason_at or now
             if node.reason == LOST_REASON or now - since >= retry_after:
                 actions.append(PowerDown(name, node.reason))
@@ -616,13 +628,18 @@ class Scontrol:
 
     def update(self, names: Sequence[str], action: SlurmAction) -> None:
         """One `scontrol update` for every named node (their new state, or address)."""
+        nodes = f"NodeName={','.join(names)}"
         if isinstance(action, SetAddress):
             fields = [f"NodeAddr={action.address}", f"NodeHostname={action.address}"]
-        elif isinstance(action, MarkDown):
+        elif isinstance(action, MarkDown | Replace):
             fields = ["State=DOWN", f"Reason={action.reason}"]
         else:
             fields = ["State=POWER_DOWN_FORCE", f"Reason={action.reason}"]
-        self._run(["scontrol", "update", f"NodeName={','.join(names)}", *fields], check=True)
+        self._run(["scontrol", "update", nodes, *fields], check=True)
+        if isinstance(action, Replace):
+            # UNDRAIN clears the reason too: set it again, on the node that is DOWN (never schedulable).
+            self._run(["scontrol", "update", nodes, "State=UNDRAIN"], check=True)
+            self._run(["scontrol", "update", nodes, *fields], check=True)
 
 
 def _time(value: Any) -> dt.datetime | None:
