@@ -26,7 +26,7 @@ from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.bundle import Bundle, build_bundle
 from clusterfab.provision.extravars import gpu_node_vars
-from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, node_vars
+from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, health_files, node_vars
 from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
@@ -112,6 +112,7 @@ class Cluster:
     def slurm_files(self, project: str | None = None) -> RenderedArchive:
         """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""
         files = controller_files(self.spec, self.input.catalog.slurm, stack=self.stack, project=project)
+        files |= health_files(self.spec, self.input.catalog.pair_bandwidth)
         monitoring = self.spec.monitoring
         if monitoring is not None and monitoring.host == "controller":
             rendered = render_monitoring(

@@ -397,6 +397,19 @@ class HealthcheckThresholds(Sourced):
     per_accelerator: dict[str, float]
 
 
+class PairBandwidthFloors(Sourced):
+    """`clusterfab health`'s floor on two-node all_reduce_perf bus bandwidth (GB/s), per machine type:
+    a reference result of the machine type less `tolerance` (no vendor publishes an acceptance figure).
+    A machine type without a reference has no floor: its bandwidth is measured and reported only."""
+
+    tolerance: float = Field(gt=0, lt=1)
+    reference: dict[str, float]
+
+    def floor(self, machine_type: str) -> float | None:
+        reference = self.reference.get(machine_type)
+        return None if reference is None else round(reference * (1 - self.tolerance), 1)
+
+
 class LustreClient(Sourced):
     """The apt repository a node installs the Lustre client from (Ubuntu 24.04)."""
 

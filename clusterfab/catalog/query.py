@@ -48,6 +48,7 @@ from clusterfab.catalog.models import (
     NodePackage,
     NodeRepository,
     OsImage,
+    PairBandwidthFloors,
     Price,
     PricingModel,
     ProviderSchemas,
@@ -95,6 +96,7 @@ class Catalog:
     recommended: RecommendedStack
     fabric_software: dict[str, FabricSoftware]
     healthcheck: HealthcheckThresholds
+    pair_bandwidth: PairBandwidthFloors
     images: tuple[OsImage, ...]
     monitoring: MonitoringFacts
     """The monitoring node, the monitoring host's packages, the exporters and NVIDIA's Xid catalog."""
@@ -309,6 +311,7 @@ def parse_catalog() -> Catalog:
         recommended=RecommendedStack.model_validate(software["recommended"]),
         fabric_software={f.name: f for f in fabrics},
         healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),
+        pair_bandwidth=PairBandwidthFloors.model_validate(software["healthcheck_pair_busbw_gbytes_per_s"]),
         node_packages={p.name: p for p in (NodePackage.model_validate(x) for x in software["node_packages"])},
         images=tuple(OsImage.model_validate(i) for i in _read("images.yaml")["images"]),
         stateful_types={

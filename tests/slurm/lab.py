@@ -72,16 +72,10 @@ _INIT = (
     "    except ChildProcessError:\n"
     "        time.sleep(0.2)\n"
 )
-# A stand-in for nvidia-smi (the nodes have no GPU): lists eight GPUs, or fails like a GPU that fell
-# off the bus when the lab put a fault file for this node under FAULT_DIR.
-_NVIDIA_SMI = f"""#!/bin/sh
-node="${{SLURMD_NODENAME:-$(hostname -s)}}"
-if [ -e "{FAULT_DIR}/$node" ]; then
-    echo "Unable to determine the device handle for GPU 0000:53:00.0: Unknown Error" >&2
-    exit 255
-fi
-for i in 0 1 2 3 4 5 6 7; do echo "$i"; done
-"""
+# A stand-in for nvidia-smi (the nodes have no GPU): eight GPUs in the formats the health check reads, or
+# failing like a GPU that fell off the bus when the lab put a fault file for this node under FAULT_DIR
+# (tests/fixtures/health/standins/nvidia-smi, shared with the health check's own tests).
+_NVIDIA_SMI = (Path(__file__).resolve().parents[1] / "fixtures/health/standins/nvidia-smi").read_text()
 
 
 class LabError(RuntimeError):

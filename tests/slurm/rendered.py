@@ -6,7 +6,7 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 HEALTH_CHECK = (
-    Path(__file__).resolve().parents[2] / "playbooks/roles/slurm_node/files/clusterfab-slurm-health"
+    Path(__file__).resolve().parents[2] / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
 )
 """The slurm_node role's prolog and epilog: the lab runs the role's own script (its defaults: 8 GPUs)."""
 

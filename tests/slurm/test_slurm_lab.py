@@ -189,7 +189,10 @@ def test_prolog_health_check_drains_sick_node_and_job_runs_elsewhere(lab: SlurmL
     assert not job["hold"]
     sick = lab.nodes_state()["trainers-0"]
     assert "DRAIN" in sick["state"]
-    assert sick["reason"] == "clusterfab-health: nvidia-smi failed or timed out"
+    assert sick["reason"] == (
+        "clusterfab-health: GPU: nvidia-smi failed (exit 255): Unable to determine the device handle for GPU"
+        " 0000:53:00.0: Unknown Error"
+    )
     lab.run(f"scontrol update JobId={job_id} StartTime=now")
     job = lab.wait_job(job_id, FINAL, timeout=60)
     assert lab.job_state(job).split("+")[0] == "COMPLETED"

@@ -278,6 +278,10 @@ def test_the_node_runs_slurmd_configless_with_the_health_check(node: HostRun) ->
     for kind in ("prolog", "epilog"):
         script = node.path(f"/etc/slurm/{kind}.d/50-clusterfab-health")
         assert os.readlink(script) == "/usr/local/sbin/clusterfab-slurm-health"
+    health = node.path("/usr/local/sbin/clusterfab-slurm-health")
+    source = REPO / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
+    assert health.read_text() == source.read_text()
+    assert health.stat().st_mode & 0o777 == 0o755
     assert _held(node) >= {"slurmd", "slurm-client"}
     assert _enabled(node, "slurmd.service")
     assert not node.path("/etc/slurm/slurm.conf").exists()
@@ -286,7 +290,6 @@ def test_the_node_runs_slurmd_configless_with_the_health_check(node: HostRun) ->
 def test_the_wrapper_is_valid_shell(node: HostRun, controller: HostRun) -> None:
     for host, script in (
         (node, "/usr/local/sbin/clusterfab-slurmd"),
-        (node, "/usr/local/sbin/clusterfab-slurm-health"),
         (controller, "/usr/local/sbin/clusterfab-slurm-state"),
         (controller, "/usr/local/sbin/clusterfab-slurm-accounts"),
     ):

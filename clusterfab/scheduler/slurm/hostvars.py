@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import SlurmFacts
+from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
 from clusterfab.core.vocab import label_value
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm
@@ -149,6 +149,31 @@ def controller_files(
         sort_keys=True,
     )
     return files
+
+
+HEALTH_PROGRAM = "bin/clusterfab-slurm-healthcheck"
+HEALTH_CONFIG = "healthcheck.json"
+
+
+def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, str]:
+    """The deep health check (`clusterfab health`) beside the controller's files: the program and its
+    settings, each Slurm node group's machine type and two-node bandwidth floor with its source."""
+    from importlib import resources  # noqa: PLC0415 - only the program's build needs it
+
+    slurm = _slurm(spec)
+    wanted = {name for partition in slurm.partitions for name in partition.node_groups}
+    groups = {
+        g.name: {
+            "machine_type": g.machine.name,
+            "min_pair_busbw_gbytes_per_s": floors.floor(g.machine.name),
+            "floor_source": ",".join(floors.source) if floors.floor(g.machine.name) is not None else None,
+        }
+        for g in spec.node_groups
+        if g.name in wanted
+    }
+    program = resources.files("clusterfab.scheduler.slurm").joinpath("healthcheck.py").read_text()
+    config = json.dumps({"groups": groups}, indent=2, sort_keys=True)
+    return {HEALTH_PROGRAM: program, HEALTH_CONFIG: config}
 
 
 def _group_sizes(spec: ClusterSpec) -> dict[str, dict[str, int]]:

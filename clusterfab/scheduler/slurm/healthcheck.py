@@ -1,0 +1,426 @@
+"""The deep GPU health check, run on the Slurm controller by `clusterfab health --stack S [--level N]`.
+
+Standard library only: it is copied beside the rendered files (bin/clusterfab-slurm-healthcheck) like the
+node sync, and runs with the controller's python3 as root. It
+
+1. takes the nodes that are IDLE now (a busy, drained or down node is reported as skipped, never
+   touched) into a Slurm maintenance reservation (`Flags=MAINT`, `Users=root`; no `IGNORE_JOBS`, so no
+   running job is affected), with a duration that ends it by itself if this program dies;
+2. runs, per node and all nodes at once, the node's own health program (`clusterfab-slurm-health --mode
+   report --level N`: the counters and `dcgmi diag -r N`) as a one-node job in the reservation; level 3
+   is NVIDIA's "long" diagnostic for administrators (about 15 minutes);
+3. runs nccl-tests' all_reduce_perf across pairs of the nodes that passed (two nodes, all their GPUs,
+   one rank per GPU), and compares the out-of-place bus bandwidth of the largest message with the floor
+   the catalog records for the machine type (with its source); a pair below the floor is re-run with a
+   node that passed, so only the slow node is blamed;
+4. drains each failing node with the health contract's reason (`clusterfab-health: <CATEGORY>: ...`);
+5. deletes the reservation (always: also on an error or an interrupt);
+6. prints a report per node, as text or JSON (`schema_version` 1, docs/health.md).
+
+Every srun has a time limit and a timeout here; a job that outlives it is cancelled, so a hanging
+diagnostic costs its timeout, never the reservation. The skip flags on the check's own jobs
+(`healthchecks_prolog=off,healthchecks_epilog=off`) keep the node's prolog and epilog out of the way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+REASON_PREFIX = "clusterfab-health: "
+MAX_REASON = 200
+NODE_PROGRAM = "/usr/local/sbin/clusterfab-slurm-health"
+SKIP_NODE_CHECKS = "healthchecks_prolog=off,healthchecks_epilog=off"
+DCGM_SECONDS = {1: 60, 2: 300, 3: 1800}
+"""The node program's own DCGM bounds (its CLUSTERFAB_HEALTH_DCGM_TIMEOUTS defaults)."""
+MARGIN = 120
+NCCL_SECONDS = 600
+GRACE = 15
+"""Seconds an srun gets past its job's own limit before it is killed here and its job cancelled."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9 .,:;_/()#+%<>=-]+")
+_FIELD = re.compile(r"(?:^|\s)([A-Za-z]+)=(\S*)")
+_GPUS = re.compile(r"(?:^|,)gpu(?::[^:,()]+)?:(\d+)")
+
+
+def drain_reason(category: str, detail: str) -> str:
+    text = " ".join(_UNSAFE.sub(" ", detail).split())
+    return f"{REASON_PREFIX}{category}: {text}"[:MAX_REASON].rstrip()
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    state: str
+    partition: str
+    gpus: int
+
+    @property
+    def idle(self) -> bool:
+        return self.state == "IDLE"
+
+
+def parse_nodes(text: str) -> list[Node]:
+    """`scontrol show nodes -o`: one line per node of `Key=Value` fields."""
+    nodes = []
+    for line in text.splitlines():
+        fields = dict(_FIELD.findall(line))
+        if "NodeName" not in fields:
+            continue
+        gres = _GPUS.search(fields.get("Gres", ""))
+        nodes.append(
+            Node(
+                name=fields["NodeName"],
+                state=fields.get("State", "UNKNOWN"),
+                partition=fields.get("Partitions", "").split(",")[0],
+                gpus=int(gres.group(1)) if gres else 0,
+            )
+        )
+    return nodes
+
+
+@dataclass
+class Verdict:
+    node: str
+    status: str = "healthy"
+    """healthy | failed | skipped"""
+    reason: str | None = None
+    detail: str | None = None
+    busbw_gbytes_per_s: float | None = None
+    floor_gbytes_per_s: float | None = None
+    partner: str | None = None
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def fail(self, category: str, detail: str) -> None:
+        reason = drain_reason(category, detail)
+        self.failures.append({"category": category, "detail": detail, "reason": reason})
+        if self.status != "failed":
+            self.status, self.reason = "failed", reason
+
+
+# ------------------------------------------------------------------------------------------ nccl-tests
+def largest_busbw(text: str) -> float | None:
+    """nccl-tests' out-of-place busbw (GB/s) of the largest message size in its result table.
+
+    Rows (NVIDIA/nccl-tests src/util.cu): `size count type redop root` then time, algbw, busbw, #wrong
+    out-of-place and the same in-place; comment lines start with `#` (`# Avg bus bandwidth : x` is the
+    average over all sizes, which depends on the smallest size asked for, so it is not what is compared).
+    """
+    best: tuple[int, float] | None = None
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 13 or line.lstrip().startswith("#") or not fields[0].isdigit():
+            continue
+        try:
+            size, busbw = int(fields[0]), float(fields[7])
+        except ValueError:
+            continue
+        if best is None or size >= best[0]:
+            best = (size, busbw)
+    return best[1] if best else None
+
+
+# --------------------------------------------------------------------------------------------- running
+Runner = Callable[[Sequence[str], float], "Ran"]
+
+
+@dataclass(frozen=True)
+class Ran:
+    returncode: int | None
+    stdout: str
+    stderr: str
+
+
+def run(argv: Sequence[str], timeout: float) -> Ran:
+    """Run a command; kill its process group at the timeout and never wait long for it after that."""
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            out, err = "", ""
+        return Ran(None, out or "", err or "")
+    return Ran(proc.returncode, out, err)
+
+
+@dataclass
+class Check:
+    """One deep check: its settings, the reservation, and what it found."""
+
+    level: int
+    groups: Mapping[str, Mapping[str, Any]]
+    """Node group name -> {"machine_type", "min_pair_busbw_gbytes_per_s" (or null), "floor_source"}."""
+    runner: Runner = run
+    node_program: str = NODE_PROGRAM
+    nccl_test: str = "/opt/nccl-tests/build/all_reduce_perf"
+    nccl_args: Sequence[str] = ("-b", "512M", "-e", "8G", "-f", "2", "-g", "1")
+    nccl_seconds: int = NCCL_SECONDS
+    reservation: str = field(default_factory=lambda: f"clusterfab-health-{int(time.time())}")
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)
+
+    def scontrol(self, *args: str) -> Ran:
+        return self.runner(["scontrol", *args], 30)
+
+    def group_of(self, node: str) -> Mapping[str, Any]:
+        matches = [g for g in self.groups if node.startswith(f"{g}-")]
+        return self.groups[max(matches, key=len)] if matches else {}
+
+    def srun(self, nodes: Sequence[Node], command: Sequence[str], seconds: int, tasks_per_node: int) -> Ran:
+        gpus = nodes[0].gpus
+        argv = [
+            "srun",
+            f"--reservation={self.reservation}",
+            f"--partition={nodes[0].partition}",
+            f"--nodelist={','.join(n.name for n in nodes)}",
+            f"--nodes={len(nodes)}",
+            f"--ntasks-per-node={tasks_per_node}",
+            "--exclusive",
+            f"--job-name={self.reservation}",
+            f"--time={max(1, -(-seconds // 60))}",
+            f"--extra={SKIP_NODE_CHECKS}",
+            *([f"--gres=gpu:{gpus}"] if gpus else []),
+            *command,
+        ]
+        ran = self.runner(argv, seconds + GRACE)
+        if ran.returncode is None:
+            self.runner(
+                ["scancel", f"--name={self.reservation}", f"--nodelist={','.join(n.name for n in nodes)}"], 30
+            )
+        return ran
+
+    # ----------------------------------------------------------------------------------- the steps
+    def select(self, nodes: Sequence[Node], wanted: Sequence[str] | None) -> list[Node]:
+        chosen = [n for n in nodes if wanted is None or n.name in wanted]
+        for node in chosen:
+            if not node.idle:
+                self.verdicts[node.name] = Verdict(node.name, "skipped", detail=f"not idle ({node.state})")
+        return [n for n in chosen if n.idle]
+
+    def reserve(self, nodes: Sequence[Node]) -> None:
+        minutes = -(-(DCGM_SECONDS[self.level] + MARGIN + 4 * (self.nccl_seconds + GRACE)) // 60)
+        ran = self.scontrol(
+            "create",
+            "reservation",
+            f"ReservationName={self.reservation}",
+            "StartTime=now",
+            f"Duration={minutes}",
+            "Users=root",
+            "Flags=MAINT",
+            f"Nodes={','.join(n.name for n in nodes)}",
+        )
+        if ran.returncode != 0:
+            raise RuntimeError(f"could not reserve the nodes: {(ran.stderr or ran.stdout).strip()}")
+
+    def release(self) -> None:
+        self.runner(["scancel", f"--name={self.reservation}"], 30)
+        deadline = time.monotonic() + 60
+        while True:
+            ran = self.scontrol("delete", f"ReservationName={self.reservation}")
+            if ran.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(2)  # jobs of the reservation are still ending
+        if ran.returncode != 0:
+            self.log(f"could not delete reservation {self.reservation}: {(ran.stderr or ran.stdout).strip()}")
+
+    def diagnose(self, node: Node) -> Verdict:
+        verdict = Verdict(node.name)
+        seconds = DCGM_SECONDS[self.level] + MARGIN
+        command = [self.node_program, "--mode", "report", "--level", str(self.level)]
+        ran = self.srun([node], command, seconds, 1)
+        if ran.returncode is None:
+            verdict.fail("GPU", f"health check did not finish within {seconds}s")
+            return verdict
+        report = _last_json(ran.stdout)
+        if report is None:
+            error = (ran.stderr or ran.stdout).strip().splitlines()
+            verdict.fail(
+                "GPU", f"health check failed to run (exit {ran.returncode}): {error[-1] if error else ''}"
+            )
+            return verdict
+        for failure in report.get("failures", []):
+            verdict.fail(str(failure["category"]), str(failure["detail"]))
+        return verdict
+
+    def bandwidth(self, pair: Sequence[Node]) -> float | str | None:
+        """The pair's busbw (GB/s), or an error text."""
+        ran = self.srun(pair, [self.nccl_test, *self.nccl_args], self.nccl_seconds, pair[0].gpus or 1)
+        if ran.returncode is None:
+            return f"all_reduce_perf did not finish within {self.nccl_seconds}s"
+        busbw = largest_busbw(ran.stdout)
+        if ran.returncode != 0 or busbw is None:
+            error = (ran.stderr or ran.stdout).strip().splitlines()
+            return f"all_reduce_perf failed (exit {ran.returncode}): {error[-1] if error else ''}"
+        return busbw
+
+    def measure_pairs(self, nodes: Sequence[Node]) -> None:
+        """Pair the nodes that passed; a pair below its floor is retried with a node known good."""
+        passed = [n for n in nodes if self.verdicts[n.name].status == "healthy"]
+        if len(passed) < 2:
+            for node in passed:
+                self.verdicts[node.name].detail = "no partner for the NCCL test"
+            return
+        pairs = [passed[i : i + 2] for i in range(0, len(passed) - 1, 2)]
+        if len(passed) % 2:
+            pairs.append([passed[-1], passed[0]])
+        good: list[Node] = []
+        suspects: list[tuple[Node, str]] = []
+        for pair in pairs:
+            result = self.bandwidth(pair)
+            slow = self._judge(pair, result)
+            if slow is None:
+                good += [n for n in pair if n not in good]
+            else:
+                suspects += [(n, slow) for n in pair]
+        for node, first in suspects:
+            if node in good:
+                continue
+            partners = [g for g in good if g is not node]
+            detail: str | None = first
+            if partners:
+                detail = self._judge([node, partners[0]], self.bandwidth([node, partners[0]]))
+            if detail is None:
+                good.append(node)
+            else:
+                self.verdicts[node.name].fail("PERF", detail)
+
+    def _judge(self, pair: Sequence[Node], result: float | str | None) -> str | None:
+        """None when the pair is fast enough (or has no floor), else what is wrong."""
+        floor = self.group_of(pair[0].name).get("min_pair_busbw_gbytes_per_s")
+        names = f"{pair[0].name} and {pair[1].name}"
+        if isinstance(result, str):
+            return f"{result} ({names})"
+        for node in pair:
+            verdict = self.verdicts[node.name]
+            if verdict.busbw_gbytes_per_s is None or verdict.status == "failed":
+                verdict.busbw_gbytes_per_s = result
+                verdict.partner = pair[1].name if node is pair[0] else pair[0].name
+                verdict.floor_gbytes_per_s = floor
+        if result is None or floor is None or result >= float(floor):
+            return None
+        return f"all_reduce busbw {result:g} GB/s below floor {float(floor):g} ({names})"
+
+    def execute(self, nodes: Sequence[Node], wanted: Sequence[str] | None) -> list[Verdict]:
+        candidates = self.select(nodes, wanted)
+        if candidates:
+            self.reserve(candidates)
+            try:
+                with ThreadPoolExecutor(max_workers=min(32, len(candidates))) as pool:
+                    for verdict in pool.map(self.diagnose, candidates):
+                        self.verdicts[verdict.node] = verdict
+                self.measure_pairs(candidates)
+            finally:
+                self.release()
+            for node in candidates:
+                verdict = self.verdicts[node.name]
+                if verdict.reason:
+                    self.scontrol(
+                        "update", f"NodeName={node.name}", "State=DRAIN", f"Reason={verdict.reason}"
+                    )
+        return [self.verdicts[name] for name in sorted(self.verdicts)]
+
+
+def _last_json(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.splitlines()):
+        with contextlib.suppress(ValueError):
+            data = json.loads(line)
+            if isinstance(data, dict) and "failures" in data:
+                return data
+    return None
+
+
+def report(verdicts: Sequence[Verdict], level: int, reservation: str) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "level": level,
+        "reservation": reservation,
+        "healthy": all(v.status != "failed" for v in verdicts),
+        "nodes": [
+            {
+                "node": v.node,
+                "status": v.status,
+                "reason": v.reason,
+                "detail": v.detail,
+                "busbw_gbytes_per_s": v.busbw_gbytes_per_s,
+                "floor_gbytes_per_s": v.floor_gbytes_per_s,
+                "partner": v.partner,
+                "failures": v.failures,
+            }
+            for v in verdicts
+        ],
+    }
+
+
+def text_report(data: Mapping[str, Any]) -> str:
+    lines = [f"deep health check, DCGM level {data['level']} (reservation {data['reservation']}):"]
+    for node in data["nodes"]:
+        bandwidth = ""
+        if node["busbw_gbytes_per_s"] is not None:
+            floor = node["floor_gbytes_per_s"]
+            bandwidth = f" busbw {node['busbw_gbytes_per_s']:g} GB/s with {node['partner']}" + (
+                f" (floor {floor:g})" if floor is not None else " (no floor in the catalog)"
+            )
+        why = node["reason"] or node["detail"] or ""
+        lines.append(f"  {node['node']:<24} {node['status']:<8}{bandwidth}{'  ' + why if why else ''}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None, runner: Runner = run) -> int:
+    parser = argparse.ArgumentParser(description="clusterfab's deep GPU health check (on the controller).")
+    parser.add_argument("--level", type=int, choices=(1, 2, 3), default=3)
+    parser.add_argument("--nodes", help="comma-separated node names (default: every idle node)")
+    parser.add_argument("--config", help="healthcheck.json beside this program (node groups and floors)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    settings: dict[str, Any] = {}
+    if args.config:
+        with open(args.config, encoding="utf-8") as handle:
+            settings = json.load(handle)
+    check = Check(
+        level=args.level,
+        groups=settings.get("groups", {}),
+        runner=runner,
+        node_program=settings.get("node_program", NODE_PROGRAM),
+        nccl_test=settings.get("nccl_test", "/opt/nccl-tests/build/all_reduce_perf"),
+        nccl_seconds=int(settings.get("nccl_seconds", NCCL_SECONDS)),
+    )
+    ran = runner(["scontrol", "show", "nodes", "-o"], 30)
+    if ran.returncode != 0:
+        print(f"clusterfab health: scontrol failed: {ran.stderr.strip()}", file=sys.stderr)
+        return 2
+    wanted = args.nodes.split(",") if args.nodes else None
+    try:
+        verdicts = check.execute(parse_nodes(ran.stdout), wanted)
+    except RuntimeError as err:
+        print(f"clusterfab health: {err}", file=sys.stderr)
+        return 2
+    data = report(verdicts, args.level, check.reservation)
+    print(json.dumps(data, sort_keys=True) if args.json else text_report(data))
+    return 0 if data["healthy"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The deep health check's pure parts (clusterfab/scheduler/slurm/healthcheck.py) on recorded output, and
+what the controller's archive carries for it; the whole flow runs in the Slurm lab
+(tests/slurm/test_health_lab.py)."""
+
+from __future__ import annotations
+
+import json
+
+from clusterfab.catalog.query import load_catalog
+from clusterfab.scheduler.slurm import healthcheck
+from clusterfab.scheduler.slurm.hostvars import HEALTH_CONFIG, HEALTH_PROGRAM, health_files
+from tests.conftest import REPO
+from tests.factories import example_spec
+
+FIXTURES = REPO / "tests/fixtures/health"
+
+
+def test_largest_busbw_reads_the_recorded_nccl_tests_table() -> None:
+    """Cluster Toolkit's two-node a3-megagpu-8g run: 8 GiB out-of-place busbw 188.73 (the average line
+    says 53.8932, over all sizes)."""
+    assert healthcheck.largest_busbw((FIXTURES / "nccl-tests-all_gather-a3mega.txt").read_text()) == 188.73
+    assert healthcheck.largest_busbw("# nothing\n") is None
+
+
+def test_parse_nodes_reads_scontrol_one_liners() -> None:
+    text = (
+        "NodeName=trainers-0 Arch=x86_64 CoresPerSocket=48 Gres=gpu:h100:8 State=IDLE Partitions=train\n"
+        "NodeName=trainers-1 Gres=gpu:8(S:0-1) State=IDLE+DRAIN Partitions=train,debug\n"
+    )
+    assert healthcheck.parse_nodes(text) == [
+        healthcheck.Node("trainers-0", "IDLE", "train", 8),
+        healthcheck.Node("trainers-1", "IDLE+DRAIN", "train", 8),
+    ]
+    assert [n.idle for n in healthcheck.parse_nodes(text)] == [True, False]
+
+
+def test_the_controller_archive_carries_the_program_and_the_floors() -> None:
+    spec = example_spec("aws-p5-slurm")
+    files = health_files(spec, load_catalog().pair_bandwidth)
+    assert files[HEALTH_PROGRAM] == (REPO / "clusterfab/scheduler/slurm/healthcheck.py").read_text()
+    groups = json.loads(files[HEALTH_CONFIG])["groups"]
+    # p5.48xlarge has no recorded two-node reference: measured and reported, never judged.
+    assert {g["machine_type"] for g in groups.values()} == {"p5.48xlarge"}
+    assert {g["min_pair_busbw_gbytes_per_s"] for g in groups.values()} == {None}
+
+
+def test_the_catalog_floor_is_the_reference_less_the_tolerance() -> None:
+    floors = load_catalog().pair_bandwidth
+    assert (floors.floor("a3-megagpu-8g"), floors.floor("p5.48xlarge")) == (160.4, None)
