@@ -14,7 +14,9 @@ program, run on the controller every 30 s by a systemd timer, is the one writer 
 On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
 its labels, from the metadata server).
 
-`plan_actions` is the pure decision; `Ec2Fleet` / `GceFleet` and `Scontrol` read and change the world. The
+`plan_actions` is the pure decision; `Ec2Fleet` / `GceFleet` and `Scontrol` read and change the world. (The
+fleets' `elastic` and `delete` serve the stack's destroy hook, `clusterfab.scheduler.slurm.teardown`, run
+with the deploying user's credentials, not this program.) The
 program runs with the controller's identity (AWS: ec2:DescribeInstances and ec2:CreateTags of this one tag
 on the cluster's instances; GCP: a custom role with compute.instances.list/get/setMetadata, conditioned on
 the cluster's instance names) and as root for scontrol. Standard library, plus boto3 on AWS: it is copied
@@ -31,7 +33,7 @@ import subprocess
 import sys
 import urllib.parse
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,6 +42,8 @@ NODE_TAG = "clusterfab-slurm-node"
 GROUP_TAG = "clusterfab-node-group"
 BLUEPRINT_TAG = "clusterfab-blueprint"
 STACK_TAG = "clusterfab-stack"
+ELASTIC_TAG = "clusterfab-slurm-elastic"
+"""Set (`true`) on the instances Slurm's resume program created; no Pulumi resource owns them."""
 GONE_REASON = "clusterfab: no instance holds this node"
 
 log = logging.getLogger("clusterfab-slurm-sync")
@@ -84,6 +88,16 @@ class MarkDown:
 
 
 Action = NameInstance | SetAddress | MarkDown
+
+
+@dataclass(frozen=True, slots=True)
+class ElasticInstance:
+    """An instance Slurm's resume program created that still exists (in any state but gone)."""
+
+    id: str
+    """The EC2 instance id; on GCP, the VM's name."""
+    group: str
+    """Its node group (`clusterfab-node-group`; empty if it has none)."""
 
 
 def node_names(groups: Mapping[str, int]) -> dict[str, list[str]]:
@@ -156,32 +170,63 @@ class Ec2Fleet:
         self._ec2, self._blueprint, self._stack = client, blueprint, stack
 
     def instances(self) -> list[Instance]:
-        filters = [
-            {"Name": f"tag:{BLUEPRINT_TAG}", "Values": [self._blueprint]},
-            {"Name": f"tag:{STACK_TAG}", "Values": [self._stack]},
+        found = []
+        for item in self._described(
             {"Name": "tag-key", "Values": [GROUP_TAG]},
             {"Name": "instance-state-name", "Values": ["pending", "running"]},
-        ]
-        found = []
-        for page in self._ec2.get_paginator("describe_instances").paginate(Filters=filters):
-            for reservation in page["Reservations"]:
-                for item in reservation["Instances"]:
-                    tags = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
-                    if "PrivateIpAddress" not in item:
-                        continue  # no address yet: next round
-                    found.append(
-                        Instance(
-                            id=item["InstanceId"],
-                            group=tags[GROUP_TAG],
-                            address=item["PrivateIpAddress"],
-                            launched=item["LaunchTime"],
-                            name=tags.get(NODE_TAG),
-                        )
-                    )
+        ):
+            tags = _tags(item)
+            if "PrivateIpAddress" not in item:
+                continue  # no address yet: next round
+            found.append(
+                Instance(
+                    id=item["InstanceId"],
+                    group=tags[GROUP_TAG],
+                    address=item["PrivateIpAddress"],
+                    launched=item["LaunchTime"],
+                    name=tags.get(NODE_TAG),
+                )
+            )
         return found
 
     def name(self, instance_id: str, name: str) -> None:
         self._ec2.create_tags(Resources=[instance_id], Tags=[{"Key": NODE_TAG, "Value": name}])
+
+    def elastic(self) -> list[ElasticInstance]:
+        """The cluster's elastic instances that are not terminated yet: one shutting down still holds its
+        network interfaces in the subnet and security group."""
+        return [
+            ElasticInstance(item["InstanceId"], _tags(item).get(GROUP_TAG, ""))
+            for item in self._described(
+                {"Name": f"tag:{ELASTIC_TAG}", "Values": ["true"]},
+                {"Name": "instance-state-name", "Values": list(EC2_NOT_GONE)},
+            )
+        ]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Terminate instances (TerminateInstances takes up to 1000 ids a call: EC2 API reference,
+        TerminateInstances, InstanceIds; botocore's ec2 service model quotes it)."""
+        for start in range(0, len(ids), TERMINATE_BATCH):
+            self._ec2.terminate_instances(InstanceIds=list(ids[start : start + TERMINATE_BATCH]))
+
+    def _described(self, *filters: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every instance of this cluster (its blueprint's and stack's tags) that also passes `filters`."""
+        cluster = [
+            {"Name": f"tag:{BLUEPRINT_TAG}", "Values": [self._blueprint]},
+            {"Name": f"tag:{STACK_TAG}", "Values": [self._stack]},
+        ]
+        for page in self._ec2.get_paginator("describe_instances").paginate(Filters=[*cluster, *filters]):
+            for reservation in page["Reservations"]:
+                yield from reservation["Instances"]
+
+
+EC2_NOT_GONE = ("pending", "running", "shutting-down", "stopping", "stopped")
+"""Every EC2 instance state but `terminated` (EC2 API reference, InstanceState)."""
+TERMINATE_BATCH = 1000
+
+
+def _tags(item: Mapping[str, Any]) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in item.get("Tags", [])}
 
 
 COMPUTE_API = "https://compute.googleapis.com/compute/v1"
@@ -238,29 +283,46 @@ class GceFleet:
 
     def instances(self) -> list[Instance]:
         found = []
+        for item in self._listed(self._filter):
+            labels = item.get("labels", {})
+            interfaces = item.get("networkInterfaces", [])
+            if item.get("status") not in LIVE_STATES or GROUP_TAG not in labels:
+                continue
+            if not interfaces or "networkIP" not in interfaces[0]:
+                continue  # no address yet: next round
+            found.append(
+                Instance(
+                    id=item["name"],
+                    group=labels[GROUP_TAG],
+                    address=interfaces[0]["networkIP"],
+                    launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
+                    name=_metadata(item).get(NODE_TAG),
+                )
+            )
+        return found
+
+    def elastic(self) -> list[ElasticInstance]:
+        """The cluster's elastic VMs that still exist, in any status (a stopped, TERMINATED VM still holds
+        its NICs' subnets); a VM being deleted is listed until it is gone."""
+        return [
+            ElasticInstance(item["name"], item.get("labels", {}).get(GROUP_TAG, ""))
+            for item in self._listed(f'{self._filter} (labels.{ELASTIC_TAG} = "true")')
+        ]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Delete VMs (instances.delete, one call each: Compute Engine has no bulk delete)."""
+        for name in ids:
+            self._http("DELETE", f"{self._base}/{name}")
+
+    def _listed(self, filter_: str) -> Iterator[dict[str, Any]]:
         token = ""
         while True:
-            query = {"filter": self._filter, **({"pageToken": token} if token else {})}
+            query = {"filter": filter_, **({"pageToken": token} if token else {})}
             page = self._http("GET", f"{self._base}?{urllib.parse.urlencode(query)}")
-            for item in page.get("items", []):
-                labels = item.get("labels", {})
-                interfaces = item.get("networkInterfaces", [])
-                if item.get("status") not in LIVE_STATES or GROUP_TAG not in labels:
-                    continue
-                if not interfaces or "networkIP" not in interfaces[0]:
-                    continue  # no address yet: next round
-                found.append(
-                    Instance(
-                        id=item["name"],
-                        group=labels[GROUP_TAG],
-                        address=interfaces[0]["networkIP"],
-                        launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
-                        name=_metadata(item).get(NODE_TAG),
-                    )
-                )
+            yield from page.get("items", [])
             token = page.get("nextPageToken", "")
             if not token:
-                return found
+                return
 
     def name(self, instance_id: str, name: str) -> None:
         # setMetadata replaces the whole set and must quote the fingerprint read with it.
