@@ -573,10 +573,12 @@ def up(stack: StackOption, yes: YesOption = False) -> None:
 
 @app.command()
 def destroy(stack: StackOption, yes: YesOption = False) -> None:
-    """Delete every resource of a real stack.
+    """Delete every resource of a real stack, and the instances Slurm created for it.
 
     Refuses (exit 1) while the stack has protected resources (prod's file systems and buckets):
-    unprotect them deliberately first. Without --yes, shows what would be deleted and asks.
+    unprotect them deliberately first. Without --yes, shows what would be deleted and asks. Runs the
+    stack's program (its blueprint must still load): a Slurm cluster's node groups delete the instances
+    Slurm launched outside Pulumi before their own resources go.
     """
     from clusterfab.deploy.events import name_of
 

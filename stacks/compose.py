@@ -9,10 +9,11 @@ outputs in the shape `clusterfab.outputs.StackOutputs` reads back. The Pulumi pr
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, assert_never
@@ -20,16 +21,18 @@ from typing import Any, Protocol, assert_never
 import pulumi
 
 from clusterfab.bootstrap import FilesArchive, Mount, NodeBootstrap, render_boot_script
-from clusterfab.core.vocab import Cloud, standard_tags
+from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG, Cloud, standard_tags
 from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.bundle import Bundle, build_bundle
 from clusterfab.provision.extravars import gpu_node_vars
 from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, health_files, node_vars
+from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
 from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
+from components._naming import child
 
 BUNDLE_CACHE = Path(".cache") / "bundles"
 """Where the program writes the playbook bundle, relative to the project root (git-ignored)."""
@@ -120,6 +123,25 @@ class Cluster:
             )
             files |= {f"{MONITORING_DIR}/{name}": text for name, text in rendered.items()}
         return build_archive(files, self.input.project_root / BUNDLE_CACHE, prefix="slurm/")
+
+    def node_group_hooks(
+        self, fleet: FleetFactory, group_resource: Callable[[str], str]
+    ) -> tuple[pulumi.ResourceHook, ...]:
+        """The before-delete hooks of each node group's instance group (its AWS auto scaling group, its GCP
+        managed instance group, named by `group_resource` from the node group component's name): under
+        Slurm, the teardown of the instances Slurm created (`elastic_teardown`).
+
+        Every cluster registers the hook, Slurm or not: the engine finds a delete hook by name when the
+        bound resource goes, and an update that drops Slurm and a node group together still deletes that
+        group's instance group, bound when it was created ("resource hook not registered" otherwise).
+        Only a Slurm cluster binds it: until elastic node groups are allowed (rule BP129), every node group
+        of a Slurm cluster is bound, which costs one query of the cloud per group at its delete.
+        """
+        tags = self.tags("node-group")
+        groups = {group_resource(child(self.spec.name, g.name)): g.name for g in self.spec.node_groups}
+        callback = elastic_teardown(lambda: fleet(tags[BLUEPRINT_TAG], tags[STACK_TAG]), groups)
+        hook = pulumi.ResourceHook(ELASTIC_TEARDOWN_HOOK, callback)
+        return (hook,) if self.spec.scheduler is not None else ()
 
 
 @dataclass(frozen=True)
@@ -234,6 +256,39 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
         "monitoring": dict(realized.monitoring) if realized.monitoring is not None else None,
         "scheduler": dict(realized.scheduler) if realized.scheduler is not None else None,
     }
+
+
+# --- Slurm's elastic nodes: gone before what they stand in ------------------------------------------
+
+ELASTIC_TEARDOWN_HOOK = "clusterfab-slurm-elastic-teardown"
+FleetFactory = Callable[[str, str], Fleet]
+"""(blueprint tag, stack tag) -> the cluster's instances in its cloud, with the deploying user's
+credentials (clusterfab.scheduler.slurm.teardown.ec2_fleet / gce_fleet)."""
+
+
+def elastic_teardown(
+    fleet: Callable[[], Fleet], groups: Mapping[str, str]
+) -> Callable[[pulumi.ResourceHookArgs], Awaitable[None]]:
+    """A before-delete hook's callback (Pulumi resource hooks, Python SDK `pulumi.ResourceHook`:
+    https://www.pulumi.com/docs/iac/concepts/resources/options/hooks/): delete the instances Slurm created
+    for the node group whose instance group is going, and wait until they are gone, so that the deletes
+    after it (launch template, placement group, security group, subnet) find nothing in use. `groups`
+    maps each instance group's logical name to its node group; a name it lacks is a group the blueprint
+    no longer has, whose instances are those of no group it keeps. An error fails that delete, with the
+    instances it names."""
+    kept = frozenset(groups.values())
+
+    async def before_delete(args: pulumi.ResourceHookArgs) -> None:
+        wanted = group_filter(groups.get(args.name), kept)
+        # The engine calls hooks on the program's asyncio callback server: the cloud calls and the wait run
+        # in a thread, so that the server goes on answering the other groups' hooks meanwhile.
+        deleted = await asyncio.to_thread(delete_elastic, fleet(), wanted)
+        if deleted:
+            pulumi.log.info(
+                f"{args.name}: deleted {len(deleted)} instance(s) Slurm created: {', '.join(deleted)}"
+            )
+
+    return before_delete
 
 
 def controller_monitoring(

@@ -30,6 +30,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     munge_secret_name,
 )
 from clusterfab.scheduler.slurm.render import controller_address
+from clusterfab.scheduler.slurm.teardown import ec2_fleet
 from clusterfab.spec import (
     CapacityBlock,
     FlexStart,
@@ -51,7 +52,13 @@ from components.aws.monitoring import (
     AwsMonitoringNodeArgs,
 )
 from components.aws.network import AwsNetwork, AwsNetworkArgs
-from components.aws.node_group import AwsGpuNodeGroup, AwsGpuNodeGroupArgs, Market, NetworkInterface
+from components.aws.node_group import (
+    AwsGpuNodeGroup,
+    AwsGpuNodeGroupArgs,
+    Market,
+    NetworkInterface,
+    scaling_group_name,
+)
 from components.aws.slurm import (
     AwsSlurmController,
     AwsSlurmControllerArgs,
@@ -83,6 +90,9 @@ def realize(cluster: Cluster) -> Realized:
         fs = _lustre(cluster, item, network, opts)
         mounts[item.name] = fs.mount_target
         storage[item.name] = StorageExport.of(fs.mount_target, fs.file_system_id)
+    hooks = cluster.node_group_hooks(
+        lambda blueprint, stack: ec2_fleet(spec.region, blueprint=blueprint, stack=stack), scaling_group_name
+    )
     built = {
         group.name: _node_group(
             cluster,
@@ -91,19 +101,12 @@ def realize(cluster: Cluster) -> Realized:
             bucket=bucket,
             mounts=[mounts[s] for s in group.storage],
             opts=opts,
+            hooks=hooks,
         )
         for group in spec.node_groups
     }
     groups = {name: export for name, (export, _) in built.items()}
-    monthly = monthly_budget_limit(spec.budget)
-    if spec.budget is not None and monthly is not None:
-        AwsBudget(
-            child(spec.name, "budget"),
-            AwsBudgetArgs(
-                cluster=spec.name, monthly_limit_usd=monthly, alert_emails=spec.budget.alert_emails
-            ),
-            opts,
-        )
+    _budget(cluster, opts)
     roles = {name: node_group.role_name for name, (_, node_group) in built.items()}
     scheduler = _slurm(cluster, network, bucket, roles, list(mounts.values()), opts)
     monitoring = _monitoring(cluster, network, bucket, opts) or controller_monitoring(spec, scheduler)
@@ -175,6 +178,19 @@ def _required(value: str | None, what: str) -> str:
     return value
 
 
+def _budget(cluster: Cluster, opts: pulumi.ResourceOptions) -> None:
+    spec = cluster.spec
+    monthly = monthly_budget_limit(spec.budget)
+    if spec.budget is not None and monthly is not None:
+        AwsBudget(
+            child(spec.name, "budget"),
+            AwsBudgetArgs(
+                cluster=spec.name, monthly_limit_usd=monthly, alert_emails=spec.budget.alert_emails
+            ),
+            opts,
+        )
+
+
 def _market(group: NodeGroup) -> tuple[Market, str | None]:
     """The launch template's market and the reservation it launches into."""
     capacity = group.capacity
@@ -211,6 +227,7 @@ def _node_group(
     bucket: AwsClusterBucket,
     mounts: list[MountTarget],
     opts: pulumi.ResourceOptions,
+    hooks: tuple[pulumi.ResourceHook, ...],
 ) -> tuple[NodeGroupExport, AwsGpuNodeGroup]:
     spec, catalog = cluster.spec, cluster.input.catalog
     market, reservation = _market(group)
@@ -246,6 +263,7 @@ def _node_group(
             root_volume_gib=group.boot_disk_gib,
             kms_key_arn=group.kms_key,
             tags=cluster.tags(f"node-group-{group.name}"),
+            before_delete=hooks,
         ),
         opts,
     )

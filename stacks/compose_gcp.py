@@ -37,6 +37,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     munge_secret_name,
 )
 from clusterfab.scheduler.slurm.render import controller_address
+from clusterfab.scheduler.slurm.teardown import gce_fleet
 from clusterfab.spec import (
     Capacity,
     CapacityBlock,
@@ -74,6 +75,7 @@ from components.gcp.node_group import (
     GcpGpuNodeGroupArgs,
     Nic,
     Provisioning,
+    instance_group_name,
 )
 from components.gcp.slurm import (
     GcpSlurmController,
@@ -213,6 +215,8 @@ class _Site:
     network: GcpNetwork
     fabrics: dict[Fabric, GcpFabricNetwork]
     bucket: GcpClusterBucket
+    node_group_hooks: tuple[pulumi.ResourceHook, ...] = ()
+    """Bound to each node group's managed instance group (Cluster.node_group_hooks)."""
 
     @property
     def spec(self) -> ClusterSpec:
@@ -244,7 +248,11 @@ def realize(cluster: Cluster) -> Realized:
         ),
         opts,
     )
-    site = _Site(cluster, project, opts, network, fabrics, bucket)
+    hooks = cluster.node_group_hooks(
+        lambda blueprint, stack: gce_fleet(project, spec.zone, blueprint=blueprint, stack=stack),
+        instance_group_name,
+    )
+    site = _Site(cluster, project, opts, network, fabrics, bucket, hooks)
     mounts, storage = _storage(site)
     groups = {g.name: _node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
     tpus = {t.name: _tpu(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
@@ -448,6 +456,7 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             description=f"{spec.name}/{group.name}",
             service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({stack})",
             labels=site.cluster.tags(f"node-group-{group.name}"),
+            before_delete=site.node_group_hooks,
         ),
         site.opts,
     )

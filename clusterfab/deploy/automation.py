@@ -219,11 +219,16 @@ class DeployStack:
             )
         )
 
+    # Destroy runs the program (`--run-program`): the delete hooks it registers (the teardown of the
+    # instances Slurm created, bound to every node group of a Slurm cluster) run only then, and the engine
+    # refuses to destroy a stack whose resources have delete hooks without it (Pulumi 3.182,
+    # pulumi/pulumi#19933; https://www.pulumi.com/docs/iac/concepts/resources/options/hooks/). The preview
+    # runs it too, so that what is previewed is what goes. The stack's blueprint must therefore still load.
     def preview_destroy(self, on_event: EventHandler | None = None) -> OperationResult:
         return self._operation(
             lambda: (
                 self._stack.preview_destroy(
-                    color="never", on_output=_ignore, on_event=guarded(on_event)
+                    color="never", on_output=_ignore, on_event=guarded(on_event), run_program=True
                 ).change_summary
             )
         )
@@ -232,7 +237,7 @@ class DeployStack:
         return self._operation(
             lambda: (
                 self._stack.destroy(
-                    color="never", on_output=_ignore, on_event=guarded(on_event)
+                    color="never", on_output=_ignore, on_event=guarded(on_event), run_program=True
                 ).summary.resource_changes
             )
         )

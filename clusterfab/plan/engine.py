@@ -89,6 +89,9 @@ class PlannedResource:
     computed: dict[str, Any] = field(default_factory=dict)
     """The outputs the mocks made up (what the inputs did not set: auto-name, arn, self link, ...).
     Like the id, a replacement changes them, and with them every input that carries one."""
+    before_delete: tuple[str, ...] = ()
+    """The names of the resource hooks bound to run before its delete (the `hooks` option); the plan
+    JSON leaves them out."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -193,6 +196,7 @@ class _RecordingMonitor(mocks.MockMonitor):
             provider=request.provider or None,
             id=response.id or None,
             computed=_computed(inputs, redact(rpc.deserialize_properties(response.object))),
+            before_delete=tuple(request.hooks.before_delete),
         )
         with self._lock:
             if record.urn in self.records:

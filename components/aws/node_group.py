@@ -20,6 +20,7 @@ import pulumi_aws as aws
 
 from clusterfab.core import vocab as tagging
 from components._errors import check_inputs
+from components._hooks import delete_hooks
 from components._naming import child
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
@@ -85,6 +86,18 @@ class AwsGpuNodeGroupArgs:
     network (Checkov CKV_AWS_341); host-network containers (enroot / pyxis) still reach it. The policy
     pack (clusterfab-imds-hop-limit) refuses any other value."""
     tags: Mapping[str, str] = field(default_factory=dict)
+    before_delete: Sequence[pulumi.ResourceHook] = ()
+    """Hooks the engine runs before it deletes the auto scaling group (Pulumi's `hooks` resource option):
+    the group depends on the launch template (and through it the placement group, instance profile and
+    security group) and on the subnet, so a destroy deletes it before all of them, and what a hook
+    removes here no longer holds them. A Slurm cluster binds the teardown of the instances Slurm
+    created. Delete hooks make `pulumi destroy` need `--run-program`."""
+
+
+def scaling_group_name(name: str) -> str:
+    """The logical name of the auto scaling group of the node group component `name` (what a delete
+    hook is called with)."""
+    return child(name, "asg")
 
 
 def _problems(args: AwsGpuNodeGroupArgs) -> list[tuple[str, str]]:
@@ -275,7 +288,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
     def _auto_scaling_group(self, template: aws.ec2.LaunchTemplate) -> aws.autoscaling.Group:
         args = self._args
         return aws.autoscaling.Group(
-            child(self._name, "asg"),
+            scaling_group_name(self._name),
             min_size=args.min_size,
             max_size=args.max_size,
             desired_capacity=args.min_size if args.desired_size is None else args.desired_size,
@@ -296,5 +309,6 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                 parent=self,
                 # An autoscaled group's size belongs to the autoscaler once it runs.
                 ignore_changes=["desiredCapacity"] if args.autoscaled else None,
+                hooks=delete_hooks(args.before_delete),
             ),
         )

@@ -20,6 +20,7 @@ import pulumi_gcp as gcp
 
 from clusterfab.core import vocab as tagging
 from components._errors import check_inputs
+from components._hooks import delete_hooks
 from components._naming import child, physical
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
@@ -96,6 +97,17 @@ class GcpGpuNodeGroupArgs:
     service_account_description: str = ""
     """Default `clusterfab nodes of <description>`."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    before_delete: Sequence[pulumi.ResourceHook] = ()
+    """Hooks the engine runs before it deletes the managed instance group (Pulumi's `hooks` resource
+    option): the group depends on the instance template and through it on the subnetworks, so a destroy
+    deletes it before them, and what a hook removes here no longer holds them. A Slurm cluster binds the
+    teardown of the VMs Slurm created. Delete hooks make `pulumi destroy` need `--run-program`."""
+
+
+def instance_group_name(name: str) -> str:
+    """The logical name of the managed instance group of the node group component `name` (what a delete
+    hook is called with)."""
+    return child(name, "mig")
 
 
 def _problems(args: GcpGpuNodeGroupArgs) -> list[tuple[str, str]]:
@@ -275,7 +287,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
     ) -> gcp.compute.InstanceGroupManager:
         args = self._args
         return gcp.compute.InstanceGroupManager(
-            child(self._name, "mig"),
+            instance_group_name(self._name),
             project=args.project,
             zone=args.zone,
             description=f"clusterfab {self._what}",
@@ -311,5 +323,6 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
                 parent=self,
                 # An autoscaled group's size belongs to whoever resizes it (a scheduler, an operator).
                 ignore_changes=["targetSize"] if args.autoscaled else None,
+                hooks=delete_hooks(args.before_delete),
             ),
         )

@@ -10,7 +10,9 @@ plan; `up --plan FILE` fails, as the engine does, on a step the plan does not co
 
 State per stack: `config` {key: value}, `outputs`, `resources` [{urn, type, protect}] (its state, for
 `stack export`), `events` {operation: [steps]} with a step `{op, type, name, protect?, keys?, diffs?,
-detailedDiff?, fail?}`, optional `outputs_after_up`, and `fail` {operation: message}.
+detailedDiff?, fail?}`, optional `outputs_after_up`, `fail` {operation: message}, and `delete_hooks`
+(true: some resource has a delete hook, so that, as the engine does since 3.182, a destroy or its preview
+without `--run-program` fails).
 """
 
 from __future__ import annotations
@@ -213,6 +215,9 @@ def main(argv: list[str]) -> None:
         run_operation("up", args)
         return
     if command == "destroy":
+        _, stack = stack_of(load(), args)
+        if stack.get("delete_hooks") and "--run-program=true" not in args:
+            fail("this stack has resources with delete hooks: destroy must run the program (--run-program)")
         run_operation("preview-destroy" if "--preview-only" in args else "destroy", args)
         return
     fail(f"fake pulumi does not know `{' '.join(argv)}`", code=2)

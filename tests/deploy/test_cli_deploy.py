@@ -586,6 +586,31 @@ def test_destroy_with_yes(
     assert fake_pulumi.operations() == [("destroy", "dev")]
 
 
+def test_destroy_runs_the_program_so_that_the_delete_hooks_run(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Slurm cluster's node groups carry the delete hook that tears down the instances Slurm created: the
+    # engine runs it only when destroy runs the program, and refuses to destroy without it.
+    group = "aws:autoscaling/group:Group"
+    fake_pulumi.add_stack(
+        "dev",
+        delete_hooks=True,
+        events={
+            "preview-destroy": [{"op": "delete", "type": group, "name": "llm-h100-asg"}],
+            "destroy": [{"op": "delete", "type": group, "name": "llm-h100-asg"}],
+        },
+    )
+    code, out, _ = run(monkeypatch, capsys, "destroy", "--stack", "dev", tty=True, answer="y\n")
+    assert code == 0
+    assert "Destroy of dev: 1 deleted" in out
+    calls = [[a for a in argv if a != "--non-interactive"] for argv in fake_pulumi.calls()]
+    destroys = [argv for argv in calls if argv and argv[0] == "destroy"]
+    assert [("--preview-only" in argv, "--run-program=true" in argv) for argv in destroys] == [
+        (True, True),
+        (False, True),
+    ]
+
+
 def test_destroy_on_a_terminal_shows_what_goes_and_can_be_declined(
     fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

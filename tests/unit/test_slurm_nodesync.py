@@ -194,12 +194,15 @@ def test_down_is_read_from_any_state_shape(state: Any) -> None:
 
 class FakeCompute:
     """Compute Engine's instances API as GceFleet calls it: list (filter on labels, pages of `page`),
-    get, setMetadata (refused on a stale fingerprint, as the API answers 412). Every request's method and
-    path is checked against the compute.v1 discovery document google-api-python-client ships."""
+    get, setMetadata (refused on a stale fingerprint, as the API answers 412), delete (the VM is listed,
+    STOPPING, for `deleting` more lists, then gone). Every request's method, path and query parameters
+    are checked against the compute.v1 discovery document google-api-python-client ships."""
 
-    def __init__(self, instances: list[dict[str, Any]], page: int = 1) -> None:
+    def __init__(self, instances: list[dict[str, Any]], page: int = 1, deleting: int = 1) -> None:
         self.instances = {i["name"]: i for i in instances}
         self.page = page
+        self.deleting = deleting
+        self.going: dict[str, int] = {}
         self.calls: list[tuple[str, str]] = []
         self._methods = _discovery_methods()
 
@@ -214,7 +217,10 @@ class FakeCompute:
         assert known, f"{method} {path} is no compute.v1 instances method"
         self.calls.append((known[0][2], path))
         query = urllib.parse.parse_qs(parsed.query)
+        assert set(query) <= known[0][3], f"{known[0][2]} has no parameter {set(query) - known[0][3]}"
         if known[0][2] == "compute.instances.list":
+            if "pageToken" not in query:  # a new listing, not its next page
+                self._progress_deletes()
             wanted = dict(re.findall(r'labels\.([\w-]+) = "([^"]*)"', query["filter"][0]))
             found = [
                 i for i in self.instances.values() if all(i["labels"].get(k) == v for k, v in wanted.items())
@@ -225,6 +231,11 @@ class FakeCompute:
                 page["nextPageToken"] = str(start + self.page)
             return page
         name = path.split("/")[5]
+        if known[0][2] == "compute.instances.delete":
+            assert name not in self.going, f"{name} is already being deleted"
+            self.instances[name]["status"] = "STOPPING"
+            self.going[name] = self.deleting
+            return {"kind": "compute#operation", "operationType": "delete"}
         if known[0][2] == "compute.instances.get":
             return json.loads(json.dumps(self.instances[name]))
         metadata = self.instances[name]["metadata"]
@@ -234,9 +245,16 @@ class FakeCompute:
         metadata["fingerprint"] += "+"
         return {"kind": "compute#operation"}
 
+    def _progress_deletes(self) -> None:
+        for name in list(self.going):
+            self.going[name] -= 1
+            if self.going[name] < 0:
+                del self.going[name], self.instances[name]
 
-def _discovery_methods() -> list[tuple[str, str, str]]:
-    """(HTTP method, path pattern, method id) of compute.v1's instances list/get/setMetadata."""
+
+def _discovery_methods() -> list[tuple[str, str, str, set[str]]]:
+    """(HTTP method, path pattern, method id, query parameters) of compute.v1's instances list / get /
+    setMetadata / delete."""
     import re
     from pathlib import Path
 
@@ -247,12 +265,14 @@ def _discovery_methods() -> list[tuple[str, str, str]]:
     )
     methods = document["resources"]["instances"]["methods"]
     found = []
-    for name in ("list", "get", "setMetadata"):
+    for name in ("list", "get", "setMetadata", "delete"):
         method = methods[name]
         pattern = re.sub(
             r"\{[^}]+\}", "[^/]+", method["flatPath"] if "flatPath" in method else method["path"]
         )
-        found.append((method["httpMethod"], pattern, method["id"]))
+        in_path = set(method.get("parameterOrder", []))
+        query = {key for key in method["parameters"] if key not in in_path}
+        found.append((method["httpMethod"], pattern, method["id"], query))
     return found
 
 

@@ -82,6 +82,17 @@ class Instance:
 
 
 @dataclass(frozen=True, slots=True)
+class ElasticInstance:
+    """An instance Slurm's resume program created that still exists (in any state but gone): what the
+    stack's destroy hook deletes (clusterfab.scheduler.slurm.teardown)."""
+
+    id: str
+    """The EC2 instance id; on GCP, the VM's name."""
+    group: str
+    """Its node group (`clusterfab-node-group`; empty if it has none)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SlurmNode:
     name: str
     address: str
@@ -434,6 +445,21 @@ class Ec2Fleet:
         for start in range(0, len(instance_ids), TERMINATE_BATCH):
             self._ec2.terminate_instances(InstanceIds=list(instance_ids[start : start + TERMINATE_BATCH]))
 
+    def elastic(self) -> list[ElasticInstance]:
+        """The cluster's elastic instances that are not terminated yet: one shutting down still holds its
+        network interfaces in the subnet and security group."""
+        filters = [
+            *self._owned(),
+            {"Name": f"tag:{ELASTIC_TAG}", "Values": ["true"]},
+            {"Name": "instance-state-name", "Values": list(EC2_NOT_GONE)},
+        ]
+        return [
+            ElasticInstance(item["InstanceId"], _tags(item).get(GROUP_TAG, ""))
+            for page in self._ec2.get_paginator("describe_instances").paginate(Filters=filters)
+            for reservation in page["Reservations"]
+            for item in reservation["Instances"]
+        ]
+
     def _source(self, group: str) -> dict[str, Any]:
         """The group's launch template, version, subnet and tags, read from its auto scaling group."""
         if group in self._sources:
@@ -477,6 +503,14 @@ class Ec2Fleet:
         }
         self._sources[group] = source
         return source
+
+
+EC2_NOT_GONE = ("pending", "running", "shutting-down", "stopping", "stopped")
+"""Every EC2 instance state but `terminated` (EC2 API reference, InstanceState)."""
+
+
+def _tags(item: Mapping[str, Any]) -> dict[str, str]:
+    return {t["Key"]: t["Value"] for t in item.get("Tags", [])}
 
 
 def _cloud_error(error: Exception) -> CloudError:
@@ -584,8 +618,28 @@ class GceFleet:
         raise CloudError("NotOffered", "elastic Slurm node groups are not offered on GCP yet")
 
     def terminate(self, instance_ids: Sequence[str]) -> None:
+        """Delete VMs (instances.delete, one call each: Compute Engine has no bulk delete)."""
         for instance_id in instance_ids:
             self._http("DELETE", f"{self._base}/{instance_id}")
+
+    def elastic(self) -> list[ElasticInstance]:
+        """The cluster's elastic VMs that still exist, in any status (a stopped, TERMINATED VM still holds
+        its NICs' subnets); a VM being deleted is listed until it is gone."""
+        found = []
+        token = ""
+        while True:
+            query = {
+                "filter": f'{self._filter} (labels.{ELASTIC_TAG} = "true")',
+                **({"pageToken": token} if token else {}),
+            }
+            page = self._http("GET", f"{self._base}?{urllib.parse.urlencode(query)}")
+            found += [
+                ElasticInstance(item["name"], item.get("labels", {}).get(GROUP_TAG, ""))
+                for item in page.get("items", [])
+            ]
+            token = page.get("nextPageToken", "")
+            if not token:
+                return found
 
 
 def _metadata(item: Mapping[str, Any]) -> dict[str, str]:

@@ -1,0 +1,124 @@
+"""Delete the instances Slurm created for a node group before Pulumi deletes what they stand in.
+
+Slurm's resume program launches elastic nodes outside Pulumi (EC2 RunInstances from the group's launch
+template; Compute Engine bulkInsert from its instance template), tagged `clusterfab-slurm-elastic=true`
+with the cluster's blueprint, stack and node group. No Pulumi resource owns them, so without this a
+`destroy` would leave them running (and billing), and the deletes after them would fail: a subnet or
+security group, a placement group, a GCP subnetwork in use cannot be deleted. The stack's delete hook on
+each node group's auto scaling group / managed instance group calls `delete_elastic` (stacks/compose.py).
+
+The decision (which instances, when to give up) is plain code over a `Fleet` (nodesync's `Ec2Fleet` and
+`GceFleet`: the same queries the controller's node sync runs), built here with the deploying user's
+credentials: boto3's default chain in the blueprint's region, google-auth's application default
+credentials for the stack's project and zone, as the Pulumi providers use them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from clusterfab.core.errors import ClusterfabError
+from clusterfab.scheduler.slurm.nodes.nodesync import Ec2Fleet, ElasticInstance, GceFleet
+
+if TYPE_CHECKING:
+    import requests
+
+TIMEOUT_S = 1200.0
+"""How long a teardown waits for the instances to be gone: a bound of our choosing, not a cloud's figure.
+GPU instances take minutes to terminate (EFA interfaces and volumes detach); 20 minutes leaves room for
+a slow one without letting a stuck destroy hang on."""
+POLL_S = 15.0
+_COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute"
+
+
+class TeardownError(ClusterfabError):
+    """Elastic instances did not go in time (exit 1); the message names them."""
+
+    exit_code = 1
+
+
+class Fleet(Protocol):
+    def elastic(self) -> list[ElasticInstance]: ...
+    def terminate(self, instance_ids: Sequence[str]) -> None: ...
+
+
+def delete_elastic(
+    fleet: Fleet,
+    groups: Callable[[str], bool],
+    *,
+    timeout_s: float = TIMEOUT_S,
+    poll_s: float = POLL_S,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[str]:
+    """Delete the fleet's elastic instances whose node group `groups` accepts, and wait until they are
+    gone; return the ids asked to go (sorted). An instance that appears meanwhile (the controller's resume
+    program still running) is deleted too. TeardownError when some remain after `timeout_s`."""
+    deadline = clock() + timeout_s
+    asked: set[str] = set()
+    while True:
+        left = sorted(i.id for i in fleet.elastic() if groups(i.group))
+        new = [i for i in left if i not in asked]
+        if new:
+            fleet.terminate(new)
+            asked.update(new)
+        if not left:
+            return sorted(asked)
+        if clock() >= deadline:
+            raise TeardownError(
+                f"{len(left)} instance(s) Slurm created did not go within {timeout_s:.0f} s: "
+                f"{', '.join(left)}; delete them in the cloud console or CLI, then run destroy again"
+            )
+        sleep(poll_s)
+
+
+def group_filter(group: str | None, kept: Collection[str]) -> Callable[[str], bool]:
+    """Which node groups a delete empties: the named group's, or, for a group the program no longer has
+    (removed from the blueprint: its resource is deleted by name only), every group that is not `kept`."""
+    if group is not None:
+        return lambda found: found == group
+    return lambda found: found not in kept
+
+
+def ec2_fleet(region: str, *, blueprint: str, stack: str) -> Ec2Fleet:
+    """The cluster's instances in EC2, with the deploying user's credentials (boto3's default chain)."""
+    import boto3  # noqa: PLC0415 - only a real delete needs it
+
+    return Ec2Fleet(boto3.client("ec2", region_name=region), blueprint=blueprint, stack=stack)
+
+
+def gce_fleet(project: str, zone: str, *, blueprint: str, stack: str) -> GceFleet:
+    """The cluster's VMs in a Compute Engine zone, with application default credentials."""
+    return GceFleet(
+        _SessionHttp(_google_session()), project=project, zone=zone, blueprint=blueprint, stack=stack
+    )
+
+
+class _SessionHttp:
+    """nodesync's Http over an authorized requests session; an HTTP error is a TeardownError with
+    Google's message."""
+
+    def __init__(self, session: requests.Session) -> None:
+        self._session = session
+
+    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
+        response = self._session.request(method, url, json=body, timeout=30)
+        if response.status_code >= 300:
+            raise TeardownError(
+                f"{method} {url.split('?', 1)[0]}: HTTP {response.status_code}: {response.text}"
+            )
+        return response.json()
+
+
+def _google_session() -> requests.Session:  # pragma: no cover - needs Google credentials
+    import google.auth  # noqa: PLC0415 - lazy: only a real delete talks to Compute Engine
+    import google.auth.exceptions  # noqa: PLC0415
+    from google.auth.transport.requests import AuthorizedSession  # noqa: PLC0415
+
+    try:
+        credentials, _ = google.auth.default(scopes=[_COMPUTE_SCOPE])
+    except google.auth.exceptions.DefaultCredentialsError as exc:
+        raise TeardownError(f"no Google credentials to delete the instances Slurm created: {exc}") from None
+    return AuthorizedSession(credentials)  # type: ignore[no-untyped-call]
