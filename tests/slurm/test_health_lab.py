@@ -134,7 +134,11 @@ def test_a_job_can_opt_out_of_the_checks(health: SlurmLab) -> None:
     extra = "--extra=healthchecks_prolog=off,healthchecks_epilog=off"
     job = submit(health, "#!/bin/sh\nhostname\n", "-w", "trainers-0", extra)
     assert health.job_state(health.wait_job(job, FINAL)).split("+")[0] == "COMPLETED"
-    assert health.nodes_state()["trainers-0"] == {"state": "IDLE", "reason": ""}
+    # The job is COMPLETED while its node may still be COMPLETING (the epilog): wait for the node.
+    node = health.wait_for(
+        lambda: (n := health.nodes_state()["trainers-0"])["state"] != "IDLE+COMPLETING" and n, timeout=30
+    )
+    assert node == {"state": "IDLE", "reason": ""}
     assert dcgm_levels(health, "trainers-0") == []
 
 
