@@ -634,8 +634,10 @@ class GceFleet:
             "minCount": str(len(vms)),
             "sourceInstanceTemplate": template["selfLink"],
             "perInstanceProperties": {vm: {} for vm in vms},
-            # instanceProperties patch the template's (JSON merge patch): the full label set, so the VMs
-            # carry the group's labels plus ours whether the API merges labels or replaces them.
+            # instanceProperties patch the template's (JSON merge patch, the bulkInsert reference): only
+            # the labels, so the template's scheduling (spot, its termination action) and reservation
+            # affinity hold as they are; the full label set, so the VMs carry the group's labels plus
+            # ours whether the API merges labels or replaces them.
             "instanceProperties": {"labels": {**labels, ELASTIC_TAG: "true"}},
         }
         self._wait(self._call("POST", f"{self._base}/bulkInsert", body))
