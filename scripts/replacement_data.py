@@ -189,6 +189,10 @@ GCP: dict[str, Upstream] = {
     "gcp:serviceaccount/account:Account": _p(
         "google_service_account", "resourcemanager", "ResourceGoogleServiceAccount"
     ),
+    "gcp:serviceaccount/iAMMember:IAMMember": Upstream(
+        "google_service_account_iam_member",
+        (_IAM_MEMBER, Piece("resourcemanager", "IamServiceAccountSchema", "var")),
+    ),
     "gcp:servicenetworking/connection:Connection": _p(
         "google_service_networking_connection", "servicenetworking", "ResourceServiceNetworkingConnection"
     ),

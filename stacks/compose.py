@@ -28,6 +28,7 @@ from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.bundle import Bundle, build_bundle
 from clusterfab.provision.extravars import gpu_node_vars
 from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, health_files, node_vars
+from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
 from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
 from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.stackinput import StackInput
@@ -112,9 +113,13 @@ class Cluster:
             variables |= node_vars(spec, catalog.slurm, group, stack=self.stack, project=project)
         return variables
 
-    def slurm_files(self, project: str | None = None) -> RenderedArchive:
+    def slurm_files(
+        self, project: str | None = None, gce_groups: Mapping[str, GceGroup] | None = None
+    ) -> RenderedArchive:
         """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""
-        files = controller_files(self.spec, self.input.catalog.slurm, stack=self.stack, project=project)
+        files = controller_files(
+            self.spec, self.input.catalog.slurm, stack=self.stack, project=project, gce_groups=gce_groups
+        )
         files |= health_files(self.spec, self.input.catalog.pair_bandwidth)
         monitoring = self.spec.monitoring
         if monitoring is not None and monitoring.host == "controller":

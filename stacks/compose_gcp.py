@@ -35,7 +35,9 @@ from clusterfab.scheduler.slurm.hostvars import (
     client_vars,
     controller_host_vars,
     munge_secret_name,
+    slurm_node_groups,
 )
+from clusterfab.scheduler.slurm.nodes.nodesync import VM_NAME_MAX, GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import gce_fleet
 from clusterfab.spec import (
@@ -78,6 +80,7 @@ from components.gcp.node_group import (
     instance_group_name,
 )
 from components.gcp.slurm import (
+    GcpElasticNodeGroup,
     GcpSlurmController,
     GcpSlurmControllerArgs,
     GcpSlurmNodeAccess,
@@ -452,7 +455,7 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             max_topology_distance=_distance(group, machine),
             accelerator_topology=machine.placement.accelerator_topology if compact else None,
             startup_script=_node_boot(site, group, mounts),
-            base_instance_name=physical(spec.name, group.name, max_length=BASE_INSTANCE_NAME_MAX),
+            base_instance_name=_base_instance_name(spec, group),
             description=f"{spec.name}/{group.name}",
             service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({stack})",
             labels=site.cluster.tags(f"node-group-{group.name}"),
@@ -473,6 +476,11 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
         interfaces=len(nics),
         fabric_interfaces=sum(1 for n in nics if n.network == "fabric"),
     )
+
+
+def _base_instance_name(spec: ClusterSpec, group: NodeGroup) -> str:
+    """The group's MIG's base instance name: its VMs are `<this>-xxxx`."""
+    return physical(spec.name, group.name, max_length=BASE_INSTANCE_NAME_MAX)
 
 
 def _node_boot(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> pulumi.Output[str]:
@@ -670,7 +678,8 @@ def _slurm(
     if slurm is None:
         return None
     stack = cluster.stack
-    archive = cluster.slurm_files(project=site.project)
+    elastic = _elastic_sources(site)
+    archive = cluster.slurm_files(project=site.project, gce_groups=elastic)
     login = slurm.login
     controller_boot, login_boot = _slurm_boot_scripts(site, archive, login_mounts)
     controller = GcpSlurmController(
@@ -692,8 +701,15 @@ def _slurm(
             role_id_prefix=physical(spec.name, stack, "sync", max_length=CUSTOM_ROLE_ID_MAX - 5).replace(
                 "-", "_"
             ),
-            node_instance_prefixes=[
-                physical(spec.name, g.name, max_length=BASE_INSTANCE_NAME_MAX) for g in spec.node_groups
+            node_instance_prefixes=[_base_instance_name(spec, g) for g in spec.node_groups],
+            elastic_groups=[
+                GcpElasticNodeGroup(
+                    node_group=name,
+                    vm_prefix=source.vm_prefix,
+                    template=groups[name].template,
+                    service_account_email=groups[name].identity,
+                )
+                for name, source in elastic.items()
             ],
             machine_type=slurm.controller.name,
             state_disk_gib=slurm.state_disk_gib,
@@ -716,6 +732,24 @@ def _slurm(
         "controller_address": controller_address(spec),
         "login": controller.login_instance_names,
         "munge_secret": controller.munge_secret_id,
+    }
+
+
+def _elastic_sources(site: _Site) -> dict[str, GceGroup]:
+    """Slurm's elastic node groups as the controller's programs see them: their MIG (by its base instance
+    name), through which they find the group's current template, and their VMs' names,
+    `<cluster>-<stack>-<group>-elastic-<i>` (unique per stack, within 63 characters up to the group's
+    highest node number), which the controller's rights to create and delete VMs are conditioned on."""
+    spec, stack = site.spec, site.cluster.stack
+    return {
+        g.name: GceGroup(
+            base_instance_name=_base_instance_name(spec, g),
+            vm_prefix=physical(
+                spec.name, stack, g.name, "elastic", max_length=VM_NAME_MAX - 1 - len(str(g.max_size - 1))
+            ),
+        )
+        for g in slurm_node_groups(spec)
+        if g.max_size > g.static_size
     }
 
 

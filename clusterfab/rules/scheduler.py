@@ -105,15 +105,6 @@ def _groups(ctx: RuleContext) -> Iterator[Finding]:
             hint="add a GPU node group, or set scheduler.kind: none",
         )
     for index, group in enumerate(ctx.blueprint.node_groups):
-        if group.autoscaling is not None and ctx.blueprint.cloud == "gcp":
-            yield ctx.finding(
-                "BP133",
-                ("node_groups", index, "autoscaling"),
-                f"node group '{group.name}' is elastic, and elastic Slurm node groups are created on AWS "
-                "only so far (GCE bulkInsert from the group's template is not built yet)",
-                hint=f"use `count: {group.autoscaling.max}` (static nodes)",
-                at_key=True,
-            )
         if group.autoscaling is not None and group.capacity.kind == "reservation":
             yield ctx.finding(
                 "BP129",

@@ -11,6 +11,15 @@ the cluster's range only (components/gcp/network.py).
 The node sync names each GPU VM by setting one metadata key on it; its role is split because IAM
 conditions on instance names can only apply to calls on an instance: `compute.instances.list` (on the
 zone) is granted as is, `get` and `setMetadata` only on VMs named like the cluster's node groups.
+
+With elastic node groups the controller's resume and suspend programs create VMs (one bulkInsert from a
+group's own instance template) and delete them. As on AWS (components/aws/slurm.py elastic_statements),
+what names no one resource is granted as is: listing MIGs (how the template is found), waiting for the
+operation, using the subnets and images the template names. Everything else is conditioned on names
+(IAM's resource-based access, cloud.google.com/iam/docs/configuring-resource-based-access): creating,
+naming, labelling and deleting only VMs and boot disks named `<the group's elastic prefix>-*`, reading
+and using only the elastic groups' current templates, and acting as only their nodes' service accounts
+(granted on those accounts).
 """
 
 from __future__ import annotations
@@ -32,8 +41,46 @@ STATE_DEVICE_NAME = "slurm-state"
 """The state disk's device name: the guest sees it as /dev/disk/by-id/google-slurm-state."""
 LIST_PERMISSIONS = ("compute.instances.list",)
 NAMING_PERMISSIONS = ("compute.instances.get", "compute.instances.setMetadata")
+LAUNCH_INPUT_PERMISSIONS = (
+    "compute.images.useReadOnly",
+    "compute.instanceGroupManagers.list",
+    "compute.subnetworks.use",
+    "compute.zoneOperations.get",
+)
+"""Unconditioned: a list names no resource, and the subnets and images are the template's (as on AWS)."""
+ELASTIC_PERMISSIONS = (
+    "compute.disks.create",
+    "compute.disks.setLabels",
+    "compute.instanceTemplates.get",
+    "compute.instanceTemplates.useReadOnly",
+    "compute.instances.create",
+    "compute.instances.delete",
+    "compute.instances.get",
+    "compute.instances.setLabels",
+    "compute.instances.setMetadata",
+    "compute.instances.setServiceAccount",
+    "compute.instances.updateShieldedVmConfig",
+)
+"""Creating a VM from a template with metadata, labels, a service account, Shielded VM settings and a new
+labelled boot disk (Compute Engine's "Create a VM that uses a user-managed service account", required
+permissions; instances.insert: sourceInstanceTemplate needs compute.instanceTemplates.useReadOnly on the
+template), naming it, deleting it: conditioned on the elastic VMs', disks' and templates' names."""
+ACT_AS_PERMISSIONS = ("iam.serviceAccounts.actAs",)
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 SECRET_VERSION_ADDER = "roles/secretmanager.secretVersionAdder"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpElasticNodeGroup:
+    """A node group with elastic nodes: the controller creates their VMs from its template."""
+
+    node_group: str
+    vm_prefix: str
+    """Its elastic VMs are `<vm_prefix>-<i>` (their boot disks take the VMs' names)."""
+    template: pulumi.Input[str]
+    """The group's instance template (its unique self link)."""
+    service_account_email: pulumi.Input[str]
+    """The nodes' service account: the VMs the controller creates run as it."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,9 +103,12 @@ class GcpSlurmControllerArgs:
     service_account_id: str
     login_service_account_id: str
     role_id_prefix: str
-    """Prefix of the node sync's two custom role ids (letters, digits, underscores; unique per stack)."""
+    """Prefix of the node sync's custom role ids (letters, digits, underscores; unique per stack): it is
+    followed by `_` and a suffix of at most four characters."""
     node_instance_prefixes: Sequence[str]
     """The node groups' base instance names: the only VMs whose metadata the node sync may change."""
+    elastic_groups: Sequence[GcpElasticNodeGroup] = ()
+    """The node groups with elastic nodes, whose VMs the controller creates and deletes."""
     machine_type: str = "e2-standard-8"
     boot_disk_gib: int = 50
     state_disk_gib: int = 100
@@ -91,6 +141,27 @@ def naming_condition(project: str, zone: str, prefixes: Sequence[str]) -> str:
     """A CEL expression true for the cluster's node VMs only (their names start with a group's base name)."""
     base = f"projects/{project}/zones/{zone}/instances/"
     return " || ".join(f'resource.name.startsWith("{base}{prefix}-")' for prefix in prefixes)
+
+
+def template_name(self_link: str) -> str:
+    """An instance template's name, from its self link (`.../instanceTemplates/NAME`, maybe `?uniqueId=`)."""
+    return self_link.split("?", 1)[0].rsplit("/", 1)[-1]
+
+
+def elastic_condition(project: str, zone: str, prefixes: Sequence[str], templates: Sequence[str]) -> str:
+    """A CEL expression true for the elastic VMs and their boot disks (by name prefix) and the node groups'
+    instance templates (by name, given as self links)."""
+    zonal = f"projects/{project}/zones/{zone}"
+    names = [
+        f'resource.name.startsWith("{zonal}/{kind}/{prefix}-")'
+        for prefix in prefixes
+        for kind in ("instances", "disks")
+    ]
+    names += [
+        f'resource.name == "projects/{project}/global/instanceTemplates/{template_name(link)}"'
+        for link in templates
+    ]
+    return " || ".join(names)
 
 
 class GcpSlurmController(pulumi.ComponentResource):
@@ -137,6 +208,8 @@ class GcpSlurmController(pulumi.ComponentResource):
                 opts=self._own,
             )
         self._naming_rights(sa.member)
+        if args.elastic_groups:
+            self._elastic_rights(sa.member)
         depends = self._files()
         instance = self._controller(sa, depends)
         logins = [self._login(i, login_sa, depends) for i in range(args.login_count)]
@@ -165,37 +238,84 @@ class GcpSlurmController(pulumi.ComponentResource):
         )
 
     def _naming_rights(self, member: pulumi.Input[str]) -> None:
-        name, args, own = self._name, self._args, self._own
-        grants = (
-            ("list", LIST_PERMISSIONS, "List the zone's VMs: what the node sync reads", None),
-            (
-                "name",
-                NAMING_PERMISSIONS,
-                "Read and set metadata of the cluster's node VMs: the node sync's names",
-                gcp.projects.IAMMemberConditionArgs(
-                    title="clusterfab node VMs only",
-                    expression=naming_condition(args.project, args.zone, args.node_instance_prefixes),
-                ),
+        args = self._args
+        self._grant("list", LIST_PERMISSIONS, "List the zone's VMs: what the node sync reads", member)
+        self._grant(
+            "name",
+            NAMING_PERMISSIONS,
+            "Read and set metadata of the cluster's node VMs: the node sync's names",
+            member,
+            gcp.projects.IAMMemberConditionArgs(
+                title="clusterfab node VMs only",
+                expression=naming_condition(args.project, args.zone, args.node_instance_prefixes),
             ),
         )
-        for suffix, permissions, description, condition in grants:
-            role = gcp.projects.IAMCustomRole(
-                child(name, f"{suffix}-role"),
-                project=args.project,
-                role_id=f"{args.role_id_prefix}_{suffix}",
-                title=f"clusterfab Slurm node sync ({suffix}) of {args.cluster}",
-                description=description,
-                permissions=list(permissions),
-                opts=own,
-            )
-            gcp.projects.IAMMember(
-                child(name, suffix),
-                project=args.project,
-                role=role.name,
+
+    def _elastic_rights(self, member: pulumi.Input[str]) -> None:
+        """The resume and suspend programs' rights (module docstring); the node sync deletes elastic VMs
+        with them too."""
+        name, args = self._name, self._args
+        groups = args.elastic_groups
+        self._grant(
+            "use",
+            LAUNCH_INPUT_PERMISSIONS,
+            "Find node groups' MIGs, wait for operations, use the subnets and images elastic VMs launch with",
+            member,
+        )
+        prefixes = [g.vm_prefix for g in groups]
+        expression = pulumi.Output.all(*[g.template for g in groups]).apply(
+            lambda links: elastic_condition(args.project, args.zone, prefixes, links)
+        )
+        self._grant(
+            "vms",
+            ELASTIC_PERMISSIONS,
+            "Create, name and delete the cluster's elastic VMs from their node groups' templates",
+            member,
+            gcp.projects.IAMMemberConditionArgs(
+                title="clusterfab elastic VMs and node templates only", expression=expression
+            ),
+        )
+        act = self._role("act", ACT_AS_PERMISSIONS, "Run elastic VMs as their node groups' service accounts")
+        for group in groups:
+            gcp.serviceaccount.IAMMember(
+                child(name, f"act-{group.node_group}"),
+                service_account_id=pulumi.Output.concat(
+                    "projects/", args.project, "/serviceAccounts/", group.service_account_email
+                ),
+                role=act.name,
                 member=member,
-                condition=condition,
-                opts=own,
+                opts=self._own,
             )
+
+    def _role(self, suffix: str, permissions: Sequence[str], description: str) -> gcp.projects.IAMCustomRole:
+        args = self._args
+        return gcp.projects.IAMCustomRole(
+            child(self._name, f"{suffix}-role"),
+            project=args.project,
+            role_id=f"{args.role_id_prefix}_{suffix}",
+            title=f"clusterfab Slurm node sync ({suffix}) of {args.cluster}",
+            description=description,
+            permissions=list(permissions),
+            opts=self._own,
+        )
+
+    def _grant(
+        self,
+        suffix: str,
+        permissions: Sequence[str],
+        description: str,
+        member: pulumi.Input[str],
+        condition: gcp.projects.IAMMemberConditionArgs | None = None,
+    ) -> None:
+        """A custom role of these permissions, granted to `member` on the project (under `condition`)."""
+        gcp.projects.IAMMember(
+            child(self._name, suffix),
+            project=self._args.project,
+            role=self._role(suffix, permissions, description).name,
+            member=member,
+            condition=condition,
+            opts=self._own,
+        )
 
     def _files(self) -> list[pulumi.Resource]:
         name, args = self._name, self._args

@@ -488,6 +488,13 @@ GCP: dict[str, dict[str, Target]] = {
         "role": Api("secretmanager.v1", "Policy.bindings[].role"),
         "secretId": Free("the secret whose IAM policy the provider patches: a path parameter"),
     },
+    "gcp:serviceaccount/iAMMember:IAMMember": {
+        "member": Api("iam.v1", "Policy.bindings[].members[]", ref=True),
+        "role": Api("iam.v1", "Policy.bindings[].role"),
+        "serviceAccountId": Free(
+            "the service account whose IAM policy the provider patches: a path parameter"
+        ),
+    },
     "gcp:serviceaccount/account:Account": {
         "accountId": Api("iam.v1", "CreateServiceAccountRequest.accountId"),
         "description": Api("iam.v1", "ServiceAccount.description"),

@@ -1,6 +1,6 @@
 """The plans the API-model test checks: every example in every environment, plus the component variants
 the examples do not reach (spot, flex-start, reservations, autoscaling, NVL72, TCPX, budgets, customer-managed
-keys).
+keys, elastic Slurm node groups on GCP).
 
 The variant blueprints are the component tests' own, so the session's plan cache serves both."""
 
@@ -13,6 +13,7 @@ from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
 from tests.components.test_customer_keys import aws_keyed, gcp_keyed
 from tests.components.test_gcp_node_group import group
+from tests.components.test_gcp_slurm import ELASTIC
 from tests.components.test_gcp_tpu_storage import root_squashed
 from tests.conftest import EXAMPLES
 
@@ -57,6 +58,7 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     ),
     "gcp-a4x-nvl72": lambda: gcp_plan(_group("a4x-highgpu-4g", size="count: 18"), name="nvl"),
     "gcp-budget": _gcp_budget,
+    "gcp-slurm-elastic": lambda: gcp_plan(ELASTIC, name="gse", env="prod"),
     "aws-customer-keys": aws_keyed,
     "gcp-customer-keys": gcp_keyed,
     "gcp-filestore-root-squash": root_squashed,

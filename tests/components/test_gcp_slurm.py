@@ -4,6 +4,8 @@ VMs, and the GPU nodes' slurmd wiring."""
 
 from __future__ import annotations
 
+import json
+
 from tests.components.harness import all_of, boot_vars, gcp_plan, one, startup_script
 
 INSTANCE = "gcp:compute/instance:Instance"
@@ -128,3 +130,91 @@ def test_a_customer_key_encrypts_the_controllers_disks() -> None:
         assert one(plan, INSTANCE, vm).inputs["bootDisk"]["kmsKeySelfLink"] == key
     plain = one(gcp_plan(BODY, name="gsl", env="prod"), "gcp:compute/disk:Disk", "gsl-cluster-slurm-state")
     assert "diskEncryptionKey" not in plain.inputs
+
+
+ELASTIC = BODY.replace("    count: 2\n", "    autoscaling: {min: 1, max: 4}\n", 1)
+IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
+
+
+def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -> None:
+    plan = gcp_plan(ELASTIC, name="gse", env="prod")
+    roles = {r.name: r.inputs for r in all_of(plan, "gcp:projects/iAMCustomRole:IAMCustomRole")}
+    # What names no one VM, as on AWS: find the MIG, wait for the operation, use its subnets and images.
+    assert roles["gse-cluster-slurm-use-role"]["permissions"] == [
+        "compute.images.useReadOnly",
+        "compute.instanceGroupManagers.list",
+        "compute.subnetworks.use",
+        "compute.zoneOperations.get",
+    ]
+    assert "condition" not in one(plan, IAM_MEMBER, "gse-cluster-slurm-use").inputs
+    assert roles["gse-cluster-slurm-vms-role"]["permissions"] == [
+        "compute.disks.create",
+        "compute.disks.setLabels",
+        "compute.instanceTemplates.get",
+        "compute.instanceTemplates.useReadOnly",
+        "compute.instances.create",
+        "compute.instances.delete",
+        "compute.instances.get",
+        "compute.instances.setLabels",
+        "compute.instances.setMetadata",
+        "compute.instances.setServiceAccount",
+        "compute.instances.updateShieldedVmConfig",
+    ]
+    assert roles["gse-cluster-slurm-vms-role"]["roleId"] == "gse_cluster_prod_sync_vms"
+    zonal = "projects/test-project/zones/us-central1-b"
+    # Only this stack's elastic VMs of the group and their boot disks, and the group's template.
+    assert one(plan, IAM_MEMBER, "gse-cluster-slurm-vms").inputs["condition"] == {
+        "title": "clusterfab elastic VMs and node templates only",
+        "expression": (
+            f'resource.name.startsWith("{zonal}/instances/gse-cluster-prod-h100-elastic-") || '
+            f'resource.name.startsWith("{zonal}/disks/gse-cluster-prod-h100-elastic-") || '
+            'resource.name == "projects/test-project/global/instanceTemplates/gse-cluster-h100-template"'
+        ),
+    }
+    # The VMs it creates may run as the group's own service account, and only that one.
+    assert roles["gse-cluster-slurm-act-role"]["permissions"] == ["iam.serviceAccounts.actAs"]
+    act = one(plan, "gcp:serviceaccount/iAMMember:IAMMember").inputs
+    assert act == {
+        "member": "serviceAccount:gse-cluster-slurm-sa-sa@mock-project.iam.gserviceaccount.com",
+        "role": "gse-cluster-slurm-act-role",
+        "serviceAccountId": (
+            "projects/test-project/serviceAccounts/gse-cluster-h100-sa@mock-project.iam.gserviceaccount.com"
+        ),
+    }
+    # The MIG keeps the `min` static nodes; Slurm owns the rest (the size is left alone on updates).
+    mig = one(plan, "gcp:compute/instanceGroupManager:InstanceGroupManager", "gse-cluster-h100-mig")
+    assert (mig.inputs["targetSize"], mig.inputs["baseInstanceName"]) == (1, "gse-cluster-h100")
+    # A cluster without elastic groups gives the controller none of these rights.
+    static = {
+        r.name
+        for r in all_of(gcp_plan(BODY, name="gse", env="prod"), "gcp:projects/iAMCustomRole:IAMCustomRole")
+    }
+    assert static == {"gse-cluster-slurm-list-role", "gse-cluster-slurm-name-role"}
+
+
+def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_rights_allow() -> None:
+    import tarfile
+
+    from tests.components.harness import stacks_module
+    from tests.conftest import REPO
+
+    plan = gcp_plan(ELASTIC, name="gse", env="prod")
+    key = one(plan, "gcp:storage/bucketObject:BucketObject", "gse-cluster-slurm-files").inputs["name"]
+    archive = REPO / stacks_module("compose").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("nodesync.json")
+        assert member is not None
+        config = json.loads(member.read())
+    assert config["groups"] == {"h100": {"static": 1, "size": 4}}
+    assert config["gce_groups"] == {
+        "h100": {"base_instance_name": "gse-cluster-h100", "vm_prefix": "gse-cluster-prod-h100-elastic"}
+    }
+    assert (config["project"], config["zone"], config["stack"]) == ("test-project", "us-central1-b", "prod")
+
+
+def test_an_elastic_vm_name_fits_63_characters_at_the_groups_highest_node() -> None:
+    body = ELASTIC.replace("- name: h100", "- name: " + "g" * 30).replace("max: 4", "max: 1000")
+    plan = gcp_plan(body, name="e" * 20, env="prod")
+    condition = one(plan, IAM_MEMBER, f"{'e' * 20}-cluster-slurm-vms").inputs["condition"]["expression"]
+    prefix = condition.split("/instances/", 1)[1].split('"', 1)[0]
+    assert len(prefix + "999") == 63  # <group>-999, the last of 1000 nodes

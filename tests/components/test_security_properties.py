@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.components.harness import plan_file
+from clusterfab.plan.project import Plan
+from tests.components.harness import gcp_plan, plan_file
 from tests.conftest import EXAMPLES
 
 AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
@@ -74,26 +75,49 @@ def _label_field(type_token: str) -> str | None:
 
 NODE_ROLES = {"roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/storage.objectViewer"}
 SECRET_ROLES = {"roles/secretmanager.secretAccessor", "roles/secretmanager.secretVersionAdder"}
+CONDITIONED_PERMISSIONS = {
+    # The node sync's naming, and the Slurm controller's elastic VMs (create, name, delete; their boot
+    # disks and their groups' templates): only with a condition on the resources' names.
+    "compute.instances.get",
+    "compute.instances.setMetadata",
+    "compute.instances.create",
+    "compute.instances.delete",
+    "compute.instances.setLabels",
+    "compute.instances.setServiceAccount",
+    "compute.instances.updateShieldedVmConfig",
+    "compute.disks.create",
+    "compute.disks.setLabels",
+    "compute.instanceTemplates.get",
+    "compute.instanceTemplates.useReadOnly",
+}
 CUSTOM_PERMISSIONS = {
     # Prometheus' GCE discovery and the Slurm node sync's reads.
     "compute.instances.list",
-    # The node sync's naming: only with a condition on the instances' names.
-    "compute.instances.get",
-    "compute.instances.setMetadata",
+    # What elastic VMs launch with, naming no one VM (as on AWS).
+    "compute.images.useReadOnly",
+    "compute.instanceGroupManagers.list",
+    "compute.subnetworks.use",
+    "compute.zoneOperations.get",
+    # Elastic VMs run as their node group's account: granted on that account only.
+    "iam.serviceAccounts.actAs",
+    *CONDITIONED_PERMISSIONS,
 }
 
 
 def _assert_least_privilege(inputs: dict[str, Any], custom_roles: dict[str, set[str]], name: str) -> None:
     """Every grant is a node's basic role, a secret's read or write (on the secret alone), or one of the
-    cluster's custom roles with the few permissions it needs; instance writes only under a condition."""
+    cluster's custom roles with the few permissions it needs; instance writes only under a condition,
+    acting as a service account only on that account."""
     role = inputs["role"]
     if role in SECRET_ROLES:
         assert "secretId" in inputs, name  # granted on one secret, not the project
         return
     if role in custom_roles:
         assert custom_roles[role] <= CUSTOM_PERMISSIONS, name
-        if "compute.instances.setMetadata" in custom_roles[role]:
+        if custom_roles[role] & CONDITIONED_PERMISSIONS:
             assert "resource.name.startsWith(" in inputs["condition"]["expression"], name
+        if "iam.serviceAccounts.actAs" in custom_roles[role]:
+            assert inputs["serviceAccountId"].startswith("projects/"), name  # one account, not the project
         return
     assert role in NODE_ROLES, name
 
@@ -103,11 +127,7 @@ def _assert_least_privilege(inputs: dict[str, Any], custom_roles: dict[str, set[
 def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) -> None:
     plan = plan_file(path, env)
     labelled = 0
-    custom_roles = {
-        r.name: set(r.inputs["permissions"])
-        for r in plan.resources
-        if r.type == "gcp:projects/iAMCustomRole:IAMCustomRole"
-    }
+    custom_roles = _custom_roles(plan)
     for resource in plan.resources:
         inputs = resource.inputs
         for nic in inputs.get("networkInterfaces", []):
@@ -145,3 +165,22 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
             assert labels["clusterfab-stack"] == env, resource.name
             labelled += 1
     assert labelled > 0
+
+
+def _custom_roles(plan: Plan) -> dict[str, set[str]]:
+    return {
+        r.name: set(r.inputs["permissions"])
+        for r in plan.resources
+        if r.type == "gcp:projects/iAMCustomRole:IAMCustomRole"
+    }
+
+
+def test_gcp_elastic_slurm_grants_are_least_privilege() -> None:
+    """No example has an elastic GCP group: the Slurm controller's rights over elastic VMs, checked here."""
+    from tests.components.test_gcp_slurm import ELASTIC
+
+    plan = gcp_plan(ELASTIC, name="gse", env="prod")
+    grants = [r for r in plan.resources if r.type.startswith("gcp:") and "member" in r.inputs]
+    for resource in grants:
+        _assert_least_privilege(resource.inputs, _custom_roles(plan), resource.name)
+    assert "gcp:serviceaccount/iAMMember:IAMMember" in {r.type for r in grants}

@@ -193,18 +193,38 @@ def test_down_is_read_from_any_state_shape(state: Any) -> None:
 
 
 class FakeCompute:
-    """Compute Engine's instances API as GceFleet calls it: list (filter on labels, pages of `page`),
-    get, setMetadata (refused on a stale fingerprint, as the API answers 412), delete (the VM is listed,
-    STOPPING, for `deleting` more lists, then gone). Every request's method, path and query parameters
-    are checked against the compute.v1 discovery document google-api-python-client ships."""
+    """Compute Engine as GceFleet calls it: instances list (filter on labels, pages of `page`), get,
+    setMetadata (refused on a stale fingerprint, as the API answers 412), bulkInsert (from a template, all
+    or none, done after `waits_needed` zoneOperations.wait calls; `refuse` fails it: an operation error
+    code, or an HTTP status with Google's JSON error body), delete (404 for a VM that is gone; a deleted VM is
+    listed, STOPPING, for `deleting` more listings, then gone); MIGs listed by base instance name; instance
+    templates. Every request's method, path and query parameters are checked against the compute.v1
+    discovery document google-api-python-client ships, and every request body against the method's
+    request schema."""
 
-    def __init__(self, instances: list[dict[str, Any]], page: int = 1, deleting: int = 1) -> None:
+    def __init__(
+        self,
+        instances: list[dict[str, Any]],
+        page: int = 1,
+        *,
+        migs: list[dict[str, Any]] | None = None,
+        templates: list[dict[str, Any]] | None = None,
+        deleting: int = 0,
+    ) -> None:
         self.instances = {i["name"]: i for i in instances}
         self.page = page
         self.deleting = deleting
         self.going: dict[str, int] = {}
+        self.migs = migs or []
+        self.templates = {t["name"]: t for t in templates or []}
         self.calls: list[tuple[str, str]] = []
+        self.bodies: dict[str, list[Any]] = {}
+        self.refuse: tuple[int | None, str] | None = None
+        """(None, operation error code) or (HTTP status, reason) for the next bulkInsert."""
+        self.waits_needed = 1
+        self._operation: dict[str, Any] = {}
         self._methods = _discovery_methods()
+        self._document = _discovery_document()
 
     def __call__(self, method: str, url: str, body: Any = None) -> Any:
         import re
@@ -214,36 +234,69 @@ class FakeCompute:
         assert url.startswith(nodesync.COMPUTE_API + "/")
         path = parsed.path.removeprefix("/compute/v1/")
         known = [m for m in self._methods if m[0] == method and re.fullmatch(m[1], path)]
-        assert known, f"{method} {path} is no compute.v1 instances method"
-        self.calls.append((known[0][2], path))
+        assert known, f"{method} {path} is no compute.v1 method the fleet may call"
+        _, _, method_id, request, parameters = known[0]
+        self.calls.append((method_id, path))
+        assert (body is not None) == (request is not None), f"{method_id} takes a body: {request}"
+        if request is not None:
+            _check_body(self._document, request, body, method_id)
+            self.bodies.setdefault(method_id, []).append(json.loads(json.dumps(body)))
         query = urllib.parse.parse_qs(parsed.query)
-        assert set(query) <= known[0][3], f"{known[0][2]} has no parameter {set(query) - known[0][3]}"
-        if known[0][2] == "compute.instances.list":
-            if "pageToken" not in query:  # a new listing, not its next page
-                self._progress_deletes()
-            wanted = dict(re.findall(r'labels\.([\w-]+) = "([^"]*)"', query["filter"][0]))
-            found = [
-                i for i in self.instances.values() if all(i["labels"].get(k) == v for k, v in wanted.items())
-            ]
-            start = int(query.get("pageToken", ["0"])[0])
-            page: dict[str, Any] = {"items": found[start : start + self.page]}
-            if start + self.page < len(found):
-                page["nextPageToken"] = str(start + self.page)
-            return page
-        name = path.split("/")[5]
-        if known[0][2] == "compute.instances.delete":
-            assert name not in self.going, f"{name} is already being deleted"
-            self.instances[name]["status"] = "STOPPING"
-            self.going[name] = self.deleting
-            return {"kind": "compute#operation", "operationType": "delete"}
-        if known[0][2] == "compute.instances.get":
-            return json.loads(json.dumps(self.instances[name]))
-        metadata = self.instances[name]["metadata"]
+        assert set(query) <= parameters, f"{method_id} has no parameter {set(query) - parameters}"
+        handlers = {
+            "compute.instances.list": self._list,
+            "compute.instances.get": self._get,
+            "compute.instances.setMetadata": self._set_metadata,
+            "compute.instances.delete": self._delete,
+            "compute.instances.bulkInsert": self._bulk_insert,
+            "compute.zoneOperations.wait": self._wait,
+            "compute.instanceGroupManagers.list": self._list_migs,
+            "compute.instanceTemplates.get": self._get_template,
+        }
+        return handlers[method_id](url, path.split("/"), query, body)
+
+    def _list(self, url: str, _: list[str], query: dict[str, list[str]], __: Any) -> Any:
+        import re
+
+        if "pageToken" not in query:  # a new listing, not its next page
+            self._progress_deletes()
+        wanted = dict(re.findall(r'labels\.([\w-]+) = "([^"]*)"', query["filter"][0]))
+        found = [
+            i for i in self.instances.values() if all(i["labels"].get(k) == v for k, v in wanted.items())
+        ]
+        return self._page(found, query)
+
+    def _page(self, found: list[dict[str, Any]], query: dict[str, list[str]]) -> Any:
+        start = int(query.get("pageToken", ["0"])[0])
+        page: dict[str, Any] = {"items": found[start : start + self.page]}
+        if start + self.page < len(found):
+            page["nextPageToken"] = str(start + self.page)
+        return page
+
+    def _get(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        if path[5] not in self.instances:
+            raise _http_error(url, 404, "notFound", f"The resource '{path[5]}' was not found")
+        return json.loads(json.dumps(self.instances[path[5]]))
+
+    def _set_metadata(self, url: str, path: list[str], _: Any, body: Any) -> Any:
+        metadata = self.instances[path[5]]["metadata"]
         if body["fingerprint"] != metadata["fingerprint"]:
             raise RuntimeError("412 conditionNotMet: the fingerprint is stale")
         metadata["items"] = body["items"]
         metadata["fingerprint"] += "+"
-        return {"kind": "compute#operation"}
+        return {"kind": "compute#operation", "status": "RUNNING", "name": "operation-set"}
+
+    def _delete(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        name = path[5]
+        if name not in self.instances:
+            raise _http_error(url, 404, "notFound", f"The resource '{name}' was not found")
+        assert name not in self.going, f"{name} is already being deleted"
+        if self.deleting:
+            self.instances[name]["status"] = "STOPPING"
+            self.going[name] = self.deleting
+        else:
+            del self.instances[name]
+        return {"kind": "compute#operation", "status": "RUNNING", "name": f"operation-delete-{name}"}
 
     def _progress_deletes(self) -> None:
         for name in list(self.going):
@@ -251,29 +304,120 @@ class FakeCompute:
             if self.going[name] < 0:
                 del self.going[name], self.instances[name]
 
+    def _bulk_insert(self, url: str, path: list[str], _: Any, body: Any) -> Any:
+        if self.refuse is not None and self.refuse[0] is not None:
+            status, reason = self.refuse
+            raise _http_error(url, status, reason, f"{reason}: refused")
+        self._operation = {"kind": "compute#operation", "name": "operation-bulk", "status": "RUNNING"}
+        self._operation["operationType"] = "bulkInsert"
+        if self.refuse is not None:
+            self._operation["error"] = {"errors": [{"code": self.refuse[1], "message": "not now"}]}
+            return dict(self._operation)
+        template = self.templates[body["sourceInstanceTemplate"].rsplit("/", 1)[-1]]["properties"]
+        assert int(body["minCount"]) == int(body["count"]) == len(body["perInstanceProperties"])
+        for index, name in enumerate(body["perInstanceProperties"]):
+            assert name not in self.instances, f"{name} exists (alreadyExists)"
+            self.instances[name] = {
+                "name": name,
+                "status": "PROVISIONING",
+                "creationTimestamp": "2026-11-26T04:00:00.000-08:00",
+                # JSON merge patch of the template's properties.
+                "labels": {**template["labels"], **body["instanceProperties"]["labels"]},
+                "metadata": {"fingerprint": f"fp-{name}", "items": list(template["metadata"]["items"])},
+                "networkInterfaces": [{"networkIP": f"10.50.1.{index + 10}"}],
+            }
+        return dict(self._operation)
 
-def _discovery_methods() -> list[tuple[str, str, str, set[str]]]:
-    """(HTTP method, path pattern, method id, query parameters) of compute.v1's instances list / get /
-    setMetadata / delete."""
-    import re
+    def _wait(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        assert path[5] == self._operation["name"]
+        self.waits_needed -= 1
+        return {**self._operation, "status": "DONE" if self.waits_needed <= 0 else "RUNNING"}
+
+    def _list_migs(self, url: str, _: Any, query: dict[str, list[str]], __: Any) -> Any:
+        import re
+
+        [(field, value)] = re.findall(r'^(\w+) = "([^"]*)"$', query["filter"][0])
+        return self._page([m for m in self.migs if m[field] == value], query)
+
+    def _get_template(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        return json.loads(json.dumps(self.templates[path[4]]))
+
+
+def _http_error(url: str, status: int, reason: str, message: str) -> Exception:
+    """What urllib raises for a Compute Engine error: the status, and Google's JSON error body."""
+    import io
+    import urllib.error
+    from email.message import Message
+
+    body = {"error": {"code": status, "message": message, "errors": [{"reason": reason, "message": message}]}}
+    return urllib.error.HTTPError(url, status, reason, Message(), io.BytesIO(json.dumps(body).encode()))
+
+
+def _discovery_document() -> dict[str, Any]:
     from pathlib import Path
 
     import googleapiclient
 
-    document = json.loads(
+    document: dict[str, Any] = json.loads(
         (Path(googleapiclient.__file__).parent / "discovery_cache/documents/compute.v1.json").read_text()
     )
-    methods = document["resources"]["instances"]["methods"]
+    return document
+
+
+FLEET_METHODS = (
+    ("instances", "list"),
+    ("instances", "get"),
+    ("instances", "setMetadata"),
+    ("instances", "bulkInsert"),
+    ("instances", "delete"),
+    ("instanceGroupManagers", "list"),
+    ("instanceTemplates", "get"),
+    ("zoneOperations", "wait"),
+)
+
+
+def _discovery_methods() -> list[tuple[str, str, str, str | None, set[str]]]:
+    """(HTTP method, path pattern, method id, request schema, query parameters) of the compute.v1 methods
+    GceFleet calls."""
+    import re
+
+    resources = _discovery_document()["resources"]
     found = []
-    for name in ("list", "get", "setMetadata", "delete"):
-        method = methods[name]
+    for resource, name in FLEET_METHODS:
+        method = resources[resource]["methods"][name]
         pattern = re.sub(
             r"\{[^}]+\}", "[^/]+", method["flatPath"] if "flatPath" in method else method["path"]
         )
+        request = method.get("request", {}).get("$ref")
         in_path = set(method.get("parameterOrder", []))
         query = {key for key in method["parameters"] if key not in in_path}
-        found.append((method["httpMethod"], pattern, method["id"], query))
+        found.append((method["httpMethod"], pattern, method["id"], request, query))
     return found
+
+
+def _check_body(document: dict[str, Any], schema: Any, value: Any, where: str) -> None:
+    """Every field of a request body is one its discovery schema has, of the schema's type."""
+    if isinstance(schema, str):
+        schema = {"$ref": schema}
+    if "$ref" in schema:
+        schema = document["schemas"][schema["$ref"]]
+    kind = schema.get("type")
+    if kind == "object" and "additionalProperties" in schema:
+        assert isinstance(value, dict), where
+        for key, item in value.items():
+            _check_body(document, schema["additionalProperties"], item, f"{where}.{key}")
+    elif kind == "object":
+        assert isinstance(value, dict), where
+        for key, item in value.items():
+            assert key in schema.get("properties", {}), f"{where}.{key} is no field of the API"
+            _check_body(document, schema["properties"][key], item, f"{where}.{key}")
+    elif kind == "array":
+        assert isinstance(value, list), where
+        for item in value:
+            _check_body(document, schema["items"], item, f"{where}[]")
+    else:
+        expected = {"string": str, "boolean": bool, "integer": int, "number": (int, float)}[kind]
+        assert isinstance(value, expected), f"{where}: {value!r} is no {kind}"
 
 
 def _vm(name: str, group: str, stack: str, address: str | None, minute: int, node: str | None = None) -> Any:

@@ -241,14 +241,28 @@ class _Session:
         return self.response
 
 
+class _OneVm:
+    """The fleet with one elastic VM listed (the listing itself is tested above)."""
+
+    def __init__(self, fleet: GceFleet) -> None:
+        self._fleet = fleet
+
+    def elastic(self) -> list[ElasticInstance]:
+        return [ElasticInstance("llm-h100-e1", "h100")]
+
+    def terminate(self, ids: Any) -> None:
+        self._fleet.terminate(ids)
+
+
 def test_a_compute_error_is_a_teardown_error_with_googles_message() -> None:
     from clusterfab.scheduler.slurm.teardown import _SessionHttp
 
     session = _Session(_Response(403, {"error": {"message": "Required 'compute.instances.delete'"}}))
     fleet = GceFleet(_SessionHttp(session), project="p", zone="z", blueprint="llm", stack="prod")
     with pytest.raises(TeardownError) as raised:
-        fleet.terminate(["llm-h100-e1"])
+        delete_elastic(_OneVm(fleet), lambda _: True, sleep=lambda _: None)
     assert str(raised.value) == (
+        "deleting the instances Slurm created failed: TeardownError: "
         f"DELETE {nodesync.COMPUTE_API}/projects/p/zones/z/instances/llm-h100-e1: HTTP 403: "
         "{'error': {'message': \"Required 'compute.instances.delete'\"}}"
     )

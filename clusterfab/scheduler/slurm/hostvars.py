@@ -4,12 +4,15 @@ nodes (playbooks/slurm_login.yml) and the GPU nodes (the slurm_node role in gpu_
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
 from clusterfab.core.vocab import label_value
 from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
@@ -128,11 +131,17 @@ SYNC_CONFIG = "nodesync.json"
 
 
 def controller_files(
-    spec: ClusterSpec, facts: SlurmFacts, *, stack: str, project: str | None = None
+    spec: ClusterSpec,
+    facts: SlurmFacts,
+    *,
+    stack: str,
+    project: str | None = None,
+    gce_groups: Mapping[str, GceGroup] | None = None,
 ) -> dict[str, str]:
     """What the controller's boot fetches: the rendered configuration (`clusterfab render slurm`), the
     node sync and power programs and their settings (the node groups' static and full sizes, the
-    cluster's tags, the region)."""
+    cluster's tags, the region; on GCP the project, the zone and, from the stack, how each elastic group's
+    template is found and its VMs named)."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
     files = render_slurm(spec, facts)
@@ -142,7 +151,11 @@ def controller_files(
     for module in sorted(m.name for m in nodes.iterdir() if m.name.endswith(".py")):
         files[f"{NODES_LIB}/{NODES_PACKAGE}/{module}"] = nodes.joinpath(module).read_text()
     files[EXPORTER_PROGRAM] = package.joinpath("exporter.py").read_text()
-    where = {"region": spec.region} if spec.cloud == "aws" else {"project": project or "", "zone": spec.zone}
+    where: dict[str, Any] = (
+        {"region": spec.region} if spec.cloud == "aws" else {"project": project or "", "zone": spec.zone}
+    )
+    if gce_groups:
+        where["gce_groups"] = {name: asdict(group) for name, group in gce_groups.items()}
     files[SYNC_CONFIG] = json.dumps(
         {"cloud": spec.cloud, "groups": groups, "blueprint": spec.name, "stack": label_value(stack), **where},
         indent=2,
@@ -176,11 +189,11 @@ def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, st
     return {HEALTH_PROGRAM: program, HEALTH_CONFIG: config}
 
 
+def slurm_node_groups(spec: ClusterSpec) -> list[NodeGroup]:
+    """The node groups slurm.conf has nodes of: those in a partition, with nodes."""
+    wanted = {name for partition in _slurm(spec).partitions for name in partition.node_groups}
+    return [g for g in spec.node_groups if g.name in wanted and g.max_size > 0]
+
+
 def _group_sizes(spec: ClusterSpec) -> dict[str, dict[str, int]]:
-    slurm = _slurm(spec)
-    wanted = {name for partition in slurm.partitions for name in partition.node_groups}
-    return {
-        g.name: {"static": g.static_size, "size": g.max_size}
-        for g in spec.node_groups
-        if g.name in wanted and g.max_size > 0
-    }
+    return {g.name: {"static": g.static_size, "size": g.max_size} for g in slurm_node_groups(spec)}

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clusterfab.core.errors import ClusterfabError
-from clusterfab.scheduler.slurm.nodes.nodesync import Ec2Fleet, ElasticInstance, GceFleet
+from clusterfab.scheduler.slurm.nodes.nodesync import CloudError, Ec2Fleet, ElasticInstance, GceFleet
 
 if TYPE_CHECKING:
     import requests
@@ -62,7 +62,10 @@ def delete_elastic(
         left = sorted(i.id for i in fleet.elastic() if groups(i.group))
         new = [i for i in left if i not in asked]
         if new:
-            fleet.terminate(new)
+            try:
+                fleet.terminate(new)
+            except CloudError as error:
+                raise TeardownError(f"deleting the instances Slurm created failed: {error.message}") from None
             asked.update(new)
         if not left:
             return sorted(asked)

@@ -23,6 +23,7 @@ from .nodesync import (
     MetadataTokenHttp,
     Scontrol,
     elastic_holders,
+    gce_groups_from_config,
     groups_from_config,
     sync,
 )
@@ -42,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--config",
         required=True,
-        help="JSON: cloud, groups, blueprint, stack, region (AWS) or project and zone (GCP)",
+        help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP)",
     )
     args = parser.parse_args(argv)
     settings = _settings(args.config, parser)
@@ -76,6 +77,7 @@ def _fleet(settings: Mapping[str, Any]) -> Ec2Fleet | GceFleet:
             zone=settings["zone"],
             blueprint=settings["blueprint"],
             stack=settings["stack"],
+            groups=gce_groups_from_config(settings.get("gce_groups", {})),
         )
     # Ubuntu's python3-boto3 on the controller; only the AWS program needs it.
     import boto3  # noqa: PLC0415

@@ -27,8 +27,9 @@ its labels, from the metadata server).
 
 `plan_actions` is the pure decision; `Ec2Fleet` / `GceFleet` and `Scontrol` read and change the world. The
 program runs with the controller's identity (AWS: describe the cluster's instances, tag the node name on
-them, terminate elastic ones; GCP: a custom role with compute.instances.list/get/setMetadata, conditioned
-on the cluster's instance names) and as root for scontrol. Every action is logged and counted.
+them, launch and terminate elastic ones; GCP: custom roles to list the zone's VMs, read and set the
+metadata of the cluster's node VMs, and create and delete its elastic VMs, each conditioned on the VMs'
+names: components/gcp/slurm.py) and as root for scontrol. Every action is logged and counted.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
 import subprocess
 import urllib.parse
 import urllib.request
@@ -563,43 +565,92 @@ class MetadataTokenHttp:
             return json.load(response)
 
 
+VM_NAME_MAX = 63
+"""Compute Engine resource names: RFC 1035, at most 63 characters."""
+OPERATION_WAITS = 5
+"""zoneOperations.wait answers when the operation is DONE or after about 2 minutes: one bulkInsert is
+waited for at most this many times (about 10 minutes, well inside ResumeTimeout) before the resume gives
+up; a VM that still appears later never gets its node name, and the node sync deletes it after GRACE."""
+_TEMPLATE_LINK = re.compile(r"projects/([^/]+)/(global|regions/[^/]+)/instanceTemplates/([^/?]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class GceGroup:
+    """Where an elastic node group's VMs come from and what they are called: the config's `gce_groups`,
+    computed by the stack (stacks/compose_gcp.py), which conditions the controller's rights on the same
+    names."""
+
+    base_instance_name: str
+    """The group's MIG's base instance name (components/gcp/node_group.py): the MIG, and through it the
+    instance template its VMs boot from now, is found by it."""
+    vm_prefix: str
+    """The elastic node `<group>-<i>` is the VM `<vm_prefix>-<i>`: one name per node, unique per cluster
+    and stack, never one a MIG gives (those end in four random characters after the base name)."""
+
+    def vm_name(self, node: str) -> str:
+        name = f"{self.vm_prefix}-{node.rpartition('-')[2]}"
+        if len(name) > VM_NAME_MAX:
+            raise CloudError("InvalidName", f"{name} is longer than {VM_NAME_MAX} characters")
+        return name
+
+
+def gce_groups_from_config(value: Mapping[str, Any]) -> dict[str, GceGroup]:
+    """The config's `gce_groups`: name -> {"base_instance_name": ..., "vm_prefix": ...}."""
+    return {
+        name: GceGroup(str(item["base_instance_name"]), str(item["vm_prefix"]))
+        for name, item in value.items()
+    }
+
+
 class GceFleet:
     """The cluster's GPU VMs in a Compute Engine zone, found by the cluster's labels; a VM's node name is
     its instance metadata key `clusterfab-slurm-node` (labels cannot be read from inside the VM; metadata
-    can, which is where the node's slurmd start program reads it). Elastic node groups are not offered on
-    GCP yet (the blueprint rules refuse them), so this fleet creates and deletes nothing."""
+    can, which is where the node's slurmd start program reads it).
 
-    def __init__(self, http: Http, *, project: str, zone: str, blueprint: str, stack: str) -> None:
+    Elastic VMs are created with one zonal bulkInsert per request from the node group's own instance
+    template, the one its MIG uses now (found through the MIG), with the template's labels plus
+    `clusterfab-slurm-elastic=true`: they boot exactly like the group's static nodes, with its capacity
+    (spot, a reservation's affinity) and service account (scheduler.md §A1: Cluster Toolkit's resume.py
+    creates its nodes the same way)."""
+
+    def __init__(
+        self,
+        http: Http,
+        *,
+        project: str,
+        zone: str,
+        blueprint: str,
+        stack: str,
+        groups: Mapping[str, GceGroup] | None = None,
+    ) -> None:
         self._http = http
-        self._base = f"{COMPUTE_API}/projects/{project}/zones/{zone}/instances"
+        self._zonal = f"{COMPUTE_API}/projects/{project}/zones/{zone}"
+        self._base = f"{self._zonal}/instances"
+        self._owner = {BLUEPRINT_TAG: blueprint, STACK_TAG: stack}
         self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
+        self._groups = dict(groups or {})
+        self._templates: dict[str, dict[str, Any]] = {}
 
     def instances(self) -> list[Instance]:
         found = []
-        token = ""
-        while True:
-            query = {"filter": self._filter, **({"pageToken": token} if token else {})}
-            page = self._http("GET", f"{self._base}?{urllib.parse.urlencode(query)}")
-            for item in page.get("items", []):
-                labels = item.get("labels", {})
-                interfaces = item.get("networkInterfaces", [])
-                if item.get("status") not in LIVE_STATES or GROUP_TAG not in labels:
-                    continue
-                if not interfaces or "networkIP" not in interfaces[0]:
-                    continue  # no address yet: next round
-                found.append(
-                    Instance(
-                        id=item["name"],
-                        group=labels[GROUP_TAG],
-                        address=interfaces[0]["networkIP"],
-                        launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
-                        name=_metadata(item).get(NODE_TAG),
-                        elastic=labels.get(ELASTIC_TAG) == "true",
-                    )
+        for item in self._pages(self._base, self._filter):
+            labels = item.get("labels", {})
+            interfaces = item.get("networkInterfaces", [])
+            if item.get("status") not in LIVE_STATES or GROUP_TAG not in labels:
+                continue
+            if not interfaces or "networkIP" not in interfaces[0]:
+                continue  # no address yet: next round
+            found.append(
+                Instance(
+                    id=item["name"],
+                    group=labels[GROUP_TAG],
+                    address=interfaces[0]["networkIP"],
+                    launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
+                    name=_metadata(item).get(NODE_TAG),
+                    elastic=labels.get(ELASTIC_TAG) == "true",
                 )
-            token = page.get("nextPageToken", "")
-            if not token:
-                return found
+            )
+        return found
 
     def name(self, instance_id: str, name: str) -> None:
         # setMetadata replaces the whole set and must quote the fingerprint read with it.
@@ -615,31 +666,145 @@ class GceFleet:
         )
 
     def create(self, group: str, names: Sequence[str]) -> list[str]:
-        raise CloudError("NotOffered", "elastic Slurm node groups are not offered on GCP yet")
+        """One VM per node name, all or none (minCount = count), then each named. A VM's metadata cannot
+        differ within one bulkInsert (perInstanceProperties holds only names), so the node names are set
+        afterwards, as the node sync names static nodes; if that fails, the VMs are deleted again."""
+        source = self._groups.get(group)
+        if source is None:
+            raise CloudError("NoNodeGroup", f"the node sync's config has no gce_groups entry for {group}")
+        template = self._template(group, source)
+        vms = [source.vm_name(name) for name in names]
+        labels = template.get("properties", {}).get("labels", {})
+        body = {
+            "count": str(len(vms)),
+            "minCount": str(len(vms)),
+            "sourceInstanceTemplate": template["selfLink"],
+            "perInstanceProperties": {vm: {} for vm in vms},
+            # instanceProperties patch the template's (JSON merge patch, the bulkInsert reference): only
+            # the labels, so the template's scheduling (spot, its termination action) and reservation
+            # affinity hold as they are; the full label set, so the VMs carry the group's labels plus
+            # ours whether the API merges labels or replaces them.
+            "instanceProperties": {"labels": {**labels, ELASTIC_TAG: "true"}},
+        }
+        self._wait(self._call("POST", f"{self._base}/bulkInsert", body))
+        try:
+            for vm, name in zip(vms, names, strict=True):
+                self.name(vm, name)
+        except Exception as error:
+            log.exception("naming %s failed: deleting them", ",".join(vms))
+            self._delete(vms)
+            raise _gce_error(error) from error
+        return vms
 
     def terminate(self, instance_ids: Sequence[str]) -> None:
-        """Delete VMs (instances.delete, one call each: Compute Engine has no bulk delete)."""
-        for instance_id in instance_ids:
-            self._http("DELETE", f"{self._base}/{instance_id}")
+        failed = self._delete(instance_ids)
+        if failed:
+            raise CloudError(failed[0].code, "; ".join(f"{e.code}: {e.message}" for e in failed))
 
     def elastic(self) -> list[ElasticInstance]:
         """The cluster's elastic VMs that still exist, in any status (a stopped, TERMINATED VM still holds
         its NICs' subnets); a VM being deleted is listed until it is gone."""
-        found = []
+        return [
+            ElasticInstance(item["name"], item.get("labels", {}).get(GROUP_TAG, ""))
+            for item in self._pages(self._base, f'{self._filter} (labels.{ELASTIC_TAG} = "true")')
+        ]
+
+    def _delete(self, vms: Sequence[str]) -> list[CloudError]:
+        """instances.delete for each VM (Compute Engine has no bulk delete of VMs outside a MIG), without
+        waiting for the deletions: one already gone is no error, one that fails does not stop the rest."""
+        failed = []
+        for vm in vms:
+            try:
+                self._http("DELETE", f"{self._base}/{vm}")
+            except Exception as error:
+                if getattr(error, "code", None) != HTTP_NOT_FOUND:
+                    log.exception("deleting %s failed", vm)
+                    failed.append(_gce_error(error))
+        return failed
+
+    def _template(self, group: str, source: GceGroup) -> dict[str, Any]:
+        """The instance template the group's MIG creates its VMs from, found through the MIG (the template
+        has an auto-generated name, and a new one replaces it whenever the group changes): the zone's MIGs
+        with the group's base instance name, of which exactly one has a template with this cluster's,
+        stack's and group's labels (another stack of the blueprint may have a MIG of the same base name)."""
+        if group in self._templates:
+            return self._templates[group]
+        wanted = {**self._owner, GROUP_TAG: group}
+        found: list[dict[str, Any]] = []
+        query = f'baseInstanceName = "{source.base_instance_name}"'
+        for mig in self._pages(f"{self._zonal}/instanceGroupManagers", query):
+            versions = mig.get("versions") or [{"instanceTemplate": mig.get("instanceTemplate", "")}]
+            link = _TEMPLATE_LINK.search(versions[0].get("instanceTemplate", ""))
+            if link is None:
+                continue
+            project, location, name = link.groups()
+            template = self._call(
+                "GET", f"{COMPUTE_API}/projects/{project}/{location}/instanceTemplates/{name}"
+            )
+            labels = template.get("properties", {}).get("labels", {})
+            if all(labels.get(key) == value for key, value in wanted.items()):
+                found.append(template)
+        if len(found) != 1:
+            raise CloudError(
+                "NoNodeGroup",
+                f"{len(found)} managed instance groups named {source.base_instance_name} use a template "
+                f"of node group {group} of this cluster and stack",
+            )
+        self._templates[group] = found[0]
+        return found[0]
+
+    def _wait(self, operation: Mapping[str, Any]) -> None:
+        """Until the operation is DONE (bounded by OPERATION_WAITS); its first error as a CloudError
+        (ZONE_RESOURCE_POOL_EXHAUSTED, QUOTA_EXCEEDED, ...)."""
+        waits = 0
+        while operation.get("status") != "DONE":
+            if waits == OPERATION_WAITS:
+                raise CloudError("OperationTimeout", f"{operation.get('name')} not done after {waits} waits")
+            operation = self._call("POST", f"{self._zonal}/operations/{operation['name']}/wait")
+            waits += 1
+        errors = operation.get("error", {}).get("errors", [])
+        if errors:
+            raise CloudError(
+                str(errors[0].get("code", "OperationFailed")),
+                "; ".join(str(e.get("message", e.get("code", ""))) for e in errors),
+            )
+
+    def _call(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
+        try:
+            return self._http(method, url, body)
+        except Exception as error:
+            raise _gce_error(error) from error
+
+    def _pages(self, url: str, query: str) -> Iterable[dict[str, Any]]:
+        """Every item of a list call with this filter, page after page."""
         token = ""
         while True:
-            query = {
-                "filter": f'{self._filter} (labels.{ELASTIC_TAG} = "true")',
-                **({"pageToken": token} if token else {}),
-            }
-            page = self._http("GET", f"{self._base}?{urllib.parse.urlencode(query)}")
-            found += [
-                ElasticInstance(item["name"], item.get("labels", {}).get(GROUP_TAG, ""))
-                for item in page.get("items", [])
-            ]
+            params = {"filter": query, **({"pageToken": token} if token else {})}
+            page = self._call("GET", f"{url}?{urllib.parse.urlencode(params)}")
+            yield from page.get("items", [])
             token = page.get("nextPageToken", "")
             if not token:
-                return found
+                return
+
+
+HTTP_NOT_FOUND = 404
+
+
+def _gce_error(error: Exception) -> CloudError:
+    """A Compute Engine refusal as a CloudError: the reason of its JSON error body (quotaExceeded,
+    alreadyExists, ...) or its status, else the HTTP status; anything else by its exception type."""
+    if isinstance(error, CloudError):
+        return error
+    status, read = getattr(error, "code", None), getattr(error, "read", None)
+    if not isinstance(status, int) or not callable(read):
+        return CloudError(type(error).__name__, str(error))
+    try:
+        detail = json.loads(read() or b"{}").get("error", {})
+    except (ValueError, AttributeError):
+        detail = {}
+    reasons = [e.get("reason") for e in detail.get("errors", []) if e.get("reason")]
+    code = reasons[0] if reasons else detail.get("status") or f"HTTP{status}"
+    return CloudError(str(code), str(detail.get("message", error)))
 
 
 def _metadata(item: Mapping[str, Any]) -> dict[str, str]:

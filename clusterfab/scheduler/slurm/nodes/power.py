@@ -4,15 +4,17 @@ left of nodes that missed ResumeTimeout. slurmctld runs them as SlurmUser with t
 expression (SchedMD's elastic_computing guide); they return quickly and never leave a node half alive.
 
 Resume works per job (SLURM_RESUME_FILE maps each job to the nodes it waits for): a job's nodes of one
-group are created by one all-or-nothing request (RunInstances with MinCount = MaxCount, at most
-`RUN_BATCH` a call; a job needing more is rolled back if a later batch fails), so a 64-node job never
-holds 40 billed instances while it waits for the other 24. When the cloud says no (no capacity, a limit),
+group are created by one all-or-nothing request (RunInstances with MinCount = MaxCount on EC2, a zonal
+bulkInsert with minCount = count on Compute Engine; at most `RUN_BATCH` a call; a job needing more is
+rolled back if a later batch fails), so a 64-node job never holds 40 billed instances while it waits for
+the other 24. When the cloud says no (no capacity, a limit),
 the job's nodes are set DOWN with the cloud's error code as the reason, which puts the job back in the
 queue; the node sync powers them down after a short wait, and Slurm tries again when it next schedules
 the job. Nothing is left POWERING_UP until ResumeTimeout, and nothing stays DOWN (scheduler.md §A7).
 
 Resume is idempotent: a node whose instance already exists is not created twice. Suspend deletes only
-instances the resume program created (tagged `clusterfab-slurm-elastic=true` with the cluster's tags).
+instances the resume program created (tagged, on GCP labelled, `clusterfab-slurm-elastic=true` with the
+cluster's tags).
 """
 
 from __future__ import annotations
