@@ -13,7 +13,7 @@ from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
 from clusterfab.core.vocab import label_value
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
-from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm
+from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm, slurm_groups
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
 
@@ -191,8 +191,8 @@ def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, st
 
 def slurm_node_groups(spec: ClusterSpec) -> list[NodeGroup]:
     """The node groups slurm.conf has nodes of: those in a partition, with nodes."""
-    wanted = {name for partition in _slurm(spec).partitions for name in partition.node_groups}
-    return [g for g in spec.node_groups if g.name in wanted and g.max_size > 0]
+    _slurm(spec)  # a spec without Slurm is a caller's error, not an empty list
+    return list(slurm_groups(spec))
 
 
 def _group_sizes(spec: ClusterSpec) -> dict[str, dict[str, int]]:

@@ -106,7 +106,7 @@ def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = 
     if slurm is None:
         raise SlurmRenderError(f"{spec.name} has no Slurm scheduler (scheduler.kind is none)")
     target = version or slurm.version
-    groups = _slurm_groups(spec)
+    groups = slurm_groups(spec)
     if not groups:
         raise SlurmRenderError(f"{spec.name} has no GPU node group for Slurm to schedule on")
     settings = _settings(spec, slurm, groups)
@@ -125,7 +125,7 @@ def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = 
     return files
 
 
-def _slurm_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
+def slurm_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
     """The node groups the partitions hold, in blueprint order."""
     slurm = spec.scheduler
     wanted = {name for p in slurm.partitions for name in p.node_groups} if slurm else set()

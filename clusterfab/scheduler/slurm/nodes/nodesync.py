@@ -42,7 +42,7 @@ import subprocess
 import urllib.parse
 import urllib.request
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -350,23 +350,6 @@ class Fleet(Protocol):
     def terminate(self, instance_ids: Sequence[str]) -> None: ...
 
 
-CAPACITY_CODES = frozenset(
-    {
-        "InsufficientInstanceCapacity",
-        "InsufficientCapacityOnHost",
-        "InsufficientHostCapacity",
-        "InsufficientReservedInstanceCapacity",
-        "ReservationCapacityExceeded",
-        "InstanceLimitExceeded",
-        "VcpuLimitExceeded",
-        "MaxSpotInstanceCountExceeded",
-        "SpotMaxPriceTooLow",
-        "Unsupported",
-    }
-)
-"""EC2 error codes that mean "not now" rather than "wrong request" (the EC2 API's error code reference)."""
-RUN_BATCH = 500
-"""Most instances one RunInstances call asks for (ParallelCluster's launch_max_batch_size)."""
 TERMINATE_BATCH = 1000
 """Most instance ids one TerminateInstances call takes (the EC2 API reference's limit)."""
 _INTERFACE_KEYS = ("DeviceIndex", "NetworkCardIndex", "InterfaceType", "Groups", "DeleteOnTermination")
@@ -389,28 +372,24 @@ class Ec2Fleet:
         ]
 
     def instances(self) -> list[Instance]:
-        filters = [
-            *self._owned(),
+        found = []
+        for item in self._described(
             {"Name": "tag-key", "Values": [GROUP_TAG]},
             {"Name": "instance-state-name", "Values": ["pending", "running"]},
-        ]
-        found = []
-        for page in self._ec2.get_paginator("describe_instances").paginate(Filters=filters):
-            for reservation in page["Reservations"]:
-                for item in reservation["Instances"]:
-                    tags = {t["Key"]: t["Value"] for t in item.get("Tags", [])}
-                    if "PrivateIpAddress" not in item:
-                        continue  # no address yet: next round
-                    found.append(
-                        Instance(
-                            id=item["InstanceId"],
-                            group=tags[GROUP_TAG],
-                            address=item["PrivateIpAddress"],
-                            launched=item["LaunchTime"],
-                            name=tags.get(NODE_TAG),
-                            elastic=tags.get(ELASTIC_TAG) == "true",
-                        )
-                    )
+        ):
+            tags = _tags(item)
+            if "PrivateIpAddress" not in item:
+                continue  # no address yet: next round
+            found.append(
+                Instance(
+                    id=item["InstanceId"],
+                    group=tags[GROUP_TAG],
+                    address=item["PrivateIpAddress"],
+                    launched=item["LaunchTime"],
+                    name=tags.get(NODE_TAG),
+                    elastic=tags.get(ELASTIC_TAG) == "true",
+                )
+            )
         return found
 
     def name(self, instance_id: str, name: str) -> None:
@@ -450,17 +429,20 @@ class Ec2Fleet:
     def elastic(self) -> list[ElasticInstance]:
         """The cluster's elastic instances that are not terminated yet: one shutting down still holds its
         network interfaces in the subnet and security group."""
-        filters = [
-            *self._owned(),
-            {"Name": f"tag:{ELASTIC_TAG}", "Values": ["true"]},
-            {"Name": "instance-state-name", "Values": list(EC2_NOT_GONE)},
-        ]
         return [
             ElasticInstance(item["InstanceId"], _tags(item).get(GROUP_TAG, ""))
-            for page in self._ec2.get_paginator("describe_instances").paginate(Filters=filters)
-            for reservation in page["Reservations"]
-            for item in reservation["Instances"]
+            for item in self._described(
+                {"Name": f"tag:{ELASTIC_TAG}", "Values": ["true"]},
+                {"Name": "instance-state-name", "Values": list(EC2_NOT_GONE)},
+            )
         ]
+
+    def _described(self, *filters: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every instance of this cluster (its blueprint's and stack's tags) that also passes `filters`."""
+        pages = self._ec2.get_paginator("describe_instances").paginate(Filters=[*self._owned(), *filters])
+        for page in pages:
+            for reservation in page["Reservations"]:
+                yield from reservation["Instances"]
 
     def _source(self, group: str) -> dict[str, Any]:
         """The group's launch template, version, subnet and tags, read from its auto scaling group."""
