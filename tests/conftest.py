@@ -9,12 +9,51 @@ from pathlib import Path
 
 import pytest
 
+from tests.timings import REPORTS, merge
+
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "blueprints" / "examples").glob("*.yaml"))
 BAD_FIXTURES = REPO / "tests" / "fixtures" / "blueprints" / "bad"
 GOLDEN = REPO / "tests" / "golden"
 
 _LEAKY_PREFIXES = ("AWS_", "GOOGLE_", "CLOUDSDK_", "PULUMI_", "GCP_")
+
+
+SHARED_NODE_RUNS = frozenset({"efa_node", "gib_node"})
+"""Session fixtures that run a whole playbook (minutes each): the modules using them share one worker."""
+SLOW_MARKS = ("slurm", "ansible", "quality")
+"""Tests that run real daemons, playbooks or whole-tree linters: handed out first, so none starts last."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One xdist group per module (a module's lab or fixtures start once), except that the modules
+    sharing a playbook run form one group; the slow groups go first."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            shared = SHARED_NODE_RUNS & set(getattr(item, "fixturenames", ()))
+            group = "ansible-node-runs" if shared else item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in SLOW_MARKS))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller prints
+        workeroutput["clusterfab_timings"] = {k: dict(v) for k, v in REPORTS.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    merge(getattr(node, "workeroutput", {}).get("clusterfab_timings", {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for title, values in REPORTS.items():
+        if values:
+            terminalreporter.section(title)
+            for key, value in sorted(values.items()):
+                terminalreporter.write_line(f"{key:<34} {value}")
 
 
 @pytest.fixture(scope="session")

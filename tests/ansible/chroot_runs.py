@@ -14,9 +14,10 @@ from typing import Any
 import chroot_testbed
 
 from clusterfab.provision.runner import PlaybookEvent, PlaybookResult, run_playbook
+from tests.timings import section
 
-# Durations collected by the fixtures; conftest prints them and writes them to the cache dir.
-TIMINGS: dict[str, float | str] = {}
+# Durations collected by the fixtures; printed at the end of the session (tests/timings.py).
+TIMINGS = section("clusterfab Ansible timings")
 
 
 @dataclass

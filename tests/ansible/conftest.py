@@ -1,16 +1,14 @@
 """Fixtures for the Ansible tests: a cached golden root file system, stand-in packages, and
 session-wide runs of gpu_node.yml into copies of it (two runs per variant, the second one to prove
-idempotence). Run durations are printed at the end of the session and written to
-``<cache>/ansible-timings.json``.
+idempotence). Run durations are printed at the end of the session (tests/timings.py).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import chroot_standins as standins
@@ -111,18 +109,3 @@ def efa_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Stand
 @pytest.fixture(scope="session")
 def gib_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> NodeRun:
     return _apply_variant("gib_a3_ultra", fresh_rootfs, built_standins)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _write_timings() -> Iterator[None]:
-    yield
-    if TIMINGS:
-        path = chroot_testbed.cache_dir() / "ansible-timings.json"
-        path.write_text(json.dumps(TIMINGS, indent=2, sort_keys=True) + "\n")
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if TIMINGS:
-        terminalreporter.section("clusterfab Ansible timings")
-        for key, value in sorted(TIMINGS.items()):
-            terminalreporter.write_line(f"{key:<32} {value}")

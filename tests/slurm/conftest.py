@@ -15,8 +15,9 @@ import pytest
 from tests.slurm import rootfs
 from tests.slurm.lab import SlurmLab
 from tests.slurm.rendered import rendered_files
+from tests.timings import section
 
-TIMINGS: dict[str, object] = {}
+TIMINGS = section("slurm lab timings")
 
 
 @pytest.fixture(scope="session")
@@ -53,8 +54,3 @@ def lab(running_lab: SlurmLab) -> SlurmLab:
     """The module's cluster, quiet: no jobs, no faults, every node IDLE (tests run in any order)."""
     running_lab.reset()
     return running_lab
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if TIMINGS:
-        terminalreporter.write_line(f"slurm lab timings: {TIMINGS}")
