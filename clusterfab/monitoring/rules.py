@@ -270,6 +270,10 @@ def storage_rules() -> list[Rule]:
     ]
 
 
+SYNC_STALE_S = 300
+"""The node sync runs every 30 seconds (its systemd timer): ten missed rounds are no hiccup."""
+
+
 def slurm_rules() -> list[Rule]:
     """From clusterfab's Slurm exporter on the controller (clusterfab/scheduler/slurm/exporter.py)."""
     return [
@@ -298,6 +302,34 @@ def slurm_rules() -> list[Rule]:
             summary="the Slurm exporter on the controller does not answer, or scontrol does not",
             description="Drained-node and team-budget alerts are blind: check clusterfab-slurm-exporter and "
             "slurmctld on the controller.",
+        ),
+        Rule(
+            "SlurmNodeSyncStale",
+            "time() - clusterfab_slurm_node_program_last_run_timestamp_seconds"
+            f'{{program="sync"}} > {SYNC_STALE_S}',
+            duration="5m",
+            severity="warning",
+            summary="the Slurm node sync on the controller has not run for over 5 minutes",
+            description="New instances get no node name or address, and lost instances and failed resumes "
+            "are not cleaned up: check `systemctl status clusterfab-slurm-sync.timer` and `journalctl -u "
+            "clusterfab-slurm-sync` on the controller.",
+        ),
+        Rule(
+            "SlurmNodeSyncFailing",
+            'increase(clusterfab_slurm_node_actions_total{program="sync",outcome="failed"}[15m]) > 0',
+            severity="warning",
+            summary="the Slurm node sync fails to {{ $labels.action }}",
+            description="A failed round (action `round`) or a failed action is retried every 30 seconds; "
+            "`journalctl -u clusterfab-slurm-sync` on the controller has the cloud's or scontrol's error.",
+        ),
+        Rule(
+            "SlurmResumeFailing",
+            'increase(clusterfab_slurm_node_actions_total{program="resume",outcome="failed"}[30m]) > 0',
+            severity="warning",
+            summary="elastic Slurm nodes could not be created: {{ $labels.action }}",
+            description="The nodes went back to power saving with the cloud's error as their reason (`sinfo "
+            "-R`) and their jobs wait in the queue; the node sync offers them again after its retry wait. "
+            "Capacity errors that persist call for a reservation, another zone or another machine type.",
         ),
         Rule(
             "clusterfab:team_gpus_in_use",

@@ -6,6 +6,8 @@ recording rules clusterfab defines. The shipped dashboard JSON is what the code 
 from __future__ import annotations
 
 import json
+import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import yaml
 from clusterfab.monitoring.counters import dcgm_metrics
 from clusterfab.monitoring.grafana import dashboards
 from clusterfab.scheduler.slurm import exporter as slurm_exporter
+from clusterfab.scheduler.slurm.nodes import counts
 from tests.monitoring.node_exporter import node_exporter_names
 from tests.monitoring.promql import metric_names
 
@@ -25,8 +28,18 @@ SCONTROL = {
     "AllocTRES=cpu=2,node=1,gres/gpu=8\n",
     "assoc_mgr": "QOS=research(2)\n    GrpTRESMins=cpu=N(0),gres/gpu=1800000(12)\n",
 }
-SLURM_EXPORTER = set(slurm_exporter.collect(lambda argv: SCONTROL[argv[1]]).samples)
-"""What clusterfab's Slurm exporter serves (every metric it has, from scontrol's output shapes)."""
+
+
+def _slurm_exporter() -> set[str]:
+    with tempfile.TemporaryDirectory() as work:
+        totals = f"{work}/counts.json"  # as the node programs write it
+        counts.add(totals, "sync", Counter({"SetAddress": 1}), Counter({"Terminate": 1}), now=1.0)
+        return set(slurm_exporter.collect(lambda argv: SCONTROL[argv[1]], counts=totals).samples)
+
+
+SLURM_EXPORTER = _slurm_exporter()
+"""What clusterfab's Slurm exporter serves (every metric it has, from scontrol's output shapes and the node
+programs' totals)."""
 
 
 @pytest.fixture(scope="module")

@@ -112,6 +112,17 @@ EXPORTER_UP = 'clusterfab_slurm_exporter_up{job="slurm",instance="localhost:8080
 SLURM_UP = 'up{job="slurm",instance="localhost:8080"}'
 
 
+SLURM_LABELS = 'job="slurm",instance="localhost:8080"'
+LAST_RUN = f'clusterfab_slurm_node_program_last_run_timestamp_seconds{{{SLURM_LABELS},program="sync"}}'
+
+
+def actions(program: str, action: str, outcome: str, values: str) -> dict[str, str]:
+    labels = (
+        f'job="slurm",instance="localhost:8080",program="{program}",action="{action}",outcome="{outcome}"'
+    )
+    return {f"clusterfab_slurm_node_actions_total{{{labels}}}": values}
+
+
 def budget(used: int) -> dict[str, str]:
     """The exporter's GrpTRESMins series of QOS research: 1,800,000 GPU-minutes, `used` spent."""
     labels = 'job="slurm",instance="localhost:8080",qos="research"'
@@ -202,6 +213,18 @@ CASES = [
     Case("SlurmTeamGpuBudgetNearlySpent", budget(1_500_000), "16m"),
     Case("SlurmExporterDown", {SLURM_UP: "0x20"}, "6m", [SLURM]),
     Case("SlurmExporterDown", {SLURM_UP: "1x20", EXPORTER_UP: "1x20"}, "6m"),
+    # The sync last ran at 0 s: at 11 minutes that is 660 s ago (> 300 s for 5 minutes); one that runs every
+    # 30 s (its timestamp keeps up with the clock) never is.
+    Case("SlurmNodeSyncStale", {LAST_RUN: "0x30"}, "11m", [{**SLURM, "program": "sync"}]),
+    Case("SlurmNodeSyncStale", {LAST_RUN: "0+30x30"}, "11m"),
+    Case("SlurmNodeSyncFailing", actions("sync", "Terminate", "failed", "0 0 1 1"), "1m",
+         [{**SLURM, "program": "sync", "action": "Terminate", "outcome": "failed"}]),
+    Case("SlurmNodeSyncFailing", {**actions("sync", "Terminate", "failed", "1x20"),
+                                  **actions("sync", "SetAddress", "done", "0+1x20")}, "6m"),
+    Case("SlurmResumeFailing", actions("resume", "InsufficientInstanceCapacity", "failed", "0 0 8 8"), "1m",
+         [{**SLURM, "program": "resume", "action": "InsufficientInstanceCapacity", "outcome": "failed"}]),
+    Case("SlurmResumeFailing", {**actions("resume", "InsufficientInstanceCapacity", "failed", "8x80"),
+                                **actions("resume", "create", "done", "0+4x80")}, "40m"),
 ]  # fmt: skip
 
 

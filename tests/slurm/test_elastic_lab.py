@@ -41,6 +41,8 @@ MOTO = "http://127.0.0.1:5000"
 FILES = "/var/lib/clusterfab/files/elastic-lab"
 STACK = "lab"
 COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
+COUNTS = "/var/lib/clusterfab/slurm-nodes/counts.json"
+"""The node programs' running totals, where the role keeps them (a directory SlurmUser owns)."""
 SUSPEND_TIME_S = 20
 """The lab's SuspendTime (the blueprint's smallest idle time is a minute): an explicit lab override."""
 SUSPEND_TIMEOUT_S = 10
@@ -245,13 +247,15 @@ def _install_programs(lab: ElasticLab, cluster: Any) -> None:
     lab.path(f"{FILES}/{SYNC_CONFIG}").write_text(
         json.dumps({**config, "endpoint_url": MOTO, "retry_after_s": 0})
     )
+    lab.run(f"install -d -o slurm -g slurm -m 0755 {os.path.dirname(COUNTS)}")
     for key, path in POWER_PROGRAMS.items():
         wrapper = lab.path(path)
         wrapper.parent.mkdir(parents=True, exist_ok=True)
         wrapper.write_text(
             "#!/bin/sh\nexport AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing\n"
             f"PYTHONPATH={FILES}/lib exec /usr/bin/python3 -m clusterfab_slurm_nodes {COMMANDS[key]}"
-            f' --config {FILES}/{SYNC_CONFIG} "$@" >>/var/log/slurm/clusterfab-power.log 2>&1\n'
+            f' --config {FILES}/{SYNC_CONFIG} --counts {COUNTS} "$@"'
+            " >>/var/log/slurm/clusterfab-power.log 2>&1\n"
         )
         wrapper.chmod(0o755)
 
@@ -284,7 +288,7 @@ def elastic(
 def sync(lab: ElasticLab) -> str:
     return lab.run(
         f"AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing PYTHONPATH={FILES}/lib"
-        f" python3 -m clusterfab_slurm_nodes sync --config {FILES}/{SYNC_CONFIG}"
+        f" python3 -m clusterfab_slurm_nodes sync --config {FILES}/{SYNC_CONFIG} --counts {COUNTS}"
     ).stderr
 
 
@@ -323,6 +327,7 @@ def test_a_queued_job_creates_exactly_its_nodes_and_idle_nodes_are_deleted(
 ) -> None:
     lab, cloud = elastic
     assert cloud.instances() == {}
+    sync(lab)  # root starts the totals; slurmctld's programs (SlurmUser) add to them below
     job_id = lab.sbatch(
         HOSTNAME_JOB, "-N2", "--gpus-per-node=8", "-A", "research", "-o", "out-%j.txt", user="alice"
     )
@@ -349,6 +354,10 @@ def test_a_queued_job_creates_exactly_its_nodes_and_idle_nodes_are_deleted(
         what="h100-1 powering down",
     )
     assert "IDLE" in state.split("+")
+    programs = json.loads(lab.path(COUNTS).read_text())["programs"]
+    assert (programs["resume"]["done"], programs["resume"]["failed"]) == ({"create": 1}, {})
+    assert programs["suspend"]["done"] == {"delete": 1}
+    assert programs["sync"]["runs"] >= 1
 
 
 def wait_job(lab: ElasticLab, cloud: Cloud, job_id: int, states: set[str], timeout: float = 120) -> Any:

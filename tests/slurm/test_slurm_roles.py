@@ -211,7 +211,10 @@ def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) 
         assert _enabled(controller, unit), unit
     assert _enabled(controller, "clusterfab-slurm-sync.timer", "timers.target")
     sync = controller.path("/etc/systemd/system/clusterfab-slurm-sync.service").read_text()
-    assert f"-m clusterfab_slurm_nodes sync --config {FILES_DIR}/nodesync.json" in sync
+    counts = "/var/lib/clusterfab/slurm-nodes/counts.json"
+    assert f"-m clusterfab_slurm_nodes sync --config {FILES_DIR}/nodesync.json --counts {counts}" in sync
+    # resume and suspend run as SlurmUser and add to the same totals
+    assert controller.chroot("stat", "-c", "%U %a", "/var/lib/clusterfab/slurm-nodes").strip() == "slurm 755"
     assert f"PYTHONPATH={FILES_DIR}/lib" in sync
     assert json.loads(controller.path(f"{FILES_DIR}/nodesync.json").read_text())["groups"] == {
         "h100": {"static": 8, "size": 8}
@@ -219,8 +222,9 @@ def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) 
     for key, path in POWER_PROGRAMS.items():
         program = controller.path(path)
         assert oct(program.stat().st_mode & 0o777) == "0o755", key
-        assert f"-m clusterfab_slurm_nodes {COMMANDS[key]} --config {FILES_DIR}/nodesync.json" in (
-            program.read_text()
+        assert (
+            f"-m clusterfab_slurm_nodes {COMMANDS[key]} --config {FILES_DIR}/nodesync.json --counts {counts}"
+            in program.read_text()
         ), key
 
 

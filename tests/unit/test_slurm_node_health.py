@@ -15,7 +15,10 @@ from types import ModuleType
 
 import pytest
 
+from clusterfab.catalog import load_catalog
+from clusterfab.scheduler.slurm.render import PROLOG_EPILOG_TIMEOUT_S, render_slurm
 from tests.conftest import REPO
+from tests.factories import example_spec
 
 PROGRAM = REPO / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
 FIXTURES = REPO / "tests/fixtures/health"
@@ -321,3 +324,10 @@ def test_a_command_stuck_past_sigkill_is_abandoned(tmp_path: Path) -> None:
     assert ran.returncode is None
     assert time.monotonic() - started < 1 + health._KILL_WAIT + 2
     assert os.path.exists(script)
+
+
+def test_slurmd_bounds_the_prolog_and_epilog_beyond_the_checks_own_budgets() -> None:
+    budgets = [float(health.DEFAULTS[f"CLUSTERFAB_HEALTH_{k}_BUDGET"]) for k in ("PROLOG", "EPILOG")]
+    assert max(budgets) < PROLOG_EPILOG_TIMEOUT_S  # the check drains by itself before slurmd kills it
+    conf = render_slurm(example_spec("aws-p5-slurm", "prod"), load_catalog().slurm)["slurm.conf"]
+    assert f"\nPrologEpilogTimeout={PROLOG_EPILOG_TIMEOUT_S}\n" in conf

@@ -128,6 +128,7 @@ def test_no_capacity_rolls_back_the_job_and_sets_its_nodes_down_with_the_reason(
     reason = "clusterfab: resume failed: InsufficientInstanceCapacity"
     assert slurm.updates == [(names, MarkDown("b200-0", reason))]
     assert report.failed == dict.fromkeys(names, reason)
+    assert report.codes == {"InsufficientInstanceCapacity": 600}
     assert report.created == {}
 
 

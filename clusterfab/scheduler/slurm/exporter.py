@@ -13,7 +13,12 @@ the node sync, answering each scrape from `scontrol show nodes -o`, `scontrol sh
 - `clusterfab_slurm_job_gpus{job_id,user,account,partition}`: GPUs each running job holds, from which
   recording rules integrate GPU-hours per job and per team;
 - `clusterfab_slurm_qos_gpu_minutes_used{qos}` / `..._limit{qos}`: each team's monthly GPU-minute budget
-  (GrpTRESMins) and how much of it is spent.
+  (GrpTRESMins) and how much of it is spent;
+- with `--counts` (the node programs' running totals, nodes/counts.py):
+  `clusterfab_slurm_node_program_runs_total{program}`,
+  `clusterfab_slurm_node_program_last_run_timestamp_seconds{program}` and
+  `clusterfab_slurm_node_actions_total{program,action,outcome}` (the sync's actions by kind, nodes resume
+  created or failed to create, by the cloud's error code as the action of a failure, instances deleted).
 
 `collect` is the pure part (text in, metrics out); `main` serves it.
 """
@@ -21,6 +26,7 @@ the node sync, answering each scrape from `scontrol show nodes -o`, `scontrol sh
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 from collections import Counter
@@ -48,20 +54,32 @@ class Metrics:
 
     samples: dict[str, list[tuple[dict[str, str], float]]] = field(default_factory=dict)
     help: dict[str, str] = field(default_factory=dict)
+    counters: set[str] = field(default_factory=set)
 
     def add(self, name: str, value: float, help_text: str, **labels: str) -> None:
         self.help.setdefault(name, help_text)
         self.samples.setdefault(name, []).append((labels, value))
 
+    def add_counter(self, name: str, value: float, help_text: str, **labels: str) -> None:
+        self.counters.add(name)
+        self.add(name, value, help_text, **labels)
+
     def text(self) -> str:
         """The Prometheus text exposition format."""
         lines = []
         for name, samples in self.samples.items():
-            lines += [f"# HELP {name} {self.help[name]}", f"# TYPE {name} gauge"]
+            kind = "counter" if name in self.counters else "gauge"
+            lines += [f"# HELP {name} {self.help[name]}", f"# TYPE {name} {kind}"]
             for labels, value in samples:
                 rendered = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
-                lines.append(f"{name}{{{rendered}}} {value:g}" if rendered else f"{name} {value:g}")
+                number = _number(value)
+                lines.append(f"{name}{{{rendered}}} {number}" if rendered else f"{name} {number}")
         return "\n".join(lines) + "\n"
+
+
+def _number(value: float) -> str:
+    """Every digit: `:g` keeps six (GPU-minutes in the millions, epoch seconds would lose theirs)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _escape(value: str) -> str:
@@ -161,6 +179,50 @@ def collect_qos(out: str, metrics: Metrics) -> None:
             )
 
 
+COUNTS_FORMAT = 1
+"""The node programs' totals file format this exporter reads (nodes/counts.py writes it)."""
+
+
+def collect_node_programs(totals: object, metrics: Metrics) -> None:
+    """The node programs' running totals: counters (they only grow; a new file is a counter reset)."""
+    if not isinstance(totals, dict) or totals.get("format") != COUNTS_FORMAT:
+        return
+    for program, entry in sorted(totals.get("programs", {}).items()):
+        metrics.add_counter(
+            "clusterfab_slurm_node_program_runs_total",
+            entry["runs"],
+            "Runs of a node program",
+            program=program,
+        )
+        metrics.add(
+            "clusterfab_slurm_node_program_last_run_timestamp_seconds",
+            entry["last_run"],
+            "When a node program last ran (seconds since the epoch)",
+            program=program,
+        )
+        for outcome in ("done", "failed"):
+            for action, count in sorted(entry.get(outcome, {}).items()):
+                metrics.add_counter(
+                    "clusterfab_slurm_node_actions_total",
+                    count,
+                    "Actions of the node programs by kind and outcome",
+                    program=program,
+                    action=action,
+                    outcome=outcome,
+                )
+
+
+def read_counts(path: str | None) -> object:
+    """The totals file's content; None when there is no file (yet) or it cannot be read."""
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
 Run = Callable[[Sequence[str]], str]
 
 
@@ -168,8 +230,9 @@ def _scontrol(argv: Sequence[str]) -> str:
     return subprocess.run(["scontrol", *argv], capture_output=True, text=True, check=True, timeout=20).stdout
 
 
-def collect(run: Run = _scontrol) -> Metrics:
+def collect(run: Run = _scontrol, counts: str | None = None) -> Metrics:
     metrics = Metrics()
+    collect_node_programs(read_counts(counts), metrics)
     collectors: Iterable[tuple[Sequence[str], Callable[[str, Metrics], None]]] = (
         (("show", "nodes", "-o"), collect_nodes),
         (("show", "jobs", "-o"), collect_jobs),
@@ -185,13 +248,13 @@ def collect(run: Run = _scontrol) -> Metrics:
     return metrics
 
 
-def serve(address: str, port: int, run: Run = _scontrol) -> None:
+def serve(address: str, port: int, run: Run = _scontrol, counts: str | None = None) -> None:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path != "/metrics":
                 self.send_error(404)
                 return
-            body = collect(run).text().encode()
+            body = collect(run, counts).text().encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))
@@ -208,12 +271,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Slurm's state as Prometheus metrics")
     parser.add_argument("--listen", default="127.0.0.1:8080", help="address:port to serve /metrics on")
     parser.add_argument("--once", action="store_true", help="print one scrape and exit")
+    parser.add_argument("--counts", help="the node programs' running totals (JSON) to serve as well")
     args = parser.parse_args(argv)
     if args.once:
-        print(collect().text(), end="")
+        print(collect(counts=args.counts).text(), end="")
         return 0
     address, _, port = args.listen.rpartition(":")
-    serve(address, int(port))
+    serve(address, int(port), counts=args.counts)
     return 0
 
 

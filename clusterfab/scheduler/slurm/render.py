@@ -38,6 +38,10 @@ QOS_PRIORITY = {"low": 10, "normal": 100, "high": 1000}
 
 PROLOG_DIR = "/etc/slurm/prolog.d"
 EPILOG_DIR = "/etc/slurm/epilog.d"
+PROLOG_EPILOG_TIMEOUT_S = 600
+"""slurmd's own bound on a prolog or epilog (drain and requeue past it). The node's health check keeps to
+its budgets (150 s prolog, 420 s epilog with the medium DCGM diagnostic) by itself; this is the backstop
+for a check that cannot (Slurm's default is to wait for ever: ParallelCluster's hung prologs)."""
 
 
 class SlurmRenderError(ValueError):
@@ -178,6 +182,7 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("PrologFlags", "Alloc,Contain", "PrologFlags=Contain"),
         s("Prolog", f"{PROLOG_DIR}/*"),
         s("Epilog", f"{EPILOG_DIR}/*"),
+        s("PrologEpilogTimeout", str(PROLOG_EPILOG_TIMEOUT_S)),
         # The prolog drains a failing node itself; the job goes back to the queue, not on hold.
         s("SchedulerParameters", "nohold_on_prolog_fail"),
         s("ReturnToService", "2"),

@@ -1,8 +1,9 @@
-"""`python3 -m clusterfab_slurm_nodes sync|resume|suspend|resume-fail --config FILE [NODES]`.
+"""`python3 -m clusterfab_slurm_nodes sync|resume|suspend|resume-fail --config FILE [--counts FILE] [NODES]`.
 
 sync is run by the controller's systemd timer as root; resume, suspend and resume-fail by slurmctld as
 SlurmUser, with the nodes as a hostlist expression (ResumeProgram, SuspendProgram, ResumeFailProgram run
-small wrappers that call this). The config file is the one the stack renders beside slurm.conf.
+small wrappers that call this). The config file is the one the stack renders beside slurm.conf; with
+`--counts`, each run adds what it did to the totals the Slurm exporter serves (counts.py).
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ import json
 import logging
 import os
 import sys
+import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import counts as totals
 from .nodesync import (
     RETRY_AFTER,
+    Counts,
     Ec2Fleet,
     GceFleet,
     MetadataTokenHttp,
@@ -45,7 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         required=True,
         help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP)",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument("--counts", help="JSON file of running totals to add this run to (the exporter's)")
+    # Intermixed: the wrappers put the nodes slurmctld passes after the options, which parse_args takes
+    # for an unrecognized argument before Python 3.13 (Ubuntu 24.04's controller runs 3.12).
+    args = parser.parse_intermixed_args(argv)
     settings = _settings(args.config, parser)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
     groups = groups_from_config(settings["groups"])
@@ -55,7 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         static = {g.name: g.static_names for g in groups.values()}
         elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
         retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
-        sync(static, fleet, slurm, elastic=elastic, retry_after=retry)
+        counts = Counts()
+        try:
+            sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts)
+        except Exception:
+            counts.failed["round"] += 1  # the cloud or slurmctld did not answer: the alert must see it
+            raise
+        finally:
+            _count(args.counts, "sync", counts.done, counts.failed)
         return 0
     if not args.nodes:
         parser.error(f"{args.command} needs the nodes (a hostlist)")
@@ -64,9 +79,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs = read_resume_file(os.environ.get("SLURM_RESUME_FILE"), slurm.hostnames)
         plan = plan_resume(names, jobs, groups, elastic_holders(fleet.instances(), names))
         report = resume(plan, fleet, slurm)
+        created = sum(len(ids) for ids in report.created.values())
+        _count(args.counts, "resume", Counter({"create": created}), report.codes)
         return 1 if report.failed else 0
-    suspend(names, fleet)
+    deleted = suspend(names, fleet)  # resume-fail too: whatever a failed resume left behind goes
+    _count(args.counts, args.command, Counter({"delete": len(deleted)}), Counter())
     return 0
+
+
+def _count(path: str | None, program: str, done: Mapping[str, int], failed: Mapping[str, int]) -> None:
+    """Add the run to the exporter's totals; a failure to count never fails the run itself."""
+    if path is None:
+        return
+    try:
+        totals.add(path, program, done, failed, now=time.time())
+    except OSError:
+        logging.getLogger(__name__).exception("could not add this run to %s", path)
 
 
 def _fleet(settings: Mapping[str, Any]) -> Ec2Fleet | GceFleet:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,8 @@ class ResumeReport:
     """Instance ids by job (`job 12` / `no job`)."""
     failed: dict[str, str] = field(default_factory=dict)
     """Node -> the reason it was set DOWN with."""
+    codes: Counter[str] = field(default_factory=Counter)
+    """Failed nodes by the cloud's error code (InsufficientInstanceCapacity, ...)."""
 
 
 def group_of(name: str, groups: Mapping[str, Group]) -> Group | None:
@@ -175,6 +178,7 @@ def _fail(
             log.exception("could not terminate %s (the node sync will)", ",".join(created))
     slurm.update(names, MarkDown(names[0], reason))
     report.failed.update(dict.fromkeys(names, reason))
+    report.codes[error.code] += len(names)
 
 
 def suspend(names: Sequence[str], cloud: Cloud) -> list[str]:
