@@ -405,6 +405,87 @@ def gpu_cost() -> Any:
     )
 
 
+def slurm() -> Any:
+    """Only on clusters with Slurm (render.SLURM_DASHBOARD): its metrics come from the controller."""
+    node_states = ("alloc", "mix", "idle", "drain", "down")
+    actions = "clusterfab_slurm_node_actions_total"
+    panels = [
+        Panel("stat", "GPUs allocated", [Query("slurm_gpus_alloc")], width=6, height=4),
+        Panel("stat", "GPUs idle", [Query("slurm_gpus_idle")], width=6, height=4),
+        Panel("stat", "Nodes drained", [Query("slurm_nodes_drain")], width=6, height=4),
+        Panel(
+            "stat",
+            "Node sync last ran",
+            [Query('time() - clusterfab_slurm_node_program_last_run_timestamp_seconds{program="sync"}')],
+            unit="s",
+            width=6,
+            height=4,
+            description="Seconds since the controller's node sync last ran (every 30 s when all is well).",
+        ),
+        Panel(
+            "timeseries",
+            "Nodes by state",
+            [Query(f"slurm_nodes_{state}", state) for state in node_states],
+        ),
+        Panel(
+            "timeseries",
+            "GPUs in use by team",
+            [Query("clusterfab:team_gpus_in_use", "{{account}}")],
+        ),
+        Panel(
+            "timeseries",
+            "Jobs by team and state",
+            [Query("sum by (account, state) (slurm_account_jobs)", "{{account}} {{state}}")],
+        ),
+        Panel(
+            "timeseries",
+            "Team GPU-hour budget spent",
+            [
+                Query(
+                    "clusterfab_slurm_qos_gpu_minutes_used / clusterfab_slurm_qos_gpu_minutes_limit",
+                    "{{qos}}",
+                )
+            ],
+            unit="percentunit",
+            description="GrpTRESMins of each team's QOS: at 100% Slurm holds the team's jobs until the "
+            "month starts over.",
+        ),
+        Panel(
+            "timeseries",
+            "Elastic nodes created, and refused by the cloud (per hour)",
+            [
+                Query(
+                    f'sum by (action, outcome) (increase({actions}{{program="resume"}}[1h]))',
+                    "{{action}} ({{outcome}})",
+                ),
+                Query(f'sum(increase({actions}{{program="suspend"}}[1h]))', "deleted when idle"),
+            ],
+            description="A refusal names the cloud's error code (InsufficientInstanceCapacity, ...); its "
+            "nodes went back to power saving with that reason and their jobs wait.",
+        ),
+        Panel(
+            "timeseries",
+            "Node sync actions (per hour)",
+            [
+                Query(
+                    f'sum by (action, outcome) (increase({actions}{{program="sync"}}[1h]))',
+                    "{{action}} ({{outcome}})",
+                )
+            ],
+            description="Instances named, addresses set, lost nodes marked down and powered down, orphaned "
+            "instances terminated, drained nodes replaced.",
+        ),
+    ]
+    return build(
+        "clusterfab-slurm",
+        "Slurm",
+        "The scheduler: nodes and GPUs by state, each team's jobs, GPUs and budget, and what the elastic "
+        "node programs did.",
+        panels,
+        [],
+    )
+
+
 def fabric() -> Any:
     g = GROUP
     panels = [
@@ -574,6 +655,7 @@ DASHBOARDS = {
     "cluster-overview.json": overview,
     "gpu-node.json": gpu_node,
     "gpu-cost.json": gpu_cost,
+    "slurm.json": slurm,
     "fabric.json": fabric,
     "storage.json": storage,
 }

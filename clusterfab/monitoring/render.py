@@ -23,6 +23,8 @@ MonitoringFiles = dict[str, str]
 """Relative path -> content."""
 
 RULES_DIR = "rules"
+SLURM_DASHBOARD = "slurm.json"
+"""Shipped only where Slurm runs (its metrics come from the controller's Slurm exporter)."""
 ALERTMANAGER_URL = "localhost:9093"
 HEADER = (
     "# Rendered by clusterfab from blueprint {name} (stack {stack}); edit the blueprint, not this file.\n"
@@ -109,6 +111,8 @@ def render_monitoring(
     files["grafana/datasources.yml"] = _yaml(datasources(), header)
     files["grafana/dashboards.yml"] = _yaml(dashboard_provider(), header)
     for name, dashboard in dashboards().items():
+        if name == SLURM_DASHBOARD and not monitoring.slurm:
+            continue
         files[f"dashboards/{name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
     files[COUNTERS_FILE] = counters_csv()
     return files

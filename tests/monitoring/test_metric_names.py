@@ -5,6 +5,7 @@ recording rules clusterfab defines. The shipped dashboard JSON is what the code 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from collections import Counter
@@ -14,10 +15,15 @@ from typing import Any
 import pytest
 import yaml
 
+from clusterfab.catalog import Catalog
+from clusterfab.monitoring import render_monitoring, write_files
 from clusterfab.monitoring.counters import dcgm_metrics
 from clusterfab.monitoring.grafana import dashboards
 from clusterfab.scheduler.slurm import exporter as slurm_exporter
 from clusterfab.scheduler.slurm.nodes import counts
+from clusterfab.spec import ClusterSpec
+from tests.factories import TODAY
+from tests.monitoring.conftest import STACK
 from tests.monitoring.node_exporter import node_exporter_names
 from tests.monitoring.promql import metric_names
 
@@ -57,8 +63,20 @@ def _recorded(rules_dir: Path) -> set[str]:
     }
 
 
+@pytest.fixture
+def rendered(cluster_spec: ClusterSpec, catalog: Catalog, tmp_path: Path) -> Path:
+    """The cluster's files with Slurm on: every rule file and dashboard there is."""
+    with_slurm = dataclasses.replace(
+        cluster_spec, monitoring=dataclasses.replace(cluster_spec.monitoring, slurm=True)
+    )
+    write_files(render_monitoring(with_slurm, catalog, stack=STACK, project=None, today=TODAY), tmp_path)
+    assert (tmp_path / "rules" / "slurm.yml").exists()
+    return tmp_path
+
+
 def _queries(board: dict[str, Any]) -> list[tuple[str, str]]:
-    found = [(f"variable {v['name']}", v["query"]) for v in board["templating"]["list"]]
+    variables = board.get("templating", {}).get("list", [])
+    found = [(f"variable {v['name']}", v["query"]) for v in variables]
     for panel in board["panels"]:
         found += [(panel["title"], target["expr"]) for target in panel.get("targets", [])]
     return found
@@ -75,7 +93,7 @@ def test_the_lexer_finds_metric_names_and_nothing_else() -> None:
 
 
 def test_every_dashboard_query_reads_exposed_metrics(node_names: set[str], rendered: Path) -> None:
-    known = dcgm_metrics() | node_names | PROMETHEUS_OWN | _recorded(rendered / "rules")
+    known = dcgm_metrics() | node_names | PROMETHEUS_OWN | SLURM_EXPORTER | _recorded(rendered / "rules")
     unknown = []
     for name, board in dashboards().items():
         for title, expr in _queries(board):

@@ -39,6 +39,16 @@ def test_the_files_of_the_contract_and_grafana_provisioning(cluster_files: Monit
     }
 
 
+def test_a_slurm_cluster_gets_the_slurm_rules_and_dashboard(
+    cluster_spec: ClusterSpec, catalog: Catalog, cluster_files: MonitoringFiles
+) -> None:
+    with_slurm = dataclasses.replace(
+        cluster_spec, monitoring=dataclasses.replace(cluster_spec.monitoring, slurm=True)
+    )
+    files = render_monitoring(with_slurm, catalog, stack=STACK, project=None, today=TODAY)
+    assert set(files) - set(cluster_files) == {"rules/slurm.yml", "dashboards/slurm.json"}
+
+
 def test_aws_discovery_selects_this_clusters_gpu_nodes_by_their_tags(cluster_files: MonitoringFiles) -> None:
     config = yaml.safe_load(cluster_files["prometheus.yml"])
     assert config["global"]["external_labels"] == {"cluster": "llm", "stack": STACK}
