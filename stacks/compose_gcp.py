@@ -455,7 +455,7 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             max_topology_distance=_distance(group, machine),
             accelerator_topology=machine.placement.accelerator_topology if compact else None,
             startup_script=_node_boot(site, group, mounts),
-            base_instance_name=_base_instance_name(spec, group),
+            base_instance_name=_base_instance_name(spec, stack, group),
             description=f"{spec.name}/{group.name}",
             service_account_description=f"clusterfab nodes of {spec.name}/{group.name} ({stack})",
             labels=site.cluster.tags(f"node-group-{group.name}"),
@@ -478,9 +478,11 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
     )
 
 
-def _base_instance_name(spec: ClusterSpec, group: NodeGroup) -> str:
-    """The group's MIG's base instance name: its VMs are `<this>-xxxx`."""
-    return physical(spec.name, group.name, max_length=BASE_INSTANCE_NAME_MAX)
+def _base_instance_name(spec: ClusterSpec, stack: str, group: NodeGroup) -> str:
+    """The group's MIG's base instance name: its VMs are `<this>-xxxx`. With the stack in it, two stacks of
+    one blueprint in one project (and zone) name their VMs apart, and each controller's rights, conditioned
+    on these names, reach its own stack's VMs only."""
+    return physical(spec.name, stack, group.name, max_length=BASE_INSTANCE_NAME_MAX)
 
 
 def _node_boot(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> pulumi.Output[str]:
@@ -678,8 +680,8 @@ def _slurm(
     if slurm is None:
         return None
     stack = cluster.stack
-    elastic = _elastic_sources(site)
-    archive = cluster.slurm_files(project=site.project, gce_groups=elastic)
+    sources = _gce_groups(site)
+    archive = cluster.slurm_files(project=site.project, gce_groups=sources)
     login = slurm.login
     controller_boot, login_boot = _slurm_boot_scripts(site, archive, login_mounts)
     controller = GcpSlurmController(
@@ -701,16 +703,9 @@ def _slurm(
             role_id_prefix=physical(spec.name, stack, "sync", max_length=CUSTOM_ROLE_ID_MAX - 5).replace(
                 "-", "_"
             ),
-            node_instance_prefixes=[_base_instance_name(spec, g) for g in spec.node_groups],
-            elastic_groups=[
-                GcpElasticNodeGroup(
-                    node_group=name,
-                    vm_prefix=source.vm_prefix,
-                    template=groups[name].template,
-                    service_account_email=groups[name].identity,
-                )
-                for name, source in elastic.items()
-            ],
+            node_instance_prefixes=[_base_instance_name(spec, stack, g) for g in spec.node_groups],
+            instance_group_managers=[export.group for export in groups.values()],
+            elastic_groups=_elastic_groups(sources, groups),
             machine_type=slurm.controller.name,
             state_disk_gib=slurm.state_disk_gib,
             disk_type=slurm.controller.disk_type,
@@ -735,21 +730,39 @@ def _slurm(
     }
 
 
-def _elastic_sources(site: _Site) -> dict[str, GceGroup]:
-    """Slurm's elastic node groups as the controller's programs see them: their MIG (by its base instance
-    name), through which they find the group's current template, and their VMs' names,
-    `<cluster>-<stack>-<group>-elastic-<i>` (unique per stack, within 63 characters up to the group's
-    highest node number), which the controller's rights to create and delete VMs are conditioned on."""
+def _elastic_groups(
+    sources: dict[str, GceGroup], groups: dict[str, NodeGroupExport]
+) -> list[GcpElasticNodeGroup]:
+    """The groups with elastic nodes, whose VMs the controller creates from the group's template."""
+    return [
+        GcpElasticNodeGroup(
+            node_group=name,
+            vm_prefix=source.vm_prefix,
+            template=groups[name].template,
+            service_account_email=groups[name].identity,
+        )
+        for name, source in sources.items()
+        if source.vm_prefix
+    ]
+
+
+def _gce_groups(site: _Site) -> dict[str, GceGroup]:
+    """Slurm's node groups as the controller's programs see them: their MIG (by its base instance name),
+    which recreates a static node's VM and through which an elastic group's current template is found, and
+    for elastic groups their VMs' names, `<cluster>-<stack>-<group>-elastic-<i>` (unique per stack, within
+    63 characters up to the group's highest node number), which the controller's rights to create and
+    delete VMs are conditioned on."""
     spec, stack = site.spec, site.cluster.stack
     return {
         g.name: GceGroup(
-            base_instance_name=_base_instance_name(spec, g),
+            base_instance_name=_base_instance_name(spec, stack, g),
             vm_prefix=physical(
                 spec.name, stack, g.name, "elastic", max_length=VM_NAME_MAX - 1 - len(str(g.max_size - 1))
-            ),
+            )
+            if g.max_size > g.static_size
+            else "",
         )
         for g in slurm_node_groups(spec)
-        if g.max_size > g.static_size
     }
 
 

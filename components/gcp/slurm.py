@@ -9,8 +9,14 @@ own: the controller and login nodes sit in the system subnet, and the system net
 the cluster's range only (components/gcp/network.py).
 
 The node sync names each GPU VM by setting one metadata key on it; its role is split because IAM
-conditions on instance names can only apply to calls on an instance: `compute.instances.list` (on the
-zone) is granted as is, `get` and `setMetadata` only on VMs named like the cluster's node groups.
+conditions on instance names can only apply to calls on an instance: `compute.instances.list` and
+`compute.instanceGroupManagers.list` (on the zone) are granted as is, `get` and `setMetadata` only on VMs
+named like the cluster's node groups. A static node drained for its hardware is replaced by its group's MIG
+(`recreateInstances`, which needs `compute.instanceGroupManagers.update` on the MIG: the Compute Engine API
+reference of the method), granted on the cluster's MIGs only, by name; the MIG itself deletes and creates
+the VM, so the controller needs no right on the VM for it. Where a group's VMs' hosts may be reported
+faulty (`faulty_host_prefixes`), `compute.instances.update` on those VMs, the one permission the report
+needs (docs.cloud.google.com/ai-hypercomputer/docs/manage/report-faulty-host, Required permissions).
 
 With elastic node groups the controller's resume and suspend programs create VMs (one bulkInsert from a
 group's own instance template) and delete them. As on AWS (components/aws/slurm.py elastic_statements),
@@ -39,11 +45,10 @@ CONTROLLER_TYPE = "clusterfab:slurm:GcpSlurmController"
 NODE_ACCESS_TYPE = "clusterfab:slurm:GcpSlurmNodeAccess"
 STATE_DEVICE_NAME = "slurm-state"
 """The state disk's device name: the guest sees it as /dev/disk/by-id/google-slurm-state."""
-LIST_PERMISSIONS = ("compute.instances.list",)
+LIST_PERMISSIONS = ("compute.instanceGroupManagers.list", "compute.instances.list")
 NAMING_PERMISSIONS = ("compute.instances.get", "compute.instances.setMetadata")
 LAUNCH_INPUT_PERMISSIONS = (
     "compute.images.useReadOnly",
-    "compute.instanceGroupManagers.list",
     "compute.subnetworks.use",
     "compute.zoneOperations.get",
 )
@@ -66,6 +71,10 @@ labelled boot disk (Compute Engine's "Create a VM that uses a user-managed servi
 permissions; instances.insert: sourceInstanceTemplate needs compute.instanceTemplates.useReadOnly on the
 template), naming it, deleting it: conditioned on the elastic VMs', disks' and templates' names."""
 ACT_AS_PERMISSIONS = ("iam.serviceAccounts.actAs",)
+RECREATE_PERMISSIONS = ("compute.instanceGroupManagers.update",)
+"""instanceGroupManagers.recreateInstances (API reference: on the instanceGroupManager)."""
+REPORT_PERMISSIONS = ("compute.instances.update",)
+"""instances.reportHostAsFaulty (the report-faulty-host guide: on the compute instance)."""
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 SECRET_VERSION_ADDER = "roles/secretmanager.secretVersionAdder"
 
@@ -107,6 +116,11 @@ class GcpSlurmControllerArgs:
     followed by `_` and a suffix of at most four characters."""
     node_instance_prefixes: Sequence[str]
     """The node groups' base instance names: the only VMs whose metadata the node sync may change."""
+    instance_group_managers: Sequence[pulumi.Input[str]] = ()
+    """The node groups' MIGs (names): the only MIGs the node sync may have recreate a VM."""
+    faulty_host_prefixes: Sequence[str] = ()
+    """Base instance names of the groups whose VMs' hosts the node sync may report faulty (a machine type
+    and provisioning model the report takes: nodesync.FAULTY_HOST_MACHINE_TYPES)."""
     elastic_groups: Sequence[GcpElasticNodeGroup] = ()
     """The node groups with elastic nodes, whose VMs the controller creates and deletes."""
     machine_type: str = "e2-standard-8"
@@ -141,6 +155,12 @@ def naming_condition(project: str, zone: str, prefixes: Sequence[str]) -> str:
     """A CEL expression true for the cluster's node VMs only (their names start with a group's base name)."""
     base = f"projects/{project}/zones/{zone}/instances/"
     return " || ".join(f'resource.name.startsWith("{base}{prefix}-")' for prefix in prefixes)
+
+
+def mig_condition(project: str, zone: str, names: Sequence[str]) -> str:
+    """A CEL expression true for these managed instance groups (by name) only."""
+    base = f"projects/{project}/zones/{zone}/instanceGroupManagers/"
+    return " || ".join(f'resource.name == "{base}{name}"' for name in names)
 
 
 def template_name(self_link: str) -> str:
@@ -239,7 +259,9 @@ class GcpSlurmController(pulumi.ComponentResource):
 
     def _naming_rights(self, member: pulumi.Input[str]) -> None:
         args = self._args
-        self._grant("list", LIST_PERMISSIONS, "List the zone's VMs: what the node sync reads", member)
+        self._grant(
+            "list", LIST_PERMISSIONS, "List the zone's VMs and MIGs: what the node sync reads", member
+        )
         self._grant(
             "name",
             NAMING_PERMISSIONS,
@@ -250,6 +272,28 @@ class GcpSlurmController(pulumi.ComponentResource):
                 expression=naming_condition(args.project, args.zone, args.node_instance_prefixes),
             ),
         )
+        if args.instance_group_managers:
+            expression = pulumi.Output.all(*args.instance_group_managers).apply(
+                lambda names: mig_condition(args.project, args.zone, names)
+            )
+            self._grant(
+                "mig",
+                RECREATE_PERMISSIONS,
+                "Have the node groups' MIGs recreate a failed node's VM",
+                member,
+                gcp.projects.IAMMemberConditionArgs(title="clusterfab node MIGs only", expression=expression),
+            )
+        if args.faulty_host_prefixes:
+            self._grant(
+                "host",
+                REPORT_PERMISSIONS,
+                "Report the hosts of failed node VMs faulty",
+                member,
+                gcp.projects.IAMMemberConditionArgs(
+                    title="clusterfab reportable node VMs only",
+                    expression=naming_condition(args.project, args.zone, args.faulty_host_prefixes),
+                ),
+            )
 
     def _elastic_rights(self, member: pulumi.Input[str]) -> None:
         """The resume and suspend programs' rights (module docstring); the node sync deletes elastic VMs

@@ -175,7 +175,11 @@ def test_reservation_affinity_targets_the_named_reservation() -> None:
 def test_fixed_group_is_a_zonal_mig_of_count_on_the_unique_template() -> None:
     plan = gcp_plan(group("a3-megagpu-8g", size="count: 16"), name="mig")
     mig = one(plan, MIG).inputs
-    assert (mig["zone"], mig["targetSize"], mig["baseInstanceName"]) == ("us-central1-b", 16, "mig-cluster-g")
+    assert (mig["zone"], mig["targetSize"], mig["baseInstanceName"]) == (
+        "us-central1-b",
+        16,
+        "mig-cluster-plan-g",
+    )
     assert mig["versions"] == [
         {"name": "primary", "instanceTemplate": "https://mock.googleapis.com/mig-cluster-g-template?u"}
     ]

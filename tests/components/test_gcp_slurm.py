@@ -78,17 +78,37 @@ def test_the_munge_key_secret_is_empty_and_readable_only_by_the_clusters_account
 def test_the_node_sync_may_rename_only_the_clusters_vms() -> None:
     plan = gcp_plan(BODY, name="gsn", env="prod")
     roles = {r.name: r.inputs for r in all_of(plan, "gcp:projects/iAMCustomRole:IAMCustomRole")}
-    assert roles["gsn-cluster-slurm-list-role"]["permissions"] == ["compute.instances.list"]
+    assert roles["gsn-cluster-slurm-list-role"]["permissions"] == [
+        "compute.instanceGroupManagers.list",
+        "compute.instances.list",
+    ]
     assert roles["gsn-cluster-slurm-name-role"]["permissions"] == [
         "compute.instances.get",
         "compute.instances.setMetadata",
     ]
     naming = one(plan, "gcp:projects/iAMMember:IAMMember", "gsn-cluster-slurm-name").inputs
     assert naming["condition"]["expression"] == (
-        'resource.name.startsWith("projects/test-project/zones/us-central1-b/instances/gsn-cluster-h100-")'
+        'resource.name.startsWith("projects/test-project/zones/us-central1-b/instances/gsn-cluster-prod-h100-")'
     )
     listing = one(plan, "gcp:projects/iAMMember:IAMMember", "gsn-cluster-slurm-list").inputs
     assert "condition" not in listing
+
+
+def test_the_node_sync_may_have_only_the_clusters_migs_recreate_a_vm() -> None:
+    plan = gcp_plan(BODY, name="gsn", env="prod")
+    roles = {r.name: r.inputs for r in all_of(plan, "gcp:projects/iAMCustomRole:IAMCustomRole")}
+    # instanceGroupManagers.recreateInstances needs this one permission, on the MIG.
+    assert roles["gsn-cluster-slurm-mig-role"]["permissions"] == ["compute.instanceGroupManagers.update"]
+    # The mock engine names the MIG by its logical name (the cloud adds a random suffix to it).
+    assert one(plan, "gcp:projects/iAMMember:IAMMember", "gsn-cluster-slurm-mig").inputs["condition"] == {
+        "title": "clusterfab node MIGs only",
+        "expression": (
+            'resource.name == "projects/test-project/zones/us-central1-b/instanceGroupManagers/'
+            'gsn-cluster-h100-mig"'
+        ),
+    }
+    # No node group's VMs are reservation-bound: no right to report a host (compute.instances.update).
+    assert "gsn-cluster-slurm-host-role" not in roles
 
 
 def test_boot_vars_of_every_slurm_host() -> None:
@@ -142,7 +162,6 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -
     # What names no one VM, as on AWS: find the MIG, wait for the operation, use its subnets and images.
     assert roles["gse-cluster-slurm-use-role"]["permissions"] == [
         "compute.images.useReadOnly",
-        "compute.instanceGroupManagers.list",
         "compute.subnetworks.use",
         "compute.zoneOperations.get",
     ]
@@ -183,13 +202,17 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -
     }
     # The MIG keeps the `min` static nodes; Slurm owns the rest (the size is left alone on updates).
     mig = one(plan, "gcp:compute/instanceGroupManager:InstanceGroupManager", "gse-cluster-h100-mig")
-    assert (mig.inputs["targetSize"], mig.inputs["baseInstanceName"]) == (1, "gse-cluster-h100")
+    assert (mig.inputs["targetSize"], mig.inputs["baseInstanceName"]) == (1, "gse-cluster-prod-h100")
     # A cluster without elastic groups gives the controller none of these rights.
     static = {
         r.name
         for r in all_of(gcp_plan(BODY, name="gse", env="prod"), "gcp:projects/iAMCustomRole:IAMCustomRole")
     }
-    assert static == {"gse-cluster-slurm-list-role", "gse-cluster-slurm-name-role"}
+    assert static == {
+        "gse-cluster-slurm-list-role",
+        "gse-cluster-slurm-name-role",
+        "gse-cluster-slurm-mig-role",
+    }
 
 
 def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_rights_allow() -> None:
@@ -207,7 +230,7 @@ def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_ri
         config = json.loads(member.read())
     assert config["groups"] == {"h100": {"static": 1, "size": 4}}
     assert config["gce_groups"] == {
-        "h100": {"base_instance_name": "gse-cluster-h100", "vm_prefix": "gse-cluster-prod-h100-elastic"}
+        "h100": {"base_instance_name": "gse-cluster-prod-h100", "vm_prefix": "gse-cluster-prod-h100-elastic"}
     }
     assert (config["project"], config["zone"], config["stack"]) == ("test-project", "us-central1-b", "prod")
 
@@ -218,3 +241,78 @@ def test_an_elastic_vm_name_fits_63_characters_at_the_groups_highest_node() -> N
     condition = one(plan, IAM_MEMBER, f"{'e' * 20}-cluster-slurm-vms").inputs["condition"]["expression"]
     prefix = condition.split("/instances/", 1)[1].split('"', 1)[0]
     assert len(prefix + "999") == 63  # <group>-999, the last of 1000 nodes
+
+
+def test_the_migs_base_instance_name_carries_the_stack_within_58_characters() -> None:
+    """Two stacks of one blueprint in one project name their VMs apart (and each controller's rights, by
+    these names, reach its own VMs only); a MIG adds `-xxxx` to the base name, VM names stop at 63."""
+    body = BODY.replace("- name: h100", "- name: " + "g" * 30).replace("prod: {}", "prod: {}\n  staging: {}")
+    names = {}
+    for env in ("prod", "staging"):
+        plan = gcp_plan(body, name="b" * 20, env=env)
+        [mig] = all_of(plan, "gcp:compute/instanceGroupManager:InstanceGroupManager")
+        names[env] = mig.inputs["baseInstanceName"]
+    assert {len(name) for name in names.values()} == {58}
+    assert names["prod"] != names["staging"]
+    assert names["prod"].startswith(f"{'b' * 20}-cluster-prod-")
+    short = one(
+        gcp_plan(BODY, name="gsn", env="prod"), "gcp:compute/instanceGroupManager:InstanceGroupManager"
+    )
+    assert short.inputs["baseInstanceName"] == "gsn-cluster-prod-h100"
+    static = gcp_plan(BODY, name="gsn", env="prod")
+    key = one(static, "gcp:storage/bucketObject:BucketObject", "gsn-cluster-slurm-files").inputs["name"]
+    assert _nodesync_config(key)["gce_groups"] == {
+        "h100": {"base_instance_name": "gsn-cluster-prod-h100", "vm_prefix": ""}  # static: MIG only
+    }
+
+
+def _nodesync_config(key: str) -> dict[str, object]:
+    import tarfile
+
+    from tests.components.harness import stacks_module
+    from tests.conftest import REPO
+
+    archive = REPO / stacks_module("compose").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("nodesync.json")
+        assert member is not None
+        config: dict[str, object] = json.loads(member.read())
+    return config
+
+
+def test_a_controller_may_report_only_the_named_groups_hosts_faulty() -> None:
+    """compute.instances.update, the report's one permission, on the VMs of the groups named reportable."""
+    from clusterfab.plan.engine import run_program
+    from components.gcp.slurm import GcpSlurmController, GcpSlurmControllerArgs
+
+    def program() -> None:
+        GcpSlurmController(
+            "c",
+            GcpSlurmControllerArgs(
+                cluster="c",
+                project="p",
+                region="us-central1",
+                zone="us-central1-b",
+                subnetwork_id="sub",
+                bucket_name="b",
+                image="ubuntu",
+                private_ip="10.0.0.10",
+                munge_secret_id="munge",
+                instance_name="c-ctl",
+                service_account_id="c-ctl",
+                login_service_account_id="c-login",
+                role_id_prefix="c_sync",
+                node_instance_prefixes=["c-prod-a3u", "c-prod-h100"],
+                faulty_host_prefixes=["c-prod-a3u"],
+            ),
+        )
+
+    run = run_program(program, project="team-infra", stack="dev")
+    roles = {r.name: r.inputs for r in run.resources if r.type == "gcp:projects/iAMCustomRole:IAMCustomRole"}
+    assert roles["c-host-role"]["permissions"] == ["compute.instances.update"]
+    [member] = [r for r in run.resources if r.type == IAM_MEMBER and r.name == "c-host"]
+    assert member.inputs["condition"] == {
+        "title": "clusterfab reportable node VMs only",
+        "expression": 'resource.name.startsWith("projects/p/zones/us-central1-b/instances/c-prod-a3u-")',
+    }
+    assert "c-mig-role" not in roles  # no MIGs named: no right on any

@@ -89,6 +89,9 @@ CONDITIONED_PERMISSIONS = {
     "compute.disks.setLabels",
     "compute.instanceTemplates.get",
     "compute.instanceTemplates.useReadOnly",
+    # A node group's MIG recreating a failed node's VM; reporting a reservation-bound VM's host faulty.
+    "compute.instanceGroupManagers.update",
+    "compute.instances.update",
 }
 CUSTOM_PERMISSIONS = {
     # Prometheus' GCE discovery and the Slurm node sync's reads.
@@ -115,7 +118,9 @@ def _assert_least_privilege(inputs: dict[str, Any], custom_roles: dict[str, set[
     if role in custom_roles:
         assert custom_roles[role] <= CUSTOM_PERMISSIONS, name
         if custom_roles[role] & CONDITIONED_PERMISSIONS:
-            assert "resource.name.startsWith(" in inputs["condition"]["expression"], name
+            # Every alternative of the condition names resources: by a name prefix or an exact name.
+            terms = inputs["condition"]["expression"].split(" || ")
+            assert all(t.startswith(("resource.name.startsWith(", "resource.name == ")) for t in terms), name
         if "iam.serviceAccounts.actAs" in custom_roles[role]:
             assert inputs["serviceAccountId"].startswith("projects/"), name  # one account, not the project
         return

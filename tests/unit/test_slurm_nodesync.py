@@ -252,6 +252,8 @@ class FakeCompute:
             "compute.zoneOperations.wait": self._wait,
             "compute.instanceGroupManagers.list": self._list_migs,
             "compute.instanceTemplates.get": self._get_template,
+            "compute.instanceGroupManagers.recreateInstances": self._operation_of,
+            "compute.instances.reportHostAsFaulty": self._operation_of,
         }
         return handlers[method_id](url, path.split("/"), query, body)
 
@@ -342,6 +344,10 @@ class FakeCompute:
     def _get_template(self, url: str, path: list[str], _: Any, __: Any) -> Any:
         return json.loads(json.dumps(self.templates[path[4]]))
 
+    def _operation_of(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        """A recreate or report, started (its body was checked against the API's schema on the way in)."""
+        return {"kind": "compute#operation", "status": "RUNNING", "name": f"operation-{path[-1]}"}
+
 
 def _http_error(url: str, status: int, reason: str, message: str) -> Exception:
     """What urllib raises for a Compute Engine error: the status, and Google's JSON error body."""
@@ -373,6 +379,8 @@ FLEET_METHODS = (
     ("instanceGroupManagers", "list"),
     ("instanceTemplates", "get"),
     ("zoneOperations", "wait"),
+    ("instanceGroupManagers", "recreateInstances"),
+    ("instances", "reportHostAsFaulty"),
 )
 
 
@@ -418,6 +426,7 @@ def _check_body(document: dict[str, Any], schema: Any, value: Any, where: str) -
     else:
         expected = {"string": str, "boolean": bool, "integer": int, "number": (int, float)}[kind]
         assert isinstance(value, expected), f"{where}: {value!r} is no {kind}"
+        assert value in schema.get("enum", [value]), f"{where}: {value!r} is none of {schema['enum']}"
 
 
 def _vm(name: str, group: str, stack: str, address: str | None, minute: int, node: str | None = None) -> Any:
@@ -491,3 +500,114 @@ def test_the_gcp_settings_need_project_and_zone(tmp_path: Any) -> None:
     )
     with pytest.raises(SystemExit):
         nodes_main.main(["sync", "--config", str(config)])
+
+
+DRAINED_XID = "clusterfab-health: XID: 79 on GPU 0000:53:00.0"
+
+
+def _drained_round(vm: dict[str, Any]) -> tuple[FakeCompute, RecordingScontrol, list[Any]]:
+    """One sync round in which the static node h100-0, held by `vm`, was drained for an XID."""
+    migs = [
+        {"name": "llm-prod-h100-mig-7f3a9c1", "baseInstanceName": "llm-prod-h100"},
+        {"name": "llm-dev-h100-mig-0c2e4d8", "baseInstanceName": "llm-dev-h100"},  # another stack's
+    ]
+    compute = FakeCompute([vm], migs=migs)
+    fleet = nodesync.GceFleet(
+        compute,
+        project="p",
+        zone="us-central1-b",
+        blueprint="llm",
+        stack="prod",
+        groups={"h100": nodesync.GceGroup("llm-prod-h100")},
+    )
+    drained = {"name": "h100-0", "address": "10.50.0.20", "state": ["IDLE", "DRAIN"], "reason": DRAINED_XID}
+    scontrol = RecordingScontrol([drained])
+    done = sync({"h100": ["h100-0"]}, fleet, Scontrol(run=scontrol))
+    return compute, scontrol, done
+
+
+def test_a_static_vm_is_recreated_by_its_mig_never_deleted() -> None:
+    vm = _vm("llm-prod-h100-x1z9", "h100", "prod", "10.50.0.20", 1, node="h100-0")
+    compute, scontrol, _ = _drained_round(vm)
+    assert compute.calls[1:] == [
+        ("compute.instanceGroupManagers.list", "projects/p/zones/us-central1-b/instanceGroupManagers"),
+        (
+            "compute.instanceGroupManagers.recreateInstances",
+            "projects/p/zones/us-central1-b/instanceGroupManagers/llm-prod-h100-mig-7f3a9c1/recreateInstances",
+        ),
+    ]
+    assert compute.bodies["compute.instanceGroupManagers.recreateInstances"] == [
+        {"instances": ["zones/us-central1-b/instances/llm-prod-h100-x1z9"]}
+    ]
+    assert "llm-prod-h100-x1z9" in compute.instances  # the MIG replaces it, not the node sync
+    replaced = f"Reason=clusterfab: replacing llm-prod-h100-x1z9 ({DRAINED_XID})"
+    assert scontrol.updates == [
+        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", replaced],
+        ["scontrol", "update", "NodeName=h100-0", "State=UNDRAIN"],
+        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", replaced],
+    ]
+
+
+def test_a_vm_of_no_mig_of_its_group_is_not_recreated() -> None:
+    fleet = nodesync.GceFleet(
+        FakeCompute([]),
+        project="p",
+        zone="z",
+        blueprint="llm",
+        stack="prod",
+        groups={"h100": nodesync.GceGroup("llm-prod-h100")},
+    )
+    with pytest.raises(nodesync.CloudError, match="NotInGroup"):
+        fleet.recreate("h100", "llm-dev-h100-x1z9")
+    with pytest.raises(nodesync.CloudError, match="0 managed instance groups named llm-prod-h100"):
+        fleet.recreate("h100", "llm-prod-h100-x1z9")
+
+
+def _reservation_bound(vm: dict[str, Any], machine_type: str = "a3-ultragpu-8g") -> dict[str, Any]:
+    return {
+        **vm,
+        "machineType": f"https://www.googleapis.com/compute/v1/projects/p/zones/us-central1-b/machineTypes/{machine_type}",
+        "scheduling": {"provisioningModel": "RESERVATION_BOUND"},
+    }
+
+
+def test_a_reservation_bound_vm_has_its_host_reported_faulty() -> None:
+    vm = _reservation_bound(_vm("llm-prod-h100-x1z9", "h100", "prod", "10.50.0.20", 1, node="h100-0"))
+    compute, scontrol, done = _drained_round(vm)
+    assert compute.calls[1:] == [
+        (
+            "compute.instances.reportHostAsFaulty",
+            "projects/p/zones/us-central1-b/instances/llm-prod-h100-x1z9/reportHostAsFaulty",
+        )
+    ]
+    assert compute.bodies["compute.instances.reportHostAsFaulty"] == [
+        {
+            "disruptionSchedule": "IMMEDIATE",
+            "faultReasons": [{"behavior": "UNRECOVERABLE_GPU_ERROR", "description": DRAINED_XID}],
+        }
+    ]
+    repair = f"Reason=clusterfab-repair: host of llm-prod-h100-x1z9 reported faulty ({DRAINED_XID})"
+    assert scontrol.updates == [
+        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", repair],
+        ["scontrol", "update", "NodeName=h100-0", "State=UNDRAIN"],
+        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", repair],
+    ]
+    assert [type(action).__name__ for action in done] == ["ReportFaulty", "Replace"]
+
+
+def test_only_the_documented_machine_types_of_reservation_bound_vms_are_reportable() -> None:
+    vm = _vm("llm-prod-h100-x1z9", "h100", "prod", "10.50.0.20", 1)
+    assert nodesync.faulty_host_reportable(_reservation_bound(vm))
+    assert nodesync.faulty_host_reportable(_reservation_bound(vm, "a4-highgpu-8g"))
+    assert not nodesync.faulty_host_reportable(_reservation_bound(vm, "a3-highgpu-4g"))  # 8 GPUs only
+    assert not nodesync.faulty_host_reportable(_reservation_bound(vm, "a2-ultragpu-8g"))
+    standard = {**_reservation_bound(vm), "scheduling": {"provisioningModel": "STANDARD"}}
+    assert not nodesync.faulty_host_reportable(standard)  # even on a specific reservation
+    assert not nodesync.faulty_host_reportable(vm)
+    models = compute_schema("Scheduling")["properties"]["provisioningModel"]["enum"]
+    assert "RESERVATION_BOUND" in models
+
+
+def compute_schema(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = _discovery_document()["schemas"][name]
+    return schema

@@ -8,6 +8,7 @@ recording scontrol.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import subprocess
@@ -23,6 +24,7 @@ from clusterfab.scheduler.slurm.nodes import nodesync, power
 from clusterfab.scheduler.slurm.nodes.nodesync import (
     GRACE,
     LOST_REASON,
+    REPORT_WAIT,
     RETRY_AFTER,
     CloudError,
     Ec2Fleet,
@@ -30,15 +32,43 @@ from clusterfab.scheduler.slurm.nodes.nodesync import (
     Instance,
     MarkDown,
     PowerDown,
+    Recreate,
     Replace,
+    ReportFaulty,
     Scontrol,
     SlurmNode,
     Terminate,
+    fault_behavior,
     plan_actions,
 )
 from clusterfab.scheduler.slurm.nodes.power import Launch, ResumeJob, plan_resume, resume, suspend
 
 T0 = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.UTC)
+
+
+def health_categories() -> tuple[str, ...]:
+    """The categories the node's own health check drains with (its CATEGORIES, read from its source)."""
+    import ast
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
+    for statement in ast.parse(path.read_text()).body:
+        if isinstance(statement, ast.Assign) and ast.unparse(statement.targets[0]) == "CATEGORIES":
+            return tuple(ast.literal_eval(statement.value))
+    raise AssertionError("the health check has no CATEGORIES")
+
+
+def compute_schema(name: str) -> dict[str, Any]:
+    """A schema of the compute.v1 discovery document google-api-python-client ships."""
+    from pathlib import Path
+
+    import googleapiclient
+
+    path = Path(googleapiclient.__file__).parent / "discovery_cache/documents/compute.v1.json"
+    schema: dict[str, Any] = json.loads(path.read_text())["schemas"][name]
+    return schema
+
+
 GROUPS = {"h100": Group("h100", 2, 6), "b200": Group("b200", 0, 1200)}
 TAGS = {BLUEPRINT_TAG: "llm", STACK_TAG: "prod", NODE_GROUP_TAG: "h100", "clusterfab-component": "h100"}
 
@@ -377,11 +407,85 @@ def test_a_static_node_drained_for_hardware_gets_a_new_machine() -> None:
     reason = "clusterfab-health: ECC: 2 uncorrectable errors on GPU 3"
     nodes = settled(node("h100-1", "IDLE", "DRAIN", reason=reason, address="10.0.0.2"))
     assert plan([], nodes) == [
-        Terminate("i-s1", f"h100-1: {reason}"),
+        Recreate("i-s1", "h100", f"h100-1: {reason}"),  # by its group: never deleted behind its back
         Replace("h100-1", f"clusterfab: replacing i-s1 ({reason})"),
     ]
     drained_by_hand = settled(node("h100-1", "IDLE", "DRAIN", reason="reboot requested", address="10.0.0.2"))
     assert plan([], drained_by_hand) == []
+
+
+def test_the_health_categories_map_to_the_reports_fault_behaviors() -> None:
+    reasons = {
+        "clusterfab-health: XID: 79 on GPU 0000:53:00.0": "UNRECOVERABLE_GPU_ERROR",
+        "clusterfab-health: ECC: 2 uncorrected ECC errors on GPU 0000:53:00.0": "UNRECOVERABLE_GPU_ERROR",
+        "clusterfab-health: NVLINK: replay 12 on GPU 3 link 2": "BEHAVIOR_UNSPECIFIED",
+        "clusterfab-health: DCGM: level 2 memory failed on GPU 1": "BEHAVIOR_UNSPECIFIED",
+        "clusterfab-health: PERF: busbw 310 GB/s below 360": "PERFORMANCE",
+        "clusterfab-health: GPU: expected 8 GPUs, nvidia-smi lists 7": None,  # a driver breaks it too
+        "clusterfab-health: XIDS: not a category": None,
+        "reboot requested": None,
+        "clusterfab: XID: ours, not the health check's": None,
+    }
+    assert {reason: fault_behavior(reason) for reason in reasons} == reasons
+    # Every category the node's health check drains with is decided, and every behavior is one of the API's.
+    assert set(nodesync.FAULT_BEHAVIORS) | {"GPU"} == {*health_categories(), "PERF"}
+    enum = compute_schema("InstancesReportHostAsFaultyRequestFaultReason")["properties"]["behavior"]["enum"]
+    assert set(nodesync.FAULT_BEHAVIORS.values()) <= set(enum)
+
+
+def reportable(instance: Instance) -> Instance:
+    return dataclasses.replace(instance, reportable=True)
+
+
+def test_a_reportable_static_node_drained_for_hardware_has_its_host_reported() -> None:
+    reason = "clusterfab-health: XID: 79 on GPU 0000:53:00.0"
+    nodes = settled(node("h100-1", "IDLE", "DRAIN", reason=reason, address="10.0.0.2"))
+    instances = [STATIC_INSTANCES[0], reportable(STATIC_INSTANCES[1])]
+    assert plan_actions(STATIC, instances, nodes, elastic=ELASTIC, now=T0) == [
+        ReportFaulty("i-s1", "UNRECOVERABLE_GPU_ERROR", reason),
+        Replace("h100-1", f"clusterfab-repair: host of i-s1 reported faulty ({reason})"),
+    ]
+    # Not a hardware category: the group replaces the VM as anywhere else.
+    gpu = "clusterfab-health: GPU: nvidia-smi timed out after 30s"
+    nodes = settled(node("h100-1", "IDLE", "DRAIN", reason=gpu, address="10.0.0.2"))
+    assert plan_actions(STATIC, instances, nodes, elastic=ELASTIC, now=T0)[0] == Recreate(
+        "i-s1", "h100", f"h100-1: {gpu}"
+    )
+
+
+def test_a_report_that_did_not_take_falls_back_to_a_new_machine() -> None:
+    """Repair takes the VM away within about 12 minutes; one still running after REPORT_WAIT was refused."""
+    reason = "clusterfab-repair: host of i-s1 reported faulty (clusterfab-health: XID: 79 on GPU 0)"
+    instances = [STATIC_INSTANCES[0], reportable(STATIC_INSTANCES[1])]
+
+    def waiting(since: dt.timedelta) -> dict[str, SlurmNode]:
+        return settled(node("h100-1", "DOWN", reason=reason, at=T0 - since, address="10.0.0.2"))
+
+    almost = REPORT_WAIT - dt.timedelta(seconds=1)
+    assert plan_actions(STATIC, instances, waiting(almost), elastic=ELASTIC, now=T0) == []
+    assert plan_actions(STATIC, instances, waiting(REPORT_WAIT), elastic=ELASTIC, now=T0) == [
+        Recreate("i-s1", "h100", f"h100-1: {reason}"),
+        Replace("h100-1", f"clusterfab: replacing i-s1 ({reason})"),
+    ]
+    # Its VM stopped for the repair: the node waits for it (the same VM comes back).
+    assert plan_actions(STATIC, STATIC_INSTANCES[:1], waiting(REPORT_WAIT), elastic=ELASTIC, now=T0) == []
+
+
+def test_a_reportable_elastic_node_drained_for_hardware_has_its_host_reported() -> None:
+    reason = "clusterfab-health: ECC: 2 uncorrected ECC errors on GPU 0000:53:00.0"
+    drained = node("h100-2", "IDLE", "DRAIN", "CLOUD", reason=reason, address="10.0.1.2")
+    assert plan([reportable(elastic(2, "h100-2"))], settled(drained)) == [
+        ReportFaulty("i-e2", "UNRECOVERABLE_GPU_ERROR", reason),
+        Replace("h100-2", f"clusterfab-repair: host of i-e2 reported faulty ({reason})"),
+    ]
+    repair = f"clusterfab-repair: host of i-e2 reported faulty ({reason})"
+    almost = T0 - REPORT_WAIT + dt.timedelta(seconds=1)
+    # While the report runs its VM is not deleted (that fails the report), whether it still runs or stopped.
+    for instances in ([reportable(elastic(2, "h100-2"))], []):
+        waiting = node("h100-2", "DOWN", "CLOUD", reason=repair, at=almost, address="10.0.1.2")
+        assert plan(instances, settled(waiting)) == []
+        waited = node("h100-2", "DOWN", "CLOUD", reason=repair, at=T0 - REPORT_WAIT, address="10.0.1.2")
+        assert plan(instances, settled(waited)) == [PowerDown("h100-2", repair)]
 
 
 class RecordingScontrol:

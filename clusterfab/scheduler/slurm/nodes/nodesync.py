@@ -11,9 +11,16 @@ needs them, the suspend program deletes them). This program is the one writer th
   two instances claiming one name keep the earlier launched one; a static node's address in Slurm follows
   its instance (`scontrol update NodeAddr=... NodeHostname=...`); a static name no instance holds any more
   is marked DOWN, so Slurm requeues its jobs instead of waiting for a node that will not come back;
-- a static node drained by the health check (reason `clusterfab-health: ...`) is replaced: its instance
-  is terminated (the group launches a new one, which takes the freed name) and the node set DOWN, so the
-  new instance's slurmd brings it back (ReturnToService=2);
+- a static node drained by the health check (reason `clusterfab-health: ...`) is replaced: its group
+  replaces its instance (EC2: the instance is terminated and the auto scaling group launches another; GCE:
+  the MIG recreates the VM, `recreateInstances`), the new one takes the freed name, and the node is set
+  DOWN, so the new instance's slurmd brings it back (ReturnToService=2);
+- where Compute Engine takes a faulty-host report for the VM (`FAULTY_HOST_MACHINE_TYPES`, reservation-bound
+  only) and the health check's category is a hardware one (`FAULT_BEHAVIORS`), the VM's host is reported
+  faulty instead (`reportHostAsFaulty`): Compute Engine repairs or migrates the host and restarts the same
+  VM, whose slurmd returns the node (DOWN with a `clusterfab-repair:` reason meanwhile, static or elastic).
+  A VM still running `REPORT_WAIT` later (the report failed or was refused) takes today's path; an elastic
+  node whose VM stopped for the repair is powered down then, so Slurm may create it elsewhere;
 - an elastic node that Slurm believes up but whose instance is gone (a spot interruption, a deletion by
   hand) is marked DOWN, which requeues its jobs, and then powered down, so Slurm creates it again when a job
   needs it; an elastic node drained by the health check is powered down (its instance deleted); an elastic
@@ -28,8 +35,9 @@ its labels, from the metadata server).
 `plan_actions` is the pure decision; `Ec2Fleet` / `GceFleet` and `Scontrol` read and change the world. The
 program runs with the controller's identity (AWS: describe the cluster's instances, tag the node name on
 them, launch and terminate elastic ones; GCP: custom roles to list the zone's VMs, read and set the
-metadata of the cluster's node VMs, and create and delete its elastic VMs, each conditioned on the VMs'
-names: components/gcp/slurm.py) and as root for scontrol. Every action is logged and counted.
+metadata of the cluster's node VMs, have the node groups' MIGs recreate their VMs, report hosts faulty
+where that applies, and create and delete its elastic VMs, each conditioned on the resources' names:
+components/gcp/slurm.py) and as root for scontrol. Every action is logged and counted.
 """
 
 from __future__ import annotations
@@ -59,6 +67,37 @@ REASON_PREFIX = "clusterfab:"
 """Reasons this package sets on nodes; a node DOWN for one of them is ours to bring back."""
 HEALTH_PREFIX = "clusterfab-health:"
 """Reasons the nodes' health checks drain them with: the hardware failed, replace the machine."""
+REPAIR_PREFIX = "clusterfab-repair:"
+"""The reason of a node whose host was reported faulty: not `clusterfab:`, so the failed-resume rule leaves
+it alone while the report runs."""
+REPORT_WAIT = dt.timedelta(minutes=15)
+"""How long a reported VM may keep running before the report counts as failed: the report operation
+usually takes 10-12 minutes, after which Compute Engine stops the VM for the repair, and Google's guide
+says to wait at least 15 minutes before acting on a VM that became unresponsive after the report
+(docs.cloud.google.com/ai-hypercomputer/docs/manage/report-faulty-host). Deleting the VM meanwhile fails
+the report (same page, Limitations)."""
+FAULT_BEHAVIORS = {
+    "XID": "UNRECOVERABLE_GPU_ERROR",
+    "ECC": "UNRECOVERABLE_GPU_ERROR",
+    "NVLINK": "BEHAVIOR_UNSPECIFIED",
+    "DCGM": "BEHAVIOR_UNSPECIFIED",
+    "PERF": "PERFORMANCE",
+}
+"""The health check's categories (clusterfab_slurm_health.py CATEGORIES, the deep check's PERF) that mean
+the host's hardware, as the faulty-host report's `faultReasons[].behavior` (compute.v1 discovery document,
+InstancesReportHostAsFaultyRequestFaultReason; the meanings from the report-faulty-host guide):
+UNRECOVERABLE_GPU_ERROR is "an unrecoverable GPU error with an XID", which an uncorrected ECC error is too
+(the driver reports it as XID 48); PERFORMANCE is GPUs slower than the cluster's others with no XID (the
+deep check's bus-bandwidth floor); an NVLink error counter or a failed DCGM diagnostic names no one of the
+guide's patterns: BEHAVIOR_UNSPECIFIED. GPU (nvidia-smi failing or missing GPUs) is not reported: a
+broken driver or image fails it as well, and a report stops the VM for days on a healthy host."""
+FAULTY_HOST_MACHINE_TYPES = frozenset(
+    {"a4x-highgpu-4g", "a4-highgpu-8g", "a3-ultragpu-8g", "a3-megagpu-8g", "a3-highgpu-8g"}
+)
+"""The machine types whose hosts may be reported faulty (the guide's Limitations: A4X Max, A4X, A4, A3
+Ultra, A3 Mega and A3 High with 8 GPUs; A4X Max is not in the catalog), and only for a running VM of the
+reservation-bound provisioning model (`scheduling.provisioningModel` RESERVATION_BOUND); others are
+refused (INSTANCES_WITHOUT_RESERVATION_NOT_SUPPORTED, the guide's troubleshooting page)."""
 GRACE = dt.timedelta(minutes=3)
 """How long an elastic instance may run without a powered-up node before it counts as orphaned: the time
 between the resume program's create call and its naming the instance."""
@@ -81,6 +120,8 @@ class Instance:
     """Its node-name tag, if it has one."""
     elastic: bool = False
     """Created by the resume program (tagged `clusterfab-slurm-elastic=true`), not by the group."""
+    reportable: bool = False
+    """Its host may be reported faulty (GCE: a machine type and provisioning model the report takes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +219,27 @@ class Terminate:
     why: str
 
 
-Action = NameInstance | SetAddress | MarkDown | Replace | PowerDown | Terminate
+@dataclass(frozen=True, slots=True)
+class Recreate:
+    """A static node's instance replaced by its group with a new one (EC2: terminated, the auto scaling
+    group launches another; GCE: the MIG recreates it, never deleted behind the MIG's back)."""
+
+    instance_id: str
+    group: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFaulty:
+    """The instance's host reported faulty (GCE `reportHostAsFaulty`), with one fault reason."""
+
+    instance_id: str
+    behavior: str
+    """A `faultReasons[].behavior` value (FAULT_BEHAVIORS)."""
+    description: str
+
+
+Action = NameInstance | SetAddress | MarkDown | Replace | PowerDown | Terminate | Recreate | ReportFaulty
 SlurmAction = SetAddress | MarkDown | Replace | PowerDown
 
 
@@ -220,7 +281,7 @@ def plan_actions(
         if instance.group in pool:
             pool[instance.group].append(instance)
     for group, group_names in names.items():
-        actions += _static_actions(group_names, _launch_order(static_by_group[group]), nodes)
+        actions += _static_actions(group_names, _launch_order(static_by_group[group]), nodes, now)
     for group, group_names in elastic.items():
         actions += _elastic_actions(
             group_names, _launch_order(elastic_by_group[group]), nodes, now, retry_after
@@ -255,7 +316,7 @@ def _claim(names: Sequence[str], instances: Sequence[Instance]) -> tuple[dict[st
 
 
 def _static_actions(
-    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode]
+    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode], now: dt.datetime
 ) -> list[Action]:
     actions: list[Action] = []
     held, waiting = _claim(names, instances)
@@ -274,9 +335,16 @@ def _static_actions(
     for name in names:
         node = nodes.get(name)
         holder = held.get(name)
-        if holder is not None and node is not None and _needs_new_machine(node):
+        report = _report(holder, node)
+        if report is not None:
+            actions += report
+        elif (
+            holder is not None
+            and node is not None
+            and (_needs_new_machine(node) or _report_failed(node, now))
+        ):
             actions += [
-                Terminate(holder.id, f"{name}: {node.reason}"),
+                Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
                 Replace(name, _short(f"clusterfab: replacing {holder.id} ({node.reason})")),
             ]
         elif holder is not None:
@@ -290,6 +358,33 @@ def _static_actions(
 def _needs_new_machine(node: SlurmNode) -> bool:
     """Drained by the health check for a hardware fault, and no job left on it."""
     return "DRAIN" in node.states and node.reason.startswith(HEALTH_PREFIX) and not node.busy
+
+
+def fault_behavior(reason: str) -> str | None:
+    """The faulty-host report's behavior for a health check's drain reason (`clusterfab-health: XID: ...`);
+    None where its category is not the host's hardware (FAULT_BEHAVIORS)."""
+    if not reason.startswith(HEALTH_PREFIX):
+        return None
+    category = reason.removeprefix(HEALTH_PREFIX).strip().partition(":")[0]
+    return FAULT_BEHAVIORS.get(category)
+
+
+def _report(holder: Instance | None, node: SlurmNode | None) -> list[Action] | None:
+    """Report the host of a node drained for its hardware, where the instance's host can be reported: the
+    node waits DOWN, not drained, for the same VM to come back on a good host (ReturnToService=2)."""
+    if holder is None or node is None or not holder.reportable or not _needs_new_machine(node):
+        return None
+    behavior = fault_behavior(node.reason)
+    if behavior is None:
+        return None
+    reason = _short(f"{REPAIR_PREFIX} host of {holder.id} reported faulty ({node.reason})")
+    return [ReportFaulty(holder.id, behavior, node.reason), Replace(node.name, reason)]
+
+
+def _report_failed(node: SlurmNode, now: dt.datetime) -> bool:
+    """Its host was reported faulty `REPORT_WAIT` ago and its VM still runs: the report did not take."""
+    since = node.reason_at or now
+    return node.down and node.reason.startswith(REPAIR_PREFIX) and now - since >= REPORT_WAIT
 
 
 def _elastic_actions(
@@ -313,9 +408,16 @@ def _elastic_actions(
         holder = held.get(name)
         if node is None:
             continue
+        report = _report(holder, node)
         if holder is not None and node.powered_down and now - holder.launched >= GRACE:
             actions.append(Terminate(holder.id, f"{name} is powered down"))
+        elif report is not None:
+            actions += report
         elif holder is not None and _needs_new_machine(node):
+            actions.append(PowerDown(name, node.reason))
+        elif _report_failed(node, now):
+            # The VM still runs (the report failed), or it stopped for its host's repair, which takes days:
+            # either way Slurm may create the node afresh once its VM is deleted.
             actions.append(PowerDown(name, node.reason))
         elif holder is None and not (node.powered_down or node.powering_up or node.down):
             actions.append(MarkDown(name, LOST_REASON))
@@ -348,6 +450,8 @@ class Fleet(Protocol):
     def name(self, instance_id: str, name: str) -> None: ...
     def create(self, group: str, names: Sequence[str]) -> list[str]: ...
     def terminate(self, instance_ids: Sequence[str]) -> None: ...
+    def recreate(self, group: str, instance_id: str) -> None: ...
+    def report_faulty(self, instance_id: str, behavior: str, description: str) -> None: ...
 
 
 TERMINATE_BATCH = 1000
@@ -425,6 +529,13 @@ class Ec2Fleet:
     def terminate(self, instance_ids: Sequence[str]) -> None:
         for start in range(0, len(instance_ids), TERMINATE_BATCH):
             self._ec2.terminate_instances(InstanceIds=list(instance_ids[start : start + TERMINATE_BATCH]))
+
+    def recreate(self, group: str, instance_id: str) -> None:
+        """Terminated: the auto scaling group launches its replacement (it keeps its desired capacity)."""
+        self.terminate([instance_id])
+
+    def report_faulty(self, instance_id: str, behavior: str, description: str) -> None:
+        raise CloudError("NotSupported", "EC2 takes no faulty-host reports (no instance is reportable)")
 
     def elastic(self) -> list[ElasticInstance]:
         """The cluster's elastic instances that are not terminated yet: one shutting down still holds its
@@ -558,18 +669,21 @@ _TEMPLATE_LINK = re.compile(r"projects/([^/]+)/(global|regions/[^/]+)/instanceTe
 
 @dataclass(frozen=True, slots=True)
 class GceGroup:
-    """Where an elastic node group's VMs come from and what they are called: the config's `gce_groups`,
-    computed by the stack (stacks/compose_gcp.py), which conditions the controller's rights on the same
-    names."""
+    """A Slurm node group's MIG and, with elastic nodes, what their VMs are called: the config's
+    `gce_groups`, computed by the stack (stacks/compose_gcp.py), which conditions the controller's rights on
+    the same names."""
 
     base_instance_name: str
     """The group's MIG's base instance name (components/gcp/node_group.py): the MIG, and through it the
     instance template its VMs boot from now, is found by it."""
-    vm_prefix: str
+    vm_prefix: str = ""
     """The elastic node `<group>-<i>` is the VM `<vm_prefix>-<i>`: one name per node, unique per cluster
-    and stack, never one a MIG gives (those end in four random characters after the base name)."""
+    and stack, never one a MIG gives (those end in four random characters after the base name). Empty for
+    a group without elastic nodes."""
 
     def vm_name(self, node: str) -> str:
+        if not self.vm_prefix:
+            raise CloudError("NoElasticNodes", f"{self.base_instance_name}'s group has no elastic nodes")
         name = f"{self.vm_prefix}-{node.rpartition('-')[2]}"
         if len(name) > VM_NAME_MAX:
             raise CloudError("InvalidName", f"{name} is longer than {VM_NAME_MAX} characters")
@@ -579,7 +693,7 @@ class GceGroup:
 def gce_groups_from_config(value: Mapping[str, Any]) -> dict[str, GceGroup]:
     """The config's `gce_groups`: name -> {"base_instance_name": ..., "vm_prefix": ...}."""
     return {
-        name: GceGroup(str(item["base_instance_name"]), str(item["vm_prefix"]))
+        name: GceGroup(str(item["base_instance_name"]), str(item.get("vm_prefix", "")))
         for name, item in value.items()
     }
 
@@ -606,6 +720,7 @@ class GceFleet:
         groups: Mapping[str, GceGroup] | None = None,
     ) -> None:
         self._http = http
+        self._zone = zone
         self._zonal = f"{COMPUTE_API}/projects/{project}/zones/{zone}"
         self._base = f"{self._zonal}/instances"
         self._owner = {BLUEPRINT_TAG: blueprint, STACK_TAG: stack}
@@ -630,6 +745,7 @@ class GceFleet:
                     launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
                     name=_metadata(item).get(NODE_TAG),
                     elastic=labels.get(ELASTIC_TAG) == "true",
+                    reportable=faulty_host_reportable(item),
                 )
             )
         return found
@@ -682,6 +798,39 @@ class GceFleet:
         failed = self._delete(instance_ids)
         if failed:
             raise CloudError(failed[0].code, "; ".join(f"{e.code}: {e.message}" for e in failed))
+
+    def recreate(self, group: str, instance_id: str) -> None:
+        """The group's MIG recreates the VM from its current template (instanceGroupManagers
+        .recreateInstances): a MIG's VM is never deleted behind its back. Not waited for: the operation is
+        done once the MIG has flagged the VM (its reference), and the next rounds see the new VM."""
+        source = self._groups.get(group)
+        if source is None:
+            raise CloudError("NoNodeGroup", f"the node sync's config has no gce_groups entry for {group}")
+        if not instance_id.startswith(f"{source.base_instance_name}-"):
+            raise CloudError("NotInGroup", f"{instance_id} is no VM of {source.base_instance_name}")
+        query = f'baseInstanceName = "{source.base_instance_name}"'
+        migs = list(self._pages(f"{self._zonal}/instanceGroupManagers", query))
+        if len(migs) != 1:
+            raise CloudError(
+                "NoNodeGroup", f"{len(migs)} managed instance groups named {source.base_instance_name}"
+            )
+        self._call(
+            "POST",
+            f"{self._zonal}/instanceGroupManagers/{migs[0]['name']}/recreateInstances",
+            {"instances": [f"zones/{self._zone}/instances/{instance_id}"]},
+        )
+
+    def report_faulty(self, instance_id: str, behavior: str, description: str) -> None:
+        """instances.reportHostAsFaulty, IMMEDIATE (the one schedule the API allows now), one fault reason.
+        Not waited for (10-12 minutes; REPORT_WAIT)."""
+        self._call(
+            "POST",
+            f"{self._base}/{instance_id}/reportHostAsFaulty",
+            {
+                "disruptionSchedule": "IMMEDIATE",
+                "faultReasons": [{"behavior": behavior, "description": description}],
+            },
+        )
 
     def elastic(self) -> list[ElasticInstance]:
         """The cluster's elastic VMs that still exist, in any status (a stopped, TERMINATED VM still holds
@@ -789,6 +938,14 @@ def _gce_error(error: Exception) -> CloudError:
     return CloudError(str(code), str(detail.get("message", error)))
 
 
+def faulty_host_reportable(item: Mapping[str, Any]) -> bool:
+    """Whether Compute Engine takes a faulty-host report for this VM (an instances.list item): its machine
+    type and provisioning model (FAULTY_HOST_MACHINE_TYPES)."""
+    machine_type = str(item.get("machineType", "")).rsplit("/", 1)[-1]
+    model = item.get("scheduling", {}).get("provisioningModel")
+    return machine_type in FAULTY_HOST_MACHINE_TYPES and model == "RESERVATION_BOUND"
+
+
 def _metadata(item: Mapping[str, Any]) -> dict[str, str]:
     return {i["key"]: i.get("value", "") for i in item.get("metadata", {}).get("items", [])}
 
@@ -885,6 +1042,10 @@ def sync(
                 fleet.name(action.instance_id, action.name)
             elif isinstance(action, Terminate):
                 fleet.terminate([action.instance_id])
+            elif isinstance(action, Recreate):
+                fleet.recreate(action.group, action.instance_id)
+            elif isinstance(action, ReportFaulty):
+                fleet.report_faulty(action.instance_id, action.behavior, action.description)
             else:
                 slurm.apply(action)
         except Exception:
