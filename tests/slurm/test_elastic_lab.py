@@ -473,9 +473,15 @@ def test_a_static_node_drained_for_hardware_gets_a_new_machine(elastic: tuple[El
     assert cloud.state(old) in {"shutting-down", "terminated"}
     assert lab.nodes_state()["h100-0"]["reason"] == f"clusterfab: replacing {old} ({reason})"
     # The auto scaling group launches a replacement; the sync names it; its slurmd registers as new.
+    # Meanwhile the old machine's slurmd still answers pings: still drained, the node stays out of service.
+    time.sleep(1)
+    assert {"DOWN", "DRAIN"} <= set(lab.nodes_state()["h100-0"]["state"].split("+"))
     new = cloud.launch_static(None)
     sync(lab)
     assert _static(cloud)[new] == ("h100-0", "running")
+    back = lab.nodes_state()["h100-0"]  # undrained: DOWN until the new machine's slurmd registers
+    assert back["reason"] == f"clusterfab: {new} started for it (clusterfab: replacing {old} ({reason}))"
+    assert "DRAIN" not in back["state"].split("+")
     lab.halt_static("h100-0")
     lab.boot("h100-0")
     state = lab.wait_for(lambda: (s := lab.nodes_state()["h100-0"])["state"] == "IDLE" and s, timeout=60)

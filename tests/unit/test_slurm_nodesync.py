@@ -542,9 +542,7 @@ def test_a_static_vm_is_recreated_by_its_mig_never_deleted() -> None:
     assert "llm-prod-h100-x1z9" in compute.instances  # the MIG replaces it, not the node sync
     replaced = f"Reason=clusterfab: replacing llm-prod-h100-x1z9 ({DRAINED_XID})"
     assert scontrol.updates == [
-        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", replaced],
-        ["scontrol", "update", "NodeName=h100-0", "State=UNDRAIN"],
-        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", replaced],
+        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", replaced],  # still drained: Return undrains
     ]
 
 
@@ -588,9 +586,7 @@ def test_a_reservation_bound_vm_has_its_host_reported_faulty() -> None:
     ]
     repair = f"Reason=clusterfab-repair: host of llm-prod-h100-x1z9 reported faulty ({DRAINED_XID})"
     assert scontrol.updates == [
-        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", repair],
-        ["scontrol", "update", "NodeName=h100-0", "State=UNDRAIN"],
-        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", repair],
+        ["scontrol", "update", "NodeName=h100-0", "State=DOWN", repair],  # drained until the VM restarts
     ]
     assert [type(action).__name__ for action in done] == ["ReportFaulty", "Replace"]
 

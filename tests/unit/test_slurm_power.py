@@ -35,6 +35,7 @@ from clusterfab.scheduler.slurm.nodes.nodesync import (
     Recreate,
     Replace,
     ReportFaulty,
+    Return,
     Scontrol,
     SlurmNode,
     Terminate,
@@ -533,11 +534,49 @@ def test_scontrol_reads_power_states_reasons_and_their_time() -> None:
     ]
 
 
-def test_a_replaced_node_is_set_down_and_undrained() -> None:
+def test_a_replaced_node_stays_drained_until_its_new_machine_starts() -> None:
+    """DOWN alone would let the old machine's slurmd put it back in service with its next ping answer
+    (ReturnToService=2); DOWN and still drained, it waits for Return."""
     run = RecordingScontrol([])
     Scontrol(run=run).apply(Replace("h100-1", "clusterfab: replacing i-1 (x)"))
     assert run.calls == [
         ["scontrol", "update", "NodeName=h100-1", "State=DOWN", "Reason=clusterfab: replacing i-1 (x)"],
-        ["scontrol", "update", "NodeName=h100-1", "State=UNDRAIN"],
-        ["scontrol", "update", "NodeName=h100-1", "State=DOWN", "Reason=clusterfab: replacing i-1 (x)"],
     ]
+    set_aside = T0 - dt.timedelta(minutes=5)
+    reason = "clusterfab: replacing i-s1 (clusterfab-health: XID: 79 on GPU 0000:53:00.0)"
+    waiting = settled(node("h100-1", "DOWN", "DRAIN", reason=reason, at=set_aside, address="10.0.0.2"))
+    # The old instance still runs (terminating): nothing; the new one, launched after, holds the name:
+    assert plan([], waiting) == []
+    new = Instance("i-s9", "h100", "10.0.0.2", T0 - dt.timedelta(minutes=1), "h100-1")
+    back = f"clusterfab: i-s9 started for it ({reason})"
+    assert plan_actions(STATIC, [STATIC_INSTANCES[0], new], waiting, elastic=ELASTIC, now=T0) == [
+        Return("h100-1", back, down=True)
+    ]
+    # Its slurmd registered first (IDLE+DRAIN): undraining it is all that is left.
+    registered = settled(node("h100-1", "IDLE", "DRAIN", reason=reason, at=set_aside, address="10.0.0.2"))
+    assert plan_actions(STATIC, [STATIC_INSTANCES[0], new], registered, elastic=ELASTIC, now=T0) == [
+        Return("h100-1", back, down=False)
+    ]
+    run = RecordingScontrol([])
+    Scontrol(run=run).apply(Return("h100-1", back, down=True))
+    Scontrol(run=run).apply(Return("h100-1", back, down=False))
+    assert run.calls == [
+        ["scontrol", "update", "NodeName=h100-1", "State=UNDRAIN"],
+        ["scontrol", "update", "NodeName=h100-1", "State=DOWN", f"Reason={back}"],
+        ["scontrol", "update", "NodeName=h100-1", "State=UNDRAIN"],
+    ]
+
+
+def test_a_repaired_hosts_vm_returns_its_node_when_it_restarts() -> None:
+    reason = "clusterfab-repair: host of i-s1 reported faulty (clusterfab-health: XID: 79 on GPU 3)"
+    reported = T0 - dt.timedelta(minutes=40)
+    nodes = settled(node("h100-1", "DOWN", "DRAIN", reason=reason, at=reported, address="10.0.0.2"))
+    vm = Instance("i-s1", "h100", "10.0.0.2", T0 - dt.timedelta(days=1), "h100-1", reportable=True)
+    restarted = dataclasses.replace(vm, started=T0 - dt.timedelta(minutes=2))
+    assert plan_actions(STATIC, [STATIC_INSTANCES[0], restarted], nodes, elastic=ELASTIC, now=T0) == [
+        Return("h100-1", f"clusterfab: i-s1 started for it ({reason})", down=True)
+    ]
+    # Still running since before the report, 40 minutes on: the report did not take, the group replaces it.
+    assert plan_actions(STATIC, [STATIC_INSTANCES[0], vm], nodes, elastic=ELASTIC, now=T0)[0] == Recreate(
+        "i-s1", "h100", f"h100-1: {reason}"
+    )

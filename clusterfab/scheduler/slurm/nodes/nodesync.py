@@ -122,6 +122,13 @@ class Instance:
     """Created by the resume program (tagged `clusterfab-slurm-elastic=true`), not by the group."""
     reportable: bool = False
     """Its host may be reported faulty (GCE: a machine type and provisioning model the report takes)."""
+    started: dt.datetime | None = None
+    """When it last started, if that is not `launched` (GCE lastStartTimestamp: a VM restarted after its
+    host's repair; EC2's LaunchTime is the last start already)."""
+
+    @property
+    def last_start(self) -> dt.datetime:
+        return self.started or self.launched
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,12 +204,24 @@ class MarkDown:
 
 @dataclass(frozen=True, slots=True)
 class Replace:
-    """A drained static node whose machine is being replaced: DOWN with the reason, and no longer drained,
-    so that the new machine's slurmd returns it to service (ReturnToService=2 returns a DOWN node, not a
-    drained one: a DOWN+DRAIN node comes back IDLE+DRAIN, as the lab showed)."""
+    """A drained node whose machine is being replaced (or its host repaired): DOWN with the reason and still
+    drained. ReturnToService=2 returns a DOWN node whenever its slurmd answers, and the old machine's slurmd
+    answers pings until the machine is gone: DOWN alone would put the node back in service, on the failing
+    machine, within one ping (the lab showed it). Return undrains it once its new machine has started."""
 
     name: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    """A replaced (or repaired) node whose new machine has started: undrained. If it is still DOWN, the new
+    slurmd's registration returns it (ReturnToService=2); if it registered already (a DOWN+DRAIN node
+    comes back IDLE+DRAIN), undraining it is what puts it in service."""
+
+    name: str
+    reason: str
+    down: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,8 +258,10 @@ class ReportFaulty:
     description: str
 
 
-Action = NameInstance | SetAddress | MarkDown | Replace | PowerDown | Terminate | Recreate | ReportFaulty
-SlurmAction = SetAddress | MarkDown | Replace | PowerDown
+Action = (
+    NameInstance | SetAddress | MarkDown | Replace | Return | PowerDown | Terminate | Recreate | ReportFaulty
+)
+SlurmAction = SetAddress | MarkDown | Replace | Return | PowerDown
 
 
 def node_names(groups: Mapping[str, int]) -> dict[str, list[str]]:
@@ -335,9 +356,9 @@ def _static_actions(
     for name in names:
         node = nodes.get(name)
         holder = held.get(name)
-        report = _report(holder, node)
-        if report is not None:
-            actions += report
+        repair = _repair(holder, node)
+        if repair:
+            actions += repair
         elif (
             holder is not None
             and node is not None
@@ -345,7 +366,7 @@ def _static_actions(
         ):
             actions += [
                 Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
-                Replace(name, _short(f"clusterfab: replacing {holder.id} ({node.reason})")),
+                Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
             ]
         elif holder is not None:
             if node is None or node.address != holder.address:
@@ -381,6 +402,29 @@ def _report(holder: Instance | None, node: SlurmNode | None) -> list[Action] | N
     return [ReportFaulty(holder.id, behavior, node.reason), Replace(node.name, reason)]
 
 
+def _repair(holder: Instance | None, node: SlurmNode | None) -> list[Action]:
+    """A host to report faulty, or a node whose new (or repaired) machine has started: what to do."""
+    report = _report(holder, node)
+    if report is not None:
+        return report
+    back = _returned(holder, node)
+    return [back] if back is not None else []
+
+
+REPLACING = "clusterfab: replacing "
+"""The reason of a node whose machine is being replaced (Replace)."""
+
+
+def _returned(holder: Instance | None, node: SlurmNode | None) -> Return | None:
+    """Undrain a replaced or repaired node once the machine holding it started after it was set aside."""
+    if holder is None or node is None or "DRAIN" not in node.states or node.reason_at is None:
+        return None
+    # Both times are whole seconds: a replacement launched in the second its node was set aside counts.
+    if not node.reason.startswith((REPLACING, REPAIR_PREFIX)) or holder.last_start < node.reason_at:
+        return None
+    return Return(node.name, _short(f"clusterfab: {holder.id} started for it ({node.reason})"), node.down)
+
+
 def _report_failed(node: SlurmNode, now: dt.datetime) -> bool:
     """Its host was reported faulty `REPORT_WAIT` ago and its VM still runs: the report did not take."""
     since = node.reason_at or now
@@ -408,11 +452,11 @@ def _elastic_actions(
         holder = held.get(name)
         if node is None:
             continue
-        report = _report(holder, node)
+        repair = _repair(holder, node)
         if holder is not None and node.powered_down and now - holder.launched >= GRACE:
             actions.append(Terminate(holder.id, f"{name} is powered down"))
-        elif report is not None:
-            actions += report
+        elif repair:
+            actions += repair
         elif holder is not None and _needs_new_machine(node):
             actions.append(PowerDown(name, node.reason))
         elif _report_failed(node, now):
@@ -746,6 +790,7 @@ class GceFleet:
                     name=_metadata(item).get(NODE_TAG),
                     elastic=labels.get(ELASTIC_TAG) == "true",
                     reportable=faulty_host_reportable(item),
+                    started=_timestamp(item.get("lastStartTimestamp")),
                 )
             )
         return found
@@ -989,15 +1034,22 @@ class Scontrol:
         nodes = f"NodeName={','.join(names)}"
         if isinstance(action, SetAddress):
             fields = [f"NodeAddr={action.address}", f"NodeHostname={action.address}"]
+        elif isinstance(action, Return):
+            self._run(["scontrol", "update", nodes, "State=UNDRAIN"], check=True)
+            if not action.down:
+                return
+            # UNDRAIN clears the reason too: set it again, on the node that is DOWN (never schedulable).
+            fields = ["State=DOWN", f"Reason={action.reason}"]
         elif isinstance(action, MarkDown | Replace):
             fields = ["State=DOWN", f"Reason={action.reason}"]
         else:
             fields = ["State=POWER_DOWN_FORCE", f"Reason={action.reason}"]
         self._run(["scontrol", "update", nodes, *fields], check=True)
-        if isinstance(action, Replace):
-            # UNDRAIN clears the reason too: set it again, on the node that is DOWN (never schedulable).
-            self._run(["scontrol", "update", nodes, "State=UNDRAIN"], check=True)
-            self._run(["scontrol", "update", nodes, *fields], check=True)
+
+
+def _timestamp(value: Any) -> dt.datetime | None:
+    """An RFC 3339 time in Compute Engine's answers (absent: never)."""
+    return dt.datetime.fromisoformat(value) if isinstance(value, str) and value else None
 
 
 def _time(value: Any) -> dt.datetime | None:
