@@ -52,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--counts", help="JSON file of running totals to add this run to (the exporter's)")
     # Intermixed: the wrappers put the nodes slurmctld passes after the options, which parse_args takes
-    # for an unrecognized argument before Python 3.13 (Ubuntu 24.04's controller runs 3.12).
+    # for an unrecognized argument until CPython's fix of September 2024 (gh-59317, PR #124303; 3.11 here
+    # fails, Debian 13's 3.13 does not): Ubuntu 24.04's controller runs 3.12.3, which predates it.
     args = parser.parse_intermixed_args(argv)
     settings = _settings(args.config, parser)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
