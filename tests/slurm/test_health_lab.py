@@ -11,6 +11,7 @@ import time
 import pytest
 
 from tests.conftest import REPO
+from tests.json_contract import check_document
 from tests.slurm.lab import SlurmLab
 
 pytestmark = pytest.mark.slurm
@@ -170,6 +171,7 @@ def deep_check(lab: SlurmLab, *args: str, nccl_seconds: int = 60) -> tuple[int, 
     done = lab.run(f"python3 {DEEP} --config {DEEP_CONFIG} --json {' '.join(args)}", timeout=400, check=False)
     assert done.stdout.strip(), done.stderr
     report: dict[str, object] = json.loads(done.stdout)
+    check_document(report, "health")  # the contract `clusterfab health --format json` documents
     return done.returncode, report
 
 

@@ -24,7 +24,14 @@ import pytest
 
 from clusterfab.catalog.query import load_catalog
 from clusterfab.provision.runner import PlaybookResult, run_playbook
-from clusterfab.scheduler.slurm.hostvars import client_vars, controller_files, controller_vars, node_vars
+from clusterfab.scheduler.slurm.healthrun import CONTROLLER_PROGRAM
+from clusterfab.scheduler.slurm.hostvars import (
+    client_vars,
+    controller_files,
+    controller_vars,
+    health_files,
+    node_vars,
+)
 from clusterfab.scheduler.slurm.render import POWER_PROGRAMS
 from clusterfab.scheduler.slurm.users import user_ids
 from tests.conftest import REPO
@@ -121,7 +128,7 @@ def controller(
 ) -> Iterator[HostRun]:
     catalog = load_catalog()
     root = _host(golden, tmp_path_factory.mktemp("controller") / "root")
-    files = controller_files(spec, catalog.slurm, stack=STACK)
+    files = controller_files(spec, catalog.slurm, stack=STACK) | health_files(spec, catalog.pair_bandwidth)
     (root / "etc/cloud/cloud.cfg.d").mkdir(parents=True)  # as on the cloud images, which run cloud-init
     for name, text in files.items():
         target = root / FILES_DIR.lstrip("/") / name
@@ -226,6 +233,17 @@ def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) 
             f"-m clusterfab_slurm_nodes {COMMANDS[key]} --config {FILES_DIR}/nodesync.json --counts {counts}"
             in program.read_text()
         ), key
+
+
+def test_the_controller_has_the_deep_check_where_clusterfab_health_runs_it(controller: HostRun) -> None:
+    program = controller.path(CONTROLLER_PROGRAM)
+    assert oct(program.stat().st_mode & 0o777) == "0o750"
+    assert controller.chroot("stat", "-c", "%U:%G", CONTROLLER_PROGRAM).strip() == "root:root"
+    # The wrapper runs the shipped program with the shipped settings; --help proves the whole chain.
+    assert f"{FILES_DIR}/bin/clusterfab-slurm-healthcheck --config {FILES_DIR}/healthcheck.json" in (
+        program.read_text()
+    )
+    assert "deep GPU health check" in controller.chroot(CONTROLLER_PROGRAM, "--help")
 
 
 def test_slurmdbd_conf_holds_credentials_only_slurm_can_read(controller: HostRun) -> None:

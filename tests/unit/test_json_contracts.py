@@ -11,35 +11,15 @@ import contextlib
 import io
 import json
 import sys
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
-from referencing import Registry, Resource
 
 from clusterfab import cli
 from tests.conftest import BAD_FIXTURES, EXAMPLES, REPO
-
-SCHEMAS = REPO / "docs" / "json" / "schemas"
-
-
-@cache
-def _registry() -> Registry:
-    resources = []
-    for path in SCHEMAS.glob("*.schema.json"):
-        schema = json.loads(path.read_text())
-        resources.append((schema["$id"], Resource.from_contents(schema)))
-    return Registry().with_resources(resources)
-
-
-def _check(document: Any, name: str) -> None:
-    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema, registry=_registry())
-    errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(document)]
-    assert errors == [], errors[:10]
+from tests.json_contract import SCHEMAS
+from tests.json_contract import check_document as _check
 
 
 @pytest.fixture(autouse=True)
@@ -66,7 +46,7 @@ def _json(*args: str, code: int | None = 0) -> Any:
 
 
 def test_every_output_has_a_documented_schema_and_page() -> None:
-    for name in ("validate", "cost", "plan", "diff", "catalog", "error"):
+    for name in ("validate", "cost", "plan", "diff", "catalog", "health", "error"):
         assert (SCHEMAS / f"{name}.schema.json").is_file()
         page = REPO / "docs" / "json" / f"{name}.md"
         assert f"schemas/{name}.schema.json" in page.read_text(), page

@@ -66,6 +66,8 @@ def controller_vars(
         "slurm_controller_version": slurm.package_version,
         "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}",
         "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
+        "slurm_controller_health_program": f"{files_dir}/{HEALTH_PROGRAM}",
+        "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
     }
 
 

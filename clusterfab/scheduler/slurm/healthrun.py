@@ -1,0 +1,231 @@
+"""`clusterfab health`: run the deep health check on a stack's Slurm controller and read its report.
+
+The controller has no public address and no open port: the check runs through SSM Session Manager
+(AWS) or IAP TCP forwarding for SSH (GCP), like `clusterfab dashboard`'s tunnel. What to run and what
+its report says are pure and tested here; running it needs the cloud's CLI and credentials.
+
+The program on the controller is the slurm_controller role's `CONTROLLER_PROGRAM` (the shipped
+`bin/clusterfab-slurm-healthcheck` with its `healthcheck.json`); it prints one JSON document,
+`schema_version` 1 (docs/health.md, docs/json/health.md), as its last line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clusterfab.core.errors import UsageError
+from clusterfab.outputs import SchedulerOutput, StackOutputs
+
+CONTROLLER_PROGRAM = "/usr/local/sbin/clusterfab-slurm-healthcheck"
+"""Where the slurm_controller role installs the deep check (its vars/main.yml; a test holds them equal)."""
+REPORT_SCHEMA_VERSION = 1
+LEVELS = (1, 2, 3)
+"""`dcgmi diag -r N`: 1 quick, 2 medium, 3 long (about 15 minutes per node)."""
+
+AWS_INTERACTIVE_COMMAND = "AWS-StartInteractiveCommand"
+"""The AWS-owned Session document that runs one command (its parameter `command`) in a session instead
+of a shell (AWS Systems Manager User Guide, "Start a session", interactive and noninteractive commands:
+docs.aws.amazon.com/systems-manager/latest/userguide/session-manager-working-with-sessions-start.html
+#sessions-start-interactive-commands; sessionType InteractiveCommands, "only supported for sessions
+started from the AWS CLI": .../session-manager-restrict-command-access.html).
+
+A session rather than `aws ssm send-command`: the report of a large cluster is longer than the 24,000
+characters GetCommandInvocation returns of a command's stdout (botocore's ssm model,
+StandardOutputContent), `aws ssm wait command-executed` gives up after 100 seconds (botocore's ssm
+waiter CommandExecuted: 20 attempts 5 seconds apart) where a level-3 check runs for 15 minutes and more,
+and a session streams the check's progress as it goes. The session runs as ssm-user, whom the SSM
+Agent puts in sudoers (AWS Systems Manager workshop, "About the ssm-user account"); the check needs
+root."""
+
+_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_RANGE = re.compile(r"^(?P<prefix>[A-Za-z0-9._-]*)\[(?P<ranges>[0-9,-]+)\](?P<suffix>[A-Za-z0-9._-]*)$")
+
+
+def expand_hostlist(expression: str) -> list[str]:
+    """A Slurm hostlist (`trainers-[0-3,7],b-1`) as node names; UsageError for anything else.
+
+    One bracket per name, as slurm.conf's node names (clusterfab.scheduler.slurm.hostlist) have."""
+    names: list[str] = []
+    for part in _split_outside_brackets(expression):
+        match = _RANGE.match(part)
+        if match is None:
+            if not _NODE_NAME.match(part):
+                raise UsageError(f"--nodes: {part!r} is not a node name or a hostlist like trainers-[0-3]")
+            names.append(part)
+            continue
+        for span in match["ranges"].split(","):
+            first, _, last = span.partition("-")
+            if not first.isdigit() or (last and not last.isdigit()) or (last and int(last) < int(first)):
+                raise UsageError(f"--nodes: {span!r} in {part!r} is not a range like 0-3")
+            width = len(first) if first.startswith("0") else 0
+            for number in range(int(first), int(last or first) + 1):
+                names.append(f"{match['prefix']}{number:0{width}d}{match['suffix']}")
+    return list(dict.fromkeys(names))
+
+
+def _split_outside_brackets(expression: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in expression:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    if depth != 0 or any(not p for p in parts):
+        raise UsageError(f"--nodes: {expression!r} is not a hostlist like trainers-[0-3],login-0")
+    return parts
+
+
+def remote_command(level: int, nodes: Sequence[str] = ()) -> list[str]:
+    """What runs on the controller: the deep check as root (`sudo -n`: fail, never prompt)."""
+    if level not in LEVELS:
+        raise UsageError(f"--level must be 1, 2 or 3, not {level}")
+    selected = ["--nodes", ",".join(nodes)] if nodes else []
+    return ["sudo", "-n", CONTROLLER_PROGRAM, "--level", str(level), *selected, "--json"]
+
+
+def _scheduler(outputs: StackOutputs) -> SchedulerOutput:
+    scheduler = outputs.scheduler
+    if scheduler is None or scheduler.kind != "slurm":
+        raise UsageError(
+            f"the stack of {outputs.blueprint.name} has no Slurm controller: set scheduler.kind: slurm in "
+            "the blueprint and run `clusterfab up`"
+        )
+    if not scheduler.controller:
+        raise UsageError("the stack's outputs name no Slurm controller; run `clusterfab up` for it first")
+    return scheduler
+
+
+def health_argv(outputs: StackOutputs, level: int, nodes: Sequence[str] = ()) -> list[str]:
+    """The local command that runs the deep check on the stack's controller and prints its output."""
+    controller = _scheduler(outputs).controller
+    command = shlex.join(remote_command(level, nodes))
+    blueprint = outputs.blueprint
+    if blueprint.cloud == "aws":
+        # JSON, not the CLI's shorthand `command=...`, which splits values at commas (--nodes a,b).
+        parameters = json.dumps({"command": [command]}, separators=(",", ":"))
+        return [
+            "aws", "ssm", "start-session",
+            "--region", blueprint.region,
+            "--target", controller,
+            "--document-name", AWS_INTERACTIVE_COMMAND,
+            "--parameters", parameters,
+        ]  # fmt: skip
+    if blueprint.project is None:
+        raise UsageError("the stack's outputs name no GCP project; run `clusterfab up` for it first")
+    return [
+        "gcloud", "compute", "ssh", controller,
+        f"--zone={blueprint.zone}",
+        f"--project={blueprint.project}",
+        "--tunnel-through-iap",
+        f"--command={command}",
+    ]  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ the report
+@dataclass(frozen=True)
+class NodeRow:
+    """One node of the report as the table shows it."""
+
+    node: str
+    status: str
+    """healthy | failed | skipped"""
+    category: str
+    """The drain reasons' categories (docs/health.md), comma-separated; empty unless failed."""
+    detail: str
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    document: Mapping[str, Any]
+    """The program's JSON document as it printed it."""
+    rows: tuple[NodeRow, ...]
+
+    @property
+    def healthy(self) -> bool:
+        return all(row.status != "failed" for row in self.rows)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.healthy else 1
+
+
+def find_report(lines: Iterable[str]) -> HealthReport:
+    """The report among the session's output: the last line that is a JSON object with `nodes`.
+
+    An SSM session runs the command on a terminal, so the check's progress (its stderr) and the plugin's
+    own `Starting session` / `Exiting session` lines arrive on the same stream, with `\\r\\n` endings.
+    """
+    document: dict[str, Any] | None = None
+    for line in lines:
+        text = line.strip()
+        if not text.startswith("{"):
+            continue
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "nodes" in data:
+            document = data
+    if document is None:
+        raise UsageError(
+            "the deep check printed no report (its output is above): check that the controller runs and was "
+            "set up by this clusterfab's `clusterfab up` (its role installs the check), and that you may "
+            "sudo there (ssm-user on AWS; roles/compute.osAdminLogin with OS Login on GCP)"
+        )
+    return read_report(document)
+
+
+def read_report(document: Mapping[str, Any]) -> HealthReport:
+    """The program's document as table rows (UsageError for a schema this clusterfab does not read)."""
+    version = document.get("schema_version")
+    if version != REPORT_SCHEMA_VERSION:
+        raise UsageError(
+            f"the controller's health report has schema_version {version!r}; this clusterfab reads "
+            f"{REPORT_SCHEMA_VERSION}: run `clusterfab up` with this clusterfab, or upgrade it"
+        )
+    return HealthReport(document, tuple(_row(node) for node in document["nodes"]))
+
+
+def _row(node: Mapping[str, Any]) -> NodeRow:
+    failures = node.get("failures") or []
+    if failures:
+        categories = ", ".join(dict.fromkeys(str(f["category"]) for f in failures))
+        detail = "; ".join(str(f["detail"]) for f in failures)
+        return NodeRow(node["node"], node["status"], categories, detail)
+    return NodeRow(node["node"], node["status"], "", _bandwidth(node) or node.get("detail") or "")
+
+
+def _bandwidth(node: Mapping[str, Any]) -> str | None:
+    busbw = node.get("busbw_gbytes_per_s")
+    if busbw is None:
+        return None
+    floor = node.get("floor_gbytes_per_s")
+    judged = f"floor {floor:g}" if floor is not None else "no floor in the catalog"
+    return f"busbw {busbw:g} GB/s with {node.get('partner')} ({judged})"
+
+
+def health_table(report: HealthReport, stack: str) -> Any:
+    """The report as a Rich table: one row per node (node, status, category, detail)."""
+    from rich.table import Table  # noqa: PLC0415 - only the text output needs Rich
+
+    counts = {s: sum(r.status == s for r in report.rows) for s in ("healthy", "failed", "skipped")}
+    title = f"deep health check of {stack}, DCGM level {report.document.get('level')}: " + ", ".join(
+        f"{n} {s}" for s, n in counts.items()
+    )
+    table = Table(title=title, title_justify="left")
+    table.add_column("node", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("category", no_wrap=True)
+    table.add_column("detail")
+    styles = {"healthy": "green", "failed": "bold red", "skipped": "yellow"}
+    for row in report.rows:
+        table.add_row(row.node, row.status, row.category, row.detail, style=styles.get(row.status))
+    return table
