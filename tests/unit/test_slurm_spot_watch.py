@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from clusterfab.scheduler.slurm.nodes import nodesync
 from tests.conftest import REPO
 
 PROGRAM = REPO / "playbooks/roles/slurm_node/files/clusterfab_spot_watch.py"
@@ -320,4 +321,4 @@ def test_the_reason_is_safe_for_scontrol_and_short() -> None:
     odd = spot.Notice("stop", "x'\"$(reboot)" + "9" * 300).reason
     assert odd.startswith("clusterfab: spot interruption notice (stop at x (reboot)999")
     assert len(odd) == 200
-    assert spot.REASON_PREFIX == "clusterfab: spot interruption notice"
+    assert spot.REASON_PREFIX == nodesync.INTERRUPTED_PREFIX  # the controller knows the node by it
