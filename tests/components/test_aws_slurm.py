@@ -172,6 +172,13 @@ def test_gpu_nodes_get_slurmd_configless_from_the_controller() -> None:
     assert node_vars["slurm_node_version"] == "23.11.4-1.2ubuntu5"
     assert node_vars["munge_key_generate"] is False
     assert node_vars["slurm_users_accounts"] == [{"name": "alice", "uid": 40207}]
+    assert node_vars["slurm_node_spot_watch"] is False  # on-demand: nothing to watch for
+
+
+def test_gpu_nodes_on_spot_capacity_watch_for_the_interruption_notice() -> None:
+    body = BODY.replace("    count: 2\n", "    count: 2\n    capacity: {kind: spot}\n")
+    node_vars = boot_vars(user_data(aws_plan(body, name="slm"), "slm-cluster-h100-lt"))
+    assert node_vars["slurm_node_spot_watch"] is True
 
 
 def test_without_a_scheduler_there_is_no_slurm() -> None:

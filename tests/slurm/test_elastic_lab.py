@@ -14,9 +14,12 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -486,6 +489,112 @@ def test_a_static_node_drained_for_hardware_gets_a_new_machine(elastic: tuple[El
     lab.boot("h100-0")
     state = lab.wait_for(lambda: (s := lab.nodes_state()["h100-0"])["state"] == "IDLE" and s, timeout=60)
     assert state["reason"] == ""
+
+
+SPOT_WATCH = Path(__file__).resolve().parents[2] / "playbooks/roles/slurm_node/files/clusterfab_spot_watch.py"
+IMDS = "http://127.0.0.1:5001"
+NOTICE = {"action": "terminate", "time": "2026-11-26T12:02:00Z"}
+
+
+class _Imds(BaseHTTPRequestHandler):
+    """EC2's instance metadata service as the spot watcher sees it two minutes before an interruption:
+    IMDSv2 tokens, and the instance-action item."""
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+    def _send(self, status: int, body: str = "") -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def do_PUT(self) -> None:
+        ttl = self.headers.get("X-aws-ec2-metadata-token-ttl-seconds")
+        self._send(200, "lab-token") if self.path == "/latest/api/token" and ttl else self._send(400)
+
+    def do_GET(self) -> None:
+        if self.headers.get("X-aws-ec2-metadata-token") != "lab-token":
+            self._send(401)
+        elif self.path == "/latest/meta-data/spot/instance-action":
+            self._send(200, json.dumps(NOTICE))
+        else:
+            self._send(404)
+
+
+class LabImds:
+    """The stand-in IMDS, listening in the lab's network namespace (its socket made by a thread inside)."""
+
+    def __init__(self, pid: int) -> None:
+        self._pid = pid
+        self._server: ThreadingHTTPServer | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise AssertionError("the lab's IMDS did not start")
+
+    def _serve(self) -> None:
+        _enter_net(self._pid)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 5001), _Imds)
+        self._ready.set()
+        self._server.serve_forever()
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+def test_a_spot_interruption_notice_requeues_the_job_and_powers_the_node_down(
+    elastic: tuple[ElasticLab, Cloud],
+) -> None:
+    """The node's own watcher (the slurm_node role's program) sees EC2's two-minute notice and sets its node
+    DOWN: the job is requeued while the instance still runs; the next sync powers the node down and the
+    suspend program deletes the instance before EC2 takes it."""
+    lab, cloud = elastic
+    wait_powered_down(lab, cloud, "h100-1", "h100-2")
+    job_id = lab.sbatch("#!/bin/sh\nsleep 600\n", "-N1", "-w", "h100-1", "-A", "research", user="alice")
+    wait_booting(
+        lab, cloud, lambda: lab.job_state(lab.job(job_id)) == "RUNNING", timeout=120, what="the job running"
+    )
+    assert "h100-1" in cloud.instances()
+    lab.path("/usr/local/sbin/clusterfab-spot-watch").write_text(SPOT_WATCH.read_text())
+    imds = LabImds(lab._init_pid or 0)
+    try:
+        watched = lab.run(
+            f"AWS_EC2_METADATA_SERVICE_ENDPOINT={IMDS} CLUSTERFAB_SPOT_CONFIG=/nonexistent"
+            " CLUSTERFAB_SPOT_NODE=h100-1 CLUSTERFAB_SPOT_INTERVAL=0.2"
+            " CLUSTERFAB_SPOT_STATE_DIR=/var/lib/clusterfab-spot-watch"
+            " python3 /usr/local/sbin/clusterfab-spot-watch --rounds 3"
+        )
+    finally:
+        imds.close()
+    reason = "clusterfab: spot interruption notice (terminate at 2026-11-26T12:02:00Z)"
+    assert f"h100-1: set DOWN: {reason}" in watched.stderr
+    assert watched.stderr.count("set DOWN") == 1  # three looks, one action
+    assert lab.nodes_state()["h100-1"]["reason"] == reason
+    job = lab.wait_for(lambda: (j := lab.job(job_id)) and j["restart_cnt"] >= 1 and j, timeout=30)
+    assert lab.job_state(job) in {"PENDING", "REQUEUED"}
+    assert "h100-1" in cloud.instances()  # requeued before the machine is gone
+    sync(lab)  # powered down at once: no retry wait for a node whose job is already requeued
+    state = lab.wait_for(
+        lambda: (
+            {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()["h100-1"]["state"]).split("+"))
+            and s
+        ),
+        timeout=30,
+    )
+    assert "DOWN" not in state.split("+")
+    # slurmctld's suspend program deletes the instance: nothing left for EC2 to take, nothing billed.
+    wait_booting(lab, cloud, lambda: "h100-1" not in cloud.instances(), timeout=60, what="the suspend")
+    lab.run(f"scancel {job_id}")
+    powered = lab.wait_for(
+        lambda: "POWERED_DOWN" in (s := lab.nodes_state()["h100-1"]["state"]).split("+") and s,
+        timeout=SUSPEND_TIMEOUT_S + 30,
+        what="h100-1 powered down",
+    )
+    assert "DRAIN" not in powered.split("+"), powered  # a clean power-saved node, free for the next job
 
 
 def _static(cloud: Cloud) -> dict[str, tuple[str, str]]:

@@ -23,6 +23,7 @@ from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_ELASTIC_T
 from clusterfab.scheduler.slurm.nodes import nodesync, power
 from clusterfab.scheduler.slurm.nodes.nodesync import (
     GRACE,
+    INTERRUPTED_PREFIX,
     LOST_REASON,
     REPORT_WAIT,
     RETRY_AFTER,
@@ -487,6 +488,38 @@ def test_a_reportable_elastic_node_drained_for_hardware_has_its_host_reported() 
         assert plan(instances, settled(waiting)) == []
         waited = node("h100-2", "DOWN", "CLOUD", reason=repair, at=T0 - REPORT_WAIT, address="10.0.1.2")
         assert plan(instances, settled(waited)) == [PowerDown("h100-2", repair)]
+
+
+NOTICE = f"{INTERRUPTED_PREFIX} (terminate at 2026-11-26T12:02:00Z)"
+
+
+def test_an_elastic_node_its_watcher_set_down_on_a_notice_is_powered_down_at_once() -> None:
+    """The instance still runs (two minutes left): the power-down's suspend program deletes it, and the
+    node is power-saved, ready for new capacity, without waiting for the retry wait of a failed resume."""
+    notified = node("h100-2", "DOWN", "DRAIN", "CLOUD", reason=NOTICE, at=T0, address="10.0.1.2")
+    assert plan([elastic(2, "h100-2")], settled(notified)) == [PowerDown("h100-2", NOTICE)]
+    # The cloud was quicker than the sync: the same, without an instance.
+    assert plan([], settled(notified)) == [PowerDown("h100-2", NOTICE)]
+
+
+def test_a_static_node_its_watcher_set_down_on_a_notice_gets_a_new_machine_now() -> None:
+    """Set aside DOWN and drained by its watcher: its group replaces the machine now, and the node stays
+    drained until the new machine has started (the old slurmd answers pings until the cloud takes it)."""
+    notified = node("h100-1", "DOWN", "DRAIN", reason=NOTICE, at=T0, address="10.0.0.2")
+    assert plan([], settled(notified)) == [
+        Recreate("i-s1", "h100", f"h100-1: {NOTICE}"),
+        Replace("h100-1", f"clusterfab: replacing i-s1 ({NOTICE})"),
+    ]
+    # The next round, the old instance gone: the node waits DOWN and drained for the group's new machine.
+    reason = f"clusterfab: replacing i-s1 ({NOTICE})"
+    replacing = node("h100-1", "DOWN", "DRAIN", reason=reason, at=T0, address="10.0.0.2")
+    assert plan_actions(STATIC, STATIC_INSTANCES[:1], settled(replacing), elastic=ELASTIC, now=T0) == []
+
+
+def test_a_notice_reason_on_a_node_that_is_not_down_is_not_acted_on() -> None:
+    """Only the watcher's DOWN counts: an operator who resumed the node has the last word."""
+    resumed = node("h100-1", "IDLE", reason=NOTICE, address="10.0.0.2")
+    assert plan([], settled(resumed)) == []
 
 
 class RecordingScontrol:

@@ -16,6 +16,7 @@ from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm, slurm_groups
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
+from clusterfab.spec.capacity import Spot
 
 
 def munge_secret_name(spec: ClusterSpec, stack: str) -> str:
@@ -92,7 +93,9 @@ def node_vars(
     spec: ClusterSpec, facts: SlurmFacts, group: NodeGroup, *, stack: str, project: str | None = None
 ) -> dict[str, Any]:
     """Extravars of gpu_node.yml's Slurm part for one node group: slurmd configless, named by the node
-    sync's instance tag, and the GPUs its health check expects."""
+    sync's instance tag, the GPUs its health check expects, and on spot capacity the watcher that sets the
+    node DOWN on the cloud's interruption notice (the group's capacity is all its nodes': static and
+    elastic nodes boot from the one template)."""
     return {
         **_munge(spec, stack, generate=False, project=project),
         **_users(spec),
@@ -102,6 +105,7 @@ def node_vars(
         "slurm_node_version": _slurm(spec).package_version,
         "slurm_node_name_source": spec.cloud,
         "slurm_node_gpus": group.gpus_per_node,
+        "slurm_node_spot_watch": isinstance(group.capacity, Spot),
     }
 
 

@@ -96,6 +96,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
     "slurmd",
     "slurm-client"
   ],
+  "slurm_node_spot_watch": false,
   "slurm_node_version": "23.11.4-1.2ubuntu5",
   "slurm_users_accounts": [
     {

@@ -13,8 +13,11 @@ needs them, the suspend program deletes them). This program is the one writer th
   is marked DOWN, so Slurm requeues its jobs instead of waiting for a node that will not come back;
 - a static node drained by the health check (reason `clusterfab-health: ...`) is replaced: its group
   replaces its instance (EC2: the instance is terminated and the auto scaling group launches another; GCE:
-  the MIG recreates the VM, `recreateInstances`), the new one takes the freed name, and the node is set
-  DOWN, so the new instance's slurmd brings it back (ReturnToService=2);
+  the MIG recreates the VM, `recreateInstances`), the new one takes the freed name; the node is set DOWN
+  and kept drained until the instance holding its name has started (ReturnToService=2 would return a DOWN
+  node as soon as the old machine's slurmd answers a ping), then undrained, and its new slurmd brings it
+  back; a static node its spot watcher set aside on an interruption notice (DOWN and drained) is replaced
+  the same way at once: the group launches the replacement now, not when the cloud has taken the old one;
 - where Compute Engine takes a faulty-host report for the VM (`FAULTY_HOST_MACHINE_TYPES`, reservation-bound
   only) and the health check's category is a hardware one (`FAULT_BEHAVIORS`), the VM's host is reported
   faulty instead (`reportHostAsFaulty`): Compute Engine repairs or migrates the host and restarts the same
@@ -23,9 +26,11 @@ needs them, the suspend program deletes them). This program is the one writer th
   node whose VM stopped for the repair is powered down then, so Slurm may create it elsewhere;
 - an elastic node that Slurm believes up but whose instance is gone (a spot interruption, a deletion by
   hand) is marked DOWN, which requeues its jobs, and then powered down, so Slurm creates it again when a job
-  needs it; an elastic node drained by the health check is powered down (its instance deleted); an elastic
-  node that failed to resume (DOWN with a `clusterfab:` reason) is powered down after `RETRY_AFTER`, never
-  left DOWN;
+  needs it; an elastic node its spot watcher set DOWN on an interruption notice is powered down at once (the
+  suspend program deletes the instance before the cloud takes it, and the node is clean and power-saved,
+  ready to be created again on new capacity); an elastic node drained by the health check is powered down
+  (its instance deleted); an elastic node that failed to resume (DOWN with a `clusterfab:` reason) is
+  powered down after `RETRY_AFTER`, never left DOWN;
 - an elastic instance whose node is powered down, or that never got its name (a resume that died half
   way), is terminated after `GRACE`: no instance runs, and bills, without a Slurm node.
 
@@ -65,6 +70,10 @@ GONE_REASON = "clusterfab: no instance holds this node"
 LOST_REASON = "clusterfab: its instance is gone (interrupted or deleted)"
 REASON_PREFIX = "clusterfab:"
 """Reasons this package sets on nodes; a node DOWN for one of them is ours to bring back."""
+INTERRUPTED_PREFIX = "clusterfab: spot interruption notice"
+"""The reason a spot node's own watcher (the slurm_node role's clusterfab-spot-watch) sets it DOWN with when
+the cloud gives notice that it takes the machine back (EC2's two-minute instance-action, GCE's preempted):
+slurmctld has requeued its jobs; the machine is about to go."""
 HEALTH_PREFIX = "clusterfab-health:"
 """Reasons the nodes' health checks drain them with: the hardware failed, replace the machine."""
 REPAIR_PREFIX = "clusterfab-repair:"
@@ -368,6 +377,12 @@ def _static_actions(
                 Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
                 Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
             ]
+        elif holder is not None and node is not None and _interrupted(node):
+            # Already DOWN and drained by its watcher (its jobs requeued): replaced like a failed machine.
+            actions += [
+                Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
+                Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
+            ]
         elif holder is not None:
             if node is None or node.address != holder.address:
                 actions.append(SetAddress(name, holder.address))
@@ -431,6 +446,11 @@ def _report_failed(node: SlurmNode, now: dt.datetime) -> bool:
     return node.down and node.reason.startswith(REPAIR_PREFIX) and now - since >= REPORT_WAIT
 
 
+def _interrupted(node: SlurmNode) -> bool:
+    """Set DOWN by its spot watcher: the cloud is taking the machine back."""
+    return node.down and node.reason.startswith(INTERRUPTED_PREFIX)
+
+
 def _elastic_actions(
     names: Sequence[str],
     instances: Sequence[Instance],
@@ -468,8 +488,10 @@ def _elastic_actions(
         elif node.down and node.reason.startswith(REASON_PREFIX):
             # Also while POWERING_UP: a failed resume leaves that flag until ResumeTimeout, and only a
             # forced power-down clears it (Cluster Toolkit's fix for nodes stuck after a failed resume).
+            # A lost or interrupted node's job is requeued already: no reason to wait. One that failed to
+            # resume waits `retry_after`, so that a job retries every couple of minutes, not in a loop.
             since = node.reason_at or now
-            if node.reason == LOST_REASON or now - since >= retry_after:
+            if node.reason == LOST_REASON or _interrupted(node) or now - since >= retry_after:
                 actions.append(PowerDown(name, node.reason))
     return actions
 
