@@ -364,6 +364,17 @@ class SlurmLab:
         result: dict[str, Any] = self.wait_for(reached, timeout=timeout, what=f"job {job_id} in {states}")
         return result
 
+    def release(self, job_id: int) -> bool:
+        """Make a requeued batch job eligible now, as an operator would (Slurm 24.11 holds it back until
+        requeue + 121 s, see test_slurm_lab), once it is PENDING on that begin time: an update made while
+        the requeue is still under way is overwritten by it. Whether the job is past waiting for that."""
+        job = self.job(job_id)
+        state = self.job_state(job).split("+")[0]
+        if state == "PENDING" and job.get("state_reason") == "BeginTime":
+            self.run(f"scontrol update JobId={job_id} StartTime=now", check=False)
+            return False
+        return state not in {"PENDING", "REQUEUED", "REQUEUE_HOLD"}
+
     def wait_nodes_idle(self, *, timeout: float = 60) -> None:
         def idle() -> bool:
             self._daemons_alive()

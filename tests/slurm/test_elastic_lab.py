@@ -419,9 +419,14 @@ def test_no_capacity_returns_the_nodes_with_the_reason_and_the_job_waits(
         what=f"the nodes out of DOWN (after the sync: {lab.nodes_state()}, {lab.log('slurmctld')[-1500:]})",
     )
     # A requeued batch job waits before it is eligible again (Slurm 24.11: EligibleTime = requeue + 121 s,
-    # see test_slurm_lab); the test releases it now, as an operator would.
-    lab.run(f"scontrol update JobId={job_id} StartTime=now", check=False)
-    job = wait_job(lab, cloud, job_id, FINAL, timeout=180)
+    # see test_slurm_lab); the test releases it now, as an operator would, while the nodes boot.
+    job = wait_booting(
+        lab,
+        cloud,
+        lambda: lab.release(job_id) and lab.job_state(j := lab.job(job_id)).split("+")[0] in FINAL and j,
+        timeout=180,
+        what=f"job {job_id} released and finished",
+    )
     assert lab.job_state(job).split("+")[0] == "COMPLETED"
     out = sorted(lab.run(f"cat /home/alice/out-{job_id}.txt").stdout.split())
     assert out == ["h100-0", "h100-1", "h100-2"]
@@ -475,17 +480,18 @@ def test_a_static_node_drained_for_hardware_gets_a_new_machine(elastic: tuple[El
     sync(lab)
     assert cloud.state(old) in {"shutting-down", "terminated"}
     assert lab.nodes_state()["h100-0"]["reason"] == f"clusterfab: replacing {old} ({reason})"
-    # The auto scaling group launches a replacement; the sync names it; its slurmd registers as new.
     # Meanwhile the old machine's slurmd still answers pings: still drained, the node stays out of service.
     time.sleep(1)
     assert {"DOWN", "DRAIN"} <= set(lab.nodes_state()["h100-0"]["state"].split("+"))
+    # The old machine goes (its slurmd with it); the auto scaling group launches a replacement, which the
+    # sync names, addresses and undrains its node for.
+    lab.halt_static("h100-0")
     new = cloud.launch_static(None)
     sync(lab)
     assert _static(cloud)[new] == ("h100-0", "running")
     back = lab.nodes_state()["h100-0"]  # undrained: DOWN until the new machine's slurmd registers
     assert back["reason"] == f"clusterfab: {new} started for it (clusterfab: replacing {old} ({reason}))"
     assert "DRAIN" not in back["state"].split("+")
-    lab.halt_static("h100-0")
     lab.boot("h100-0")
     state = lab.wait_for(lambda: (s := lab.nodes_state()["h100-0"])["state"] == "IDLE" and s, timeout=60)
     assert state["reason"] == ""

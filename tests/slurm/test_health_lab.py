@@ -82,7 +82,7 @@ def test_failed_dcgm_level_1_drains_the_node_and_the_job_runs_elsewhere(health: 
         " GPU 3 is disabled. Enable persistence mode by running nvidia-smi -i <gpuId> -pm 1 as root."
     )
     health.wait_for(lambda: health.job(job)["restart_cnt"] >= 1, timeout=30, what="the job requeued")
-    health.run(f"scontrol update JobId={job} StartTime=now")
+    health.wait_for(lambda: health.release(job), timeout=60, what="the requeued job released")
     assert health.job_state(health.wait_job(job, FINAL)).split("+")[0] == "COMPLETED"
     assert health.run(f"cat /home/alice/out-{job}.txt").stdout.strip() in {"trainers-1", "trainers-2"}
 

@@ -193,7 +193,7 @@ def test_prolog_health_check_drains_sick_node_and_job_runs_elsewhere(lab: SlurmL
         "clusterfab-health: GPU: nvidia-smi failed (exit 255): Unable to determine the device handle for GPU"
         " 0000:53:00.0: Unknown Error"
     )
-    lab.run(f"scontrol update JobId={job_id} StartTime=now")
+    lab.wait_for(lambda: lab.release(job_id), timeout=60, what="the requeued job released")
     job = lab.wait_job(job_id, FINAL, timeout=60)
     assert lab.job_state(job).split("+")[0] == "COMPLETED"
     assert lab.run(f"cat /home/alice/out-{job_id}.txt").stdout.strip() in {"trainers-1", "trainers-2"}

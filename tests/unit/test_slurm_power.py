@@ -38,6 +38,7 @@ from clusterfab.scheduler.slurm.nodes.nodesync import (
     ReportFaulty,
     Return,
     Scontrol,
+    SetAddress,
     SlurmNode,
     Terminate,
     fault_behavior,
@@ -584,6 +585,12 @@ def test_a_replaced_node_stays_drained_until_its_new_machine_starts() -> None:
     back = f"clusterfab: i-s9 started for it ({reason})"
     assert plan_actions(STATIC, [STATIC_INSTANCES[0], new], waiting, elastic=ELASTIC, now=T0) == [
         Return("h100-1", back, down=True)
+    ]
+    # At another address: the node's address follows first, so its pings reach the new machine.
+    elsewhere = dataclasses.replace(new, address="10.0.0.9")
+    assert plan_actions(STATIC, [STATIC_INSTANCES[0], elsewhere], waiting, elastic=ELASTIC, now=T0) == [
+        SetAddress("h100-1", "10.0.0.9"),
+        Return("h100-1", back, down=True),
     ]
     # Its slurmd registered first (IDLE+DRAIN): undraining it is all that is left.
     registered = settled(node("h100-1", "IDLE", "DRAIN", reason=reason, at=set_aside, address="10.0.0.2"))

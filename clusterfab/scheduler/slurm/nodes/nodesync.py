@@ -367,6 +367,9 @@ def _static_actions(
         holder = held.get(name)
         repair = _repair(holder, node)
         if repair:
+            if holder is not None and node is not None and node.address != holder.address:
+                # First: a returned node's pings must reach its new machine, not the old one.
+                actions.append(SetAddress(name, holder.address))
             actions += repair
         elif (
             holder is not None
