@@ -7,8 +7,11 @@ in every test module.
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import io
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -90,3 +93,15 @@ def example_spec(name: str, env: str | None = None) -> ClusterSpec:
 def estimate(name: str, env: str | None = None, hours: float | None = None) -> CostEstimate:
     """The cost estimate of an example blueprint."""
     return estimate_cost(example_spec(name, env), load_catalog(), hours=hours, today=TODAY)
+
+
+def load_program(name: str, path: Any) -> ModuleType:
+    """A standalone program shipped as a file (a role's `files/`) imported as module `name`, so its
+    functions can be tested in-process."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

@@ -348,19 +348,26 @@ def test_a_queued_job_creates_exactly_its_nodes_and_idle_nodes_are_deleted(
     # Idle for SuspendTime: slurmctld runs the suspend program, which deletes the instance.
     wait_booting(lab, cloud, lambda: cloud.instances() == {}, timeout=SUSPEND_TIME_S + 90, what="the suspend")
     # Powering down for SuspendTimeout, then powered down: either way no longer a node jobs may get.
-    state = lab.wait_for(
-        lambda: (
-            {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()["h100-1"]["state"]).split("+"))
-            and s
-        ),
-        timeout=60,
-        what="h100-1 powering down",
-    )
+    state = wait_powering_down(lab, "h100-1", timeout=60)
     assert "IDLE" in state.split("+")
     programs = json.loads(lab.path(COUNTS).read_text())["programs"]
     assert (programs["resume"]["done"], programs["resume"]["failed"]) == ({"create": 1}, {})
     assert programs["suspend"]["done"] == {"delete": 1}
     assert programs["sync"]["runs"] >= 1
+
+
+def wait_powering_down(lab: ElasticLab, node: str, *, timeout: float) -> str:
+    """The node's state once it is powering down or powered down: no longer a node jobs may get."""
+    return str(
+        lab.wait_for(
+            lambda: (
+                {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()[node]["state"]).split("+"))
+                and s
+            ),
+            timeout=timeout,
+            what=f"{node} powering down",
+        )
+    )
 
 
 def wait_job(lab: ElasticLab, cloud: Cloud, job_id: int, states: set[str], timeout: float = 120) -> Any:
@@ -460,13 +467,7 @@ def test_a_vanished_instance_requeues_its_job_and_its_node_is_powered_down(
     job = lab.wait_for(lambda: (j := lab.job(job_id)) and j["restart_cnt"] >= 1 and j, timeout=30)
     assert lab.job_state(job) in {"PENDING", "REQUEUED"}
     sync(lab)  # the next round hands the node back to power saving
-    state = lab.wait_for(
-        lambda: (
-            {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()["h100-1"]["state"]).split("+"))
-            and s
-        ),
-        timeout=30,
-    )
+    state = wait_powering_down(lab, "h100-1", timeout=30)
     assert "DOWN" not in state.split("+")
     lab.run(f"scancel {job_id}")
 
@@ -584,13 +585,7 @@ def test_a_spot_interruption_notice_requeues_the_job_and_powers_the_node_down(
     assert lab.job_state(job) in {"PENDING", "REQUEUED"}
     assert "h100-1" in cloud.instances()  # requeued before the machine is gone
     sync(lab)  # powered down at once: no retry wait for a node whose job is already requeued
-    state = lab.wait_for(
-        lambda: (
-            {"POWERING_DOWN", "POWERED_DOWN"} & set((s := lab.nodes_state()["h100-1"]["state"]).split("+"))
-            and s
-        ),
-        timeout=30,
-    )
+    state = wait_powering_down(lab, "h100-1", timeout=30)
     assert "DOWN" not in state.split("+")
     # slurmctld's suspend program deletes the instance: nothing left for EC2 to take, nothing billed.
     wait_booting(lab, cloud, lambda: "h100-1" not in cloud.instances(), timeout=60, what="the suspend")

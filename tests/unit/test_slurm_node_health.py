@@ -4,21 +4,19 @@ recorded formats (tests/fixtures/health/SOURCES.md) and fail, hang or slow down 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from clusterfab.catalog import load_catalog
 from clusterfab.scheduler.slurm.render import PROLOG_EPILOG_TIMEOUT_S, render_slurm
 from tests.conftest import REPO
-from tests.factories import example_spec
+from tests.factories import example_spec, load_program
 
 PROGRAM = REPO / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
 FIXTURES = REPO / "tests/fixtures/health"
@@ -28,17 +26,7 @@ printf '%s\\n' "$*" >> "$CLUSTERFAB_FAKE_FAULTS/scontrol.log"
 """
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("clusterfab_slurm_health", PROGRAM)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-health = _load()
+health = load_program("clusterfab_slurm_health", PROGRAM)
 
 
 class Node:

@@ -6,7 +6,6 @@ on PATH that records its exact argv."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -16,13 +15,13 @@ import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from clusterfab.scheduler.slurm.nodes import nodesync
 from tests.conftest import REPO
+from tests.factories import load_program
 
 PROGRAM = REPO / "playbooks/roles/slurm_node/files/clusterfab_spot_watch.py"
 NODE = "h100-3"
@@ -41,17 +40,7 @@ if os.path.exists(failures):
 """
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("clusterfab_spot_watch", PROGRAM)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-spot = _load()
+spot = load_program("clusterfab_spot_watch", PROGRAM)
 
 
 class Metadata:
