@@ -375,6 +375,17 @@ class SlurmLab:
             return False
         return state not in {"PENDING", "REQUEUED", "REQUEUE_HOLD"}
 
+    def settled(self, node: str, *, timeout: float = 30) -> dict[str, str]:
+        """The node's state once its jobs' epilogs are done: a job is COMPLETED while its node may
+        still be COMPLETING."""
+
+        def done() -> dict[str, str] | None:
+            state = self.nodes_state()[node]
+            return None if "COMPLETING" in state["state"].split("+") else state
+
+        result: dict[str, str] = self.wait_for(done, timeout=timeout, what=f"{node} done completing")
+        return result
+
     def wait_nodes_idle(self, *, timeout: float = 60) -> None:
         def idle() -> bool:
             self._daemons_alive()

@@ -70,7 +70,7 @@ def test_healthy_node_runs_the_job_after_dcgm_level_1(health: SlurmLab) -> None:
     job = submit(health, "#!/bin/sh\nhostname\n", "-w", "trainers-0")
     assert health.job_state(health.wait_job(job, FINAL)).split("+")[0] == "COMPLETED"
     assert dcgm_levels(health, "trainers-0") == ["1"]
-    assert health.nodes_state()["trainers-0"] == {"state": "IDLE", "reason": ""}
+    assert health.settled("trainers-0") == {"state": "IDLE", "reason": ""}
 
 
 def test_failed_dcgm_level_1_drains_the_node_and_the_job_runs_elsewhere(health: SlurmLab) -> None:
@@ -135,11 +135,7 @@ def test_a_job_can_opt_out_of_the_checks(health: SlurmLab) -> None:
     extra = "--extra=healthchecks_prolog=off,healthchecks_epilog=off"
     job = submit(health, "#!/bin/sh\nhostname\n", "-w", "trainers-0", extra)
     assert health.job_state(health.wait_job(job, FINAL)).split("+")[0] == "COMPLETED"
-    # The job is COMPLETED while its node may still be COMPLETING (the epilog): wait for the node.
-    node = health.wait_for(
-        lambda: (n := health.nodes_state()["trainers-0"])["state"] != "IDLE+COMPLETING" and n, timeout=30
-    )
-    assert node == {"state": "IDLE", "reason": ""}
+    assert health.settled("trainers-0") == {"state": "IDLE", "reason": ""}
     assert dcgm_levels(health, "trainers-0") == []
 
 
