@@ -631,13 +631,17 @@ class SlurmLab:
         """Run the loader; what it printed (`changed` or `unchanged`)."""
         return self.run([ACCOUNTS_LOADER, self.cluster, "/root/qos.cfg", "/root/accounts.cfg"]).stdout.strip()
 
+    @staticmethod
+    def slurmd_command(node: str, options: str = "") -> str:
+        """slurmd for ``node`` as on its own machine: its host name, and its own /tmp (Slurm's PMIx
+        plugin makes per-step directories there whose names hold no node name)."""
+        machine = f"hostname {node} && mount -t tmpfs -o mode=1777,size=64m tmpfs /tmp"
+        return f"exec unshare --uts --mount sh -c '{machine} && exec slurmd -D{options} -N {node}'"
+
     def _start_slurmds(self) -> None:
         for node in self.nodes:
             self.run(f"mkdir -p /var/spool/slurmd/{node}")
-            self._daemon(
-                f"slurmd-{node}",
-                f"exec unshare --uts sh -c 'hostname {node} && exec slurmd -D -N {node}'",
-            )
+            self._daemon(f"slurmd-{node}", self.slurmd_command(node))
         self.wait_nodes_idle(timeout=self.start_timeout)
 
     # ----------------------------------------------------------------- teardown helpers

@@ -102,9 +102,7 @@ class ElasticLab(SlurmLab):
     def boot(self, node: str, *, fresh: bool = True) -> None:
         self.run(f"mkdir -p /var/spool/slurmd/{node}")
         boot = " -b" if fresh else ""
-        self._daemon(
-            f"slurmd-{node}", f"exec unshare --uts sh -c 'hostname {node} && exec slurmd -D{boot} -N {node}'"
-        )
+        self._daemon(f"slurmd-{node}", self.slurmd_command(node, boot))
 
     def halt(self, node: str, *, fresh: bool = True) -> None:
         proc = self._daemons.pop(f"slurmd-{node}", None)
