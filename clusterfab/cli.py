@@ -961,7 +961,7 @@ def health(
     On the controller, in a maintenance reservation of the idle nodes: per node `dcgmi diag -r LEVEL`,
     nccl-tests across node pairs against the catalog's bandwidth floor; failing nodes are drained. Needs
     the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or gcloud
-    (GCP). Exit 1 when a node failed.
+    (GCP). Exit 1 when a node failed, 2 when the check could not run or complete.
     """
     from clusterfab.monitoring.tunnel import missing_tools
     from clusterfab.outputs import read_outputs

@@ -147,6 +147,11 @@ def _container_runtime_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any
     return result
 
 
+MPI_PACKAGES = ("libopenmpi-dev", "openmpi-bin", "libopenmpi3t64", "openmpi-common", "libpmix2t64")
+"""Ubuntu's Open MPI, every package of it pinned: nccl-tests builds with it (MPI=1) and Slurm's mpi/pmix
+plugin loads its libpmix.so.2, so a deep-check pair runs as one MPI world."""
+
+
 def gpu_node_vars(
     spec: ClusterSpec, group: NodeGroup, catalog: Catalog, mounts: Sequence[Mount]
 ) -> dict[str, Any]:
@@ -168,6 +173,7 @@ def gpu_node_vars(
         "nccl_version": software.nccl,
         "nccl_cuda_version": catalog.nccl_package_cuda(software.nccl, software.cuda),
         "nccl_tests_version": tests.version or "",
+        "nccl_tests_mpi_packages": [f"{name}={_apt_version(catalog, name)}" for name in MPI_PACKAGES],
         "dcgm_version": _upstream(catalog, "datacenter-gpu-manager-4-core"),
         "dcgm_cuda_major_version": cuda_major,
         "dcgm_exporter_version": _upstream(catalog, "datacenter-gpu-manager-exporter"),

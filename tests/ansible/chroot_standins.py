@@ -341,20 +341,24 @@ def nccl_tests_makefile(version: str) -> str:
     binaries = " ".join(NCCL_TESTS_BINARIES)
     return (
         f"# clusterfab test stand-in for nccl-tests {version}: the real build's variables and\n"
-        "# build/ layout, stand-in scripts instead of CUDA binaries; it fails without nvcc or nccl.h.\n"
+        "# build/ layout, stand-in scripts instead of CUDA binaries; it fails without nvcc, nccl.h or,\n"
+        "# with MPI=1, mpi.h.\n"
         "CUDA_HOME ?= /usr/local/cuda\n"
         "NCCL_HOME ?= /usr\n"
         "MPI ?= 0\n"
+        "MPI_HOME ?= /usr/lib/openmpi\n"
         "BUILDDIR ?= build\n"
         f"BINARIES := {binaries}\n"
         "\n"
         "build: $(BINARIES:%=$(BUILDDIR)/%_perf)\n"
-        f'\techo "{version} MPI=$(MPI) CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME)"'
+        f'\techo "{version} MPI=$(MPI) CUDA_HOME=$(CUDA_HOME) NCCL_HOME=$(NCCL_HOME)'
+        '$(if $(filter 1,$(MPI)), MPI_HOME=$(MPI_HOME))"'
         f" >> {NCCL_TESTS_BUILD_LOG}\n"
         "\n"
         "$(BUILDDIR)/%_perf: perf.sh\n"
         "\ttest -x $(CUDA_HOME)/bin/nvcc\n"
         "\ttest -f $(NCCL_HOME)/include/nccl.h\n"
+        "\t$(if $(filter 1,$(MPI)),test -f $(MPI_HOME)/include/mpi.h,true)\n"
         "\tmkdir -p $(BUILDDIR)\n"
         "\tcp perf.sh $@\n"
         "\tchmod 755 $@\n"
@@ -401,6 +405,12 @@ def _behaviour(kernel_release: str) -> dict[str, Mapping[str, str]]:
         },
         "libnccl2": {"/usr/lib/x86_64-linux-gnu/libnccl.so.2": "stand-in\n"},
         "libnccl-dev": {"/usr/include/nccl.h": "/* stand-in */\n"},
+        "libopenmpi-dev": {
+            "/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h": "/* stand-in */\n",
+            "/usr/lib/x86_64-linux-gnu/openmpi/lib/libmpi.so": "stand-in\n",
+        },
+        "libopenmpi3t64": {"/usr/lib/x86_64-linux-gnu/libmpi.so.40": "stand-in\n"},
+        "libpmix2t64": {"/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2": "stand-in\n"},
         "datacenter-gpu-manager-4-core": {
             "/usr/bin/dcgmi": DCGMI,
             "/usr/bin/nv-hostengine": _script("exit 0\n"),
@@ -829,6 +839,7 @@ def _gdrcopy_tarball(dest: Path, version: str) -> str:
 REPOSITORIES = {
     "cuda": ("cuda", None),
     "ubuntu": ("ubuntu", "noble-updates"),
+    "ubuntu-universe": ("ubuntu-universe", "noble"),
     "gpudirect-gib-apt": ("gib", "gpudirect-gib-apt"),
     "gpudirect-tcpxo-apt": ("tcpxo", "gpudirect-tcpxo-apt"),
     "docker": ("docker", "noble"),

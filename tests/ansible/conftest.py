@@ -52,30 +52,34 @@ def fresh_rootfs(
     def make(name: str) -> Path:
         rootfs = chroot_testbed.clone_rootfs(golden_rootfs.path, tmp_path_factory.mktemp(name) / "rootfs")
         standins.install_into(built_standins, rootfs)
+        _ubuntu_archive(rootfs, "ubuntu-universe")
         return rootfs
 
     return make
 
 
-UBUNTU_ARCHIVE_SOURCE = (
-    "Types: deb\n"
-    f"URIs: file:{standins.MOUNT}/ubuntu\n"
-    "Suites: noble-updates\n"
-    "Components: main\n"
-    "Signed-By: /etc/apt/keyrings/clusterfab-standin-ubuntu.asc\n"
-)
+def _ubuntu_archive(rootfs: Path, repository: str) -> None:
+    """Configure the stand-in of a recorded Ubuntu archive repository, as the node image has it."""
+    directory, suite = standins.REPOSITORIES[repository]
+    keyrings = rootfs / "etc/apt/keyrings"
+    keyrings.mkdir(parents=True, exist_ok=True)
+    key = keyrings / "clusterfab-standin-ubuntu.asc"
+    if not key.exists():
+        shutil.copy(rootfs / standins.MOUNT.lstrip("/") / "keys/standin.asc", key)
+    (rootfs / f"etc/apt/sources.list.d/{repository}.sources").write_text(
+        "Types: deb\n"
+        f"URIs: file:{standins.MOUNT}/{directory}\n"
+        f"Suites: {suite}\n"
+        "Components: main\n"
+        f"Signed-By: /{key.relative_to(rootfs)}\n"
+    )
 
 
 def image_with_driver(rootfs: Path) -> None:
     """Make ``rootfs`` look like GCP's accelerator image: Canonical's driver installed, the Ubuntu
     archive (here the stand-in of the catalog's `ubuntu` repository) configured."""
     standins.preinstall(rootfs, "gcp-driver")
-    keyrings = rootfs / "etc/apt/keyrings"
-    keyrings.mkdir(parents=True, exist_ok=True)
-    shutil.copy(
-        rootfs / standins.MOUNT.lstrip("/") / "keys/standin.asc", keyrings / "clusterfab-standin-ubuntu.asc"
-    )
-    (rootfs / "etc/apt/sources.list.d/ubuntu-archive.sources").write_text(UBUNTU_ARCHIVE_SOURCE)
+    _ubuntu_archive(rootfs, "ubuntu")
 
 
 # How each variant's root file system differs from the golden one before the playbook runs: what

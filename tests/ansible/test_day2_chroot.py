@@ -43,6 +43,7 @@ EFA_TRACES = (
     f"/var/cache/clusterfab/efa/{standins.EFA_INSTALLER_NEWER}",
 )
 NCCL_TESTS_CUDA = "CUDA_HOME=/usr/local/cuda-13.0 NCCL_HOME=/usr"
+NCCL_TESTS_MPI_HOME = "MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi"
 # The synthetic releases the stand-in CUDA repository gains after the node fetched its lists.
 NCCL_LATER_DEB = standins.later(standins.NCCL_DEB)
 CUDA_LATER_DEB = standins.later(standins.CUDA_DEB)
@@ -134,6 +135,8 @@ def day2_node(
         storage_mounts_list=efa_node.extravars["storage_mounts_list"][:1],
     )
     run("efa_nccl_mounts", ["efa", "nccl", "nccl_tests", "storage_mounts"])
+    # The same version with other make settings is made again (as a node built before MPI=1 is).
+    run("nccl_tests_without_mpi", ["nccl_tests"], nccl_tests_mpi=False)
     standins.publish_later_release(rootfs, "cuda_toolkit")
     extravars["cuda_toolkit_version"] = upstream(CUDA_LATER_DEB)
     run("cuda_toolkit", ["cuda_toolkit"])
@@ -243,11 +246,14 @@ def test_a_version_bump_refreshes_stale_apt_lists(
     assert package in day2_node.output("apt-mark", "showhold").split()
 
 
-def test_nccl_tests_are_rebuilt_for_a_new_version_only(day2_node: Day2Node) -> None:
-    # The efa variant built the first version once; only the nccl-tests bump built again, the CUDA
-    # and NCCL bumps did not (the build is keyed on the nccl-tests version alone).
+def test_nccl_tests_are_rebuilt_for_a_new_version_or_new_settings_only(day2_node: Day2Node) -> None:
+    # The efa variant built the first version once; the nccl-tests bump built again, and so did the
+    # change of make settings; the CUDA and NCCL bumps did not (the build is keyed on the nccl-tests
+    # version and the make settings).
+    assert day2_node.runs["nccl_tests_without_mpi"].result.succeeded
     assert day2_node.path(standins.NCCL_TESTS_BUILD_LOG).read_text() == (
-        f"{standins.NCCL_TESTS} MPI=0 {NCCL_TESTS_CUDA}\n"
+        f"{standins.NCCL_TESTS} MPI=1 {NCCL_TESTS_CUDA} {NCCL_TESTS_MPI_HOME}\n"
+        f"{standins.NCCL_TESTS_NEWER} MPI=1 {NCCL_TESTS_CUDA} {NCCL_TESTS_MPI_HOME}\n"
         f"{standins.NCCL_TESTS_NEWER} MPI=0 {NCCL_TESTS_CUDA}\n"
     )
     link = day2_node.path("/opt/nccl-tests/build")

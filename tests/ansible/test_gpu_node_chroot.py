@@ -18,6 +18,8 @@ import chroot_standins as standins
 import pytest
 from chroot_runs import NodeRun, run_in_chroot
 
+from clusterfab.provision.extravars import MPI_PACKAGES
+
 pytestmark = pytest.mark.ansible
 
 MANAGED = "#\n# Managed by clusterfab (Ansible). Local changes are overwritten on the next run.\n#\n"
@@ -405,10 +407,21 @@ def test_nccl_tests_are_built_once_for_the_pinned_version(node: NodeRun) -> None
         f"{name}_perf" for name in standins.NCCL_TESTS_BINARIES
     )
     assert os.access(link / "all_reduce_perf", os.X_OK)
-    # One make run over both playbook runs, with the arguments the role documents.
+    # One make run over both playbook runs, with the arguments the role documents: with Ubuntu's Open
+    # MPI, every package of it at the catalog's version (libpmix.so.2 is what Slurm's mpi/pmix loads).
     assert node.path(standins.NCCL_TESTS_BUILD_LOG).read_text() == (
-        f"{standins.NCCL_TESTS} MPI=0 CUDA_HOME=/usr/local/cuda-13.0 NCCL_HOME=/usr\n"
+        f"{standins.NCCL_TESTS} MPI=1 CUDA_HOME=/usr/local/cuda-13.0 NCCL_HOME=/usr"
+        " MPI_HOME=/usr/lib/x86_64-linux-gnu/openmpi\n"
     )
+    installed = subprocess.run(
+        ["chroot", str(node.rootfs), "dpkg-query", "-W", "-f", "${Package}=${Version}\n", *MPI_PACKAGES],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert sorted(installed) == sorted(
+        f"{name}={standins.CATALOG.apt_package(name).version}"  # type: ignore[union-attr]
+        for name in MPI_PACKAGES
+    )
+    assert node.path("/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2").is_file()
 
 
 def test_pinned_installs_refresh_apt_lists_only_for_unknown_versions(efa_node: NodeRun) -> None:

@@ -149,7 +149,9 @@ FLOOR = {
 }
 
 
-def deep_check(lab: SlurmLab, *args: str, nccl_seconds: int = 60) -> tuple[int, dict[str, object]]:
+def deep_check(
+    lab: SlurmLab, *args: str, nccl_seconds: int = 60, **settings: object
+) -> tuple[int, dict[str, object]]:
     """Install the controller's program, the node program and all_reduce_perf's stand-in, run the
     check as root on the controller, and return its exit status and JSON report."""
     program = REPO / "clusterfab/scheduler/slurm/healthcheck.py"
@@ -162,7 +164,7 @@ def deep_check(lab: SlurmLab, *args: str, nccl_seconds: int = 60) -> tuple[int, 
     nccl = lab.path("/usr/local/bin/all_reduce_perf")
     nccl.write_text((FIXTURES / "standins/all_reduce_perf").read_text())
     nccl.chmod(0o755)
-    settings = {"groups": {"trainers": FLOOR}, "nccl_test": "/usr/local/bin/all_reduce_perf"}
+    settings = {"groups": {"trainers": FLOOR}, "nccl_test": "/usr/local/bin/all_reduce_perf", **settings}
     lab.path(DEEP_CONFIG).write_text(json.dumps({**settings, "nccl_seconds": nccl_seconds}))
     done = lab.run(f"python3 {DEEP} --config {DEEP_CONFIG} --json {' '.join(args)}", timeout=400, check=False)
     assert done.stdout.strip(), done.stderr
@@ -246,4 +248,31 @@ def test_deep_check_cuts_off_a_hanging_nccl_test_and_skips_busy_nodes(health: Sl
         "clusterfab-health: PERF: all_reduce_perf did not finish within 20s (trainers-1 and trainers-2)"
     )
     assert health.job_state(health.job(busy)) == "RUNNING"
+    assert no_reservation(health)
+
+
+def test_an_nccl_test_that_is_not_one_world_blames_no_node(health: SlurmLab) -> None:
+    """Without a PMIx world (srun --mpi=none here; a build with MPI=0 is the same on a cluster) every
+    process runs a one-rank test of its own, whose bus bandwidth is 0: not a measurement of the pair."""
+    fault(health, "trainers-1", "dcgm-3")
+    status, report = deep_check(health, "--level", "3", nccl_mpi="none")
+    assert status == 2
+    assert report["healthy"] is False
+    assert report["error"] == (
+        "all_reduce_perf ran 1 rank(s) on 2 host(s), not one test of 16 ranks on 2 nodes:"
+        " /usr/local/bin/all_reduce_perf must be built with MPI=1 and its MPI must take its world from"
+        " srun --mpi=none"
+    )
+    nodes = by_node(report)
+    assert {name: (n["status"], n["busbw_gbytes_per_s"]) for name, n in nodes.items()} == {
+        "trainers-0": ("healthy", None),
+        "trainers-1": ("failed", None),
+        "trainers-2": ("healthy", None),
+    }
+    assert nodes["trainers-0"]["detail"] == "DCGM passed; NCCL test not measured (see the error)"
+    states = health.nodes_state()
+    assert "DRAIN" in states["trainers-1"]["state"]
+    assert str(states["trainers-1"]["reason"]).startswith("clusterfab-health: DCGM: level 3 memory failed")
+    assert health.settled("trainers-0") == {"state": "IDLE", "reason": ""}
+    assert health.settled("trainers-2") == {"state": "IDLE", "reason": ""}
     assert no_reservation(health)

@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from clusterfab.scheduler.slurm.hostvars import (
 )
 from clusterfab.scheduler.slurm.render import POWER_PROGRAMS
 from clusterfab.scheduler.slurm.users import user_ids
+from clusterfab.spec.capacity import Spot
 from tests.conftest import REPO
 from tests.factories import example_spec
 from tests.slurm.rootfs import GoldenRootfs
@@ -151,7 +152,9 @@ def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFact
 def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
     root = _host(golden, tmp_path_factory.mktemp("node") / "root")
     [group] = [g for g in spec.node_groups if g.name == "h100"]
-    extravars = _lab_vars(root, node_vars(spec, load_catalog().slurm, group, stack=STACK))
+    # On spot capacity, so that the role installs the spot interruption watcher too.
+    spot = replace(group, capacity=Spot())
+    extravars = _lab_vars(root, node_vars(spec, load_catalog().slurm, spot, stack=STACK))
     yield _apply(root, "gpu_node.yml", extravars, tags=["slurm"])
     shutil.rmtree(root.parent, ignore_errors=True)
 
@@ -307,6 +310,25 @@ def test_the_node_runs_slurmd_configless_with_the_health_check(node: HostRun) ->
     assert _held(node) >= {"slurmd", "slurm-client"}
     assert _enabled(node, "slurmd.service")
     assert not node.path("/etc/slurm/slurm.conf").exists()
+
+
+def test_a_spot_node_runs_the_interruption_watcher(node: HostRun) -> None:
+    assert node.extravars["slurm_node_spot_watch"] is True
+    watcher = node.path("/usr/local/sbin/clusterfab-spot-watch")
+    assert (
+        watcher.read_text()
+        == (REPO / "playbooks/roles/slurm_node/files/clusterfab_spot_watch.py").read_text()
+    )
+    assert watcher.stat().st_mode & 0o777 == 0o755
+    settings = node.path("/etc/default/clusterfab-spot-watch").read_text().splitlines()
+    assert settings[-3:] == [
+        "CLUSTERFAB_SPOT_CLOUD=aws",
+        "CLUSTERFAB_SPOT_INTERVAL=5",
+        "CLUSTERFAB_SPOT_NODE_FILE=/run/clusterfab-slurm-node",
+    ]
+    unit = node.path("/etc/systemd/system/clusterfab-spot-watch.service").read_text()
+    assert "ExecStart=/usr/bin/python3 /usr/local/sbin/clusterfab-spot-watch\n" in unit
+    assert _enabled(node, "clusterfab-spot-watch.service")
 
 
 def test_the_wrapper_is_valid_shell(node: HostRun, controller: HostRun) -> None:

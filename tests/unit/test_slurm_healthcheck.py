@@ -22,6 +22,26 @@ def test_largest_busbw_reads_the_recorded_nccl_tests_table() -> None:
     assert healthcheck.largest_busbw("# nothing\n") is None
 
 
+def _devices(ranks: list[tuple[int, str, int]]) -> str:
+    """nccl-tests' `# Using devices` lines (NVIDIA/nccl-tests src/common.cu: `#  Rank %2d Group %2d Pid
+    %6d on %10s device %2d [%04x:%02x:%02x] %s`)."""
+    return "# Using devices\n" + "".join(
+        f"#  Rank {rank:2d} Group {0:2d} Pid {4000 + rank:6d} on {host:>10s} device {device:2d}"
+        f" [0000:{0x8F + device:02x}:00] NVIDIA H100 80GB HBM3\n"
+        for rank, host, device in ranks
+    )
+
+
+def test_world_counts_the_ranks_and_hosts_of_one_nccl_test() -> None:
+    """One MPI world of two 8-GPU nodes: rank 0 lists all 16 ranks. A build without MPI started by srun
+    on the same nodes: 16 tests of one rank each, every one rank 0."""
+    one_world = _devices([(r, f"a3-{r // 8}", r % 8) for r in range(16)])
+    assert healthcheck.world(one_world) == (16, 2)
+    separate = "".join(_devices([(0, f"a3-{t // 8}", 0)]) for t in range(16))
+    assert healthcheck.world(separate) == (1, 2)
+    assert healthcheck.world("# nothing\n") == (0, 0)
+
+
 def test_parse_nodes_reads_scontrol_one_liners() -> None:
     text = (
         "NodeName=trainers-0 Arch=x86_64 CoresPerSocket=48 Gres=gpu:h100:8 State=IDLE Partitions=train\n"

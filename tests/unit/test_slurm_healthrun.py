@@ -173,6 +173,34 @@ def test_a_busy_node_is_skipped_and_a_hanging_pair_fails_both() -> None:
     assert report.exit_code == 1
 
 
+def test_a_check_that_did_not_complete_exits_2_with_what_it_found() -> None:
+    report = read_report(_report("level3-not-one-world"))
+    assert str(report.error).startswith("all_reduce_perf ran 1 rank(s) on 2 host(s)")
+    assert [(row.node, row.status, row.category) for row in report.rows] == [
+        ("trainers-0", "healthy", ""),
+        ("trainers-1", "failed", "DCGM"),
+        ("trainers-2", "healthy", ""),
+    ]
+    assert report.rows[0].detail == "DCGM passed; NCCL test not measured (see the error)"
+    assert (report.healthy, report.exit_code) == (False, 2)
+    # Without a failed node it is still not healthy: the pairs were never measured.
+    document = _report("level3-not-one-world")
+    document["nodes"] = [n for n in document["nodes"] if n["status"] == "healthy"]
+    assert read_report(document).exit_code == 2
+
+
+def test_the_table_says_why_the_check_did_not_complete(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = (REPORTS / "level3-not-one-world.json").read_text()
+    code, out, _, _ = _cli(monkeypatch, capsys, _outputs("aws", SCHEDULER["aws"]), lines=[line])
+    assert code == 2
+    text = " ".join(out.split())
+    assert (
+        "the check did not complete: all_reduce_perf ran 1 rank(s) on 2 host(s), not one test of 16" in text
+    )
+
+
 def test_a_report_without_failed_nodes_exits_0() -> None:
     document = _report("level3-dcgm-failed")
     document["nodes"] = [n for n in document["nodes"] if n["status"] == "healthy"]

@@ -10,12 +10,16 @@ node sync, and runs with the controller's python3 as root. It
    report --level N`: the counters and `dcgmi diag -r N`) as a one-node job in the reservation; level 3
    is NVIDIA's "long" diagnostic for administrators (about 15 minutes);
 3. runs nccl-tests' all_reduce_perf across pairs of the nodes that passed (two nodes, all their GPUs,
-   one rank per GPU), and compares the out-of-place bus bandwidth of the largest message with the floor
-   the catalog records for the machine type (with its source); a pair below the floor is re-run with a
-   node that passed, so only the slow node is blamed;
+   one rank per GPU, one MPI world wired by `srun --mpi=pmix`), and compares the out-of-place bus
+   bandwidth of the largest message with the floor the catalog records for the machine type (with its
+   source); a pair below the floor is re-run with a node that passed, so only the slow node is blamed.
+   A run that was not one world of every rank across both nodes (a build without MPI prints one
+   single-rank test per process, with a bus bandwidth of 0) measured nothing: the check stops measuring,
+   says why, blames no node and exits 2;
 4. drains each failing node with the health contract's reason (`clusterfab-health: <CATEGORY>: ...`);
 5. deletes the reservation (always: also on an error or an interrupt);
-6. prints a report per node, as text or JSON (`schema_version` 1, docs/health.md).
+6. prints a report per node, as text or JSON (`schema_version` 1, docs/health.md); exit 0 when every
+   node passed, 1 when one failed, 2 when the check could not complete (its `error`).
 
 Every srun has a time limit and a timeout here; a job that outlives it is cancelled, so a hanging
 diagnostic costs its timeout, never the reservation. The skip flags on the check's own jobs
@@ -131,6 +135,21 @@ def largest_busbw(text: str) -> float | None:
     return best[1] if best else None
 
 
+_RANK = re.compile(r"^#\s+Rank\s+(\d+)\s+Group\s+\d+\s+Pid\s+\d+\s+on\s+(\S+)\s+device\s", re.MULTILINE)
+
+
+def world(text: str) -> tuple[int, int]:
+    """(ranks, hosts) of the test nccl-tests ran: its `# Using devices` lines, one per rank, which rank 0
+    gathers from the whole MPI world (NVIDIA/nccl-tests src/common.cu, `#  Rank %2d Group %2d Pid %6d
+    on %10s device %2d [...] %s`). Processes of a build without MPI each print their own rank 0."""
+    found = _RANK.findall(text)
+    return len({int(rank) for rank, _ in found}), len({host for _, host in found})
+
+
+class SetupError(RuntimeError):
+    """The check cannot measure on this cluster (a fault of the setup, not of a node)."""
+
+
 # --------------------------------------------------------------------------------------------- running
 Runner = Callable[[Sequence[str], float], "Ran"]
 
@@ -178,6 +197,9 @@ class Check:
     nccl_test: str = "/opt/nccl-tests/build/all_reduce_perf"
     nccl_args: Sequence[str] = ("-b", "512M", "-e", "8G", "-f", "2", "-g", "1")
     nccl_seconds: int = NCCL_SECONDS
+    nccl_mpi: str = "pmix"
+    """srun's --mpi plugin for the NCCL test: what wires its processes into one MPI world."""
+    setup_error: str | None = None
     reservation: str = field(default_factory=lambda: f"clusterfab-health-{int(time.time())}")
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     log: Callable[[str], None] = lambda line: print(line, file=sys.stderr)
@@ -189,7 +211,14 @@ class Check:
         matches = [g for g in self.groups if node.startswith(f"{g}-")]
         return self.groups[max(matches, key=len)] if matches else {}
 
-    def srun(self, nodes: Sequence[Node], command: Sequence[str], seconds: int, tasks_per_node: int) -> Ran:
+    def srun(
+        self,
+        nodes: Sequence[Node],
+        command: Sequence[str],
+        seconds: int,
+        tasks_per_node: int,
+        options: Sequence[str] = (),
+    ) -> Ran:
         gpus = nodes[0].gpus
         argv = [
             "srun",
@@ -203,6 +232,7 @@ class Check:
             f"--time={max(1, -(-seconds // 60))}",
             f"--extra={SKIP_NODE_CHECKS}",
             *([f"--gres=gpu:{gpus}"] if gpus else []),
+            *options,
             *command,
         ]
         ran = self.runner(argv, seconds + GRACE)
@@ -266,14 +296,24 @@ class Check:
         return verdict
 
     def bandwidth(self, pair: Sequence[Node]) -> float | str | None:
-        """The pair's busbw (GB/s), or an error text."""
-        ran = self.srun(pair, [self.nccl_test, *self.nccl_args], self.nccl_seconds, pair[0].gpus or 1)
+        """The pair's busbw (GB/s), or an error text; SetupError when the run was not one test across
+        the pair."""
+        tasks = pair[0].gpus or 1
+        command = [self.nccl_test, *self.nccl_args]
+        ran = self.srun(pair, command, self.nccl_seconds, tasks, [f"--mpi={self.nccl_mpi}"])
         if ran.returncode is None:
             return f"all_reduce_perf did not finish within {self.nccl_seconds}s"
         busbw = largest_busbw(ran.stdout)
         if ran.returncode != 0 or busbw is None:
             error = (ran.stderr or ran.stdout).strip().splitlines()
             return f"all_reduce_perf failed (exit {ran.returncode}): {error[-1] if error else ''}"
+        ranks, hosts = world(ran.stdout)
+        if (ranks, hosts) != (len(pair) * tasks, len(pair)):
+            raise SetupError(
+                f"all_reduce_perf ran {ranks} rank(s) on {hosts} host(s), not one test of"
+                f" {len(pair) * tasks} ranks on {len(pair)} nodes: {self.nccl_test} must be built with"
+                f" MPI=1 and its MPI must take its world from srun --mpi={self.nccl_mpi}"
+            )
         return busbw
 
     def measure_pairs(self, nodes: Sequence[Node]) -> None:
@@ -331,7 +371,17 @@ class Check:
                 with ThreadPoolExecutor(max_workers=min(32, len(candidates))) as pool:
                     for verdict in pool.map(self.diagnose, candidates):
                         self.verdicts[verdict.node] = verdict
-                self.measure_pairs(candidates)
+                try:
+                    self.measure_pairs(candidates)
+                except SetupError as err:
+                    self.setup_error = str(err)
+                    self.log(f"clusterfab health: NCCL test not measured: {err}")
+                    for node in candidates:
+                        verdict = self.verdicts[node.name]
+                        if verdict.status == "healthy":
+                            verdict.busbw_gbytes_per_s = verdict.floor_gbytes_per_s = None
+                            verdict.partner = None
+                            verdict.detail = "DCGM passed; NCCL test not measured (see the error)"
             finally:
                 self.release()
             for node in candidates:
@@ -352,12 +402,15 @@ def _last_json(text: str) -> dict[str, Any] | None:
     return None
 
 
-def report(verdicts: Sequence[Verdict], level: int, reservation: str) -> dict[str, Any]:
+def report(
+    verdicts: Sequence[Verdict], level: int, reservation: str, error: str | None = None
+) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "level": level,
         "reservation": reservation,
-        "healthy": all(v.status != "failed" for v in verdicts),
+        "healthy": error is None and all(v.status != "failed" for v in verdicts),
+        "error": error,
         "nodes": [
             {
                 "node": v.node,
@@ -385,6 +438,8 @@ def text_report(data: Mapping[str, Any]) -> str:
             )
         why = node["reason"] or node["detail"] or ""
         lines.append(f"  {node['node']:<24} {node['status']:<8}{bandwidth}{'  ' + why if why else ''}")
+    if data.get("error"):
+        lines.append(f"the check did not complete: {data['error']}")
     return "\n".join(lines)
 
 
@@ -406,6 +461,7 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run) -> int:
         node_program=settings.get("node_program", NODE_PROGRAM),
         nccl_test=settings.get("nccl_test", "/opt/nccl-tests/build/all_reduce_perf"),
         nccl_seconds=int(settings.get("nccl_seconds", NCCL_SECONDS)),
+        nccl_mpi=str(settings.get("nccl_mpi", "pmix")),
     )
     ran = runner(["scontrol", "show", "nodes", "-o"], 30)
     if ran.returncode != 0:
@@ -417,9 +473,9 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run) -> int:
     except RuntimeError as err:
         print(f"clusterfab health: {err}", file=sys.stderr)
         return 2
-    data = report(verdicts, args.level, check.reservation)
+    data = report(verdicts, args.level, check.reservation, check.setup_error)
     print(json.dumps(data, sort_keys=True) if args.json else text_report(data))
-    return 0 if data["healthy"] else 1
+    return 2 if check.setup_error else 0 if data["healthy"] else 1
 
 
 if __name__ == "__main__":

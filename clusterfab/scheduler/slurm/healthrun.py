@@ -149,12 +149,18 @@ class HealthReport:
     rows: tuple[NodeRow, ...]
 
     @property
+    def error(self) -> str | None:
+        """Why the check did not complete (the nodes' rows say what it found before)."""
+        error = self.document.get("error")
+        return str(error) if error else None
+
+    @property
     def healthy(self) -> bool:
-        return all(row.status != "failed" for row in self.rows)
+        return self.error is None and all(row.status != "failed" for row in self.rows)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.healthy else 1
+        return 2 if self.error else 0 if self.healthy else 1
 
 
 def find_report(lines: Iterable[str]) -> HealthReport:
@@ -228,4 +234,8 @@ def health_table(report: HealthReport, stack: str) -> Any:
     styles = {"healthy": "green", "failed": "bold red", "skipped": "yellow"}
     for row in report.rows:
         table.add_row(row.node, row.status, row.category, row.detail, style=styles.get(row.status))
+    if report.error:
+        table.caption = f"the check did not complete: {report.error}"
+        table.caption_justify = "left"
+        table.caption_style = "bold red"
     return table

@@ -63,6 +63,13 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "local_scratch_mount_point": "/mnt/localssd",
   "nccl_cuda_version": "13.0",
   "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
+  "nccl_tests_mpi_packages": [
+    "libopenmpi-dev=4.1.6-7ubuntu2",
+    "openmpi-bin=4.1.6-7ubuntu2",
+    "libopenmpi3t64=4.1.6-7ubuntu2",
+    "openmpi-common=4.1.6-7ubuntu2",
+    "libpmix2t64=5.0.1-4.1build1"
+  ],
   "nccl_tests_version": "2.19.6",
   "nccl_version": "2.28.9",
   "nvidia_driver_open_kernel_modules": true,
