@@ -94,6 +94,8 @@ PSA_SLOT = addressing.GCP_PRIVATE_SERVICES_SLOT
 FABRIC_ORDER: tuple[Fabric, ...] = get_args(Fabric)
 """Fabric networks take their address slots in this order, so reordering node groups moves nothing."""
 SERVICE_ACCOUNT_ID_MAX = 30
+RESOURCE_POLICY_NAME_MAX = 63
+"""compute.v1 ResourcePolicy.name: RFC1035, 1-63 characters."""
 TOPOLOGY_DISTANCE: dict[int, Literal["SUBBLOCK", "BLOCK", "CLUSTER"]] = {
     1: "SUBBLOCK",
     2: "BLOCK",
@@ -454,6 +456,7 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             compact_placement=compact,
             max_topology_distance=_distance(group, machine),
             accelerator_topology=machine.placement.accelerator_topology if compact else None,
+            elastic_placement_policies=_elastic_placement_policies(site, group),
             startup_script=_node_boot(site, group, mounts),
             base_instance_name=_base_instance_name(spec, stack, group),
             description=f"{spec.name}/{group.name}",
@@ -738,6 +741,7 @@ def _elastic_groups(
         GcpElasticNodeGroup(
             node_group=name,
             vm_prefix=source.vm_prefix,
+            placement_prefix=source.placement_prefix,
             template=groups[name].template,
             service_account_email=groups[name].identity,
         )
@@ -747,23 +751,49 @@ def _elastic_groups(
 
 
 def _gce_groups(site: _Site) -> dict[str, GceGroup]:
-    """Slurm's node groups as the controller's programs see them: their MIG (by its base instance name),
-    which recreates a static node's VM and through which an elastic group's current template is found, and
-    for elastic groups their VMs' names, `<cluster>-<stack>-<group>-elastic-<i>` (unique per stack, within
-    63 characters up to the group's highest node number), which the controller's rights to create and
-    delete VMs are conditioned on."""
+    """Slurm's node groups as the controller's programs see them (`_gce_group`)."""
     spec, stack = site.spec, site.cluster.stack
-    return {
-        g.name: GceGroup(
-            base_instance_name=_base_instance_name(spec, stack, g),
-            vm_prefix=physical(
-                spec.name, stack, g.name, "elastic", max_length=VM_NAME_MAX - 1 - len(str(g.max_size - 1))
-            )
-            if g.max_size > g.static_size
-            else "",
+    return {g.name: _gce_group(spec, stack, g) for g in slurm_node_groups(spec)}
+
+
+def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
+    """A Slurm node group as the controller's programs see it: its MIG (by its base instance name), which
+    recreates a static node's VM and through which an elastic group's current template is found, and for
+    elastic groups their VMs' names, `<cluster>-<stack>-<group>-elastic-<i>` (unique per stack, within 63
+    characters up to the group's highest node number), which the controller's rights to create and delete
+    VMs are conditioned on; with compact placement, the placement policies of those VMs,
+    `<cluster>-<stack>-<group>-placement-<k>`, each holding as many VMs as the catalog says one compact
+    placement policy may hold for the machine type (compute.v1 has no max distance for them)."""
+    elastic = group.max_size > group.static_size
+    placed = elastic and group.placement == "compact"
+    chunk = _machine(group).placement.limit(None)
+    chunks = (group.max_size - 1) // chunk
+    return GceGroup(
+        base_instance_name=_base_instance_name(spec, stack, group),
+        vm_prefix=physical(
+            spec.name, stack, group.name, "elastic", max_length=VM_NAME_MAX - 1 - len(str(group.max_size - 1))
         )
-        for g in slurm_node_groups(spec)
-    }
+        if elastic
+        else "",
+        placement_prefix=physical(
+            spec.name,
+            stack,
+            group.name,
+            "placement",
+            max_length=RESOURCE_POLICY_NAME_MAX - 1 - len(str(chunks)),
+        )
+        if placed
+        else "",
+        placement_chunk=chunk if placed else 0,
+    )
+
+
+def _elastic_placement_policies(site: _Site, group: NodeGroup) -> list[str]:
+    """The compact placement policies the group's elastic Slurm nodes use (none without Slurm)."""
+    spec = site.spec
+    if spec.scheduler is None or group.name not in {g.name for g in slurm_node_groups(spec)}:
+        return []
+    return _gce_group(spec, site.cluster.stack, group).placement_policies(group.static_size, group.max_size)
 
 
 def _slurm_grants(site: _Site, controller: GcpSlurmController, groups: dict[str, NodeGroupExport]) -> None:

@@ -92,6 +92,9 @@ class PlannedResource:
     before_delete: tuple[str, ...] = ()
     """The names of the resource hooks bound to run before its delete (the `hooks` option); the plan
     JSON leaves them out."""
+    dependencies: tuple[str, ...] = ()
+    """The URNs of the resources it depends on (through its inputs or `depends_on`): the engine deletes
+    it before them. The plan JSON leaves them out."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -197,6 +200,7 @@ class _RecordingMonitor(mocks.MockMonitor):
             id=response.id or None,
             computed=_computed(inputs, redact(rpc.deserialize_properties(response.object))),
             before_delete=tuple(request.hooks.before_delete),
+            dependencies=tuple(request.dependencies),
         )
         with self._lock:
             if record.urn in self.records:

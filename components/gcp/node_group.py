@@ -88,6 +88,12 @@ class GcpGpuNodeGroupArgs:
     max_topology_distance: Literal["SUBBLOCK", "BLOCK", "CLUSTER"] | None = None
     accelerator_topology: str | None = None
     """A workload-policy accelerator topology (A4X: 1x72) instead of a max distance."""
+    elastic_placement_policies: Sequence[str] = ()
+    """Names of compact placement policies to create for the group's VMs made outside its MIG (a Slurm
+    cluster's elastic nodes, bulk-inserted by its controller): a workload policy places a MIG's VMs only,
+    a standalone VM is placed by the placement policy it names. Each is COLLOCATED (with
+    `accelerator_topology` as its GPU topology); the MIG depends on them, so a destroy deletes them only
+    after the MIG's before-delete hooks have removed those VMs."""
     startup_script: pulumi.Input[str] = ""
     """What the VMs run at every boot, as the startup-script."""
     base_instance_name: str = ""
@@ -191,8 +197,9 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
             bucket_name=args.bucket_name,
         )
         policy = self._workload_policy()
+        placements = self._elastic_placement_policies()
         template = self._template(sa)
-        mig = self._group(template, policy)
+        mig = self._group(template, policy, placements)
         self.instance_group_manager_name = mig.name
         self.instance_template = template.self_link_unique
         self.service_account_email = sa.email
@@ -227,6 +234,25 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
             ),
             opts=self._own,
         )
+
+    def _elastic_placement_policies(self) -> list[gcp.compute.ResourcePolicy]:
+        args = self._args
+        # compute.v1 has no maxDistance for group placement policies (a beta field): GCP places the VMs
+        # as close as it can, as the workload policy does without a max distance.
+        return [
+            gcp.compute.ResourcePolicy(
+                child(self._name, f"elastic-placement-{index}"),
+                name=policy,
+                project=args.project,
+                region=args.region,
+                description=f"compact placement of {self._what}'s elastic nodes",
+                group_placement_policy=gcp.compute.ResourcePolicyGroupPlacementPolicyArgs(
+                    collocation="COLLOCATED", gpu_topology=args.accelerator_topology
+                ),
+                opts=self._own,
+            )
+            for index, policy in enumerate(args.elastic_placement_policies)
+        ]
 
     def _template(self, sa: gcp.serviceaccount.Account) -> gcp.compute.InstanceTemplate:
         args = self._args
@@ -283,7 +309,10 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         )
 
     def _group(
-        self, template: gcp.compute.InstanceTemplate, policy: gcp.compute.ResourcePolicy | None
+        self,
+        template: gcp.compute.InstanceTemplate,
+        policy: gcp.compute.ResourcePolicy | None,
+        placements: Sequence[gcp.compute.ResourcePolicy],
     ) -> gcp.compute.InstanceGroupManager:
         args = self._args
         return gcp.compute.InstanceGroupManager(
@@ -324,5 +353,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
                 # An autoscaled group's size belongs to whoever resizes it (a scheduler, an operator).
                 ignore_changes=["targetSize"] if args.autoscaled else None,
                 hooks=delete_hooks(args.before_delete),
+                # Deleted after the MIG, whose hooks delete the elastic VMs that use them.
+                depends_on=list(placements) or None,
             ),
         )

@@ -65,11 +65,13 @@ ELASTIC_PERMISSIONS = (
     "compute.instances.setMetadata",
     "compute.instances.setServiceAccount",
     "compute.instances.updateShieldedVmConfig",
+    "compute.resourcePolicies.use",
 )
 """Creating a VM from a template with metadata, labels, a service account, Shielded VM settings and a new
 labelled boot disk (Compute Engine's "Create a VM that uses a user-managed service account", required
 permissions; instances.insert: sourceInstanceTemplate needs compute.instanceTemplates.useReadOnly on the
-template), naming it, deleting it: conditioned on the elastic VMs', disks' and templates' names."""
+template; a VM that names a resource policy needs compute.resourcePolicies.use on it), naming it,
+deleting it: conditioned on the elastic VMs', disks', templates' and placement policies' names."""
 ACT_AS_PERMISSIONS = ("iam.serviceAccounts.actAs",)
 RECREATE_PERMISSIONS = ("compute.instanceGroupManagers.update",)
 """instanceGroupManagers.recreateInstances (API reference: on the instanceGroupManager)."""
@@ -86,6 +88,9 @@ class GcpElasticNodeGroup:
     node_group: str
     vm_prefix: str
     """Its elastic VMs are `<vm_prefix>-<i>` (their boot disks take the VMs' names)."""
+    placement_prefix: str = ""
+    """Its elastic VMs are placed by the compact placement policies `<placement_prefix>-<k>` (in the
+    controller's region); empty: no placement."""
     template: pulumi.Input[str]
     """The group's instance template (its unique self link)."""
     service_account_email: pulumi.Input[str]
@@ -168,9 +173,18 @@ def template_name(self_link: str) -> str:
     return self_link.split("?", 1)[0].rsplit("/", 1)[-1]
 
 
-def elastic_condition(project: str, zone: str, prefixes: Sequence[str], templates: Sequence[str]) -> str:
-    """A CEL expression true for the elastic VMs and their boot disks (by name prefix) and the node groups'
-    instance templates (by name, given as self links)."""
+def elastic_condition(
+    project: str,
+    zone: str,
+    prefixes: Sequence[str],
+    templates: Sequence[str],
+    *,
+    placements: Sequence[str] = (),
+    region: str = "",
+) -> str:
+    """A CEL expression true for the elastic VMs and their boot disks (by name prefix), the node groups'
+    instance templates (by name, given as self links) and their elastic VMs' placement policies (by name
+    prefix)."""
     zonal = f"projects/{project}/zones/{zone}"
     names = [
         f'resource.name.startsWith("{zonal}/{kind}/{prefix}-")'
@@ -180,6 +194,10 @@ def elastic_condition(project: str, zone: str, prefixes: Sequence[str], template
     names += [
         f'resource.name == "projects/{project}/global/instanceTemplates/{template_name(link)}"'
         for link in templates
+    ]
+    names += [
+        f'resource.name.startsWith("projects/{project}/regions/{region}/resourcePolicies/{prefix}-")'
+        for prefix in placements
     ]
     return " || ".join(names)
 
@@ -307,8 +325,11 @@ class GcpSlurmController(pulumi.ComponentResource):
             member,
         )
         prefixes = [g.vm_prefix for g in groups]
+        placements = [g.placement_prefix for g in groups if g.placement_prefix]
         expression = pulumi.Output.all(*[g.template for g in groups]).apply(
-            lambda links: elastic_condition(args.project, args.zone, prefixes, links)
+            lambda links: elastic_condition(
+                args.project, args.zone, prefixes, links, placements=placements, region=args.region
+            )
         )
         self._grant(
             "vms",

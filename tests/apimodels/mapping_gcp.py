@@ -150,6 +150,13 @@ GCP: dict[str, dict[str, Target]] = {
     },
     "gcp:compute/resourcePolicy:ResourcePolicy": {
         "description": Api("compute.v1", "ResourcePolicy.description"),
+        "groupPlacementPolicy.collocation": Api(
+            "compute.v1", "ResourcePolicy.groupPlacementPolicy.collocation"
+        ),
+        "groupPlacementPolicy.gpuTopology": Api(
+            "compute.v1", "ResourcePolicy.groupPlacementPolicy.gpuTopology"
+        ),
+        "name": Api("compute.v1", "ResourcePolicy.name"),
         "project": PATH_PARAMETER,
         "region": PATH_PARAMETER,
         "workloadPolicy.acceleratorTopology": Api(

@@ -178,6 +178,7 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -
         "compute.instances.setMetadata",
         "compute.instances.setServiceAccount",
         "compute.instances.updateShieldedVmConfig",
+        "compute.resourcePolicies.use",
     ]
     assert roles["gse-cluster-slurm-vms-role"]["roleId"] == "gse_cluster_prod_sync_vms"
     zonal = "projects/test-project/zones/us-central1-b"
@@ -187,7 +188,9 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -
         "expression": (
             f'resource.name.startsWith("{zonal}/instances/gse-cluster-prod-h100-elastic-") || '
             f'resource.name.startsWith("{zonal}/disks/gse-cluster-prod-h100-elastic-") || '
-            'resource.name == "projects/test-project/global/instanceTemplates/gse-cluster-h100-template"'
+            'resource.name == "projects/test-project/global/instanceTemplates/gse-cluster-h100-template" || '
+            'resource.name.startsWith("projects/test-project/regions/us-central1/resourcePolicies/'
+            'gse-cluster-prod-h100-placement-")'
         ),
     }
     # The VMs it creates may run as the group's own service account, and only that one.
@@ -230,7 +233,13 @@ def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_ri
         config = json.loads(member.read())
     assert config["groups"] == {"h100": {"static": 1, "size": 4}}
     assert config["gce_groups"] == {
-        "h100": {"base_instance_name": "gse-cluster-prod-h100", "vm_prefix": "gse-cluster-prod-h100-elastic"}
+        "h100": {
+            "base_instance_name": "gse-cluster-prod-h100",
+            "vm_prefix": "gse-cluster-prod-h100-elastic",
+            # a3-highgpu-8g: one compact placement policy holds 1,500 VMs (the catalog's limit)
+            "placement_prefix": "gse-cluster-prod-h100-placement",
+            "placement_chunk": 1500,
+        }
     }
     assert (config["project"], config["zone"], config["stack"]) == ("test-project", "us-central1-b", "prod")
 
@@ -241,6 +250,32 @@ def test_an_elastic_vm_name_fits_63_characters_at_the_groups_highest_node() -> N
     condition = one(plan, IAM_MEMBER, f"{'e' * 20}-cluster-slurm-vms").inputs["condition"]["expression"]
     prefix = condition.split("/instances/", 1)[1].split('"', 1)[0]
     assert len(prefix + "999") == 63  # <group>-999, the last of 1000 nodes
+
+
+POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
+
+
+def test_elastic_vms_get_compact_placement_policies_of_their_own() -> None:
+    """A MIG's workload policy places only the MIG's VMs: the elastic VMs a controller bulk-inserts are
+    placed by compact placement policies, deleted only after the MIG (whose hook deletes those VMs)."""
+    plan = gcp_plan(ELASTIC, name="gse", env="prod")
+    policies = {r.name: r.inputs for r in all_of(plan, POLICY)}
+    assert policies["gse-cluster-h100-elastic-placement-0"] == {
+        "name": "gse-cluster-prod-h100-placement-0",
+        "project": "test-project",
+        "region": "us-central1",
+        "description": "compact placement of gse-cluster/h100's elastic nodes",
+        "groupPlacementPolicy": {"collocation": "COLLOCATED"},
+    }
+    assert set(policies) == {"gse-cluster-h100-placement", "gse-cluster-h100-elastic-placement-0"}
+    mig = one(plan, "gcp:compute/instanceGroupManager:InstanceGroupManager", "gse-cluster-h100-mig")
+    assert one(plan, POLICY, "gse-cluster-h100-elastic-placement-0").urn in mig.dependencies
+    # Without elastic nodes, or without compact placement, none.
+    assert {r.name for r in all_of(gcp_plan(BODY, name="gse", env="prod"), POLICY)} == {
+        "gse-cluster-h100-placement"
+    }
+    spread = ELASTIC.replace("    autoscaling:", "    placement: none\n    autoscaling:", 1)
+    assert all_of(gcp_plan(spread, name="gse", env="prod"), POLICY) == []
 
 
 def test_the_migs_base_instance_name_carries_the_stack_within_58_characters() -> None:
@@ -261,8 +296,13 @@ def test_the_migs_base_instance_name_carries_the_stack_within_58_characters() ->
     assert short.inputs["baseInstanceName"] == "gsn-cluster-prod-h100"
     static = gcp_plan(BODY, name="gsn", env="prod")
     key = one(static, "gcp:storage/bucketObject:BucketObject", "gsn-cluster-slurm-files").inputs["name"]
-    assert _nodesync_config(key)["gce_groups"] == {
-        "h100": {"base_instance_name": "gsn-cluster-prod-h100", "vm_prefix": ""}  # static: MIG only
+    assert _nodesync_config(key)["gce_groups"] == {  # static: MIG only
+        "h100": {
+            "base_instance_name": "gsn-cluster-prod-h100",
+            "vm_prefix": "",
+            "placement_prefix": "",
+            "placement_chunk": 0,
+        }
     }
 
 

@@ -89,6 +89,8 @@ CONDITIONED_PERMISSIONS = {
     "compute.disks.setLabels",
     "compute.instanceTemplates.get",
     "compute.instanceTemplates.useReadOnly",
+    # Naming the compact placement policy an elastic VM is created in.
+    "compute.resourcePolicies.use",
     # A node group's MIG recreating a failed node's VM; reporting a reservation-bound VM's host faulty.
     "compute.instanceGroupManagers.update",
     "compute.instances.update",

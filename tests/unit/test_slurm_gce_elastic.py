@@ -191,6 +191,66 @@ def test_the_clouds_refusal_becomes_the_nodes_reason(refusal: tuple[int | None, 
     assert gce.instances == {}
 
 
+PLACED = GceGroup("llm-h100", "llm-prod-h100-elastic", "llm-prod-h100-placement", 4)
+"""With compact placement; four VMs a policy here (the stack takes the catalog's limit)."""
+
+
+def test_the_placement_policies_cover_the_elastic_nodes_numbers() -> None:
+    assert PLACED.placement_policies(2, 10) == [f"llm-prod-h100-placement-{k}" for k in (0, 1, 2)]
+    assert PLACED.placement_policies(4, 8) == [f"llm-prod-h100-placement-{k}" for k in (1,)]
+    assert PLACED.placement_policies(3, 3) == []
+    assert SOURCE.placement_policies(2, 6) == []  # no compact placement
+    assert (PLACED.placement_policy("h100-7"), SOURCE.placement_policy("h100-7")) == (
+        "llm-prod-h100-placement-1",
+        None,
+    )
+
+
+def test_elastic_vms_are_created_in_their_nodes_placement_policy() -> None:
+    gce = compute()
+    elastic = GceFleet(
+        gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": PLACED}
+    )
+    ids = elastic.create("h100", ["h100-2", "h100-3", "h100-4"])
+    assert ids == ["llm-prod-h100-elastic-2", "llm-prod-h100-elastic-3", "llm-prod-h100-elastic-4"]
+    # One bulkInsert per policy, the policy by name (InstanceProperties.resourcePolicies takes names).
+    assert [
+        (list(b["perInstanceProperties"]), b["instanceProperties"]["resourcePolicies"])
+        for b in gce.bodies["compute.instances.bulkInsert"]
+    ] == [
+        (["llm-prod-h100-elastic-2", "llm-prod-h100-elastic-3"], ["llm-prod-h100-placement-0"]),
+        (["llm-prod-h100-elastic-4"], ["llm-prod-h100-placement-1"]),
+    ]
+    assert {vm: gce.instances[vm]["resourcePolicies"] for vm in ids} == {
+        "llm-prod-h100-elastic-2": ["llm-prod-h100-placement-0"],
+        "llm-prod-h100-elastic-3": ["llm-prod-h100-placement-0"],
+        "llm-prod-h100-elastic-4": ["llm-prod-h100-placement-1"],
+    }
+
+
+def test_a_refused_second_placement_takes_back_the_first() -> None:
+    """The nodes of one request stand or fall together, across placement policies too."""
+    gce = compute()
+    inserts = 0
+
+    def second_refused(method: str, url: str, body: Any = None) -> Any:
+        nonlocal inserts
+        if url.endswith("/bulkInsert"):
+            inserts += 1
+            if inserts == 2:
+                gce.refuse = (None, "ZONE_RESOURCE_POOL_EXHAUSTED")
+        return gce(method, url, body)
+
+    elastic = GceFleet(
+        second_refused, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": PLACED}
+    )
+    with pytest.raises(CloudError, match="ZONE_RESOURCE_POOL_EXHAUSTED"):
+        elastic.create("h100", ["h100-3", "h100-4"])
+    assert gce.instances == {}
+    deleted = [path.rsplit("/", 1)[-1] for method, path in gce.calls if method == "compute.instances.delete"]
+    assert deleted == ["llm-prod-h100-elastic-3"]
+
+
 def test_a_bulk_insert_that_does_not_finish_is_given_up() -> None:
     gce = compute()
     gce.waits_needed = OPERATION_WAITS + 1

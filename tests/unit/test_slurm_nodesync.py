@@ -327,6 +327,7 @@ class FakeCompute:
                 "labels": {**template["labels"], **body["instanceProperties"]["labels"]},
                 "metadata": {"fingerprint": f"fp-{name}", "items": list(template["metadata"]["items"])},
                 "networkInterfaces": [{"networkIP": f"10.50.1.{index + 10}"}],
+                "resourcePolicies": body["instanceProperties"].get("resourcePolicies", []),
             }
         return dict(self._operation)
 

@@ -749,6 +749,12 @@ class GceGroup:
     """The elastic node `<group>-<i>` is the VM `<vm_prefix>-<i>`: one name per node, unique per cluster
     and stack, never one a MIG gives (those end in four random characters after the base name). Empty for
     a group without elastic nodes."""
+    placement_prefix: str = ""
+    """With compact placement, the elastic node `<group>-<i>` is placed by the compact placement policy
+    `<placement_prefix>-<i // placement_chunk>` (the stack creates them: `placement_policies`), as a MIG's
+    VMs are by its workload policy. Empty: no placement."""
+    placement_chunk: int = 0
+    """Most VMs one compact placement policy holds (the catalog's limit for the machine type)."""
 
     def vm_name(self, node: str) -> str:
         if not self.vm_prefix:
@@ -758,11 +764,30 @@ class GceGroup:
             raise CloudError("InvalidName", f"{name} is longer than {VM_NAME_MAX} characters")
         return name
 
+    def placement_policy(self, node: str) -> str | None:
+        """The compact placement policy that places the node's VM, or None."""
+        if not self.placement_prefix:
+            return None
+        return f"{self.placement_prefix}-{int(node.rpartition('-')[2]) // self.placement_chunk}"
+
+    def placement_policies(self, static: int, size: int) -> list[str]:
+        """Every policy that places a node numbered static..size-1 (the group's elastic nodes)."""
+        if not self.placement_prefix or static >= size:
+            return []
+        chunks = range(static // self.placement_chunk, (size - 1) // self.placement_chunk + 1)
+        return [f"{self.placement_prefix}-{chunk}" for chunk in chunks]
+
 
 def gce_groups_from_config(value: Mapping[str, Any]) -> dict[str, GceGroup]:
-    """The config's `gce_groups`: name -> {"base_instance_name": ..., "vm_prefix": ...}."""
+    """The config's `gce_groups`: name -> {"base_instance_name": ..., "vm_prefix": ..., "placement_prefix":
+    ..., "placement_chunk": ...}."""
     return {
-        name: GceGroup(str(item["base_instance_name"]), str(item.get("vm_prefix", "")))
+        name: GceGroup(
+            str(item["base_instance_name"]),
+            str(item.get("vm_prefix", "")),
+            str(item.get("placement_prefix", "")),
+            int(item.get("placement_chunk", 0)),
+        )
         for name, item in value.items()
     }
 
@@ -841,28 +866,43 @@ class GceFleet:
         if source is None:
             raise CloudError("NoNodeGroup", f"the node sync's config has no gce_groups entry for {group}")
         template = self._template(group, source)
-        vms = [source.vm_name(name) for name in names]
         labels = template.get("properties", {}).get("labels", {})
-        body = {
-            "count": str(len(vms)),
-            "minCount": str(len(vms)),
-            "sourceInstanceTemplate": template["selfLink"],
-            "perInstanceProperties": {vm: {} for vm in vms},
-            # instanceProperties patch the template's (JSON merge patch, the bulkInsert reference): only
-            # the labels, so the template's scheduling (spot, its termination action) and reservation
-            # affinity hold as they are; the full label set, so the VMs carry the group's labels plus
-            # ours whether the API merges labels or replaces them.
-            "instanceProperties": {"labels": {**labels, ELASTIC_TAG: "true"}},
-        }
-        self._wait(self._call("POST", f"{self._base}/bulkInsert", body))
+        # One bulkInsert per placement policy (a request's VMs share their properties); the request
+        # stands or falls as a whole: what one insert created is deleted again if a later one fails.
+        by_policy: dict[str | None, list[str]] = {}
+        for name in names:
+            by_policy.setdefault(source.placement_policy(name), []).append(name)
+        created: list[str] = []
         try:
-            for vm, name in zip(vms, names, strict=True):
-                self.name(vm, name)
+            for policy, members in by_policy.items():
+                vms = [source.vm_name(name) for name in members]
+                # instanceProperties patch the template's (JSON merge patch, the bulkInsert reference):
+                # only the labels and the placement policy (by name, as InstanceProperties.resourcePolicies
+                # takes it), so the template's scheduling (spot, its termination action) and reservation
+                # affinity hold as they are; the full label set, so the VMs carry the group's labels plus
+                # ours whether the API merges labels or replaces them.
+                properties: dict[str, Any] = {"labels": {**labels, ELASTIC_TAG: "true"}}
+                if policy is not None:
+                    properties["resourcePolicies"] = [policy]
+                body = {
+                    "count": str(len(vms)),
+                    "minCount": str(len(vms)),
+                    "sourceInstanceTemplate": template["selfLink"],
+                    "perInstanceProperties": {vm: {} for vm in vms},
+                    "instanceProperties": properties,
+                }
+                self._wait(self._call("POST", f"{self._base}/bulkInsert", body))
+                created += vms
+                for vm, name in zip(vms, members, strict=True):
+                    self.name(vm, name)
         except Exception as error:
-            log.exception("naming %s failed: deleting them", ",".join(vms))
-            self._delete(vms)
+            if created:
+                log.exception(
+                    "creating the VMs of %s failed: deleting %s", ",".join(names), ",".join(created)
+                )
+                self._delete(created)
             raise _gce_error(error) from error
-        return vms
+        return created
 
     def terminate(self, instance_ids: Sequence[str]) -> None:
         failed = self._delete(instance_ids)
