@@ -8,6 +8,7 @@ discovery document (tests/unit/test_slurm_nodesync.py)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -81,8 +82,13 @@ def compute(*vms: dict[str, Any]) -> FakeCompute:
     )
 
 
-def fleet(gce: FakeCompute) -> GceFleet:
-    return GceFleet(gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": SOURCE})
+def fleet(http: Callable[..., Any], source: GceGroup = SOURCE) -> GceFleet:
+    """The h100 group's fleet over `http` (the FakeCompute, or a wrapper that meddles with it)."""
+    return GceFleet(http, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": source})
+
+
+def deleted_vms(gce: FakeCompute) -> list[str]:
+    return [path.rsplit("/", 1)[-1] for method, path in gce.calls if method == "compute.instances.delete"]
 
 
 def test_an_elastic_nodes_vm_name_is_its_groups_prefix_and_its_number() -> None:
@@ -208,10 +214,7 @@ def test_the_placement_policies_cover_the_elastic_nodes_numbers() -> None:
 
 def test_elastic_vms_are_created_in_their_nodes_placement_policy() -> None:
     gce = compute()
-    elastic = GceFleet(
-        gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": PLACED}
-    )
-    ids = elastic.create("h100", ["h100-2", "h100-3", "h100-4"])
+    ids = fleet(gce, PLACED).create("h100", ["h100-2", "h100-3", "h100-4"])
     assert ids == ["llm-prod-h100-elastic-2", "llm-prod-h100-elastic-3", "llm-prod-h100-elastic-4"]
     # One bulkInsert per policy, the policy by name (InstanceProperties.resourcePolicies takes names).
     assert [
@@ -241,14 +244,10 @@ def test_a_refused_second_placement_takes_back_the_first() -> None:
                 gce.refuse = (None, "ZONE_RESOURCE_POOL_EXHAUSTED")
         return gce(method, url, body)
 
-    elastic = GceFleet(
-        second_refused, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": PLACED}
-    )
     with pytest.raises(CloudError, match="ZONE_RESOURCE_POOL_EXHAUSTED"):
-        elastic.create("h100", ["h100-3", "h100-4"])
+        fleet(second_refused, PLACED).create("h100", ["h100-3", "h100-4"])
     assert gce.instances == {}
-    deleted = [path.rsplit("/", 1)[-1] for method, path in gce.calls if method == "compute.instances.delete"]
-    assert deleted == ["llm-prod-h100-elastic-3"]
+    assert deleted_vms(gce) == ["llm-prod-h100-elastic-3"]
 
 
 def test_a_bulk_insert_that_does_not_finish_is_given_up() -> None:
@@ -267,14 +266,10 @@ def test_vms_that_cannot_be_named_are_deleted_again() -> None:
             gce.instances["llm-prod-h100-elastic-3"]["metadata"]["fingerprint"] = "changed-meanwhile"
         return gce(method, url, body)
 
-    elastic = GceFleet(
-        stale, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": SOURCE}
-    )
     with pytest.raises(CloudError, match="RuntimeError"):
-        elastic.create("h100", ["h100-2", "h100-3"])
+        fleet(stale).create("h100", ["h100-2", "h100-3"])
     assert gce.instances == {}
-    deleted = [path.rsplit("/", 1)[-1] for method, path in gce.calls if method == "compute.instances.delete"]
-    assert deleted == ["llm-prod-h100-elastic-2", "llm-prod-h100-elastic-3"]
+    assert deleted_vms(gce) == ["llm-prod-h100-elastic-2", "llm-prod-h100-elastic-3"]
 
 
 @pytest.mark.parametrize(
