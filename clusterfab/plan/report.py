@@ -18,6 +18,7 @@ from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff, Update
+from clusterfab.policy.pricing import ASG, MIG
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
 
@@ -70,8 +71,22 @@ def _data_loss(report: DiffReport) -> list[str]:
     ]
 
 
+NODE_GROUP_TYPES = (ASG, MIG)
+"""The instance groups that own a node group's nodes: replacing one recreates every node."""
+
+
+def _nodes_recreated(report: DiffReport) -> list[str]:
+    """Replaced instance groups: no data is lost, but every node of the group goes (and its jobs)."""
+    return [
+        f"node group {u.after.name} ({u.after.type}) would be replaced: every node of it is recreated and "
+        "the jobs running on it end; under Slurm, the nodes Slurm created for the group are deleted first"
+        for u in report.resources.replaced
+        if u.after.type in NODE_GROUP_TYPES
+    ]
+
+
 def _warnings(report: DiffReport) -> list[str]:
-    return _moved(report) + _data_loss(report)
+    return _moved(report) + _data_loss(report) + _nodes_recreated(report)
 
 
 def _compact(paths: tuple[str, ...]) -> str:
@@ -275,6 +290,8 @@ def report_markdown(report: DiffReport) -> str:
             f"> The {warning}. The diff fails and promotion refuses this unless `--allow-replace` is given.",
             "",
         ]
+    for warning in _nodes_recreated(report):
+        out += ["> [!WARNING]", f"> The {warning}.", ""]
     for warning in _cost_warnings(report):
         out += [f"> [!NOTE]\n> {warning}", ""]
     if not diff.empty:

@@ -392,6 +392,12 @@ def test_another_zone_replaces_the_filestore_instance_and_the_template_that_moun
     }
     assert report.resources.updated == ()
     assert [r.name for r, _ in report.resources.destructive()] == ["mega-train-shared-share"]
+    # Not data, but every node of the group and its jobs: said, without failing the diff for it.
+    assert report_json(report)["warnings"][-1] == (
+        "node group mega-train-trainers-mig (gcp:compute/instanceGroupManager:InstanceGroupManager) would "
+        "be replaced: every node of it is recreated and the jobs running on it end; under Slurm, the nodes "
+        "Slurm created for the group are deleted first"
+    )
     text = report_text(report).replace(str(example), "blueprints/examples/gcp-a3mega-tcpxo-filestore.yaml")
     assert_golden("diff/gcp-a3mega-zone.txt", _shown(text, new) + "\n")
 
