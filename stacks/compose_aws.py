@@ -396,7 +396,7 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             image_id=slurm.controller.image,
             private_ip=controller_address(spec),
             instance_type=slurm.controller.name,
-            state_volume_gib=slurm.state_disk_gib,
+            state_volume_gib=slurm.disk_gib,
             volume_type=slurm.controller.disk_type,
             kms_key_arn=slurm.kms_key,
             protect=spec.protected,

@@ -710,7 +710,7 @@ def _slurm(
             instance_group_managers=[export.group for export in groups.values()],
             elastic_groups=_elastic_groups(sources, groups),
             machine_type=slurm.controller.name,
-            state_disk_gib=slurm.state_disk_gib,
+            state_disk_gib=slurm.disk_gib,
             disk_type=slurm.controller.disk_type,
             protect=spec.protected,
             kms_key=slurm.kms_key,

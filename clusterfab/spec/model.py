@@ -263,6 +263,7 @@ class Slurm:
     """The login nodes' machine; None when `login.count` is 0."""
     login_count: int
     state_disk_gib: int
+    """The blueprint's: Slurm's state and the accounting database."""
     accounting: Literal["embedded", "managed"]
     containers: Literal["pyxis", "none"]
     partitions: tuple[Partition, ...]
@@ -272,6 +273,8 @@ class Slurm:
     """Its packages' version string in the nodes' distribution (what the roles pin)."""
     kms_key: str | None = None
     """The customer-managed key of the controller's disks (state and boot); None: the cloud's own key."""
+    monitoring_disk_gib: int = 0
+    """The monitoring stack's samples, when it runs on the controller: they live on the state disk."""
     idle_minutes: int = 10
     """An elastic node's idle time before Slurm deletes its instance (SuspendTime)."""
     resume_timeout_minutes: int = 30
@@ -280,6 +283,11 @@ class Slurm:
     @property
     def path(self) -> FieldPath:
         return ("scheduler",)
+
+    @property
+    def disk_gib(self) -> int:
+        """The state disk's size: Slurm's share and, with monitoring on the controller, Prometheus'."""
+        return self.state_disk_gib + self.monitoring_disk_gib
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ rules can run on the spec of any schema-valid blueprint and report everything in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from clusterfab.blueprint.models import (
@@ -80,6 +81,8 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
     )
     if not known:
         unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
+    if scheduler is not None and monitoring is not None and monitoring.host == "controller":
+        scheduler = replace(scheduler, monitoring_disk_gib=monitoring.disk_gib)
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,

@@ -256,6 +256,13 @@ def test_the_controller_hosts_monitoring_with_the_slurm_exporter() -> None:
     assert host_vars["slurm_controller_exporter_program"].endswith("/bin/clusterfab-slurm-exporter")
     assert host_vars["slurm_controller_exporter_listen"] == "127.0.0.1:8080"
     assert plan.outputs["monitoring"]["host"] == plan.outputs["scheduler"]["controller"]
+    # Prometheus keeps its samples on the state disk, which grows by what the retention needs: 2 p5 nodes
+    # expose 2 x (8 x 64 + 600 + 192 x 16) = 8,368 series; 30 days at 30 s, 2 bytes a sample, x1.5 is
+    # 3 GiB, below the catalog's 50 GiB minimum. 100 GiB for Slurm + 50.
+    assert host_vars["slurm_controller_state_services"] == [
+        {"directory": "prometheus", "path": "/var/lib/prometheus", "unit": "prometheus.service"}
+    ]
+    assert one(plan, "aws:ebs/volume:Volume").inputs["size"] == 150
     import tarfile
 
     from tests.components.harness import stacks_module

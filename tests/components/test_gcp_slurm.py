@@ -140,6 +140,15 @@ def test_the_state_device_the_controller_role_looks_for_is_the_one_attached() ->
     assert {"aws": STATE_DEVICE, "gcp": f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}"} == STATE_DEVICES
 
 
+def test_a_monitored_clusters_state_disk_also_holds_the_samples() -> None:
+    """Prometheus on the controller keeps its samples on the state disk (the slurm_controller role binds
+    /var/lib/prometheus from it), which grows by what the retention needs: 50 GiB, the catalog's minimum,
+    for two a3-highgpu-8g nodes kept 30 days."""
+    body = BODY.replace("environments:", "monitoring: {kind: prometheus}\nenvironments:")
+    disk = one(gcp_plan(body, name="gsm", env="prod"), "gcp:compute/disk:Disk", "gsm-cluster-slurm-state")
+    assert disk.inputs["size"] == 150
+
+
 def test_a_customer_key_encrypts_the_controllers_disks() -> None:
     key = "projects/test-project/locations/us-central1/keyRings/ml/cryptoKeys/slurm"
     body = BODY.replace("  login: {count: 1}\n", f"  login: {{count: 1}}\n  controller: {{kms_key: {key}}}\n")

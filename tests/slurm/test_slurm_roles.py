@@ -270,12 +270,90 @@ def test_the_state_disk_comes_before_the_daemons_that_keep_state(controller: Hos
         assert "Requires=clusterfab-slurm-state.service" in dropin
         assert "After=clusterfab-slurm-state.service" in dropin
     script = controller.path("/usr/local/sbin/clusterfab-slurm-state").read_text()
-    assert "slurmctld:/var/spool/slurmctld mysql:/var/lib/mysql" in script
+    # The example is monitored: Prometheus' samples live on the state disk too.
+    assert "slurmctld:/var/spool/slurmctld mysql:/var/lib/mysql prometheus:/var/lib/prometheus" in script
+    dropin = controller.path("/etc/systemd/system/prometheus.service.d/clusterfab-state.conf").read_text()
+    assert "Requires=clusterfab-slurm-state.service" in dropin
     # Formatting only a disk without a file system.
     assert 'if [ -z "$(blkid -o value -s TYPE "$disk" || true)" ]; then' in script
     mariadb = controller.path("/etc/mysql/mariadb.conf.d/60-clusterfab-slurm.cnf").read_text()
     assert "skip-networking" in mariadb
     assert "innodb_lock_wait_timeout=900" in mariadb
+
+
+STATE_RUN = r"""
+set -eu
+# Private mounts, and tmpfs over the directories the program binds into: nothing reaches the host.
+mount --make-rprivate /
+for dir in /var/spool /var/lib; do mount -t tmpfs tmpfs "$dir"; done
+sh "$1"
+for dir in /var/spool/slurmctld /var/lib/mysql /var/lib/prometheus; do
+    echo "$dir $(findmnt -no SOURCE "$dir")"
+done
+touch /var/lib/prometheus/kept
+first=$(findmnt -bno SIZE "$2")
+if [ "$5" = grow ]; then truncate -s 256M "$3" && losetup -c "$4"; fi
+sh "$1"
+echo "$first $(findmnt -bno SIZE "$2") $(ls "$2/prometheus")"
+"""
+
+
+def _state_program(controller: HostRun, tmp_path: Path, step: str) -> list[str]:
+    """The role's state program for real, on a loop device in a mount namespace of its own, run twice
+    (with `step` grow, the disk grows between the runs): what it bound, and the file system's size
+    before and after the second run."""
+    image = tmp_path / "state.img"
+    subprocess.run(["truncate", "-s", "128M", str(image)], check=True)
+    device = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    mount = tmp_path / "state"
+    program = tmp_path / "clusterfab-slurm-state"
+    text = controller.path("/usr/local/sbin/clusterfab-slurm-state").read_text()
+    text = text.replace("want=/dev/sdf", f"want={device}")
+    program.write_text(text.replace("mount_point=/srv/clusterfab-slurm-state", f"mount_point={mount}"))
+    try:
+        argv = [str(program), str(mount), str(image), device, step]
+        done = subprocess.run(
+            ["unshare", "--mount", "sh", "-c", STATE_RUN, "state", *argv],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+    finally:
+        subprocess.run(["losetup", "-d", device], check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:3] == [
+        f"/var/spool/slurmctld {device}[/slurmctld]",
+        f"/var/lib/mysql {device}[/mysql]",
+        f"/var/lib/prometheus {device}[/prometheus]",
+    ]
+    return lines[3].split()
+
+
+def test_the_state_program_mounts_the_disk_and_binds_the_services_data(
+    controller: HostRun, tmp_path: Path
+) -> None:
+    """Formats the empty disk, mounts it, binds slurmctld's, MariaDB's and (monitoring on the controller)
+    Prometheus' directories from it; run again, it formats nothing and the data stays."""
+    before, after, kept = _state_program(controller, tmp_path, "again")
+    assert before == after
+    assert kept == "kept"
+
+
+def _can_grow_mounted_ext4() -> bool:
+    # ext4's online resize (EXT4_IOC_RESIZE_FS) needs CAP_SYS_RESOURCE, which some containers drop.
+    status = Path("/proc/self/status").read_text()
+    return bool(int(status.split("CapEff:")[1].split()[0], 16) >> 24 & 1)
+
+
+@pytest.mark.skipif(
+    not _can_grow_mounted_ext4(),
+    reason="this machine lacks CAP_SYS_RESOURCE, which growing a mounted ext4 file system needs",
+)
+def test_the_state_program_grows_the_file_system_with_the_disk(controller: HostRun, tmp_path: Path) -> None:
+    before, after, kept = _state_program(controller, tmp_path, "grow")
+    assert int(after) > int(before)
+    assert kept == "kept"
 
 
 def test_the_login_node_is_configless_through_sackd(login: HostRun, spec: Any) -> None:

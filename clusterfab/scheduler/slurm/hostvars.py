@@ -69,7 +69,19 @@ def controller_vars(
         "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
         "slurm_controller_health_program": f"{files_dir}/{HEALTH_PROGRAM}",
         "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
+        "slurm_controller_state_services": _state_services(spec),
     }
+
+
+PROMETHEUS_DATA = {"directory": "prometheus", "path": "/var/lib/prometheus", "unit": "prometheus.service"}
+"""Where Ubuntu's prometheus package keeps its samples (its unit's default storage path lies under it)."""
+
+
+def _state_services(spec: ClusterSpec) -> list[dict[str, str]]:
+    """With the monitoring stack on the controller, Prometheus keeps its samples on the state disk (sized
+    for them: Slurm.disk_gib), not on the root disk, where they could fill the disk slurmctld runs from."""
+    monitoring = spec.monitoring
+    return [dict(PROMETHEUS_DATA)] if monitoring is not None and monitoring.host == "controller" else []
 
 
 def _conf_server(spec: ClusterSpec, facts: SlurmFacts) -> str:
