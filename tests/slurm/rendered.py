@@ -18,10 +18,14 @@ def node_scripts() -> dict[str, str]:
 
 
 def rendered_files(name: str = "handwritten") -> dict[str, str]:
-    """The rendered Slurm files (name -> content) the lab runs.
+    """The Slurm files (name -> content) of the lab's main cluster, with the slurm_node role's prolog
+    and epilog.
 
-    Until `clusterfab render slurm` lands this is the hand-written set under data/handwritten; then it
-    becomes ``render_slurm(spec)`` for the matching blueprint (the only line to change).
+    A fixed, hand-written set under data/<name> (three 8-GPU nodes `trainers-0..2`, the teams' QOS and
+    accounts): the tests of Slurm's own behaviour (QOS limits, the health checks in the prolog and
+    epilog, requeues, the deep check) run against it, unmoved by changes to the examples. What
+    `clusterfab render slurm` writes for a blueprint runs in test_rendered_example.py (the aws-p5-slurm
+    example) and test_elastic_lab.py (an elastic cluster).
     """
     return {**files_in(DATA / name), **node_scripts()}
 
