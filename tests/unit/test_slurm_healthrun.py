@@ -104,6 +104,14 @@ def test_hostlists_expand_to_node_names(expression: str, names: list[str]) -> No
     assert expand_hostlist(expression) == names
 
 
+def test_what_slurm_conf_names_expands_back_to_its_nodes() -> None:
+    from clusterfab.scheduler.slurm.hostlist import expand, hostlist, join
+
+    written = join([hostlist("h100", 4, start=2), hostlist("login", 1)])
+    assert written == "h100-[2-5],login-0"
+    assert expand(written) == ["h100-2", "h100-3", "h100-4", "h100-5", "login-0"]
+
+
 @pytest.mark.parametrize(
     ("expression", "message"),
     [

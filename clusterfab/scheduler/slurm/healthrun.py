@@ -12,7 +12,6 @@ The program on the controller is the slurm_controller role's `CONTROLLER_PROGRAM
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import SchedulerOutput, StackOutputs
+from clusterfab.scheduler.slurm.hostlist import expand
 
 CONTROLLER_PROGRAM = "/usr/local/sbin/clusterfab-slurm-healthcheck"
 """Where the slurm_controller role installs the deep check (its vars/main.yml; a test holds them equal)."""
@@ -42,45 +42,13 @@ and a session streams the check's progress as it goes. The session runs as ssm-u
 Agent puts in sudoers (AWS Systems Manager workshop, "About the ssm-user account"); the check needs
 root."""
 
-_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_RANGE = re.compile(r"^(?P<prefix>[A-Za-z0-9._-]*)\[(?P<ranges>[0-9,-]+)\](?P<suffix>[A-Za-z0-9._-]*)$")
-
 
 def expand_hostlist(expression: str) -> list[str]:
-    """A Slurm hostlist (`trainers-[0-3,7],b-1`) as node names; UsageError for anything else.
-
-    One bracket per name, as slurm.conf's node names (clusterfab.scheduler.slurm.hostlist) have."""
-    names: list[str] = []
-    for part in _split_outside_brackets(expression):
-        match = _RANGE.match(part)
-        if match is None:
-            if not _NODE_NAME.match(part):
-                raise UsageError(f"--nodes: {part!r} is not a node name or a hostlist like trainers-[0-3]")
-            names.append(part)
-            continue
-        for span in match["ranges"].split(","):
-            first, _, last = span.partition("-")
-            if not first.isdigit() or (last and not last.isdigit()) or (last and int(last) < int(first)):
-                raise UsageError(f"--nodes: {span!r} in {part!r} is not a range like 0-3")
-            width = len(first) if first.startswith("0") else 0
-            for number in range(int(first), int(last or first) + 1):
-                names.append(f"{match['prefix']}{number:0{width}d}{match['suffix']}")
-    return list(dict.fromkeys(names))
-
-
-def _split_outside_brackets(expression: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for char in expression:
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    if depth != 0 or any(not p for p in parts):
-        raise UsageError(f"--nodes: {expression!r} is not a hostlist like trainers-[0-3],login-0")
-    return parts
+    """A Slurm hostlist (`trainers-[0-3,7],b-1`) as node names; UsageError for anything else."""
+    try:
+        return expand(expression)
+    except ValueError as err:
+        raise UsageError(f"--nodes: {err}") from None
 
 
 def remote_command(level: int, nodes: Sequence[str] = ()) -> list[str]:
