@@ -931,12 +931,13 @@ def dashboard(
     """
     import subprocess
 
-    from clusterfab.monitoring.tunnel import missing_tools, tunnel
+    from clusterfab.clouds import missing_host_tools
+    from clusterfab.monitoring.tunnel import tunnel
     from clusterfab.outputs import read_outputs
 
     outputs = read_outputs(_deploy_project().stack(stack).outputs())
     forward = tunnel(outputs, local_port=port)
-    missing = missing_tools(outputs.blueprint.cloud)
+    missing = missing_host_tools(outputs.blueprint.cloud)
     if missing:
         raise UsageError(f"the tunnel needs {', '.join(missing)} on PATH")
     typer.echo(f"Grafana of {stack}: {forward.url} (Ctrl-C closes the tunnel)")
@@ -963,14 +964,14 @@ def health(
     the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or gcloud
     (GCP). Exit 1 when a node failed, 2 when the check could not run or complete.
     """
-    from clusterfab.monitoring.tunnel import missing_tools
+    from clusterfab.clouds import missing_host_tools
     from clusterfab.outputs import read_outputs
     from clusterfab.scheduler.slurm.healthrun import expand_hostlist, find_report, health_argv, health_table
 
     wanted = expand_hostlist(nodes) if nodes is not None else []
     outputs = read_outputs(_deploy_project().stack(stack).outputs())
     argv = health_argv(outputs, level, wanted)
-    missing = missing_tools(outputs.blueprint.cloud)
+    missing = missing_host_tools(outputs.blueprint.cloud)
     if missing:
         raise UsageError(f"clusterfab health needs {', '.join(missing)} on PATH")
     report = find_report(_remote_lines(argv))

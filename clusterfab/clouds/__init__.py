@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from typing import assert_never
 
 from clusterfab.clouds.aws import AwsProfile
@@ -28,4 +29,9 @@ def profiles() -> tuple[CloudProfile, ...]:
     return tuple(profile(c) for c in CLOUDS)
 
 
-__all__ = ["CloudProfile", "FieldProblem", "profile", "profiles"]
+def missing_host_tools(cloud: Cloud) -> list[str]:
+    """The cloud's host access tools (`CloudProfile.host_access_tools`) that are not on PATH."""
+    return [tool for tool in profile(cloud).host_access_tools if shutil.which(tool) is None]
+
+
+__all__ = ["CloudProfile", "FieldProblem", "missing_host_tools", "profile", "profiles"]

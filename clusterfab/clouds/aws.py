@@ -60,6 +60,7 @@ class AwsProfile:
     inventory_plugin = "amazon.aws.aws_ec2"
     inventory_collection = "amazon.aws"
     inventory_suffix = ".aws_ec2.yml"
+    host_access_tools = ("aws", "session-manager-plugin")
 
     def reservation_valid(self, value: str) -> bool:
         return _RESERVATION.match(value) is not None

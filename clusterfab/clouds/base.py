@@ -140,6 +140,12 @@ class CloudProfile(Protocol):
         """The inventory plugin reads only files whose names end like this."""
         ...
 
+    @property
+    def host_access_tools(self) -> tuple[str, ...]:
+        """The command line tools that reach a host with no open port (SSM Session Manager, IAP), as
+        `clusterfab dashboard` and `clusterfab health` run them."""
+        ...
+
     def inventory(self, outputs: StackOutputs) -> dict[str, Any]:
         """The Ansible inventory plugin configuration for the nodes of a stack with these outputs."""
         ...

@@ -58,6 +58,7 @@ class GcpProfile:
     inventory_plugin = "google.cloud.gcp_compute"
     inventory_collection = "google.cloud"
     inventory_suffix = ".gcp.yml"
+    host_access_tools = ("gcloud",)
 
     def reservation_valid(self, value: str) -> bool:
         return _RESERVATION.match(value) is not None

@@ -9,11 +9,9 @@ and credentials.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 
 from clusterfab.core.errors import UsageError
-from clusterfab.core.vocab import Cloud
 from clusterfab.outputs import StackOutputs
 
 GRAFANA_PORT = 3000
@@ -21,10 +19,6 @@ GRAFANA_PORT = 3000
 LOCAL_PORT = 3000
 AWS_PORT_FORWARDING = "AWS-StartPortForwardingSession"
 """The SSM document that forwards one port of the instance to the caller (no inbound rule needed)."""
-_TOOLS: dict[Cloud, tuple[str, ...]] = {
-    "aws": ("aws", "session-manager-plugin"),
-    "gcp": ("gcloud",),
-}
 
 
 @dataclass(frozen=True)
@@ -62,8 +56,3 @@ def tunnel(outputs: StackOutputs, local_port: int = LOCAL_PORT) -> Tunnel:
         f"--project={blueprint.project}",
     ]  # fmt: skip
     return Tunnel(argv, url)
-
-
-def missing_tools(cloud: Cloud) -> list[str]:
-    """The command line tools the tunnel needs that are not on PATH."""
-    return [tool for tool in _TOOLS[cloud] if shutil.which(tool) is None]

@@ -76,6 +76,18 @@ def test_on_gcp_the_check_runs_over_ssh_through_iap() -> None:
     ]  # fmt: skip
 
 
+def test_the_tools_checked_before_a_run_are_the_ones_it_runs() -> None:
+    """`clusterfab health` and `clusterfab dashboard` refuse early when the cloud profile's host access
+    tools are missing: the commands they build start with one of them (the AWS CLI runs the
+    session-manager-plugin itself)."""
+    from clusterfab.clouds import profile
+
+    for cloud in ("aws", "gcp"):
+        tools = profile(cloud).host_access_tools
+        assert health_argv(read_outputs(_outputs(cloud, SCHEDULER[cloud])), 3)[0] in tools
+    assert profile("aws").host_access_tools == ("aws", "session-manager-plugin")
+
+
 def test_the_node_list_stays_one_value_in_the_ssm_parameters() -> None:
     # The CLI's shorthand (command=...) would split the command at the comma of the node list.
     argv = health_argv(read_outputs(_outputs("aws", SCHEDULER["aws"])), 2, expand_hostlist("trainers-[0-1]"))
@@ -270,7 +282,7 @@ def _cli(
     project = SimpleNamespace(stack=lambda name: SimpleNamespace(outputs=lambda: outputs))
     monkeypatch.setattr(cli, "_deploy_project", lambda: project)
     monkeypatch.setattr(cli, "_remote_lines", remote)
-    monkeypatch.setattr("clusterfab.monitoring.tunnel.missing_tools", lambda cloud: missing or [])
+    monkeypatch.setattr("clusterfab.clouds.missing_host_tools", lambda cloud: missing or [])
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setattr(sys, "argv", ["clusterfab", "health", "--stack", "prod", *args])
     with pytest.raises(SystemExit) as exited:
