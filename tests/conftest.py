@@ -19,20 +19,34 @@ GOLDEN = REPO / "tests" / "golden"
 _LEAKY_PREFIXES = ("AWS_", "GOOGLE_", "CLOUDSDK_", "PULUMI_", "GCP_")
 
 
-SHARED_NODE_RUNS = frozenset({"efa_node", "gib_node"})
-"""Session fixtures that run a whole playbook (minutes each): the modules using them share one worker."""
+NODE_RUNS = {"efa_node": "efa-node-run", "gib_node": "gib-node-run"}
+"""Session fixtures that run a whole playbook (minutes each) -> the xdist group of every test using one:
+a session fixture is computed once per worker, so its users must share a worker; the two runs' groups
+go to different workers."""
 SLOW_MARKS = ("slurm", "ansible", "quality")
 """Tests that run real daemons, playbooks or whole-tree linters: handed out first, so none starts last."""
 
 
+def _node_runs(item: pytest.Item) -> set[str]:
+    """The node-run groups an item needs: through its fixtures, or a fixture it looks up by a name it is
+    parametrized with (request.getfixturevalue)."""
+    names = set(getattr(item, "fixturenames", ()))
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        names |= {value for value in callspec.params.values() if isinstance(value, str)}
+    return {NODE_RUNS[name] for name in names if name in NODE_RUNS}
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """One xdist group per module (a module's lab or fixtures start once), except that the modules
-    sharing a playbook run form one group; the slow groups go first."""
+    """One xdist group per module (a module's lab or fixtures start once), except that the tests using a
+    playbook run form that run's group; the slow groups go first."""
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            shared = SHARED_NODE_RUNS & set(getattr(item, "fixturenames", ()))
-            group = "ansible-node-runs" if shared else item.nodeid.split("::")[0]
+            runs = _node_runs(item)
+            if len(runs) > 1:
+                raise pytest.UsageError(f"{item.nodeid} needs {sorted(runs)}: one playbook run per test")
+            group = runs.pop() if runs else item.nodeid.split("::")[0]
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in SLOW_MARKS))
 
