@@ -12,8 +12,8 @@ RoCE network profile come from the catalog (`GcpMachineType.network`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from ipaddress import IPv4Network
 from typing import Any, Literal, assert_never, get_args
 
@@ -222,6 +222,8 @@ class _Site:
     bucket: GcpClusterBucket
     node_group_hooks: tuple[pulumi.ResourceHook, ...] = ()
     """Bound to each node group's managed instance group (Cluster.node_group_hooks)."""
+    gce_groups: Mapping[str, GceGroup] = field(default_factory=dict)
+    """Slurm's node groups as the controller's programs see them (`_gce_group`); empty without Slurm."""
 
     @property
     def spec(self) -> ClusterSpec:
@@ -257,7 +259,8 @@ def realize(cluster: Cluster) -> Realized:
         lambda blueprint, stack: gce_fleet(project, spec.zone, blueprint=blueprint, stack=stack),
         instance_group_name,
     )
-    site = _Site(cluster, project, opts, network, fabrics, bucket, hooks)
+    sources = _gce_groups(spec, cluster.stack) if spec.scheduler is not None else {}
+    site = _Site(cluster, project, opts, network, fabrics, bucket, hooks, sources)
     mounts, storage = _storage(site)
     groups = {g.name: _node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
     tpus = {t.name: _tpu(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
@@ -456,7 +459,11 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             compact_placement=compact,
             max_topology_distance=_distance(group, machine),
             accelerator_topology=machine.placement.accelerator_topology if compact else None,
-            elastic_placement_policies=_elastic_placement_policies(site, group),
+            elastic_placement_policies=(
+                site.gce_groups[group.name].placement_policies(group.static_size, group.max_size)
+                if group.name in site.gce_groups
+                else []
+            ),
             startup_script=_node_boot(site, group, mounts),
             base_instance_name=_base_instance_name(spec, stack, group),
             description=f"{spec.name}/{group.name}",
@@ -683,7 +690,7 @@ def _slurm(
     if slurm is None:
         return None
     stack = cluster.stack
-    sources = _gce_groups(site)
+    sources = site.gce_groups
     archive = cluster.slurm_files(project=site.project, gce_groups=sources)
     login = slurm.login
     controller_boot, login_boot = _slurm_boot_scripts(site, archive, login_mounts)
@@ -734,7 +741,7 @@ def _slurm(
 
 
 def _elastic_groups(
-    sources: dict[str, GceGroup], groups: dict[str, NodeGroupExport]
+    sources: Mapping[str, GceGroup], groups: dict[str, NodeGroupExport]
 ) -> list[GcpElasticNodeGroup]:
     """The groups with elastic nodes, whose VMs the controller creates from the group's template."""
     return [
@@ -750,9 +757,8 @@ def _elastic_groups(
     ]
 
 
-def _gce_groups(site: _Site) -> dict[str, GceGroup]:
+def _gce_groups(spec: ClusterSpec, stack: str) -> dict[str, GceGroup]:
     """Slurm's node groups as the controller's programs see them (`_gce_group`)."""
-    spec, stack = site.spec, site.cluster.stack
     return {g.name: _gce_group(spec, stack, g) for g in slurm_node_groups(spec)}
 
 
@@ -786,14 +792,6 @@ def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
         else "",
         placement_chunk=chunk if placed else 0,
     )
-
-
-def _elastic_placement_policies(site: _Site, group: NodeGroup) -> list[str]:
-    """The compact placement policies the group's elastic Slurm nodes use (none without Slurm)."""
-    spec = site.spec
-    if spec.scheduler is None or group.name not in {g.name for g in slurm_node_groups(spec)}:
-        return []
-    return _gce_group(spec, site.cluster.stack, group).placement_policies(group.static_size, group.max_size)
 
 
 def _slurm_grants(site: _Site, controller: GcpSlurmController, groups: dict[str, NodeGroupExport]) -> None:
