@@ -28,7 +28,10 @@ _QUANTITY_WORD = {
     "controller": ("node", "nodes"),
     "login": ("node", "nodes"),
 }
-_NOT_PRICED = "boot disks, networking, data transfer and VPC flow logs (per GB ingested)"
+_NOT_PRICED = (
+    "block storage (boot, Slurm state and monitoring disks), networking, data transfer and VPC flow logs"
+    " (per GB ingested)"
+)
 """What the estimate leaves out on purpose; said in every human-readable output."""
 
 

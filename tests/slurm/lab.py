@@ -523,10 +523,11 @@ class SlurmLab:
         self.path("/etc/hosts").write_text(hosts)
         etc = self.path("/etc/slurm")
         for name, text in self.files.items():
-            target = etc / name
+            # An absolute name is a node program (the TaskProlog), installed where slurm.conf names it.
+            target = self.path(name) if name.startswith("/") else etc / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
-            target.chmod(0o755 if name.startswith(("prolog.d/", "epilog.d/")) else 0o644)
+            target.chmod(0o755 if name.startswith(("prolog.d/", "epilog.d/", "/")) else 0o644)
         for sub in ("prolog.d", "epilog.d"):
             (etc / sub).mkdir(exist_ok=True)
         smi = self.path("/usr/bin/nvidia-smi")

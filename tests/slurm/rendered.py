@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clusterfab.scheduler.slurm.render import TASK_PROLOG
+
 DATA = Path(__file__).parent / "data"
 HEALTH_CHECK = (
     Path(__file__).resolve().parents[2] / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
@@ -11,10 +13,19 @@ HEALTH_CHECK = (
 """The slurm_node role's prolog and epilog: the lab runs the role's own script (its defaults: 8 GPUs)."""
 
 
+TASK_ENV = HEALTH_CHECK.with_name("clusterfab_task_env.py")
+"""The slurm_node role's TaskProlog program (the fabric environment for each task)."""
+
+
 def node_scripts() -> dict[str, str]:
-    """The prolog.d and epilog.d entries the slurm_node role installs on every GPU node."""
+    """The prolog.d and epilog.d entries and the TaskProlog the slurm_node role installs on every GPU
+    node (the TaskProlog by its absolute path)."""
     text = HEALTH_CHECK.read_text()
-    return {"prolog.d/50-clusterfab-health": text, "epilog.d/50-clusterfab-health": text}
+    return {
+        "prolog.d/50-clusterfab-health": text,
+        "epilog.d/50-clusterfab-health": text,
+        TASK_PROLOG: TASK_ENV.read_text(),
+    }
 
 
 def rendered_files(name: str = "handwritten") -> dict[str, str]:

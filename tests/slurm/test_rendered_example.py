@@ -93,6 +93,65 @@ def test_rendered_example_runs_a_two_node_gpu_job_with_a_time_limit(lab: SlurmLa
     assert lines == [f"h100-{i} CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" for i in range(2)]
 
 
+FABRIC_PROFILE = (
+    "# /etc/profile.d/nccl-fabric.sh as the efa role writes it (no huge pages, one extra variable)\n"
+    'export LD_LIBRARY_PATH="/opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib'
+    '${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"\n'
+    "export FI_EFA_USE_HUGE_PAGE=0\n"
+    "export NCCL_SOCKET_IFNAME='^lo,docker'\n"
+)
+SHOW_FABRIC = (
+    "#!/bin/sh\n"
+    "srun sh -c 'echo \"$(hostname) $NCCL_SOCKET_IFNAME $FI_EFA_USE_HUGE_PAGE $LD_LIBRARY_PATH\"'\n"
+)
+
+
+@pytest.fixture
+def fabric_profile(lab: SlurmLab) -> Iterator[None]:
+    profile = lab.path("/etc/profile.d/nccl-fabric.sh")
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    profile.write_text(FABRIC_PROFILE)
+    yield
+    profile.unlink()
+
+
+@pytest.mark.usefixtures("fabric_profile")
+@pytest.mark.parametrize(
+    ("exported", "expected"),
+    [
+        # Submitted from a login node, which has no fabric: every task gets the node's profile.
+        ("ALL", "^lo,docker 0 /opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib"),
+        # What the job sets wins, and the plugin's libraries go before the job's own.
+        (
+            "ALL,NCCL_SOCKET_IFNAME=ens5,LD_LIBRARY_PATH=/home/alice/lib",
+            "ens5 0 /opt/amazon/ofi-nccl/lib:/opt/amazon/efa/lib:/home/alice/lib",
+        ),
+    ],
+)
+def test_every_task_gets_the_nodes_fabric_environment(lab: SlurmLab, exported: str, expected: str) -> None:
+    """slurm.conf's TaskProlog (the slurm_node role's clusterfab-task-env) under the real slurmd: a task
+    starts without a login shell, so only this gives NCCL the fabric's plugin and settings."""
+    assert (
+        "TaskProlog              = /usr/local/sbin/clusterfab-task-env"
+        in lab.run("scontrol show config").stdout
+    )
+    job_id = lab.sbatch(
+        SHOW_FABRIC,
+        "-N2",
+        "--gpus-per-node=8",
+        "--time=10",
+        "-A",
+        "research",
+        f"--export={exported}",
+        "-o",
+        "fabric-%j.txt",
+        user="alice",
+    )
+    assert lab.job_state(lab.wait_job(job_id, FINAL)).split("+")[0] == "COMPLETED"
+    lines = sorted(lab.run(f"cat /home/alice/fabric-{job_id}.txt").stdout.splitlines())
+    assert lines == [f"h100-{i} {expected}" for i in range(2)]
+
+
 def test_rendered_example_runs_a_job_without_a_time_limit(lab: SlurmLab) -> None:
     # The partition's DefaultTime bounds the job: under safe enforcement a job without a limit would wait
     # for ever on the team's GPU-minute budget (QOSGrpGRESMinutes); this test found that.

@@ -32,7 +32,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     health_files,
     node_vars,
 )
-from clusterfab.scheduler.slurm.render import POWER_PROGRAMS
+from clusterfab.scheduler.slurm.render import POWER_PROGRAMS, TASK_PROLOG
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec.capacity import Spot
 from tests.conftest import REPO
@@ -385,6 +385,10 @@ def test_the_node_runs_slurmd_configless_with_the_health_check(node: HostRun) ->
     source = REPO / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
     assert health.read_text() == source.read_text()
     assert health.stat().st_mode & 0o777 == 0o755
+    # slurm.conf's TaskProlog, where the rendered file names it.
+    task_env = node.path(TASK_PROLOG)
+    assert task_env.read_text() == source.with_name("clusterfab_task_env.py").read_text()
+    assert task_env.stat().st_mode & 0o777 == 0o755
     assert _held(node) >= {"slurmd", "slurm-client"}
     assert _enabled(node, "slurmd.service")
     assert not node.path("/etc/slurm/slurm.conf").exists()

@@ -5,6 +5,7 @@ what the controller's archive carries for it; the whole flow runs in the Slurm l
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from clusterfab.catalog.query import load_catalog
 from clusterfab.scheduler.slurm import healthcheck
@@ -67,3 +68,47 @@ def test_the_controller_archive_carries_the_program_and_the_floors() -> None:
 def test_the_catalog_floor_is_the_reference_less_the_tolerance() -> None:
     floors = load_catalog().pair_bandwidth
     assert (floors.floor("a3-megagpu-8g"), floors.floor("p5.48xlarge")) == (160.4, None)
+
+
+def test_the_pair_test_is_one_pmix_world_whose_mpi_keeps_to_tcp_and_shared_memory() -> None:
+    """The exact srun of a pair: Open MPI's own traffic is pinned to ob1 over self/vader/tcp, so it never
+    opens the RDMA NICs (UCX, libfabric) that NCCL's plugin uses."""
+    seen: list[list[str]] = []
+    recorded = (FIXTURES / "nccl-tests-all_gather-a3mega.txt").read_text()
+    table = _devices([(r, f"h100-{r // 8}", r % 8) for r in range(16)]) + recorded
+
+    def runner(argv: Sequence[str], timeout: float) -> healthcheck.Ran:
+        seen.append(list(argv))
+        return healthcheck.Ran(0, table, "")
+
+    check = healthcheck.Check(level=1, groups={}, runner=runner, reservation="clusterfab-health-1")
+    pair = [healthcheck.Node(f"h100-{i}", "IDLE", "train", 8) for i in range(2)]
+    assert check.bandwidth(pair) == healthcheck.largest_busbw(table)
+    assert seen == [
+        [
+            "srun",
+            "--reservation=clusterfab-health-1",
+            "--partition=train",
+            "--nodelist=h100-0,h100-1",
+            "--nodes=2",
+            "--ntasks-per-node=8",
+            "--exclusive",
+            "--job-name=clusterfab-health-1",
+            f"--time={-(-healthcheck.NCCL_SECONDS // 60)}",
+            f"--extra={healthcheck.SKIP_NODE_CHECKS}",
+            "--gres=gpu:8",
+            "--mpi=pmix",
+            "env",
+            "OMPI_MCA_pml=ob1",
+            "OMPI_MCA_btl=self,vader,tcp",
+            "/opt/nccl-tests/build/all_reduce_perf",
+            "-b",
+            "512M",
+            "-e",
+            "8G",
+            "-f",
+            "2",
+            "-g",
+            "1",
+        ]
+    ]

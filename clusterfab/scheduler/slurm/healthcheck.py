@@ -50,6 +50,11 @@ SKIP_NODE_CHECKS = "healthchecks_prolog=off,healthchecks_epilog=off"
 DCGM_SECONDS = {1: 60, 2: 300, 3: 1800}
 """The node program's own DCGM bounds (its CLUSTERFAB_HEALTH_DCGM_TIMEOUTS defaults)."""
 MARGIN = 120
+MPI_ENV = ("OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp")
+"""Open MPI only wires the NCCL test (its rank list, the NCCL id, the results), so its own traffic stays
+on TCP and shared memory: left to choose, Ubuntu's Open MPI 4.1 would take UCX on RoCE and InfiniBand
+NICs, or its own libfabric on EFA, beside the vendor's stack that NCCL uses; what NCCL measures does not
+go through MPI."""
 NCCL_SECONDS = 600
 GRACE = 15
 """Seconds an srun gets past its job's own limit before it is killed here and its job cancelled."""
@@ -299,7 +304,7 @@ class Check:
         """The pair's busbw (GB/s), or an error text; SetupError when the run was not one test across
         the pair."""
         tasks = pair[0].gpus or 1
-        command = [self.nccl_test, *self.nccl_args]
+        command = ["env", *MPI_ENV, self.nccl_test, *self.nccl_args]
         ran = self.srun(pair, command, self.nccl_seconds, tasks, [f"--mpi={self.nccl_mpi}"])
         if ran.returncode is None:
             return f"all_reduce_perf did not finish within {self.nccl_seconds}s"

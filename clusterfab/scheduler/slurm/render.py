@@ -38,6 +38,9 @@ QOS_PRIORITY = {"low": 10, "normal": 100, "high": 1000}
 
 PROLOG_DIR = "/etc/slurm/prolog.d"
 EPILOG_DIR = "/etc/slurm/epilog.d"
+TASK_PROLOG = "/usr/local/sbin/clusterfab-task-env"
+"""Run before each task (the slurm_node role installs it): the task gets the node's NCCL fabric
+environment, which only a login shell would read (a job inherits the submitting host's environment)."""
 PROLOG_EPILOG_TIMEOUT_S = 600
 """slurmd's own bound on a prolog or epilog (drain and requeue past it). The node's health check keeps to
 its budgets (150 s prolog, 420 s epilog with the medium DCGM diagnostic) by itself; this is the backstop
@@ -182,6 +185,7 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("PrologFlags", "Alloc,Contain", "PrologFlags=Contain"),
         s("Prolog", f"{PROLOG_DIR}/*"),
         s("Epilog", f"{EPILOG_DIR}/*"),
+        s("TaskProlog", TASK_PROLOG),
         s("PrologEpilogTimeout", str(PROLOG_EPILOG_TIMEOUT_S)),
         # The prolog drains a failing node itself; the job goes back to the queue, not on hold.
         s("SchedulerParameters", "nohold_on_prolog_fail"),
