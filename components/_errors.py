@@ -28,3 +28,16 @@ def slurm_controller_problems(state_field: str, state_gib: int, login_count: int
     if login_count < 0:
         problems.append(("login_count", "cannot be negative"))
     return problems
+
+
+def snapshot_problems(start_utc: str, kept: int) -> list[tuple[str, str]]:
+    """What a daily snapshot schedule refuses on either cloud: a start that is not on the hour (Compute
+    Engine's snapshot schedules start on the hour; Data Lifecycle Manager takes any HH:MM), a count
+    outside 1-1000 (Data Lifecycle Manager's retain count)."""
+    problems = []
+    hour, _, minute = start_utc.partition(":")
+    if not (len(hour) == 2 and hour.isdigit() and int(hour) < 24 and minute == "00"):
+        problems.append(("snapshot_time_utc", f"'{start_utc}' is not an hour as HH:00 (UTC)"))
+    if not 1 <= kept <= 1000:
+        problems.append(("snapshots_kept", "keep between 1 and 1000 daily snapshots"))
+    return problems

@@ -78,6 +78,9 @@ def _p(terraform_type: str, package: str, name: str, kind: str = "func") -> Upst
 AWS: dict[str, Upstream] = {
     "aws:autoscaling/group:Group": _p("aws_autoscaling_group", "autoscaling", "resourceGroup"),
     "aws:budgets/budget:Budget": _p("aws_budgets_budget", "budgets", "resourceBudget"),
+    "aws:dlm/lifecyclePolicy:LifecyclePolicy": _p(
+        "aws_dlm_lifecycle_policy", "dlm", "resourceLifecyclePolicy"
+    ),
     "aws:ebs/volume:Volume": _p("aws_ebs_volume", "ec2", "resourceEBSVolume"),
     "aws:cloudwatch/logGroup:LogGroup": _p("aws_cloudwatch_log_group", "logs", "resourceGroup"),
     "aws:ec2/eip:Eip": _p("aws_eip", "ec2", "resourceEIP"),
@@ -171,6 +174,11 @@ GCP: dict[str, Upstream] = {
         "google_compute_instance_template", "compute", "ResourceComputeInstanceTemplate"
     ),
     "gcp:compute/network:Network": _p("google_compute_network", "compute", "ResourceComputeNetwork"),
+    "gcp:compute/diskResourcePolicyAttachment:DiskResourcePolicyAttachment": _p(
+        "google_compute_disk_resource_policy_attachment",
+        "compute",
+        "ResourceComputeDiskResourcePolicyAttachment",
+    ),
     "gcp:compute/resourcePolicy:ResourcePolicy": _p(
         "google_compute_resource_policy", "compute", "ResourceComputeResourcePolicy"
     ),

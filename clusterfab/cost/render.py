@@ -29,8 +29,8 @@ _QUANTITY_WORD = {
     "login": ("node", "nodes"),
 }
 _NOT_PRICED = (
-    "block storage (boot, Slurm state and monitoring disks), networking, data transfer and VPC flow logs"
-    " (per GB ingested)"
+    "block storage (boot, Slurm state and monitoring disks; the state disk's snapshots), networking, data"
+    " transfer and VPC flow logs (per GB ingested)"
 )
 """What the estimate leaves out on purpose; said in every human-readable output."""
 

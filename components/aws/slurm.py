@@ -7,7 +7,8 @@ the stack creates an empty Secrets Manager secret, the controller fills it at it
 the cluster's own roles may read it (the controller alone may write it). Slurm's ports are open only
 between the cluster's security groups: slurmctld (6817) to nodes and login nodes, slurmd (6818) to the
 controller and login nodes, slurmdbd (6819) to the login nodes (sacct, sreport), and srun's port range
-back to the login nodes from the nodes.
+back to the login nodes from the nodes. The state volume is snapshotted every day by a Data Lifecycle
+Manager policy that selects it by its tag; a lost or damaged volume comes back from the last snapshot.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from clusterfab.core.vocab import (
     SLURM_ROLE_TAG,
     STACK_TAG,
 )
-from components._errors import check_inputs, slurm_controller_problems
+from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
@@ -40,6 +41,10 @@ SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
 SLURMDBD_PORT = 6819
 SRUN_PORTS = (60001, 63000)
+SNAPSHOT_TAG = "clusterfab-snapshots"
+"""The tag the state volume's snapshot policy selects it by (its value: the volume's resource name)."""
+DLM_SERVICE_POLICY = "policy/service-role/AWSDataLifecycleManagerServiceRole"
+"""AWS's managed policy for Data Lifecycle Manager's snapshot policies (what its default role carries)."""
 STATE_DEVICE = "/dev/sdf"
 """Where the state volume is attached (Nitro instances show it as an NVMe device with this name as its
 EBS device name, which the controller's role looks up)."""
@@ -247,6 +252,11 @@ class AwsSlurmControllerArgs:
     account's EBS default key."""
     protect: bool = True
     """Keep the state volume (slurmctld state, the accounting database) from deletion and replacement."""
+    snapshot_time_utc: str = "03:00"
+    """The hour (HH:00, UTC) the state volume's daily snapshot starts (Data Lifecycle Manager starts it
+    within the hour after)."""
+    snapshots_kept: int = 7
+    """How many daily snapshots of the state volume are kept (the oldest goes when a new one is made)."""
     boot_script: pulumi.Input[str] = ""
     files: tuple[str, Path] | None = None
     """(object key, local path) of the rendered Slurm files the controller's boot fetches."""
@@ -262,7 +272,15 @@ class AwsSlurmControllerArgs:
 
 
 def _problems(args: AwsSlurmControllerArgs) -> list[tuple[str, str]]:
-    return slurm_controller_problems("state_volume_gib", args.state_volume_gib, args.login_count)
+    problems = slurm_controller_problems("state_volume_gib", args.state_volume_gib, args.login_count)
+    problems += snapshot_problems(args.snapshot_time_utc, args.snapshots_kept)
+    return problems
+
+
+def dlm_trust_policy() -> str:
+    """Data Lifecycle Manager may assume the snapshot policy's role."""
+    statement = {"Effect": "Allow", "Principal": {"Service": "dlm.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 def _rule(
@@ -482,7 +500,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             encrypted=True,
             kms_key_id=args.kms_key_arn,
             final_snapshot=True,
-            tags={**args.tags, "Name": child(name, "state")},
+            tags={**args.tags, "Name": child(name, "state"), SNAPSHOT_TAG: child(name, "state")},
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )
         aws.ec2.VolumeAttachment(
@@ -491,6 +509,53 @@ class AwsSlurmController(pulumi.ComponentResource):
             volume_id=volume.id,
             instance_id=instance.id,
             opts=self._own,
+        )
+        self._snapshots(child(name, "state"))
+
+    def _snapshots(self, volume: str) -> None:
+        """A daily snapshot of the state volume, the last `snapshots_kept` kept, by Data Lifecycle Manager
+        with the rights of its default role (AWS's managed policy: snapshots inherit the volume's key, and
+        creating one needs no right to it)."""
+        name, args, own = self._name, self._args, self._own
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        role = aws.iam.Role(
+            child(name, "snapshots-role"),
+            assume_role_policy=dlm_trust_policy(),
+            description=f"clusterfab Slurm state snapshots of {args.cluster}: Data Lifecycle Manager",
+            tags=dict(args.tags),
+            opts=own,
+        )
+        aws.iam.RolePolicyAttachment(
+            child(name, "snapshots-service"),
+            role=role.name,
+            policy_arn=identity.apply(lambda me: f"arn:{me.arn.split(':')[1]}:iam::aws:{DLM_SERVICE_POLICY}"),
+            opts=own,
+        )
+        aws.dlm.LifecyclePolicy(
+            child(name, "snapshots"),
+            # The API's description is letters, digits, spaces, _ and - only.
+            description=f"clusterfab Slurm state of {args.cluster} daily {args.snapshots_kept} kept",
+            execution_role_arn=role.arn,
+            state="ENABLED",
+            policy_details=aws.dlm.LifecyclePolicyPolicyDetailsArgs(
+                policy_type="EBS_SNAPSHOT_MANAGEMENT",
+                resource_types=["VOLUME"],
+                target_tags={SNAPSHOT_TAG: volume},
+                schedules=[
+                    aws.dlm.LifecyclePolicyPolicyDetailsScheduleArgs(
+                        name="daily",
+                        create_rule=aws.dlm.LifecyclePolicyPolicyDetailsScheduleCreateRuleArgs(
+                            interval=24, interval_unit="HOURS", times=args.snapshot_time_utc
+                        ),
+                        retain_rule=aws.dlm.LifecyclePolicyPolicyDetailsScheduleRetainRuleArgs(
+                            count=args.snapshots_kept
+                        ),
+                        copy_tags=True,
+                    )
+                ],
+            ),
+            tags=dict(args.tags),
+            opts=own,
         )
 
     def _login(

@@ -6,7 +6,8 @@ OS Login). The munge key never passes through the stack or metadata: the stack c
 Manager secret, the controller adds its first version at first boot (secretVersionAdder on that secret
 alone), and only the cluster's service accounts may read it. Slurm's ports need no firewall rule of their
 own: the controller and login nodes sit in the system subnet, and the system network admits traffic from
-the cluster's range only (components/gcp/network.py).
+the cluster's range only (components/gcp/network.py). The state disk is snapshotted every day by a
+snapshot schedule attached to it; the snapshots stay in the cluster's region and outlive the disk.
 
 The node sync names each GPU VM by setting one metadata key on it; its role is split because IAM
 conditions on instance names can only apply to calls on an instance: `compute.instances.list` and
@@ -37,7 +38,7 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
-from components._errors import check_inputs, slurm_controller_problems
+from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
@@ -134,6 +135,10 @@ class GcpSlurmControllerArgs:
     disk_type: str = "pd-balanced"
     protect: bool = True
     """Keep the state disk (slurmctld state, the accounting database) from deletion and replacement."""
+    snapshot_time_utc: str = "03:00"
+    """The hour (HH:00, UTC) the state disk's daily snapshot starts (within the hour after)."""
+    snapshots_kept: int = 7
+    """Days each daily snapshot of the state disk is kept; they outlive the disk."""
     kms_key: str | None = None
     """The customer-managed key (projects/*/locations/*/keyRings/*/cryptoKeys/*) of the controller's and
     login nodes' disks; None: Google's own key. The Compute Engine service agent needs
@@ -151,6 +156,7 @@ class GcpSlurmControllerArgs:
 
 def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
     problems = slurm_controller_problems("state_disk_gib", args.state_disk_gib, args.login_count)
+    problems += snapshot_problems(args.snapshot_time_utc, args.snapshots_kept)
     if not args.node_instance_prefixes:
         problems.append(("node_instance_prefixes", "name at least one node group's base instance name"))
     return problems
@@ -475,6 +481,7 @@ class GcpSlurmController(pulumi.ComponentResource):
             labels=dict(args.labels),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )
+        self._snapshots(state)
         return self._vm(
             child(name, "controller"),
             vm_name=args.instance_name,
@@ -487,6 +494,39 @@ class GcpSlurmController(pulumi.ComponentResource):
             attached_disks=[
                 gcp.compute.InstanceAttachedDiskArgs(source=state.self_link, device_name=STATE_DEVICE_NAME)
             ],
+        )
+
+    def _snapshots(self, disk: gcp.compute.Disk) -> None:
+        """A daily snapshot of the state disk in the cluster's region, kept `snapshots_kept` days and past
+        the disk's deletion; attached to the disk, so an existing disk is not recreated for it."""
+        name, args = self._name, self._args
+        policy = gcp.compute.ResourcePolicy(
+            child(name, "snapshots"),
+            project=args.project,
+            region=args.region,
+            description=f"clusterfab Slurm state of {args.cluster}: daily, kept {args.snapshots_kept} days",
+            snapshot_schedule_policy=gcp.compute.ResourcePolicySnapshotSchedulePolicyArgs(
+                schedule=gcp.compute.ResourcePolicySnapshotSchedulePolicyScheduleArgs(
+                    daily_schedule=gcp.compute.ResourcePolicySnapshotSchedulePolicyScheduleDailyScheduleArgs(
+                        days_in_cycle=1, start_time=args.snapshot_time_utc
+                    )
+                ),
+                retention_policy=gcp.compute.ResourcePolicySnapshotSchedulePolicyRetentionPolicyArgs(
+                    max_retention_days=args.snapshots_kept, on_source_disk_delete="KEEP_AUTO_SNAPSHOTS"
+                ),
+                snapshot_properties=gcp.compute.ResourcePolicySnapshotSchedulePolicySnapshotPropertiesArgs(
+                    labels=dict(args.labels), storage_locations=args.region
+                ),
+            ),
+            opts=self._own,
+        )
+        gcp.compute.DiskResourcePolicyAttachment(
+            child(name, "state-snapshots"),
+            project=args.project,
+            zone=args.zone,
+            disk=disk.name,
+            name=policy.name,
+            opts=self._own,
         )
 
     def _login(

@@ -140,13 +140,16 @@ def _kind_problem(spec: Field, value: Any) -> str | None:
 
 _SUPPLEMENTARY = r"\uD800\uDC00-\uDBFF\uDFFF"
 """Java's UTF-16 spelling of the supplementary planes in a character class (botocore patterns)."""
+_ANY = r"\p{all}"
+r"""Java's class of every code point (botocore's dlm tag patterns: `[\p{all}]*`)."""
 
 
 def _pattern_problem(pattern: str, value: str) -> str | None:
     """Model patterns are Java regular expressions (Unicode classes like \\p{L}, UTF-16 surrogate
     ranges); the `regex` module reads them once the surrogate range is spelt as code points. As in
     Smithy, a pattern is not anchored unless it says so."""
-    compiled = regex.compile(pattern.replace(_SUPPLEMENTARY, r"\U00010000-\U0010FFFF"), regex.DOTALL)
+    java = pattern.replace(_SUPPLEMENTARY, r"\U00010000-\U0010FFFF").replace(_ANY, r"\x00-\U0010FFFF")
+    compiled = regex.compile(java, regex.DOTALL)
     return None if compiled.search(value) else f"{value[:80]!r} does not match the pattern {pattern!r}"
 
 

@@ -19,6 +19,7 @@ _NIC = f"{_LT}.NetworkInterfaces[]"
 _EBS = f"{_LT}.BlockDeviceMappings[].Ebs"
 _LUSTRE = "CreateFileSystemRequest.LustreConfiguration"
 _RUN = "RunInstancesRequest"
+_DLM = "CreateLifecyclePolicyRequest.PolicyDetails"
 
 AWS: dict[str, dict[str, Target]] = {
     "pulumi:providers:aws": {
@@ -187,6 +188,31 @@ AWS: dict[str, dict[str, Target]] = {
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": {
         "policyArn": Api("iam", "AttachRolePolicyRequest.PolicyArn"),
         "role": Api("iam", "AttachRolePolicyRequest.RoleName", ref=True),
+    },
+    "aws:dlm/lifecyclePolicy:LifecyclePolicy": {
+        "description": Api("dlm", "CreateLifecyclePolicyRequest.Description"),
+        "executionRoleArn": Api("dlm", "CreateLifecyclePolicyRequest.ExecutionRoleArn", ref=True),
+        "state": Api("dlm", "CreateLifecyclePolicyRequest.State"),
+        "policyDetails.policyType": Api("dlm", f"{_DLM}.PolicyType"),
+        "policyDetails.resourceTypes[]": Api("dlm", f"{_DLM}.ResourceTypes[]"),
+        "policyDetails.targetTags.*": Api(
+            "dlm", f"{_DLM}.TargetTags[].Value", key=f"{_DLM}.TargetTags[].Key", note="a map in the provider"
+        ),
+        "policyDetails.schedules[].name": Api("dlm", f"{_DLM}.Schedules[].Name"),
+        "policyDetails.schedules[].copyTags": Api("dlm", f"{_DLM}.Schedules[].CopyTags"),
+        "policyDetails.schedules[].createRule.interval": Api(
+            "dlm", f"{_DLM}.Schedules[].CreateRule.Interval"
+        ),
+        "policyDetails.schedules[].createRule.intervalUnit": Api(
+            "dlm", f"{_DLM}.Schedules[].CreateRule.IntervalUnit"
+        ),
+        "policyDetails.schedules[].createRule.times": Api(
+            "dlm", f"{_DLM}.Schedules[].CreateRule.Times[]", note="the provider takes the API's one-item list"
+        ),
+        "policyDetails.schedules[].retainRule.count": Api("dlm", f"{_DLM}.Schedules[].RetainRule.Count"),
+        "tags.*": Api(
+            "dlm", "CreateLifecyclePolicyRequest.Tags{}", key="CreateLifecyclePolicyRequest.Tags{key}"
+        ),
     },
     "aws:iam/instanceProfile:InstanceProfile": {
         "role": Api("iam", "AddRoleToInstanceProfileRequest.RoleName", ref=True),

@@ -21,6 +21,9 @@ _IT = "InstanceTemplate.properties"
 _SCHED = f"{_IT}.scheduling"
 
 
+_SNAP = "ResourcePolicy.snapshotSchedulePolicy"
+
+
 def _labels(api: str, schema: str, field: str = "labels") -> Api:
     return Api(api, f"{schema}.{field}{{}}", key=f"{schema}.{field}{{key}}")
 
@@ -166,6 +169,37 @@ GCP: dict[str, dict[str, Target]] = {
             "compute.v1", "ResourcePolicy.workloadPolicy.maxTopologyDistance"
         ),
         "workloadPolicy.type": Api("compute.v1", "ResourcePolicy.workloadPolicy.type"),
+        "snapshotSchedulePolicy.schedule.dailySchedule.daysInCycle": Api(
+            "compute.v1", f"{_SNAP}.schedule.dailySchedule.daysInCycle"
+        ),
+        "snapshotSchedulePolicy.schedule.dailySchedule.startTime": Api(
+            "compute.v1", f"{_SNAP}.schedule.dailySchedule.startTime"
+        ),
+        "snapshotSchedulePolicy.retentionPolicy.maxRetentionDays": Api(
+            "compute.v1", f"{_SNAP}.retentionPolicy.maxRetentionDays"
+        ),
+        "snapshotSchedulePolicy.retentionPolicy.onSourceDiskDelete": Api(
+            "compute.v1", f"{_SNAP}.retentionPolicy.onSourceDiskDelete"
+        ),
+        "snapshotSchedulePolicy.snapshotProperties.labels.*": _labels(
+            "compute.v1", f"{_SNAP}.snapshotProperties"
+        ),
+        "snapshotSchedulePolicy.snapshotProperties.storageLocations": Api(
+            "compute.v1",
+            f"{_SNAP}.snapshotProperties.storageLocations[]",
+            note="the provider takes the API's one-item list",
+        ),
+    },
+    "gcp:compute/diskResourcePolicyAttachment:DiskResourcePolicyAttachment": {
+        "disk": PATH_PARAMETER,
+        "name": Api(
+            "compute.v1",
+            "DisksAddResourcePoliciesRequest.resourcePolicies[]",
+            ref=True,
+            note="the provider sends the policy's name as the request's one resourcePolicies item",
+        ),
+        "project": PATH_PARAMETER,
+        "zone": PATH_PARAMETER,
     },
     "gcp:compute/address:Address": {
         "address": Api("compute.v1", "Address.address"),

@@ -22,7 +22,9 @@ from typing import Any, Literal
 
 Kind = Literal["string", "integer", "number", "boolean", "list", "map", "structure", "any"]
 
-AWS_SERVICES = frozenset({"ec2", "autoscaling", "fsx", "iam", "s3", "budgets", "secretsmanager", "logs"})
+AWS_SERVICES = frozenset(
+    {"ec2", "autoscaling", "fsx", "iam", "s3", "budgets", "secretsmanager", "logs", "dlm"}
+)
 GOOGLE_DOCUMENTS = frozenset(
     {
         "compute.v1",

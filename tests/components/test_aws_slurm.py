@@ -78,6 +78,48 @@ def test_the_state_volume_is_encrypted_and_protected_where_the_environment_prote
         }
 
 
+def test_the_state_volume_is_snapshotted_daily_by_its_tag_and_seven_are_kept() -> None:
+    plan = aws_plan(BODY, name="slm", env="prod")
+    volume = one(plan, "aws:ebs/volume:Volume")
+    assert volume.inputs["tags"]["clusterfab-snapshots"] == "slm-cluster-slurm-state"
+    lifecycle = one(plan, "aws:dlm/lifecyclePolicy:LifecyclePolicy", "slm-cluster-slurm-snapshots").inputs
+    assert (
+        lifecycle["executionRoleArn"]
+        == one(plan, "aws:iam/role:Role", "slm-cluster-slurm-snapshots-role").computed["arn"]
+    )
+    assert (lifecycle["state"], lifecycle["description"]) == (
+        "ENABLED",
+        "clusterfab Slurm state of slm-cluster daily 7 kept",
+    )
+    assert lifecycle["policyDetails"] == {
+        "policyType": "EBS_SNAPSHOT_MANAGEMENT",
+        "resourceTypes": ["VOLUME"],
+        # The volume's own tag: no other volume of the account is snapshotted by this policy.
+        "targetTags": {"clusterfab-snapshots": "slm-cluster-slurm-state"},
+        "schedules": [
+            {
+                "name": "daily",
+                "createRule": {"interval": 24, "intervalUnit": "HOURS", "times": "03:00"},
+                "retainRule": {"count": 7},
+                "copyTags": True,
+            }
+        ],
+    }
+    role = one(plan, "aws:iam/role:Role", "slm-cluster-slurm-snapshots-role").inputs
+    assert json.loads(role["assumeRolePolicy"])["Statement"] == [
+        {"Effect": "Allow", "Principal": {"Service": "dlm.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    ]
+    # AWS's managed policy for Data Lifecycle Manager's default role, and nothing else.
+    attachment = one(
+        plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "slm-cluster-slurm-snapshots-service"
+    )
+    assert attachment.inputs == {
+        "policyArn": "arn:aws:iam::aws:policy/service-role/AWSDataLifecycleManagerServiceRole",
+        "role": "slm-cluster-slurm-snapshots-role",
+    }
+    assert not [p for p in all_of(plan, POLICY) if p.name.startswith("slm-cluster-slurm-snapshots")]
+
+
 def test_login_nodes_join_the_nodes_group_to_reach_the_shared_file_systems() -> None:
     plan = aws_plan(BODY, name="slm")
     logins = sorted((r for r in all_of(plan, INSTANCE) if "login" in r.name), key=lambda r: r.name)

@@ -412,3 +412,31 @@ def test_gcp_filestore_keeps_filestores_default_export_without_client_ranges() -
 
     made = build(program)
     assert made["home-share"].inputs["fileShares"] == {"capacityGb": 1024, "name": "share"}
+
+
+def test_a_slurm_controller_refuses_a_snapshot_schedule_either_cloud_would_refuse() -> None:
+    from components.aws.slurm import AwsSlurmController, AwsSlurmControllerArgs
+
+    def program() -> None:
+        AwsSlurmController(
+            "slurm",
+            AwsSlurmControllerArgs(
+                cluster="c",
+                munge_secret_name="c-munge",
+                vpc_id="vpc-1",
+                subnet_id="subnet-1",
+                availability_zone="us-east-1a",
+                node_security_group_id="sg-1",
+                bucket_name="b",
+                bucket_arn="arn:aws:s3:::b",
+                image_id="ami-1",
+                private_ip="10.0.0.10",
+                snapshot_time_utc="03:30",
+                snapshots_kept=0,
+            ),
+        )
+
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        run_program(program, project="team-infra", stack="dev")
+    assert "snapshot_time_utc: '03:30' is not an hour as HH:00 (UTC)" in str(info.value)
+    assert "snapshots_kept: keep between 1 and 1000 daily snapshots" in str(info.value)

@@ -5,6 +5,7 @@ VMs, and the GPU nodes' slurmd wiring."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.components.harness import all_of, boot_vars, gcp_plan, one, startup_script
 
@@ -53,6 +54,35 @@ def test_the_controller_sits_at_the_address_slurm_conf_names_with_its_state_disk
     assert controller["metadata"]["block-project-ssh-keys"] == "TRUE"
     assert controller["labels"]["clusterfab-slurm-role"] == "controller"
     assert plan.outputs["scheduler"]["controller_address"] == "10.60.0.10"
+
+
+def test_the_state_disk_is_snapshotted_daily_in_the_region_and_the_snapshots_outlive_it() -> None:
+    plan = gcp_plan(BODY, name="gsl", env="prod")
+    policy = one(plan, "gcp:compute/resourcePolicy:ResourcePolicy", "gsl-cluster-slurm-snapshots").inputs
+    assert policy["region"] == "us-central1"
+    assert policy["snapshotSchedulePolicy"] == {
+        "schedule": {"dailySchedule": {"daysInCycle": 1, "startTime": "03:00"}},
+        "retentionPolicy": {"maxRetentionDays": 7, "onSourceDiskDelete": "KEEP_AUTO_SNAPSHOTS"},
+        "snapshotProperties": {
+            "labels": one(plan, "gcp:compute/disk:Disk", "gsl-cluster-slurm-state").inputs["labels"],
+            "storageLocations": "us-central1",
+        },
+    }
+    # Attached to the disk rather than set on it: an existing state disk is not recreated for it.
+    attachment = one(
+        plan,
+        "gcp:compute/diskResourcePolicyAttachment:DiskResourcePolicyAttachment",
+        "gsl-cluster-slurm-state-snapshots",
+    ).inputs
+    assert attachment == {
+        "disk": one(plan, "gcp:compute/disk:Disk", "gsl-cluster-slurm-state").computed["name"],
+        "name": one(
+            plan, "gcp:compute/resourcePolicy:ResourcePolicy", "gsl-cluster-slurm-snapshots"
+        ).computed["name"],
+        "project": "test-project",
+        "zone": "us-central1-b",
+    }
+    assert "resourcePolicies" not in one(plan, "gcp:compute/disk:Disk", "gsl-cluster-slurm-state").inputs
 
 
 def test_an_unprotected_environment_may_delete_the_state_disk() -> None:
@@ -264,11 +294,16 @@ def test_an_elastic_vm_name_fits_63_characters_at_the_groups_highest_node() -> N
 POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
 
 
+def placement_policies(plan: Any) -> list[Any]:
+    """The resource policies that place VMs (the state disk's snapshot schedule is one too)."""
+    return [r for r in all_of(plan, POLICY) if "snapshotSchedulePolicy" not in r.inputs]
+
+
 def test_elastic_vms_get_compact_placement_policies_of_their_own() -> None:
     """A MIG's workload policy places only the MIG's VMs: the elastic VMs a controller bulk-inserts are
     placed by compact placement policies, deleted only after the MIG (whose hook deletes those VMs)."""
     plan = gcp_plan(ELASTIC, name="gse", env="prod")
-    policies = {r.name: r.inputs for r in all_of(plan, POLICY)}
+    policies = {r.name: r.inputs for r in placement_policies(plan)}
     assert policies["gse-cluster-h100-elastic-placement-0"] == {
         "name": "gse-cluster-prod-h100-placement-0",
         "project": "test-project",
@@ -280,11 +315,11 @@ def test_elastic_vms_get_compact_placement_policies_of_their_own() -> None:
     mig = one(plan, "gcp:compute/instanceGroupManager:InstanceGroupManager", "gse-cluster-h100-mig")
     assert one(plan, POLICY, "gse-cluster-h100-elastic-placement-0").urn in mig.dependencies
     # Without elastic nodes, or without compact placement, none.
-    assert {r.name for r in all_of(gcp_plan(BODY, name="gse", env="prod"), POLICY)} == {
+    assert {r.name for r in placement_policies(gcp_plan(BODY, name="gse", env="prod"))} == {
         "gse-cluster-h100-placement"
     }
     spread = ELASTIC.replace("    autoscaling:", "    placement: none\n    autoscaling:", 1)
-    assert all_of(gcp_plan(spread, name="gse", env="prod"), POLICY) == []
+    assert placement_policies(gcp_plan(spread, name="gse", env="prod")) == []
 
 
 def test_the_migs_base_instance_name_carries_the_stack_within_58_characters() -> None:
