@@ -18,10 +18,15 @@ with minimal Session Manager permissions"). AmazonSSMManagedInstanceCore would a
 ssm:GetParameter(s) on every parameter of the account."""
 
 
+def service_trust_policy(service: str) -> str:
+    """The assume-role policy of a role an AWS service (`ec2.amazonaws.com`, ...) assumes."""
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+
 def ec2_trust_policy() -> str:
     """The assume-role policy of an instance role."""
-    statement = {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+    return service_trust_policy("ec2.amazonaws.com")
 
 
 def read_bucket_statements(bucket_arn: str, kms_key_arn: str | None = None) -> list[dict[str, Any]]:

@@ -33,7 +33,12 @@ from clusterfab.core.vocab import (
 )
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child
-from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
+from components.aws._iam import (
+    SESSION_MANAGER_STATEMENT,
+    ec2_trust_policy,
+    read_bucket_statements,
+    service_trust_policy,
+)
 
 CONTROLLER_TYPE = "clusterfab:slurm:AwsSlurmController"
 NODE_ACCESS_TYPE = "clusterfab:slurm:AwsSlurmNodeAccess"
@@ -277,12 +282,6 @@ def _problems(args: AwsSlurmControllerArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def dlm_trust_policy() -> str:
-    """Data Lifecycle Manager may assume the snapshot policy's role."""
-    statement = {"Effect": "Allow", "Principal": {"Service": "dlm.amazonaws.com"}, "Action": "sts:AssumeRole"}
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
-
-
 def _rule(
     name: str,
     group: pulumi.Input[str],
@@ -520,7 +519,7 @@ class AwsSlurmController(pulumi.ComponentResource):
         identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
         role = aws.iam.Role(
             child(name, "snapshots-role"),
-            assume_role_policy=dlm_trust_policy(),
+            assume_role_policy=service_trust_policy("dlm.amazonaws.com"),
             description=f"clusterfab Slurm state snapshots of {args.cluster}: Data Lifecycle Manager",
             tags=dict(args.tags),
             opts=own,
