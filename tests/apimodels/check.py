@@ -146,11 +146,13 @@ r"""Java's class of every code point (botocore's dlm tag patterns: `[\p{all}]*`)
 
 def _pattern_problem(pattern: str, value: str) -> str | None:
     """Model patterns are Java regular expressions (Unicode classes like \\p{L}, UTF-16 surrogate
-    ranges); the `regex` module reads them once the surrogate range is spelt as code points. As in
-    Smithy, a pattern is not anchored unless it says so."""
+    ranges); the `regex` module reads them once the surrogate range is spelt as code points. The whole
+    value must match, as the services check it: Smithy's text leaves a pattern unanchored, but AWS refuses
+    `my role` as a role name ("Member must satisfy regular expression pattern: [\\w+=,.@-]+") although
+    part of it matches, and Google's unanchored name patterns describe whole names."""
     java = pattern.replace(_SUPPLEMENTARY, r"\U00010000-\U0010FFFF").replace(_ANY, r"\x00-\U0010FFFF")
     compiled = regex.compile(java, regex.DOTALL)
-    return None if compiled.search(value) else f"{value[:80]!r} does not match the pattern {pattern!r}"
+    return None if compiled.fullmatch(value) else f"{value[:80]!r} does not match the pattern {pattern!r}"
 
 
 def _canonical(value: Any, kind: str) -> str:
