@@ -177,6 +177,7 @@ def gpu_node_vars(
         "dcgm_version": _upstream(catalog, "datacenter-gpu-manager-4-core"),
         "dcgm_cuda_major_version": cuda_major,
         "dcgm_exporter_version": _upstream(catalog, "datacenter-gpu-manager-exporter"),
+        "dcgm_node_exporter_version": _apt_version(catalog, "prometheus-node-exporter"),
         "gdrcopy_enabled": dkms_source,
         "gdrcopy_version": gdrcopy.version or "",
         "gpudirect_storage_enabled": dkms_source,

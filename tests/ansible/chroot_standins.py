@@ -12,7 +12,7 @@ after the node fetched its lists (``publish_later_release``).
 
 The repositories are signed with a throw-away key, so the roles' Signed-By handling and the EFA
 installer's signature check are exercised for real. Tarball sources (the EFA installer, nccl-tests,
-GDRCopy, the node exporter) are built here too; the EFA installer's packages are those AWS's changelog
+GDRCopy) are built here too; the EFA installer's packages are those AWS's changelog
 lists for its version. Everything is built under one directory that tests copy to
 ``/srv/clusterfab-standins`` inside each root file system.
 """
@@ -80,12 +80,12 @@ IMAGE_DRIVER_PACKAGES = (
 LUSTRE = "2.15.6"
 DOCA = "2.9.1"
 DOCA_OFED = "24.10-1.1.4.0"
+NODE_EXPORTER_DEB = _version("prometheus-node-exporter")
 EFA_INSTALLER = CATALOG.node_packages["efa-installer"].version or ""
 # Synthetic: a release after the catalog's, for the day-2 upgrade.
 EFA_INSTALLER_NEWER = "1.52.0"
 # The newer installer with a modified script, next to the genuine tarball's signature.
 EFA_TAMPERED_TARBALL = f"efa-tampered/aws-efa-installer-{EFA_INSTALLER_NEWER}.tar.gz"
-NODE_EXPORTER = "1.9.1"
 NCCL_TESTS = CATALOG.node_packages["nccl-tests"].version or ""
 # Synthetic: a release after the catalog's, for the day-2 rebuild.
 NCCL_TESTS_NEWER = "2.19.7"
@@ -165,7 +165,6 @@ class Standins:
 
     root: Path
     efa_tarball_sha256: str
-    node_exporter_sha256: str
     nccl_tests_sha256: Mapping[str, str]
     gdrcopy_sha256: str
     key_fingerprint: str
@@ -173,10 +172,6 @@ class Standins:
     @property
     def efa_tarball(self) -> str:
         return f"efa/aws-efa-installer-{EFA_INSTALLER}.tar.gz"
-
-    @property
-    def node_exporter_tarball(self) -> str:
-        return f"node_exporter/node_exporter-{NODE_EXPORTER}.linux-amd64.tar.gz"
 
 
 # ---------------------------------------------------------------- canned tool output
@@ -422,6 +417,14 @@ def _behaviour(kernel_release: str) -> dict[str, Mapping[str, str]]:
         },
         "datacenter-gpu-manager-4-cuda13": {"/usr/share/datacenter-gpu-manager-4/cuda13": "stand-in\n"},
         "datacenter-gpu-manager-exporter": {"/usr/bin/dcgm-exporter": _script('echo "dcgm-exporter"\n')},
+        # The package's unit and defaults file, as its .deb ships them (S-UBUNTU-NODE-EXPORTER).
+        "prometheus-node-exporter": {
+            "/usr/bin/prometheus-node-exporter": _script('echo "node_exporter, version 1.7.0"\n'),
+            "/usr/lib/systemd/system/prometheus-node-exporter.service": _unit(
+                "Prometheus exporter for machine metrics", "/usr/bin/prometheus-node-exporter $ARGS"
+            ),
+            "/etc/default/prometheus-node-exporter": 'ARGS=""\n',
+        },
         "nvidia-gds-13-0": {"/usr/share/doc/nvidia-gds-13-0/stand-in": "stand-in\n"},
         "nvidia-fs": {"/usr/src/nvidia-fs/dkms.conf": 'PACKAGE_NAME="nvidia-fs"\n'},
         "nccl-gib": {
@@ -840,6 +843,7 @@ REPOSITORIES = {
     "cuda": ("cuda", None),
     "ubuntu": ("ubuntu", "noble-updates"),
     "ubuntu-universe": ("ubuntu-universe", "noble"),
+    "ubuntu-updates-universe": ("ubuntu-updates-universe", "noble-updates"),
     "gpudirect-gib-apt": ("gib", "gpudirect-gib-apt"),
     "gpudirect-tcpxo-apt": ("tcpxo", "gpudirect-tcpxo-apt"),
     "docker": ("docker", "noble"),
@@ -900,22 +904,10 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
         for version in (NCCL_TESTS, NCCL_TESTS_NEWER)
     }
     gdrcopy_sha = _gdrcopy_tarball(dest / f"gdrcopy/v{GDRCOPY}.tar.gz", GDRCOPY)
-    top = f"node_exporter-{NODE_EXPORTER}.linux-amd64"
-    node_exporter_sha = _tarball(
-        dest / f"node_exporter/{top}.tar.gz",
-        {
-            f"{top}/node_exporter": (
-                _script(f'echo "node_exporter, version {NODE_EXPORTER}"\n').encode(),
-                0o755,
-            ),
-            f"{top}/LICENSE": (b"Apache License 2.0 (stand-in)\n", 0o644),
-        },
-    )
     _image_debs(dest / "image", kernel_release)
     return Standins(
         root=dest,
         efa_tarball_sha256=efa_sha[EFA_INSTALLER],
-        node_exporter_sha256=node_exporter_sha,
         nccl_tests_sha256=nccl_tests_sha,
         gdrcopy_sha256=gdrcopy_sha,
         key_fingerprint=fingerprint,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chroot_standins import DOCA, EFA_INSTALLER_NEWER, GDRCOPY, MOUNT, NCCL_TESTS, NODE_EXPORTER, Standins
+from chroot_standins import DOCA, EFA_INSTALLER_NEWER, GDRCOPY, MOUNT, NCCL_TESTS, Standins
 
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import load_catalog
@@ -67,9 +67,6 @@ def _sources(standins: Standins) -> dict[str, Any]:
         "container_runtime_nvidia_repo_url": f"file:{MOUNT}/nvidia-container-toolkit",
         "container_runtime_nvidia_repo_key_url": KEY_URL,
         "container_runtime_nvidia_repo_key_fingerprint": standins.key_fingerprint,
-        "dcgm_node_exporter_version": NODE_EXPORTER,
-        "dcgm_node_exporter_url": f"file://{MOUNT}/{standins.node_exporter_tarball}",
-        "dcgm_node_exporter_checksum": f"sha256:{standins.node_exporter_sha256}",
         # Templated like the role default, so a test bumps the version and checksum only.
         "nccl_tests_url": f"file://{MOUNT}/nccl-tests/v{{{{ nccl_tests_version }}}}.tar.gz",
         "nccl_tests_checksum": f"sha256:{standins.nccl_tests_sha256[NCCL_TESTS]}",

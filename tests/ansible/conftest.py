@@ -53,6 +53,7 @@ def fresh_rootfs(
         rootfs = chroot_testbed.clone_rootfs(golden_rootfs.path, tmp_path_factory.mktemp(name) / "rootfs")
         standins.install_into(built_standins, rootfs)
         _ubuntu_archive(rootfs, "ubuntu-universe")
+        _ubuntu_archive(rootfs, "ubuntu-updates-universe")
         return rootfs
 
     return make

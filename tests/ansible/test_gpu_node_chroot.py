@@ -33,6 +33,7 @@ STACK_VERSIONS = {
     "datacenter-gpu-manager-4-core": standins.DCGM_DEB,
     "datacenter-gpu-manager-4-cuda13": standins.DCGM_DEB,
     "datacenter-gpu-manager-exporter": standins.DCGM_EXPORTER_DEB,
+    "prometheus-node-exporter": standins.NODE_EXPORTER_DEB,
 }
 STACK_HOLDS = set(STACK_VERSIONS)
 EFA_VERSIONS = {
@@ -121,7 +122,7 @@ START_TASKS = {
     "Start Fabric Manager",
     "Start nvidia-dcgm",
     "Start dcgm-exporter",
-    "Start node-exporter",
+    "Start the node exporter",
     "Mount the file systems",
     "Assemble and mount the local scratch",
 }
@@ -266,7 +267,10 @@ ENABLED_SERVICES = {
     "multi-user.target.wants/nvidia-fabricmanager.service": f"{LIB_UNITS}/nvidia-fabricmanager.service",
     "multi-user.target.wants/nvidia-dcgm.service": f"{LIB_UNITS}/nvidia-dcgm.service",
     "multi-user.target.wants/dcgm-exporter.service": f"{ETC_UNITS}/dcgm-exporter.service",
-    "multi-user.target.wants/node-exporter.service": f"{ETC_UNITS}/node-exporter.service",
+    # The package's own unit (shipped in /usr/lib; this Debian's systemctl links it by /lib, merged /usr).
+    "multi-user.target.wants/prometheus-node-exporter.service": (
+        f"{LIB_UNITS}/prometheus-node-exporter.service"
+    ),
     "multi-user.target.wants/clusterfab-local-scratch.service": (
         f"{ETC_UNITS}/clusterfab-local-scratch.service"
     ),
@@ -443,12 +447,16 @@ def test_pinned_installs_refresh_apt_lists_only_for_unknown_versions(efa_node: N
     assert refreshed == dict.fromkeys(installs, False)
 
 
-def test_node_exporter_is_linked_from_its_release(efa_node: NodeRun) -> None:
-    link = efa_node.path("/usr/local/bin/node_exporter").readlink()
-    assert str(link) == f"/opt/node_exporter-{standins.NODE_EXPORTER}.linux-amd64/node_exporter"
-    assert chroot_output(efa_node, "/usr/local/bin/node_exporter") == (
-        f"node_exporter, version {standins.NODE_EXPORTER}\n"
+def test_the_node_exporter_is_the_packages_service_on_its_port_with_mountstats(efa_node: NodeRun) -> None:
+    defaults = efa_node.path("/etc/default/prometheus-node-exporter").read_text()
+    assert defaults == MANAGED + (
+        "# Read by the package's prometheus-node-exporter.service. mountstats: NFS (Filestore) client"
+        " throughput\n# for the storage dashboard.\n"
+        'ARGS="--web.listen-address=:9100 --collector.mountstats"\n'
     )
+    # Nothing downloaded beside the package: no release tarball, no unit of clusterfab's own.
+    assert not efa_node.path("/usr/local/bin/node_exporter").exists()
+    assert not efa_node.path("/etc/systemd/system/node-exporter.service").exists()
 
 
 MISMATCHED_DRIVER = "580.65.06"

@@ -1,5 +1,5 @@
-"""The metric names the real node exporter exposes, read from a running one (Debian trixie's 1.9.0; the
-nodes run 1.9.1).
+"""The metric names the real node exporter exposes, read from a running one: Debian bookworm's 1.5.0 and
+trixie's 1.9.0, which bracket the Ubuntu 24.04 build (1.7.0) the GPU nodes and the monitoring host run.
 
 Two runs: the default collectors on this machine (file systems, NICs, disks, CPU, memory), and the
 infiniband and mountstats collectors over a small fake /sys and /proc holding an RDMA port (the files
@@ -83,9 +83,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def scrape_names(args: Sequence[str]) -> set[str]:
+def scrape_names(args: Sequence[str], suite: str = tools.NEWEST) -> set[str]:
     port = _free_port()
-    binary = tools.tool(tools.NEWEST, "prometheus-node-exporter")
+    binary = tools.tool(suite, "prometheus-node-exporter")
     process = subprocess.Popen(
         [str(binary), f"--web.listen-address=127.0.0.1:{port}", *args],
         stdout=subprocess.DEVNULL,
@@ -107,9 +107,9 @@ def scrape_names(args: Sequence[str]) -> set[str]:
     return set(re.findall(r"^# TYPE (\S+) ", text, re.M))
 
 
-def node_exporter_names(scratch: Path) -> set[str]:
+def node_exporter_names(scratch: Path, suite: str = tools.NEWEST) -> set[str]:
     sysfs, procfs = fake_trees(scratch)
-    names = scrape_names([])
+    names = scrape_names([], suite)
     names |= scrape_names(
         [
             "--collector.disable-defaults",
@@ -117,6 +117,7 @@ def node_exporter_names(scratch: Path) -> set[str]:
             "--collector.mountstats",
             f"--path.sysfs={sysfs}",
             f"--path.procfs={procfs}",
-        ]
+        ],
+        suite,
     )
     return names

@@ -23,6 +23,7 @@ from clusterfab.scheduler.slurm import exporter as slurm_exporter
 from clusterfab.scheduler.slurm.nodes import counts
 from clusterfab.spec import ClusterSpec
 from tests.factories import TODAY
+from tests.monitoring import tools
 from tests.monitoring.conftest import STACK
 from tests.monitoring.node_exporter import node_exporter_names
 from tests.monitoring.promql import metric_names
@@ -48,9 +49,11 @@ SLURM_EXPORTER = _slurm_exporter()
 programs' totals)."""
 
 
-@pytest.fixture(scope="module")
-def node_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
-    return node_exporter_names(tmp_path_factory.mktemp("node-exporter"))
+@pytest.fixture(scope="module", params=tools.SUITES)
+def node_names(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """Each query must read a name both builds bracketing the nodes' (Ubuntu's 1.7.0) expose."""
+    suite: str = request.param
+    return node_exporter_names(tmp_path_factory.mktemp(f"node-exporter-{suite}"), suite)
 
 
 def _recorded(rules_dir: Path) -> set[str]:

@@ -174,7 +174,8 @@ def test_depends_name_recorded_packages_or_distribution_ones() -> None:
     recorded = {p.name for p in CATALOG.apt_packages} | {
         provided.split(" ")[0] for p in CATALOG.apt_packages for provided in p.provides
     }
-    distribution = {"iptables", "libibverbs1"}
+    # In every Debian and Ubuntu base system (Priority: required / important), or the distribution's own.
+    distribution = {"adduser", "iptables", "libc6", "libibverbs1"}
     for package in CATALOG.apt_packages:
         for relation in package.depends:
             name = relation.split(" ")[0]

@@ -57,6 +57,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "cuda_toolkit_version": "13.0",
   "dcgm_cuda_major_version": "13",
   "dcgm_exporter_version": "4.5.0",
+  "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
   "dcgm_version": "4.4.2",
   "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
   "efa_installer_version": "1.51.0",

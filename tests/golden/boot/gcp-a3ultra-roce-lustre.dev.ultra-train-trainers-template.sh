@@ -42,6 +42,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "cuda_toolkit_version": "13.0",
   "dcgm_cuda_major_version": "13",
   "dcgm_exporter_version": "4.5.0",
+  "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
   "dcgm_version": "4.4.2",
   "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
   "gdrcopy_enabled": false,
