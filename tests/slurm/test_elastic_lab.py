@@ -479,9 +479,10 @@ def test_a_static_node_drained_for_hardware_gets_a_new_machine(elastic: tuple[El
     sync(lab)
     assert cloud.state(old) in {"shutting-down", "terminated"}
     assert lab.nodes_state()["h100-0"]["reason"] == f"clusterfab: replacing {old} ({reason})"
-    # Meanwhile the old machine's slurmd still answers pings: still drained, the node stays out of service.
+    # Meanwhile the old machine's slurmd still answers pings, and an answer may clear DOWN
+    # (ReturnToService=2; CI saw IDLE+DRAIN within the second): DRAIN stays, so no job lands there.
     time.sleep(1)
-    assert {"DOWN", "DRAIN"} <= set(lab.nodes_state()["h100-0"]["state"].split("+"))
+    assert "DRAIN" in lab.nodes_state()["h100-0"]["state"].split("+")
     # The old machine goes (its slurmd with it); the auto scaling group launches a replacement, which the
     # sync names, addresses and undrains its node for.
     lab.halt_static("h100-0")
