@@ -65,6 +65,13 @@ def build_archive(files: MonitoringFiles, cache_dir: Path, *, prefix: str = FILE
     return RenderedArchive(path, digest, prefix)
 
 
+def _node_exporter_version(catalog: Catalog) -> str:
+    record = catalog.apt_package("prometheus-node-exporter")
+    if record is None or record.version is None:
+        raise LookupError("packages.yaml records no version of prometheus-node-exporter")
+    return record.version
+
+
 def monitoring_host_vars(
     spec: ClusterSpec, catalog: Catalog, *, files_dir: str, project: str | None = None
 ) -> dict[str, Any]:
@@ -79,7 +86,8 @@ def monitoring_host_vars(
     return {
         "monitoring_host_kind": monitoring.host,
         "prometheus_version": facts.package("prometheus").version,
-        "prometheus_node_exporter_version": facts.package("node-exporter").version,
+        # One record for every host's node exporter: the GPU nodes install the same package (packages.yaml).
+        "prometheus_node_exporter_version": _node_exporter_version(catalog),
         "prometheus_files_dir": files_dir,
         "prometheus_retention_days": monitoring.retention_days,
         "alertmanager_version": facts.package("alertmanager").version,

@@ -50,6 +50,8 @@ def test_host_vars_satisfy_the_monitoring_playbook(cluster_spec: ClusterSpec, ca
         assert isinstance(value, TYPES[options[name]["type"]]), name
         assert value in options[name].get("choices", [value]), name
     assert variables["prometheus_version"] == "2.45.3+ds-2ubuntu0.3"
+    # The GPU nodes' record (packages.yaml): one node exporter build on every host.
+    assert variables["prometheus_node_exporter_version"] == "1.7.0-1ubuntu0.3"
     assert variables["grafana_key_fingerprint"] == "B53AE77BADB630A683046005963FA27710458545"
     assert variables["alertmanager_smtp_password_secret"] == "llm/alertmanager-smtp"
     assert variables["grafana_http_addr"] == "127.0.0.1"

@@ -316,14 +316,3 @@ def test_replacement_rules_name_properties_the_sdk_has() -> None:
         assert all(s in CATALOG.sources for s in rule.source), rule.type
         for field in rule.unconfirmed:
             assert field in type(rule).model_fields, (rule.type, field)
-
-
-def test_the_gpu_nodes_and_the_monitoring_host_run_one_node_exporter_build() -> None:
-    """One fact in two records: the GPU nodes' package (packages.yaml, with its repository and relations
-    for the role tests' stand-ins) and the monitoring host's (monitoring.yaml)."""
-    catalog = load_catalog()
-    nodes = catalog.apt_package("prometheus-node-exporter")
-    assert nodes is not None
-    host = {p.name: p for p in catalog.monitoring.packages}["node-exporter"]
-    assert (host.package, host.version) == (nodes.name, nodes.version)
-    assert catalog.apt_repositories[nodes.repository].suite == "noble-updates"
