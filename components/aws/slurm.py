@@ -491,15 +491,16 @@ class AwsSlurmController(pulumi.ComponentResource):
 
     def _state_volume(self, instance: aws.ec2.Instance) -> None:
         name, args = self._name, self._args
+        state = child(name, "state")
         volume = aws.ebs.Volume(
-            child(name, "state"),
+            state,
             availability_zone=args.availability_zone,
             size=args.state_volume_gib,
             type=args.volume_type,
             encrypted=True,
             kms_key_id=args.kms_key_arn,
             final_snapshot=True,
-            tags={**args.tags, "Name": child(name, "state"), SNAPSHOT_TAG: child(name, "state")},
+            tags={**args.tags, "Name": state, SNAPSHOT_TAG: state},
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, retain_on_delete=args.protect),
         )
         aws.ec2.VolumeAttachment(
@@ -509,7 +510,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             instance_id=instance.id,
             opts=self._own,
         )
-        self._snapshots(child(name, "state"))
+        self._snapshots(state)
 
     def _snapshots(self, volume: str) -> None:
         """A daily snapshot of the state volume, the last `snapshots_kept` kept, by Data Lifecycle Manager

@@ -31,7 +31,14 @@ SECONDS = 10
 """A profile that does not finish in this time is skipped: the task starts without it."""
 
 
-def _environment(script: str, profile: str) -> dict[str, str]:
+MARK = b"clusterfab-task-env-sourced"
+"""Printed between the environment before and after the profile, in the one bash that reads both."""
+
+
+def _environments(profile: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The environment of a clean bash before and after it sources the profile."""
+    # `exit` last: bash would exec a last `env` in its own place, one shell level down (SHLVL differs).
+    script = f'env -0; printf "%s\\0" {MARK.decode()}; . "$1" >/dev/null 2>&1 </dev/null; env -0; exit'
     # A session of its own: on a timeout the whole group goes, with any child holding the pipe.
     with subprocess.Popen(
         ["/bin/bash", "--noprofile", "--norc", "-c", script, "clusterfab-task-env", profile],
@@ -47,14 +54,18 @@ def _environment(script: str, profile: str) -> dict[str, str]:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
             raise
-    pairs = (entry.split(b"=", 1) for entry in out.split(b"\0") if b"=" in entry)
+    before, _, after = out.partition(b"\0" + MARK + b"\0")
+    return _pairs(before), _pairs(after)
+
+
+def _pairs(text: bytes) -> dict[str, str]:
+    pairs = (entry.split(b"=", 1) for entry in text.split(b"\0") if b"=" in entry)
     return {name.decode(errors="replace"): value.decode(errors="replace") for name, value in pairs}
 
 
 def profile_changes(profile: str) -> dict[str, str]:
     """The variables sourcing the profile sets or changes, with their values."""
-    before = _environment("env -0", profile)
-    after = _environment('. "$1" >/dev/null 2>&1 </dev/null; env -0', profile)
+    before, after = _environments(profile)
     changed = {name: value for name, value in after.items() if before.get(name) != value}
     for name in SEARCH_PATHS:
         if name in changed:
