@@ -2,9 +2,10 @@
 
 The blueprint gives one private range; every subnet the cluster needs is a fixed slot of it, so the
 plan is stable when groups change: slot i is always the same subnet. The range is cut into 16 equal
-blocks. AWS uses block 0 for the nodes' private subnet and the last block for the public subnet that
-holds only the NAT gateway. GCP uses block i for general network i, then one block per extra GPU
-network or RDMA subnet, in order.
+blocks. AWS uses block 0 for the nodes' private subnet, the last block for the public subnet that
+holds only the NAT gateway, and the one before it for the accounting database's second subnet (managed
+accounting: RDS wants a subnet group over two zones). GCP uses block i for general network i, then one
+block per extra GPU network or RDMA subnet, in order.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ def aws_node_subnet(cidr: str) -> ipaddress.IPv4Network:
 
 def aws_public_subnet(cidr: str) -> ipaddress.IPv4Network:
     return blocks(cidr)[-1]
+
+
+def aws_database_subnet(cidr: str) -> ipaddress.IPv4Network:
+    return blocks(cidr)[-2]
 
 
 def gcp_subnet(cidr: str, slot: int) -> ipaddress.IPv4Network:

@@ -115,6 +115,9 @@ AWS: dict[str, Upstream] = {
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _p(
         "aws_iam_role_policy_attachment", "iam", "resourceRolePolicyAttachment"
     ),
+    "aws:rds/instance:Instance": _p("aws_db_instance", "rds", "resourceInstance"),
+    "aws:rds/parameterGroup:ParameterGroup": _p("aws_db_parameter_group", "rds", "resourceParameterGroup"),
+    "aws:rds/subnetGroup:SubnetGroup": _p("aws_db_subnet_group", "rds", "resourceSubnetGroup"),
     "aws:s3/bucket:Bucket": _p("aws_s3_bucket", "s3", "resourceBucket"),
     "aws:s3/bucketObjectv2:BucketObjectv2": _p("aws_s3_object", "s3", "resourceObject"),
     "aws:s3/bucketPolicy:BucketPolicy": _p("aws_s3_bucket_policy", "s3", "resourceBucketPolicy"),

@@ -25,6 +25,7 @@ from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import healthcheck_vars, storage_vars
 from clusterfab.scheduler.slurm.hostvars import (
+    accounting_database_name,
     client_vars,
     controller_host_vars,
     munge_secret_name,
@@ -65,6 +66,7 @@ from components.aws.slurm import (
     AwsSlurmNodeAccess,
     AwsSlurmNodeAccessArgs,
 )
+from components.aws.slurm_database import AwsSlurmDatabaseSettings
 
 
 def realize(cluster: Cluster) -> Realized:
@@ -407,18 +409,39 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             login_boot_script=_login_boot(cluster, bucket, mounts),
             elastic_node_roles=[roles[g.name] for g in elastic],
             elastic_volume_keys=sorted({g.kms_key for g in elastic if g.kms_key}),
+            database=_accounting_database(cluster),
             tags=cluster.tags(SLURM_ITEM),
         ),
         opts,
     )
     _slurm_grants(cluster, controller, roles, network, opts)
-    return {
+    exports: dict[str, Any] = {
         "kind": "slurm",
         "controller": controller.instance_id,
         "controller_address": controller_address(spec),
         "login": controller.login_instance_ids,
         "munge_secret": controller.munge_secret_arn,
     }
+    if controller.database is not None:
+        exports["accounting_database"] = controller.database.address
+    return exports
+
+
+def _accounting_database(cluster: Cluster) -> AwsSlurmDatabaseSettings | None:
+    """Managed accounting: RDS for MariaDB as the catalog records it, named as the controller looks for it."""
+    spec = cluster.spec
+    database = spec.scheduler.database if spec.scheduler is not None else None
+    if database is None:
+        return None
+    return AwsSlurmDatabaseSettings(
+        identifier=accounting_database_name(spec, cluster.stack),
+        second_subnet_cidr=str(addressing.aws_database_subnet(spec.cidr)),
+        engine_version=database.version,
+        parameter_family=database.parameter_family,
+        instance_class=database.machine_type,
+        storage_gib=database.storage_gib,
+        ca=database.ca,
+    )
 
 
 def _slurm_grants(

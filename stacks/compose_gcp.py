@@ -25,6 +25,7 @@ from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
+from clusterfab.core.naming import physical
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import MONITORING_ITEM
@@ -54,7 +55,7 @@ from clusterfab.spec import (
     TpuSlice,
 )
 from components._contracts import MountTarget
-from components._naming import child, physical
+from components._naming import child
 from components.gcp.bucket import GcpClusterBucket, GcpClusterBucketArgs
 from components.gcp.budget import GcpBudget, GcpBudgetArgs
 from components.gcp.monitoring import (

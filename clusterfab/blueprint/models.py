@@ -726,8 +726,9 @@ class SchedulerSpec(Spec):
         Literal["embedded", "managed"],
         Field(
             description=(
-                "embedded runs MariaDB on the controller's state disk; managed uses RDS for MySQL (AWS) or "
-                "Cloud SQL (GCP) with its password in the cloud's secret store."
+                "embedded runs MariaDB on the controller's state disk; managed keeps it in RDS for MariaDB "
+                "(AWS), TLS only, its master password in the secret RDS manages; GCP's Cloud SQL is not "
+                "provisioned yet (BP133)."
             )
         ),
     ] = "embedded"

@@ -573,6 +573,26 @@ class SlurmPorts(Sourced):
     srun: tuple[int, int]
 
 
+class ManagedDatabase(Sourced):
+    """The managed database service slurmdbd keeps the accounting in (`scheduler.accounting: managed`)."""
+
+    cloud: Cloud
+    engine: str
+    """The service's engine name (RDS CreateDBInstance Engine)."""
+    version: str
+    """The engine's major version; the service applies its minor releases."""
+    parameter_family: str
+    """The DB parameter group family of that version (RDS)."""
+    machine_type: str
+    """The default instance class."""
+    storage_gib: int = Field(ge=20)
+    """The default allocated storage."""
+    ca: str
+    """The certificate authority the database's server certificate is signed by."""
+    ca_bundle_url: str
+    """Where its CA bundle is published, `{region}` standing for the region (fetched over HTTPS)."""
+
+
 class SlurmFacts(Record):
     machines: list[SlurmMachine]
     release: SlurmRelease
@@ -580,6 +600,11 @@ class SlurmFacts(Record):
     features_source: list[str]
     features_as_of: dt.date
     ports: SlurmPorts
+    managed_databases: list[ManagedDatabase]
+
+    def managed_database(self, cloud: Cloud) -> ManagedDatabase | None:
+        """The cloud's managed accounting database; None where clusterfab provisions none."""
+        return next((d for d in self.managed_databases if d.cloud == cloud), None)
 
     def machine(
         self, cloud: Cloud, role: Literal["controller", "login"], name: str | None

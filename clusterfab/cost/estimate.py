@@ -215,6 +215,8 @@ class CostEstimate:
     teams: tuple[TeamBudget, ...] = ()
     utilisation_percent: Decimal | None = None
     """`--utilisation`: how busy the autoscaled groups' nodes above their min are (0 to 100), or None."""
+    not_priced: tuple[str, ...] = ()
+    """Services the blueprint creates that the catalog has no price for (said beside the totals)."""
 
     @property
     def unpriced(self) -> tuple[CostItem, ...]:
@@ -287,6 +289,15 @@ def estimate_cost(
         utilisation_percent=utilisation_percent,
         today=today,
     )
+    database = spec.scheduler.database if spec.scheduler is not None else None
+    if database is not None:
+        estimate = dataclasses.replace(
+            estimate,
+            not_priced=(
+                f"the accounting database ({database.machine_type}, "
+                f"{database.storage_gib} GiB and its backups)",
+            ),
+        )
     if not spec.teams:
         return estimate
     return dataclasses.replace(estimate, teams=team_budgets(spec.teams, estimate.items, spec.node_groups))

@@ -301,7 +301,7 @@ def _assumptions(estimate: CostEstimate) -> list[str]:
     return [
         f"catalog {estimate.catalog_version} ({estimate.catalog_as_of.isoformat()}): USD list prices before "
         f"taxes and discounts; monthly = {HOURS_PER_MONTH} hours",
-        f"{size}; not priced: {_NOT_PRICED}",
+        f"{size}; not priced: {', '.join((*estimate.not_priced, _NOT_PRICED))}",
     ]
 
 

@@ -39,6 +39,10 @@ _COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "aws:fsx/lustreFileSystem:": lambda _t, name: {"dnsName": f"{name}.fsx.mock", "mountName": "mockmnt"},
     "aws:ec2/launchTemplate:": lambda _t, _n: {"latestVersion": 1},
     "aws:s3/bucket:": lambda _t, name: {"bucket": f"{name}-mock"},
+    "aws:rds/instance:": lambda _t, name: {
+        "address": f"{name}.mock.rds.amazonaws.com",
+        "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:mock:123456789012:secret:rds!{name}"}],
+    },
     "gcp:": lambda _t, name: {"selfLink": f"https://mock.googleapis.com/{name}"},
     "gcp:filestore/instance:": lambda _t, name: {
         "networks": [{"ipAddresses": ["10.255.0.2"], "network": "mock", "modes": ["MODE_IPV4"]}]
@@ -158,9 +162,19 @@ class _Mocks(mocks.Mocks):
         # No check failures: an empty list (the SDK iterates it; None fails in pulumi 3.272).
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/mock"}, []
+        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            return {"names": _other_zones(args.args.get("excludeNames") or [])}, []
         if args.token == "gcp:organizations/getProject:getProject":
             return {"projectId": args.args.get("projectId", "mock-project"), "number": "123456789"}, []
         return {}, []
+
+
+def _other_zones(excluded: list[str]) -> list[str]:
+    """Zones a, b and c of the excluded zones' region, less those: the account's zones, made up."""
+    if not excluded:
+        return []
+    region = str(excluded[0]).rstrip("abcdefghijklmnopqrstuvwxyz")
+    return [f"{region}{letter}" for letter in "abc" if f"{region}{letter}" not in excluded]
 
 
 class _RecordingMonitor(mocks.MockMonitor):

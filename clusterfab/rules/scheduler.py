@@ -34,11 +34,12 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
         return
     yield from _partitions(ctx)
     yield from _groups(ctx)
-    if spec.accounting == "managed":
+    if spec.accounting == "managed" and ctx.catalog.slurm.managed_database(ctx.blueprint.cloud) is None:
         yield ctx.finding(
             "BP133",
             ("scheduler", "accounting"),
-            "accounting: managed (RDS / Cloud SQL) is not provisioned by clusterfab yet",
+            f"accounting: managed is not provisioned on {ctx.blueprint.cloud} by clusterfab yet "
+            "(on aws it is RDS for MariaDB)",
             hint="use accounting: embedded (MariaDB on the controller's protected state disk)",
         )
     if spec.containers == "pyxis":

@@ -20,6 +20,7 @@ from typing import ClassVar, Literal
 
 from clusterfab.catalog.models import (
     MachineType,
+    ManagedDatabase,
     MonitoringMachine,
     SlurmMachine,
     StorageTier,
@@ -279,6 +280,8 @@ class Slurm:
     """An elastic node's idle time before Slurm deletes its instance (SuspendTime)."""
     resume_timeout_minutes: int = 30
     """How long a created node has to register before Slurm gives up on it (ResumeTimeout)."""
+    database: ManagedDatabase | None = None
+    """Managed accounting's database service (`accounting: managed`); None: MariaDB on the controller."""
 
     @property
     def path(self) -> FieldPath:

@@ -62,6 +62,7 @@ def resolve_scheduler(
             kms_key=spec.controller.kms_key,
             idle_minutes=spec.elastic.idle_minutes,
             resume_timeout_minutes=spec.elastic.resume_timeout_minutes,
+            database=facts.managed_database(blueprint.cloud) if spec.accounting == "managed" else None,
         ),
         known,
     )

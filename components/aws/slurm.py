@@ -39,6 +39,12 @@ from components.aws._iam import (
     read_bucket_statements,
     service_trust_policy,
 )
+from components.aws.slurm_database import (
+    AwsSlurmDatabase,
+    AwsSlurmDatabaseArgs,
+    AwsSlurmDatabaseSettings,
+)
+from components.aws.slurm_database import controller_statements as database_statements
 
 CONTROLLER_TYPE = "clusterfab:slurm:AwsSlurmController"
 NODE_ACCESS_TYPE = "clusterfab:slurm:AwsSlurmNodeAccess"
@@ -198,9 +204,11 @@ def controller_policy(
     bucket_kms_key_arn: str | None = None,
     *,
     elastic: Sequence[dict[str, Any]] = (),
+    database: Sequence[dict[str, Any]] = (),
 ) -> str:
     """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
-    GPU instances, and (`elastic`) create and delete the elastic ones; nothing else."""
+    GPU instances, (`elastic`) create and delete the elastic ones, and (`database`) find the accounting
+    database and read its master secret; nothing else."""
     write = {
         "Sid": "WriteMungeKey",
         "Effect": "Allow",
@@ -214,6 +222,7 @@ def controller_policy(
         write,
         *node_naming_statements(tags),
         *elastic,
+        *database,
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
@@ -273,6 +282,9 @@ class AwsSlurmControllerArgs:
     and passes these roles to them. Empty: the controller creates and deletes no instance."""
     elastic_volume_keys: Sequence[str] = ()
     """Customer-managed keys (ARNs) of those groups' boot volumes."""
+    database: AwsSlurmDatabaseSettings | None = None
+    """Managed accounting: slurmdbd's database on RDS (in the controller's zone, encrypted with its key,
+    protected with its state). None: MariaDB on the state volume."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -313,6 +325,8 @@ class AwsSlurmController(pulumi.ComponentResource):
     munge_secret_arn: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
     role_name: pulumi.Output[str]
+    database: AwsSlurmDatabase | None
+    """The accounting database (managed accounting)."""
 
     def __init__(
         self, name: str, args: AwsSlurmControllerArgs, opts: pulumi.ResourceOptions | None = None
@@ -332,15 +346,25 @@ class AwsSlurmController(pulumi.ComponentResource):
         )
         group = self._security_group()
         depends = self._files()
+        self.database = self._database(group)
+        database_access: pulumi.Input[list[dict[str, Any]]] = []
+        if self.database is not None:
+            depends.append(self.database)
+            database_access = pulumi.Output.all(self.database.arn, self.database.master_secret_arn).apply(
+                lambda v: database_statements(v[0], v[1], args.kms_key_arn)
+            )
         role, profile = self._role(
             "role",
-            pulumi.Output.all(args.bucket_arn, secret.arn, pulumi.Output.all(*args.elastic_node_roles)).apply(
+            pulumi.Output.all(
+                args.bucket_arn, secret.arn, pulumi.Output.all(*args.elastic_node_roles), database_access
+            ).apply(
                 lambda v: controller_policy(
                     v[0],
                     v[1],
                     args.tags,
                     args.bucket_kms_key_arn,
                     elastic=elastic_statements(args.tags, v[2], args.elastic_volume_keys) if v[2] else (),
+                    database=v[3],
                 )
             ),
         )
@@ -394,6 +418,26 @@ class AwsSlurmController(pulumi.ComponentResource):
         for rule, target, source, ports, why in rules:
             _rule(child(name, rule), target, source, ports, why=why, opts=own)
         return group
+
+    def _database(self, group: aws.ec2.SecurityGroup) -> AwsSlurmDatabase | None:
+        args = self._args
+        if args.database is None:
+            return None
+        return AwsSlurmDatabase(
+            child(self._name, "accounting"),
+            AwsSlurmDatabaseArgs(
+                cluster=args.cluster,
+                settings=args.database,
+                vpc_id=args.vpc_id,
+                subnet_id=args.subnet_id,
+                availability_zone=args.availability_zone,
+                client_security_group_id=group.id,
+                kms_key_arn=args.kms_key_arn,
+                protect=args.protect,
+                tags=args.tags,
+            ),
+            self._own,
+        )
 
     def _files(self) -> list[pulumi.Resource]:
         name, args = self._name, self._args

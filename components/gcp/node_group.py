@@ -19,9 +19,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.core import vocab as tagging
+from clusterfab.core.naming import physical
 from components._errors import check_inputs
 from components._hooks import delete_hooks
-from components._naming import child, physical
+from components._naming import child
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 TYPE = "clusterfab:compute:GcpGpuNodeGroup"

@@ -17,7 +17,8 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.core import vocab as tagging
-from components._naming import child, physical
+from clusterfab.core.naming import physical
+from components._naming import child
 from components.gcp._queued_resource import QueuedResourceRequest, TpuQueuedResource, request_body
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 

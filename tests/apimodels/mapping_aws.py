@@ -20,6 +20,8 @@ _EBS = f"{_LT}.BlockDeviceMappings[].Ebs"
 _LUSTRE = "CreateFileSystemRequest.LustreConfiguration"
 _RUN = "RunInstancesRequest"
 _DLM = "CreateLifecyclePolicyRequest.PolicyDetails"
+_RDS = "CreateDBInstanceMessage"
+_RDS_TAGS = Api("rds", "Tag.Value", key="Tag.Key")
 
 AWS: dict[str, dict[str, Target]] = {
     "pulumi:providers:aws": {
@@ -189,6 +191,49 @@ AWS: dict[str, dict[str, Target]] = {
         "policyArn": Api("iam", "AttachRolePolicyRequest.PolicyArn"),
         "role": Api("iam", "AttachRolePolicyRequest.RoleName", ref=True),
     },
+    "aws:rds/subnetGroup:SubnetGroup": {
+        "description": Api("rds", "CreateDBSubnetGroupMessage.DBSubnetGroupDescription"),
+        "subnetIds[]": Api("rds", "CreateDBSubnetGroupMessage.SubnetIds[]", ref=True),
+        "tags.*": _RDS_TAGS,
+    },
+    "aws:rds/parameterGroup:ParameterGroup": {
+        "description": Api("rds", "CreateDBParameterGroupMessage.Description"),
+        "family": Api("rds", "CreateDBParameterGroupMessage.DBParameterGroupFamily"),
+        "parameters[].name": Api(
+            "rds", "ModifyDBParameterGroupMessage.Parameters[].ParameterName", note="set after the create"
+        ),
+        "parameters[].value": Api("rds", "ModifyDBParameterGroupMessage.Parameters[].ParameterValue"),
+        "parameters[].applyMethod": Api("rds", "ModifyDBParameterGroupMessage.Parameters[].ApplyMethod"),
+        "tags.*": _RDS_TAGS,
+    },
+    "aws:rds/instance:Instance": {
+        "allocatedStorage": Api("rds", f"{_RDS}.AllocatedStorage"),
+        "autoMinorVersionUpgrade": Api("rds", f"{_RDS}.AutoMinorVersionUpgrade"),
+        "availabilityZone": Api("rds", f"{_RDS}.AvailabilityZone"),
+        "backupRetentionPeriod": Api("rds", f"{_RDS}.BackupRetentionPeriod"),
+        "caCertIdentifier": Api("rds", f"{_RDS}.CACertificateIdentifier"),
+        "copyTagsToSnapshot": Api("rds", f"{_RDS}.CopyTagsToSnapshot"),
+        "dbSubnetGroupName": Api("rds", f"{_RDS}.DBSubnetGroupName", ref=True),
+        "deletionProtection": Api("rds", f"{_RDS}.DeletionProtection"),
+        "engine": Api("rds", f"{_RDS}.Engine"),
+        "engineVersion": Api("rds", f"{_RDS}.EngineVersion"),
+        "finalSnapshotIdentifier": Api("rds", "DeleteDBInstanceMessage.FinalDBSnapshotIdentifier"),
+        "identifier": Api("rds", f"{_RDS}.DBInstanceIdentifier"),
+        "instanceClass": Api("rds", f"{_RDS}.DBInstanceClass"),
+        "kmsKeyId": Api("rds", f"{_RDS}.KmsKeyId", ref=True),
+        "manageMasterUserPassword": Api("rds", f"{_RDS}.ManageMasterUserPassword"),
+        "masterUserSecretKmsKeyId": Api("rds", f"{_RDS}.MasterUserSecretKmsKeyId", ref=True),
+        "maxAllocatedStorage": Api("rds", f"{_RDS}.MaxAllocatedStorage"),
+        "multiAz": Api("rds", f"{_RDS}.MultiAZ"),
+        "parameterGroupName": Api("rds", f"{_RDS}.DBParameterGroupName", ref=True),
+        "publiclyAccessible": Api("rds", f"{_RDS}.PubliclyAccessible"),
+        "skipFinalSnapshot": Api("rds", "DeleteDBInstanceMessage.SkipFinalSnapshot"),
+        "storageEncrypted": Api("rds", f"{_RDS}.StorageEncrypted"),
+        "storageType": Api("rds", f"{_RDS}.StorageType"),
+        "username": Api("rds", f"{_RDS}.MasterUsername"),
+        "vpcSecurityGroupIds[]": Api("rds", f"{_RDS}.VpcSecurityGroupIds[]", ref=True),
+        "tags.*": _RDS_TAGS,
+    },
     "aws:dlm/lifecyclePolicy:LifecyclePolicy": {
         "description": Api("dlm", "CreateLifecyclePolicyRequest.Description"),
         "executionRoleArn": Api("dlm", "CreateLifecyclePolicyRequest.ExecutionRoleArn", ref=True),
@@ -257,6 +302,7 @@ AWS: dict[str, dict[str, Target]] = {
         "tags.*": Api("logs", "CreateLogGroupRequest.tags{}", key="CreateLogGroupRequest.tags{key}"),
     },
     "aws:ec2/subnet:Subnet": {
+        "availabilityZone": Api("ec2", "CreateSubnetRequest.AvailabilityZone"),
         "availabilityZoneId": Api("ec2", "CreateSubnetRequest.AvailabilityZoneId"),
         "cidrBlock": Api("ec2", "CreateSubnetRequest.CidrBlock"),
         "mapPublicIpOnLaunch": Api("ec2", "ModifySubnetAttributeRequest.MapPublicIpOnLaunch.Value"),

@@ -1,6 +1,6 @@
 """The plans the API-model test checks: every example in every environment, plus the component variants
 the examples do not reach (spot, flex-start, reservations, autoscaling, NVL72, TCPX, budgets, customer-managed
-keys, elastic Slurm node groups on GCP).
+keys, elastic Slurm node groups on GCP, managed Slurm accounting on AWS).
 
 The variant blueprints are the component tests' own, so the session's plan cache serves both."""
 
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
+from tests.components.test_aws_slurm_accounting import KEYED, managed
 from tests.components.test_customer_keys import aws_keyed, gcp_keyed
 from tests.components.test_gcp_node_group import group
 from tests.components.test_gcp_slurm import ELASTIC
@@ -60,6 +61,8 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     "gcp-budget": _gcp_budget,
     "gcp-slurm-elastic": lambda: gcp_plan(ELASTIC, name="gse", env="prod"),
     "aws-customer-keys": aws_keyed,
+    "aws-slurm-managed-accounting": managed,
+    "aws-slurm-managed-accounting-keyed": lambda: managed(body=KEYED),
     "gcp-customer-keys": gcp_keyed,
     "gcp-filestore-root-squash": root_squashed,
 }

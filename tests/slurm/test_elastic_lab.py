@@ -11,36 +11,30 @@ time, as a new machine reports), and when an instance is terminated it stops it.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from moto.ec2.exceptions import EC2ClientError
 from moto.ec2.models.instances import InstanceBackend
-from moto.server import ThreadedMotoServer
-from werkzeug.serving import WSGIRequestHandler
 
 from clusterfab.catalog import load_catalog
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
 from clusterfab.scheduler.slurm.render import POWER_PROGRAMS, render_slurm
 from tests.factories import spec
 from tests.slurm.lab import LabError, SlurmLab
+from tests.slurm.labcloud import MOTO, InLabNet, LabMoto, client, enter_net
 from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
 
 pytestmark = pytest.mark.slurm
 
-CLONE_NEWNET = 0x40000000
-MOTO = "http://127.0.0.1:5000"
 FILES = "/var/lib/clusterfab/files/elastic-lab"
 STACK = "lab"
 COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
@@ -54,30 +48,6 @@ that a suspended node may be created again within the test."""
 
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
 HOSTNAME_JOB = "#!/bin/sh\nsrun hostname\n"
-
-
-def _enter_net(pid: int) -> None:
-    """Move the calling thread (only it: network namespaces are per thread) into the lab's network."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-    try:
-        if libc.setns(fd, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "setns into the lab's network namespace")
-    finally:
-        os.close(fd)
-
-
-class LabMoto(ThreadedMotoServer):
-    """moto's server, listening in the lab's network namespace."""
-
-    def __init__(self, pid: int) -> None:
-        super().__init__("127.0.0.1", 5000, verbose=False)
-        self._pid = pid
-
-    def _server_entry(self) -> None:
-        _enter_net(self._pid)
-        WSGIRequestHandler.log_request = lambda *_, **__: None  # type: ignore[method-assign]
-        super()._server_entry()
 
 
 class ElasticLab(SlurmLab):
@@ -130,18 +100,15 @@ def _files(cluster: Any) -> dict[str, str]:
     return files
 
 
-class Cloud:
+class Cloud(InLabNet):
     """The test's view of moto (every call runs on one thread inside the lab's network)."""
 
     def __init__(self, pid: int) -> None:
-        self._pool = ThreadPoolExecutor(1, initializer=_enter_net, initargs=(pid,))
-        self.ec2: Any = self.call(lambda: _client("ec2"))
+        super().__init__(pid)
+        self.ec2: Any = self.call(lambda: client("ec2"))
         self.static_tags: list[dict[str, str]] = []
         self.subnet = self.image = ""
-        self.autoscaling: Any = self.call(lambda: _client("autoscaling"))
-
-    def call(self, fn: Callable[[], Any]) -> Any:
-        return self._pool.submit(fn).result(timeout=60)
+        self.autoscaling: Any = self.call(lambda: client("autoscaling"))
 
     def instances(self) -> dict[str, tuple[str, str]]:
         """Node name -> (instance id, state) of the elastic instances."""
@@ -182,19 +149,6 @@ class Cloud:
             return str(reservations[0]["Instances"][0]["State"]["Name"])
 
         return str(self.call(read))
-
-    def close(self) -> None:
-        self._pool.shutdown()
-
-
-def _client(service: str) -> Any:
-    return boto3.client(
-        service,
-        region_name="us-east-1",
-        endpoint_url=MOTO,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
 
 
 def _node_group(cloud: Cloud, blueprint: str) -> None:
@@ -541,7 +495,7 @@ class LabImds:
             raise AssertionError("the lab's IMDS did not start")
 
     def _serve(self) -> None:
-        _enter_net(self._pid)
+        enter_net(self._pid)
         self._server = ThreadingHTTPServer(("127.0.0.1", 5001), _Imds)
         self._ready.set()
         self._server.serve_forever()

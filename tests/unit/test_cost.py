@@ -141,6 +141,26 @@ def test_slurm_controller_and_login_are_priced_on_demand() -> None:
     assert (login.hourly_usd, login.monthly_usd) == (Decimal("0.357"), Decimal("260.610"))
 
 
+def test_the_managed_accounting_database_is_named_as_not_priced() -> None:
+    """The catalog has no RDS prices: the totals leave the database out and say so beside them."""
+    managed = spec(
+        node_groups=[{"name": "h100", "machine_type": "p5.48xlarge", "count": 1}],
+        scheduler={"kind": "slurm", "accounting": "managed"},
+    )
+    result = estimate_cost(managed, load_catalog(), today=TODAY)
+    assert result.not_priced == ("the accounting database (db.m7g.large, 50 GiB and its backups)",)
+    assert [i.name for i in result.items] == ["h100", "slurm-controller", "slurm-login"]
+    text = render_text(result)
+    assert (
+        "not priced: the accounting database (db.m7g.large, 50 GiB and its backups), block storage"
+        in " ".join(text.split())
+    )
+    embedded = spec(
+        node_groups=[{"name": "h100", "machine_type": "p5.48xlarge", "count": 1}], scheduler={"kind": "slurm"}
+    )
+    assert estimate_cost(embedded, load_catalog(), today=TODAY).not_priced == ()
+
+
 def test_every_example_is_costed() -> None:
     assert {e for e, *_ in EXAMPLE_TOTALS} == {p.stem for p in EXAMPLES_DIR.glob("*.yaml")}
 

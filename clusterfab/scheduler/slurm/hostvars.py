@@ -10,10 +10,17 @@ from typing import Any
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
+from clusterfab.core.naming import physical
 from clusterfab.core.vocab import label_value
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
-from clusterfab.scheduler.slurm.render import controller_address, controller_host, render_slurm, slurm_groups
+from clusterfab.scheduler.slurm.render import (
+    ACCOUNTING_CA_FILE,
+    controller_address,
+    controller_host,
+    render_slurm,
+    slurm_groups,
+)
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
 from clusterfab.spec.capacity import Spot
@@ -22,6 +29,28 @@ from clusterfab.spec.capacity import Spot
 def munge_secret_name(spec: ClusterSpec, stack: str) -> str:
     """The munge key's secret (AWS Secrets Manager / GCP Secret Manager): one per cluster and stack."""
     return f"clusterfab-{spec.name}-{stack}-munge-key"
+
+
+def accounting_database_name(spec: ClusterSpec, stack: str) -> str:
+    """The managed accounting database's name (the RDS DB instance identifier): the stack creates it by this
+    name and the controller finds it by it."""
+    return physical("clusterfab", spec.name, stack, "slurmdb")
+
+
+def _database(spec: ClusterSpec, stack: str) -> dict[str, Any]:
+    """Managed accounting: what the controller's accounting program needs to find the database."""
+    database = _slurm(spec).database
+    if database is None:
+        return {}
+    return {
+        "slurm_controller_database": {
+            "cloud": spec.cloud,
+            "region": spec.region,
+            "identifier": accounting_database_name(spec, stack),
+            "ca_bundle_url": database.ca_bundle_url.format(region=spec.region),
+            "ca_file": ACCOUNTING_CA_FILE,
+        }
+    }
 
 
 def _slurm(spec: ClusterSpec) -> Slurm:
@@ -70,6 +99,7 @@ def controller_vars(
         "slurm_controller_health_program": f"{files_dir}/{HEALTH_PROGRAM}",
         "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
         "slurm_controller_state_services": _state_services(spec),
+        **_database(spec, stack),
     }
 
 

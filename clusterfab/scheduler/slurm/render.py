@@ -27,7 +27,11 @@ DBD_USER_PLACEHOLDER = "@SLURMDBD_STORAGE_USER@"
 DBD_PASSWORD_PLACEHOLDER = "@SLURMDBD_STORAGE_PASS@"
 """slurmdbd.conf's database credentials: the controller fills them in at boot from its secret."""
 DBD_HOST_PLACEHOLDER = "@SLURMDBD_STORAGE_HOST@"
+DBD_PORT_PLACEHOLDER = "@SLURMDBD_STORAGE_PORT@"
 """Managed accounting: the database endpoint, known only once the cloud created it."""
+ACCOUNTING_CA_FILE = "/etc/slurm/accounting-db-ca.pem"
+"""Managed accounting: the bundle of the authority that signs the database's certificate (slurmdbd checks
+the server against it); the controller fetches it at boot."""
 
 MEMORY_FOR_SLURM = 0.95
 """Share of the machine's memory offered to jobs: the kernel, the GPU driver and the daemons keep the
@@ -336,7 +340,17 @@ def _topology_conf(groups: tuple[NodeGroup, ...]) -> str:
 
 
 def _slurmdbd_conf(spec: ClusterSpec, slurm: Slurm, facts: SlurmFacts) -> str:
-    storage_host = "localhost" if slurm.accounting == "embedded" else DBD_HOST_PLACEHOLDER
+    managed = slurm.accounting == "managed"
+    # Managed: the endpoint is filled in at boot, and the connection is TLS checked against the CA bundle.
+    storage = (
+        [
+            f"StorageHost={DBD_HOST_PLACEHOLDER}",
+            f"StoragePort={DBD_PORT_PLACEHOLDER}",
+            f"StorageParameters=SSL_CA={ACCOUNTING_CA_FILE}",
+        ]
+        if managed
+        else ["StorageHost=localhost", "StoragePort=3306"]
+    )
     return "\n".join(
         [
             "# slurmdbd.conf: the credentials are filled in on the controller from its secret (mode 0600).",
@@ -346,8 +360,7 @@ def _slurmdbd_conf(spec: ClusterSpec, slurm: Slurm, facts: SlurmFacts) -> str:
             f"DbdPort={facts.ports.slurmdbd}",
             "SlurmUser=slurm",
             "StorageType=accounting_storage/mysql",
-            f"StorageHost={storage_host}",
-            "StoragePort=3306",
+            *storage,
             "StorageLoc=slurm_acct_db",
             f"StorageUser={DBD_USER_PLACEHOLDER}",
             f"StoragePass={DBD_PASSWORD_PLACEHOLDER}",

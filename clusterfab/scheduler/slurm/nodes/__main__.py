@@ -1,6 +1,8 @@
-"""`python3 -m clusterfab_slurm_nodes sync|resume|suspend|resume-fail --config FILE [--counts FILE] [NODES]`.
+"""`python3 -m clusterfab_slurm_nodes sync|resume|suspend|resume-fail --config FILE [--counts FILE] [NODES]`,
+`python3 -m clusterfab_slurm_nodes accounting --config FILE --password-file FILE`.
 
-sync is run by the controller's systemd timer as root; resume, suspend and resume-fail by slurmctld as
+accounting (accounting.py) is run by the controller's playbook as root before slurmdbd starts; sync by the
+controller's systemd timer as root; resume, suspend and resume-fail by slurmctld as
 SlurmUser, with the nodes as a hostlist expression (ResumeProgram, SuspendProgram, ResumeFailProgram run
 small wrappers that call this). The config file is the one the stack renders beside slurm.conf; with
 `--counts`, each run adds what it did to the totals the Slurm exporter serves (counts.py).
@@ -19,6 +21,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import accounting
 from . import counts as totals
 from .nodesync import (
     RETRY_AFTER,
@@ -34,7 +37,7 @@ from .nodesync import (
 )
 from .power import plan_resume, read_resume_file, resume, suspend
 
-COMMANDS = ("sync", "resume", "suspend", "resume-fail")
+COMMANDS = ("sync", "resume", "suspend", "resume-fail", "accounting")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,10 +54,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP)",
     )
     parser.add_argument("--counts", help="JSON file of running totals to add this run to (the exporter's)")
+    parser.add_argument("--password-file", help="accounting: slurmdbd's database password (the state disk's)")
     # Intermixed: the wrappers put the nodes slurmctld passes after the options, which parse_args takes
     # for an unrecognized argument until CPython's fix of September 2024 (gh-59317, PR #124303; 3.11 here
     # fails, Debian 13's 3.13 does not): Ubuntu 24.04's controller runs 3.12.3, which predates it.
     args = parser.parse_intermixed_args(argv)
+    if args.command == "accounting":
+        return _accounting(args.config, args.password_file, parser)
     settings = _settings(args.config, parser)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
     groups = groups_from_config(settings["groups"])
@@ -86,6 +92,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     deleted = suspend(names, fleet)  # resume-fail too: whatever a failed resume left behind goes
     _count(args.counts, args.command, Counter({"delete": len(deleted)}), Counter())
     return 0
+
+
+def _accounting(config: str, password_file: str | None, parser: argparse.ArgumentParser) -> int:
+    if not password_file:
+        parser.error("accounting needs --password-file")
+    with open(config, encoding="utf-8") as handle:
+        settings = json.load(handle)
+    try:
+        return accounting.main(settings, password_file)
+    except accounting.AccountingError as error:
+        print(f"clusterfab_slurm_nodes accounting: {error}", file=sys.stderr)
+        return 1
 
 
 def _count(path: str | None, program: str, done: Mapping[str, int], failed: Mapping[str, int]) -> None:

@@ -1,0 +1,267 @@
+"""Managed accounting: make the cloud's database ready for slurmdbd
+(`python3 -m clusterfab_slurm_nodes accounting --config FILE --password-file FILE`).
+
+The controller's playbook runs it as root at every boot, before slurmdbd starts. It finds the database the
+stack created by its name (its endpoint and the secret in which the cloud keeps the master user's
+credentials), fetches the bundle of the certificate authority that signs the server's certificate over
+HTTPS, and, signed in as the master user over a connection that verifies the server against that bundle,
+creates slurmdbd's database and user with the password kept on the controller's state disk (made there at
+the first boot; a restored state disk keeps it, a new one gets a new password and the user is given it).
+It prints `{"host": ..., "port": ...}` for slurmdbd.conf. Running it again changes nothing.
+
+The master password never reaches a command line or a file outside a 0600 temporary option file, and the
+program never prints it. AWS: RDS (DescribeDBInstances) and Secrets Manager with Ubuntu's python3-boto3,
+the SQL through MariaDB's own client (Ubuntu's mariadb-client).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+DATABASE = "slurm_acct_db"
+"""slurmdbd.conf StorageLoc (render.py writes the same)."""
+USER = "slurm"
+"""slurmdbd.conf StorageUser."""
+CA_BUNDLE_MAX = 1 << 20
+"""A regional RDS bundle is a few KiB (the global one about 160 KiB): more is not a bundle."""
+_PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----")
+_PASSWORD = re.compile(r"[0-9a-f]{32,}")
+"""What the controller makes (secrets.token_hex): safe inside an SQL string literal."""
+ATTEMPTS = 10
+WAIT_S = 15.0
+"""A database just created may not take connections for a while (DNS, the parameter group): the SQL is
+tried this many times, this far apart, before the program gives up."""
+
+
+class AccountingError(Exception):
+    """The database cannot be made ready; the message says why (never a secret)."""
+
+
+@dataclass(frozen=True)
+class Master:
+    """Where the database listens and who may create users on it."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+
+    def __repr__(self) -> str:  # the password stays out of tracebacks and logs
+        return f"Master(host={self.host!r}, port={self.port}, user={self.user!r})"
+
+
+class Rds(Protocol):
+    def describe_db_instances(self, **kwargs: Any) -> Mapping[str, Any]: ...
+
+
+class SecretsManager(Protocol):
+    def get_secret_value(self, **kwargs: Any) -> Mapping[str, Any]: ...
+
+
+def aws_master(rds: Rds, secrets: SecretsManager, identifier: str) -> Master:
+    """The RDS instance's endpoint and master credentials (from the secret RDS manages for it)."""
+    found = rds.describe_db_instances(DBInstanceIdentifier=identifier)["DBInstances"]
+    if not found:
+        raise AccountingError(f"RDS has no DB instance {identifier}")
+    instance = found[0]
+    endpoint = instance.get("Endpoint") or {}
+    if "Address" not in endpoint:
+        raise AccountingError(
+            f"RDS instance {identifier} has no endpoint yet (status {instance.get('DBInstanceStatus')})"
+        )
+    secret = (instance.get("MasterUserSecret") or {}).get("SecretArn")
+    if not secret:
+        raise AccountingError(
+            f"RDS instance {identifier} keeps no master user secret: it must be created with "
+            "ManageMasterUserPassword"
+        )
+    value = secrets.get_secret_value(SecretId=secret)
+    try:
+        credentials = json.loads(value["SecretString"])
+        user, password = str(credentials["username"]), str(credentials["password"])
+    except (KeyError, TypeError, ValueError) as error:
+        raise AccountingError(
+            f"the master user secret of {identifier} holds no username and password"
+        ) from error
+    return Master(
+        host=str(endpoint["Address"]), port=int(endpoint.get("Port", 3306)), user=user, password=password
+    )
+
+
+def fetch_ca_bundle(url: str, destination: str, *, opener: Callable[[str], Any] | None = None) -> int:
+    """Fetch the CA bundle at `url` (HTTPS: the system's authorities vouch for the server) and install it
+    at `destination` (0644) when it differs; returns the number of certificates in it."""
+    open_url = opener or (lambda u: urllib.request.urlopen(u, timeout=30))
+    with open_url(url) as response:
+        body = response.read(CA_BUNDLE_MAX + 1)
+    if len(body) > CA_BUNDLE_MAX:
+        raise AccountingError(f"{url} answered more than {CA_BUNDLE_MAX} bytes: not a CA bundle")
+    text = body.decode("ascii", errors="replace")
+    certificates = _PEM.findall(text)
+    if not certificates:
+        raise AccountingError(f"{url} holds no PEM certificate")
+    for certificate in certificates:
+        try:
+            ssl.PEM_cert_to_DER_cert(certificate)
+        except ValueError as error:
+            raise AccountingError(f"{url} holds a malformed certificate") from error
+    bundle = "\n".join(certificates) + "\n"
+    _install(destination, bundle, 0o644)
+    return len(certificates)
+
+
+def _install(path: str, content: str, mode: int) -> None:
+    try:
+        with open(path, encoding="ascii") as handle:
+            if handle.read() == content:
+                return
+    except FileNotFoundError:
+        pass
+    directory = os.path.dirname(path) or "."
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".clusterfab-")
+    try:
+        with os.fdopen(descriptor, "w", encoding="ascii") as out:
+            out.write(content)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def user_sql(password: str) -> str:
+    """slurmdbd's database, and its user with this password, allowed only over TLS, on that database only."""
+    if not _PASSWORD.fullmatch(password):
+        raise AccountingError("slurmdbd's password must be the hex string the controller made")
+    return (
+        f"CREATE DATABASE IF NOT EXISTS `{DATABASE}`;\n"
+        f"CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{password}' REQUIRE SSL;\n"
+        f"ALTER USER '{USER}'@'%' IDENTIFIED BY '{password}' REQUIRE SSL;\n"
+        f"GRANT ALL PRIVILEGES ON `{DATABASE}`.* TO '{USER}'@'%';\n"
+    )
+
+
+def option_file(master: Master, ca_file: str) -> str:
+    """The MariaDB client's [client] options: the master user, TLS verified against the CA bundle and the
+    server's name. Values are quoted (an RDS password may hold '#'); backslashes and quotes escaped."""
+
+    def quoted(value: str) -> str:
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    return (
+        "[client]\n"
+        f"host={quoted(master.host)}\n"
+        f"port={master.port}\n"
+        f"user={quoted(master.user)}\n"
+        f"password={quoted(master.password)}\n"
+        "ssl\n"
+        f"ssl-ca={quoted(ca_file)}\n"
+        "ssl-verify-server-cert\n"
+    )
+
+
+def run_sql(
+    master: Master,
+    sql: str,
+    *,
+    ca_file: str,
+    client: str = "mariadb",
+    attempts: int = ATTEMPTS,
+    wait_s: float = WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Run `sql` as the master user with MariaDB's client, retrying while the server does not answer."""
+    with tempfile.NamedTemporaryFile(
+        "w", prefix="clusterfab-db-", suffix=".cnf", encoding="utf-8"
+    ) as options:
+        options.write(option_file(master, ca_file))
+        options.flush()
+        error = ""
+        for attempt in range(1, attempts + 1):
+            done = subprocess.run(
+                [client, f"--defaults-extra-file={options.name}", "--batch", "--connect-timeout=10"],
+                input=sql,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            if done.returncode == 0:
+                return
+            error = done.stderr.strip()
+            if attempt < attempts:
+                sleep(wait_s)
+    raise AccountingError(
+        f"{client} as {master.user}@{master.host}:{master.port} failed {attempts} times: {error}"
+    )
+
+
+def read_password(path: str) -> str:
+    with open(path, encoding="ascii") as handle:
+        return handle.read().strip()
+
+
+def prepare(
+    settings: Mapping[str, Any],
+    password_file: str,
+    *,
+    master: Callable[[], Master],
+    opener: Callable[[str], Any] | None = None,
+    sql: Callable[[Master, str, str], None] | None = None,
+) -> dict[str, Any]:
+    """Fetch the CA bundle, make slurmdbd's database and user, and say where the database listens."""
+    ca_file = str(settings["ca_file"])
+    fetch_ca_bundle(str(settings["ca_bundle_url"]), ca_file, opener=opener)
+    found = master()
+    statements = user_sql(read_password(password_file))
+    if sql is None:
+        attempts = int(settings.get("attempts", ATTEMPTS))  # a test shortens them; the stack never does
+        wait_s = float(settings.get("retry_wait_s", WAIT_S))
+        run_sql(found, statements, ca_file=ca_file, attempts=attempts, wait_s=wait_s)
+    else:
+        sql(found, statements, ca_file)
+    return {"host": found.host, "port": found.port}
+
+
+def aws_clients(settings: Mapping[str, Any]) -> tuple[Rds, SecretsManager]:
+    # Ubuntu's python3-boto3 on the controller.
+    import boto3  # noqa: PLC0415
+    from botocore.config import Config  # noqa: PLC0415
+
+    config = Config(region_name=settings["region"], retries={"mode": "standard", "max_attempts": 8})
+    endpoint = settings.get("endpoint_url")  # a test stands in for AWS here; never set by the stack
+    return (
+        boto3.client("rds", config=config, endpoint_url=endpoint),
+        boto3.client("secretsmanager", config=config, endpoint_url=endpoint),
+    )
+
+
+REQUIRED = ("cloud", "identifier", "ca_bundle_url", "ca_file")
+
+
+def main(settings: Mapping[str, Any], password_file: str) -> int:
+    missing = [key for key in REQUIRED if key not in settings]
+    if missing or settings["cloud"] != "aws" or "region" not in settings:
+        raise AccountingError(f"the accounting settings lack {', '.join(missing) or 'region'} or name no AWS")
+    rds, secrets = aws_clients(settings)
+    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
+
+    def master() -> Master:
+        try:
+            return aws_master(rds, secrets, str(settings["identifier"]))
+        except (BotoCoreError, ClientError) as error:
+            raise AccountingError(f"AWS refused: {error}") from error
+
+    endpoint = prepare(settings, password_file, master=master)
+    print(json.dumps(endpoint))
+    return 0

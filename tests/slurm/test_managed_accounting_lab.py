@@ -1,0 +1,350 @@
+"""End to end: managed accounting with Debian 13's real slurmdbd and MariaDB standing in for RDS, moto
+standing in for RDS's and Secrets Manager's APIs, and the controller's own accounting program (the
+package the stack ships, run by the chroot's python3 with its boto3).
+
+The "RDS" instance is created in moto as the stack creates it (ManageMasterUserPassword: moto keeps the
+master credentials in a Secrets Manager secret); the lab's MariaDB then plays the instance: it listens on
+its own address under the endpoint name moto gives, with a server certificate for that name from a test
+certificate authority, refuses unencrypted connections (require_secure_transport, as the stack's
+parameter group sets it) and has the master user with moto's password. The accounting program finds the
+instance, fetches the authority's bundle (here from a file: URL standing in for RDS's HTTPS trust store),
+makes slurmdbd's database and user, and slurmdbd runs the rendered slurmdbd.conf with the endpoint and
+`StorageParameters=SSL_CA=` filled in as the role fills them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from clusterfab.catalog import load_catalog
+from clusterfab.scheduler.slurm.hostvars import controller_files, controller_vars
+from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
+from tests.factories import spec
+from tests.slurm.conftest import TIMINGS
+from tests.slurm.lab import SlurmLab
+from tests.slurm.labcloud import MOTO, InLabNet, LabMoto, client
+from tests.slurm.rendered import node_scripts
+from tests.slurm.rootfs import GoldenRootfs
+
+pytestmark = pytest.mark.slurm
+
+STACK = "lab"
+FILES = "/var/lib/clusterfab/files/accounting-lab"
+DB_ADDRESS = "10.217.0.53"
+"""Where the lab's "RDS" instance listens (its endpoint name resolves to it in the lab's /etc/hosts)."""
+BUNDLE = "/srv/lab-truststore/bundle.pem"
+"""The CA bundle the program fetches (RDS serves its regional bundle over HTTPS)."""
+PASSWORD_FILE = "/srv/clusterfab-slurm-state/slurmdbd.pass"
+TLS_DIR = "/etc/mysql/lab-tls"
+MASTER = "clusterfab"
+
+
+def _cluster() -> Any:
+    return spec(
+        name="acct-lab",
+        node_groups=[{"name": "h100", "machine_type": "p5.48xlarge", "count": 1}],
+        scheduler={"kind": "slurm", "accounting": "managed"},
+        teams=[{"name": "research", "max_gpus": 8, "users": ["alice"]}],
+    )
+
+
+def _certificate_authority(name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return key, cert
+
+
+def _server_certificate(
+    ca: tuple[ec.EllipticCurvePrivateKey, x509.Certificate], host: str
+) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lab rds instance")]))
+        .issuer_name(ca[1].subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .sign(ca[0], hashes.SHA256())
+    )
+    return key, cert
+
+
+def _pem(cert: x509.Certificate) -> str:
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+class ManagedAccountingLab(SlurmLab):
+    """A lab whose accounting database is the "RDS" instance: moto's record of it, MariaDB behind it."""
+
+    settings: dict[str, Any]
+    endpoint: dict[str, Any]
+    program_output = ""
+    other_ca = ""
+    """The PEM of a second authority, which signed nothing here (the tests swap it in)."""
+
+    def _start_mariadb(self) -> None:
+        assert self._init_pid is not None
+        self.moto = LabMoto(self._init_pid)
+        self.moto.start()
+        self.net = InLabNet(self._init_pid)
+        identifier = self.settings["identifier"]
+        master = self.net.call(lambda: _create_instance(identifier))
+        host = master["host"]
+        ca = _certificate_authority("clusterfab lab RDS Root CA")
+        server_key, server_cert = _server_certificate(ca, host)
+        self.other_ca = _pem(_certificate_authority("someone else's CA")[1])
+        tls = self.path(TLS_DIR)
+        tls.mkdir(parents=True)
+        (tls / "ca.pem").write_text(_pem(ca[1]))
+        (tls / "server.pem").write_text(_pem(server_cert))
+        (tls / "server-key.pem").write_bytes(
+            server_key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        bundle = self.path(BUNDLE)
+        bundle.parent.mkdir(parents=True)
+        # As RDS's regional bundles: the root and, before it, something else (here another root).
+        bundle.write_text(self.other_ca + _pem(ca[1]))
+        self._host_in_ns(f"ip addr add {DB_ADDRESS}/32 dev lo")
+        with self.path("/etc/hosts").open("a") as hosts:
+            hosts.write(f"{DB_ADDRESS} {host}\n")
+        self.run(f"chown -R mysql:mysql {TLS_DIR} && chmod 0600 {TLS_DIR}/server-key.pem")
+        self._daemon(
+            "mariadb",
+            f"exec mariadbd --user=mysql --bind-address={DB_ADDRESS} --port=3306"
+            " --socket=/run/mysqld/mysqld.sock --innodb-lock-wait-timeout=900"
+            f" --ssl-ca={TLS_DIR}/ca.pem --ssl-cert={TLS_DIR}/server.pem --ssl-key={TLS_DIR}/server-key.pem"
+            " --require-secure-transport=ON --log-error=/var/log/mysql/error.log",
+        )
+        self._ready("mariadb", "mariadb -e 'select 1'")
+        # The master user RDS creates, as the secret moto keeps for it has it (moto's secret names the user
+        # admin whatever MasterUsername says; RDS's names the MasterUsername).
+        self.run(
+            [
+                "mariadb",
+                "-e",
+                f"CREATE USER '{master['username']}'@'%' IDENTIFIED BY '{_sql(master['password'])}';"
+                f" GRANT ALL PRIVILEGES ON *.* TO '{master['username']}'@'%' WITH GRANT OPTION;",
+            ]
+        )
+        self.run(
+            f"install -d -m 0700 {Path(PASSWORD_FILE).parent} && umask 077 &&"
+            f" python3 -c 'import secrets; print(secrets.token_hex(24))' > {PASSWORD_FILE}"
+        )
+        self.path("/etc/slurm/clusterfab-accounting.json").write_text(json.dumps(self.settings))
+        self.program_output = self.accounting().stdout
+        self.endpoint = json.loads(self.program_output)
+        self.storage_pass = self.path(PASSWORD_FILE).read_text().strip()
+
+    def accounting(self, *, check: bool = True) -> Any:
+        """The controller's accounting program, as the role runs it (moto's credentials for the role's)."""
+        return self.run(
+            "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing"
+            f" PYTHONPATH={FILES}/lib python3 -m clusterfab_slurm_nodes accounting"
+            f" --config /etc/slurm/clusterfab-accounting.json --password-file {PASSWORD_FILE}",
+            check=check,
+            timeout=120,
+        )
+
+    def restart_slurmdbd(self, *, ca_bundle: str) -> None:
+        """slurmdbd again, with `ca_bundle` where slurmdbd.conf names its CA bundle."""
+        proc = self._daemons.pop("slurmdbd")
+        proc.terminate()
+        proc.wait(timeout=30)
+        self.run(f": > {self._log_paths()['slurmdbd']}")
+        self.path(ACCOUNTING_CA_FILE).write_text(ca_bundle)
+        self._daemon("slurmdbd", "exec slurmdbd -D")
+
+    def _start_slurmdbd(self) -> None:
+        # The role's substitutions, with the endpoint the program printed.
+        self.files["slurmdbd.conf"] = (
+            self.files["slurmdbd.conf"]
+            .replace("@SLURMDBD_STORAGE_HOST@", str(self.endpoint["host"]))
+            .replace("@SLURMDBD_STORAGE_PORT@", str(self.endpoint["port"]))
+        )
+        super()._start_slurmdbd()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if getattr(self, "net", None) is not None:
+                self.net.close()
+            if getattr(self, "moto", None) is not None:
+                self.moto.stop()
+
+
+def _sql(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _create_instance(identifier: str) -> dict[str, Any]:
+    """The RDS instance as the stack creates it; its endpoint and master password as RDS gives them."""
+    rds, secretsmanager = client("rds"), client("secretsmanager")
+    rds.create_db_instance(
+        DBInstanceIdentifier=identifier,
+        Engine="mariadb",
+        EngineVersion="11.8",
+        DBInstanceClass="db.m7g.large",
+        AllocatedStorage=50,
+        MasterUsername=MASTER,
+        ManageMasterUserPassword=True,
+    )
+    instance = rds.describe_db_instances(DBInstanceIdentifier=identifier)["DBInstances"][0]
+    secret = secretsmanager.get_secret_value(SecretId=instance["MasterUserSecret"]["SecretArn"])
+    credentials = json.loads(secret["SecretString"])
+    return {"host": instance["Endpoint"]["Address"], **credentials}
+
+
+@pytest.fixture(scope="module")
+def managed(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ManagedAccountingLab]:
+    cluster = _cluster()
+    catalog = load_catalog()
+    # The controller's programs where the role has them (installed by their absolute paths).
+    programs = {
+        f"{FILES}/{name}": text
+        for name, text in controller_files(cluster, catalog.slurm, stack=STACK).items()
+        if name.startswith("lib/")
+    }
+    files = {**render_slurm(cluster, catalog.slurm), **node_scripts(), **programs}
+    lab = ManagedAccountingLab(files, golden, tmp_path_factory.mktemp("accountinglab"))
+    settings = controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES)[
+        "slurm_controller_database"
+    ]
+    # The lab's stand-ins for AWS's endpoints and a short retry; the stack sets none of them.
+    lab.settings = {
+        **settings,
+        "ca_bundle_url": f"file://{BUNDLE}",
+        "endpoint_url": MOTO,
+        "attempts": 2,
+        "retry_wait_s": 1,
+    }
+    try:
+        lab.start()
+        TIMINGS["accounting_lab_start"] = dict(lab.timings.steps)
+        yield lab
+    finally:
+        lab.close()
+    assert lab.leftover_processes() == []
+
+
+def test_the_program_finds_the_instance_and_prints_its_endpoint(managed: ManagedAccountingLab) -> None:
+    host = managed.endpoint["host"]
+    assert host.startswith(f"{managed.settings['identifier']}.")
+    assert host.endswith(".us-east-1.rds.amazonaws.com")
+    assert managed.endpoint == {"host": host, "port": 3306}
+    # The password the program used is nowhere in what it printed.
+    assert managed.storage_pass not in managed.program_output
+
+
+def test_slurmdbd_keeps_the_accounting_in_the_managed_database_over_verified_tls(
+    managed: ManagedAccountingLab,
+) -> None:
+    conf = managed.path("/etc/slurm/slurmdbd.conf").read_text()
+    assert f"StorageHost={managed.endpoint['host']}\n" in conf
+    assert f"StorageParameters=SSL_CA={ACCOUNTING_CA_FILE}\n" in conf
+    # The program installed the bundle where slurmdbd.conf names it.
+    assert managed.path(ACCOUNTING_CA_FILE).read_text() == managed.path(BUNDLE).read_text()
+    # The cluster and the teams' accounts went into it through slurmdbd.
+    clusters = managed.run("sacctmgr -n -P show cluster format=cluster").stdout.split()
+    assert managed.cluster in clusters
+    assert "research" in managed.run("sacctmgr -n -P show account format=account").stdout.split()
+    # slurmdbd holds its connection over TCP as the user the program made; the server takes no other
+    # than TLS (require_secure_transport), and the user is made to require it too, on its database only.
+    sessions = managed.run(
+        "mariadb -N -B -e \"SELECT db FROM information_schema.processlist WHERE user='slurm'\"",
+    ).stdout.split()
+    assert "slurm_acct_db" in sessions, "slurmdbd holds no connection to its database"
+    assert managed.run("mariadb -N -B -e 'SELECT @@require_secure_transport'").stdout.strip() == "1"
+    grants = managed.run("mariadb -N -B -e \"SHOW GRANTS FOR 'slurm'@'%'\"").stdout.splitlines()
+    assert [
+        g.split(" IDENTIFIED BY ")[0] + (" REQUIRE SSL" if "REQUIRE SSL" in g else "") for g in grants
+    ] == [
+        "GRANT USAGE ON *.* TO `slurm`@`%` REQUIRE SSL",
+        "GRANT ALL PRIVILEGES ON `slurm_acct_db`.* TO `slurm`@`%`",
+    ]
+
+
+def test_a_second_run_changes_nothing_and_a_new_password_is_given_to_the_user(
+    managed: ManagedAccountingLab,
+) -> None:
+    again = managed.accounting()
+    assert json.loads(again.stdout) == managed.endpoint
+    # A new state disk makes a new password: the next run gives it to the user.
+    fresh = secrets.token_hex(24)
+    managed.path(PASSWORD_FILE).write_text(fresh + "\n")
+    try:
+        managed.accounting()
+        check = managed.run(
+            f"mariadb -h {managed.endpoint['host']} -u slurm -p{fresh} --ssl --ssl-ca={ACCOUNTING_CA_FILE}"
+            " --ssl-verify-server-cert -N -B -e 'SELECT CURRENT_USER()'",
+        )
+        assert check.stdout.strip() == "slurm@%"
+    finally:
+        managed.path(PASSWORD_FILE).write_text(managed.storage_pass + "\n")
+        managed.accounting()
+
+
+def test_a_server_the_bundle_does_not_vouch_for_is_refused(managed: ManagedAccountingLab) -> None:
+    """The program signs in as the master user only to a server its CA bundle vouches for."""
+    bundle = managed.path(BUNDLE)
+    good = bundle.read_text()
+    bundle.write_text(managed.other_ca)
+    try:
+        failed = managed.accounting(check=False)
+        assert failed.returncode == 1
+        assert "clusterfab_slurm_nodes accounting: mariadb as admin@" in failed.stderr
+        assert "certificate" in failed.stderr.lower() or "ssl" in failed.stderr.lower(), failed.stderr
+    finally:
+        bundle.write_text(good)
+        managed.accounting()
+
+
+def test_slurmdbd_refuses_a_database_its_ca_bundle_does_not_vouch_for(managed: ManagedAccountingLab) -> None:
+    """slurmdbd itself checks the server against StorageParameters=SSL_CA: with a bundle of another
+    authority it does not keep the accounting there."""
+    ca = managed.path(ACCOUNTING_CA_FILE)
+    good = ca.read_text()
+    managed.restart_slurmdbd(ca_bundle=managed.other_ca)
+    try:
+        managed.wait_for(
+            lambda: "certificate" in managed.log("slurmdbd").lower(),
+            timeout=30,
+            what="slurmdbd to log the certificate error",
+        )
+        assert managed.run("sacctmgr -n show cluster", check=False, timeout=30).returncode != 0
+    finally:
+        managed.restart_slurmdbd(ca_bundle=good)
+    managed.wait_for(
+        lambda: managed.run("sacctmgr -n show cluster", check=False, timeout=30).returncode == 0,
+        timeout=60,
+        what="slurmdbd back with the right bundle",
+    )
