@@ -141,6 +141,29 @@ def controller(
 
 
 @pytest.fixture(scope="module")
+def managed_controller(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
+    """The controller of the example with `accounting: managed` (RDS): no local MariaDB server."""
+    catalog = load_catalog()
+    managed = example_spec("aws-p5-slurm", env="prod")
+    assert managed.scheduler is not None
+    managed = replace(
+        managed,
+        scheduler=replace(
+            managed.scheduler, accounting="managed", database=catalog.slurm.managed_database("aws")
+        ),
+    )
+    root = _host(golden, tmp_path_factory.mktemp("managed-controller") / "root")
+    (root / "etc/cloud/cloud.cfg.d").mkdir(parents=True)
+    for name, text in controller_files(managed, catalog.slurm, stack=STACK).items():
+        target = root / FILES_DIR.lstrip("/") / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    extravars = _lab_vars(root, controller_vars(managed, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
+    yield _apply(root, "slurm_controller.yml", extravars)
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
 def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
     root = _host(golden, tmp_path_factory.mktemp("login") / "root")
     extravars = _lab_vars(root, client_vars(spec, load_catalog().slurm, stack=STACK))
@@ -159,7 +182,7 @@ def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFacto
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
-@pytest.fixture(params=["controller", "login", "node"])
+@pytest.fixture(params=["controller", "managed_controller", "login", "node"])
 def host(request: pytest.FixtureRequest) -> HostRun:
     run: HostRun = request.getfixturevalue(request.param)
     return run
@@ -279,6 +302,29 @@ def test_the_state_disk_comes_before_the_daemons_that_keep_state(controller: Hos
     mariadb = controller.path("/etc/mysql/mariadb.conf.d/60-clusterfab-slurm.cnf").read_text()
     assert "skip-networking" in mariadb
     assert "innodb_lock_wait_timeout=900" in mariadb
+
+
+def test_a_managed_accounting_controller_keeps_no_database_of_its_own(managed_controller: HostRun) -> None:
+    """(The lab's root file system has MariaDB's server installed for the Slurm labs: the role neither
+    tunes it nor puts its data on the state disk.)"""
+    host = managed_controller
+    assert not host.path("/etc/mysql/mariadb.conf.d/60-clusterfab-slurm.cnf").exists()
+    # The accounting program's settings, as the stack rendered them.
+    settings = json.loads(host.path("/etc/slurm/clusterfab-accounting.json").read_text())
+    assert settings == host.extravars["slurm_controller_database"]
+    assert settings["identifier"] == "clusterfab-llm-slurm-prod-slurmdb"
+    # The state disk keeps slurmctld's state (and Prometheus'), no database files.
+    script = host.path("/usr/local/sbin/clusterfab-slurm-state").read_text()
+    assert "slurmctld:/var/spool/slurmctld prometheus:/var/lib/prometheus" in script
+    assert "mysql" not in script
+    assert not host.path("/etc/systemd/system/mariadb.service.d/clusterfab-state.conf").exists()
+    # No cloud in a chroot: the endpoint stays a placeholder, the credentials are filled in, the CA bundle
+    # is named.
+    conf = host.path("/etc/slurm/slurmdbd.conf").read_text()
+    assert "StorageHost=@SLURMDBD_STORAGE_HOST@\nStoragePort=@SLURMDBD_STORAGE_PORT@\n" in conf
+    assert "StorageParameters=SSL_CA=/etc/slurm/accounting-db-ca.pem\n" in conf
+    assert "StorageUser=slurm\n" in conf
+    assert "@SLURMDBD_STORAGE_PASS@" not in conf
 
 
 STATE_RUN = r"""
