@@ -123,44 +123,41 @@ def spec() -> Any:
     return example_spec("aws-p5-slurm", env="prod")
 
 
-@pytest.fixture(scope="module")
-def controller(
-    golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[HostRun]:
+def _controller(golden: GoldenRootfs, cluster: Any, dest: Path) -> HostRun:
+    """slurm_controller.yml applied twice with the stack's vars and files for `cluster`."""
     catalog = load_catalog()
-    root = _host(golden, tmp_path_factory.mktemp("controller") / "root")
-    files = controller_files(spec, catalog.slurm, stack=STACK) | health_files(spec, catalog.pair_bandwidth)
+    root = _host(golden, dest)
+    files = controller_files(cluster, catalog.slurm, stack=STACK) | health_files(
+        cluster, catalog.pair_bandwidth
+    )
     (root / "etc/cloud/cloud.cfg.d").mkdir(parents=True)  # as on the cloud images, which run cloud-init
     for name, text in files.items():
         target = root / FILES_DIR.lstrip("/") / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-    extravars = _lab_vars(root, controller_vars(spec, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
-    yield _apply(root, "slurm_controller.yml", extravars)
-    shutil.rmtree(root.parent, ignore_errors=True)
+    extravars = _lab_vars(root, controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
+    return _apply(root, "slurm_controller.yml", extravars)
 
 
 @pytest.fixture(scope="module")
-def managed_controller(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
-    """The controller of the example with `accounting: managed` (RDS): no local MariaDB server."""
-    catalog = load_catalog()
-    managed = example_spec("aws-p5-slurm", env="prod")
-    assert managed.scheduler is not None
-    managed = replace(
-        managed,
-        scheduler=replace(
-            managed.scheduler, accounting="managed", database=catalog.slurm.managed_database("aws")
-        ),
-    )
-    root = _host(golden, tmp_path_factory.mktemp("managed-controller") / "root")
-    (root / "etc/cloud/cloud.cfg.d").mkdir(parents=True)
-    for name, text in controller_files(managed, catalog.slurm, stack=STACK).items():
-        target = root / FILES_DIR.lstrip("/") / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    extravars = _lab_vars(root, controller_vars(managed, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
-    yield _apply(root, "slurm_controller.yml", extravars)
-    shutil.rmtree(root.parent, ignore_errors=True)
+def controller(
+    golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[HostRun]:
+    run = _controller(golden, spec, tmp_path_factory.mktemp("controller") / "root")
+    yield run
+    shutil.rmtree(run.root.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def managed_controller(
+    golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[HostRun]:
+    """The example's controller with `accounting: managed` (RDS): no database of its own."""
+    database = load_catalog().slurm.managed_database("aws")
+    managed = replace(spec, scheduler=replace(spec.scheduler, accounting="managed", database=database))
+    run = _controller(golden, managed, tmp_path_factory.mktemp("managed-controller") / "root")
+    yield run
+    shutil.rmtree(run.root.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
