@@ -11,7 +11,9 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import os
 import tarfile
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +74,11 @@ def build_bundle(playbooks: Path, cache_dir: Path) -> Bundle:
     cache_dir.mkdir(parents=True, exist_ok=True)
     path = cache_dir / f"{digest}.tar.gz"
     if not path.exists():
-        temporary = path.with_suffix(".partial")
-        temporary.write_bytes(data)
-        temporary.replace(path)
+        # A temporary name of its own: two plans of one project (parallel CI jobs, test workers) may
+        # write the same bundle at once, and each rename must find its own file.
+        descriptor, temporary = tempfile.mkstemp(dir=cache_dir, prefix=f".{digest}.", suffix=".partial")
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
     return Bundle(path=path, sha256=digest)
