@@ -441,6 +441,7 @@ def _accounting_database(cluster: Cluster) -> AwsSlurmDatabaseSettings | None:
         instance_class=database.machine_type,
         storage_gib=database.storage_gib,
         ca=database.ca,
+        backup_retention_days=database.backup_days,
     )
 
 

@@ -627,6 +627,34 @@ class SchedulerMachineSpec(Spec):
     ] = None
 
 
+class AccountingDatabaseSpec(Spec):
+    """The managed accounting database (`accounting: managed`)."""
+
+    machine_type: Annotated[
+        str | None,
+        Field(
+            pattern=r"^db\.[a-z0-9]+\.[a-z0-9]+$",
+            description=(
+                "Instance class of the database, e.g. db.r7g.xlarge; default the catalog's, db.m7g.large "
+                "(RDS for MariaDB, 2 vCPUs and 8 GiB: SchedMD asks for a buffer pool that holds the job "
+                "tables, which RDS sizes at 3/4 of the memory)."
+            ),
+        ),
+    ] = None
+    storage_gib: Annotated[
+        int | None,
+        Field(
+            ge=20,
+            le=16384,
+            description="Allocated storage in GiB (RDS grows it up to 4 times on its own); default 50.",
+        ),
+    ] = None
+    backup_days: Annotated[
+        int,
+        Field(ge=1, le=35, description="Days of daily backups RDS keeps (point-in-time restore); default 7."),
+    ] = 7
+
+
 class LoginSpec(Spec):
     """The login nodes users submit jobs from."""
 
@@ -732,6 +760,10 @@ class SchedulerSpec(Spec):
             )
         ),
     ] = "embedded"
+    database: Annotated[
+        AccountingDatabaseSpec,
+        Field(description="The managed accounting database's size and backups (`accounting: managed`)."),
+    ] = AccountingDatabaseSpec()
     containers: Annotated[
         Literal["pyxis", "none"],
         Field(

@@ -587,6 +587,8 @@ class ManagedDatabase(Sourced):
     """The default instance class."""
     storage_gib: int = Field(ge=20)
     """The default allocated storage."""
+    backup_days: int = Field(default=7, ge=1, le=35)
+    """Days of daily backups kept by default."""
     ca: str
     """The certificate authority the database's server certificate is signed by."""
     ca_bundle_url: str

@@ -257,6 +257,12 @@ _CODES = [
         "region, or global for disks.",
     ),
     Code(
+        "BP139",
+        "database setting without managed accounting",
+        _W,
+        "scheduler.database has no effect with accounting: embedded.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,

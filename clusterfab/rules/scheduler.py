@@ -13,7 +13,7 @@ RESERVED_TEAM_NAMES = ("root", "normal")
 """Slurm's top account and its default QOS."""
 HOURS_IN_LONGEST_MONTH = 31 * 24
 
-_SETTINGS = ("controller", "login", "accounting", "containers", "partitions")
+_SETTINGS = ("controller", "login", "accounting", "database", "containers", "partitions")
 """The fields that only mean something when a scheduler runs."""
 
 
@@ -34,6 +34,15 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
         return
     yield from _partitions(ctx)
     yield from _groups(ctx)
+    if spec.accounting == "embedded" and ctx.written(("scheduler", "database")):
+        yield ctx.finding(
+            "BP139",
+            ("scheduler", "database"),
+            "scheduler.database sizes the managed accounting database; with accounting: embedded there is "
+            "none (MariaDB runs on the controller's state disk, sized by controller.state_disk_gib)",
+            hint="set scheduler.accounting: managed, or remove scheduler.database",
+            at_key=True,
+        )
     if spec.accounting == "managed" and ctx.catalog.slurm.managed_database(ctx.blueprint.cloud) is None:
         yield ctx.finding(
             "BP133",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from clusterfab.blueprint.models import Blueprint, SchedulerSpec
 from clusterfab.catalog import Catalog
+from clusterfab.catalog.models import ManagedDatabase
 from clusterfab.spec.model import NodeGroup, Partition, Slurm, Team
 
 DEFAULT_TIME = "01:00:00"
@@ -62,9 +63,24 @@ def resolve_scheduler(
             kms_key=spec.controller.kms_key,
             idle_minutes=spec.elastic.idle_minutes,
             resume_timeout_minutes=spec.elastic.resume_timeout_minutes,
-            database=facts.managed_database(blueprint.cloud) if spec.accounting == "managed" else None,
+            database=_database(blueprint, catalog) if spec.accounting == "managed" else None,
         ),
         known,
+    )
+
+
+def _database(blueprint: Blueprint, catalog: Catalog) -> ManagedDatabase | None:
+    """The cloud's managed database as the catalog records it, sized as the blueprint says."""
+    recorded = catalog.slurm.managed_database(blueprint.cloud)
+    if recorded is None or blueprint.scheduler is None:
+        return recorded
+    asked = blueprint.scheduler.database
+    return recorded.model_copy(
+        update={
+            "machine_type": asked.machine_type or recorded.machine_type,
+            "storage_gib": asked.storage_gib or recorded.storage_gib,
+            "backup_days": asked.backup_days,
+        }
     )
 
 

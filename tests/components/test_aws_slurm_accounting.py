@@ -199,3 +199,25 @@ def test_embedded_accounting_has_no_database_service() -> None:
         instance_script(one(plan, INSTANCE, "acct-slurm-controller"))
     )
     assert json.dumps(policy(plan, "acct-slurm-role-policy")).count("AccountingDatabase") == 0
+
+
+def test_the_blueprint_sizes_the_database_and_its_backups() -> None:
+    sized = BODY.replace(
+        "accounting: managed\n",
+        "accounting: managed\n  database: {machine_type: db.r7g.xlarge, storage_gib: 200, backup_days: 14}\n",
+    )
+    instance = one(managed(body=sized), RDS).inputs
+    assert (
+        instance["instanceClass"],
+        instance["allocatedStorage"],
+        instance["maxAllocatedStorage"],
+        instance["backupRetentionPeriod"],
+    ) == ("db.r7g.xlarge", 200, 800, 14)
+    # Only what the blueprint says changes; the rest is the catalog's.
+    partly = BODY.replace("accounting: managed\n", "accounting: managed\n  database: {storage_gib: 100}\n")
+    instance = one(managed(body=partly), RDS).inputs
+    assert (instance["instanceClass"], instance["allocatedStorage"], instance["backupRetentionPeriod"]) == (
+        "db.m7g.large",
+        100,
+        7,
+    )
