@@ -13,6 +13,7 @@ self links) get placeholder values derived from the resource name.
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import logging
 import threading
@@ -101,6 +102,8 @@ class PlannedResource:
     it before them. The plan JSON leaves them out."""
 
     def to_json(self) -> dict[str, Any]:
+        """The resource as the plan JSON shows it; the inputs are a copy, so what a caller does to them
+        leaves the plan as planned."""
         return {
             "urn": self.urn,
             "type": self.type,
@@ -108,7 +111,7 @@ class PlannedResource:
             "parent": self.parent,
             "custom": self.custom,
             "protect": self.protect,
-            "inputs": self.inputs,
+            "inputs": copy.deepcopy(self.inputs),
         }
 
 

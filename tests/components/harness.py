@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import copy
 import functools
 import hashlib
 import re
@@ -156,9 +155,9 @@ def _stack_free(urn: str | None, stack: str) -> str | None:
 
 def normalized(plan: Plan) -> dict[str, Any]:
     """The plan JSON with boot scripts replaced by their digest (they have golden files of their own),
-    the bundle digest by a placeholder and the stack name in URNs by STACK. A copy: the plans are cached
-    for the session, and another test of the same worker reads the real scripts."""
-    payload = copy.deepcopy(plan.to_json())
+    the bundle digest by a placeholder and the stack name in URNs by STACK. Plan.to_json gives a copy: the
+    plans are cached for the session, and another test of the same worker reads the real scripts."""
+    payload = plan.to_json()
     for resource in payload["resources"]:
         resource["urn"] = _stack_free(resource["urn"], plan.stack)
         resource["parent"] = _stack_free(resource["parent"], plan.stack)
