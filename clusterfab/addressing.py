@@ -42,7 +42,8 @@ def gcp_subnet(cidr: str, slot: int) -> ipaddress.IPv4Network:
 
 
 GCP_PRIVATE_SERVICES_SLOT = BLOCKS - 1
-"""GCP: the last block is the private services access range (Managed Lustre, Filestore)."""
+"""GCP: the last block is the private services access range (Managed Lustre, Filestore, the Cloud SQL
+accounting database): at least /24, Cloud SQL's smallest allocated range."""
 
 
 def gcp_fabric_slots(general_slots: int) -> int:

@@ -197,6 +197,10 @@ GCP: dict[str, Upstream] = {
     "gcp:projects/iAMMember:IAMMember": Upstream(
         "google_project_iam_member", (_IAM_MEMBER, Piece("resourcemanager", "IamProjectSchema", "var"))
     ),
+    "gcp:sql/database:Database": _p("google_sql_database", "sql", "ResourceSQLDatabase"),
+    "gcp:sql/databaseInstance:DatabaseInstance": _p(
+        "google_sql_database_instance", "sql", "ResourceSqlDatabaseInstance"
+    ),
     "gcp:serviceaccount/account:Account": _p(
         "google_service_account", "resourcemanager", "ResourceGoogleServiceAccount"
     ),
@@ -310,6 +314,24 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "secretManagerSecretAutoCustomizeDiff: ForceNew on a change of replication.auto, except "
         "replacing replication.automatic by it",
     ),
+    ("gcp:sql/databaseInstance:DatabaseInstance", "master_instance_name"): (
+        "always",
+        "ResourceSqlDatabaseInstance CustomizeDiff: ForceNewIf master_instance_name changes, unless the "
+        "change is a switchover seen from the old primary",
+    ),
+    ("gcp:sql/databaseInstance:DatabaseInstance", "replica_configuration.0.cascadable_replica"): (
+        "always",
+        "ResourceSqlDatabaseInstance CustomizeDiff: ForceNewIf replica_configuration.cascadable_replica "
+        "changes, unless the change is a switchover seen from the old primary",
+    ),
+    ("gcp:sql/databaseInstance:DatabaseInstance", "settings.0.ip_configuration.0.private_network"): (
+        "kind_changes",
+        "privateNetworkCustomizeDiff: ForceNew when private_network goes from set to unset",
+    ),
+    ("gcp:sql/databaseInstance:DatabaseInstance", "settings.0.auto_upgrade_enabled"): (
+        "always",
+        "autoUpgradeEnabledCustomizeDiff: ForceNew when auto_upgrade_enabled goes from true to false",
+    ),
     ("gcp:compute/disk:Disk", "size"): (
         "decrease",
         "customdiff.ForceNewIfChange(size, IsDiskShrinkage): a disk only grows in place",
@@ -354,6 +376,17 @@ EXTRA: dict[str, dict[str, Any]] = {
                 "when": "always",
                 "why": "ResourceComputeInstance CustomizeDiff forceNewIfNetworkIPNotUpdatable: "
                 "d.ForceNew(network_interface.N.network_ip) when the IP changes within the same (sub)network",
+            }
+        ]
+    },
+    "gcp:sql/databaseInstance:DatabaseInstance": {
+        "replace_when": [
+            {
+                "property": "settings.diskSize",
+                "when": "decrease",
+                "why": "ResourceSqlDatabaseInstance CustomizeDiff diskSizeCutomizeDiff: d.ForceNew("
+                "settings.0.disk_size) when the disk shrinks and disk_autoresize is off (with it on, the "
+                "smaller size is dropped from the diff: the disk never shrinks)",
             }
         ]
     },

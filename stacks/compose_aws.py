@@ -437,7 +437,7 @@ def _accounting_database(cluster: Cluster) -> AwsSlurmDatabaseSettings | None:
         identifier=accounting_database_name(spec, cluster.stack),
         second_subnet_cidr=str(addressing.aws_database_subnet(spec.cidr)),
         engine_version=database.version,
-        parameter_family=database.parameter_family,
+        parameter_family=str(database.parameter_family),
         instance_class=database.machine_type,
         storage_gib=database.storage_gib,
         ca=database.ca,

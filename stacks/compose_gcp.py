@@ -33,11 +33,13 @@ from clusterfab.monitoring.host import RenderedArchive, monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import healthcheck_vars, storage_vars, tpu_host_vars
 from clusterfab.scheduler.slurm.hostvars import (
+    accounting_database_name,
     client_vars,
     controller_host_vars,
     munge_secret_name,
     slurm_node_groups,
 )
+from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
 from clusterfab.scheduler.slurm.nodes.nodesync import VM_NAME_MAX, GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import gce_fleet
@@ -81,12 +83,14 @@ from components.gcp.node_group import (
     instance_group_name,
 )
 from components.gcp.slurm import (
+    GcpDatabaseNetwork,
     GcpElasticNodeGroup,
     GcpSlurmController,
     GcpSlurmControllerArgs,
     GcpSlurmNodeAccess,
     GcpSlurmNodeAccessArgs,
 )
+from components.gcp.slurm_database import GcpSlurmDatabaseSettings
 from components.gcp.storage import GcpFilestore, GcpFilestoreArgs, GcpManagedLustre, GcpManagedLustreArgs
 from components.gcp.tpu import QUEUED_RESOURCE_ID_MAX, GcpTpuSlices, GcpTpuSlicesArgs
 
@@ -298,7 +302,9 @@ def _networks(
         cidr=spec.cidr,
         fabric_machines=[_machine(g) for g in spec.node_groups if g.fabric is not None],
         general_slots=max(m.network.general_vpcs for m in catalog.gcp_machine_types.values()),
-        private_services=bool(spec.storage),
+        # Managed storage and the managed accounting database take their addresses from it.
+        private_services=bool(spec.storage)
+        or (spec.scheduler is not None and spec.scheduler.database is not None),
         system_mtus=[
             *(t.generation.network_mtu for t in spec.tpu_slices if t.generation.network_mtu),
             *(s.tier.network_mtu for s in spec.storage if s.tier.network_mtu),
@@ -727,18 +733,51 @@ def _slurm(
             login_count=slurm.login_count,
             login_machine_type=login.name if login else slurm.controller.name,
             login_startup_script=login_boot,
+            database=_database_settings(cluster),
+            database_network=_database_network(site.network) if slurm.database is not None else None,
             labels=cluster.tags(SLURM_ITEM),
         ),
         site.opts,
     )
     _slurm_grants(site, controller, groups)
-    return {
+    exports: dict[str, Any] = {
         "kind": "slurm",
         "controller": controller.instance_name,
         "controller_address": controller_address(spec),
         "login": controller.login_instance_names,
         "munge_secret": controller.munge_secret_id,
     }
+    if controller.database is not None:
+        exports["accounting_database"] = controller.database.connection_name
+    return exports
+
+
+def _database_settings(cluster: Cluster) -> GcpSlurmDatabaseSettings | None:
+    """Managed accounting: Cloud SQL as the catalog records it, named as the controller looks for it."""
+    spec = cluster.spec
+    database = spec.scheduler.database if spec.scheduler is not None else None
+    if database is None:
+        return None
+    return GcpSlurmDatabaseSettings(
+        name=accounting_database_name(spec, cluster.stack),
+        database=ACCOUNTING_DATABASE,
+        database_version=database.engine,
+        edition=str(database.edition),
+        tier=database.machine_type,
+        storage_gib=database.storage_gib,
+        server_ca_mode=database.ca,
+        backup_retention_days=database.backup_days,
+    )
+
+
+def _database_network(network: GcpNetwork) -> GcpDatabaseNetwork:
+    if network.private_services is None or network.private_services_range is None:
+        raise ValueError("managed accounting needs the network's private services access")
+    return GcpDatabaseNetwork(
+        network_id=network.system_network_id,
+        private_services_range=network.private_services_range,
+        private_services=network.private_services,
+    )
 
 
 def _elastic_groups(

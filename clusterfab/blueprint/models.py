@@ -633,11 +633,12 @@ class AccountingDatabaseSpec(Spec):
     machine_type: Annotated[
         str | None,
         Field(
-            pattern=r"^db\.[a-z0-9]+\.[a-z0-9]+$",
+            pattern=r"^db(\.[a-z0-9]+\.[a-z0-9]+|-[a-z0-9]+(-[a-z0-9]+)*)$",
             description=(
-                "Instance class of the database, e.g. db.r7g.xlarge; default the catalog's, db.m7g.large "
-                "(RDS for MariaDB, 2 vCPUs and 8 GiB: SchedMD asks for a buffer pool that holds the job "
-                "tables, which RDS sizes at 3/4 of the memory)."
+                "Machine of the database: an RDS instance class on AWS, e.g. db.r7g.xlarge (default "
+                "db.m7g.large), a Cloud SQL Enterprise machine type on GCP, e.g. db-custom-4-16384 (default "
+                "db-custom-2-8192); 2 vCPUs and 8 GiB by default: SchedMD asks for a buffer pool that holds "
+                "the job tables."
             ),
         ),
     ] = None
@@ -646,12 +647,18 @@ class AccountingDatabaseSpec(Spec):
         Field(
             ge=20,
             le=16384,
-            description="Allocated storage in GiB (RDS grows it up to 4 times on its own); default 50.",
+            description=(
+                "Allocated storage in GiB (RDS and Cloud SQL grow it up to 4 times on their own); default 50."
+            ),
         ),
     ] = None
     backup_days: Annotated[
         int,
-        Field(ge=1, le=35, description="Days of daily backups RDS keeps (point-in-time restore); default 7."),
+        Field(
+            ge=1,
+            le=35,
+            description="Days of daily backups the service keeps (point-in-time restore); default 7.",
+        ),
     ] = 7
 
 
@@ -755,8 +762,8 @@ class SchedulerSpec(Spec):
         Field(
             description=(
                 "embedded runs MariaDB on the controller's state disk; managed keeps it in RDS for MariaDB "
-                "(AWS), TLS only, its master password in the secret RDS manages; GCP's Cloud SQL is not "
-                "provisioned yet (BP133)."
+                "(AWS; its master password in the secret RDS manages) or Cloud SQL for MySQL (GCP; private "
+                "IP only), TLS only either way."
             )
         ),
     ] = "embedded"

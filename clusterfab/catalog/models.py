@@ -578,21 +578,34 @@ class ManagedDatabase(Sourced):
 
     cloud: Cloud
     engine: str
-    """The service's engine name (RDS CreateDBInstance Engine)."""
+    """The service's name for the engine: RDS CreateDBInstance Engine; Cloud SQL databaseVersion (which
+    names the major version too)."""
     version: str
     """The engine's major version; the service applies its minor releases."""
-    parameter_family: str
-    """The DB parameter group family of that version (RDS)."""
+    parameter_family: str | None = None
+    """RDS: the DB parameter group family of that version."""
     machine_type: str
-    """The default instance class."""
-    storage_gib: int = Field(ge=20)
+    """The default instance class (RDS) or machine type (Cloud SQL tier)."""
+    edition: str | None = None
+    """Cloud SQL: the edition the machine type belongs to (ENTERPRISE, ENTERPRISE_PLUS)."""
+    storage_gib: int = Field(ge=10)
     """The default allocated storage."""
     backup_days: int = Field(default=7, ge=1, le=35)
     """Days of daily backups kept by default."""
     ca: str
-    """The certificate authority the database's server certificate is signed by."""
-    ca_bundle_url: str
-    """Where its CA bundle is published, `{region}` standing for the region (fetched over HTTPS)."""
+    """The certificate authority the database's server certificate is signed by (RDS CA identifier, Cloud
+    SQL serverCaMode)."""
+    ca_bundle_url: str | None = None
+    """RDS: where its CA bundle is published, `{region}` standing for the region (fetched over HTTPS).
+    None: the service hands the CA certificate out with the instance (Cloud SQL's serverCaCert)."""
+
+    @model_validator(mode="after")
+    def _cloud_fields(self) -> ManagedDatabase:
+        needed = {"aws": ("parameter_family", "ca_bundle_url"), "gcp": ("edition",)}[self.cloud]
+        missing = [name for name in needed if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"a {self.cloud} managed database needs {', '.join(missing)}")
+        return self
 
 
 class SlurmFacts(Record):

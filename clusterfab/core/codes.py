@@ -216,12 +216,6 @@ _CODES = [
         "The setting has no effect with scheduler.kind none.",
     ),
     Code(
-        "BP133",
-        "not provisioned yet",
-        _E,
-        "The blueprint asks for something clusterfab renders or validates but cannot create yet.",
-    ),
-    Code(
         "BP134",
         "user in several teams",
         _I,
@@ -261,6 +255,13 @@ _CODES = [
         "database setting without managed accounting",
         _W,
         "scheduler.database has no effect with accounting: embedded.",
+    ),
+    Code(
+        "BP140",
+        "database machine of another cloud",
+        _E,
+        "scheduler.database.machine_type names an RDS instance class (db.<family>.<size>) on AWS and a "
+        "Cloud SQL machine type (db-custom-<vCPUs>-<MiB>, db-n1-standard-<vCPUs>, ...) on GCP.",
     ),
     Code(
         "BP150",

@@ -49,6 +49,10 @@ _COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
         "networks": [{"ipAddresses": ["10.255.0.2"], "network": "mock", "modes": ["MODE_IPV4"]}]
     },
     "gcp:lustre/instance:": lambda _t, name: {"mountPoint": "10.255.0.3@tcp:/mocklfs"},
+    "gcp:sql/databaseInstance:": lambda _t, name: {
+        "connectionName": f"mock-project:mock-region:{name}",
+        "privateIpAddress": "10.255.0.4",
+    },
     "gcp:compute/instanceTemplate:": lambda _t, name: {
         "selfLinkUnique": f"https://mock.googleapis.com/{name}?u"
     },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Literal
 
@@ -43,14 +44,7 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
             hint="set scheduler.accounting: managed, or remove scheduler.database",
             at_key=True,
         )
-    if spec.accounting == "managed" and ctx.catalog.slurm.managed_database(ctx.blueprint.cloud) is None:
-        yield ctx.finding(
-            "BP133",
-            ("scheduler", "accounting"),
-            f"accounting: managed is not provisioned on {ctx.blueprint.cloud} by clusterfab yet "
-            "(on aws it is RDS for MariaDB)",
-            hint="use accounting: embedded (MariaDB on the controller's protected state disk)",
-        )
+    yield from _database_machine(ctx)
     if spec.containers == "pyxis":
         yield ctx.finding(
             "BP137",
@@ -58,6 +52,29 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
             "containers: pyxis is not installed on the nodes yet (enroot and pyxis have no recorded, "
             "digest-pinned release in the catalog)",
             hint="set containers: none to silence this; jobs run on the nodes' own software meanwhile",
+        )
+
+
+DATABASE_MACHINES = {
+    "aws": (re.compile(r"db\.[a-z0-9]+\.[a-z0-9]+"), "an RDS instance class", "db.r7g.xlarge"),
+    "gcp": (re.compile(r"db-[a-z0-9]+(-[a-z0-9]+)*"), "a Cloud SQL machine type", "db-custom-4-16384"),
+}
+"""How each cloud's managed database names its machines (the schema takes either form)."""
+
+
+def _database_machine(ctx: RuleContext) -> Iterator[Finding]:
+    spec = ctx.blueprint.scheduler
+    machine = spec.database.machine_type if spec is not None else None
+    if machine is None:
+        return
+    cloud = ctx.blueprint.cloud
+    form, what, example = DATABASE_MACHINES[cloud]
+    if not form.fullmatch(machine):
+        yield ctx.finding(
+            "BP140",
+            ("scheduler", "database", "machine_type"),
+            f"'{machine}' is not {what}, which the managed accounting database takes on {cloud}",
+            hint=f"name {what}, e.g. {example}, or leave machine_type out for the catalog's default",
         )
 
 

@@ -41,6 +41,7 @@ import pulumi_gcp as gcp
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
+from components.gcp.slurm_database import GcpSlurmDatabase, GcpSlurmDatabaseArgs, GcpSlurmDatabaseSettings
 
 CONTROLLER_TYPE = "clusterfab:slurm:GcpSlurmController"
 NODE_ACCESS_TYPE = "clusterfab:slurm:GcpSlurmNodeAccess"
@@ -151,7 +152,21 @@ class GcpSlurmControllerArgs:
     """Login VMs are `<prefix>-<i>`; default `<instance_name>-login`."""
     login_machine_type: str = "e2-standard-4"
     login_startup_script: pulumi.Input[str] = ""
+    database: GcpSlurmDatabaseSettings | None = None
+    """Managed accounting: slurmdbd's database on Cloud SQL (in the controller's zone, on `database_network`,
+    encrypted with `kms_key`); None: MariaDB on the state disk."""
+    database_network: GcpDatabaseNetwork | None = None
+    """Where the database takes its private address (with `database`)."""
     labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpDatabaseNetwork:
+    """The system VPC's private services access, which gives the database its private address."""
+
+    network_id: pulumi.Input[str]
+    private_services_range: pulumi.Input[str]
+    private_services: pulumi.Resource
 
 
 def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
@@ -159,6 +174,8 @@ def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
     problems += snapshot_problems(args.snapshot_time_utc, args.snapshots_kept)
     if not args.node_instance_prefixes:
         problems.append(("node_instance_prefixes", "name at least one node group's base instance name"))
+    if (args.database is None) != (args.database_network is None):
+        problems.append(("database_network", "give the database and its network together, or neither"))
     return problems
 
 
@@ -216,6 +233,8 @@ class GcpSlurmController(pulumi.ComponentResource):
     login_instance_names: list[pulumi.Output[str]]
     munge_secret_id: pulumi.Output[str]
     service_account_email: pulumi.Output[str]
+    database: GcpSlurmDatabase | None
+    """The accounting database (managed accounting)."""
 
     def __init__(
         self, name: str, args: GcpSlurmControllerArgs, opts: pulumi.ResourceOptions | None = None
@@ -255,6 +274,9 @@ class GcpSlurmController(pulumi.ComponentResource):
         if args.elastic_groups:
             self._elastic_rights(sa.member)
         depends = self._files()
+        self.database = self._database(sa.member)
+        if self.database is not None:
+            depends.append(self.database)
         instance = self._controller(sa, depends)
         logins = [self._login(i, login_sa, depends) for i in range(args.login_count)]
         self.instance_name = instance.name
@@ -268,6 +290,31 @@ class GcpSlurmController(pulumi.ComponentResource):
                 "munge_secret_id": secret.secret_id,
                 "service_account_email": sa.email,
             }
+        )
+
+    def _database(self, member: pulumi.Input[str]) -> GcpSlurmDatabase | None:
+        args = self._args
+        if args.database is None or args.database_network is None:
+            return None
+        network = args.database_network
+        return GcpSlurmDatabase(
+            child(self._name, "accounting"),
+            GcpSlurmDatabaseArgs(
+                cluster=args.cluster,
+                settings=args.database,
+                project=args.project,
+                region=args.region,
+                zone=args.zone,
+                network_id=network.network_id,
+                private_services_range=network.private_services_range,
+                private_services=network.private_services,
+                client_member=member,
+                role_id=f"{args.role_id_prefix}_acct",
+                kms_key=args.kms_key,
+                protect=args.protect,
+                labels=args.labels,
+            ),
+            pulumi.ResourceOptions(parent=self),
         )
 
     def _account(self, suffix: str, account: str, what: str) -> gcp.serviceaccount.Account:

@@ -22,6 +22,7 @@ _SCHED = f"{_IT}.scheduling"
 
 
 _SNAP = "ResourcePolicy.snapshotSchedulePolicy"
+_SQL = "DatabaseInstance.settings"
 
 
 def _labels(api: str, schema: str, field: str = "labels") -> Api:
@@ -595,5 +596,63 @@ GCP: dict[str, dict[str, Target]] = {
         "project": PATH_PARAMETER,
         "type": Api("monitoring.v3", "NotificationChannel.type"),
         "userLabels.*": _labels("monitoring.v3", "NotificationChannel", "userLabels"),
+    },
+    "gcp:sql/database:Database": {
+        "deletionPolicy": Free("the provider's: ABANDON leaves the database when the resource goes"),
+        "instance": PATH_PARAMETER,
+        "name": Api("sqladmin.v1", "Database.name"),
+        "project": PATH_PARAMETER,
+    },
+    "gcp:sql/databaseInstance:DatabaseInstance": {
+        "databaseVersion": Api("sqladmin.v1", "DatabaseInstance.databaseVersion"),
+        "deletionProtection": Free(
+            "the provider's own guard against `pulumi destroy`: never sent to the API"
+        ),
+        "encryptionKeyName": Api(
+            "sqladmin.v1",
+            "DatabaseInstance.diskEncryptionConfiguration.kmsKeyName",
+            note="the provider's encryption_key_name",
+        ),
+        "name": Api("sqladmin.v1", "DatabaseInstance.name"),
+        "project": PATH_PARAMETER,
+        "region": Api("sqladmin.v1", "DatabaseInstance.region"),
+        "settings.availabilityType": Api("sqladmin.v1", f"{_SQL}.availabilityType"),
+        "settings.backupConfiguration.backupRetentionSettings.retainedBackups": Api(
+            "sqladmin.v1", f"{_SQL}.backupConfiguration.backupRetentionSettings.retainedBackups"
+        ),
+        "settings.backupConfiguration.backupRetentionSettings.retentionUnit": Api(
+            "sqladmin.v1", f"{_SQL}.backupConfiguration.backupRetentionSettings.retentionUnit"
+        ),
+        "settings.backupConfiguration.binaryLogEnabled": Api(
+            "sqladmin.v1", f"{_SQL}.backupConfiguration.binaryLogEnabled"
+        ),
+        "settings.backupConfiguration.enabled": Api("sqladmin.v1", f"{_SQL}.backupConfiguration.enabled"),
+        "settings.backupConfiguration.transactionLogRetentionDays": Api(
+            "sqladmin.v1", f"{_SQL}.backupConfiguration.transactionLogRetentionDays"
+        ),
+        "settings.databaseFlags[].name": Api("sqladmin.v1", f"{_SQL}.databaseFlags[].name"),
+        "settings.databaseFlags[].value": Api("sqladmin.v1", f"{_SQL}.databaseFlags[].value"),
+        "settings.deletionProtectionEnabled": Api("sqladmin.v1", f"{_SQL}.deletionProtectionEnabled"),
+        "settings.diskAutoresize": Api(
+            "sqladmin.v1", f"{_SQL}.storageAutoResize", note="the provider's disk_autoresize"
+        ),
+        "settings.diskAutoresizeLimit": Api(
+            "sqladmin.v1", f"{_SQL}.storageAutoResizeLimit", note="the provider's disk_autoresize_limit"
+        ),
+        "settings.diskSize": Api("sqladmin.v1", f"{_SQL}.dataDiskSizeGb", note="the provider's disk_size"),
+        "settings.diskType": Api("sqladmin.v1", f"{_SQL}.dataDiskType", note="the provider's disk_type"),
+        "settings.edition": Api("sqladmin.v1", f"{_SQL}.edition"),
+        "settings.ipConfiguration.allocatedIpRange": Api(
+            "sqladmin.v1", f"{_SQL}.ipConfiguration.allocatedIpRange", ref=True
+        ),
+        "settings.ipConfiguration.ipv4Enabled": Api("sqladmin.v1", f"{_SQL}.ipConfiguration.ipv4Enabled"),
+        "settings.ipConfiguration.privateNetwork": Api(
+            "sqladmin.v1", f"{_SQL}.ipConfiguration.privateNetwork", ref=True
+        ),
+        "settings.ipConfiguration.serverCaMode": Api("sqladmin.v1", f"{_SQL}.ipConfiguration.serverCaMode"),
+        "settings.ipConfiguration.sslMode": Api("sqladmin.v1", f"{_SQL}.ipConfiguration.sslMode"),
+        "settings.locationPreference.zone": Api("sqladmin.v1", f"{_SQL}.locationPreference.zone"),
+        "settings.tier": Api("sqladmin.v1", f"{_SQL}.tier"),
+        "settings.userLabels.*": _labels("sqladmin.v1", _SQL, "userLabels"),
     },
 }

@@ -37,6 +37,7 @@ GOOGLE_DOCUMENTS = frozenset(
         "billingbudgets.v1",
         "monitoring.v3",
         "secretmanager.v1",
+        "sqladmin.v1",
     }
 )
 PROTO_APIS = frozenset({"lustre.v1"})

@@ -15,6 +15,7 @@ from tests.components.test_aws_slurm_accounting import KEYED, managed
 from tests.components.test_customer_keys import aws_keyed, gcp_keyed
 from tests.components.test_gcp_node_group import group
 from tests.components.test_gcp_slurm import ELASTIC
+from tests.components.test_gcp_slurm_accounting import managed as gcp_managed
 from tests.components.test_gcp_tpu_storage import root_squashed
 from tests.conftest import EXAMPLES
 
@@ -64,6 +65,7 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     "aws-slurm-managed-accounting": managed,
     "aws-slurm-managed-accounting-keyed": lambda: managed(body=KEYED),
     "gcp-customer-keys": gcp_keyed,
+    "gcp-slurm-managed-accounting": gcp_managed,
     "gcp-filestore-root-squash": root_squashed,
 }
 

@@ -271,7 +271,15 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
         settings = json.loads(tar.extractfile("nodesync.json").read())  # type: ignore[union-attr]
     assert [n for n in names if n.startswith("lib/")] == [
         f"lib/clusterfab_slurm_nodes/{module}"
-        for module in ("__init__.py", "__main__.py", "accounting.py", "counts.py", "nodesync.py", "power.py")
+        for module in (
+            "__init__.py",
+            "__main__.py",
+            "accounting.py",
+            "counts.py",
+            "files.py",
+            "nodesync.py",
+            "power.py",
+        )
     ]
     assert "slurm.conf" in names
     assert settings == {

@@ -159,6 +159,14 @@ def test_the_managed_accounting_database_is_named_as_not_priced() -> None:
         node_groups=[{"name": "h100", "machine_type": "p5.48xlarge", "count": 1}], scheduler={"kind": "slurm"}
     )
     assert estimate_cost(embedded, load_catalog(), today=TODAY).not_priced == ()
+    cloud_sql = spec(
+        "gcp",
+        node_groups=[{"name": "h100", "machine_type": "a3-megagpu-8g", "count": 1}],
+        scheduler={"kind": "slurm", "accounting": "managed", "database": {"storage_gib": 80}},
+    )
+    assert estimate_cost(cloud_sql, load_catalog(), today=TODAY).not_priced == (
+        "the accounting database (db-custom-2-8192, 80 GiB and its backups)",
+    )
 
 
 def test_every_example_is_costed() -> None:

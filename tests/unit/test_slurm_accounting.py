@@ -48,18 +48,24 @@ def _opener(body: bytes) -> Any:
     return lambda _url: _Response(body)
 
 
-@mock_aws
-def test_the_instance_is_found_by_name_with_its_master_credentials_from_the_rds_secret() -> None:
+def _rds_instance(identifier: str, **master: Any) -> Any:
+    """An RDS for MariaDB instance in moto as the stack makes it, but for how it keeps the master password."""
     rds = boto3.client("rds", region_name="us-east-1")
     rds.create_db_instance(
-        DBInstanceIdentifier="clusterfab-acct-prod-slurmdb",
+        DBInstanceIdentifier=identifier,
         Engine="mariadb",
         EngineVersion="11.8",
         DBInstanceClass="db.m7g.large",
         AllocatedStorage=50,
         MasterUsername="clusterfab",
-        ManageMasterUserPassword=True,
+        **master,
     )
+    return rds
+
+
+@mock_aws
+def test_the_instance_is_found_by_name_with_its_master_credentials_from_the_rds_secret() -> None:
+    rds = _rds_instance("clusterfab-acct-prod-slurmdb", ManageMasterUserPassword=True)
     secrets = boto3.client("secretsmanager", region_name="us-east-1")
     master = accounting.aws_master(rds, secrets, "clusterfab-acct-prod-slurmdb")
     # moto's secret holds admin / P@55w0rd! (RDS's holds the MasterUsername and a generated password).
@@ -74,16 +80,7 @@ def test_the_instance_is_found_by_name_with_its_master_credentials_from_the_rds_
 
 @mock_aws
 def test_an_instance_without_a_managed_master_secret_is_refused_with_the_reason() -> None:
-    rds = boto3.client("rds", region_name="us-east-1")
-    rds.create_db_instance(
-        DBInstanceIdentifier="hand-made",
-        Engine="mariadb",
-        EngineVersion="11.8",
-        DBInstanceClass="db.m7g.large",
-        AllocatedStorage=50,
-        MasterUsername="clusterfab",
-        MasterUserPassword="not-managed-1",
-    )
+    rds = _rds_instance("hand-made", MasterUserPassword="not-managed-1")
     secrets = boto3.client("secretsmanager", region_name="us-east-1")
     with pytest.raises(AccountingError, match="keeps no master user secret: it must be created with"):
         accounting.aws_master(rds, secrets, "hand-made")
@@ -245,12 +242,12 @@ def test_the_command_needs_its_password_file_and_says_what_is_wrong(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = tmp_path / "accounting.json"
-    config.write_text(json.dumps({"cloud": "gcp", "identifier": "x", "ca_bundle_url": "u", "ca_file": "f"}))
+    config.write_text(json.dumps({"cloud": "aws", "identifier": "x", "ca_bundle_url": "u", "ca_file": "f"}))
     with pytest.raises(SystemExit) as usage:
         nodes_main(["accounting", "--config", str(config)])
     assert usage.value.code == 2
     assert "accounting needs --password-file" in capsys.readouterr().err
     assert nodes_main(["accounting", "--config", str(config), "--password-file", "/nonexistent"]) == 1
     assert capsys.readouterr().err == (
-        "clusterfab_slurm_nodes accounting: the accounting settings lack region or name no AWS\n"
+        "clusterfab_slurm_nodes accounting: the accounting settings lack region\n"
     )

@@ -32,22 +32,26 @@ def munge_secret_name(spec: ClusterSpec, stack: str) -> str:
 
 
 def accounting_database_name(spec: ClusterSpec, stack: str) -> str:
-    """The managed accounting database's name (the RDS DB instance identifier): the stack creates it by this
-    name and the controller finds it by it."""
+    """The managed accounting database's name (the RDS DB instance identifier, the Cloud SQL instance name):
+    the stack creates it by this name and the controller finds it by it."""
     return physical("clusterfab", spec.name, stack, "slurmdb")
 
 
-def _database(spec: ClusterSpec, stack: str) -> dict[str, Any]:
+def _database(spec: ClusterSpec, stack: str, project: str | None) -> dict[str, Any]:
     """Managed accounting: what the controller's accounting program needs to find the database."""
     database = _slurm(spec).database
     if database is None:
         return {}
+    where: dict[str, str] = (
+        {"project": project or ""}
+        if spec.cloud == "gcp"
+        else {"region": spec.region, "ca_bundle_url": str(database.ca_bundle_url).format(region=spec.region)}
+    )
     return {
         "slurm_controller_database": {
             "cloud": spec.cloud,
-            "region": spec.region,
             "identifier": accounting_database_name(spec, stack),
-            "ca_bundle_url": database.ca_bundle_url.format(region=spec.region),
+            **where,
             "ca_file": ACCOUNTING_CA_FILE,
         }
     }
@@ -99,7 +103,7 @@ def controller_vars(
         "slurm_controller_health_program": f"{files_dir}/{HEALTH_PROGRAM}",
         "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
         "slurm_controller_state_services": _state_services(spec),
-        **_database(spec, stack),
+        **_database(spec, stack, project),
     }
 
 

@@ -21,6 +21,7 @@ from clusterfab import addressing
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
+from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
 from clusterfab.spec.model import ClusterSpec, NodeGroup, Slurm, Team
 
 DBD_USER_PLACEHOLDER = "@SLURMDBD_STORAGE_USER@"
@@ -361,7 +362,7 @@ def _slurmdbd_conf(spec: ClusterSpec, slurm: Slurm, facts: SlurmFacts) -> str:
             "SlurmUser=slurm",
             "StorageType=accounting_storage/mysql",
             *storage,
-            "StorageLoc=slurm_acct_db",
+            f"StorageLoc={ACCOUNTING_DATABASE}",
             f"StorageUser={DBD_USER_PLACEHOLDER}",
             f"StoragePass={DBD_PASSWORD_PLACEHOLDER}",
             "LogFile=/var/log/slurm/slurmdbd.log",

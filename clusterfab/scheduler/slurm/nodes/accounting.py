@@ -12,26 +12,37 @@ It prints `{"host": ..., "port": ...}` for slurmdbd.conf. Running it again chang
 The master password never reaches a command line or a file outside a 0600 temporary option file, and the
 program never prints it. AWS: RDS (DescribeDBInstances) and Secrets Manager with Ubuntu's python3-boto3,
 the SQL through MariaDB's own client (Ubuntu's mariadb-client).
+
+GCP: Cloud SQL for MySQL has no master password to read. The stack creates the instance (private IP only,
+TLS only) and slurmdbd's database; the program reads the instance's private address and its server CA
+certificate from the Cloud SQL Admin API and creates slurmdbd's user, or sets its password, through the
+same API (users.insert / users.update), with the VM's service account and nothing but the standard library.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import ssl
 import subprocess
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from . import files
+from .nodesync import METADATA as METADATA_URL
+from .nodesync import Http, MetadataTokenHttp
+
 DATABASE = "slurm_acct_db"
-"""slurmdbd.conf StorageLoc (render.py writes the same)."""
+"""slurmdbd.conf StorageLoc: render.py writes it, the stack makes it on Cloud SQL, this program on RDS."""
 USER = "slurm"
 """slurmdbd.conf StorageUser."""
+PORT = 3306
+"""MySQL's and MariaDB's port (Cloud SQL's, and RDS's unless the endpoint says otherwise)."""
 CA_BUNDLE_MAX = 1 << 20
 """A regional RDS bundle is a few KiB (the global one about 160 KiB): more is not a bundle."""
 _PEM = re.compile(r"-----BEGIN CERTIFICATE-----\s+[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----")
@@ -94,7 +105,7 @@ def aws_master(rds: Rds, secrets: SecretsManager, identifier: str) -> Master:
             f"the master user secret of {identifier} holds no username and password"
         ) from error
     return Master(
-        host=str(endpoint["Address"]), port=int(endpoint.get("Port", 3306)), user=user, password=password
+        host=str(endpoint["Address"]), port=int(endpoint.get("Port", PORT)), user=user, password=password
     )
 
 
@@ -106,17 +117,21 @@ def fetch_ca_bundle(url: str, destination: str, *, opener: Callable[[str], Any] 
         body = response.read(CA_BUNDLE_MAX + 1)
     if len(body) > CA_BUNDLE_MAX:
         raise AccountingError(f"{url} answered more than {CA_BUNDLE_MAX} bytes: not a CA bundle")
-    text = body.decode("ascii", errors="replace")
+    return install_ca_bundle(body.decode("ascii", errors="replace"), destination, origin=url)
+
+
+def install_ca_bundle(text: str, destination: str, *, origin: str) -> int:
+    """Install the PEM certificates of `text` (nothing else of it) at `destination` (0644) when they
+    differ from what is there; returns how many there are. `origin` names where they came from."""
     certificates = _PEM.findall(text)
     if not certificates:
-        raise AccountingError(f"{url} holds no PEM certificate")
+        raise AccountingError(f"{origin} holds no PEM certificate")
     for certificate in certificates:
         try:
             ssl.PEM_cert_to_DER_cert(certificate)
         except ValueError as error:
-            raise AccountingError(f"{url} holds a malformed certificate") from error
-    bundle = "\n".join(certificates) + "\n"
-    _install(destination, bundle, 0o644)
+            raise AccountingError(f"{origin} holds a malformed certificate") from error
+    _install(destination, "\n".join(certificates) + "\n", 0o644)
     return len(certificates)
 
 
@@ -127,16 +142,7 @@ def _install(path: str, content: str, mode: int) -> None:
                 return
     except FileNotFoundError:
         pass
-    directory = os.path.dirname(path) or "."
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".clusterfab-")
-    try:
-        with os.fdopen(descriptor, "w", encoding="ascii") as out:
-            out.write(content)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    files.replace(path, content, mode)
 
 
 def user_sql(password: str) -> str:
@@ -207,8 +213,11 @@ def run_sql(
 
 
 def read_password(path: str) -> str:
-    with open(path, encoding="ascii") as handle:
-        return handle.read().strip()
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip()
+    except (OSError, UnicodeDecodeError) as error:
+        raise AccountingError(f"slurmdbd's password cannot be read from {path}: {error}") from error
 
 
 def prepare(
@@ -246,13 +255,147 @@ def aws_clients(settings: Mapping[str, Any]) -> tuple[Rds, SecretsManager]:
     )
 
 
-REQUIRED = ("cloud", "identifier", "ca_bundle_url", "ca_file")
+# --- GCP: Cloud SQL for MySQL through its Admin API ----------------------------------------------------
+
+SQLADMIN_API = "https://sqladmin.googleapis.com/v1"
+OPERATION_POLLS = 60
+POLL_S = 5.0
+"""A user insert or update is an operation of a few seconds, and maintenance leaves the instance for
+minutes: polled this many times, this far apart."""
+WAITING_STATES = ("PENDING_CREATE", "MAINTENANCE")
+HTTP_NOT_FOUND = 404
+
+
+class CloudSql:
+    """The instance and its users through the Cloud SQL Admin API (v1), with the VM's service account:
+    the controller's role may get this one instance and list, create and update its users, nothing else."""
+
+    def __init__(
+        self,
+        http: Http,
+        *,
+        project: str,
+        instance: str,
+        api: str = SQLADMIN_API,
+        polls: int = OPERATION_POLLS,
+        poll_s: float = POLL_S,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._http, self._project, self._instance = http, project, instance
+        self._root = f"{api}/projects/{urllib.parse.quote(project)}"
+        self._polls, self._poll_s, self._sleep = polls, poll_s, sleep
+
+    def where(self) -> tuple[str, str]:
+        """The instance's private address and its server CA certificate (PEM)."""
+        url = f"{self._root}/instances/{self._instance}"
+        found = self._call("GET", url)
+        polls = 0
+        # Being created or under maintenance, the instance comes back RUNNABLE on its own.
+        while found.get("state") in WAITING_STATES and polls < self._polls:
+            self._sleep(self._poll_s)
+            found = self._call("GET", url)
+            polls += 1
+        if found.get("state") != "RUNNABLE":
+            raise AccountingError(
+                f"Cloud SQL instance {self._instance} is {found.get('state')}, not RUNNABLE"
+            )
+        private = [a["ipAddress"] for a in found.get("ipAddresses", []) if a.get("type") == "PRIVATE"]
+        if not private:
+            raise AccountingError(
+                f"Cloud SQL instance {self._instance} has no private IP: it must be created on the "
+                "cluster's network (private services access)"
+            )
+        certificate = (found.get("serverCaCert") or {}).get("cert")
+        if not certificate:
+            raise AccountingError(f"Cloud SQL instance {self._instance} names no server CA certificate")
+        return str(private[0]), str(certificate)
+
+    def set_password(self, user: str, password: str) -> None:
+        """Create `user`@'%' with this password, or give the existing user this password."""
+        users = f"{self._root}/instances/{self._instance}/users"
+        body = {"name": user, "host": "%", "password": password}
+        try:
+            self._http("GET", f"{users}/{user}?host=%25")
+        except Exception as error:
+            if getattr(error, "code", None) != HTTP_NOT_FOUND:
+                raise _refused(error) from error
+            self._wait(self._call("POST", users, body))
+            return
+        self._wait(self._call("PUT", f"{users}?name={user}&host=%25", body))
+
+    def _wait(self, operation: Mapping[str, Any]) -> None:
+        polls = 0
+        while operation.get("status") != "DONE":
+            if polls == self._polls:
+                raise AccountingError(
+                    f"Cloud SQL operation {operation.get('name')} not done after {polls} polls"
+                )
+            self._sleep(self._poll_s)
+            operation = self._call("GET", f"{self._root}/operations/{operation['name']}")
+            polls += 1
+        errors = (operation.get("error") or {}).get("errors", [])
+        if errors:
+            raise AccountingError(
+                "Cloud SQL refused: " + "; ".join(f"{e.get('code')}: {e.get('message', '')}" for e in errors)
+            )
+
+    def _call(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
+        try:
+            return self._http(method, url, body)
+        except Exception as error:
+            raise _refused(error) from error
+
+
+def _refused(error: Exception) -> AccountingError:
+    status = getattr(error, "code", None)
+    reason = getattr(error, "reason", None) or error
+    if status is None:  # no answer: the metadata server's token, DNS, the network
+        return AccountingError(f"the Cloud SQL Admin API could not be called: {reason}")
+    return AccountingError(f"the Cloud SQL Admin API refused ({status}): {reason}")
+
+
+def prepare_gcp(settings: Mapping[str, Any], password_file: str, *, cloud_sql: CloudSql) -> dict[str, Any]:
+    """Install the instance's server CA certificate, give slurmdbd's user its password (the Admin API
+    makes the user; Cloud SQL takes no SQL from us), and say where the database listens."""
+    host, certificate = cloud_sql.where()
+    install_ca_bundle(certificate, str(settings["ca_file"]), origin="the instance's serverCaCert")
+    password = read_password(password_file)
+    if not _PASSWORD.fullmatch(password):
+        raise AccountingError("slurmdbd's password must be the hex string the controller made")
+    cloud_sql.set_password(USER, password)
+    return {"host": host, "port": PORT}
+
+
+REQUIRED = {
+    "aws": ("identifier", "region", "ca_bundle_url", "ca_file"),
+    "gcp": ("identifier", "project", "ca_file"),
+}
 
 
 def main(settings: Mapping[str, Any], password_file: str) -> int:
-    missing = [key for key in REQUIRED if key not in settings]
-    if missing or settings["cloud"] != "aws" or "region" not in settings:
-        raise AccountingError(f"the accounting settings lack {', '.join(missing) or 'region'} or name no AWS")
+    cloud = settings.get("cloud")
+    if cloud not in REQUIRED:
+        raise AccountingError(f"the accounting settings name no cloud this program knows ({cloud!r})")
+    missing = [key for key in REQUIRED[cloud] if key not in settings]
+    if missing:
+        raise AccountingError(f"the accounting settings lack {', '.join(missing)}")
+    if cloud == "gcp":
+        cloud_sql = CloudSql(
+            # A test stands in for the metadata server and the Admin API here; the stack sets neither.
+            MetadataTokenHttp(settings.get("metadata_url", METADATA_URL)),
+            project=str(settings["project"]),
+            instance=str(settings["identifier"]),
+            api=str(settings.get("api_url", SQLADMIN_API)),
+            poll_s=float(settings.get("retry_wait_s", POLL_S)),
+        )
+        endpoint = prepare_gcp(settings, password_file, cloud_sql=cloud_sql)
+    else:
+        endpoint = _prepare_aws(settings, password_file)
+    print(json.dumps(endpoint))
+    return 0
+
+
+def _prepare_aws(settings: Mapping[str, Any], password_file: str) -> dict[str, Any]:
     rds, secrets = aws_clients(settings)
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
 
@@ -262,6 +405,4 @@ def main(settings: Mapping[str, Any], password_file: str) -> int:
         except (BotoCoreError, ClientError) as error:
             raise AccountingError(f"AWS refused: {error}") from error
 
-    endpoint = prepare(settings, password_file, master=master)
-    print(json.dumps(endpoint))
-    return 0
+    return prepare(settings, password_file, master=master)

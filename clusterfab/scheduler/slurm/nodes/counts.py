@@ -20,9 +20,10 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
+
+from . import files
 
 FORMAT = 1
 
@@ -38,7 +39,7 @@ def add(path: str, program: str, done: Mapping[str, int], failed: Mapping[str, i
             for name, count in counter.items():
                 if count:
                     entry[key][name] = entry[key].get(name, 0) + int(count)
-        _replace(path, totals)
+        files.replace(path, json.dumps(totals, sort_keys=True), 0o644, prefix=".counts-")
 
 
 def load(path: str) -> dict[str, Any] | None:
@@ -63,17 +64,3 @@ def _locked(path: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def _replace(path: str, totals: Mapping[str, Any]) -> None:
-    directory = os.path.dirname(path) or "."
-    fd, temporary = tempfile.mkstemp(prefix=".counts-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(totals, handle, sort_keys=True)
-        os.chmod(temporary, 0o644)  # the exporter runs as another user
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

@@ -1,0 +1,495 @@
+"""End to end: managed accounting on GCP with Debian 13's real slurmdbd and MariaDB standing in for a Cloud
+SQL for MySQL instance, tests/fakes/cloudsql.py standing in for the Cloud SQL Admin API and the metadata
+server, and the controller's own accounting program (the package the stack ships, run by the chroot's
+python3: standard library only).
+
+The lab's MariaDB plays the instance as the stack creates it: a private address only, encrypted connections
+only (sslMode ENCRYPTED_ONLY: require_secure_transport), slurmdbd's database made (the stack's
+gcp.sql.Database), and a server certificate from the instance's own CA (serverCaMode
+GOOGLE_MANAGED_INTERNAL_CA), which names the instance (`<project>:<instance>`) and not the address clients
+connect to, as Cloud SQL's do. The fake Admin API listens in the lab's network namespace (at 127.0.0.1,
+where the program's test seams point it), answers instances.get with the lab database's address as the
+PRIVATE address and the test CA as serverCaCert, and carries out users.insert and users.update as SQL on the
+lab's MariaDB. The program finds the instance, installs the CA, makes slurmdbd's user, and slurmdbd runs the
+rendered slurmdbd.conf with the endpoint and `StorageParameters=SSL_CA=` filled in as the role fills them.
+
+slurmdbd runs on the controllers' own MariaDB Connector/C, Ubuntu 24.04's (tests/slurm/nodeslib.py): it
+checks the chain against SSL_CA and not the name. Debian 13's Connector/C 3.4 also checks the name, which
+such a certificate does not give for the address: a recorded hazard for a controller on a later Ubuntu
+(`test_connector_c_3_4_refuses_...`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+import shutil
+import stat
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from clusterfab.catalog import load_catalog
+from clusterfab.scheduler.slurm.hostvars import controller_files, controller_vars
+from clusterfab.scheduler.slurm.nodes.accounting import DATABASE
+from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
+from tests.factories import spec
+from tests.fakes.cloudsql import FakeCloudSql, GoogleServer, OperationFailedError
+from tests.slurm.conftest import TIMINGS
+from tests.slurm.lab import STORAGE_USER, SlurmLab
+from tests.slurm.labcloud import InLabNet
+from tests.slurm.nodeslib import (
+    LIBRARY_DIR,
+    NOBLE_LIBMARIADB3,
+    NOBLE_LIBMARIADB3_SHA256,
+    UnavailableError,
+    noble_libmariadb3,
+)
+from tests.slurm.rendered import node_scripts
+from tests.slurm.rootfs import GoldenRootfs
+
+pytestmark = pytest.mark.slurm
+
+STACK = "lab"
+PROJECT = "acct-lab-project"
+FILES = "/var/lib/clusterfab/files/cloudsql-lab"
+DB_ADDRESS = "10.217.0.63"
+"""The instance's private address (Cloud SQL's from the private services access range)."""
+GOOGLE_PORT = 8080
+"""Where the fake metadata server and Admin API listen, at 127.0.0.1 in the lab's network."""
+PASSWORD_FILE = "/srv/clusterfab-slurm-state/slurmdbd.pass"
+TLS_DIR = "/etc/mysql/lab-tls"
+CONFIG = "/etc/slurm/clusterfab-accounting.json"
+NOBLE_LIB = "/opt/noble-libmariadb3"
+"""Ubuntu 24.04's libmariadb3, unpacked in the lab: slurmdbd's library path starts there."""
+
+
+def _cluster() -> Any:
+    return spec(
+        "gcp",
+        name="acct-lab",
+        project=PROJECT,
+        node_groups=[{"name": "h100", "machine_type": "a3-megagpu-8g", "count": 1}],
+        scheduler={"kind": "slurm", "accounting": "managed"},
+        teams=[{"name": "research", "max_gpus": 8, "users": ["alice"]}],
+    )
+
+
+def _google_name(common_name: str) -> x509.Name:
+    """A subject as Cloud SQL writes it: each instance's CA and server certificate its own dnQualifier."""
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.COUNTRY_NAME, "US"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Google, Inc"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            x509.NameAttribute(NameOID.DN_QUALIFIER, str(uuid.uuid4())),
+        ]
+    )
+
+
+def _certificate_authority(name: x509.Name) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return key, cert
+
+
+def _server_certificate(
+    ca: tuple[ec.EllipticCurvePrivateKey, x509.Certificate], common_name: str
+) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    """As Cloud SQL's per-instance CA signs it: the instance named in the CN, no subjectAltName (neither
+    the private address nor a DNS name)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_google_name(common_name))
+        .issuer_name(ca[1].subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(hours=1))
+        .not_valid_after(now + dt.timedelta(days=2))
+        .sign(ca[0], hashes.SHA256())
+    )
+    return key, cert
+
+
+def _pem(cert: x509.Certificate) -> str:
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+class CloudSqlAccountingLab(SlurmLab):
+    """A lab whose accounting database is the "Cloud SQL" instance: the fake Admin API's record of it,
+    MariaDB behind it."""
+
+    settings: dict[str, Any]
+    endpoint: dict[str, Any]
+    program_output = ""
+    ca = ""
+    other_ca = ""
+    """The PEM of a second authority, which signed nothing here (the tests swap it in)."""
+    server_cert: x509.Certificate
+    noble_lib: Path
+    slurmdbd_refusal = ""
+    """What slurmdbd logged when it could not connect to the database with the rendered slurmdbd.conf."""
+
+    def _start_mariadb(self) -> None:
+        assert self._init_pid is not None
+        instance = self.settings["identifier"]
+        ca = _certificate_authority(_google_name("Google Cloud SQL Server CA"))
+        server_key, self.server_cert = _server_certificate(ca, f"{PROJECT}:{instance}")
+        self.ca = _pem(ca[1])
+        self.other_ca = _pem(_certificate_authority(_google_name("Google Cloud SQL Server CA"))[1])
+        tls = self.path(TLS_DIR)
+        tls.mkdir(parents=True)
+        (tls / "ca.pem").write_text(self.ca)
+        (tls / "server.pem").write_text(_pem(self.server_cert))
+        (tls / "server-key.pem").write_bytes(
+            server_key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        self._host_in_ns(f"ip addr add {DB_ADDRESS}/32 dev lo")
+        self.run(f"chown -R mysql:mysql {TLS_DIR} && chmod 0600 {TLS_DIR}/server-key.pem")
+        self._daemon(
+            "mariadb",
+            f"exec mariadbd --user=mysql --bind-address={DB_ADDRESS} --port=3306"
+            " --socket=/run/mysqld/mysqld.sock --innodb-lock-wait-timeout=900"
+            f" --ssl-ca={TLS_DIR}/ca.pem --ssl-cert={TLS_DIR}/server.pem --ssl-key={TLS_DIR}/server-key.pem"
+            " --require-secure-transport=ON --log-error=/var/log/mysql/error.log",
+        )
+        self._ready("mariadb", "mariadb -e 'select 1'")
+        # The stack's gcp.sql.Database: slurmdbd finds its database made.
+        self.run(f"mariadb -e 'CREATE DATABASE {DATABASE}'")
+        self.fake = FakeCloudSql(
+            project=PROJECT,
+            instance=instance,
+            private_ip=DB_ADDRESS,
+            server_ca=self.ca,
+            set_password=self._set_password,
+        )
+        self.net = InLabNet(self._init_pid)
+        # Made on a thread inside the lab's network: its socket listens there.
+        self.google = self.net.call(lambda: GoogleServer(self.fake, "127.0.0.1", GOOGLE_PORT))
+        self.run(
+            f"install -d -m 0700 {Path(PASSWORD_FILE).parent} && umask 077 &&"
+            f" python3 -c 'import secrets; print(secrets.token_hex(24))' > {PASSWORD_FILE}"
+        )
+        self.path(CONFIG).write_text(json.dumps(self.settings))
+        self.program_output = self.accounting().stdout
+        self.endpoint = json.loads(self.program_output)
+        self.storage_pass = self.path(PASSWORD_FILE).read_text().strip()
+
+    def _set_password(self, name: str, host: str, password: str, created: bool) -> None:
+        """users.insert / users.update as Cloud SQL carries them out, as root on the lab's MariaDB. Cloud
+        SQL gives a user made through the API the cloudsqlsuperuser role; ALL PRIVILEGES ON *.* WITH GRANT
+        OPTION approximates it (the role lacks SUPER, FILE and a few more, which slurmdbd does not use)."""
+        user = f"'{_sql(name)}'@'{_sql(host)}'"
+        sql = (
+            f"CREATE USER {user} IDENTIFIED BY '{_sql(password)}';"
+            f" GRANT ALL PRIVILEGES ON *.* TO {user} WITH GRANT OPTION;"
+            if created
+            else f"ALTER USER {user} IDENTIFIED BY '{_sql(password)}';"
+        )
+        done = self.run(["mariadb", "-e", sql], check=False)
+        if done.returncode != 0:
+            raise OperationFailedError("ERROR_RDBMS", done.stderr.strip())
+
+    def accounting(self, *, check: bool = True) -> Any:
+        """The controller's accounting program, as the role runs it."""
+        return self.run(
+            f"PYTHONPATH={FILES}/lib python3 -m clusterfab_slurm_nodes accounting"
+            f" --config {CONFIG} --password-file {PASSWORD_FILE}",
+            check=check,
+            timeout=120,
+        )
+
+    def sign_in(self, password: str, *, verify: bool = False) -> Any:
+        """MariaDB's client as slurmdbd's user over TLS (require_secure_transport), the server checked
+        against the installed CA with `verify` (Connector/C 3.4, as slurmdbd: the chain and the name)."""
+        check = [f"--ssl-ca={ACCOUNTING_CA_FILE}", "--ssl-verify-server-cert"]
+        return self.run(
+            [
+                "mariadb",
+                *("-h", DB_ADDRESS, "-u", "slurm", f"-p{password}", "--ssl"),
+                *(check if verify else ["--disable-ssl-verify-server-cert"]),
+                *("-N", "-B", "-e", "SELECT CURRENT_USER()"),
+            ],
+            check=False,
+        )
+
+    def start(self) -> None:
+        """SlurmLab.start's steps, the "Cloud SQL" instance, its API and the program in place of MariaDB's."""
+        with self.timings.step("namespaces_and_mounts"):
+            self._make_namespaces()
+            self._mount()
+        with self.timings.step("files_and_users"):
+            self._install_files()
+        with self.timings.step("munge"):
+            self._start_munge()
+        with self.timings.step("mariadb_api_and_program"):
+            self._start_mariadb()
+        with self.timings.step("slurmdbd"):
+            self._start_slurmdbd()
+        if self.slurmdbd_refusal:
+            raise AssertionError(
+                f"slurmdbd cannot keep the accounting in the instance: {self.slurmdbd_refusal}"
+            )
+        with self.timings.step("slurmctld"):
+            self._start_slurmctld()
+        with self.timings.step("accounts"):
+            self._load_accounts()
+        with self.timings.step("slurmd_to_idle"):
+            self._start_slurmds()
+
+    def _start_slurmdbd(self) -> None:
+        # The role's substitutions, with the endpoint the program printed and the password it gave the user.
+        self.files["slurmdbd.conf"] = (
+            self.files["slurmdbd.conf"]
+            .replace("@SLURMDBD_STORAGE_HOST@", str(self.endpoint["host"]))
+            .replace("@SLURMDBD_STORAGE_PORT@", str(self.endpoint["port"]))
+            .replace("@SLURMDBD_STORAGE_USER@", STORAGE_USER)
+            .replace("@SLURMDBD_STORAGE_PASS@", self.storage_pass)
+        )
+        self.path("/etc/slurm/slurmdbd.conf").write_text(self.files["slurmdbd.conf"])
+        self.run("chown slurm:slurm /etc/slurm/slurmdbd.conf && chmod 600 /etc/slurm/slurmdbd.conf")
+        shutil.copytree(self.noble_lib, self.path(NOBLE_LIB))
+        self._daemon("slurmdbd", self._slurmdbd(noble=True))
+        self.slurmdbd_refusal = self.slurmdbd_outcome()
+        if not self.slurmdbd_refusal:
+            self.run(f"sacctmgr -i add cluster {self.cluster}")
+
+    def slurmdbd_outcome(self, timeout: float = 60) -> str:
+        """Wait for slurmdbd to keep the accounting in the database (then "") or to log why it cannot: its
+        first database error, less the time stamp."""
+        refusal: list[str] = []
+
+        def settled() -> bool:
+            log = self.log("slurmdbd").splitlines()
+            refusal.extend(
+                line.split("] ", 1)[1] for line in log if "] error: mysql_" in line or "] fatal: " in line
+            )
+            return (
+                bool(refusal) or self.run("sacctmgr -n show cluster", check=False, timeout=20).returncode == 0
+            )
+
+        self.wait_for(settled, timeout=timeout, what="slurmdbd to connect to the database or say why not")
+        return refusal[0] if refusal else ""
+
+    @staticmethod
+    def _slurmdbd(*, noble: bool) -> str:
+        """slurmdbd on Ubuntu 24.04's Connector/C (the controllers'), or on Debian 13's own."""
+        library = f"env LD_LIBRARY_PATH={NOBLE_LIB}/{LIBRARY_DIR} " if noble else ""
+        return f"exec {library}slurmdbd -D"
+
+    def restart_slurmdbd(self, *, ca_bundle: str, noble: bool = True) -> str:
+        """slurmdbd again, with `ca_bundle` where slurmdbd.conf names its CA, on Ubuntu's Connector/C or
+        Debian's (`noble`); what it logged (see slurmdbd_outcome)."""
+        proc = self._daemons.pop("slurmdbd")
+        proc.terminate()
+        proc.wait(timeout=30)
+        self.run(f": > {self._log_paths()['slurmdbd']}")
+        self.path(ACCOUNTING_CA_FILE).write_text(ca_bundle)
+        self._daemon("slurmdbd", self._slurmdbd(noble=noble))
+        return self.slurmdbd_outcome()
+
+    def slurmdbd_libraries(self) -> set[str]:
+        """The MariaDB Connector/C files the running slurmdbd has mapped."""
+        maps = self.run("cat /proc/$(pidof slurmdbd)/maps").stdout
+        return {line.split()[-1] for line in maps.splitlines() if "libmariadb" in line}
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if getattr(self, "google", None) is not None:
+                self.google.close()
+            if getattr(self, "net", None) is not None:
+                self.net.close()
+
+
+def _sql(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("'", "\\'")
+
+
+@pytest.fixture(scope="module")
+def cloudsql(
+    golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[CloudSqlAccountingLab]:
+    try:
+        noble_lib = noble_libmariadb3()
+    except UnavailableError as error:
+        pytest.skip(f"Ubuntu 24.04's libmariadb3 (the controllers' Connector/C) cannot be fetched: {error}")
+    cluster = _cluster()
+    catalog = load_catalog()
+    # The controller's programs where the role has them (installed by their absolute paths).
+    programs = {
+        f"{FILES}/{name}": text
+        for name, text in controller_files(cluster, catalog.slurm, stack=STACK).items()
+        if name.startswith("lib/")
+    }
+    files = {**render_slurm(cluster, catalog.slurm), **node_scripts(), **programs}
+    lab = CloudSqlAccountingLab(files, golden, tmp_path_factory.mktemp("cloudsqllab"))
+    lab.noble_lib = noble_lib
+    settings = controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES, project=PROJECT)[
+        "slurm_controller_database"
+    ]
+    # The lab's stand-ins for the metadata server and the Admin API, and a short poll; the stack sets none.
+    google = f"http://127.0.0.1:{GOOGLE_PORT}"
+    lab.settings = {
+        **settings,
+        "metadata_url": f"{google}/computeMetadata/v1",
+        "api_url": f"{google}/v1",
+        "retry_wait_s": 0.2,
+    }
+    try:
+        lab.start()
+        TIMINGS["cloudsql_accounting_lab_start"] = dict(lab.timings.steps)
+        yield lab
+    finally:
+        lab.close()
+    assert lab.fake.violations == []
+    assert lab.leftover_processes() == []
+
+
+def test_the_program_finds_the_instance_and_prints_its_private_address(
+    cloudsql: CloudSqlAccountingLab,
+) -> None:
+    assert cloudsql.settings["identifier"] == "clusterfab-acct-lab-lab-slurmdb"
+    assert cloudsql.endpoint == {"host": DB_ADDRESS, "port": 3306}
+    # The password the program gave the user is nowhere in what it printed.
+    assert cloudsql.storage_pass not in cloudsql.program_output
+    # The instance's server CA, where slurmdbd.conf names it, readable by slurmdbd (SlurmUser).
+    installed = cloudsql.path(ACCOUNTING_CA_FILE)
+    assert installed.read_text() == cloudsql.ca
+    assert stat.S_IMODE(installed.stat().st_mode) == 0o644
+    conf = cloudsql.path("/etc/slurm/slurmdbd.conf").read_text()
+    assert f"StorageHost={DB_ADDRESS}\n" in conf
+    assert "StoragePort=3306\n" in conf
+    assert f"StorageParameters=SSL_CA={ACCOUNTING_CA_FILE}\n" in conf
+
+
+def test_the_api_made_slurmdbds_user_with_the_password_from_the_state_disk(
+    cloudsql: CloudSqlAccountingLab,
+) -> None:
+    assert cloudsql.sign_in(cloudsql.storage_pass).stdout.strip() == "slurm@%"
+    grants = cloudsql.run("mariadb -N -B -e \"SHOW GRANTS FOR 'slurm'@'%'\"").stdout.splitlines()
+    assert [g.split(" IDENTIFIED BY ")[0] + g[g.index(" WITH ") :] for g in grants] == [
+        "GRANT ALL PRIVILEGES ON *.* TO `slurm`@`%` WITH GRANT OPTION"
+    ]
+    # The server takes nothing but TLS (sslMode ENCRYPTED_ONLY).
+    assert cloudsql.run("mariadb -N -B -e 'SELECT @@require_secure_transport'").stdout.strip() == "1"
+
+
+def test_a_second_run_keeps_the_password_and_a_new_password_file_gives_the_user_the_new_one(
+    cloudsql: CloudSqlAccountingLab,
+) -> None:
+    cloudsql.fake.calls.clear()
+    again = cloudsql.accounting()
+    assert json.loads(again.stdout) == cloudsql.endpoint
+    # The user exists: the program gives it its password again (users.update), it inserts nothing.
+    assert [c.method for c in cloudsql.fake.calls if c.method != "sql.operations.get"] == [
+        "sql.instances.get",
+        "sql.users.get",
+        "sql.users.update",
+    ]
+    assert cloudsql.sign_in(cloudsql.storage_pass).stdout.strip() == "slurm@%"
+    # A new state disk makes a new password: the next run gives it to the user, the old one is refused.
+    fresh = secrets.token_hex(24)
+    cloudsql.path(PASSWORD_FILE).write_text(fresh + "\n")
+    try:
+        cloudsql.accounting()
+        assert cloudsql.sign_in(fresh).stdout.strip() == "slurm@%"
+        refused = cloudsql.sign_in(cloudsql.storage_pass)
+        assert refused.returncode == 1
+        assert "ERROR 1045 (28000): Access denied for user 'slurm'@" in refused.stderr, refused.stderr
+    finally:
+        cloudsql.path(PASSWORD_FILE).write_text(cloudsql.storage_pass + "\n")
+        cloudsql.accounting()
+    assert cloudsql.sign_in(cloudsql.storage_pass).stdout.strip() == "slurm@%"
+
+
+TLS_REFUSAL = "error: mysql_real_connect failed: 2026 TLS/SSL error: "
+"""How slurmdbd logs a TLS failure of MariaDB Connector/C (CR_SSL_CONNECTION_ERROR) and why."""
+HOST_NAME_REFUSAL = TLS_REFUSAL + "Hostname verification failed"
+
+
+def test_slurmdbd_keeps_the_accounting_in_the_instance_over_tls_checked_against_its_ca(
+    cloudsql: CloudSqlAccountingLab,
+) -> None:
+    assert cloudsql.slurmdbd_refusal == ""
+    # On the controllers' Connector/C, Ubuntu 24.04's, not Debian 13's.
+    assert cloudsql.slurmdbd_libraries() == {f"{NOBLE_LIB}/{LIBRARY_DIR}/libmariadb.so.3"}
+    # The cluster and the teams' accounts went into it through slurmdbd.
+    assert cloudsql.cluster in cloudsql.run("sacctmgr -n -P show cluster format=cluster").stdout.split()
+    assert "research" in cloudsql.run("sacctmgr -n -P show account format=account").stdout.split()
+    # slurmdbd holds its connection as the user the API made (TLS: the server takes nothing else).
+    sessions = cloudsql.run(
+        "mariadb -N -B -e \"SELECT db FROM information_schema.processlist WHERE user='slurm'\"",
+    )
+    assert DATABASE in sessions.stdout.split(), sessions.stdout
+
+
+def test_slurmdbd_refuses_a_database_its_ca_does_not_vouch_for(cloudsql: CloudSqlAccountingLab) -> None:
+    """slurmdbd checks the server against StorageParameters=SSL_CA: another authority's certificate there
+    is refused."""
+    good = cloudsql.path(ACCOUNTING_CA_FILE).read_text()
+    try:
+        refusal = cloudsql.restart_slurmdbd(ca_bundle=cloudsql.other_ca)
+        # OpenSSL's verdict on the chain (the server sends its CA after its certificate).
+        assert refusal == TLS_REFUSAL + "self-signed certificate in certificate chain"
+    finally:
+        back = cloudsql.restart_slurmdbd(ca_bundle=good)
+    assert back == ""
+
+
+def test_connector_c_3_4_refuses_the_instance_because_its_certificate_does_not_name_the_address(
+    cloudsql: CloudSqlAccountingLab,
+) -> None:
+    """A hazard, recorded: MariaDB Connector/C 3.4 (Debian 13's libmariadb3 1:11.8; MariaDB 11.4 and later)
+    verifies, with StorageParameters=SSL_CA= (mysql_ssl_set), the server's chain AND its name against
+    StorageHost by default, and Slurm has no parameter to turn the name check off. Cloud SQL's per-instance
+    CA signs a certificate naming `<project>:<instance>`, not the private address: slurmdbd on 3.4 cannot
+    connect. Ubuntu 24.04's 3.3 checks the name only when asked (the test above): a controller image with
+    Connector/C 3.4 needs a certificate that names what slurmdbd connects to (Cloud SQL's shared CA and the
+    instance's DNS name)."""
+    assert cloudsql.server_cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == (
+        f"{PROJECT}:{cloudsql.settings['identifier']}"
+    )
+    assert [e.oid for e in cloudsql.server_cert.extensions] == []  # no subjectAltName: no address, no DNS
+    good = cloudsql.path(ACCOUNTING_CA_FILE).read_text()
+    try:
+        assert cloudsql.restart_slurmdbd(ca_bundle=good, noble=False) == HOST_NAME_REFUSAL
+    finally:
+        back = cloudsql.restart_slurmdbd(ca_bundle=good)
+    assert back == ""
+    # MariaDB's own client, on Debian 13's libraries, says the same when told to check the server.
+    checked = cloudsql.sign_in(cloudsql.storage_pass, verify=True)
+    assert (checked.returncode, checked.stderr.strip()) == (
+        1,
+        "ERROR 2026 (HY000): TLS/SSL error: Hostname verification failed",
+    )
+
+
+def test_the_lab_runs_slurmdbd_on_the_connector_the_catalog_records() -> None:
+    source = load_catalog().sources["S-UBUNTU-LIBMARIADB"]
+    assert source.url == NOBLE_LIBMARIADB3
+    assert f"sha256 {NOBLE_LIBMARIADB3_SHA256}" in source.title
