@@ -39,7 +39,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
-from components._naming import child
+from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 CONTROLLER_TYPE = "clusterfab:slurm:GcpSlurmController"
@@ -457,6 +457,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         name, args = self._name, self._args
         address = gcp.compute.Address(
             child(name, "address"),
+            name=gcp_name(child(name, "address")),
             project=args.project,
             region=args.region,
             subnetwork=args.subnetwork_id,
@@ -468,6 +469,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         )
         state = gcp.compute.Disk(
             child(name, "state"),
+            name=gcp_name(child(name, "state")),
             project=args.project,
             zone=args.zone,
             size=args.state_disk_gib,
@@ -502,6 +504,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         name, args = self._name, self._args
         policy = gcp.compute.ResourcePolicy(
             child(name, "snapshots"),
+            name=gcp_name(child(name, "snapshots")),
             project=args.project,
             region=args.region,
             description=f"clusterfab Slurm state of {args.cluster}: daily, kept {args.snapshots_kept} days",
