@@ -38,6 +38,7 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
+from clusterfab.core.naming import GCP_NAME_MAX, physical
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
@@ -148,7 +149,7 @@ class GcpSlurmControllerArgs:
     """(object name, local path) of the rendered Slurm files the controller's boot fetches."""
     login_count: int = 1
     login_name_prefix: str = ""
-    """Login VMs are `<prefix>-<i>`; default `<instance_name>-login`."""
+    """Login VMs are `<prefix>-<i>` (`login_vm_name`); default `<instance_name>-login`."""
     login_machine_type: str = "e2-standard-4"
     login_startup_script: pulumi.Input[str] = ""
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -160,6 +161,13 @@ def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
     if not args.node_instance_prefixes:
         problems.append(("node_instance_prefixes", "name at least one node group's base instance name"))
     return problems
+
+
+def login_vm_name(prefix: str, index: int) -> str:
+    """Login VM `index`: `<prefix>-<index>`, or where that passes 63 characters (a prefix of up to 63 built
+    from a long cluster and stack name) a name shortened with a hash of both; names that fit never change."""
+    name = f"{prefix}-{index}"
+    return name if len(name) <= GCP_NAME_MAX else physical(prefix, str(index))
 
 
 def naming_condition(project: str, zone: str, prefixes: Sequence[str]) -> str:
@@ -538,7 +546,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         args = self._args
         return self._vm(
             child(self._name, f"login-{index}"),
-            vm_name=f"{args.login_name_prefix or args.instance_name + '-login'}-{index}",
+            vm_name=login_vm_name(args.login_name_prefix or args.instance_name + "-login", index),
             machine_type=args.login_machine_type,
             sa=sa,
             startup_script=args.login_startup_script,

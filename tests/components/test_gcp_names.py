@@ -45,8 +45,10 @@ NAMED = {
 
 CLUSTER = "long-named-gcp-training"  # with the harness' `-cluster` suffix: 31 characters, the most allowed
 GROUP = "trainers-with-a-long-name-0001"
+LONG_ENV = "staging-with-a-long-env-name-01"
 assert len(f"{CLUSTER}-cluster") == 31
 assert len(GROUP) == 30
+assert len(LONG_ENV) == 31  # the most an environment's name may have
 
 SLURM = """network:
   cidr: 10.60.0.0/16
@@ -67,6 +69,7 @@ monitoring: {{kind: prometheus}}
 environments:
   prod: {{}}
   staging: {{}}
+  {long_env}: {{}}
 """
 """TCPXO (8 GPU VPCs), compact placement with elastic nodes' placement policies, Filestore, Managed Lustre,
 TPU slices (one VM, and a queued resource), Slurm with monitoring on the controller."""
@@ -89,12 +92,14 @@ environments:
 def long_names(template: str) -> str:
     return template.format(
         group=GROUP, share="home-share-with-a-long-name-01", lustre="scratch-fs-with-a-long-name-01",
-        tpu="tpu-slice-with-a-long-name-001", slices="tpu-slices-with-a-long-name-01",
+        tpu="tpu-slice-with-a-long-name-001", slices="tpu-slices-with-a-long-name-01", long_env=LONG_ENV,
     )  # fmt: skip
 
 
 def short_names(template: str) -> str:
-    return template.format(group="h100", share="home", lustre="scratch", tpu="tpu", slices="pod")
+    return template.format(
+        group="h100", share="home", lustre="scratch", tpu="tpu", slices="pod", long_env=LONG_ENV
+    )
 
 
 def long_plans(env: str = "prod") -> list[Plan]:
@@ -133,7 +138,8 @@ def physical_names(plan: Plan) -> dict[str, str]:
 
 
 def test_every_gcp_name_of_a_cluster_with_the_longest_names_is_a_valid_gcp_name() -> None:
-    for plan in long_plans():
+    """In every stack: the stack's name is part of the VMs', TPUs' and Lustre's names."""
+    for plan in [*long_plans(), *long_plans(LONG_ENV)]:
         names = physical_names(plan)
         assert len(names) > 20
         bad = {k: v for k, v in names.items() if len(v) > GCP_NAME_MAX or not GCP_NAME.fullmatch(v)}
