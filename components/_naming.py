@@ -3,11 +3,33 @@
 Logical names are `<component name>-<role>`: never list indexes, so adding a node group or a subnet
 never renames (and thereby replaces) another resource. Physical names, where a cloud needs one, are
 built from the same parts (clusterfab.core.naming.physical).
+
+Most GCP resources are auto-named by Pulumi: the logical name, a hyphen and 7 random hex characters. That
+fits GCP's 63 characters only while the logical name has at most 55; a resource with a longer one (a
+31-character cluster name and a 30-character node group make such names) gets an explicit name from
+`gcp_name`. The cluster bucket alone keeps its auto-name always (components.gcp.bucket).
 """
 
 from __future__ import annotations
+
+import pulumi
+
+from clusterfab.core.naming import GCP_NAME_MAX, physical
+
+AUTONAME_SUFFIX = len("-0123abc")
+"""What Pulumi's auto-naming appends to the logical name: a hyphen and 7 random hex characters."""
 
 
 def child(name: str, role: str) -> str:
     """The logical name of a component's child: `trainers` + `lt` -> `trainers-lt`."""
     return f"{name}-{role}"
+
+
+def gcp_name(logical: str, *, max_length: int = GCP_NAME_MAX) -> str | None:
+    """The `name` of a GCP resource Pulumi would auto-name from `logical`: None (auto-naming) while the
+    auto-name fits `max_length`, so the names of existing resources never change (a new name replaces the
+    resource); else a stable name within it, from the logical name and the stack. The stack stands in for
+    the random suffix: two stacks of one blueprint in one project name their resources apart."""
+    if len(logical) + AUTONAME_SUFFIX <= max_length:
+        return None
+    return physical(logical, pulumi.get_stack(), max_length=max_length)

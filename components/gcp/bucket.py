@@ -45,7 +45,10 @@ class GcpClusterBucket(pulumi.ComponentResource):
     """
 
     bucket_name: pulumi.Output[str]
-    """The bucket's name (auto-named: a random suffix keeps it globally unique)."""
+    """The bucket's name (auto-named: a random suffix keeps it globally unique). Unlike the other GCP
+    resources (components._naming.gcp_name) it never takes a name of its own: a name derived from the
+    cluster and stack could be taken first by anyone, and `<cluster>-artifacts-bucket` with its suffix is at
+    most 56 characters, within GCS's 63."""
     bucket_url: pulumi.Output[str]
     """gs://<name>."""
 

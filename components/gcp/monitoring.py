@@ -18,7 +18,7 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
-from components._naming import child
+from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 ACCESS_TYPE = "clusterfab:monitoring:GcpMonitoringAccess"
@@ -78,6 +78,7 @@ class GcpMonitoringAccess(pulumi.ComponentResource):
         if args.network_id is not None and args.service_account_email is not None:
             gcp.compute.Firewall(
                 child(name, "iap-grafana"),
+                name=gcp_name(child(name, "iap-grafana")),
                 project=args.project,
                 network=args.network_id,
                 direction="INGRESS",

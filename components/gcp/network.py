@@ -18,7 +18,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.core.vocab import IAP_TCP_FORWARDING_RANGE
-from components._naming import child
+from components._naming import child, gcp_name
 
 TYPE = "clusterfab:network:GcpNetwork"
 FABRIC_TYPE = "clusterfab:network:GcpFabricNetwork"
@@ -74,6 +74,7 @@ def _vpc(owner: pulumi.Resource, name: str, plan: VpcArgs, project: str, region:
     own = pulumi.ResourceOptions(parent=owner)
     network = gcp.compute.Network(
         child(name, plan.role),
+        name=gcp_name(child(name, plan.role)),
         project=project,
         auto_create_subnetworks=False,
         mtu=plan.mtu,
@@ -85,6 +86,7 @@ def _vpc(owner: pulumi.Resource, name: str, plan: VpcArgs, project: str, region:
     subnets = [
         gcp.compute.Subnetwork(
             child(name, subnet.role),
+            name=gcp_name(child(name, subnet.role)),
             project=project,
             region=region,
             network=network.id,
@@ -103,6 +105,7 @@ def _allow_within(
 ) -> None:
     gcp.compute.Firewall(
         child(name, f"{role}-internal"),
+        name=gcp_name(child(name, f"{role}-internal")),
         project=project,
         network=vpc.network.id,
         direction="INGRESS",
@@ -194,6 +197,7 @@ class GcpNetwork(pulumi.ComponentResource):
         name, args = self._name, self._args
         gcp.compute.Firewall(
             child(name, "sys-iap-ssh"),
+            name=gcp_name(child(name, "sys-iap-ssh")),
             project=args.project,
             network=system.network.id,
             direction="INGRESS",
@@ -205,6 +209,7 @@ class GcpNetwork(pulumi.ComponentResource):
         if args.ssh_ingress_cidrs:
             gcp.compute.Firewall(
                 child(name, "sys-ssh"),
+                name=gcp_name(child(name, "sys-ssh")),
                 project=args.project,
                 network=system.network.id,
                 direction="INGRESS",
@@ -218,6 +223,7 @@ class GcpNetwork(pulumi.ComponentResource):
         name, args = self._name, self._args
         router = gcp.compute.Router(
             child(name, "router"),
+            name=gcp_name(child(name, "router")),
             project=args.project,
             region=args.region,
             network=system.network.id,
@@ -225,6 +231,7 @@ class GcpNetwork(pulumi.ComponentResource):
         )
         gcp.compute.RouterNat(
             child(name, "nat"),
+            name=gcp_name(child(name, "nat")),
             project=args.project,
             region=args.region,
             router=router.name,
@@ -243,6 +250,7 @@ class GcpNetwork(pulumi.ComponentResource):
         block = ipaddress.IPv4Network(args.private_services_range)
         psa_range = gcp.compute.GlobalAddress(
             child(name, "psa-range"),
+            name=gcp_name(child(name, "psa-range")),
             project=args.project,
             purpose="VPC_PEERING",
             address_type="INTERNAL",

@@ -22,7 +22,7 @@ from clusterfab.core import vocab as tagging
 from clusterfab.core.naming import physical
 from components._errors import check_inputs
 from components._hooks import delete_hooks
-from components._naming import child
+from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 TYPE = "clusterfab:compute:GcpGpuNodeGroup"
@@ -225,6 +225,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         # close as it can; with one it refuses capacity that is further apart.
         return gcp.compute.ResourcePolicy(
             child(self._name, "placement"),
+            name=gcp_name(child(self._name, "placement")),
             project=args.project,
             region=args.region,
             description=f"compact placement of {self._what}",
@@ -263,6 +264,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         # before the old one is deleted) that the MIG rolls out only as nodes are recreated.
         return gcp.compute.InstanceTemplate(
             child(self._name, "template"),
+            name=gcp_name(child(self._name, "template")),
             project=args.project,
             description=f"clusterfab {self._what}: {args.machine_type}",
             machine_type=args.machine_type,
@@ -318,6 +320,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         args = self._args
         return gcp.compute.InstanceGroupManager(
             instance_group_name(self._name),
+            name=gcp_name(instance_group_name(self._name)),
             project=args.project,
             zone=args.zone,
             description=f"clusterfab {self._what}",

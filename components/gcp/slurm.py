@@ -38,8 +38,9 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
+from clusterfab.core.naming import GCP_NAME_MAX, physical
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
-from components._naming import child
+from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 from components.gcp.slurm_database import GcpSlurmDatabase, GcpSlurmDatabaseArgs, GcpSlurmDatabaseSettings
 
@@ -149,7 +150,7 @@ class GcpSlurmControllerArgs:
     """(object name, local path) of the rendered Slurm files the controller's boot fetches."""
     login_count: int = 1
     login_name_prefix: str = ""
-    """Login VMs are `<prefix>-<i>`; default `<instance_name>-login`."""
+    """Login VMs are `<prefix>-<i>` (`login_vm_name`); default `<instance_name>-login`."""
     login_machine_type: str = "e2-standard-4"
     login_startup_script: pulumi.Input[str] = ""
     database: GcpSlurmDatabaseSettings | None = None
@@ -177,6 +178,13 @@ def _problems(args: GcpSlurmControllerArgs) -> list[tuple[str, str]]:
     if (args.database is None) != (args.database_network is None):
         problems.append(("database_network", "give the database and its network together, or neither"))
     return problems
+
+
+def login_vm_name(prefix: str, index: int) -> str:
+    """Login VM `index`: `<prefix>-<index>`, or where that passes 63 characters (a prefix of up to 63 built
+    from a long cluster and stack name) a name shortened with a hash of both; names that fit never change."""
+    name = f"{prefix}-{index}"
+    return name if len(name) <= GCP_NAME_MAX else physical(prefix, str(index))
 
 
 def naming_condition(project: str, zone: str, prefixes: Sequence[str]) -> str:
@@ -504,6 +512,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         name, args = self._name, self._args
         address = gcp.compute.Address(
             child(name, "address"),
+            name=gcp_name(child(name, "address")),
             project=args.project,
             region=args.region,
             subnetwork=args.subnetwork_id,
@@ -515,6 +524,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         )
         state = gcp.compute.Disk(
             child(name, "state"),
+            name=gcp_name(child(name, "state")),
             project=args.project,
             zone=args.zone,
             size=args.state_disk_gib,
@@ -549,6 +559,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         name, args = self._name, self._args
         policy = gcp.compute.ResourcePolicy(
             child(name, "snapshots"),
+            name=gcp_name(child(name, "snapshots")),
             project=args.project,
             region=args.region,
             description=f"clusterfab Slurm state of {args.cluster}: daily, kept {args.snapshots_kept} days",
@@ -582,7 +593,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         args = self._args
         return self._vm(
             child(self._name, f"login-{index}"),
-            vm_name=f"{args.login_name_prefix or args.instance_name + '-login'}-{index}",
+            vm_name=login_vm_name(args.login_name_prefix or args.instance_name + "-login", index),
             machine_type=args.login_machine_type,
             sa=sa,
             startup_script=args.login_startup_script,

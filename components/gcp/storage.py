@@ -16,7 +16,7 @@ import pulumi_gcp as gcp
 
 from components._contracts import MountTarget
 from components._errors import check_inputs
-from components._naming import child
+from components._naming import child, gcp_name
 
 LUSTRE_TYPE = "clusterfab:storage:GcpManagedLustre"
 FILESTORE_TYPE = "clusterfab:storage:GcpFilestore"
@@ -177,6 +177,7 @@ class GcpFilestore(pulumi.ComponentResource):
         psa = args.private_services is not None
         instance = gcp.filestore.Instance(
             child(name, "share"),
+            name=gcp_name(child(name, "share")),
             project=args.project,
             location=args.location,
             tier=args.tier,

@@ -18,7 +18,7 @@ import pulumi_gcp as gcp
 
 from clusterfab.core import vocab as tagging
 from clusterfab.core.naming import physical
-from components._naming import child
+from components._naming import child, gcp_name
 from components.gcp._queued_resource import QueuedResourceRequest, TpuQueuedResource, request_body
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
@@ -105,6 +105,7 @@ class GcpTpuSlices(pulumi.ComponentResource):
             scheduling = gcp.tpu.V2VmSchedulingConfigArgs(reserved=True)
         node = gcp.tpu.V2Vm(
             child(self._name, "0"),
+            name=gcp_name(child(self._name, "0")),
             project=args.project,
             zone=args.zone,
             accelerator_type=args.accelerator_type,
