@@ -33,3 +33,17 @@ def gcp_name(logical: str, *, max_length: int = GCP_NAME_MAX) -> str | None:
     if len(logical) + AUTONAME_SUFFIX <= max_length:
         return None
     return physical(logical, pulumi.get_stack(), max_length=max_length)
+
+
+NAME_PREFIX_SUFFIX = 9
+"""What the provider appends to a `name_prefix` of 38 to 54 characters: 9 random characters."""
+
+
+def gcp_name_prefix(logical: str, *, max_length: int = GCP_NAME_MAX) -> str | None:
+    """The `name_prefix` of a GCP resource that is replaced whenever it changes (an instance template) and
+    whose auto-name would not fit: a fixed name would make its replacement collide with the resource it
+    replaces, while the provider gives each generation of a prefix its own random ending. None while the
+    auto-name fits (existing resources keep their names)."""
+    if len(logical) + AUTONAME_SUFFIX <= max_length:
+        return None
+    return physical(logical, pulumi.get_stack(), max_length=max_length - NAME_PREFIX_SUFFIX - 1) + "-"

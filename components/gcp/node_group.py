@@ -22,7 +22,7 @@ from clusterfab.core import vocab as tagging
 from clusterfab.core.naming import physical
 from components._errors import check_inputs
 from components._hooks import delete_hooks
-from components._naming import child, gcp_name
+from components._naming import child, gcp_name, gcp_name_prefix
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 TYPE = "clusterfab:compute:GcpGpuNodeGroup"
@@ -264,7 +264,7 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         # before the old one is deleted) that the MIG rolls out only as nodes are recreated.
         return gcp.compute.InstanceTemplate(
             child(self._name, "template"),
-            name=gcp_name(child(self._name, "template")),
+            name_prefix=gcp_name_prefix(child(self._name, "template")),
             project=args.project,
             description=f"clusterfab {self._what}: {args.machine_type}",
             machine_type=args.machine_type,

@@ -35,6 +35,10 @@ GCP: dict[str, dict[str, Target]] = {
         "region": Free("the provider's default region for path parameters"),
     },
     "gcp:compute/instanceTemplate:InstanceTemplate": {
+        "namePrefix": Free(
+            "the provider sends InstanceTemplate.name: the prefix and 9 random characters (a timestamp and a "
+            "counter for a prefix of 37 or less)"
+        ),
         "description": Api("compute.v1", "InstanceTemplate.description"),
         "disks[].autoDelete": Api("compute.v1", f"{_IT}.disks[].autoDelete"),
         "disks[].boot": Api("compute.v1", f"{_IT}.disks[].boot"),
@@ -120,6 +124,7 @@ GCP: dict[str, dict[str, Target]] = {
         "shieldedInstanceConfig.enableVtpm": Api("compute.v1", f"{_IT}.shieldedInstanceConfig.enableVtpm"),
     },
     "gcp:compute/instanceGroupManager:InstanceGroupManager": {
+        "name": Api("compute.v1", "InstanceGroupManager.name"),
         "baseInstanceName": Api("compute.v1", "InstanceGroupManager.baseInstanceName"),
         "description": Api("compute.v1", "InstanceGroupManager.description"),
         "project": PATH_PARAMETER,
@@ -306,6 +311,7 @@ GCP: dict[str, dict[str, Target]] = {
         ),
     },
     "gcp:compute/subnetwork:Subnetwork": {
+        "name": Api("compute.v1", "Subnetwork.name"),
         "ipCidrRange": Api("compute.v1", "Subnetwork.ipCidrRange"),
         "network": Api("compute.v1", "Subnetwork.network", ref=True),
         "privateIpGoogleAccess": Api("compute.v1", "Subnetwork.privateIpGoogleAccess"),
@@ -316,6 +322,8 @@ GCP: dict[str, dict[str, Target]] = {
         "region": PATH_PARAMETER,
     },
     "gcp:compute/firewall:Firewall": {
+        "name": Api("compute.v1", "Firewall.name"),
+        "targetServiceAccounts[]": Api("compute.v1", "Firewall.targetServiceAccounts[]", ref=True),
         "allows[].ports[]": Api("compute.v1", "Firewall.allowed[].ports[]"),
         "allows[].protocol": Api(
             "compute.v1",
@@ -398,6 +406,7 @@ GCP: dict[str, dict[str, Target]] = {
         ),
     },
     "gcp:tpu/v2Vm:V2Vm": {
+        "name": Free("the nodeId query parameter of projects.locations.nodes.create"),
         "acceleratorType": Api("tpu.v2", "Node.acceleratorType"),
         "acceleratorConfig.type": Api("tpu.v2", "Node.acceleratorConfig.type"),
         "acceleratorConfig.topology": Api("tpu.v2", "Node.acceleratorConfig.topology"),
@@ -420,6 +429,7 @@ GCP: dict[str, dict[str, Target]] = {
         "zone": PATH_PARAMETER,
     },
     "gcp:filestore/instance:Instance": {
+        "name": Free("the instanceId query parameter of projects.locations.instances.create"),
         "deletionProtectionEnabled": Api("file.v1", "Instance.deletionProtectionEnabled"),
         "description": Api("file.v1", "Instance.description"),
         "fileShares.capacityGb": Api(

@@ -13,6 +13,7 @@ from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
 from tests.components.test_aws_slurm_accounting import KEYED, managed
 from tests.components.test_customer_keys import aws_keyed, gcp_keyed
+from tests.components.test_gcp_names import long_plans
 from tests.components.test_gcp_node_group import group
 from tests.components.test_gcp_slurm import ELASTIC
 from tests.components.test_gcp_slurm_accounting import managed as gcp_managed
@@ -66,6 +67,8 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     "aws-slurm-managed-accounting-keyed": lambda: managed(body=KEYED),
     "gcp-customer-keys": gcp_keyed,
     "gcp-slurm-managed-accounting": gcp_managed,
+    "gcp-longest-names": lambda: long_plans()[0],
+    "gcp-longest-names-roce": lambda: long_plans()[1],
     "gcp-filestore-root-squash": root_squashed,
 }
 

@@ -12,7 +12,8 @@ import re
 
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
-from tests.components.harness import gcp_plan
+from components._naming import NAME_PREFIX_SUFFIX
+from tests.components.harness import gcp_plan, one
 
 GCP_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 GCP_NAME_MAX = 63
@@ -126,7 +127,9 @@ def physical_names(plan: Plan) -> dict[str, str]:
     with the longest suffix Pulumi adds; a TPU queued resource's slices' too."""
     names = {}
     for r in plan.resources:
-        if r.type in AUTONAMED:
+        if r.type in AUTONAMED and "namePrefix" in r.inputs:  # the provider ends it with 9 characters
+            names[f"{r.type} {r.name}"] = r.inputs["namePrefix"] + "x" * NAME_PREFIX_SUFFIX
+        elif r.type in AUTONAMED:
             names[f"{r.type} {r.name}"] = r.inputs.get("name") or r.name + AUTONAME_SUFFIX
         elif r.type in NAMED:
             names[f"{r.type} {r.name}"] = r.inputs[NAMED[r.type]]
@@ -150,10 +153,13 @@ def test_only_resources_whose_auto_name_would_not_fit_get_an_explicit_name() -> 
     """Auto-names that fit stay as they are: existing stacks keep every resource."""
     for plan in [*long_plans(), *short_plans()]:
         autonamed = [r for r in plan.resources if r.type in AUTONAMED and not elastic_placement(r)]
-        named = {r.name for r in autonamed if "name" in r.inputs}
+        named = {r.name for r in autonamed if "name" in r.inputs or "namePrefix" in r.inputs}
         assert named == {r.name for r in autonamed if len(r.name + AUTONAME_SUFFIX) > GCP_NAME_MAX}
     named_types = {
-        r.type for plan in long_plans() for r in plan.resources if r.type in AUTONAMED and "name" in r.inputs
+        r.type
+        for plan in long_plans()
+        for r in plan.resources
+        if r.type in AUTONAMED and ("name" in r.inputs or "namePrefix" in r.inputs)
     }
     # Named by the cluster's name and fixed roles alone: their auto-names fit a 31-character cluster name.
     assert named_types == AUTONAMED - {
@@ -171,7 +177,7 @@ def test_the_short_named_clusters_resources_keep_their_auto_names() -> None:
     for plan in short_plans():
         autonamed = [r for r in plan.resources if r.type in AUTONAMED and not elastic_placement(r)]
         assert len(autonamed) > 10
-        assert [r.name for r in autonamed if "name" in r.inputs] == []
+        assert [r.name for r in autonamed if "name" in r.inputs or "namePrefix" in r.inputs] == []
 
 
 def test_explicit_names_are_the_stacks_own() -> None:
@@ -183,3 +189,17 @@ def test_explicit_names_are_the_stacks_own() -> None:
     assert prod[template].startswith(f"{CLUSTER}-cluster-trainers-")
     explicit = {k for k, v in prod.items() if not v.endswith(AUTONAME_SUFFIX)}
     assert {k for k in explicit if prod[k] == staging[k]} == set()
+
+
+def test_a_long_named_template_takes_a_prefix_so_its_next_generation_gets_a_name_of_its_own() -> None:
+    """Every change of an instance template replaces it, the new one created before the old is deleted:
+    a fixed name would collide, so a long-named template gets a `name_prefix`, which the provider ends
+    with 9 random characters (54 + 9 = 63)."""
+    plan = long_plans()[0]
+    template = one(
+        plan, "gcp:compute/instanceTemplate:InstanceTemplate", f"{CLUSTER}-cluster-{GROUP}-template"
+    )
+    assert "name" not in template.inputs
+    prefix = template.inputs["namePrefix"]
+    assert prefix.endswith("-")
+    assert len(prefix) + NAME_PREFIX_SUFFIX == GCP_NAME_MAX
