@@ -119,9 +119,14 @@ def _problems(args: GcpSlurmDatabaseArgs) -> list[tuple[str, str]]:
     return problems
 
 
+INSTANCE_TYPE = "sqladmin.googleapis.com/Instance"
+
+
 def instance_condition(project: str, name: str) -> str:
-    """IAM condition: calls on this Cloud SQL instance only."""
-    return f'resource.name == "projects/{project}/instances/{name}"'
+    """IAM condition: of the Cloud SQL instances, this one only. Checks on anything that is not an instance
+    pass (IAM's resource-based access pattern): the permissions are the role's alone, and a check such
+    as the one of operations.get may name the operation rather than the instance."""
+    return f'resource.type != "{INSTANCE_TYPE}" || resource.name == "projects/{project}/instances/{name}"'
 
 
 class GcpSlurmDatabase(pulumi.ComponentResource):

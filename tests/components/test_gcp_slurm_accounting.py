@@ -108,7 +108,10 @@ def test_only_the_controller_may_find_this_instance_and_set_its_users_passwords(
     grant = one(plan, IAM_MEMBER, "gac-cluster-slurm-accounting-users").inputs
     assert grant == {
         "condition": {
-            "expression": f'resource.name == "projects/test-project/instances/{NAME}"',
+            "expression": (
+                'resource.type != "sqladmin.googleapis.com/Instance" || '
+                f'resource.name == "projects/test-project/instances/{NAME}"'
+            ),
             "title": "clusterfab Slurm accounting database only",
         },
         "member": "serviceAccount:gac-cluster-slurm-sa-sa@mock-project.iam.gserviceaccount.com",
