@@ -12,6 +12,8 @@ fits GCP's 63 characters only while the logical name has at most 55; a resource 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 
 from clusterfab.core.naming import GCP_NAME_MAX, physical
@@ -25,14 +27,21 @@ def child(name: str, role: str) -> str:
     return f"{name}-{role}"
 
 
-def gcp_name(logical: str, *, max_length: int = GCP_NAME_MAX) -> str | None:
+def gcp_name(
+    logical: str, *, max_length: int = GCP_NAME_MAX, replaced_on: Sequence[object] = ()
+) -> str | None:
     """The `name` of a GCP resource Pulumi would auto-name from `logical`: None (auto-naming) while the
     auto-name fits `max_length`, so the names of existing resources never change (a new name replaces the
     resource); else a stable name within it, from the logical name and the stack. The stack stands in for
-    the random suffix: two stacks of one blueprint in one project name their resources apart."""
+    the random suffix: two stacks of one blueprint in one project name their resources apart.
+    `replaced_on`: the values whose change replaces the resource (all of an immutable one's): they take
+    part in the name's hash, so the replacement, created before the resource it replaces is deleted, gets
+    a name of its own, as an auto-named one would."""
     if len(logical) + AUTONAME_SUFFIX <= max_length:
         return None
-    return physical(logical, pulumi.get_stack(), max_length=max_length)
+    return physical(
+        logical, pulumi.get_stack(), *(str(value) for value in replaced_on), max_length=max_length
+    )
 
 
 NAME_PREFIX_SUFFIX = 9

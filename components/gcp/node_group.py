@@ -32,6 +32,8 @@ BASE_INSTANCE_NAME_MAX = 58
 """A zonal MIG appends `-xxxx` to its base instance name; VM names stay within 63 characters."""
 
 Provisioning = Literal["STANDARD", "SPOT", "FLEX_START"]
+WORKLOAD_POLICY = "HIGH_THROUGHPUT"
+"""The workload policy type of a MIG's compact placement (S-GCP-PP)."""
 NicType = Literal["GVNIC", "VIRTIO_NET", "MRDMA"]
 
 
@@ -225,12 +227,16 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         # close as it can; with one it refuses capacity that is further apart.
         return gcp.compute.ResourcePolicy(
             child(self._name, "placement"),
-            name=gcp_name(child(self._name, "placement")),
+            # A change of the workload policy is a new resource policy (the provider's replace_on).
+            name=gcp_name(
+                child(self._name, "placement"),
+                replaced_on=(WORKLOAD_POLICY, args.max_topology_distance, args.accelerator_topology),
+            ),
             project=args.project,
             region=args.region,
             description=f"compact placement of {self._what}",
             workload_policy=gcp.compute.ResourcePolicyWorkloadPolicyArgs(
-                type="HIGH_THROUGHPUT",
+                type=WORKLOAD_POLICY,
                 max_topology_distance=args.max_topology_distance,
                 accelerator_topology=args.accelerator_topology,
             ),

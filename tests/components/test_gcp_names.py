@@ -203,3 +203,23 @@ def test_a_long_named_template_takes_a_prefix_so_its_next_generation_gets_a_name
     prefix = template.inputs["namePrefix"]
     assert prefix.endswith("-")
     assert len(prefix) + NAME_PREFIX_SUFFIX == GCP_NAME_MAX
+
+
+def test_a_long_named_placement_policy_changes_its_name_with_what_replaces_it() -> None:
+    """A changed workload policy is a new resource policy, created before the old one is deleted: its
+    name carries what replaces it (the provider's replace_on), and only that."""
+    logical = f"{CLUSTER}-cluster-{GROUP}-placement"
+
+    def policy_name(group_lines: str) -> str:
+        body = ROCE.replace("    count: 2\n", group_lines)
+        policy = one(
+            gcp_plan(long_names(body), name=CLUSTER, env="prod"),
+            "gcp:compute/resourcePolicy:ResourcePolicy",
+            logical,
+        )
+        return str(policy.inputs["name"])
+
+    base = policy_name("    count: 2\n")
+    assert len(base) <= GCP_NAME_MAX
+    assert policy_name("    count: 3\n") == base  # the group's size is the MIG's, not the policy's
+    assert policy_name("    count: 2\n    placement_max_distance: 2\n") != base
