@@ -21,20 +21,16 @@ such a certificate does not give for the address: a recorded hazard for a contro
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import secrets
 import shutil
 import stat
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from clusterfab.catalog import load_catalog
@@ -55,6 +51,7 @@ from tests.slurm.nodeslib import (
 )
 from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
+from tests.tls import certificate_authority, google_name, key_pem, pem, server_certificate
 
 pytestmark = pytest.mark.slurm
 
@@ -83,59 +80,6 @@ def _cluster() -> Any:
     )
 
 
-def _google_name(common_name: str) -> x509.Name:
-    """A subject as Cloud SQL writes it: each instance's CA and server certificate its own dnQualifier."""
-    return x509.Name(
-        [
-            x509.NameAttribute(NameOID.COUNTRY_NAME, "US"),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Google, Inc"),
-            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-            x509.NameAttribute(NameOID.DN_QUALIFIER, str(uuid.uuid4())),
-        ]
-    )
-
-
-def _certificate_authority(name: x509.Name) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return key, cert
-
-
-def _server_certificate(
-    ca: tuple[ec.EllipticCurvePrivateKey, x509.Certificate], common_name: str
-) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    """As Cloud SQL's per-instance CA signs it: the instance named in the CN, no subjectAltName (neither
-    the private address nor a DNS name)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_google_name(common_name))
-        .issuer_name(ca[1].subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .sign(ca[0], hashes.SHA256())
-    )
-    return key, cert
-
-
-def _pem(cert: x509.Certificate) -> str:
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
 class CloudSqlAccountingLab(SlurmLab):
     """A lab whose accounting database is the "Cloud SQL" instance: the fake Admin API's record of it,
     MariaDB behind it."""
@@ -148,25 +92,21 @@ class CloudSqlAccountingLab(SlurmLab):
     """The PEM of a second authority, which signed nothing here (the tests swap it in)."""
     server_cert: x509.Certificate
     noble_lib: Path
-    slurmdbd_refusal = ""
-    """What slurmdbd logged when it could not connect to the database with the rendered slurmdbd.conf."""
 
     def _start_mariadb(self) -> None:
         assert self._init_pid is not None
         instance = self.settings["identifier"]
-        ca = _certificate_authority(_google_name("Google Cloud SQL Server CA"))
-        server_key, self.server_cert = _server_certificate(ca, f"{PROJECT}:{instance}")
-        self.ca = _pem(ca[1])
-        self.other_ca = _pem(_certificate_authority(_google_name("Google Cloud SQL Server CA"))[1])
+        ca = certificate_authority(google_name("Google Cloud SQL Server CA"))
+        # As Cloud SQL's per-instance CA signs it: the instance in the CN, no subjectAltName (neither the
+        # private address nor a DNS name).
+        server_key, self.server_cert = server_certificate(ca, google_name(f"{PROJECT}:{instance}"))
+        self.ca = pem(ca[1])
+        self.other_ca = pem(certificate_authority(google_name("Google Cloud SQL Server CA"))[1])
         tls = self.path(TLS_DIR)
         tls.mkdir(parents=True)
         (tls / "ca.pem").write_text(self.ca)
-        (tls / "server.pem").write_text(_pem(self.server_cert))
-        (tls / "server-key.pem").write_bytes(
-            server_key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-        )
+        (tls / "server.pem").write_text(pem(self.server_cert))
+        (tls / "server-key.pem").write_bytes(key_pem(server_key))
         self._host_in_ns(f"ip addr add {DB_ADDRESS}/32 dev lo")
         self.run(f"chown -R mysql:mysql {TLS_DIR} && chmod 0600 {TLS_DIR}/server-key.pem")
         self._daemon(
@@ -236,30 +176,6 @@ class CloudSqlAccountingLab(SlurmLab):
             check=False,
         )
 
-    def start(self) -> None:
-        """SlurmLab.start's steps, the "Cloud SQL" instance, its API and the program in place of MariaDB's."""
-        with self.timings.step("namespaces_and_mounts"):
-            self._make_namespaces()
-            self._mount()
-        with self.timings.step("files_and_users"):
-            self._install_files()
-        with self.timings.step("munge"):
-            self._start_munge()
-        with self.timings.step("mariadb_api_and_program"):
-            self._start_mariadb()
-        with self.timings.step("slurmdbd"):
-            self._start_slurmdbd()
-        if self.slurmdbd_refusal:
-            raise AssertionError(
-                f"slurmdbd cannot keep the accounting in the instance: {self.slurmdbd_refusal}"
-            )
-        with self.timings.step("slurmctld"):
-            self._start_slurmctld()
-        with self.timings.step("accounts"):
-            self._load_accounts()
-        with self.timings.step("slurmd_to_idle"):
-            self._start_slurmds()
-
     def _start_slurmdbd(self) -> None:
         # The role's substitutions, with the endpoint the program printed and the password it gave the user.
         self.files["slurmdbd.conf"] = (
@@ -273,9 +189,10 @@ class CloudSqlAccountingLab(SlurmLab):
         self.run("chown slurm:slurm /etc/slurm/slurmdbd.conf && chmod 600 /etc/slurm/slurmdbd.conf")
         shutil.copytree(self.noble_lib, self.path(NOBLE_LIB))
         self._daemon("slurmdbd", self._slurmdbd(noble=True))
-        self.slurmdbd_refusal = self.slurmdbd_outcome()
-        if not self.slurmdbd_refusal:
-            self.run(f"sacctmgr -i add cluster {self.cluster}")
+        refusal = self.slurmdbd_outcome()
+        if refusal:
+            raise AssertionError(f"slurmdbd keeps no accounting in the instance: {refusal}")
+        self.run(f"sacctmgr -i add cluster {self.cluster}")
 
     def slurmdbd_outcome(self, timeout: float = 60) -> str:
         """Wait for slurmdbd to keep the accounting in the database (then "") or to log why it cannot: its
@@ -435,7 +352,6 @@ HOST_NAME_REFUSAL = TLS_REFUSAL + "Hostname verification failed"
 def test_slurmdbd_keeps_the_accounting_in_the_instance_over_tls_checked_against_its_ca(
     cloudsql: CloudSqlAccountingLab,
 ) -> None:
-    assert cloudsql.slurmdbd_refusal == ""
     # On the controllers' Connector/C, Ubuntu 24.04's, not Debian 13's.
     assert cloudsql.slurmdbd_libraries() == {f"{NOBLE_LIB}/{LIBRARY_DIR}/libmariadb.so.3"}
     # The cluster and the teams' accounts went into it through slurmdbd.

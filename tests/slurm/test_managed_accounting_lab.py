@@ -14,7 +14,6 @@ makes slurmdbd's database and user, and slurmdbd runs the rendered slurmdbd.conf
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import secrets
 from collections.abc import Iterator
@@ -22,10 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from clusterfab.catalog import load_catalog
 from clusterfab.scheduler.slurm.hostvars import controller_files, controller_vars
@@ -36,6 +31,7 @@ from tests.slurm.lab import SlurmLab
 from tests.slurm.labcloud import MOTO, InLabNet, LabMoto, client
 from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
+from tests.tls import certificate_authority, common_name, key_pem, pem, server_certificate
 
 pytestmark = pytest.mark.slurm
 
@@ -59,47 +55,6 @@ def _cluster() -> Any:
     )
 
 
-def _certificate_authority(name: str) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return key, cert
-
-
-def _server_certificate(
-    ca: tuple[ec.EllipticCurvePrivateKey, x509.Certificate], host: str
-) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "lab rds instance")]))
-        .issuer_name(ca[1].subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
-        .sign(ca[0], hashes.SHA256())
-    )
-    return key, cert
-
-
-def _pem(cert: x509.Certificate) -> str:
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
 class ManagedAccountingLab(SlurmLab):
     """A lab whose accounting database is the "RDS" instance: moto's record of it, MariaDB behind it."""
 
@@ -117,22 +72,18 @@ class ManagedAccountingLab(SlurmLab):
         identifier = self.settings["identifier"]
         master = self.net.call(lambda: _create_instance(identifier))
         host = master["host"]
-        ca = _certificate_authority("clusterfab lab RDS Root CA")
-        server_key, server_cert = _server_certificate(ca, host)
-        self.other_ca = _pem(_certificate_authority("someone else's CA")[1])
+        ca = certificate_authority(common_name("clusterfab lab RDS Root CA"))
+        server_key, server_cert = server_certificate(ca, common_name("lab rds instance"), [host])
+        self.other_ca = pem(certificate_authority(common_name("someone else's CA"))[1])
         tls = self.path(TLS_DIR)
         tls.mkdir(parents=True)
-        (tls / "ca.pem").write_text(_pem(ca[1]))
-        (tls / "server.pem").write_text(_pem(server_cert))
-        (tls / "server-key.pem").write_bytes(
-            server_key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-        )
+        (tls / "ca.pem").write_text(pem(ca[1]))
+        (tls / "server.pem").write_text(pem(server_cert))
+        (tls / "server-key.pem").write_bytes(key_pem(server_key))
         bundle = self.path(BUNDLE)
         bundle.parent.mkdir(parents=True)
         # As RDS's regional bundles: the root and, before it, something else (here another root).
-        bundle.write_text(self.other_ca + _pem(ca[1]))
+        bundle.write_text(self.other_ca + pem(ca[1]))
         self._host_in_ns(f"ip addr add {DB_ADDRESS}/32 dev lo")
         with self.path("/etc/hosts").open("a") as hosts:
             hosts.write(f"{DB_ADDRESS} {host}\n")

@@ -6,7 +6,6 @@ MariaDB and slurmdbd runs in tests/slurm/test_cloudsql_accounting_lab.py."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import stat
 import urllib.error
@@ -15,10 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from clusterfab.catalog import load_catalog
 from clusterfab.scheduler.slurm.hostvars import controller_vars
@@ -28,6 +23,7 @@ from clusterfab.scheduler.slurm.nodes.accounting import AccountingError, CloudSq
 from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE
 from tests.factories import spec
 from tests.fakes.cloudsql import Call, FakeCloudSql, GoogleServer, route, violations_of
+from tests.tls import certificate_authority, google_name, pem
 
 PROJECT = "ml-prod"
 INSTANCE = "clusterfab-llm-prod-slurmdb"
@@ -38,32 +34,8 @@ PASSWORD = "0123456789abcdef" * 3
 POLL_S = 7.0
 
 
-def _ca_pem() -> str:
-    """A self-signed CA certificate, as Cloud SQL's per-instance server CA is."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name(
-        [
-            x509.NameAttribute(NameOID.COUNTRY_NAME, "US"),
-            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "Google, Inc"),
-            x509.NameAttribute(NameOID.COMMON_NAME, "Google Cloud SQL Server CA"),
-        ]
-    )
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(1)
-        .not_valid_before(now)
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
-CA = _ca_pem()
+CA = pem(certificate_authority(google_name("Google Cloud SQL Server CA"))[1])
+"""A self-signed CA certificate, as Cloud SQL's per-instance server CA is."""
 
 
 @pytest.fixture
