@@ -20,19 +20,10 @@ from moto import mock_aws
 from clusterfab.scheduler.slurm.nodes import accounting
 from clusterfab.scheduler.slurm.nodes.__main__ import main as nodes_main
 from clusterfab.scheduler.slurm.nodes.accounting import AccountingError, Master
+from tests.tls import certificate_authority, common_name, pem
 
-CA = (
-    "-----BEGIN CERTIFICATE-----\n"
-    "MIIBYjCCAQigAwIBAgIUKn1bo7mqQo9eX5W0rtj4fp0YrkAwCgYIKoZIzj0EAwIw\n"
-    "GjEYMBYGA1UEAwwPY2x1c3RlcmZhYiB0ZXN0MB4XDTI2MDEwMTAwMDAwMFoXDTM2\n"
-    "MDEwMTAwMDAwMFowGjEYMBYGA1UEAwwPY2x1c3RlcmZhYiB0ZXN0MFkwEwYHKoZI\n"
-    "zj0CAQYIKoZIzj0DAQcDQgAEm7cz7TXPIYMEWtwcNcJxg0m4L2nW6pWe0NSDqm0O\n"
-    "y5zTTE1FlyKXx1KOiUb1b8OmCtxXeNTE3YhVcFZo8kqIuKMsMCowDwYDVR0TAQH/\n"
-    "BAUwAwEB/zAXBgNVHREEEDAOggxjbHVzdGVyZmFiLmNhMAoGCCqGSM49BAMCA0gA\n"
-    "MEUCIDxJ3PGHk+1tXYq3VnHj8dbxw5/8KdhAhi7XyFxtPzV1AiEAkX5Q4yXxX3N3\n"
-    "b3nPzq6m+KmXv0nU1vJZrGzJWVJgQmY=\n"
-    "-----END CERTIFICATE-----"
-)
+CA = pem(certificate_authority(common_name("clusterfab test"))[1]).strip()
+"""A real CA certificate: the program has OpenSSL read each one."""
 PASSWORD = "0123456789abcdef" * 3
 
 
@@ -132,9 +123,10 @@ def test_the_ca_bundle_is_installed_once_and_only_certificates_are_kept(tmp_path
     ("body", "message"),
     [
         (b"<html>Access Denied</html>", "holds no PEM certificate"),
-        (CA.replace("MIIBYjCC", "MIIBYjC").encode(), "holds a malformed certificate"),
+        (CA.replace("MII", "MI", 1).encode(), "holds a malformed certificate"),
         (b"-" * (accounting.CA_BUNDLE_MAX + 1), "answered more than"),
     ],
+    ids=["html", "malformed", "too-large"],  # the certificate is made per process: no id from its text
 )
 def test_anything_but_a_bundle_of_certificates_is_refused(tmp_path: Path, body: bytes, message: str) -> None:
     target = tmp_path / "ca.pem"

@@ -285,10 +285,21 @@ def test_the_server_ca_is_installed_0644_with_its_certificates_only(
     assert [c.method for c in fake.calls].count("sql.users.update") == 1
 
 
+@pytest.mark.parametrize(
+    "server_ca",
+    [
+        CA.replace("MII", "MI", 1),  # its base64 broken
+        # Good base64 of something else (a private key's DER) between certificate lines.
+        "-----BEGIN CERTIFICATE-----\n"
+        "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n"
+        "-----END CERTIFICATE-----\n",
+    ],
+    ids=["broken-base64", "no-certificate"],
+)
 def test_a_server_ca_that_is_no_certificate_is_refused_and_nothing_installed(
-    fake: FakeCloudSql, tmp_path: Path
+    fake: FakeCloudSql, tmp_path: Path, server_ca: str
 ) -> None:
-    fake.server_ca = CA.replace("MII", "MI", 1)  # its base64 broken
+    fake.server_ca = server_ca
     ca_file = tmp_path / "accounting-db-ca.pem"
     with pytest.raises(AccountingError) as caught:
         accounting.prepare_gcp(

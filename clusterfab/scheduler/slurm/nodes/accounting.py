@@ -128,8 +128,10 @@ def install_ca_bundle(text: str, destination: str, *, origin: str) -> int:
         raise AccountingError(f"{origin} holds no PEM certificate")
     for certificate in certificates:
         try:
-            ssl.PEM_cert_to_DER_cert(certificate)
-        except ValueError as error:
+            # OpenSSL's own reading, as slurmdbd's client will read the file: valid base64 that is no
+            # X.509 certificate is refused too.
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=certificate)
+        except (ValueError, ssl.SSLError) as error:
             raise AccountingError(f"{origin} holds a malformed certificate") from error
     _install(destination, "\n".join(certificates) + "\n", 0o644)
     return len(certificates)
