@@ -8,11 +8,11 @@ to hold: the controller creates slurmdbd's user through the Admin API with a pas
 disk, so no password passes through the stack. The controller's service account may get this one instance
 and list, create and update its users (a custom role, conditioned on the instance's resource name), nothing
 else. Storage is SSD, grows on its own up to `STORAGE_GROWTH` times its size, is encrypted (with the
-controller's key when one is given), backed up daily with binary logs for point-in-time recovery, and the
-instance is protected from deletion (Cloud SQL's own flag and Pulumi's) where the environment is protected.
-slurmdbd's database is made here (slurmdbd would make it on its first start, but the MariaDB Connector/C of
-Debian 13 trips over the answer to that statement and slurmdbd stops); deleting it from the stack abandons
-it rather than dropping the accounting.
+controller's key when one is given), backed up daily with binary logs for point-in-time recovery, leaves a
+final backup when deleted, and the instance is protected from deletion (Cloud SQL's own flag and Pulumi's)
+where the environment is protected. slurmdbd's database is made here (slurmdbd would make it on its first
+start, but the MariaDB Connector/C of Debian 13 trips over the answer to that statement and slurmdbd
+stops); deleting it from the stack abandons it rather than dropping the accounting.
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ STORAGE_GROWTH = 4
 """Automatic storage increase may grow the disk up to this many times its size."""
 TRANSACTION_LOG_DAYS_MAX = 7
 """Enterprise edition keeps binary logs for point-in-time recovery 1 to 7 days."""
+FINAL_BACKUP_DAYS = 365
+"""A deleted instance leaves a final backup, kept this long (the most Cloud SQL keeps one outside Backup
+and DR): the teams' usage history outlives the cluster, as RDS's final snapshot does on AWS."""
 NAME = re.compile(r"[a-z](?:[-a-z0-9]{0,82}[a-z0-9])?")
 """Cloud SQL instance names: lowercase letters, digits and hyphens, a letter first, at most 84 characters
 with the project id (the stack's names stay within 63)."""
@@ -180,6 +183,9 @@ class GcpSlurmDatabase(pulumi.ComponentResource):
                 disk_autoresize=True,
                 disk_autoresize_limit=settings.storage_gib * STORAGE_GROWTH,
                 deletion_protection_enabled=args.protect,
+                final_backup_config=gcp.sql.DatabaseInstanceSettingsFinalBackupConfigArgs(
+                    enabled=True, retention_days=FINAL_BACKUP_DAYS
+                ),
                 ip_configuration=gcp.sql.DatabaseInstanceSettingsIpConfigurationArgs(
                     ipv4_enabled=False,
                     private_network=args.network_id,

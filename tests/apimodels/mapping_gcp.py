@@ -652,6 +652,10 @@ GCP: dict[str, dict[str, Target]] = {
         "settings.diskSize": Api("sqladmin.v1", f"{_SQL}.dataDiskSizeGb", note="the provider's disk_size"),
         "settings.diskType": Api("sqladmin.v1", f"{_SQL}.dataDiskType", note="the provider's disk_type"),
         "settings.edition": Api("sqladmin.v1", f"{_SQL}.edition"),
+        "settings.finalBackupConfig.enabled": Api("sqladmin.v1", f"{_SQL}.finalBackupConfig.enabled"),
+        "settings.finalBackupConfig.retentionDays": Api(
+            "sqladmin.v1", f"{_SQL}.finalBackupConfig.retentionDays"
+        ),
         "settings.ipConfiguration.allocatedIpRange": Api(
             "sqladmin.v1", f"{_SQL}.ipConfiguration.allocatedIpRange", ref=True
         ),

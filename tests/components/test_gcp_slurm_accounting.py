@@ -48,6 +48,8 @@ def test_the_database_is_cloud_sql_for_mysql_with_a_private_address_tls_only_and
             "diskSize": 50,
             "diskType": "PD_SSD",
             "edition": "ENTERPRISE",
+            # Deleted, it leaves a backup for a year (Cloud SQL's most), as RDS leaves a final snapshot.
+            "finalBackupConfig": {"enabled": True, "retentionDays": 365},
             "ipConfiguration": {
                 "allocatedIpRange": "gac-cluster-net-psa-range",
                 "ipv4Enabled": False,
