@@ -596,7 +596,8 @@ class SlurmLab:
             f" GRANT ALL ON {db}.* TO '{STORAGE_USER}'@'localhost';\""
         )
 
-    def _start_slurmdbd(self) -> None:
+    def _write_slurmdbd_conf(self) -> None:
+        """The rendered slurmdbd.conf with the database user and password filled in (as the role does)."""
         text = (
             self.files["slurmdbd.conf"]
             .replace("@SLURMDBD_STORAGE_USER@", STORAGE_USER)
@@ -605,6 +606,9 @@ class SlurmLab:
         conf = self.path("/etc/slurm/slurmdbd.conf")
         conf.write_text(text)
         self.run("chown slurm:slurm /etc/slurm/slurmdbd.conf && chmod 600 /etc/slurm/slurmdbd.conf")
+
+    def _start_slurmdbd(self) -> None:
+        self._write_slurmdbd_conf()
         self._daemon("slurmdbd", "exec slurmdbd -D")
         self._ready("slurmdbd", "sacctmgr -n show cluster")
         self.run(f"sacctmgr -i add cluster {self.cluster}")

@@ -40,7 +40,7 @@ from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
 from tests.factories import spec
 from tests.fakes.cloudsql import FakeCloudSql, GoogleServer, OperationFailedError
 from tests.slurm.conftest import TIMINGS
-from tests.slurm.lab import STORAGE_USER, SlurmLab
+from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, sql_string
 from tests.slurm.labcloud import InLabNet
 from tests.slurm.nodeslib import (
     LIBRARY_DIR,
@@ -51,7 +51,7 @@ from tests.slurm.nodeslib import (
 )
 from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
-from tests.tls import certificate_authority, google_name, key_pem, pem, server_certificate
+from tests.tls import certificate_authority, google_name, pem, server_certificate
 
 pytestmark = pytest.mark.slurm
 
@@ -62,9 +62,8 @@ DB_ADDRESS = "10.217.0.63"
 """The instance's private address (Cloud SQL's from the private services access range)."""
 GOOGLE_PORT = 8080
 """Where the fake metadata server and Admin API listen, at 127.0.0.1 in the lab's network."""
-PASSWORD_FILE = "/srv/clusterfab-slurm-state/slurmdbd.pass"
-TLS_DIR = "/etc/mysql/lab-tls"
-CONFIG = "/etc/slurm/clusterfab-accounting.json"
+DEBIAN_SLURMDBD = "exec slurmdbd -D"
+"""slurmdbd on Debian 13's own Connector/C (3.4)."""
 NOBLE_LIB = "/opt/noble-libmariadb3"
 """Ubuntu 24.04's libmariadb3, unpacked in the lab: slurmdbd's library path starts there."""
 
@@ -80,16 +79,14 @@ def _cluster() -> Any:
     )
 
 
-class CloudSqlAccountingLab(SlurmLab):
+class CloudSqlAccountingLab(ManagedDatabaseLab):
     """A lab whose accounting database is the "Cloud SQL" instance: the fake Admin API's record of it,
-    MariaDB behind it."""
+    MariaDB behind it, and slurmdbd on the controllers' own Connector/C."""
 
-    settings: dict[str, Any]
-    endpoint: dict[str, Any]
-    program_output = ""
+    files_dir = FILES
+    slurmdbd_command = f"exec env LD_LIBRARY_PATH={NOBLE_LIB}/{LIBRARY_DIR} slurmdbd -D"
+    """slurmdbd on Ubuntu 24.04's Connector/C (the controllers')."""
     ca = ""
-    other_ca = ""
-    """The PEM of a second authority, which signed nothing here (the tests swap it in)."""
     server_cert: x509.Certificate
     noble_lib: Path
 
@@ -102,21 +99,7 @@ class CloudSqlAccountingLab(SlurmLab):
         server_key, self.server_cert = server_certificate(ca, google_name(f"{PROJECT}:{instance}"))
         self.ca = pem(ca[1])
         self.other_ca = pem(certificate_authority(google_name("Google Cloud SQL Server CA"))[1])
-        tls = self.path(TLS_DIR)
-        tls.mkdir(parents=True)
-        (tls / "ca.pem").write_text(self.ca)
-        (tls / "server.pem").write_text(pem(self.server_cert))
-        (tls / "server-key.pem").write_bytes(key_pem(server_key))
-        self._host_in_ns(f"ip addr add {DB_ADDRESS}/32 dev lo")
-        self.run(f"chown -R mysql:mysql {TLS_DIR} && chmod 0600 {TLS_DIR}/server-key.pem")
-        self._daemon(
-            "mariadb",
-            f"exec mariadbd --user=mysql --bind-address={DB_ADDRESS} --port=3306"
-            " --socket=/run/mysqld/mysqld.sock --innodb-lock-wait-timeout=900"
-            f" --ssl-ca={TLS_DIR}/ca.pem --ssl-cert={TLS_DIR}/server.pem --ssl-key={TLS_DIR}/server-key.pem"
-            " --require-secure-transport=ON --log-error=/var/log/mysql/error.log",
-        )
-        self._ready("mariadb", "mariadb -e 'select 1'")
+        self._serve_over_tls(DB_ADDRESS, ca[1], server_key, self.server_cert)
         # The stack's gcp.sql.Database: slurmdbd finds its database made.
         self.run(f"mariadb -e 'CREATE DATABASE {DATABASE}'")
         self.fake = FakeCloudSql(
@@ -129,38 +112,23 @@ class CloudSqlAccountingLab(SlurmLab):
         self.net = InLabNet(self._init_pid)
         # Made on a thread inside the lab's network: its socket listens there.
         self.google = self.net.call(lambda: GoogleServer(self.fake, "127.0.0.1", GOOGLE_PORT))
-        self.run(
-            f"install -d -m 0700 {Path(PASSWORD_FILE).parent} && umask 077 &&"
-            f" python3 -c 'import secrets; print(secrets.token_hex(24))' > {PASSWORD_FILE}"
-        )
-        self.path(CONFIG).write_text(json.dumps(self.settings))
-        self.program_output = self.accounting().stdout
-        self.endpoint = json.loads(self.program_output)
-        self.storage_pass = self.path(PASSWORD_FILE).read_text().strip()
+        shutil.copytree(self.noble_lib, self.path(NOBLE_LIB))
+        self._prepare_accounting()
 
     def _set_password(self, name: str, host: str, password: str, created: bool) -> None:
         """users.insert / users.update as Cloud SQL carries them out, as root on the lab's MariaDB. Cloud
         SQL gives a user made through the API the cloudsqlsuperuser role; ALL PRIVILEGES ON *.* WITH GRANT
         OPTION approximates it (the role lacks SUPER, FILE and a few more, which slurmdbd does not use)."""
-        user = f"'{_sql(name)}'@'{_sql(host)}'"
+        user = f"'{sql_string(name)}'@'{sql_string(host)}'"
         sql = (
-            f"CREATE USER {user} IDENTIFIED BY '{_sql(password)}';"
+            f"CREATE USER {user} IDENTIFIED BY '{sql_string(password)}';"
             f" GRANT ALL PRIVILEGES ON *.* TO {user} WITH GRANT OPTION;"
             if created
-            else f"ALTER USER {user} IDENTIFIED BY '{_sql(password)}';"
+            else f"ALTER USER {user} IDENTIFIED BY '{sql_string(password)}';"
         )
         done = self.run(["mariadb", "-e", sql], check=False)
         if done.returncode != 0:
             raise OperationFailedError("ERROR_RDBMS", done.stderr.strip())
-
-    def accounting(self, *, check: bool = True) -> Any:
-        """The controller's accounting program, as the role runs it."""
-        return self.run(
-            f"PYTHONPATH={FILES}/lib python3 -m clusterfab_slurm_nodes accounting"
-            f" --config {CONFIG} --password-file {PASSWORD_FILE}",
-            check=check,
-            timeout=120,
-        )
 
     def sign_in(self, password: str, *, verify: bool = False) -> Any:
         """MariaDB's client as slurmdbd's user over TLS (require_secure_transport), the server checked
@@ -176,58 +144,6 @@ class CloudSqlAccountingLab(SlurmLab):
             check=False,
         )
 
-    def _start_slurmdbd(self) -> None:
-        # The role's substitutions, with the endpoint the program printed and the password it gave the user.
-        self.files["slurmdbd.conf"] = (
-            self.files["slurmdbd.conf"]
-            .replace("@SLURMDBD_STORAGE_HOST@", str(self.endpoint["host"]))
-            .replace("@SLURMDBD_STORAGE_PORT@", str(self.endpoint["port"]))
-            .replace("@SLURMDBD_STORAGE_USER@", STORAGE_USER)
-            .replace("@SLURMDBD_STORAGE_PASS@", self.storage_pass)
-        )
-        self.path("/etc/slurm/slurmdbd.conf").write_text(self.files["slurmdbd.conf"])
-        self.run("chown slurm:slurm /etc/slurm/slurmdbd.conf && chmod 600 /etc/slurm/slurmdbd.conf")
-        shutil.copytree(self.noble_lib, self.path(NOBLE_LIB))
-        self._daemon("slurmdbd", self._slurmdbd(noble=True))
-        refusal = self.slurmdbd_outcome()
-        if refusal:
-            raise AssertionError(f"slurmdbd keeps no accounting in the instance: {refusal}")
-        self.run(f"sacctmgr -i add cluster {self.cluster}")
-
-    def slurmdbd_outcome(self, timeout: float = 60) -> str:
-        """Wait for slurmdbd to keep the accounting in the database (then "") or to log why it cannot: its
-        first database error, less the time stamp."""
-        refusal: list[str] = []
-
-        def settled() -> bool:
-            log = self.log("slurmdbd").splitlines()
-            refusal.extend(
-                line.split("] ", 1)[1] for line in log if "] error: mysql_" in line or "] fatal: " in line
-            )
-            return (
-                bool(refusal) or self.run("sacctmgr -n show cluster", check=False, timeout=20).returncode == 0
-            )
-
-        self.wait_for(settled, timeout=timeout, what="slurmdbd to connect to the database or say why not")
-        return refusal[0] if refusal else ""
-
-    @staticmethod
-    def _slurmdbd(*, noble: bool) -> str:
-        """slurmdbd on Ubuntu 24.04's Connector/C (the controllers'), or on Debian 13's own."""
-        library = f"env LD_LIBRARY_PATH={NOBLE_LIB}/{LIBRARY_DIR} " if noble else ""
-        return f"exec {library}slurmdbd -D"
-
-    def restart_slurmdbd(self, *, ca_bundle: str, noble: bool = True) -> str:
-        """slurmdbd again, with `ca_bundle` where slurmdbd.conf names its CA, on Ubuntu's Connector/C or
-        Debian's (`noble`); what it logged (see slurmdbd_outcome)."""
-        proc = self._daemons.pop("slurmdbd")
-        proc.terminate()
-        proc.wait(timeout=30)
-        self.run(f": > {self._log_paths()['slurmdbd']}")
-        self.path(ACCOUNTING_CA_FILE).write_text(ca_bundle)
-        self._daemon("slurmdbd", self._slurmdbd(noble=noble))
-        return self.slurmdbd_outcome()
-
     def slurmdbd_libraries(self) -> set[str]:
         """The MariaDB Connector/C files the running slurmdbd has mapped."""
         maps = self.run("cat /proc/$(pidof slurmdbd)/maps").stdout
@@ -239,12 +155,6 @@ class CloudSqlAccountingLab(SlurmLab):
         finally:
             if getattr(self, "google", None) is not None:
                 self.google.close()
-            if getattr(self, "net", None) is not None:
-                self.net.close()
-
-
-def _sql(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("'", "\\'")
 
 
 @pytest.fixture(scope="module")
@@ -393,7 +303,7 @@ def test_connector_c_3_4_refuses_the_instance_because_its_certificate_does_not_n
     assert [e.oid for e in cloudsql.server_cert.extensions] == []  # no subjectAltName: no address, no DNS
     good = cloudsql.path(ACCOUNTING_CA_FILE).read_text()
     try:
-        assert cloudsql.restart_slurmdbd(ca_bundle=good, noble=False) == HOST_NAME_REFUSAL
+        assert cloudsql.restart_slurmdbd(ca_bundle=good, command=DEBIAN_SLURMDBD) == HOST_NAME_REFUSAL
     finally:
         back = cloudsql.restart_slurmdbd(ca_bundle=good)
     assert back == ""

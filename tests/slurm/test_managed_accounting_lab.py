@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,11 +26,11 @@ from clusterfab.scheduler.slurm.hostvars import controller_files, controller_var
 from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
 from tests.factories import spec
 from tests.slurm.conftest import TIMINGS
-from tests.slurm.lab import SlurmLab
+from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, sql_string
 from tests.slurm.labcloud import MOTO, InLabNet, LabMoto, client
 from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
-from tests.tls import certificate_authority, common_name, key_pem, pem, server_certificate
+from tests.tls import certificate_authority, common_name, pem, server_certificate
 
 pytestmark = pytest.mark.slurm
 
@@ -41,8 +40,6 @@ DB_ADDRESS = "10.217.0.53"
 """Where the lab's "RDS" instance listens (its endpoint name resolves to it in the lab's /etc/hosts)."""
 BUNDLE = "/srv/lab-truststore/bundle.pem"
 """The CA bundle the program fetches (RDS serves its regional bundle over HTTPS)."""
-PASSWORD_FILE = "/srv/clusterfab-slurm-state/slurmdbd.pass"
-TLS_DIR = "/etc/mysql/lab-tls"
 MASTER = "clusterfab"
 
 
@@ -55,14 +52,12 @@ def _cluster() -> Any:
     )
 
 
-class ManagedAccountingLab(SlurmLab):
+class ManagedAccountingLab(ManagedDatabaseLab):
     """A lab whose accounting database is the "RDS" instance: moto's record of it, MariaDB behind it."""
 
-    settings: dict[str, Any]
-    endpoint: dict[str, Any]
-    program_output = ""
-    other_ca = ""
-    """The PEM of a second authority, which signed nothing here (the tests swap it in)."""
+    files_dir = FILES
+    program_env = "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing"
+    """moto's credentials for the role's."""
 
     def _start_mariadb(self) -> None:
         assert self._init_pid is not None
@@ -75,86 +70,31 @@ class ManagedAccountingLab(SlurmLab):
         ca = certificate_authority(common_name("clusterfab lab RDS Root CA"))
         server_key, server_cert = server_certificate(ca, common_name("lab rds instance"), [host])
         self.other_ca = pem(certificate_authority(common_name("someone else's CA"))[1])
-        tls = self.path(TLS_DIR)
-        tls.mkdir(parents=True)
-        (tls / "ca.pem").write_text(pem(ca[1]))
-        (tls / "server.pem").write_text(pem(server_cert))
-        (tls / "server-key.pem").write_bytes(key_pem(server_key))
         bundle = self.path(BUNDLE)
         bundle.parent.mkdir(parents=True)
         # As RDS's regional bundles: the root and, before it, something else (here another root).
         bundle.write_text(self.other_ca + pem(ca[1]))
-        self._host_in_ns(f"ip addr add {DB_ADDRESS}/32 dev lo")
         with self.path("/etc/hosts").open("a") as hosts:
             hosts.write(f"{DB_ADDRESS} {host}\n")
-        self.run(f"chown -R mysql:mysql {TLS_DIR} && chmod 0600 {TLS_DIR}/server-key.pem")
-        self._daemon(
-            "mariadb",
-            f"exec mariadbd --user=mysql --bind-address={DB_ADDRESS} --port=3306"
-            " --socket=/run/mysqld/mysqld.sock --innodb-lock-wait-timeout=900"
-            f" --ssl-ca={TLS_DIR}/ca.pem --ssl-cert={TLS_DIR}/server.pem --ssl-key={TLS_DIR}/server-key.pem"
-            " --require-secure-transport=ON --log-error=/var/log/mysql/error.log",
-        )
-        self._ready("mariadb", "mariadb -e 'select 1'")
+        self._serve_over_tls(DB_ADDRESS, ca[1], server_key, server_cert)
         # The master user RDS creates, as the secret moto keeps for it has it (moto's secret names the user
         # admin whatever MasterUsername says; RDS's names the MasterUsername).
         self.run(
             [
                 "mariadb",
                 "-e",
-                f"CREATE USER '{master['username']}'@'%' IDENTIFIED BY '{_sql(master['password'])}';"
+                f"CREATE USER '{master['username']}'@'%' IDENTIFIED BY '{sql_string(master['password'])}';"
                 f" GRANT ALL PRIVILEGES ON *.* TO '{master['username']}'@'%' WITH GRANT OPTION;",
             ]
         )
-        self.run(
-            f"install -d -m 0700 {Path(PASSWORD_FILE).parent} && umask 077 &&"
-            f" python3 -c 'import secrets; print(secrets.token_hex(24))' > {PASSWORD_FILE}"
-        )
-        self.path("/etc/slurm/clusterfab-accounting.json").write_text(json.dumps(self.settings))
-        self.program_output = self.accounting().stdout
-        self.endpoint = json.loads(self.program_output)
-        self.storage_pass = self.path(PASSWORD_FILE).read_text().strip()
-
-    def accounting(self, *, check: bool = True) -> Any:
-        """The controller's accounting program, as the role runs it (moto's credentials for the role's)."""
-        return self.run(
-            "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing"
-            f" PYTHONPATH={FILES}/lib python3 -m clusterfab_slurm_nodes accounting"
-            f" --config /etc/slurm/clusterfab-accounting.json --password-file {PASSWORD_FILE}",
-            check=check,
-            timeout=120,
-        )
-
-    def restart_slurmdbd(self, *, ca_bundle: str) -> None:
-        """slurmdbd again, with `ca_bundle` where slurmdbd.conf names its CA bundle."""
-        proc = self._daemons.pop("slurmdbd")
-        proc.terminate()
-        proc.wait(timeout=30)
-        self.run(f": > {self._log_paths()['slurmdbd']}")
-        self.path(ACCOUNTING_CA_FILE).write_text(ca_bundle)
-        self._daemon("slurmdbd", "exec slurmdbd -D")
-
-    def _start_slurmdbd(self) -> None:
-        # The role's substitutions, with the endpoint the program printed.
-        self.files["slurmdbd.conf"] = (
-            self.files["slurmdbd.conf"]
-            .replace("@SLURMDBD_STORAGE_HOST@", str(self.endpoint["host"]))
-            .replace("@SLURMDBD_STORAGE_PORT@", str(self.endpoint["port"]))
-        )
-        super()._start_slurmdbd()
+        self._prepare_accounting()
 
     def close(self) -> None:
         try:
             super().close()
         finally:
-            if getattr(self, "net", None) is not None:
-                self.net.close()
             if getattr(self, "moto", None) is not None:
                 self.moto.stop()
-
-
-def _sql(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("'", "\\'")
 
 
 def _create_instance(identifier: str) -> dict[str, Any]:
