@@ -147,10 +147,16 @@ def _install(path: str, content: str, mode: int) -> None:
     files.replace(path, content, mode)
 
 
-def user_sql(password: str) -> str:
-    """slurmdbd's database, and its user with this password, allowed only over TLS, on that database only."""
+def checked_password(password: str) -> str:
+    """`password` if it is what the controller makes (safe in an SQL literal and an API body)."""
     if not _PASSWORD.fullmatch(password):
         raise AccountingError("slurmdbd's password must be the hex string the controller made")
+    return password
+
+
+def user_sql(password: str) -> str:
+    """slurmdbd's database, and its user with this password, allowed only over TLS, on that database only."""
+    checked_password(password)
     return (
         f"CREATE DATABASE IF NOT EXISTS `{DATABASE}`;\n"
         f"CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{password}' REQUIRE SSL;\n"
@@ -361,10 +367,7 @@ def prepare_gcp(settings: Mapping[str, Any], password_file: str, *, cloud_sql: C
     makes the user; Cloud SQL takes no SQL from us), and say where the database listens."""
     host, certificate = cloud_sql.where()
     install_ca_bundle(certificate, str(settings["ca_file"]), origin="the instance's serverCaCert")
-    password = read_password(password_file)
-    if not _PASSWORD.fullmatch(password):
-        raise AccountingError("slurmdbd's password must be the hex string the controller made")
-    cloud_sql.set_password(USER, password)
+    cloud_sql.set_password(USER, checked_password(read_password(password_file)))
     return {"host": host, "port": PORT}
 
 
