@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network
-from typing import Any, Literal, assert_never, get_args
+from typing import Any, Literal, TypedDict, assert_never, get_args
 
 import pulumi
 import pulumi_gcp as gcp
@@ -99,6 +99,9 @@ PSA_SLOT = addressing.GCP_PRIVATE_SERVICES_SLOT
 FABRIC_ORDER: tuple[Fabric, ...] = get_args(Fabric)
 """Fabric networks take their address slots in this order, so reordering node groups moves nothing."""
 SERVICE_ACCOUNT_ID_MAX = 30
+FLEX_PREFIX_MAX = 54
+"""A flex-start MIG is `<prefix>-<8 hex digits>` within GCE's 63, and the prefix is its base instance name
+(at most 58)."""
 RESOURCE_POLICY_NAME_MAX = 63
 """compute.v1 ResourcePolicy.name: RFC1035, 1-63 characters."""
 TOPOLOGY_DISTANCE: dict[int, Literal["SUBBLOCK", "BLOCK", "CLUSTER"]] = {
@@ -229,6 +232,8 @@ class _Site:
     """Bound to each node group's managed instance group (Cluster.node_group_hooks)."""
     gce_groups: Mapping[str, GceGroup] = field(default_factory=dict)
     """Slurm's node groups as the controller's programs see them (`_gce_group`); empty without Slurm."""
+    workload_policies: dict[str, pulumi.Output[str]] = field(default_factory=dict)
+    """Each compactly placed node group's workload policy (name): a flex-start group's elastic MIGs use it."""
 
     @property
     def spec(self) -> ClusterSpec:
@@ -260,11 +265,13 @@ def realize(cluster: Cluster) -> Realized:
         ),
         opts,
     )
+    sources = _gce_groups(spec, cluster.stack) if spec.scheduler is not None else {}
     hooks = cluster.node_group_hooks(
-        lambda blueprint, stack: gce_fleet(project, spec.zone, blueprint=blueprint, stack=stack),
+        lambda blueprint, stack: gce_fleet(
+            project, spec.zone, blueprint=blueprint, stack=stack, groups=sources
+        ),
         instance_group_name,
     )
-    sources = _gce_groups(spec, cluster.stack) if spec.scheduler is not None else {}
     site = _Site(cluster, project, opts, network, fabrics, bucket, hooks, sources)
     mounts, storage = _storage(site)
     groups = {g.name: _node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
@@ -457,9 +464,7 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
             boot_disk_type=machine.boot_disk_type,
             boot_disk_gib=group.boot_disk_gib,
             boot_disk_kms_key=group.kms_key,
-            min_size=group.min_size,
-            max_size=group.max_size,
-            autoscaled=group.autoscaled,
+            **_mig_size(site, group),
             provisioning_model=model,
             max_run_duration_seconds=max_run_seconds,
             reservation=reservation,
@@ -480,6 +485,8 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
         ),
         site.opts,
     )
+    if component.workload_policy is not None:
+        site.workload_policies[group.name] = component.workload_policy
     return NodeGroupExport(
         machine_type=machine.name,
         min_size=group.min_size,
@@ -493,6 +500,21 @@ def _node_group(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> Nod
         interfaces=len(nics),
         fabric_interfaces=sum(1 for n in nics if n.network == "fabric"),
     )
+
+
+class _MigSize(TypedDict):
+    min_size: int
+    max_size: int
+    autoscaled: bool
+
+
+def _mig_size(site: _Site, group: NodeGroup) -> _MigSize:
+    """The group's MIG's size. A flex-start group's elastic nodes are Slurm's requests, each a MIG of its
+    own: the group's MIG holds its static nodes, all at once, and nothing resizes it."""
+    source = site.gce_groups.get(group.name)
+    if source is not None and source.flex_prefix:
+        return _MigSize(min_size=group.static_size, max_size=group.static_size, autoscaled=False)
+    return _MigSize(min_size=group.min_size, max_size=group.max_size, autoscaled=group.autoscaled)
 
 
 def _base_instance_name(spec: ClusterSpec, stack: str, group: NodeGroup) -> str:
@@ -722,7 +744,7 @@ def _slurm(
             ),
             node_instance_prefixes=[_base_instance_name(spec, stack, g) for g in spec.node_groups],
             instance_group_managers=[export.group for export in groups.values()],
-            elastic_groups=_elastic_groups(sources, groups),
+            elastic_groups=_elastic_groups(sources, groups, site.workload_policies),
             machine_type=slurm.controller.name,
             state_disk_gib=slurm.disk_gib,
             disk_type=slurm.controller.disk_type,
@@ -781,7 +803,9 @@ def _database_network(network: GcpNetwork) -> GcpDatabaseNetwork:
 
 
 def _elastic_groups(
-    sources: Mapping[str, GceGroup], groups: dict[str, NodeGroupExport]
+    sources: Mapping[str, GceGroup],
+    groups: dict[str, NodeGroupExport],
+    workload_policies: Mapping[str, pulumi.Output[str]],
 ) -> list[GcpElasticNodeGroup]:
     """The groups with elastic nodes, whose VMs the controller creates from the group's template."""
     return [
@@ -789,6 +813,8 @@ def _elastic_groups(
             node_group=name,
             vm_prefix=source.vm_prefix,
             placement_prefix=source.placement_prefix,
+            flex_prefix=source.flex_prefix,
+            workload_policy=workload_policies.get(name) if source.flex_prefix else None,
             template=groups[name].template,
             service_account_email=groups[name].identity,
         )
@@ -809,11 +835,17 @@ def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
     characters up to the group's highest node number), which the controller's rights to create and delete
     VMs are conditioned on; with compact placement, the placement policies of those VMs,
     `<cluster>-<stack>-<group>-placement-<k>`, each holding as many VMs as the catalog says one compact
-    placement policy may hold for the machine type (compute.v1 has no max distance for them)."""
+    placement policy may hold for the machine type (compute.v1 has no max distance for them). A flex-start
+    group's elastic VMs are asked for per job through MIGs `<cluster>-<stack>-<group>-flex-<8 hex digits>`
+    (the controller's rights are conditioned on that prefix), placed by the group's workload policy, for
+    the capacity's run duration."""
     elastic = group.max_size > group.static_size
-    placed = elastic and group.placement == "compact"
+    flex = elastic and isinstance(group.capacity, FlexStart)
+    # Flex-start VMs are placed by their MIG's workload policy (the group's), not by placement policies.
+    placed = elastic and group.placement == "compact" and not flex
     chunk = _machine(group).placement.limit(None)
     chunks = (group.max_size - 1) // chunk
+    run_seconds = _provisioning(group.name, group.capacity)[1]
     return GceGroup(
         base_instance_name=_base_instance_name(spec, stack, group),
         vm_prefix=physical(
@@ -831,6 +863,10 @@ def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
         if placed
         else "",
         placement_chunk=chunk if placed else 0,
+        flex_prefix=physical(spec.name, stack, group.name, "flex", max_length=FLEX_PREFIX_MAX)
+        if flex
+        else "",
+        run_seconds=run_seconds if flex and run_seconds is not None else 0,
     )
 
 

@@ -740,6 +740,18 @@ class ElasticSpec(Spec):
             ),
         ),
     ] = 30
+    flex_start_wait_minutes: Annotated[
+        int,
+        Field(
+            ge=30,
+            le=1080,
+            description=(
+                "Minutes a flex-start elastic node may wait for Dynamic Workload Scheduler capacity and boot "
+                "(its partitions' ResumeTimeout); past it the request is withdrawn and the job requeued to "
+                "ask again. Default 240; at most 1080 (Slurm refuses a ResumeTimeout over 65,535 s)."
+            ),
+        ),
+    ] = 240
 
 
 class SchedulerSpec(Spec):

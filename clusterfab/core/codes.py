@@ -146,7 +146,8 @@ _CODES = [
         "BP120",
         "flex-start with autoscaling",
         _E,
-        "Flex-start VMs arrive all at once in a fixed-size group; use `count`.",
+        "Flex-start VMs arrive all at once in a fixed-size group; use `count`, or let Slurm ask for each "
+        "job's nodes (elastic nodes of a group in a Slurm partition).",
     ),
     Code(
         "BP121",

@@ -8,19 +8,22 @@ from clusterfab.blueprint.models import CapacitySpec
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import listing
 from clusterfab.rules.context import RuleContext
+from clusterfab.rules.scheduler import slurm_groups
 
 
-def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool]]:
-    """(path of the item, its capacity, whether it is autoscaled) for node groups and TPU slices."""
+def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool, bool]]:
+    """(path of the item, its capacity, whether it is autoscaled, whether Slurm schedules on it) for node
+    groups and TPU slices."""
+    slurm = slurm_groups(ctx)
     for index, group in enumerate(ctx.blueprint.node_groups):
-        yield ("node_groups", index), group.capacity, group.autoscaling is not None
+        yield ("node_groups", index), group.capacity, group.autoscaling is not None, group.name in slurm
     for index, tpu in enumerate(ctx.blueprint.tpu_slices):
-        yield ("tpu_slices", index), tpu.capacity, False
+        yield ("tpu_slices", index), tpu.capacity, False, False
 
 
 def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
     cloud = ctx.cloud
-    for base, capacity, autoscaled in _items(ctx):
+    for base, capacity, autoscaled, scheduled in _items(ctx):
         path = (*base, "capacity")
         kind_path = (*path, "kind")
         needs_reservation = capacity.kind in {"reservation", "capacity_block"}
@@ -62,12 +65,14 @@ def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
                 hint="replace autoscaling with `count:` equal to the block's instance count",
                 at_key=True,
             )
-        if capacity.kind == "flex_start" and autoscaled:
+        if capacity.kind == "flex_start" and autoscaled and not scheduled:
+            # Under Slurm each job's nodes are one request of their own (elastic nodes); a MIG alone has
+            # no queue to size flex-start requests by.
             yield ctx.finding(
                 "BP120",
                 (*base, "autoscaling"),
-                "flex-start capacity arrives all at once in a fixed-size group",
-                hint="replace autoscaling with `count:`",
+                "flex-start capacity arrives all at once in a fixed-size group; only Slurm grows one per job",
+                hint="replace autoscaling with `count:`, or schedule the group with Slurm",
                 at_key=True,
             )
         if capacity.kind == "flex_start" and capacity.max_run_duration_hours is None:

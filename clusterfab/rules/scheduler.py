@@ -115,15 +115,21 @@ def _partitions(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def slurm_groups(ctx: RuleContext) -> set[str]:
+    """The node groups Slurm schedules on: those in a partition (every group without `partitions`)."""
+    spec = ctx.blueprint.scheduler
+    if spec is None:
+        return set()
+    if spec.partitions is None:
+        return {g.name for g in ctx.blueprint.node_groups}
+    return {name for p in spec.partitions for name in p.node_groups}
+
+
 def _groups(ctx: RuleContext) -> Iterator[Finding]:
     spec = ctx.blueprint.scheduler
     if spec is None:
         return
-    partitioned = (
-        {g.name for g in ctx.blueprint.node_groups}
-        if spec.partitions is None
-        else {name for p in spec.partitions for name in p.node_groups}
-    )
+    partitioned = slurm_groups(ctx)
     if not ctx.blueprint.node_groups:
         yield ctx.finding(
             "BP130",

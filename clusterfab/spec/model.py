@@ -280,6 +280,8 @@ class Slurm:
     """An elastic node's idle time before Slurm deletes its instance (SuspendTime)."""
     resume_timeout_minutes: int = 30
     """How long a created node has to register before Slurm gives up on it (ResumeTimeout)."""
+    flex_start_wait_minutes: int = 240
+    """How long a flex-start elastic node may wait for capacity and boot (its partitions' ResumeTimeout)."""
     database: ManagedDatabase | None = None
     """Managed accounting's database service (`accounting: managed`); None: MariaDB on the controller."""
 

@@ -63,6 +63,7 @@ def resolve_scheduler(
             kms_key=spec.controller.kms_key,
             idle_minutes=spec.elastic.idle_minutes,
             resume_timeout_minutes=spec.elastic.resume_timeout_minutes,
+            flex_start_wait_minutes=spec.elastic.flex_start_wait_minutes,
             database=_database(blueprint, catalog) if spec.accounting == "managed" else None,
         ),
         known,

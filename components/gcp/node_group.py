@@ -206,6 +206,8 @@ class GcpGpuNodeGroup(pulumi.ComponentResource):
         self.instance_group_manager_name = mig.name
         self.instance_template = template.self_link_unique
         self.service_account_email = sa.email
+        self.workload_policy: pulumi.Output[str] | None = policy.name if policy is not None else None
+        """The workload policy's name (compact placement): other MIGs of the group's VMs may use it."""
         self.register_outputs(
             {
                 "instance_group_manager_name": mig.name,

@@ -75,6 +75,16 @@ labelled boot disk (Compute Engine's "Create a VM that uses a user-managed servi
 permissions; instances.insert: sourceInstanceTemplate needs compute.instanceTemplates.useReadOnly on the
 template; a VM that names a resource policy needs compute.resourcePolicies.use on it), naming it,
 deleting it: conditioned on the elastic VMs', disks', templates' and placement policies' names."""
+FLEX_PERMISSIONS = (
+    "compute.instanceGroupManagers.create",
+    "compute.instanceGroupManagers.delete",
+    "compute.instanceGroupManagers.get",
+    "compute.instanceGroupManagers.update",
+)
+"""Flex-start elastic nodes: creating a MIG for a job's VMs, its resize request and reading it (a request
+is part of its MIG), deleting VMs through it (deleteInstances) and the MIG itself: conditioned on the
+flex-start MIGs' names, with the elastic permissions (the MIG uses the group's template and workload
+policy, and names the elastic VMs)."""
 ACT_AS_PERMISSIONS = ("iam.serviceAccounts.actAs",)
 RECREATE_PERMISSIONS = ("compute.instanceGroupManagers.update",)
 """instanceGroupManagers.recreateInstances (API reference: on the instanceGroupManager)."""
@@ -94,6 +104,12 @@ class GcpElasticNodeGroup:
     placement_prefix: str = ""
     """Its elastic VMs are placed by the compact placement policies `<placement_prefix>-<k>` (in the
     controller's region); empty: no placement."""
+    flex_prefix: str = ""
+    """Flex-start: its elastic VMs are asked for through MIGs `<flex_prefix>-*` the controller creates and
+    deletes (in its zone); empty: bulkInsert."""
+    workload_policy: pulumi.Input[str] | None = None
+    """Flex-start with compact placement: the workload policy (name, in the controller's region) those MIGs
+    are placed by."""
     template: pulumi.Input[str]
     """The group's instance template (its unique self link)."""
     service_account_email: pulumi.Input[str]
@@ -212,10 +228,12 @@ def elastic_condition(
     *,
     placements: Sequence[str] = (),
     region: str = "",
+    flex: Sequence[str] = (),
+    policies: Sequence[str] = (),
 ) -> str:
     """A CEL expression true for the elastic VMs and their boot disks (by name prefix), the node groups'
-    instance templates (by name, given as self links) and their elastic VMs' placement policies (by name
-    prefix)."""
+    instance templates (by name, given as self links), their elastic VMs' placement policies (by name
+    prefix), flex-start MIGs (by name prefix) and the workload policies those use (by name)."""
     zonal = f"projects/{project}/zones/{zone}"
     names = [
         f'resource.name.startsWith("{zonal}/{kind}/{prefix}-")'
@@ -229,6 +247,10 @@ def elastic_condition(
     names += [
         f'resource.name.startsWith("projects/{project}/regions/{region}/resourcePolicies/{prefix}-")'
         for prefix in placements
+    ]
+    names += [f'resource.name.startsWith("{zonal}/instanceGroupManagers/{prefix}-")' for prefix in flex]
+    names += [
+        f'resource.name == "projects/{project}/regions/{region}/resourcePolicies/{p}"' for p in policies
     ]
     return " || ".join(names)
 
@@ -387,14 +409,25 @@ class GcpSlurmController(pulumi.ComponentResource):
         )
         prefixes = [g.vm_prefix for g in groups]
         placements = [g.placement_prefix for g in groups if g.placement_prefix]
-        expression = pulumi.Output.all(*[g.template for g in groups]).apply(
-            lambda links: elastic_condition(
-                args.project, args.zone, prefixes, links, placements=placements, region=args.region
+        flex = [g.flex_prefix for g in groups if g.flex_prefix]
+        workload = [g.workload_policy for g in groups if g.workload_policy is not None]
+        expression = pulumi.Output.all(
+            pulumi.Output.all(*[g.template for g in groups]), pulumi.Output.all(*workload)
+        ).apply(
+            lambda found: elastic_condition(
+                args.project,
+                args.zone,
+                prefixes,
+                found[0],
+                placements=placements,
+                region=args.region,
+                flex=flex,
+                policies=found[1],
             )
         )
         self._grant(
             "vms",
-            ELASTIC_PERMISSIONS,
+            ELASTIC_PERMISSIONS + (FLEX_PERMISSIONS if flex else ()),
             "Create, name and delete the cluster's elastic VMs from their node groups' templates",
             member,
             gcp.projects.IAMMemberConditionArgs(

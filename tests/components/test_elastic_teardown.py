@@ -69,6 +69,12 @@ class _Fleet:
     def terminate(self, ids: Any) -> None:
         self.instances = [i for i in self.instances if i.id not in ids]
 
+    def requests(self) -> list[Any]:
+        return []
+
+    def withdraw(self, mig: str) -> None:
+        raise AssertionError(f"nothing to withdraw: {mig}")
+
 
 def _hook_args(name: str) -> pulumi.ResourceHookArgs:
     return pulumi.ResourceHookArgs(

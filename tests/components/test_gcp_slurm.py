@@ -278,6 +278,8 @@ def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_ri
             # a3-highgpu-8g: one compact placement policy holds 1,500 VMs (the catalog's limit)
             "placement_prefix": "gse-cluster-prod-h100-placement",
             "placement_chunk": 1500,
+            "flex_prefix": "",  # on-demand: bulkInsert (flex-start: test_gcp_slurm_flex.py)
+            "run_seconds": 0,
         }
     }
     assert (config["project"], config["zone"], config["stack"]) == ("test-project", "us-central1-b", "prod")
@@ -346,6 +348,8 @@ def test_the_migs_base_instance_name_carries_the_stack_within_58_characters() ->
             "vm_prefix": "",
             "placement_prefix": "",
             "placement_chunk": 0,
+            "flex_prefix": "",
+            "run_seconds": 0,
         }
     }
 

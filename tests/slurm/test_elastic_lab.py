@@ -566,3 +566,34 @@ def _static(cloud: Cloud) -> dict[str, tuple[str, str]]:
         return found
 
     return dict(cloud.call(read))
+
+
+def test_slurmctld_takes_a_flex_start_partitions_long_resume_timeout(
+    elastic: tuple[ElasticLab, Cloud],
+) -> None:
+    """The renderer gives partitions of flex-start elastic nodes ResumeTimeout up to 64,800 s (18 hours): the
+    real slurmctld reads it from slurm.conf and keeps it (Slurm 24.11 refuses 70,000: "greater than 65535";
+    scontrol cannot set it, so slurm.conf is rewritten and read again, then restored)."""
+    lab, _ = elastic
+    conf = lab.path("/etc/slurm/slurm.conf")
+    rendered = conf.read_text()
+    line = "PartitionName=flexwait Nodes=h100-2 Default=NO State=UP ResumeTimeout=64800\n"
+    try:
+        conf.write_text(rendered + line)
+        lab.run("scontrol reconfigure")
+        shown = lab.wait_for(
+            lambda: (
+                (r := lab.run("scontrol show partition flexwait", check=False)).returncode == 0 and r.stdout
+            ),
+            timeout=30,
+            what="slurmctld to read the flex partition",
+        )
+        assert "ResumeTimeout=64800" in shown.split()
+    finally:
+        conf.write_text(rendered)
+        lab.run("scontrol reconfigure")
+        lab.wait_for(
+            lambda: lab.run("scontrol show partition flexwait", check=False).returncode != 0,
+            timeout=30,
+            what="slurmctld to read the rendered slurm.conf again",
+        )

@@ -105,6 +105,12 @@ class FakeFleet:
     def terminate(self, ids: Any) -> None:
         return None
 
+    def requests(self) -> list[Any]:
+        return []
+
+    def withdraw(self, mig: str) -> None:
+        raise AssertionError(f"nothing to withdraw: {mig}")
+
 
 class FakeScontrol:
     def __init__(self) -> None:

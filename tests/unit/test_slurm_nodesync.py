@@ -192,6 +192,10 @@ def test_down_is_read_from_any_state_shape(state: Any) -> None:
     assert Scontrol(run=run).nodes()["h100-0"].down
 
 
+MIG_LINK = "projects/1234/zones/us-central1-b/instanceGroupManagers"
+"""How Compute Engine names a MIG in its VMs' `created-by` metadata (project number, zone)."""
+
+
 class FakeCompute:
     """Compute Engine as GceFleet calls it: instances list (filter on labels, pages of `page`), get,
     setMetadata (refused on a stale fingerprint, as the API answers 412), bulkInsert (from a template, all
@@ -220,7 +224,12 @@ class FakeCompute:
         self.calls: list[tuple[str, str]] = []
         self.bodies: dict[str, list[Any]] = {}
         self.refuse: tuple[int | None, str] | None = None
-        """(None, operation error code) or (HTTP status, reason) for the next bulkInsert."""
+        """(None, operation error code) or (HTTP status, reason) for the next bulkInsert (a resize request:
+        its HTTP refusal)."""
+        self.refuse_mig: tuple[int, str] | None = None
+        """(HTTP status, reason) refusing a new MIG."""
+        self.clock = "2026-11-26T04:00:00.000-08:00"
+        """The creation time of what is made now."""
         self.waits_needed = 1
         self._operation: dict[str, Any] = {}
         self._methods = _discovery_methods()
@@ -254,6 +263,11 @@ class FakeCompute:
             "compute.instanceTemplates.get": self._get_template,
             "compute.instanceGroupManagers.recreateInstances": self._operation_of,
             "compute.instances.reportHostAsFaulty": self._operation_of,
+            "compute.instanceGroupManagers.insert": self._insert_mig,
+            "compute.instanceGroupManagers.delete": self._delete_mig,
+            "compute.instanceGroupManagers.deleteInstances": self._delete_mig_instances,
+            "compute.instanceGroupManagerResizeRequests.insert": self._insert_request,
+            "compute.instanceGroupManagerResizeRequests.list": self._list_requests,
         }
         return handlers[method_id](url, path.split("/"), query, body)
 
@@ -340,7 +354,10 @@ class FakeCompute:
         import re
 
         [(field, value)] = re.findall(r'^(\w+) = "([^"]*)"$', query["filter"][0])
-        return self._page([m for m in self.migs if m[field] == value], query)
+        found = [
+            {k: v for k, v in m.items() if k != "resizeRequests"} for m in self.migs if m[field] == value
+        ]
+        return self._page(found, query)
 
     def _get_template(self, url: str, path: list[str], _: Any, __: Any) -> Any:
         return json.loads(json.dumps(self.templates[path[4]]))
@@ -348,6 +365,102 @@ class FakeCompute:
     def _operation_of(self, url: str, path: list[str], _: Any, __: Any) -> Any:
         """A recreate or report, started (its body was checked against the API's schema on the way in)."""
         return {"kind": "compute#operation", "status": "RUNNING", "name": f"operation-{path[-1]}"}
+
+    # --- flex-start: MIGs of the resume program's, their resize requests, and capacity arriving ---------
+
+    def _started(self, kind: str) -> dict[str, Any]:
+        self._operation = {"kind": "compute#operation", "name": f"operation-{kind}", "status": "RUNNING"}
+        return dict(self._operation)
+
+    def _insert_mig(self, url: str, path: list[str], _: Any, body: Any) -> Any:
+        if self.refuse_mig is not None:
+            status, reason = self.refuse_mig
+            raise _http_error(url, status, reason, f"{reason}: refused")
+        assert all(m["name"] != body["name"] for m in self.migs), f"{body['name']} exists (alreadyExists)"
+        assert body["targetSize"] == 0, "a flex-start MIG starts empty: its resize request sizes it"
+        self.migs.append(
+            {
+                **json.loads(json.dumps(body)),
+                "creationTimestamp": self.clock,
+                "resizeRequests": [],
+                "versions": [{"name": "", "instanceTemplate": body["instanceTemplate"]}],
+            }
+        )
+        return self._started("insert-mig")
+
+    def _mig(self, name: str) -> dict[str, Any]:
+        [mig] = [m for m in self.migs if m["name"] == name]
+        return mig
+
+    def _insert_request(self, url: str, path: list[str], _: Any, body: Any) -> Any:
+        mig = self._mig(path[5])
+        assert not mig["resizeRequests"], "one resize request per flex-start MIG"
+        assert body["instances"]
+        assert "resizeBy" not in body
+        if self.refuse is not None:
+            status, reason = self.refuse
+            raise _http_error(url, status or 400, reason, f"{reason}: refused")
+        mig["resizeRequests"].append({**json.loads(json.dumps(body)), "state": "ACCEPTED"})
+        return self._started("insert-request")
+
+    def _list_requests(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        return {"items": json.loads(json.dumps(self._mig(path[5])["resizeRequests"]))}
+
+    def _delete_mig(self, url: str, path: list[str], _: Any, __: Any) -> Any:
+        if not any(m["name"] == path[5] for m in self.migs):
+            raise _http_error(url, 404, "notFound", f"The resource '{path[5]}' was not found")
+        self.migs = [m for m in self.migs if m["name"] != path[5]]
+        link = f"/instanceGroupManagers/{path[5]}"
+        for name, vm in list(self.instances.items()):
+            if any(i["key"] == "created-by" and i["value"].endswith(link) for i in vm["metadata"]["items"]):
+                del self.instances[name]  # the MIG's VMs go with it
+        return self._started("delete-mig")
+
+    def _delete_mig_instances(self, url: str, path: list[str], _: Any, body: Any) -> Any:
+        mig = self._mig(path[5])
+        for link in body["instances"]:
+            name = link.rsplit("/", 1)[-1]
+            if name in self.instances:
+                del self.instances[name]
+                mig["targetSize"] -= 1
+        return self._started("delete-instances")
+
+    def grant(self, mig_name: str) -> list[str]:
+        """Capacity arrives: the MIG creates its request's VMs (the template's labels and metadata, its
+        own labels patched on, `created-by`), unnamed; the request SUCCEEDED."""
+        mig = self._mig(mig_name)
+        [request] = mig["resizeRequests"]
+        template = self.templates[mig["instanceTemplate"].rsplit("/", 1)[-1]]["properties"]
+        patch = mig.get("allInstancesConfig", {}).get("properties", {})
+        created = []
+        for index, item in enumerate(request["instances"]):
+            self.instances[item["name"]] = {
+                "name": item["name"],
+                "status": "STAGING",
+                "creationTimestamp": self.clock,
+                "labels": {**template["labels"], **patch.get("labels", {})},
+                "metadata": {
+                    "fingerprint": f"fp-{item['name']}",
+                    "items": [
+                        *template["metadata"]["items"],
+                        {
+                            "key": "created-by",
+                            "value": f"projects/1234/zones/z/instanceGroupManagers/{mig_name}",
+                        },
+                    ],
+                },
+                "networkInterfaces": [{"networkIP": f"10.50.2.{index + 10}"}],
+            }
+            created.append(item["name"])
+        mig["targetSize"] = len(created)
+        request["state"] = "SUCCEEDED"
+        return created
+
+    def fail(self, mig_name: str, code: str) -> None:
+        """The request is given up (FAILED, with its error)."""
+        [request] = self._mig(mig_name)["resizeRequests"]
+        request["state"] = "FAILED"
+        request["status"] = {"error": {"errors": [{"code": code, "message": "not within the wait"}]}}
 
 
 def _http_error(url: str, status: int, reason: str, message: str) -> Exception:
@@ -382,6 +495,11 @@ FLEET_METHODS = (
     ("zoneOperations", "wait"),
     ("instanceGroupManagers", "recreateInstances"),
     ("instances", "reportHostAsFaulty"),
+    ("instanceGroupManagers", "insert"),
+    ("instanceGroupManagers", "delete"),
+    ("instanceGroupManagers", "deleteInstances"),
+    ("instanceGroupManagerResizeRequests", "insert"),
+    ("instanceGroupManagerResizeRequests", "list"),
 )
 
 

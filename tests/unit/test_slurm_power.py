@@ -142,6 +142,12 @@ class FakeCloud:
     def instances(self) -> list[Instance]:
         return []
 
+    def requests(self) -> list[Any]:
+        return []
+
+    def withdraw(self, mig: str) -> None:
+        raise AssertionError(f"nothing to withdraw: {mig}")
+
 
 class RecordingSlurm:
     def __init__(self) -> None:

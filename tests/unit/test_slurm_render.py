@@ -290,3 +290,38 @@ POWER_KEYS = {
     "TreeWidth",
     "PrivateData",
 }
+
+
+def test_a_flex_start_elastic_groups_partitions_wait_for_capacity() -> None:
+    """Flex-start capacity may take hours to arrive: the partitions holding flex-start elastic nodes get
+    the blueprint's flex_start_wait_minutes as their ResumeTimeout; the global one stays for the rest."""
+    flex = {"kind": "flex_start", "max_run_duration_hours": 24}
+    cluster = spec(
+        "gcp",
+        node_groups=[
+            {
+                "name": "dws",
+                "machine_type": "a3-megagpu-8g",
+                "capacity": flex,
+                "autoscaling": {"min": 0, "max": 4},
+            },
+            {"name": "fixed", "machine_type": "a3-megagpu-8g", "capacity": flex, "count": 2},
+            {"name": "h100", "machine_type": "a3-megagpu-8g", "autoscaling": {"min": 0, "max": 2}},
+        ],
+        scheduler={
+            "kind": "slurm",
+            "elastic": {"flex_start_wait_minutes": 1080},
+            "partitions": [
+                {"name": "flex", "node_groups": ["dws"]},
+                {"name": "mixed", "node_groups": ["h100", "dws"], "default": True},
+                {"name": "other", "node_groups": ["fixed", "h100"]},
+            ],
+        },
+    )
+    conf = render_slurm(cluster, FACTS)["slurm.conf"]
+    assert [line.rsplit(" ", 1)[-1] for line in lines_starting(conf, "PartitionName=")] == [
+        "ResumeTimeout=64800",  # 18 hours: Slurm refuses more than 65,535 s
+        "ResumeTimeout=64800",
+        "OverSubscribe=EXCLUSIVE",  # a fixed flex-start group is the MIG's, not Slurm's to wait for
+    ]
+    assert settings(conf)["ResumeTimeout"] == "1800"

@@ -124,6 +124,12 @@ class _StuckFleet:
     def terminate(self, ids: Any) -> None:
         self.deleted.append(list(ids))
 
+    def requests(self) -> list[Any]:
+        return []
+
+    def withdraw(self, mig: str) -> None:
+        raise AssertionError(f"nothing to withdraw: {mig}")
+
 
 class _Clock:
     def __init__(self) -> None:
@@ -252,6 +258,12 @@ class _OneVm:
 
     def terminate(self, ids: Any) -> None:
         self._fleet.terminate(ids)
+
+    def requests(self) -> list[Any]:
+        return []
+
+    def withdraw(self, mig: str) -> None:
+        raise AssertionError(f"nothing to withdraw: {mig}")
 
 
 def test_a_compute_error_is_a_teardown_error_with_googles_message() -> None:

@@ -20,7 +20,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clusterfab.core.errors import ClusterfabError
-from clusterfab.scheduler.slurm.nodes.nodesync import CloudError, Ec2Fleet, ElasticInstance, GceFleet
+from clusterfab.scheduler.slurm.nodes.nodesync import (
+    CloudError,
+    Ec2Fleet,
+    ElasticInstance,
+    FlexRequest,
+    GceFleet,
+    GceGroup,
+)
 
 if TYPE_CHECKING:
     import requests
@@ -42,6 +49,8 @@ class TeardownError(ClusterfabError):
 class Fleet(Protocol):
     def elastic(self) -> list[ElasticInstance]: ...
     def terminate(self, instance_ids: Sequence[str]) -> None: ...
+    def requests(self) -> list[FlexRequest]: ...
+    def withdraw(self, mig: str) -> None: ...
 
 
 def delete_elastic(
@@ -55,12 +64,26 @@ def delete_elastic(
 ) -> list[str]:
     """Delete the fleet's elastic instances whose node group `groups` accepts, and wait until they are
     gone; return the ids asked to go (sorted). An instance that appears meanwhile (the controller's resume
-    program still running) is deleted too. TeardownError when some remain after `timeout_s`."""
+    program still running) is deleted too. A flex-start MIG is deleted whole, with its queued request and
+    its VMs (which are then waited for, not deleted one by one: their MIG would recreate them).
+    TeardownError when some remain after `timeout_s`."""
     deadline = clock() + timeout_s
     asked: set[str] = set()
     while True:
-        left = sorted(i.id for i in fleet.elastic() if groups(i.group))
-        new = [i for i in left if i not in asked]
+        # A MIG still being deleted holds the group's template and workload policy: waited for as well.
+        migs = [r.mig for r in fleet.requests() if groups(r.group)]
+        try:
+            for mig in migs:
+                if mig not in asked:
+                    fleet.withdraw(mig)
+                    asked.add(mig)
+        except CloudError as error:
+            raise TeardownError(
+                f"deleting the flex-start MIGs Slurm created failed: {error.message}"
+            ) from None
+        found = [i for i in fleet.elastic() if groups(i.group)]
+        left = sorted([*migs, *(i.id for i in found)])
+        new = [i.id for i in found if i.id not in asked and not i.managed]
         if new:
             try:
                 fleet.terminate(new)
@@ -92,10 +115,18 @@ def ec2_fleet(region: str, *, blueprint: str, stack: str) -> Ec2Fleet:
     return Ec2Fleet(boto3.client("ec2", region_name=region), blueprint=blueprint, stack=stack)
 
 
-def gce_fleet(project: str, zone: str, *, blueprint: str, stack: str) -> GceFleet:
-    """The cluster's VMs in a Compute Engine zone, with application default credentials."""
+def gce_fleet(
+    project: str, zone: str, *, blueprint: str, stack: str, groups: Mapping[str, GceGroup] | None = None
+) -> GceFleet:
+    """The cluster's VMs in a Compute Engine zone, with application default credentials; `groups` (the
+    controller's gce_groups) name the flex-start MIGs to delete."""
     return GceFleet(
-        _SessionHttp(_google_session()), project=project, zone=zone, blueprint=blueprint, stack=stack
+        _SessionHttp(_google_session()),
+        project=project,
+        zone=zone,
+        blueprint=blueprint,
+        stack=stack,
+        groups=groups,
     )
 
 

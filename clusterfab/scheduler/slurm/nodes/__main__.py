@@ -35,7 +35,7 @@ from .nodesync import (
     groups_from_config,
     sync,
 )
-from .power import plan_resume, read_resume_file, resume, suspend
+from .power import plan_resume, read_resume_file, requested, resume, suspend
 
 COMMANDS = ("sync", "resume", "suspend", "resume-fail", "accounting")
 
@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = slurm.hostnames(args.nodes)
     if args.command == "resume":
         jobs = read_resume_file(os.environ.get("SLURM_RESUME_FILE"), slurm.hostnames)
-        plan = plan_resume(names, jobs, groups, elastic_holders(fleet.instances(), names))
+        existing = [*elastic_holders(fleet.instances(), names), *requested(fleet)]
+        plan = plan_resume(names, jobs, groups, existing)
         report = resume(plan, fleet, slurm)
         created = sum(len(ids) for ids in report.created.values())
         _count(args.counts, "resume", Counter({"create": created}), report.codes)

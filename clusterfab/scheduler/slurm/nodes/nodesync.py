@@ -32,7 +32,12 @@ needs them, the suspend program deletes them). This program is the one writer th
   (its instance deleted); an elastic node that failed to resume (DOWN with a `clusterfab:` reason) is
   powered down after `RETRY_AFTER`, never left DOWN;
 - an elastic instance whose node is powered down, or that never got its name (a resume that died half
-  way), is terminated after `GRACE`: no instance runs, and bills, without a Slurm node.
+  way), is terminated after `GRACE`: no instance runs, and bills, without a Slurm node;
+- flex-start elastic nodes (GCE) are asked for per job through a MIG of the resume program's with one
+  resize request; when capacity arrives (maybe hours later) their VMs are named for the nodes they were
+  asked for; a request that FAILED sets its waiting nodes DOWN with its error code (then powered down as
+  any refused resume) and its MIG is deleted; a MIG that holds no VM and asks for none, or that no node
+  waits for any more, is deleted after `GRACE`. Their VMs are deleted through their MIG, never behind it.
 
 On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
 its labels, from the metadata server).
@@ -51,6 +56,7 @@ import datetime as dt
 import json
 import logging
 import re
+import secrets
 import subprocess
 import urllib.parse
 import urllib.request
@@ -134,6 +140,9 @@ class Instance:
     started: dt.datetime | None = None
     """When it last started, if that is not `launched` (GCE lastStartTimestamp: a VM restarted after its
     host's repair; EC2's LaunchTime is the last start already)."""
+    intended: str | None = None
+    """The node its name was asked for, where no one could name it at creation: a flex-start VM, which
+    its MIG creates when capacity arrives, long after the resume program asked for it by name."""
 
     @property
     def last_start(self) -> dt.datetime:
@@ -149,6 +158,31 @@ class ElasticInstance:
     """The EC2 instance id; on GCP, the VM's name."""
     group: str
     """Its node group (`clusterfab-node-group`; empty if it has none)."""
+    managed: bool = False
+    """Created by a flex-start MIG: it goes with its MIG (`FlexRequest`), never deleted on its own."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlexRequest:
+    """A flex-start MIG the resume program made for one job's nodes of a group, with its resize request."""
+
+    mig: str
+    group: str
+    nodes: tuple[str, ...]
+    """The nodes whose VMs its resize request names."""
+    state: str
+    """The resize request's state (ACCEPTED, CREATING, SUCCEEDED, FAILED, CANCELLED); empty if it has none
+    (the resume program failed between the MIG and its request)."""
+    error: str
+    """The first error code of a FAILED request."""
+    created: dt.datetime
+    size: int
+    """The MIG's target size: the VMs it holds or is creating."""
+
+    @property
+    def pending(self) -> bool:
+        """Capacity not granted yet: no VM of it exists (flex-start creates them all at once)."""
+        return self.state in {"ACCEPTED", "CREATING"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +292,14 @@ class Recreate:
 
 
 @dataclass(frozen=True, slots=True)
+class Withdraw:
+    """A flex-start MIG deleted, with its resize request and any VM it made."""
+
+    mig: str
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReportFaulty:
     """The instance's host reported faulty (GCE `reportHostAsFaulty`), with one fault reason."""
 
@@ -268,7 +310,16 @@ class ReportFaulty:
 
 
 Action = (
-    NameInstance | SetAddress | MarkDown | Replace | Return | PowerDown | Terminate | Recreate | ReportFaulty
+    NameInstance
+    | SetAddress
+    | MarkDown
+    | Replace
+    | Return
+    | PowerDown
+    | Terminate
+    | Recreate
+    | ReportFaulty
+    | Withdraw
 )
 SlurmAction = SetAddress | MarkDown | Replace | Return | PowerDown
 
@@ -295,12 +346,13 @@ def plan_actions(
     nodes: Mapping[str, SlurmNode],
     *,
     elastic: Mapping[str, Sequence[str]] | None = None,
+    requests: Sequence[FlexRequest] = (),
     now: dt.datetime | None = None,
     retry_after: dt.timedelta = RETRY_AFTER,
 ) -> list[Action]:
     """What to change so that every instance holds one node name, Slurm knows where each static node is,
-    and no elastic node or instance is left half alive. `names` are each group's static node names,
-    `elastic` its elastic ones."""
+    and no elastic node, instance or flex-start request is left half alive. `names` are each group's
+    static node names, `elastic` its elastic ones."""
     elastic = elastic or {}
     now = now or dt.datetime.now(dt.UTC)
     actions: list[Action] = []
@@ -316,6 +368,8 @@ def plan_actions(
         actions += _elastic_actions(
             group_names, _launch_order(elastic_by_group[group]), nodes, now, retry_after
         )
+    for request in requests:
+        actions += _flex_actions(request, nodes, now)
     return actions
 
 
@@ -461,15 +515,7 @@ def _elastic_actions(
     now: dt.datetime,
     retry_after: dt.timedelta,
 ) -> list[Action]:
-    actions: list[Action] = []
-    held, rest = _claim(names, instances)
-    for instance in rest:
-        if now - instance.launched < GRACE:
-            continue  # a resume in progress names it in a moment
-        why = (
-            "a second instance for its node" if instance.name in held else "no node name (its resume failed)"
-        )
-        actions.append(Terminate(instance.id, why))
+    held, actions = _elastic_claims(names, instances, now)
     for name in names:
         node = nodes.get(name)
         holder = held.get(name)
@@ -499,6 +545,48 @@ def _elastic_actions(
     return actions
 
 
+def _elastic_claims(
+    names: Sequence[str], instances: Sequence[Instance], now: dt.datetime
+) -> tuple[dict[str, Instance], list[Action]]:
+    """Which instance holds each elastic node; a flex-start VM is named for the node it was asked for; an
+    instance without a node goes after `GRACE`."""
+    actions: list[Action] = []
+    held, rest = _claim(names, instances)
+    for instance in rest:
+        intended = instance.intended
+        if instance.name is None and intended is not None and intended in names and intended not in held:
+            held[intended] = instance
+            actions.append(NameInstance(instance.id, intended))
+            continue
+        if now - instance.launched < GRACE:
+            continue  # a resume in progress names it in a moment
+        why = (
+            "a second instance for its node" if instance.name in held else "no node name (its resume failed)"
+        )
+        actions.append(Terminate(instance.id, why))
+    return held, actions
+
+
+def _flex_actions(request: FlexRequest, nodes: Mapping[str, SlurmNode], now: dt.datetime) -> list[Action]:
+    """A failed request's nodes are set DOWN with its error (their job is requeued; the elastic rules power
+    them down after `retry_after`, and Slurm asks again); a MIG no node waits for any more goes (a job
+    cancelled while its request was queued, a resume that died half way, a MIG its suspends emptied)."""
+    if request.state == "FAILED":
+        reason = _short(f"{REASON_PREFIX} resume failed: {request.error or 'FAILED'}")
+        waiting = [n for n in request.nodes if n in nodes and nodes[n].powering_up and not nodes[n].down]
+        return [
+            *(MarkDown(name, reason) for name in waiting),
+            Withdraw(request.mig, f"its resize request failed: {request.error}"),
+        ]
+    if now - request.created < GRACE:
+        return []
+    if request.size == 0 and not request.pending:
+        return [Withdraw(request.mig, "it holds no VM and asks for none")]
+    if all(n not in nodes or nodes[n].powered_down for n in request.nodes):
+        return [Withdraw(request.mig, f"no node waits for it ({', '.join(request.nodes)} powered down)")]
+    return []
+
+
 def _short(reason: str, limit: int = 200) -> str:
     return reason if len(reason) <= limit else reason[: limit - 3] + "..."
 
@@ -521,6 +609,8 @@ class Fleet(Protocol):
     def terminate(self, instance_ids: Sequence[str]) -> None: ...
     def recreate(self, group: str, instance_id: str) -> None: ...
     def report_faulty(self, instance_id: str, behavior: str, description: str) -> None: ...
+    def requests(self) -> list[FlexRequest]: ...
+    def withdraw(self, mig: str) -> None: ...
 
 
 TERMINATE_BATCH = 1000
@@ -606,6 +696,13 @@ class Ec2Fleet:
     def report_faulty(self, instance_id: str, behavior: str, description: str) -> None:
         raise CloudError("NotSupported", "EC2 takes no faulty-host reports (no instance is reportable)")
 
+    def requests(self) -> list[FlexRequest]:
+        """None: EC2 answers a launch at once (no capacity is queued for later)."""
+        return []
+
+    def withdraw(self, mig: str) -> None:
+        raise CloudError("NotSupported", "EC2 has no flex-start MIGs")
+
     def elastic(self) -> list[ElasticInstance]:
         """The cluster's elastic instances that are not terminated yet: one shutting down still holds its
         network interfaces in the subnet and security group."""
@@ -688,6 +785,8 @@ def _cloud_error(error: Exception) -> CloudError:
 COMPUTE_API = "https://compute.googleapis.com/compute/v1"
 METADATA = "http://metadata.google.internal/computeMetadata/v1"
 LIVE_STATES = ("PROVISIONING", "STAGING", "RUNNING")
+CREATED_BY = "created-by"
+"""The metadata key Compute Engine sets on a MIG's VMs: the MIG's partial URL."""
 
 
 class Http(Protocol):
@@ -755,6 +854,12 @@ class GceGroup:
     VMs are by its workload policy. Empty: no placement."""
     placement_chunk: int = 0
     """Most VMs one compact placement policy holds (the catalog's limit for the machine type)."""
+    flex_prefix: str = ""
+    """Flex-start capacity: each resume asks for its nodes' VMs through a MIG of its own, `<flex_prefix>-<8
+    hex digits>` with `flex_prefix` as its base instance name (how the node sync finds them), placed by
+    the group's workload policy; empty for a group of other capacity."""
+    run_seconds: int = 0
+    """Flex-start: how long the VMs may run (the resize request's requestedRunDuration)."""
 
     def vm_name(self, node: str) -> str:
         if not self.vm_prefix:
@@ -763,6 +868,13 @@ class GceGroup:
         if len(name) > VM_NAME_MAX:
             raise CloudError("InvalidName", f"{name} is longer than {VM_NAME_MAX} characters")
         return name
+
+    def node_number(self, vm: str) -> int | None:
+        """The number of the elastic node whose VM this is (`vm_name`'s inverse), else None."""
+        prefix, _, number = vm.rpartition("-")
+        if not self.vm_prefix or prefix != self.vm_prefix or not number.isdigit():
+            return None
+        return int(number) if number == str(int(number)) else None
 
     def placement_policy(self, node: str) -> str | None:
         """The compact placement policy that places the node's VM, or None."""
@@ -780,13 +892,15 @@ class GceGroup:
 
 def gce_groups_from_config(value: Mapping[str, Any]) -> dict[str, GceGroup]:
     """The config's `gce_groups`: name -> {"base_instance_name": ..., "vm_prefix": ..., "placement_prefix":
-    ..., "placement_chunk": ...}."""
+    ..., "placement_chunk": ..., "flex_prefix": ..., "run_seconds": ...}."""
     return {
         name: GceGroup(
             str(item["base_instance_name"]),
             str(item.get("vm_prefix", "")),
             str(item.get("placement_prefix", "")),
             int(item.get("placement_chunk", 0)),
+            str(item.get("flex_prefix", "")),
+            int(item.get("run_seconds", 0)),
         )
         for name, item in value.items()
     }
@@ -821,6 +935,10 @@ class GceFleet:
         self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
         self._groups = dict(groups or {})
         self._templates: dict[str, dict[str, Any]] = {}
+        self._policies: dict[str, str] = {}
+        self._managers: dict[str, str] = {}
+        """Flex-start VM -> the MIG that made it, from the last listing: such a VM is deleted through its
+        MIG (a MIG recreates a VM deleted behind its back)."""
 
     def instances(self) -> list[Instance]:
         found = []
@@ -831,19 +949,41 @@ class GceFleet:
                 continue
             if not interfaces or "networkIP" not in interfaces[0]:
                 continue  # no address yet: next round
+            name = _metadata(item).get(NODE_TAG)
+            elastic = labels.get(ELASTIC_TAG) == "true"
+            manager = self._flex_manager(item) if elastic else ""
             found.append(
                 Instance(
                     id=item["name"],
                     group=labels[GROUP_TAG],
                     address=interfaces[0]["networkIP"],
                     launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
-                    name=_metadata(item).get(NODE_TAG),
-                    elastic=labels.get(ELASTIC_TAG) == "true",
+                    name=name,
+                    elastic=elastic,
                     reportable=faulty_host_reportable(item),
                     started=_timestamp(item.get("lastStartTimestamp")),
+                    intended=self._intended(item, labels[GROUP_TAG]) if manager and name is None else None,
                 )
             )
         return found
+
+    def _intended(self, item: Mapping[str, Any], group: str) -> str | None:
+        """A flex-start VM's node, from its name: its MIG created it when capacity arrived, unnamed."""
+        source = self._groups.get(group)
+        if source is None:
+            return None
+        number = source.node_number(item["name"])
+        return f"{group}-{number}" if number is not None else None
+
+    def _flex_manager(self, item: Mapping[str, Any]) -> str:
+        """The flex-start MIG of ours that created this VM (its `created-by` metadata), else empty; noted
+        for `terminate`."""
+        manager = _metadata(item).get(CREATED_BY, "").rpartition("/instanceGroupManagers/")[2]
+        prefixes = tuple(f"{g.flex_prefix}-" for g in self._groups.values() if g.flex_prefix)
+        if not prefixes or not manager.startswith(prefixes):
+            return ""
+        self._managers[item["name"]] = manager
+        return manager
 
     def name(self, instance_id: str, name: str) -> None:
         # setMetadata replaces the whole set and must quote the fingerprint read with it.
@@ -866,6 +1006,8 @@ class GceFleet:
         if source is None:
             raise CloudError("NoNodeGroup", f"the node sync's config has no gce_groups entry for {group}")
         template = self._template(group, source)
+        if source.flex_prefix:
+            return self._request(group, source, template, names)
         labels = template.get("properties", {}).get("labels", {})
         # One bulkInsert per placement policy (a request's VMs share their properties); the request
         # stands or falls as a whole: what one insert created is deleted again if a later one fails.
@@ -904,8 +1046,101 @@ class GceFleet:
             raise _gce_error(error) from error
         return created
 
+    def _request(
+        self, group: str, source: GceGroup, template: Mapping[str, Any], names: Sequence[str]
+    ) -> list[str]:
+        """Flex-start VMs for these nodes: a MIG of their own (target size 0, the group's template and
+        workload policy, our label on every VM it makes) and one resize request naming their VMs, which
+        Compute Engine fulfils all at once when capacity arrives (Cluster Toolkit's slurm_files
+        mig_flex.py does the same per job). Returns the VMs asked for: none exists yet; the node sync names
+        them when they appear. If the request cannot be made, the MIG goes again."""
+        vms = [source.vm_name(name) for name in names]
+        mig = f"{source.flex_prefix}-{secrets.token_hex(4)}"
+        body: dict[str, Any] = {
+            "name": mig,
+            "baseInstanceName": source.flex_prefix,
+            "description": f"clusterfab flex-start VMs of node group {group}: {', '.join(names)}",
+            "instanceTemplate": template["selfLink"],
+            "targetSize": 0,
+            # Patched onto the template's labels: its VMs are elastic nodes, deleted at teardown.
+            "allInstancesConfig": {"properties": {"labels": {ELASTIC_TAG: "true"}}},
+        }
+        if group in self._policies:
+            body["resourcePolicies"] = {"workloadPolicy": self._policies[group]}
+        managers = f"{self._zonal}/instanceGroupManagers"
+        try:
+            self._wait(self._call("POST", managers, body))
+        except CloudError:
+            self.withdraw(mig)  # a MIG whose creation failed late may exist; never one left behind
+            raise
+        request = {
+            "name": "resume",
+            "instances": [{"name": vm} for vm in vms],
+            "requestedRunDuration": {"seconds": str(source.run_seconds)},
+        }
+        try:
+            self._wait(self._call("POST", f"{managers}/{mig}/resizeRequests", request))
+        except CloudError:
+            log.exception("the resize request of %s failed: deleting it", mig)
+            self.withdraw(mig)
+            raise
+        log.info("%s asks for %s (flex-start, up to %d s each)", mig, ",".join(vms), source.run_seconds)
+        return vms
+
+    def requests(self) -> list[FlexRequest]:
+        """The flex-start MIGs of this cluster's groups, each with its resize request."""
+        found = []
+        for group, source in self._groups.items():
+            if not source.flex_prefix:
+                continue
+            query = f'baseInstanceName = "{source.flex_prefix}"'
+            for mig in self._pages(f"{self._zonal}/instanceGroupManagers", query):
+                url = f"{self._zonal}/instanceGroupManagers/{mig['name']}/resizeRequests"
+                asked = list(self._call("GET", url).get("items", []))
+                vms = [i["name"] for r in asked for i in r.get("instances", [])]
+                numbers = [n for vm in vms if (n := source.node_number(vm)) is not None]
+                errors = [e for r in asked for e in r.get("status", {}).get("error", {}).get("errors", [])]
+                found.append(
+                    FlexRequest(
+                        mig=mig["name"],
+                        group=group,
+                        nodes=tuple(f"{group}-{n}" for n in numbers),
+                        state=str(asked[-1].get("state", "")) if asked else "",
+                        error=str(errors[0].get("code", "")) if errors else "",
+                        created=dt.datetime.fromisoformat(mig["creationTimestamp"]),
+                        size=int(mig.get("targetSize", 0)),
+                    )
+                )
+        return found
+
+    def withdraw(self, mig: str) -> None:
+        """Delete a flex-start MIG: its resize request and every VM it made go with it (Compute Engine lets
+        a request being fulfilled finish first). One already gone is no error."""
+        try:
+            self._http("DELETE", f"{self._zonal}/instanceGroupManagers/{mig}")
+        except Exception as error:
+            if getattr(error, "code", None) != HTTP_NOT_FOUND:
+                raise _gce_error(error) from error
+
     def terminate(self, instance_ids: Sequence[str]) -> None:
-        failed = self._delete(instance_ids)
+        by_manager: dict[str, list[str]] = {}
+        for vm in instance_ids:
+            by_manager.setdefault(self._managers.get(vm, ""), []).append(vm)
+        failed = self._delete(by_manager.pop("", []))
+        for mig, vms in by_manager.items():
+            # Through the MIG, which lowers its target size: deleted alone, the MIG would recreate them.
+            try:
+                self._call(
+                    "POST",
+                    f"{self._zonal}/instanceGroupManagers/{mig}/deleteInstances",
+                    {
+                        "instances": [f"zones/{self._zone}/instances/{vm}" for vm in vms],
+                        "skipInstancesOnValidationError": True,
+                    },
+                )
+            except CloudError as error:
+                log.exception("deleting %s through %s failed", ",".join(vms), mig)
+                failed.append(error)
         if failed:
             raise CloudError(failed[0].code, "; ".join(f"{e.code}: {e.message}" for e in failed))
 
@@ -946,7 +1181,11 @@ class GceFleet:
         """The cluster's elastic VMs that still exist, in any status (a stopped, TERMINATED VM still holds
         its NICs' subnets); a VM being deleted is listed until it is gone."""
         return [
-            ElasticInstance(item["name"], item.get("labels", {}).get(GROUP_TAG, ""))
+            ElasticInstance(
+                item["name"],
+                item.get("labels", {}).get(GROUP_TAG, ""),
+                managed=bool(self._flex_manager(item)),
+            )
             for item in self._pages(self._base, f'{self._filter} (labels.{ELASTIC_TAG} = "true")')
         ]
 
@@ -985,6 +1224,11 @@ class GceFleet:
             labels = template.get("properties", {}).get("labels", {})
             if all(labels.get(key) == value for key, value in wanted.items()):
                 found.append(template)
+                policy = mig.get("resourcePolicies", {}).get("workloadPolicy")
+                if policy:
+                    # A flex-start MIG is placed as the group's own: one workload policy may serve many
+                    # MIGs (Compute Engine's "About workload policies in MIGs").
+                    self._policies[group] = policy
         if len(found) != 1:
             raise CloudError(
                 "NoNodeGroup",
@@ -1148,7 +1392,13 @@ def sync(
     """One round: read both sides, act, and return what was done (each action is logged). One failed
     action is logged and counted, and does not stop the others."""
     actions = plan_actions(
-        names, fleet.instances(), slurm.nodes(), elastic=elastic, now=now, retry_after=retry_after
+        names,
+        fleet.instances(),
+        slurm.nodes(),
+        elastic=elastic,
+        requests=fleet.requests(),
+        now=now,
+        retry_after=retry_after,
     )
     counts = counts if counts is not None else Counts()
     for action in actions:
@@ -1163,6 +1413,8 @@ def sync(
                 fleet.recreate(action.group, action.instance_id)
             elif isinstance(action, ReportFaulty):
                 fleet.report_faulty(action.instance_id, action.behavior, action.description)
+            elif isinstance(action, Withdraw):
+                fleet.withdraw(action.mig)
             else:
                 slurm.apply(action)
         except Exception:

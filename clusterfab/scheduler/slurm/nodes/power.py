@@ -27,7 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from .nodesync import REASON_PREFIX, CloudError, Group, Instance, MarkDown, SlurmAction, elastic_holders
+from .nodesync import (
+    REASON_PREFIX,
+    CloudError,
+    FlexRequest,
+    Group,
+    Instance,
+    MarkDown,
+    SlurmAction,
+    elastic_holders,
+)
 
 log = logging.getLogger("clusterfab-slurm-nodes")
 
@@ -39,6 +48,8 @@ class Cloud(Protocol):
     def create(self, group: str, names: Sequence[str]) -> list[str]: ...
     def terminate(self, instance_ids: Sequence[str]) -> None: ...
     def instances(self) -> list[Instance]: ...
+    def requests(self) -> list[FlexRequest]: ...
+    def withdraw(self, mig: str) -> None: ...
 
 
 class Slurm(Protocol):
@@ -182,13 +193,29 @@ def _fail(
 
 
 def suspend(names: Sequence[str], cloud: Cloud) -> list[str]:
-    """Terminate the elastic instances of these nodes; the ids terminated."""
+    """Terminate the elastic instances of these nodes, and withdraw the flex-start requests still waiting
+    for capacity for any of them (resume-fail after ResumeTimeout: capacity that arrives later would run
+    for no job); the ids terminated."""
     holders = elastic_holders(cloud.instances(), names)
     ids = list(holders.values())
     if ids:
         cloud.terminate(ids)
-    log.info("suspended %s: terminated %s", ",".join(names), ",".join(ids) or "nothing")
+    wanted = set(names)
+    waiting = [r.mig for r in cloud.requests() if r.pending and wanted.intersection(r.nodes)]
+    for mig in waiting:
+        cloud.withdraw(mig)
+    log.info(
+        "suspended %s: terminated %s, withdrew %s",
+        ",".join(names),
+        ",".join(ids) or "nothing",
+        ",".join(waiting) or "nothing",
+    )
     return ids
+
+
+def requested(cloud: Cloud) -> list[str]:
+    """The nodes a flex-start request still waits for capacity for: a repeated resume asks for none again."""
+    return [name for request in cloud.requests() if request.pending for name in request.nodes]
 
 
 def read_resume_file(path: str | None, expand: Callable[[str], list[str]]) -> list[ResumeJob]:

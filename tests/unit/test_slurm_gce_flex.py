@@ -1,0 +1,326 @@
+"""Flex-start elastic nodes on Compute Engine: the resume program asks for a job's VMs through a MIG of its
+own and one resize request (Cluster Toolkit's slurm_files mig_flex.py), capacity arrives later and the node
+sync names the VMs for their nodes, a failed request puts its nodes back with the cloud's reason, suspend
+deletes VMs through their MIG, resume-fail and the node sync withdraw MIGs no node waits for, and the destroy
+hook deletes the MIGs with their VMs.
+
+Every request goes through FakeCompute, which checks its method, path and body against the compute.v1
+discovery document (tests/unit/test_slurm_nodesync.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+import pytest
+
+from clusterfab.core.vocab import SLURM_ELASTIC_TAG, SLURM_NODE_TAG
+from clusterfab.scheduler.slurm.nodes.nodesync import (
+    GRACE,
+    CloudError,
+    FlexRequest,
+    GceFleet,
+    GceGroup,
+    MarkDown,
+    NameInstance,
+    PowerDown,
+    Scontrol,
+    SlurmNode,
+    Withdraw,
+    plan_actions,
+    sync,
+)
+from clusterfab.scheduler.slurm.nodes.power import plan_resume, requested, resume, suspend
+from clusterfab.scheduler.slurm.teardown import delete_elastic, group_filter
+from tests.unit.test_slurm_gce_elastic import (
+    GROUPS,
+    LABELS,
+    PROJECT,
+    TEMPLATE_LINK,
+    ZONE,
+    RecordingSlurm,
+    compute,
+)
+from tests.unit.test_slurm_nodesync import FakeCompute, RecordingScontrol
+
+FLEX = GceGroup(
+    base_instance_name="llm-h100",
+    vm_prefix="llm-prod-h100-elastic",
+    flex_prefix="llm-prod-h100-flex",
+    run_seconds=86400,
+)
+WORKLOAD_POLICY = f"https://www.googleapis.com/compute/v1/projects/{PROJECT}/regions/us-central1/resourcePolicies/llm-h100-wp"
+ZONAL = f"projects/{PROJECT}/zones/{ZONE}"
+CREATED = dt.datetime.fromisoformat("2026-11-26T04:00:00.000-08:00")
+
+
+def flex_compute() -> FakeCompute:
+    """The zone of test_slurm_gce_elastic, this stack's h100 MIG placed by a workload policy."""
+    gce = compute()
+    for mig in gce.migs:
+        if mig["name"] == "llm-h100-mig-prod":
+            mig["resourcePolicies"] = {"workloadPolicy": WORKLOAD_POLICY}
+    return gce
+
+
+def fleet(gce: FakeCompute) -> GceFleet:
+    return GceFleet(gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": FLEX})
+
+
+def flex_migs(gce: FakeCompute) -> list[dict[str, Any]]:
+    return [m for m in gce.migs if m.get("baseInstanceName") == FLEX.flex_prefix]
+
+
+def test_a_flex_node_is_its_vms_number_and_nothing_else_is() -> None:
+    assert FLEX.node_number(FLEX.vm_name("h100-12")) == 12
+    for vm in ("llm-prod-h100-elastic-x", "llm-prod-h100-elastic-012", "llm-h100-abcd", "elastic-3"):
+        assert FLEX.node_number(vm) is None
+
+
+def test_a_jobs_flex_nodes_are_one_mig_and_one_resize_request_of_the_groups_template() -> None:
+    gce = flex_compute()
+    report = resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+
+    assert report.created == {"no job": ["llm-prod-h100-elastic-2", "llm-prod-h100-elastic-3"]}
+    [mig] = gce.bodies["compute.instanceGroupManagers.insert"]
+    assert re.fullmatch(r"llm-prod-h100-flex-[0-9a-f]{8}", mig["name"])
+    assert mig == {
+        "name": mig["name"],
+        "baseInstanceName": "llm-prod-h100-flex",
+        "description": "clusterfab flex-start VMs of node group h100: h100-2, h100-3",
+        "instanceTemplate": f"{TEMPLATE_LINK}/llm-h100-template-prod",  # this stack's, not dev's
+        "targetSize": 0,
+        "allInstancesConfig": {"properties": {"labels": {SLURM_ELASTIC_TAG: "true"}}},
+        "resourcePolicies": {"workloadPolicy": WORKLOAD_POLICY},
+    }
+    assert gce.bodies["compute.instanceGroupManagerResizeRequests.insert"] == [
+        {
+            "name": "resume",
+            "instances": [{"name": "llm-prod-h100-elastic-2"}, {"name": "llm-prod-h100-elastic-3"}],
+            "requestedRunDuration": {"seconds": "86400"},
+        }
+    ]
+    assert "compute.instances.bulkInsert" not in gce.bodies
+    assert gce.calls[-4:] == [
+        ("compute.instanceGroupManagers.insert", f"{ZONAL}/instanceGroupManagers"),
+        ("compute.zoneOperations.wait", f"{ZONAL}/operations/operation-insert-mig/wait"),
+        (
+            "compute.instanceGroupManagerResizeRequests.insert",
+            f"{ZONAL}/instanceGroupManagers/{mig['name']}/resizeRequests",
+        ),
+        ("compute.zoneOperations.wait", f"{ZONAL}/operations/operation-insert-request/wait"),
+    ]
+    assert not any(vm.startswith("llm-prod-h100-elastic") for vm in gce.instances)  # none until capacity
+
+
+def test_nodes_whose_request_waits_are_not_asked_for_again() -> None:
+    gce = flex_compute()
+    elastic = fleet(gce)
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), elastic, RecordingSlurm())
+    assert requested(elastic) == ["h100-2", "h100-3"]
+    again = plan_resume(["h100-2", "h100-3", "h100-4"], [], GROUPS, requested(elastic))
+    assert again.existing == ("h100-2", "h100-3")
+    assert [launch.names for unit in again.units for launch in unit] == [("h100-4",)]
+
+
+def test_a_refused_request_takes_its_mig_back_and_sets_the_nodes_down_with_the_reason() -> None:
+    gce = flex_compute()
+    gce.refuse = (403, "quotaExceeded")
+    slurm = RecordingSlurm()
+    report = resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), slurm)
+    assert report.failed == dict.fromkeys(["h100-2", "h100-3"], "clusterfab: resume failed: quotaExceeded")
+    assert flex_migs(gce) == []  # the MIG went with its request
+    assert [method for method, _ in gce.calls][-2:] == [
+        "compute.instanceGroupManagerResizeRequests.insert",
+        "compute.instanceGroupManagers.delete",
+    ]
+
+
+def test_a_refused_mig_is_the_nodes_reason() -> None:
+    gce = flex_compute()
+    gce.refuse_mig = (403, "QUOTA_EXCEEDED")
+    report = resume(plan_resume(["h100-2"], [], GROUPS), fleet(gce), RecordingSlurm())
+    assert report.failed == {"h100-2": "clusterfab: resume failed: QUOTA_EXCEEDED"}
+    assert flex_migs(gce) == []
+
+
+def _powering_up(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "address": n, "state": ["IDLE", "CLOUD", "POWERING_UP"]} for n in names]
+
+
+def _round(gce: FakeCompute, nodes: list[dict[str, Any]], now: dt.datetime) -> tuple[list[Any], Any]:
+    scontrol = RecordingScontrol(nodes)
+    group = GROUPS["h100"]
+    done = sync(
+        {"h100": group.static_names},
+        fleet(gce),
+        Scontrol(run=scontrol),
+        elastic={"h100": group.elastic_names},
+        now=now,
+    )
+    return done, scontrol
+
+
+def test_capacity_arrives_and_the_node_sync_names_each_vm_for_its_node() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    [mig] = flex_migs(gce)
+    vms = gce.grant(mig["name"])
+    # Hours after the request: the VMs are new, the MIG is old; nothing is withdrawn or deleted.
+    gce.clock = "2026-11-26T09:00:00.000-08:00"
+    for vm in vms:
+        gce.instances[vm]["creationTimestamp"] = gce.clock
+    later = dt.datetime.fromisoformat(gce.clock) + GRACE * 2
+    done, _ = _round(gce, _powering_up("h100-2", "h100-3"), later)
+
+    assert done == [
+        NameInstance("llm-prod-h100-elastic-2", "h100-2"),
+        NameInstance("llm-prod-h100-elastic-3", "h100-3"),
+    ]
+    for vm, node in zip(vms, ["h100-2", "h100-3"], strict=True):
+        created = gce.instances[vm]
+        assert created["labels"] == {**LABELS, SLURM_ELASTIC_TAG: "true"}
+        assert {"key": SLURM_NODE_TAG, "value": node} in created["metadata"]["items"]
+    # Named: the next round has nothing to do.
+    assert _round(gce, _powering_up("h100-2", "h100-3"), later)[0] == []
+
+
+def test_a_failed_request_sets_its_waiting_nodes_down_and_goes() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    [mig] = flex_migs(gce)
+    gce.fail(mig["name"], "ZONE_RESOURCE_POOL_EXHAUSTED")
+    reason = "clusterfab: resume failed: ZONE_RESOURCE_POOL_EXHAUSTED"
+
+    done, scontrol = _round(gce, _powering_up("h100-2", "h100-3"), CREATED)  # at once, not after GRACE
+
+    assert done == [
+        MarkDown("h100-2", reason),
+        MarkDown("h100-3", reason),
+        Withdraw(mig["name"], "its resize request failed: ZONE_RESOURCE_POOL_EXHAUSTED"),
+    ]
+    assert flex_migs(gce) == []
+    assert scontrol.updates == [
+        ["scontrol", "update", f"NodeName={n}", "State=DOWN", f"Reason={reason}"]
+        for n in ("h100-2", "h100-3")
+    ]
+    # DOWN with our reason: powered down after the retry wait, and Slurm asks again when it schedules the job.
+    down = [
+        {
+            "name": "h100-2",
+            "address": "h100-2",
+            "state": ["DOWN", "CLOUD", "POWERING_UP"],
+            "reason": reason,
+            "reason_changed_at": {"set": True, "number": int(CREATED.timestamp())},
+        }
+    ]
+    later = CREATED + dt.timedelta(minutes=3)
+    assert _round(gce, down, later)[0] == [PowerDown("h100-2", reason)]
+
+
+def test_suspend_deletes_flex_vms_through_their_mig_and_the_empty_mig_goes_after_grace() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    [mig] = flex_migs(gce)
+    gce.grant(mig["name"])
+    _round(gce, _powering_up("h100-2", "h100-3"), CREATED)  # named
+
+    assert sorted(suspend(["h100-2"], fleet(gce))) == ["llm-prod-h100-elastic-2"]
+    assert gce.bodies["compute.instanceGroupManagers.deleteInstances"] == [
+        {
+            "instances": [f"zones/{ZONE}/instances/llm-prod-h100-elastic-2"],
+            "skipInstancesOnValidationError": True,
+        }
+    ]
+    assert "compute.instances.delete" not in [method for method, _ in gce.calls]  # never behind the MIG
+    assert mig["targetSize"] == 1
+    suspend(["h100-3"], fleet(gce))
+    assert mig["targetSize"] == 0
+
+    idle = [
+        {"name": n, "address": n, "state": ["IDLE", "CLOUD", "POWERED_DOWN"]} for n in ("h100-2", "h100-3")
+    ]
+    assert _round(gce, idle, CREATED + GRACE / 2)[0] == []
+    done, _ = _round(gce, idle, CREATED + GRACE)
+    assert done == [Withdraw(mig["name"], "it holds no VM and asks for none")]
+    assert flex_migs(gce) == []
+
+
+def test_resume_fail_withdraws_the_request_still_waiting_for_capacity() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    resume(plan_resume(["h100-4"], [], GROUPS), fleet(gce), RecordingSlurm())
+    first, second = (m["name"] for m in flex_migs(gce))
+
+    assert suspend(["h100-2", "h100-3"], fleet(gce)) == []  # no VM to delete
+
+    assert [m["name"] for m in flex_migs(gce)] == [second]  # h100-4's request still waits
+    assert ("compute.instanceGroupManagers.delete", f"{ZONAL}/instanceGroupManagers/{first}") in gce.calls
+
+
+@pytest.mark.parametrize(
+    ("states", "withdrawn"),
+    [
+        ({"h100-2": {"POWERED_DOWN"}, "h100-3": {"POWERED_DOWN"}}, True),  # its job went while it waited
+        ({"h100-2": {"POWERED_DOWN"}, "h100-3": {"POWERING_UP"}}, False),
+        ({"h100-2": {"POWERING_UP"}, "h100-3": {"POWERING_UP"}}, False),
+    ],
+)
+def test_a_request_no_node_waits_for_goes_after_grace(states: dict[str, set[str]], withdrawn: bool) -> None:
+    request = FlexRequest("m", "h100", ("h100-2", "h100-3"), "ACCEPTED", "", CREATED, 0)
+    nodes = {n: SlurmNode(n, n, False, frozenset({"IDLE", "CLOUD", *s})) for n, s in states.items()}
+    plan = {"requests": [request], "elastic": {"h100": ["h100-2", "h100-3"]}}
+    assert plan_actions({}, [], nodes, now=CREATED + GRACE / 2, **plan) == []  # type: ignore[arg-type]
+    late = plan_actions({}, [], nodes, now=CREATED + GRACE, **plan)  # type: ignore[arg-type]
+    expected = [Withdraw("m", "no node waits for it (h100-2, h100-3 powered down)")] if withdrawn else []
+    assert late == expected
+
+
+def test_a_request_whose_vms_run_stays() -> None:
+    request = FlexRequest("m", "h100", ("h100-2",), "SUCCEEDED", "", CREATED, 1)
+    nodes = {"h100-2": SlurmNode("h100-2", "10.0.0.2", False, frozenset({"ALLOCATED", "CLOUD"}))}
+    assert plan_actions({}, [], nodes, requests=[request], now=CREATED + GRACE * 10) == []
+
+
+def test_the_destroy_hook_deletes_the_flex_migs_with_their_vms() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    resume(plan_resume(["h100-4"], [], GROUPS), fleet(gce), RecordingSlurm())
+    granted, waiting = (m["name"] for m in flex_migs(gce))
+    vms = gce.grant(granted)
+
+    deleted = delete_elastic(fleet(gce), group_filter("h100", {"h100"}), sleep=lambda _: None)
+
+    assert deleted == sorted([granted, waiting])
+    assert flex_migs(gce) == []
+    assert not set(vms) & set(gce.instances)
+    methods = [method for method, _ in gce.calls]
+    assert "compute.instances.delete" not in methods  # the VMs went with their MIG
+    assert "compute.instanceGroupManagers.deleteInstances" not in methods
+
+
+def test_a_vm_of_a_mig_not_ours_is_no_flex_node() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2"], [], GROUPS), fleet(gce), RecordingSlurm())
+    [mig] = flex_migs(gce)
+    [vm] = gce.grant(mig["name"])
+    items = gce.instances[vm]["metadata"]["items"]
+    items[-1] = {"key": "created-by", "value": "projects/1234/zones/z/instanceGroupManagers/someone-else"}
+    [found] = [i for i in fleet(gce).instances() if i.id == vm]
+    assert (found.elastic, found.intended) == (True, None)
+
+
+def test_a_request_that_cannot_be_read_fails_the_round_not_silently() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2"], [], GROUPS), fleet(gce), RecordingSlurm())
+
+    def broken(method: str, url: str, body: Any = None) -> Any:
+        if url.endswith("/resizeRequests"):
+            raise CloudError("backendError", "try again")
+        return gce(method, url, body)
+
+    with pytest.raises(CloudError, match="backendError"):
+        GceFleet(
+            broken, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": FLEX}
+        ).requests()
