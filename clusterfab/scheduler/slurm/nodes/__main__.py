@@ -24,6 +24,8 @@ from typing import Any
 from . import accounting
 from . import counts as totals
 from .nodesync import (
+    COMPUTE_API,
+    METADATA,
     RETRY_AFTER,
     Counts,
     Ec2Fleet,
@@ -119,13 +121,15 @@ def _count(path: str | None, program: str, done: Mapping[str, int], failed: Mapp
 
 def _fleet(settings: Mapping[str, Any]) -> Ec2Fleet | GceFleet:
     if settings.get("cloud", "aws") == "gcp":
+        # A test stands in for Compute Engine and the metadata server here; never set by the stack.
         return GceFleet(
-            MetadataTokenHttp(),
+            MetadataTokenHttp(settings.get("metadata_url", METADATA)),
             project=settings["project"],
             zone=settings["zone"],
             blueprint=settings["blueprint"],
             stack=settings["stack"],
             groups=gce_groups_from_config(settings.get("gce_groups", {})),
+            api=settings.get("compute_api", COMPUTE_API),
         )
     # Ubuntu's python3-boto3 on the controller; only the AWS program needs it.
     import boto3  # noqa: PLC0415

@@ -926,10 +926,12 @@ class GceFleet:
         blueprint: str,
         stack: str,
         groups: Mapping[str, GceGroup] | None = None,
+        api: str = COMPUTE_API,
     ) -> None:
         self._http = http
+        self._api = api
         self._zone = zone
-        self._zonal = f"{COMPUTE_API}/projects/{project}/zones/{zone}"
+        self._zonal = f"{api}/projects/{project}/zones/{zone}"
         self._base = f"{self._zonal}/instances"
         self._owner = {BLUEPRINT_TAG: blueprint, STACK_TAG: stack}
         self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
@@ -1219,7 +1221,7 @@ class GceFleet:
                 continue
             project, location, name = link.groups()
             template = self._call(
-                "GET", f"{COMPUTE_API}/projects/{project}/{location}/instanceTemplates/{name}"
+                "GET", f"{self._api}/projects/{project}/{location}/instanceTemplates/{name}"
             )
             labels = template.get("properties", {}).get("labels", {})
             if all(labels.get(key) == value for key, value in wanted.items()):
