@@ -227,3 +227,11 @@ def test_examples_exist() -> None:
         "gcp-tpu-v5p-multislice.yaml",
         "gcp-tpu-v6e-spot.yaml",
     }
+
+
+def test_promote_default_health_age_is_the_health_module_default() -> None:
+    import datetime as dt
+
+    from clusterfab.health import DEFAULT_MAX_AGE
+
+    assert dt.timedelta(hours=cli.HEALTH_MAX_AGE_HOURS) == DEFAULT_MAX_AGE
