@@ -14,6 +14,7 @@ stdout. Text is laid out for the terminal's width (COLUMNS, else 120 columns whe
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import enum
 import math
@@ -25,9 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.models import CommandInfo
 
 from clusterfab.core.errors import ClusterfabError, RefusedError, UsageError
-from clusterfab.health import DEFAULT_MAX_AGE
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from clusterfab.deploy.promote import PromotionCheck
     from clusterfab.rules.engine import ValidationResult
     from clusterfab.stackinput import StackInput
+
+HEALTH_MAX_AGE_HOURS = 72.0
+"""promote's default --health-max-age: clusterfab.health.DEFAULT_MAX_AGE in hours (a test keeps the two
+equal). Written out rather than imported so that every other command does not load clusterfab.health."""
 
 app = typer.Typer(
     name="clusterfab",
@@ -623,7 +628,7 @@ def promote(
             min=0.1,
             help="Refuse a source health record older than this many hours.",
         ),
-    ] = DEFAULT_MAX_AGE.total_seconds() / 3600,
+    ] = HEALTH_MAX_AGE_HOURS,
 ) -> None:
     """Promote the blueprint revision that runs in one stack to another, through gates.
 
@@ -1022,6 +1027,33 @@ def _fail(kind: str, message: str, exit_code: int, json_mode: bool) -> NoReturn:
     sys.exit(exit_code)
 
 
+def _app_for(argv: Sequence[str]) -> typer.Typer:
+    """The app with only the command that `argv` starts with, when it starts with a command's name.
+
+    Typer inspects the signature of every registered command on each run (about as long as validating
+    a blueprint), and a run uses one. The root options (--version) and the command's own parsing, help
+    and errors are the same; any other command line (options first, no command, a command group, a
+    misspelt name, for which Click suggests the others) gets the whole app.
+    """
+    if not argv:
+        return app
+    chosen = [info for info in app.registered_commands if _command_name(info) == argv[0]]
+    if len(chosen) != 1:
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = chosen
+    narrowed.registered_groups = []
+    return narrowed
+
+
+def _command_name(info: CommandInfo) -> str | None:
+    """The name Typer gives a registered command (its own, else its function's, dashed)."""
+    if info.name:
+        return info.name
+    callback = info.callback
+    return callback.__name__.lower().replace("_", "-") if callback is not None else None
+
+
 def main() -> None:
     """Entry point of the `clusterfab` console script: the one error boundary.
 
@@ -1033,7 +1065,7 @@ def main() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     json_mode = _json_mode(sys.argv[1:])
     try:
-        code = app(standalone_mode=False)
+        code = _app_for(sys.argv[1:])(standalone_mode=False)
     except typer.TyperException as exc:  # the command line itself: bad flags, missing arguments
         show = getattr(exc, "show", None)
         if json_mode or show is None:

@@ -7,8 +7,8 @@ the exported JSON Schema. Cross-field and catalog checks live in `clusterfab.rul
 point at the right line; these models only check what a single field can know.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
+# string when each model class is created, on every run of every command.
 import ipaddress
 from typing import Annotated, Any, Literal
 
@@ -80,7 +80,11 @@ SlurmTime = Annotated[
 class Spec(BaseModel):
     """Base of every blueprint model: strict, frozen, no unknown keys."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # defer_build: a model's validator is built on its first use, not at import. A run validates the
+    # Blueprint (whose validator takes in the nested models' schemas), so building every nested model's
+    # own validator at import was work no command used. The nested defaults are made with
+    # model_construct for the same reason; a test checks that each equals the validated one.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class NetworkSpec(Spec):
@@ -204,7 +208,7 @@ class NodeGroupSpec(Spec):
         AutoscalingSpec | None, Field(description=("Autoscaled size {min, max} instead of a fixed count."))
     ] = None
     capacity: Annotated[CapacitySpec, Field(description="How the nodes' capacity is bought.")] = (
-        CapacitySpec()
+        CapacitySpec.model_construct()
     )
     placement: Annotated[
         Literal["compact", "none"] | None,
@@ -272,7 +276,7 @@ class NodeGroupSpec(Spec):
                 "system at /mnt/localssd; `enabled: false` leaves the disks alone."
             )
         ),
-    ] = LocalScratchSpec()
+    ] = LocalScratchSpec.model_construct()
 
 
 class TpuSliceSpec(Spec):
@@ -298,7 +302,9 @@ class TpuSliceSpec(Spec):
     slices: Annotated[
         int, Field(ge=1, le=64, description=("Number of identical slices joined for multislice training."))
     ] = 1
-    capacity: Annotated[CapacitySpec, Field(description="How the TPU capacity is bought.")] = CapacitySpec()
+    capacity: Annotated[CapacitySpec, Field(description="How the TPU capacity is bought.")] = (
+        CapacitySpec.model_construct()
+    )
     runtime_version: Annotated[
         str | None,
         Field(
@@ -767,8 +773,8 @@ class SchedulerSpec(Spec):
     ] = "none"
     controller: Annotated[
         SchedulerMachineSpec, Field(description="The controller (slurmctld, slurmdbd) and its state disk.")
-    ] = SchedulerMachineSpec()
-    login: Annotated[LoginSpec, Field(description="Login nodes.")] = LoginSpec()
+    ] = SchedulerMachineSpec.model_construct()
+    login: Annotated[LoginSpec, Field(description="Login nodes.")] = LoginSpec.model_construct()
     accounting: Annotated[
         Literal["embedded", "managed"],
         Field(
@@ -782,7 +788,7 @@ class SchedulerSpec(Spec):
     database: Annotated[
         AccountingDatabaseSpec,
         Field(description="The managed accounting database's size and backups (`accounting: managed`)."),
-    ] = AccountingDatabaseSpec()
+    ] = AccountingDatabaseSpec.model_construct()
     containers: Annotated[
         Literal["pyxis", "none"],
         Field(
@@ -804,7 +810,7 @@ class SchedulerSpec(Spec):
                 "Slurm create up to `max - min` more for queued jobs, deleting them after `idle_minutes`."
             )
         ),
-    ] = ElasticSpec()
+    ] = ElasticSpec.model_construct()
 
 
 class TeamSpec(Spec):
@@ -885,12 +891,12 @@ class Blueprint(Spec):
     ] = None
     network: Annotated[
         NetworkSpec, Field(description="Address range of the cluster network and who may reach nodes by SSH.")
-    ] = NetworkSpec()
+    ] = NetworkSpec.model_construct()
     node_groups: Annotated[list[NodeGroupSpec], Field(description="GPU node groups.")] = []
     tpu_slices: Annotated[list[TpuSliceSpec], Field(description="TPU slices (GCP).")] = []
     storage: Annotated[list[StorageSpec], Field(description="Shared file systems.")] = []
     software: Annotated[SoftwareSpec, Field(description="NVIDIA software versions on GPU nodes.")] = (
-        SoftwareSpec()
+        SoftwareSpec.model_construct()
     )
     budget: Annotated[BudgetSpec | None, Field(description="Spending limits and alerts.")] = None
     monitoring: Annotated[

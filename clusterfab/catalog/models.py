@@ -6,10 +6,10 @@ record whose figure has no confirmed source, with a note. The models reject unkn
 the data fails the catalog tests instead of silently dropping a figure.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
+# string when each model class is created, on every run of every command.
 import datetime as dt
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -315,7 +315,7 @@ class AptRepository(Sourced):
     """The primary key's fingerprint a node checks the downloaded key against before trusting it."""
 
     @model_validator(mode="after")
-    def _key_pinned(self) -> AptRepository:
+    def _key_pinned(self) -> Self:
         if self.key_url is not None and self.key_fingerprint is None:
             raise ValueError(f"repository {self.url}: a key_url needs its key_fingerprint")
         return self
@@ -600,7 +600,7 @@ class ManagedDatabase(Sourced):
     None: the service hands the CA certificate out with the instance (Cloud SQL's serverCaCert)."""
 
     @model_validator(mode="after")
-    def _cloud_fields(self) -> ManagedDatabase:
+    def _cloud_fields(self) -> Self:
         needed = {"aws": ("parameter_family", "ca_bundle_url"), "gcp": ("edition",)}[self.cloud]
         missing = [name for name in needed if getattr(self, name) is None]
         if missing:

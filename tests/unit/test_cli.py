@@ -227,3 +227,44 @@ def test_examples_exist() -> None:
         "gcp-tpu-v5p-multislice.yaml",
         "gcp-tpu-v6e-spot.yaml",
     }
+
+
+def test_promote_default_health_age_is_the_health_module_default() -> None:
+    import datetime as dt
+
+    from clusterfab.health import DEFAULT_MAX_AGE
+
+    assert dt.timedelta(hours=cli.HEALTH_MAX_AGE_HOURS) == DEFAULT_MAX_AGE
+
+
+def _command_names() -> list[str]:
+    return [name for info in cli.app.registered_commands if (name := cli._command_name(info))]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        *([name, "--help"] for name in _command_names()),
+        ["validate"],
+        ["validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--bogus"],
+        ["validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--format", "xml"],
+        ["cost", "blueprints/examples/aws-p5-efa-fsx.yaml", "--hours"],
+    ],
+)
+def test_a_command_parses_the_same_in_the_app_narrowed_to_it(args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    narrowed = cli._app_for(args)
+    assert narrowed is not cli.app
+    assert [cli._command_name(info) for info in narrowed.registered_commands] == [args[0]]
+    runner = CliRunner()
+    whole, alone = runner.invoke(cli.app, args), runner.invoke(narrowed, args)
+    assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output)
+    assert whole.exit_code in {0, 2}
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["--version"], ["-h", "validate"], ["render", "--help"], ["valdate", "x.yaml"]]
+)
+def test_other_command_lines_get_the_whole_app(args: list[str]) -> None:
+    assert cli._app_for(args) is cli.app

@@ -273,3 +273,23 @@ def test_hints_say_how_to_fix(body: str, expected: tuple[str, str, str, str]) ->
     head += "" if body.startswith("cloud") else "cloud: aws\n"
     result = validate_bytes((head + body).encode(), "t.yaml", today=TODAY)
     assert [(f.code, f.field, f.message, f.hint) for f in result.findings if f.code < "BP100"] == [expected]
+
+
+def test_nested_defaults_equal_what_validation_would_make() -> None:
+    # The models' nested defaults are built with model_construct (no validator built at import), which
+    # skips validation: each must still equal the model validated from nothing.
+    from pydantic import BaseModel
+
+    from clusterfab.blueprint import models
+
+    defaults = [
+        field.default
+        for model in vars(models).values()
+        if isinstance(model, type) and issubclass(model, BaseModel)
+        for field in model.model_fields.values()
+        if isinstance(field.default, BaseModel)
+    ]
+    assert len(defaults) >= 9
+    for default in defaults:
+        assert default == type(default).model_validate({})
+        assert default.model_fields_set == set()
