@@ -348,4 +348,18 @@ def test_a_failed_request_puts_the_nodes_back_with_the_reason_and_the_job_waits(
         lambda: lab.release(job_id) and compute.flex_migs(), timeout=90, what="a new request for the job"
     )
     assert again[0]["name"] != mig["name"]
+    # The job is cancelled while its capacity is queued: the next round withdraws the request and powers
+    # the node down, instead of leaving it powering up for the partition's 30 minutes.
+    [waiting] = [n for n, s in lab.nodes_state().items() if "POWERING_UP" in s["state"].split("+")]
+    assert "ALLOCATED" in lab.nodes_state()[waiting]["state"].split("+")
     lab.run(f"scancel {job_id}")
+    lab.wait_for(
+        lambda: "IDLE" in lab.nodes_state()[waiting]["state"].split("+"), timeout=30, what="the node freed"
+    )
+    sync(lab)
+    assert compute.flex_migs() == []
+    lab.wait_for(
+        lambda: "POWERED_DOWN" in lab.nodes_state()[waiting]["state"].split("+"),
+        timeout=SUSPEND_TIMEOUT_S + 60,
+        what="the node powered down",
+    )

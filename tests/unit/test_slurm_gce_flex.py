@@ -146,7 +146,7 @@ def test_a_refused_mig_is_the_nodes_reason() -> None:
 
 
 def _powering_up(*names: str) -> list[dict[str, Any]]:
-    return [{"name": n, "address": n, "state": ["IDLE", "CLOUD", "POWERING_UP"]} for n in names]
+    return [{"name": n, "address": n, "state": ["ALLOCATED", "CLOUD", "POWERING_UP"]} for n in names]
 
 
 def _round(gce: FakeCompute, nodes: list[dict[str, Any]], now: dt.datetime) -> tuple[list[Any], Any]:
@@ -262,19 +262,39 @@ def test_resume_fail_withdraws_the_request_still_waiting_for_capacity() -> None:
 @pytest.mark.parametrize(
     ("states", "withdrawn"),
     [
-        ({"h100-2": {"POWERED_DOWN"}, "h100-3": {"POWERED_DOWN"}}, True),  # its job went while it waited
-        ({"h100-2": {"POWERED_DOWN"}, "h100-3": {"POWERING_UP"}}, False),
-        ({"h100-2": {"POWERING_UP"}, "h100-3": {"POWERING_UP"}}, False),
+        ({"h100-2": {"IDLE", "POWERED_DOWN"}, "h100-3": {"IDLE", "POWERED_DOWN"}}, True),
+        ({"h100-2": {"IDLE", "POWERED_DOWN"}, "h100-3": {"ALLOCATED", "POWERING_UP"}}, False),
+        ({"h100-2": {"ALLOCATED", "POWERING_UP"}, "h100-3": {"ALLOCATED", "POWERING_UP"}}, False),
     ],
 )
 def test_a_request_no_node_waits_for_goes_after_grace(states: dict[str, set[str]], withdrawn: bool) -> None:
     request = FlexRequest("m", "h100", ("h100-2", "h100-3"), "ACCEPTED", "", CREATED, 0)
-    nodes = {n: SlurmNode(n, n, False, frozenset({"IDLE", "CLOUD", *s})) for n, s in states.items()}
+    nodes = {n: SlurmNode(n, n, False, frozenset({"CLOUD", *s})) for n, s in states.items()}
     plan = {"requests": [request], "elastic": {"h100": ["h100-2", "h100-3"]}}
     assert plan_actions({}, [], nodes, now=CREATED + GRACE / 2, **plan) == []  # type: ignore[arg-type]
     late = plan_actions({}, [], nodes, now=CREATED + GRACE, **plan)  # type: ignore[arg-type]
     expected = [Withdraw("m", "no node waits for it (h100-2, h100-3 powered down)")] if withdrawn else []
     assert late == expected
+
+
+def test_a_request_whose_job_went_while_it_waited_goes_and_its_nodes_power_down() -> None:
+    request = FlexRequest("m", "h100", ("h100-2", "h100-3"), "ACCEPTED", "", CREATED, 0)
+    reason = "clusterfab: no job waits for its flex-start request"
+
+    def nodes(*states: str) -> dict[str, SlurmNode]:
+        return {
+            n: SlurmNode(n, n, False, frozenset({"CLOUD", "POWERING_UP", *states})) for n in request.nodes
+        }
+
+    # Cancelled: IDLE while powering up (slurmctld keeps the nodes powering up for nobody).
+    assert plan_actions({}, [], nodes("IDLE"), requests=[request], now=CREATED + GRACE) == [
+        Withdraw("m", "no job waits for it"),
+        PowerDown("h100-2", reason),
+        PowerDown("h100-3", reason),
+    ]
+    assert plan_actions({}, [], nodes("IDLE"), requests=[request], now=CREATED + GRACE / 2) == []
+    # Its job still holds them: the request waits.
+    assert plan_actions({}, [], nodes("ALLOCATED"), requests=[request], now=CREATED + GRACE * 10) == []
 
 
 def test_a_request_whose_vms_run_stays() -> None:

@@ -37,7 +37,9 @@ needs them, the suspend program deletes them). This program is the one writer th
   resize request; when capacity arrives (maybe hours later) their VMs are named for the nodes they were
   asked for; a request that FAILED sets its waiting nodes DOWN with its error code (then powered down as
   any refused resume) and its MIG is deleted; a MIG that holds no VM and asks for none, or that no node
-  waits for any more, is deleted after `GRACE`. Their VMs are deleted through their MIG, never behind it.
+  waits for any more, is deleted after `GRACE`, and one whose job went while it waited (its nodes still
+  powering up, allocated to no job) is deleted and its nodes powered down. Their VMs are deleted through
+  their MIG, never behind it.
 
 On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
 its labels, from the metadata server).
@@ -584,6 +586,12 @@ def _flex_actions(request: FlexRequest, nodes: Mapping[str, SlurmNode], now: dt.
         return [Withdraw(request.mig, "it holds no VM and asks for none")]
     if all(n not in nodes or nodes[n].powered_down for n in request.nodes):
         return [Withdraw(request.mig, f"no node waits for it ({', '.join(request.nodes)} powered down)")]
+    mine = [nodes[n] for n in request.nodes if n in nodes]
+    if request.pending and mine and all(n.powering_up and not n.busy and not n.down for n in mine):
+        # The job went while its capacity was queued: its nodes would wait out the partition's long
+        # ResumeTimeout, and capacity that came would boot nodes for no one.
+        reason = f"{REASON_PREFIX} no job waits for its flex-start request"
+        return [Withdraw(request.mig, "no job waits for it"), *(PowerDown(n.name, reason) for n in mine)]
     return []
 
 
