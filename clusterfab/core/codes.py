@@ -265,6 +265,13 @@ _CODES = [
         "Cloud SQL machine type (db-custom-<vCPUs>-<MiB>, db-n1-standard-<vCPUs>, ...) on GCP.",
     ),
     Code(
+        "BP141",
+        "jobs outlive their flex-start VMs",
+        _W,
+        "A Slurm partition of a flex-start node group lets jobs run longer than the VMs' run duration (less "
+        "the 10 minutes before a VM's end when its node takes no job); Compute Engine deletes the VMs then.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,

@@ -35,6 +35,7 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
         return
     yield from _partitions(ctx)
     yield from _groups(ctx)
+    yield from _flex_time_limits(ctx)
     if spec.accounting == "embedded" and ctx.written(("scheduler", "database")):
         yield ctx.finding(
             "BP139",
@@ -52,6 +53,70 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
             "containers: pyxis is not installed on the nodes yet (enroot and pyxis have no recorded, "
             "digest-pinned release in the catalog)",
             hint="set containers: none to silence this; jobs run on the nodes' own software meanwhile",
+        )
+
+
+def slurm_minutes(value: str) -> int | None:
+    """A Slurm time (the schema's forms: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) in whole
+    minutes, rounded up; None for UNLIMITED."""
+    if value == "UNLIMITED":
+        return None
+    days, _, clock = value.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if days:  # D-HH[:MM[:SS]]
+        hours, minutes, seconds = [*parts, 0, 0][:3]
+        return int(days) * 1440 + hours * 60 + minutes + (seconds > 0)
+    if len(parts) == 1:  # minutes
+        return parts[0]
+    if len(parts) == 2:  # MM:SS
+        return parts[0] + (parts[1] > 0)
+    return parts[0] * 60 + parts[1] + (parts[2] > 0)  # HH:MM:SS
+
+
+FLEX_END_MARGIN_MINUTES = 10
+"""The node sync keeps jobs off a flex-start node from this long before its VM's end (nodesync's
+END_MARGIN): a job may run at most the run duration less this."""
+
+
+def _flex_time_limits(ctx: RuleContext) -> Iterator[Finding]:
+    """A partition whose jobs may run longer than its flex-start VMs live: Compute Engine deletes the VMs
+    at the end of their run duration, whatever runs on them."""
+    spec = ctx.blueprint.scheduler
+    if spec is None:
+        return
+    groups = {g.name: (i, g) for i, g in enumerate(ctx.blueprint.node_groups)}
+    partitions = (
+        [(None, g.name, [g.name], None) for g in ctx.blueprint.node_groups]
+        if spec.partitions is None
+        else [(i, p.name, p.node_groups, p.max_time) for i, p in enumerate(spec.partitions)]
+    )
+    for index, name, members, max_time in partitions:
+        flex = [
+            (groups[m][0], hours)
+            for m in members
+            if m in groups
+            and groups[m][1].capacity.kind == "flex_start"
+            and (hours := groups[m][1].capacity.max_run_duration_hours) is not None
+        ]
+        if not flex:
+            continue
+        group_index, hours = min(flex, key=lambda item: item[1])
+        longest = hours * 60 - FLEX_END_MARGIN_MINUTES
+        limit = slurm_minutes(max_time) if max_time is not None else None
+        if limit is not None and limit <= longest:
+            continue
+        duration = ("node_groups", group_index, "capacity", "max_run_duration_hours")
+        path = ("scheduler", "partitions", index, "max_time") if index is not None else duration
+        anchor = ("scheduler", "partitions", index) if index is not None else duration
+        yield ctx.finding(
+            "BP141",
+            path,
+            f"partition '{name}' lets a job run "
+            f"{'without limit' if limit is None else f'{limit // 60}:{limit % 60:02d}:00'}, "
+            f"but its flex-start VMs are deleted after {hours} hours: such a job is killed with them",
+            hint=f"set max_time: {longest // 60:d}:{longest % 60:02d}:00 (or less) on partition '{name}', "
+            "or lengthen max_run_duration_hours",
+            anchor=anchor,
         )
 
 

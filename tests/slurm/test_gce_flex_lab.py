@@ -11,6 +11,7 @@ that node's slurmd, a VM that is gone stops it).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 import time
@@ -246,6 +247,12 @@ def sync(lab: FlexLab) -> None:
     lab.run(f"PYTHONPATH={FILES}/lib python3 -m clusterfab_slurm_nodes sync --config {FILES}/{SYNC_CONFIG}")
 
 
+def reservations(lab: FlexLab) -> dict[str, dt.datetime]:
+    """slurmctld's reservations: name -> start."""
+    listed = json.loads(lab.run("scontrol show reservation --json").stdout).get("reservations", [])
+    return {r["name"]: dt.datetime.fromtimestamp(r["start_time"]["number"], dt.UTC) for r in listed}
+
+
 def booting(lab: FlexLab, compute: Compute, until: Callable[[], Any], *, timeout: float, what: str) -> Any:
     """Run the node sync and boot what the cloud runs until `until` holds."""
     booted: set[str] = set()
@@ -291,7 +298,11 @@ def test_a_flex_job_waits_for_capacity_then_runs_on_the_vms_its_request_named(
     assert all("POWERING_UP" in lab.nodes_state()[n]["state"] for n in ("h100-0", "h100-1"))
 
     with compute.lock:
-        compute.gce.grant(mig["name"])  # capacity arrives: the MIG creates the VMs, unnamed
+        # Capacity arrives now: the MIG creates the VMs, unnamed. (The MIGs were made long ago, as far as
+        # the node sync's grace is concerned: FakeCompute's clock.)
+        made, compute.gce.clock = compute.gce.clock, dt.datetime.now(dt.UTC).isoformat()
+        compute.gce.grant(mig["name"])
+        compute.gce.clock = made
     job = booting(
         lab,
         compute,
@@ -301,6 +312,30 @@ def test_a_flex_job_waits_for_capacity_then_runs_on_the_vms_its_request_named(
     )
     assert lab.job_state(job).split("+")[0] == "COMPLETED"
     assert sorted(lab.run(f"cat /home/alice/out-{job_id}.txt").stdout.split()) == ["h100-0", "h100-1"]
+    # Each VM ends 24 hours after it came (the request's run duration): its node is reserved from 10
+    # minutes before. h100-0's VM ends in 20 minutes: no job that would outlive it starts there.
+    starts = reservations(lab)
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(hours=24, minutes=-10)
+    assert sorted(starts) == ["clusterfab-end-h100-0", "clusterfab-end-h100-1"]
+    assert all(abs(start - later) < dt.timedelta(minutes=3) for start in starts.values()), starts
+    with compute.lock:
+        soon = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=20)
+        compute.gce.instances["flex-lab-lab-h100-elastic-0"]["scheduling"] = {
+            "terminationTime": soon.isoformat()
+        }
+    sync(lab)
+    assert abs(reservations(lab)["clusterfab-end-h100-0"] - (soon - dt.timedelta(minutes=10))) < dt.timedelta(
+        minutes=1
+    )
+    # Submitted first, the short job starts at once (before the idle nodes' SuspendTime), the long one never.
+    short = lab.sbatch(HOSTNAME_JOB, "-N1", "-w", "h100-0", "-t", "5", "-A", "research", user="alice")
+    too_long = lab.sbatch(HOSTNAME_JOB, "-N1", "-w", "h100-0", "-t", "30", "-A", "research", user="alice")
+    assert lab.job_state(lab.wait_job(short, FINAL, timeout=60)).split("+")[0] == "COMPLETED"
+    waiting = lab.job(too_long)
+    assert lab.job_state(waiting) == "PENDING"
+    assert waiting["state_reason"] == "ReqNodeNotAvail", waiting["state_reason"]
+    assert "h100-0" not in lab.run(f"squeue -h -j {too_long} -o %N").stdout
+    lab.run(f"scancel {too_long}")
 
     # Idle for SuspendTime: the suspend program deletes the VMs through their MIG; the sync deletes the
     # empty MIG (created long enough ago).
@@ -314,6 +349,8 @@ def test_a_flex_job_waits_for_capacity_then_runs_on_the_vms_its_request_named(
     calls = compute.calls()
     assert "compute.instanceGroupManagers.deleteInstances" in calls
     assert "compute.instances.delete" not in calls  # never behind the MIG's back
+    sync(lab)  # a round that sees the VMs gone (the last may have listed them just before)
+    assert reservations(lab) == {}  # their machines gone, the nodes take any job again
 
 
 def test_a_failed_request_puts_the_nodes_back_with_the_reason_and_the_job_waits(

@@ -81,3 +81,23 @@ def test_findings_are_sorted_by_position_and_deduplicated() -> None:
     positions = [(f.line, f.column) for f in result.findings]
     assert positions == sorted(positions)
     assert len(result.findings) == len({(f.code, f.field, f.line, f.column) for f in result.findings})
+
+
+@pytest.mark.parametrize(
+    ("value", "minutes"),
+    [
+        ("UNLIMITED", None),
+        ("90", 90),
+        ("30:00", 30),  # MM:SS
+        ("30:01", 31),  # a started minute counts
+        ("23:50:00", 1430),  # HH:MM:SS
+        ("1-00", 1440),  # D-HH
+        ("1-02:30", 1590),  # D-HH:MM
+        ("2-00:00:01", 2881),  # D-HH:MM:SS
+    ],
+)
+def test_slurm_times_in_minutes_as_slurm_reads_them(value: str, minutes: int | None) -> None:
+    """slurm.conf(5)/sbatch(1) time formats: `MM:SS` for two fields without a day, `HH:MM` after a day."""
+    from clusterfab.rules.scheduler import slurm_minutes
+
+    assert slurm_minutes(value) == minutes

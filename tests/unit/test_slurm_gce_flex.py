@@ -10,6 +10,7 @@ discovery document (tests/unit/test_slurm_nodesync.py)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Any
 
@@ -344,3 +345,85 @@ def test_a_request_that_cannot_be_read_fails_the_round_not_silently() -> None:
         GceFleet(
             broken, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"h100": FLEX}
         ).requests()
+
+
+# --- reservations before a flex-start VM's end -------------------------------------------------------
+
+
+def test_a_flex_vm_ends_at_its_termination_time_else_its_run_duration_after_creation() -> None:
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    [mig] = flex_migs(gce)
+    first, second = gce.grant(mig["name"])
+    gce.instances[second]["scheduling"] = {"terminationTime": "2026-11-26T20:00:00.000-08:00"}
+    ends = {i.id: i.ends for i in fleet(gce).instances()}
+    assert ends == {
+        first: CREATED + dt.timedelta(days=1),  # FLEX.run_seconds after the VM's creation
+        second: dt.datetime.fromisoformat("2026-11-26T20:00:00.000-08:00"),
+    }
+
+
+def _ending(node: str, ends: dt.datetime) -> Any:
+    from clusterfab.scheduler.slurm.nodes.nodesync import Instance
+
+    return Instance(f"vm-{node}", "h100", "10.0.0.2", CREATED, node, elastic=True, ends=ends)
+
+
+def test_an_ending_machines_node_is_reserved_before_its_end_and_the_reservation_follows_it() -> None:
+    from clusterfab.scheduler.slurm.nodes.nodesync import END_MARGIN, Reserve, Unreserve
+
+    end = CREATED + dt.timedelta(hours=24)
+    plan = {"elastic": {"h100": ["h100-2", "h100-3", "h100-4"]}, "now": CREATED}
+    vms = [_ending("h100-2", end), _ending("h100-3", end)]
+    assert plan_actions({}, vms, {}, reservations={}, **plan) == [  # type: ignore[arg-type]
+        Reserve("h100-2", end - END_MARGIN),
+        Reserve("h100-3", end - END_MARGIN),
+    ]
+    kept = {
+        "clusterfab-end-h100-2": end - END_MARGIN + dt.timedelta(seconds=59),  # scontrol's rounding: kept
+        "clusterfab-end-h100-3": end - dt.timedelta(hours=3),  # a machine before this one: moved
+        "clusterfab-end-h100-4": end,  # its machine is gone: the node may take any job again
+    }
+    assert plan_actions({}, vms, {}, reservations=kept, **plan) == [  # type: ignore[arg-type]
+        Unreserve("clusterfab-end-h100-3"),
+        Unreserve("clusterfab-end-h100-4"),
+        Reserve("h100-3", end - END_MARGIN),
+    ]
+    # Without ending machines (`reservations` not read), nothing is reserved.
+    assert plan_actions({}, vms, {}, **plan) == []  # type: ignore[arg-type]
+
+
+def test_scontrol_reads_our_reservations_and_makes_one_relative_to_its_own_clock() -> None:
+    from clusterfab.scheduler.slurm.nodes.nodesync import Reserve, Unreserve
+
+    listed = {
+        "reservations": [
+            {"name": "clusterfab-end-h100-2", "start_time": {"set": True, "number": 1796300000}},
+            {"name": "team-maintenance", "start_time": {"set": True, "number": 1796300000}},
+        ]
+    }
+
+    class Run(RecordingScontrol):
+        def __call__(self, command: list[str], **kwargs: Any) -> Any:
+            if command[:3] == ["scontrol", "show", "reservation"]:
+                import subprocess
+
+                return subprocess.CompletedProcess(command, 0, json.dumps(listed), "")
+            return super().__call__(command, **kwargs)
+
+    run = Run([])
+    slurm = Scontrol(run=run)
+    assert slurm.reservations() == {
+        "clusterfab-end-h100-2": dt.datetime.fromtimestamp(1796300000, dt.UTC)
+    }  # an operator's reservation is not ours
+    slurm.reserve(Reserve("h100-3", CREATED + dt.timedelta(hours=2)), CREATED)
+    slurm.reserve(Reserve("h100-4", CREATED - dt.timedelta(minutes=1)), CREATED)  # already past: now
+    slurm.unreserve(Unreserve("clusterfab-end-h100-2"))
+    common = ["Duration=15", "Users=root", "Flags=MAINT,IGNORE_JOBS"]
+    assert run.updates == [
+        ["scontrol", "create", "reservation", "ReservationName=clusterfab-end-h100-3",
+         "StartTime=now+7200seconds", common[0], "Nodes=h100-3", *common[1:]],
+        ["scontrol", "create", "reservation", "ReservationName=clusterfab-end-h100-4",
+         "StartTime=now+0seconds", common[0], "Nodes=h100-4", *common[1:]],
+        ["scontrol", "delete", "ReservationName=clusterfab-end-h100-2"],
+    ]  # fmt: skip

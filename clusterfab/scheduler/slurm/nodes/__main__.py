@@ -73,8 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
         retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
         counts = Counts()
+        ending = any(g.get("flex_prefix") for g in settings.get("gce_groups", {}).values())
         try:
-            sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts)
+            sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts, ending=ending)
         except Exception:
             counts.failed["round"] += 1  # the cloud or slurmctld did not answer: the alert must see it
             raise

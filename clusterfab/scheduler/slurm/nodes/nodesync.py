@@ -39,7 +39,8 @@ needs them, the suspend program deletes them). This program is the one writer th
   any refused resume) and its MIG is deleted; a MIG that holds no VM and asks for none, or that no node
   waits for any more, is deleted after `GRACE`, and one whose job went while it waited (its nodes still
   powering up, allocated to no job) is deleted and its nodes powered down. Their VMs are deleted through
-  their MIG, never behind it.
+  their MIG, never behind it. A node whose VM has an end is reserved (maintenance) from `END_MARGIN`
+  before it, so that no job starts there that would outlive the machine.
 
 On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
 its labels, from the metadata server).
@@ -145,6 +146,8 @@ class Instance:
     intended: str | None = None
     """The node its name was asked for, where no one could name it at creation: a flex-start VM, which
     its MIG creates when capacity arrives, long after the resume program asked for it by name."""
+    ends: dt.datetime | None = None
+    """When the cloud deletes it whatever runs on it (a flex-start VM at the end of its run duration)."""
 
     @property
     def last_start(self) -> dt.datetime:
@@ -302,6 +305,20 @@ class Withdraw:
 
 
 @dataclass(frozen=True, slots=True)
+class Reserve:
+    """A maintenance reservation on the node from `start` (shortly before its machine's end): Slurm starts
+    no job there that would still run then (Cluster Toolkit's mig_flex.py does the same)."""
+
+    name: str
+    start: dt.datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Unreserve:
+    reservation: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReportFaulty:
     """The instance's host reported faulty (GCE `reportHostAsFaulty`), with one fault reason."""
 
@@ -322,6 +339,8 @@ Action = (
     | Recreate
     | ReportFaulty
     | Withdraw
+    | Reserve
+    | Unreserve
 )
 SlurmAction = SetAddress | MarkDown | Replace | Return | PowerDown
 
@@ -349,12 +368,14 @@ def plan_actions(
     *,
     elastic: Mapping[str, Sequence[str]] | None = None,
     requests: Sequence[FlexRequest] = (),
+    reservations: Mapping[str, dt.datetime] | None = None,
     now: dt.datetime | None = None,
     retry_after: dt.timedelta = RETRY_AFTER,
 ) -> list[Action]:
     """What to change so that every instance holds one node name, Slurm knows where each static node is,
     and no elastic node, instance or flex-start request is left half alive. `names` are each group's
-    static node names, `elastic` its elastic ones."""
+    static node names, `elastic` its elastic ones; `reservations` (ours, by name: their start), where
+    machines have an end, keep jobs off a node that would outlive its machine."""
     elastic = elastic or {}
     now = now or dt.datetime.now(dt.UTC)
     actions: list[Action] = []
@@ -372,6 +393,8 @@ def plan_actions(
         )
     for request in requests:
         actions += _flex_actions(request, nodes, now)
+    if reservations is not None:
+        actions += _end_reservations(elastic_by_group.values(), reservations)
     return actions
 
 
@@ -593,6 +616,37 @@ def _flex_actions(request: FlexRequest, nodes: Mapping[str, SlurmNode], now: dt.
         reason = f"{REASON_PREFIX} no job waits for its flex-start request"
         return [Withdraw(request.mig, "no job waits for it"), *(PowerDown(n.name, reason) for n in mine)]
     return []
+
+
+END_RESERVATION = "clusterfab-end-"
+"""Our maintenance reservations before a machine's end are `<this><node>`."""
+END_MARGIN = dt.timedelta(minutes=10)
+"""How long before its machine's end a node takes no job that would still run: the epilog's and the
+job's cleanup, as Cluster Toolkit's 10-minute reservation before a flex-start VM's end."""
+RESERVATION_SLACK = dt.timedelta(minutes=2)
+"""A reservation starting this close to where it should is left as it is (scontrol takes whole seconds
+relative to its own clock)."""
+
+
+def _end_reservations(
+    groups: Iterable[Sequence[Instance]], reservations: Mapping[str, dt.datetime]
+) -> list[Action]:
+    """A reservation before each ending machine's end on its node; ours for nodes whose machine is gone,
+    or whose new machine ends at another time, go."""
+    wanted = {
+        f"{END_RESERVATION}{node}": instance.ends - END_MARGIN
+        for instances in groups
+        for instance in instances
+        if instance.ends is not None and (node := instance.name or instance.intended) is not None
+    }
+    actions: list[Action] = []
+    for name, start in sorted(reservations.items()):
+        if name not in wanted or abs(start - wanted[name]) > RESERVATION_SLACK:
+            actions.append(Unreserve(name))
+    for name, start in sorted(wanted.items()):
+        if name not in reservations or abs(reservations[name] - start) > RESERVATION_SLACK:
+            actions.append(Reserve(name.removeprefix(END_RESERVATION), start))
+    return actions
 
 
 def _short(reason: str, limit: int = 200) -> str:
@@ -973,9 +1027,19 @@ class GceFleet:
                     reportable=faulty_host_reportable(item),
                     started=_timestamp(item.get("lastStartTimestamp")),
                     intended=self._intended(item, labels[GROUP_TAG]) if manager and name is None else None,
+                    ends=self._ends(item, labels[GROUP_TAG]) if manager else None,
                 )
             )
         return found
+
+    def _ends(self, item: Mapping[str, Any], group: str) -> dt.datetime | None:
+        """When Compute Engine deletes a flex-start VM: its terminationTime where the API gives one, else
+        its run duration from its creation (the request's requestedRunDuration, which starts no earlier)."""
+        given = _timestamp(item.get("scheduling", {}).get("terminationTime"))
+        source = self._groups.get(group)
+        if given is not None or source is None or not source.run_seconds:
+            return given
+        return dt.datetime.fromisoformat(item["creationTimestamp"]) + dt.timedelta(seconds=source.run_seconds)
 
     def _intended(self, item: Mapping[str, Any], group: str) -> str | None:
         """A flex-start VM's node, from its name: its MIG created it when capacity arrived, unnamed."""
@@ -1338,6 +1402,39 @@ class Scontrol:
             )
         return nodes
 
+    def reservations(self) -> dict[str, dt.datetime]:
+        """Our reservations before machines' ends: name -> start."""
+        out = self._run(
+            ["scontrol", "show", "reservation", "--json"], capture_output=True, text=True, check=True
+        ).stdout
+        found = {}
+        for item in json.loads(out).get("reservations", []):
+            start = _time(item.get("start_time"))
+            if str(item.get("name", "")).startswith(END_RESERVATION) and start is not None:
+                found[item["name"]] = start
+        return found
+
+    def reserve(self, action: Reserve, now: dt.datetime) -> None:
+        # Relative to slurmctld's clock (`now+Ns`): no time zone to agree on. A start already past is now.
+        seconds = max(0, int((action.start - now).total_seconds()))
+        self._run(
+            [
+                "scontrol",
+                "create",
+                "reservation",
+                f"ReservationName={END_RESERVATION}{action.name}",
+                f"StartTime=now+{seconds}seconds",
+                f"Duration={int(END_MARGIN.total_seconds() // 60) + 5}",
+                f"Nodes={action.name}",
+                "Users=root",
+                "Flags=MAINT,IGNORE_JOBS",
+            ],
+            check=True,
+        )
+
+    def unreserve(self, action: Unreserve) -> None:
+        self._run(["scontrol", "delete", f"ReservationName={action.reservation}"], check=True)
+
     def hostnames(self, expression: str) -> list[str]:
         """Slurm's own expansion of a hostlist expression (`h100-[2-5]`)."""
         out = self._run(
@@ -1398,15 +1495,19 @@ def sync(
     now: dt.datetime | None = None,
     retry_after: dt.timedelta = RETRY_AFTER,
     counts: Counts | None = None,
+    ending: bool = False,
 ) -> list[Action]:
     """One round: read both sides, act, and return what was done (each action is logged). One failed
-    action is logged and counted, and does not stop the others."""
+    action is logged and counted, and does not stop the others. With `ending` (machines that end: flex-
+    start groups) our reservations before their ends are kept in step too."""
+    now = now or dt.datetime.now(dt.UTC)
     actions = plan_actions(
         names,
         fleet.instances(),
         slurm.nodes(),
         elastic=elastic,
         requests=fleet.requests(),
+        reservations=slurm.reservations() if ending else None,
         now=now,
         retry_after=retry_after,
     )
@@ -1425,6 +1526,10 @@ def sync(
                 fleet.report_faulty(action.instance_id, action.behavior, action.description)
             elif isinstance(action, Withdraw):
                 fleet.withdraw(action.mig)
+            elif isinstance(action, Reserve):
+                slurm.reserve(action, now)
+            elif isinstance(action, Unreserve):
+                slurm.unreserve(action)
             else:
                 slurm.apply(action)
         except Exception:
