@@ -15,7 +15,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -189,30 +189,40 @@ def _node_group(cloud: Cloud, blueprint: str) -> None:
     cloud.launch_static("h100-0")
 
 
-def _install_programs(lab: ElasticLab, cluster: Any) -> None:
-    """The controller's files as the stack ships them, and the power programs as the role installs them
-    (the role's wrapper, with moto's credentials in the environment instead of the instance role's)."""
-    files = controller_files(cluster, load_catalog().slurm, stack=STACK)
+def install_programs(
+    lab: ElasticLab, files: Mapping[str, str], settings: Mapping[str, Any], environment: str = ""
+) -> None:
+    """The controller's files as the stack ships them (`files`: hostvars.controller_files), the node
+    programs' settings with the lab's `settings` added (its stand-ins' endpoints), and the power programs as
+    the role installs them (the role's wrapper, `environment` first: the stand-ins' credentials)."""
     for name, text in files.items():
         if name.startswith("lib/"):
             target = lab.path(f"{FILES}/{name}")
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
     config = json.loads(files[SYNC_CONFIG])
-    lab.path(f"{FILES}/{SYNC_CONFIG}").write_text(
-        json.dumps({**config, "endpoint_url": MOTO, "retry_after_s": 0})
-    )
+    lab.path(f"{FILES}/{SYNC_CONFIG}").write_text(json.dumps({**config, **settings}))
     lab.run(f"install -d -o slurm -g slurm -m 0755 {os.path.dirname(COUNTS)}")
     for key, path in POWER_PROGRAMS.items():
         wrapper = lab.path(path)
         wrapper.parent.mkdir(parents=True, exist_ok=True)
         wrapper.write_text(
-            "#!/bin/sh\nexport AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing\n"
+            f"#!/bin/sh\n{environment}"
             f"PYTHONPATH={FILES}/lib exec /usr/bin/python3 -m clusterfab_slurm_nodes {COMMANDS[key]}"
             f' --config {FILES}/{SYNC_CONFIG} --counts {COUNTS} "$@"'
             " >>/var/log/slurm/clusterfab-power.log 2>&1\n"
         )
         wrapper.chmod(0o755)
+
+
+def _install_programs(lab: ElasticLab, cluster: Any) -> None:
+    """The programs with moto's endpoint and credentials instead of the instance role's."""
+    install_programs(
+        lab,
+        controller_files(cluster, load_catalog().slurm, stack=STACK),
+        {"endpoint_url": MOTO, "retry_after_s": 0},
+        "export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing\n",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -247,23 +257,28 @@ def sync(lab: ElasticLab) -> str:
     ).stderr
 
 
-def boot_what_the_cloud_runs(lab: ElasticLab, cloud: Cloud, booted: set[str]) -> set[str]:
-    """Start the slurmd of every node the cloud now has an instance for; stop those it has no more."""
-    running = set(cloud.instances())
-    for node in sorted(running - booted):
-        lab.boot(node)
-    for node in sorted(booted - running):
-        lab.halt(node)
-    return running
-
-
-def wait_booting(
-    lab: ElasticLab, cloud: Cloud, until: Callable[[], Any], *, timeout: float, what: str
+def boot_while(
+    lab: ElasticLab,
+    running: Callable[[], set[str]],
+    until: Callable[[], Any],
+    *,
+    timeout: float,
+    what: str,
+    tick: Callable[[], object] = lambda: None,
 ) -> Any:
+    """Until `until` holds: `tick` (a node sync round, where the test runs them), then the cloud's part of
+    booting: start the slurmd of every node the cloud now `running` has a machine for, stop those it has
+    no more."""
     booted: set[str] = set()
     deadline = time.monotonic() + timeout
     while True:
-        booted = boot_what_the_cloud_runs(lab, cloud, booted)
+        tick()
+        machines = running()
+        for node in sorted(machines - booted):
+            lab.boot(node)
+        for node in sorted(booted - machines):
+            lab.halt(node)
+        booted = machines
         value = until()
         if value:
             return value
@@ -275,6 +290,12 @@ def wait_booting(
                 f"{lab.log('slurmctld')[-4000:]}"
             )
         time.sleep(1)
+
+
+def wait_booting(
+    lab: ElasticLab, cloud: Cloud, until: Callable[[], Any], *, timeout: float, what: str
+) -> Any:
+    return boot_while(lab, lambda: set(cloud.instances()), until, timeout=timeout, what=what)
 
 
 def test_a_queued_job_creates_exactly_its_nodes_and_idle_nodes_are_deleted(
@@ -403,7 +424,7 @@ def test_a_vanished_instance_requeues_its_job_and_its_node_is_powered_down(
     )  # RUNNING alone: not RUNNING+CONFIGURING, while its node boots
     instance, _ = cloud.instances()["h100-1"]
     cloud.call(lambda: cloud.ec2.terminate_instances(InstanceIds=[instance]))
-    boot_what_the_cloud_runs(lab, cloud, {"h100-1"})  # the machine is gone: so is its slurmd
+    lab.halt("h100-1")  # the machine is gone: so is its slurmd
     # The sync as its timer runs it, round after round: a round that sees the node between states (still
     # flagged POWERING_UP on a loaded machine) leaves it to the next, as on a controller.
     rounds: list[str] = []

@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-import time
 import urllib.error
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,14 +25,11 @@ from clusterfab.catalog import load_catalog
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_NODE_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
 from clusterfab.scheduler.slurm.nodes.nodesync import COMPUTE_API, GceGroup
-from clusterfab.scheduler.slurm.render import POWER_PROGRAMS
 from tests.components.harness import stacks_module
 from tests.factories import spec
 from tests.slurm.labcloud import enter_net
 from tests.slurm.rootfs import GoldenRootfs
 from tests.slurm.test_elastic_lab import (
-    COMMANDS,
-    COUNTS,
     FILES,
     FINAL,
     HOSTNAME_JOB,
@@ -41,6 +37,8 @@ from tests.slurm.test_elastic_lab import (
     SUSPEND_TIMEOUT_S,
     ElasticLab,
     _files,
+    boot_while,
+    install_programs,
 )
 from tests.unit.test_slurm_nodesync import FakeCompute
 
@@ -193,34 +191,12 @@ class FlexLab(ElasticLab):
 
 
 def _install_programs(lab: FlexLab, cluster: Any, gce_groups: dict[str, GceGroup]) -> None:
-    """The controller's files as the stack ships them, and the power programs as the role installs them,
-    pointed at the lab's Compute Engine and metadata server."""
-    files = controller_files(
-        cluster, load_catalog().slurm, stack=STACK, project=PROJECT, gce_groups=gce_groups
+    """The programs pointed at the lab's Compute Engine and metadata server."""
+    install_programs(
+        lab,
+        controller_files(cluster, load_catalog().slurm, stack=STACK, project=PROJECT, gce_groups=gce_groups),
+        {"compute_api": API, "metadata_url": METADATA, "retry_after_s": 0},
     )
-    for name, text in files.items():
-        if name.startswith("lib/"):
-            target = lab.path(f"{FILES}/{name}")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-    config = {
-        **json.loads(files[SYNC_CONFIG]),
-        "compute_api": API,
-        "metadata_url": METADATA,
-        "retry_after_s": 0,
-    }
-    lab.path(f"{FILES}/{SYNC_CONFIG}").write_text(json.dumps(config))
-    lab.run("install -d -o slurm -g slurm -m 0755 /var/lib/clusterfab/slurm-nodes")
-    for key, path in POWER_PROGRAMS.items():
-        wrapper = lab.path(path)
-        wrapper.parent.mkdir(parents=True, exist_ok=True)
-        wrapper.write_text(
-            f"#!/bin/sh\nPYTHONPATH={FILES}/lib exec /usr/bin/python3"
-            f" -m clusterfab_slurm_nodes {COMMANDS[key]}"
-            f' --config {FILES}/{SYNC_CONFIG} --counts {COUNTS} "$@"'
-            " >>/var/log/slurm/clusterfab-power.log 2>&1\n"
-        )
-        wrapper.chmod(0o755)
 
 
 @pytest.fixture(scope="module")
@@ -255,26 +231,7 @@ def reservations(lab: FlexLab) -> dict[str, dt.datetime]:
 
 def booting(lab: FlexLab, compute: Compute, until: Callable[[], Any], *, timeout: float, what: str) -> Any:
     """Run the node sync and boot what the cloud runs until `until` holds."""
-    booted: set[str] = set()
-    deadline = time.monotonic() + timeout
-    while True:
-        sync(lab)
-        running = compute.nodes()
-        for node in sorted(running - booted):
-            lab.boot(node)
-        for node in sorted(booted - running):
-            lab.halt(node)
-        booted = running
-        value = until()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            log = lab.path("/var/log/slurm/clusterfab-power.log")
-            raise AssertionError(
-                f"timed out waiting for {what}\n{log.read_text() if log.exists() else ''}\n"
-                f"{lab.nodes_state()}\n{lab.squeue()}\n{lab.log('slurmctld')[-3000:]}"
-            )
-        time.sleep(1)
+    return boot_while(lab, compute.nodes, until, timeout=timeout, what=what, tick=lambda: sync(lab))
 
 
 def test_a_flex_job_waits_for_capacity_then_runs_on_the_vms_its_request_named(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -391,6 +392,11 @@ def test_an_ending_machines_node_is_reserved_before_its_end_and_the_reservation_
     ]
     # Without ending machines (`reservations` not read), nothing is reserved.
     assert plan_actions({}, vms, {}, **plan) == []  # type: ignore[arg-type]
+    # A static node's machine that ends (a VM with a termination time) is reserved the same way.
+    static = replace(_ending("h100-0", end), elastic=False)
+    assert plan_actions({"h100": ["h100-0"]}, [static], {}, reservations={}, now=CREATED)[-1:] == [
+        Reserve("h100-0", end - END_MARGIN)
+    ]  # after its address is set (no node in Slurm's view here)
 
 
 def test_scontrol_reads_our_reservations_and_makes_one_relative_to_its_own_clock() -> None:

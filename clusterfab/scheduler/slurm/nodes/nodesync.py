@@ -394,7 +394,7 @@ def plan_actions(
     for request in requests:
         actions += _flex_actions(request, nodes, now)
     if reservations is not None:
-        actions += _end_reservations(elastic_by_group.values(), reservations)
+        actions += _end_reservations([*static_by_group.values(), *elastic_by_group.values()], reservations)
     return actions
 
 
@@ -1027,17 +1027,18 @@ class GceFleet:
                     reportable=faulty_host_reportable(item),
                     started=_timestamp(item.get("lastStartTimestamp")),
                     intended=self._intended(item, labels[GROUP_TAG]) if manager and name is None else None,
-                    ends=self._ends(item, labels[GROUP_TAG]) if manager else None,
+                    ends=self._ends(item, labels[GROUP_TAG], flex=bool(manager)),
                 )
             )
         return found
 
-    def _ends(self, item: Mapping[str, Any], group: str) -> dt.datetime | None:
-        """When Compute Engine deletes a flex-start VM: its terminationTime where the API gives one, else
-        its run duration from its creation (the request's requestedRunDuration, which starts no earlier)."""
+    def _ends(self, item: Mapping[str, Any], group: str, *, flex: bool) -> dt.datetime | None:
+        """When Compute Engine deletes the VM: its terminationTime where the API gives one (any VM), else
+        for a flex-start VM its run duration from its creation (the request's requestedRunDuration, which
+        starts no earlier)."""
         given = _timestamp(item.get("scheduling", {}).get("terminationTime"))
         source = self._groups.get(group)
-        if given is not None or source is None or not source.run_seconds:
+        if given is not None or not flex or source is None or not source.run_seconds:
             return given
         return dt.datetime.fromisoformat(item["creationTimestamp"]) + dt.timedelta(seconds=source.run_seconds)
 
