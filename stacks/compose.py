@@ -290,7 +290,8 @@ def elastic_teardown(
         deleted = await asyncio.to_thread(delete_elastic, fleet(), wanted)
         if deleted:
             pulumi.log.info(
-                f"{args.name}: deleted {len(deleted)} instance(s) Slurm created: {', '.join(deleted)}"
+                f"{args.name}: deleted {len(deleted)} instance(s) and flex-start MIG(s) Slurm created: "
+                f"{', '.join(deleted)}"
             )
 
     return before_delete

@@ -840,7 +840,7 @@ def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
     (the controller's rights are conditioned on that prefix), placed by the group's workload policy, for
     the capacity's run duration."""
     elastic = group.max_size > group.static_size
-    flex = elastic and isinstance(group.capacity, FlexStart)
+    flex = group.flex_elastic
     # Flex-start VMs are placed by their MIG's workload policy (the group's), not by placement policies.
     placed = elastic and group.placement == "compact" and not flex
     chunk = _machine(group).placement.limit(None)

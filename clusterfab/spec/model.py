@@ -29,7 +29,7 @@ from clusterfab.catalog.models import (
 )
 from clusterfab.core.findings import FieldPath
 from clusterfab.core.vocab import Cloud, Fabric, Placement
-from clusterfab.spec.capacity import Capacity
+from clusterfab.spec.capacity import Capacity, FlexStart
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +97,12 @@ class NodeGroup(_Item):
         """Nodes that are always up: all of a fixed-size group, `min` of an autoscaled one (under Slurm
         the rest are elastic nodes that Slurm creates for queued jobs)."""
         return self.min_size if self.autoscaled else self.max_size
+
+    @property
+    def flex_elastic(self) -> bool:
+        """Elastic nodes on flex-start capacity: under Slurm asked for per job, granted when capacity
+        arrives."""
+        return isinstance(self.capacity, FlexStart) and self.static_size < self.max_size
 
     @property
     def max_gpus(self) -> int:

@@ -22,7 +22,6 @@ from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
-from clusterfab.spec.capacity import FlexStart
 from clusterfab.spec.model import ClusterSpec, NodeGroup, Slurm, Team
 
 DBD_USER_PLACEHOLDER = "@SLURMDBD_STORAGE_USER@"
@@ -305,7 +304,7 @@ def _slurm_conf(
         default = "YES" if partition.default else "NO"
         # Flex-start capacity may take hours to arrive: its partitions wait longer for their nodes (a node
         # in several partitions gets the largest ResumeTimeout, slurm.conf(5)).
-        flex = any(_flex_elastic(by_name[name]) for name in partition.node_groups if name in by_name)
+        flex = any(by_name[name].flex_elastic for name in partition.node_groups if name in by_name)
         wait = f" ResumeTimeout={slurm.flex_start_wait_minutes * 60}" if flex else ""
         lines.append(
             f"PartitionName={partition.name} Nodes={join(members)} Default={default} "
@@ -313,11 +312,6 @@ def _slurm_conf(
             f"State=UP OverSubscribe={'EXCLUSIVE' if partition.exclusive else 'NO'}{wait}"
         )
     return "\n".join(lines) + "\n"
-
-
-def _flex_elastic(group: NodeGroup) -> bool:
-    """Elastic nodes of flex-start capacity: asked for per job, granted when capacity arrives."""
-    return isinstance(group.capacity, FlexStart) and group.static_size < group.max_size
 
 
 def _gres_conf(groups: tuple[NodeGroup, ...]) -> str:

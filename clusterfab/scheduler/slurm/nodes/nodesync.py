@@ -998,6 +998,7 @@ class GceFleet:
         self._owner = {BLUEPRINT_TAG: blueprint, STACK_TAG: stack}
         self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
         self._groups = dict(groups or {})
+        self._flex_prefixes = tuple(f"{g.flex_prefix}-" for g in self._groups.values() if g.flex_prefix)
         self._templates: dict[str, dict[str, Any]] = {}
         self._policies: dict[str, str] = {}
         self._managers: dict[str, str] = {}
@@ -1016,18 +1017,19 @@ class GceFleet:
             name = _metadata(item).get(NODE_TAG)
             elastic = labels.get(ELASTIC_TAG) == "true"
             manager = self._flex_manager(item) if elastic else ""
+            group = labels[GROUP_TAG]
             found.append(
                 Instance(
                     id=item["name"],
-                    group=labels[GROUP_TAG],
+                    group=group,
                     address=interfaces[0]["networkIP"],
                     launched=dt.datetime.fromisoformat(item["creationTimestamp"]),
                     name=name,
                     elastic=elastic,
                     reportable=faulty_host_reportable(item),
                     started=_timestamp(item.get("lastStartTimestamp")),
-                    intended=self._intended(item, labels[GROUP_TAG]) if manager and name is None else None,
-                    ends=self._ends(item, labels[GROUP_TAG], flex=bool(manager)),
+                    intended=self._node(group, item["name"]) if manager and name is None else None,
+                    ends=self._ends(item, group, flex=bool(manager)),
                 )
             )
         return found
@@ -1042,20 +1044,18 @@ class GceFleet:
             return given
         return dt.datetime.fromisoformat(item["creationTimestamp"]) + dt.timedelta(seconds=source.run_seconds)
 
-    def _intended(self, item: Mapping[str, Any], group: str) -> str | None:
-        """A flex-start VM's node, from its name: its MIG created it when capacity arrived, unnamed."""
+    def _node(self, group: str, vm: str) -> str | None:
+        """The elastic node of `group` whose VM this is named for (a flex-start VM: its MIG created it when
+        capacity arrived, unnamed), else None."""
         source = self._groups.get(group)
-        if source is None:
-            return None
-        number = source.node_number(item["name"])
+        number = source.node_number(vm) if source is not None else None
         return f"{group}-{number}" if number is not None else None
 
     def _flex_manager(self, item: Mapping[str, Any]) -> str:
         """The flex-start MIG of ours that created this VM (its `created-by` metadata), else empty; noted
         for `terminate`."""
         manager = _metadata(item).get(CREATED_BY, "").rpartition("/instanceGroupManagers/")[2]
-        prefixes = tuple(f"{g.flex_prefix}-" for g in self._groups.values() if g.flex_prefix)
-        if not prefixes or not manager.startswith(prefixes):
+        if not self._flex_prefixes or not manager.startswith(self._flex_prefixes):
             return ""
         self._managers[item["name"]] = manager
         return manager
@@ -1173,13 +1173,12 @@ class GceFleet:
                 url = f"{self._zonal}/instanceGroupManagers/{mig['name']}/resizeRequests"
                 asked = list(self._call("GET", url).get("items", []))
                 vms = [i["name"] for r in asked for i in r.get("instances", [])]
-                numbers = [n for vm in vms if (n := source.node_number(vm)) is not None]
                 errors = [e for r in asked for e in r.get("status", {}).get("error", {}).get("errors", [])]
                 found.append(
                     FlexRequest(
                         mig=mig["name"],
                         group=group,
-                        nodes=tuple(f"{group}-{n}" for n in numbers),
+                        nodes=tuple(node for vm in vms if (node := self._node(group, vm)) is not None),
                         state=str(asked[-1].get("state", "")) if asked else "",
                         error=str(errors[0].get("code", "")) if errors else "",
                         created=dt.datetime.fromisoformat(mig["creationTimestamp"]),
@@ -1191,11 +1190,7 @@ class GceFleet:
     def withdraw(self, mig: str) -> None:
         """Delete a flex-start MIG: its resize request and every VM it made go with it (Compute Engine lets
         a request being fulfilled finish first). One already gone is no error."""
-        try:
-            self._http("DELETE", f"{self._zonal}/instanceGroupManagers/{mig}")
-        except Exception as error:
-            if getattr(error, "code", None) != HTTP_NOT_FOUND:
-                raise _gce_error(error) from error
+        self._gone(f"{self._zonal}/instanceGroupManagers/{mig}")
 
     def terminate(self, instance_ids: Sequence[str]) -> None:
         by_manager: dict[str, list[str]] = {}
@@ -1270,12 +1265,19 @@ class GceFleet:
         failed = []
         for vm in vms:
             try:
-                self._http("DELETE", f"{self._base}/{vm}")
-            except Exception as error:
-                if getattr(error, "code", None) != HTTP_NOT_FOUND:
-                    log.exception("deleting %s failed", vm)
-                    failed.append(_gce_error(error))
+                self._gone(f"{self._base}/{vm}")
+            except CloudError as error:
+                log.exception("deleting %s failed", vm)
+                failed.append(error)
         return failed
+
+    def _gone(self, url: str) -> None:
+        """DELETE, not waited for; a resource already gone is no error."""
+        try:
+            self._http("DELETE", url)
+        except Exception as error:
+            if getattr(error, "code", None) != HTTP_NOT_FOUND:
+                raise _gce_error(error) from error
 
     def _template(self, group: str, source: GceGroup) -> dict[str, Any]:
         """The instance template the group's MIG creates its VMs from, found through the MIG (the template
