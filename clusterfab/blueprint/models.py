@@ -792,8 +792,10 @@ class SchedulerSpec(Spec):
     containers: Annotated[
         Literal["pyxis", "none"],
         Field(
-            description="pyxis: enroot and the pyxis SPANK plugin (`srun --container-image`); not installed "
-            "yet (BP137). none (default): jobs run on the node's own software."
+            description="pyxis: enroot and NVIDIA's pyxis SPANK plugin, built on the nodes from "
+            "checksum-pinned releases, so that `srun --container-image=nvcr.io#nvidia/pytorch:<tag>` "
+            "runs a job step in a container (with the job's GPUs). none (default): jobs run on the "
+            "node's own software."
         ),
     ] = "none"
     partitions: Annotated[

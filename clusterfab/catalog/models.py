@@ -548,6 +548,8 @@ class SlurmPackages(Record):
     controller: list[str]
     node: list[str]
     login: list[str]
+    development: str
+    """The package with Slurm's headers (slurm/spank.h), which SPANK plugins such as pyxis build against."""
 
 
 class SlurmRelease(Sourced):
@@ -608,9 +610,31 @@ class ManagedDatabase(Sourced):
         return self
 
 
+class SourceArchive(Sourced):
+    """A source release the nodes build: the tarball's URL and its sha256 (what the role verifies)."""
+
+    name: str
+    version: str
+    url: str = Field(pattern=r"^https://")
+    checksum: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+    """The git commit the tag names: what the archive was made from."""
+
+
+class SlurmContainers(Record):
+    """`containers: pyxis`: enroot (with the archives of the two git submodules its build needs, at the
+    commits its release pins) and the pyxis SPANK plugin."""
+
+    enroot: SourceArchive
+    enroot_makeself: SourceArchive
+    enroot_kernel_headers: SourceArchive
+    pyxis: SourceArchive
+
+
 class SlurmFacts(Record):
     machines: list[SlurmMachine]
     release: SlurmRelease
+    containers: SlurmContainers
     features: list[SlurmFeature]
     features_source: list[str]
     features_as_of: dt.date

@@ -236,13 +236,6 @@ _CODES = [
         "Overlay lists of named items merge by name, so an empty one changes nothing; `null` removes.",
     ),
     Code(
-        "BP137",
-        "containers not installed yet",
-        _W,
-        "enroot and pyxis have no release artifacts recorded in the catalog (name, version, digest), so the "
-        "nodes do not install them; jobs run without `srun --container-image` until they do.",
-    ),
-    Code(
         "BP138",
         "invalid customer-managed key",
         _E,

@@ -133,16 +133,24 @@ def _fabric_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
     return result
 
 
-def _container_runtime_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
-    needed = group.fabric in CONTAINER_FABRICS or (
+def _container_runtime_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+    docker = group.fabric in CONTAINER_FABRICS or (
         group.fabric == "rdma" and group.machine.cpu_architecture == "arm64"
     )
+    # enroot's GPU hook runs nvidia-container-cli in every pyxis container that asks for GPUs (NGC images
+    # set NVIDIA_VISIBLE_DEVICES): pyxis nodes get the NVIDIA container CLI, without Docker.
+    pyxis = spec.scheduler is not None and spec.scheduler.containers == "pyxis"
+    needed = docker or pyxis
     result: dict[str, Any] = {"gpu_node_container_runtime": needed}
     if needed:
         result.update(
+            container_runtime_docker=docker,
+            container_runtime_nvidia_toolkit_version=_apt_version(catalog, "nvidia-container-toolkit"),
+        )
+    if docker:
+        result.update(
             container_runtime_docker_version=_apt_version(catalog, "docker-ce"),
             container_runtime_containerd_version=_apt_version(catalog, "containerd.io"),
-            container_runtime_nvidia_toolkit_version=_apt_version(catalog, "nvidia-container-toolkit"),
         )
     return result
 
@@ -191,7 +199,7 @@ def gpu_node_vars(
     if gdrcopy.checksum:
         result["gdrcopy_checksum"] = gdrcopy.checksum
     result.update(_nvlink_vars(spec, group, catalog))
-    result.update(_container_runtime_vars(group, catalog))
+    result.update(_container_runtime_vars(spec, group, catalog))
     result.update(_fabric_vars(group, catalog))
     result.update(storage_vars(spec.cloud, catalog, mounts))
     return result

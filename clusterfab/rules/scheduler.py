@@ -46,14 +46,6 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
             at_key=True,
         )
     yield from _database_machine(ctx)
-    if spec.containers == "pyxis":
-        yield ctx.finding(
-            "BP137",
-            ("scheduler", "containers"),
-            "containers: pyxis is not installed on the nodes yet (enroot and pyxis have no recorded, "
-            "digest-pinned release in the catalog)",
-            hint="set containers: none to silence this; jobs run on the nodes' own software meanwhile",
-        )
 
 
 def slurm_minutes(value: str) -> int | None:

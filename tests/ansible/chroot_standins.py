@@ -65,6 +65,7 @@ GIB_DEB = _version("nccl-gib")
 TCPXO_HELPER_DEB = _version("dmabuf-import-helper")
 TCPXO_HELPER_UPSTREAM = _recorded("dmabuf-import-helper").upstream_version
 DOCKER_DEB = _version("docker-ce")
+NVIDIA_TOOLKIT_DEB = _version("nvidia-container-toolkit")
 IMAGE_DRIVER_DEB = _version("nvidia-utils-580-server")
 # Pinned to a CUDA minor line (13.0.*): a newer update of that line is what the role should take, so
 # these get no decoy.

@@ -130,6 +130,12 @@ def tcpx_a3_high(standins: Standins) -> dict[str, Any]:
     return node_vars(spec_of("gcp", node_groups=[group]), standins)
 
 
+def container_cli_p5(standins: Standins) -> dict[str, Any]:
+    """AWS p5.48xlarge of a `containers: pyxis` cluster (example aws-p5-slurm): the NVIDIA container CLI
+    that enroot's GPU hook runs, without Docker."""
+    return node_vars(example_spec("aws-p5-slurm"), standins)
+
+
 def b200_p6(standins: Standins) -> dict[str, Any]:
     """AWS p6-b200.48xlarge (example aws-p6-b200-capacity-block): NVLink5, Fabric Manager with NVLSM."""
     return node_vars(example_spec("aws-p6-b200-capacity-block"), standins)
@@ -164,4 +170,5 @@ FABRIC_ONLY_VARIANTS = {
     "gpudirect_tcpxo": tcpxo_a3_mega,
     "gpudirect_tcpx": tcpx_a3_high,
     "infiniband": infiniband_nd_h100,
+    "container_cli": container_cli_p5,
 }

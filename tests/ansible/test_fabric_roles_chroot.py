@@ -46,6 +46,8 @@ FABRIC_TAGS = {
     "gpudirect_tcpxo": ["container_runtime", "gpudirect_tcpxo"],
     "gpudirect_tcpx": ["container_runtime", "gpudirect_tcpx"],
     "infiniband": ["infiniband"],
+    # A pyxis node without a container fabric: the container runtime role in its CLI-only mode.
+    "container_cli": ["container_runtime"],
 }
 
 
@@ -88,7 +90,12 @@ def infiniband_node(fresh_rootfs: Callable[[str], Path], built_standins: standin
     return apply_fabric_role("infiniband", fresh_rootfs("infiniband"), built_standins)
 
 
-@pytest.fixture(params=["tcpxo_node", "tcpx_node", "infiniband_node"])
+@pytest.fixture(scope="module")
+def container_cli_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
+    return apply_fabric_role("container_cli", fresh_rootfs("container-cli"), built_standins)
+
+
+@pytest.fixture(params=["tcpxo_node", "tcpx_node", "infiniband_node", "container_cli_node"])
 def fabric_node(request: pytest.FixtureRequest) -> FabricRun:
     run: FabricRun = request.getfixturevalue(request.param)
     return run
@@ -275,3 +282,19 @@ def test_infiniband_stack(infiniband_node: FabricRun) -> None:
         f"*** System restart required: DOCA-OFED {standins.DOCA} ***\n"
     )
     assert not infiniband_node.path("/etc/systemd/system/multi-user.target.wants/opensm.service").exists()
+
+
+def test_a_pyxis_node_gets_the_nvidia_container_cli_and_no_docker(container_cli_node: FabricRun) -> None:
+    installed = dict(
+        line.split("\t")
+        for line in container_cli_node.output(
+            "dpkg-query", "-W", "-f", "${Package}\t${Version}\n"
+        ).splitlines()
+    )
+    pinned = standins.NVIDIA_TOOLKIT_DEB
+    assert installed["libnvidia-container-tools"] == pinned
+    assert installed["libnvidia-container1"] == pinned
+    assert not {"docker-ce", "docker-ce-cli", "containerd.io", "nvidia-container-toolkit"} & set(installed)
+    assert not container_cli_node.path("/etc/docker/daemon.json").exists()
+    sources = sorted(p.name for p in container_cli_node.path("/etc/apt/sources.list.d").iterdir())
+    assert sources == ["clusterfab-nvidia-container-toolkit.sources"]

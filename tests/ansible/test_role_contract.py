@@ -37,6 +37,7 @@ EXPECTED_ROLES = [
     "nvidia_fabricmanager",
     "nvidia_imex",
     "prometheus",
+    "pyxis",
     "rdma_gib",
     "slurm_controller",
     "slurm_login",

@@ -265,7 +265,7 @@ class SlurmLab:
             env.append(f"HOME=/home/{user}")
         else:
             env.append("HOME=/root")
-        return [*self._enter(), "chroot", str(self.root), *env, *inner]
+        return [*self._enter(), *env, *inner]
 
     def run(
         self, command: str | list[str], *, user: str | None = None, timeout: float = 60, check: bool = True
@@ -303,7 +303,7 @@ class SlurmLab:
     def path(self, inside: str) -> Path:
         """Where a path inside the lab can be read from the host (through the holder's root)."""
         assert self._init_pid is not None
-        return Path(f"/proc/{self._init_pid}/root") / str(self.root).lstrip("/") / inside.lstrip("/")
+        return Path(f"/proc/{self._init_pid}/root") / inside.lstrip("/")
 
     def log(self, name: str) -> str:
         """A daemon's log (``slurmctld``, ``slurmdbd``, ``slurmd-<node>``, ``mariadb``, ``munged``)."""
@@ -512,6 +512,14 @@ class SlurmLab:
             ln -s pts/ptmx {root}/dev/ptmx
             mount -t tmpfs -o mode=1777,nosuid,nodev shm {root}/dev/shm
             ln -s /proc/self/fd {root}/dev/fd
+            # The overlay becomes the namespace's root (not a chroot): the kernel lets no chrooted process
+            # create a user namespace, and enroot starts every container of an unprivileged job in one.
+            # Whatever enters the namespace (nsenter -m) starts at this root; the host's is unmounted.
+            mkdir -p {root}/.lab-host
+            cd {root}
+            pivot_root . .lab-host
+            umount -l /.lab-host
+            rmdir /.lab-host
             """
         )
 

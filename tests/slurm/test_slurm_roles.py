@@ -2,8 +2,9 @@
 playbooks (slurm_controller.yml, slurm_login.yml, gpu_node.yml's `slurm` tag) to Debian 13's real Slurm,
 MUNGE and MariaDB packages in a chroot, twice each: what they install, write, enable and hold, and that a
 second run changes nothing. The extravars are the ones the stack renders for the aws-p5-slurm example,
-with two lab substitutions: the key comes from a file (no Secrets Manager here) and the packages'
-version string is Debian 13's (the example pins Ubuntu 24.04's).
+with three lab substitutions: the key comes from a file (no Secrets Manager here), the packages'
+version string is Debian 13's (the example pins Ubuntu 24.04's), and the example's pyxis is left out
+(test_pyxis_lab builds and runs it).
 
 Daemons do not start in a chroot (the roles start them only on a live systemd host); the Slurm lab runs
 the roles' own health check and accounts loader against the real daemons (test_rendered_example).
@@ -105,12 +106,15 @@ def _apply(root: Path, playbook: str, extravars: dict[str, Any], tags: list[str]
 
 
 def _lab_vars(root: Path, extravars: dict[str, Any]) -> dict[str, Any]:
-    """The stack's extravars with the lab's two substitutions (key file, Debian's version string)."""
+    """The stack's extravars with the lab's substitutions: the key file, Debian's version string, and no
+    pyxis (its role downloads from GitHub, which CI cannot reach; test_pyxis_lab applies it to archives
+    made from the fetched repositories)."""
     version = _debian_version(root, "slurm-client")
     lab = {
         **extravars,
         "munge_key_source": "file",
         "munge_key_file": KEY,
+        "clusterfab_pyxis_enabled": False,
     }
     for name in ("slurm_controller_version", "slurm_node_version", "slurm_login_version"):
         if name in lab:

@@ -62,27 +62,31 @@ def _roles(playbook: str, variables: dict[str, Any]) -> list[str]:
     roles = []
     for task in play["tasks"]:
         role = task["ansible.builtin.include_role"]["name"]
-        condition = task.get("when")
-        if condition is None:
+        conditions = task.get("when")
+        if conditions is None or all(_holds(playbook, c, variables) for c in _listed(conditions)):
             roles.append(role)
-        elif condition == "gpu_node_container_runtime | bool":
-            if variables["gpu_node_container_runtime"]:
-                roles.append(role)
-        elif condition.endswith(" in gpu_node_nvlink_services"):
-            if condition.split(" in ")[0].strip("'") in variables["gpu_node_nvlink_services"]:
-                roles.append(role)
-        elif condition in (
-            "clusterfab_slurm_enabled | default(false) | bool",
-            "clusterfab_monitoring_enabled | default(false) | bool",
-        ):
-            if variables.get(condition.split(" ")[0]):
-                roles.append(role)
-        elif condition.startswith("gpu_node_fabric == "):
-            if variables["gpu_node_fabric"] == condition.split("==")[1].strip().strip("'\""):
-                roles.append(role)
-        else:
-            pytest.fail(f"{playbook}: the contract test does not understand `when: {condition}`")
     return roles
+
+
+def _listed(conditions: str | list[str]) -> list[str]:
+    return [conditions] if isinstance(conditions, str) else conditions
+
+
+def _holds(playbook: str, condition: str, variables: dict[str, Any]) -> bool:
+    """Whether one `when:` condition of `playbook` holds for a node with these variables."""
+    if condition == "gpu_node_container_runtime | bool":
+        return bool(variables["gpu_node_container_runtime"])
+    if condition.endswith(" in gpu_node_nvlink_services"):
+        return condition.split(" in ", maxsplit=1)[0].strip("'") in variables["gpu_node_nvlink_services"]
+    if condition in (
+        "clusterfab_slurm_enabled | default(false) | bool",
+        "clusterfab_monitoring_enabled | default(false) | bool",
+        "clusterfab_pyxis_enabled | default(false) | bool",
+    ):
+        return bool(variables.get(condition.split(" ", maxsplit=1)[0]))
+    if condition.startswith("gpu_node_fabric == "):
+        return bool(variables["gpu_node_fabric"] == condition.split("==")[1].strip().strip("'\""))
+    pytest.fail(f"{playbook}: the contract test does not understand `when: {condition}`")
 
 
 def _check(value: Any, option: dict[str, Any], where: str) -> None:
@@ -175,7 +179,11 @@ def test_slurm_hosts_vars_satisfy_their_playbooks(path: Path, env: str | None) -
     if resolved.monitoring is not None:
         assert controller["clusterfab_monitoring_enabled"] is True
         assert controller["prometheus_files_dir"] == "/opt/clusterfab/files/x/monitoring"
-    _contract("slurm_login.yml", client_vars(resolved, CATALOG.slurm, stack="prod"))
+    _contract(
+        "slurm_login.yml",
+        client_vars(resolved, CATALOG.slurm, stack="prod"),
+        {"clusterfab_pyxis_enabled": {"type": "bool"}},
+    )
     assert controller["slurm_controller_version"] == CATALOG.slurm.release.package_version
     assert {a["name"] for a in controller["slurm_users_accounts"]} == {
         user for team in resolved.teams for user in team.users

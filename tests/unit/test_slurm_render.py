@@ -45,6 +45,7 @@ def test_the_example_renders_every_contract_file() -> None:
         "accounts.cfg",
         "cgroup.conf",
         "gres.conf",
+        "plugstack.conf",  # the example runs job steps in containers (containers: pyxis)
         "qos.cfg",
         "slurm.conf",
         "slurmdbd.conf",
@@ -177,7 +178,7 @@ def test_a_shared_partition_charges_small_jobs_only_their_gpus() -> None:
 
 def test_without_pyxis_there_is_no_plugstack() -> None:
     assert "plugstack.conf" not in render_slurm(slurm_spec(scheduler={"containers": "none"}), FACTS)
-    assert "plugstack.conf" not in render_slurm(slurm_spec(), FACTS)  # none is the default (BP137)
+    assert "plugstack.conf" not in render_slurm(slurm_spec(), FACTS)  # none is the default
     pyxis = render_slurm(slurm_spec(scheduler={"containers": "pyxis"}), FACTS)
     assert pyxis["plugstack.conf"] == "include /etc/slurm/plugstack.conf.d/*.conf\n"
 

@@ -122,6 +122,40 @@ def _conf_server(spec: ClusterSpec, facts: SlurmFacts) -> str:
     return f"{controller_address(spec)}:{facts.ports.slurmctld}"
 
 
+def _pyxis(
+    spec: ClusterSpec, facts: SlurmFacts, *, enroot: bool, data_dir: str | None = None
+) -> dict[str, Any]:
+    """The pyxis role's inputs with `containers: pyxis` (none without): the pinned archives it builds and the
+    Slurm its plugin builds against. Nodes get enroot too, with each user's containers on `data_dir`."""
+    slurm = _slurm(spec)
+    if slurm.containers != "pyxis":
+        return {}
+    pins = facts.containers
+    result: dict[str, Any] = {
+        "clusterfab_pyxis_enabled": True,
+        "pyxis_version": pins.pyxis.version,
+        "pyxis_url": pins.pyxis.url,
+        "pyxis_checksum": pins.pyxis.checksum,
+        "pyxis_slurm_version": slurm.package_version,
+        "pyxis_slurm_dev_package": facts.release.packages.development,
+        "pyxis_enroot": enroot,
+        "pyxis_restart_slurmd": enroot,
+    }
+    if enroot:
+        result |= {
+            "pyxis_enroot_version": pins.enroot.version,
+            "pyxis_enroot_url": pins.enroot.url,
+            "pyxis_enroot_checksum": pins.enroot.checksum,
+            "pyxis_enroot_makeself_url": pins.enroot_makeself.url,
+            "pyxis_enroot_makeself_checksum": pins.enroot_makeself.checksum,
+            "pyxis_enroot_kernel_headers_url": pins.enroot_kernel_headers.url,
+            "pyxis_enroot_kernel_headers_checksum": pins.enroot_kernel_headers.checksum,
+        }
+        if data_dir is not None:
+            result["pyxis_enroot_data_dir"] = data_dir
+    return result
+
+
 def client_vars(
     spec: ClusterSpec, facts: SlurmFacts, *, stack: str, project: str | None = None
 ) -> dict[str, Any]:
@@ -132,6 +166,8 @@ def client_vars(
         "slurm_login_conf_server": _conf_server(spec, facts),
         "slurm_login_packages": list(facts.release.packages.login),
         "slurm_login_version": _slurm(spec).package_version,
+        # srun, salloc and sbatch load the plugin for their --container-* options.
+        **_pyxis(spec, facts, enroot=False),
     }
 
 
@@ -152,6 +188,13 @@ def node_vars(
         "slurm_node_name_source": spec.cloud,
         "slurm_node_gpus": group.gpus_per_node,
         "slurm_node_spot_watch": isinstance(group.capacity, Spot),
+        # Unpacked images are large (tens of GB each): on the node's local NVMe when it has it.
+        **_pyxis(
+            spec,
+            facts,
+            enroot=True,
+            data_dir=f"{group.local_scratch.mount_point}/enroot" if group.local_scratch.enabled else None,
+        ),
     }
 
 

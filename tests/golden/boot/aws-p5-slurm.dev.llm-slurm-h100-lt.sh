@@ -54,7 +54,10 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
+  "clusterfab_pyxis_enabled": true,
   "clusterfab_slurm_enabled": true,
+  "container_runtime_docker": false,
+  "container_runtime_nvidia_toolkit_version": "1.19.1-1",
   "cuda_toolkit_version": "13.0",
   "dcgm_cuda_major_version": "13",
   "dcgm_exporter_version": "4.5.0",
@@ -65,7 +68,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
   "gdrcopy_enabled": true,
   "gdrcopy_version": "2.5.1",
-  "gpu_node_container_runtime": false,
+  "gpu_node_container_runtime": true,
   "gpu_node_fabric": "efa",
   "gpu_node_nvlink_services": [
     "fabric_manager"
@@ -97,6 +100,21 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "nvidia_driver_version": "580.95.05",
   "nvidia_fabricmanager_nvlsm": false,
   "nvidia_fabricmanager_version": "580.95.05",
+  "pyxis_checksum": "sha256:9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
+  "pyxis_enroot": true,
+  "pyxis_enroot_checksum": "sha256:9f8c589bf2537cf5ac042358c49b3f203b5c8ed8dc646010719eb728d76da4ac",
+  "pyxis_enroot_data_dir": "/mnt/localssd/enroot",
+  "pyxis_enroot_kernel_headers_checksum": "sha256:2806e2d689c6affb45ff8761a1011e6ab8a39369a617421fbff9c29f6dbefec6",
+  "pyxis_enroot_kernel_headers_url": "https://github.com/sabotage-linux/kernel-headers/archive/refs/tags/v4.19.88-1.tar.gz",
+  "pyxis_enroot_makeself_checksum": "sha256:91deafdbfddf130abe67d7546f0c50be6af6711bb1c351b768043bd527bd6e45",
+  "pyxis_enroot_makeself_url": "https://github.com/megastep/makeself/archive/refs/tags/release-2.4.5.tar.gz",
+  "pyxis_enroot_url": "https://github.com/NVIDIA/enroot/archive/refs/tags/v4.1.2.tar.gz",
+  "pyxis_enroot_version": "4.1.2",
+  "pyxis_restart_slurmd": true,
+  "pyxis_slurm_dev_package": "libslurm-dev",
+  "pyxis_slurm_version": "23.11.4-1.2ubuntu5",
+  "pyxis_url": "https://github.com/NVIDIA/pyxis/archive/refs/tags/v0.24.0.tar.gz",
+  "pyxis_version": "0.24.0",
   "slurm_node_conf_server": "10.30.0.10:6817",
   "slurm_node_gpus": 8,
   "slurm_node_name_source": "aws",

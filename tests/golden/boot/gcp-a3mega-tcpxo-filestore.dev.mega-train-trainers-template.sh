@@ -39,6 +39,7 @@ trap 'record_health failed' ERR
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
   "container_runtime_containerd_version": "1.7.28-1~ubuntu.24.04~noble",
+  "container_runtime_docker": true,
   "container_runtime_docker_version": "5:28.5.2-1~ubuntu.24.04~noble",
   "container_runtime_nvidia_toolkit_version": "1.19.1-1",
   "cuda_toolkit_version": "13.0",
