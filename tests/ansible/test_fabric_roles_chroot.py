@@ -296,5 +296,6 @@ def test_a_pyxis_node_gets_the_nvidia_container_cli_and_no_docker(container_cli_
     assert installed["libnvidia-container1"] == pinned
     assert not {"docker-ce", "docker-ce-cli", "containerd.io", "nvidia-container-toolkit"} & set(installed)
     assert not container_cli_node.path("/etc/docker/daemon.json").exists()
-    sources = sorted(p.name for p in container_cli_node.path("/etc/apt/sources.list.d").iterdir())
-    assert sources == ["clusterfab-nvidia-container-toolkit.sources"]
+    sources = {p.name for p in container_cli_node.path("/etc/apt/sources.list.d").iterdir()}
+    assert "clusterfab-nvidia-container-toolkit.sources" in sources
+    assert "clusterfab-docker.sources" not in sources

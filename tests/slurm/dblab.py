@@ -117,8 +117,15 @@ class ManagedDatabaseLab(SlurmLab):
         """slurmdbd again (`command`, default the lab's), with `ca_bundle` where slurmdbd.conf names its
         CA; what it logged (see slurmdbd_outcome)."""
         proc = self._daemons.pop("slurmdbd")
-        proc.terminate()
+        # Signalled inside the lab: a SIGTERM to nsenter outside would leave slurmdbd answering until
+        # the new one kills it, and sacctmgr would take the old daemon's answer for the new one's.
+        self.run("pkill -TERM -x slurmdbd", check=False)
         proc.wait(timeout=30)
+        self.wait_for(
+            lambda: self.run("pgrep -x slurmdbd", check=False).returncode == 1,
+            timeout=30,
+            what="the old slurmdbd to exit",
+        )
         self.run(f": > {self._log_paths()['slurmdbd']}")
         self.path(ACCOUNTING_CA_FILE).write_text(ca_bundle)
         self._daemon("slurmdbd", command or self.slurmdbd_command)

@@ -3,15 +3,17 @@ the rendered configuration with Debian 13's real daemons, in namespaces on this 
 
 Layout: a holder process owns new mount, UTS, network and PID namespaces (``unshare``); inside them
 the lab mounts an overlay over the golden root file system (``rootfs.py``), ``/proc`` of the lab's PID
-namespace, the host's ``/sys`` (for the cgroup hierarchies) and a private ``/dev`` with the fake GPUs.
-Every command and daemon enters those namespaces (``nsenter``) and chroots into the overlay. The UTS
+namespace, the host's ``/sys`` (for the cgroup hierarchies) and a private ``/dev`` with the fake GPUs,
+then makes the overlay the mount namespace's root (``pivot_root``; a chroot would not do: the kernel
+refuses a chrooted process a user namespace, and enroot starts every unprivileged container in one).
+Every command and daemon enters those namespaces (``nsenter``), which puts it at that root. The UTS
 name is the controller's (``SlurmctldHost``); each slurmd gets its own UTS namespace named after its
 node, so ``hostname`` in a job prints the node name. The network namespace gives the lab its own
 loopback, so the default Slurm/MariaDB ports never collide with anything on the host.
 
 The lab also has its own cgroup namespace, rooted at one ``clusterfab-slurmlab-<id>`` cgroup per v1
 hierarchy made under the test process's own cgroups, and mounts those hierarchies (not the host's
-/sys/fs/cgroup) in the chroot: slurmd's ``slurm_<node>/uid_*/job_*`` trees land inside the lab's
+/sys/fs/cgroup) in the lab's root: slurmd's ``slurm_<node>/uid_*/job_*`` trees land inside the lab's
 cgroup, two labs never share a ``slurm_trainers-0``, and jobs stay under the runner's memory limit.
 
 Cleanup cannot leak: killing the holder (PID 1 of the lab's PID namespace) kills every process the
@@ -456,7 +458,8 @@ class SlurmLab:
         self._pidns = os.readlink(f"/proc/{pid}/ns/pid")
 
     def _host_in_ns(self, script: str, timeout: float = 60) -> None:
-        """Run a host shell script inside the lab's namespaces (not chrooted)."""
+        """Run a shell script inside the lab's namespaces: before the pivot with the host's root and tools
+        (the lab's set-up), after it at the lab's root."""
         done = subprocess.run(
             [*self._enter(), "sh", "-euc", script],
             capture_output=True,

@@ -21,7 +21,6 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +28,16 @@ import pytest
 
 from clusterfab.catalog.models import SourceArchive
 from clusterfab.catalog.query import load_catalog
-from clusterfab.provision.runner import PlaybookResult, run_playbook
 from clusterfab.scheduler.slurm.hostvars import client_vars, node_vars
 from clusterfab.scheduler.slurm.render import render_slurm
 from tests.factories import example_spec
+from tests.slurm.hosts import HostRun, apply_twice, copy_golden, debian_version
 from tests.slurm.lab import SlurmLab
 from tests.slurm.rendered import rendered_files
 from tests.slurm.rootfs import GoldenRootfs
 
 pytestmark = pytest.mark.slurm
 
-REPO = Path(__file__).resolve().parents[2]
-PLAYBOOKS = REPO / "playbooks"
 MIRRORS_ENV = "CLUSTERFAB_GIT_MIRRORS"
 DEFAULT_MIRRORS = "/work/.mirror"
 SERVED = "/srv/clusterfab-sources"
@@ -116,59 +113,18 @@ def _served_archives(root: Path) -> dict[str, str]:
     return urls
 
 
-def _debian_version(root: Path, package: str) -> str:
-    return subprocess.run(
-        ["chroot", str(root), "dpkg-query", "-W", "-f=${Version}", package],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-
-
-def _chroot(root: Path, *argv: str, timeout: float = 600) -> str:
-    return subprocess.run(
-        ["chroot", str(root), *argv], capture_output=True, text=True, check=True, timeout=timeout
-    ).stdout
-
-
-@dataclass
-class PyxisHost:
-    root: Path
-    first: PlaybookResult
-    second: PlaybookResult
-
-    def path(self, inside: str) -> Path:
-        return self.root / inside.lstrip("/")
-
-
-def _host(golden: GoldenRootfs, dest: Path, playbook: str, extravars: dict[str, Any]) -> PyxisHost:
+def _host(golden: GoldenRootfs, dest: Path, playbook: str, extravars: dict[str, Any]) -> HostRun:
     """`playbook`'s pyxis part applied twice to a copy of the golden root with the stack's extravars, the
     lab's archives and Debian 13's Slurm version string (the example pins Ubuntu 24.04's)."""
-    subprocess.run(["cp", "-a", "--reflink=auto", str(golden.path), str(dest)], check=True, timeout=600)
+    root = copy_golden(golden, dest)
     # What the node's boot does before it runs the playbooks (the golden copy keeps no package lists).
-    _chroot(dest, "apt-get", "update", "-qq")
+    subprocess.run(["chroot", str(root), "apt-get", "update", "-qq"], check=True, timeout=600)
     lab = {
         **extravars,
-        **_served_archives(dest),
-        "pyxis_slurm_version": _debian_version(dest, "slurm-client"),
+        **_served_archives(root),
+        "pyxis_slurm_version": debian_version(root, "slurm-client"),
     }
-    inventory = {
-        "all": {
-            "hosts": {
-                "node": {
-                    "ansible_host": str(dest),
-                    "ansible_connection": "community.general.chroot",
-                    "ansible_python_interpreter": "/usr/bin/python3",
-                }
-            }
-        }
-    }
-
-    def once() -> PlaybookResult:
-        return run_playbook(PLAYBOOKS / playbook, inventory=inventory, extravars=lab, tags=["pyxis"])
-
-    first = once()
-    return PyxisHost(dest, first, once())
+    return apply_twice(root, playbook, lab, tags=["pyxis"])
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +133,7 @@ def spec() -> Any:
 
 
 @pytest.fixture(scope="module")
-def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PyxisHost]:
+def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
     [group] = [g for g in spec.node_groups if g.name == "h100"]
     extravars = node_vars(spec, CATALOG.slurm, group, stack="prod")
     host = _host(golden, tmp_path_factory.mktemp("pyxis-node") / "root", "gpu_node.yml", extravars)
@@ -186,7 +142,7 @@ def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture(scope="module")
-def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[PyxisHost]:
+def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
     extravars = client_vars(spec, CATALOG.slurm, stack="prod")
     host = _host(golden, tmp_path_factory.mktemp("pyxis-login") / "root", "slurm_login.yml", extravars)
     yield host
@@ -194,35 +150,33 @@ def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture(params=["node", "login"])
-def host(request: pytest.FixtureRequest) -> PyxisHost:
-    run: PyxisHost = request.getfixturevalue(request.param)
+def host(request: pytest.FixtureRequest) -> HostRun:
+    run: HostRun = request.getfixturevalue(request.param)
     return run
 
 
-def test_first_run_builds_and_the_second_changes_nothing(host: PyxisHost) -> None:
+def test_first_run_builds_and_the_second_changes_nothing(host: HostRun) -> None:
     assert host.first.succeeded, host.first.failed_tasks
     assert host.first.hosts["node"].changed > 0
     assert host.second.succeeded, host.second.failed_tasks
     assert host.second.hosts["node"].changed == 0
 
 
-def test_every_host_loads_the_plugin_it_built(host: PyxisHost) -> None:
+def test_every_host_loads_the_plugin_it_built(host: HostRun) -> None:
     plugin = "/usr/local/lib/slurm/spank_pyxis.so"
     assert host.path(plugin).is_file()
     lines = host.path("/etc/slurm/plugstack.conf.d/pyxis.conf").read_text().splitlines()
     assert [line for line in lines if not line.startswith("#")] == [f"required {plugin}"]
     # The SPANK entry points Slurm looks up in the plugin (its other symbols resolve inside Slurm).
-    listing = _chroot(host.root, "nm", "-D", "--defined-only", plugin).split()
+    listing = host.chroot("nm", "-D", "--defined-only", plugin).split()
     exported = {symbol.split("@")[0] for symbol in listing}
     assert {"slurm_spank_init", "slurm_spank_task_init", "plugin_name", "plugin_version"} <= exported
 
 
-def test_the_node_runs_the_catalogs_enroot_with_its_capabilities(node: PyxisHost) -> None:
-    assert _chroot(node.root, "/usr/local/bin/enroot", "version").strip() == PINS.enroot.version
-    caps = _chroot(
-        node.root, "getcap", "/usr/local/bin/enroot-mksquashovlfs", "/usr/local/bin/enroot-aufs2ovlfs"
-    )
-    assert caps.splitlines() == [
+def test_the_node_runs_the_catalogs_enroot_with_its_capabilities(node: HostRun) -> None:
+    assert node.chroot("/usr/local/bin/enroot", "version").strip() == PINS.enroot.version
+    helpers = ("/usr/local/bin/enroot-mksquashovlfs", "/usr/local/bin/enroot-aufs2ovlfs")
+    assert node.chroot("getcap", *helpers).splitlines() == [
         "/usr/local/bin/enroot-mksquashovlfs cap_sys_admin=ep",
         "/usr/local/bin/enroot-aufs2ovlfs cap_sys_admin,cap_mknod=ep",
     ]
@@ -240,17 +194,17 @@ def test_the_node_runs_the_catalogs_enroot_with_its_capabilities(node: PyxisHost
     ]
 
 
-def test_the_login_node_gets_the_plugin_but_no_enroot(login: PyxisHost) -> None:
+def test_the_login_node_gets_the_plugin_but_no_enroot(login: HostRun) -> None:
     assert not login.path("/usr/local/bin/enroot").exists()
     assert not login.path("/etc/enroot").exists()
 
 
 @pytest.fixture(scope="module")
-def pyxis_lab(node: PyxisHost, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
+def pyxis_lab(node: HostRun, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
     """The lab's cluster (three 8-GPU nodes) on the node's root, with the example's rendered plugstack.conf
     and a squashfs image of busybox (the lab reaches no registry; pyxis takes a squashfs file as an image)."""
     assert node.first.succeeded, node.first.failed_tasks
-    _chroot(node.root, "apt-get", "install", "-y", "-qq", "--no-install-recommends", "busybox-static")
+    node.chroot("apt-get", "install", "-y", "-qq", "--no-install-recommends", "busybox-static", timeout=600)
     image = node.path("/srv/lab-image")
     (image / "bin").mkdir(parents=True)
     (image / "etc").mkdir()
@@ -265,9 +219,9 @@ def pyxis_lab(node: PyxisHost, spec: Any, tmp_path_factory: pytest.TempPathFacto
         "ENROOT_RUNTIME_PATH /run/enroot/$(hostname)/user-$(id -u)\n"
         "ENROOT_DATA_PATH /mnt/localssd/enroot/$(hostname)/user-$(id -u)\n"
     )
-    _chroot(node.root, "mksquashfs", "/srv/lab-image", IMAGE, "-noappend", "-quiet")
+    node.chroot("mksquashfs", "/srv/lab-image", IMAGE, "-noappend", "-quiet")
     node.path(IMAGE).chmod(0o644)
-    version = _chroot(node.root, "slurmctld", "-V").split()[-1]
+    version = node.chroot("slurmctld", "-V").split()[-1]
     files = rendered_files() | {"plugstack.conf": render_slurm(spec, CATALOG.slurm)["plugstack.conf"]}
     root = GoldenRootfs(path=node.root, slurm_version=version, build_seconds=None)
     with SlurmLab(files, root, tmp_path_factory.mktemp("pyxis-lab")) as lab:

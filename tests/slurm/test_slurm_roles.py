@@ -17,14 +17,13 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clusterfab.catalog.query import load_catalog
-from clusterfab.provision.runner import PlaybookResult, run_playbook
 from clusterfab.scheduler.slurm.healthrun import CONTROLLER_PROGRAM
 from clusterfab.scheduler.slurm.hostvars import (
     client_vars,
@@ -38,78 +37,29 @@ from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec.capacity import Spot
 from tests.conftest import REPO
 from tests.factories import example_spec
+from tests.slurm.hosts import HostRun, apply_twice, copy_golden, debian_version
 from tests.slurm.rootfs import GoldenRootfs
 
 pytestmark = pytest.mark.slurm
 
 BLUEPRINT = REPO / "blueprints" / "examples" / "aws-p5-slurm.yaml"
-PLAYBOOKS = REPO / "playbooks"
 FILES_DIR = "/var/lib/clusterfab/files/slurm-test"
 COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
 KEY = "/root/cluster-munge.key"
 STACK = "prod"
 
 
-@dataclass
-class HostRun:
-    root: Path
-    extravars: dict[str, Any]
-    first: PlaybookResult
-    second: PlaybookResult
-
-    def path(self, inside: str) -> Path:
-        return self.root / inside.lstrip("/")
-
-    def chroot(self, *argv: str) -> str:
-        return subprocess.run(
-            ["chroot", str(self.root), *argv], capture_output=True, text=True, check=True, timeout=60
-        ).stdout
-
-
-def _debian_version(root: Path, package: str) -> str:
-    out = subprocess.run(
-        ["chroot", str(root), "dpkg-query", "-W", "-f=${Version}", package],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout
-
-
-def _inventory(root: Path) -> dict[str, Any]:
-    return {
-        "all": {
-            "hosts": {
-                "node": {
-                    "ansible_host": str(root),
-                    "ansible_connection": "community.general.chroot",
-                    "ansible_python_interpreter": "/usr/bin/python3",
-                }
-            }
-        }
-    }
-
-
 def _host(golden: GoldenRootfs, dest: Path) -> Path:
-    subprocess.run(["cp", "-a", "--reflink=auto", str(golden.path), str(dest)], check=True, timeout=600)
-    key = dest / KEY.lstrip("/")
-    key.write_bytes(os.urandom(1024))
-    return dest
-
-
-def _apply(root: Path, playbook: str, extravars: dict[str, Any], tags: list[str] | None = None) -> HostRun:
-    def once() -> PlaybookResult:
-        return run_playbook(PLAYBOOKS / playbook, inventory=_inventory(root), extravars=extravars, tags=tags)
-
-    first = once()
-    return HostRun(root, extravars, first, once())
+    root = copy_golden(golden, dest)
+    (root / KEY.lstrip("/")).write_bytes(os.urandom(1024))
+    return root
 
 
 def _lab_vars(root: Path, extravars: dict[str, Any]) -> dict[str, Any]:
     """The stack's extravars with the lab's substitutions: the key file, Debian's version string, and no
     pyxis (its role downloads from GitHub, which CI cannot reach; test_pyxis_lab applies it to archives
     made from the fetched repositories)."""
-    version = _debian_version(root, "slurm-client")
+    version = debian_version(root, "slurm-client")
     lab = {
         **extravars,
         "munge_key_source": "file",
@@ -140,7 +90,7 @@ def _controller(golden: GoldenRootfs, cluster: Any, dest: Path) -> HostRun:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     extravars = _lab_vars(root, controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
-    return _apply(root, "slurm_controller.yml", extravars)
+    return apply_twice(root, "slurm_controller.yml", extravars)
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +118,7 @@ def managed_controller(
 def login(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostRun]:
     root = _host(golden, tmp_path_factory.mktemp("login") / "root")
     extravars = _lab_vars(root, client_vars(spec, load_catalog().slurm, stack=STACK))
-    yield _apply(root, "slurm_login.yml", extravars)
+    yield apply_twice(root, "slurm_login.yml", extravars)
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
@@ -179,7 +129,7 @@ def node(golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFacto
     # On spot capacity, so that the role installs the spot interruption watcher too.
     spot = replace(group, capacity=Spot())
     extravars = _lab_vars(root, node_vars(spec, load_catalog().slurm, spot, stack=STACK))
-    yield _apply(root, "gpu_node.yml", extravars, tags=["slurm"])
+    yield apply_twice(root, "gpu_node.yml", extravars, tags=["slurm"])
     shutil.rmtree(root.parent, ignore_errors=True)
 
 
