@@ -188,10 +188,30 @@ def test_the_node_runs_the_catalogs_enroot_with_its_capabilities(node: HostRun) 
         "50-slurm-pmi.sh",
         "50-slurm-pytorch.sh",
     ]
-    assert node.path("/etc/tmpfiles.d/clusterfab-pyxis.conf").read_text().splitlines()[-2:] == [
+    assert node.path("/etc/tmpfiles.d/clusterfab-pyxis.conf").read_text().splitlines()[-4:] == [
         "d /run/enroot 1777 root root -",
         "d /run/pyxis 1777 root root -",
+        "d /mnt/localssd/enroot 1777 root root -",
+        "d /var/lib/enroot/cache 1777 root root -",
     ]
+    # The unit that makes them again at boot, after the local NVMe is mounted, is enabled.
+    wanted = node.path("/etc/systemd/system/multi-user.target.wants/clusterfab-enroot-dirs.service")
+    assert wanted.is_symlink()
+    unit = node.path("/etc/systemd/system/clusterfab-enroot-dirs.service").read_text()
+    assert "After=local-fs.target clusterfab-local-scratch.service" in unit
+    assert "ExecStart=/usr/bin/systemd-tmpfiles --create /etc/tmpfiles.d/clusterfab-pyxis.conf" in unit
+
+
+def test_enroots_apparmor_profile_lets_its_helper_create_user_namespaces(node: HostRun) -> None:
+    """Ubuntu 24.04 refuses unconfined programs unprivileged user namespaces; enroot's .deb installs a
+    profile for /usr/bin/enroot-nsenter, this build's helper is under /usr/local/bin."""
+    profile = "/etc/apparmor.d/clusterfab-enroot"
+    text = node.path(profile).read_text()
+    assert "/usr/local/bin/enroot-nsenter flags=(unconfined) {" in text
+    assert "allow userns create," in text
+    node.chroot("apt-get", "install", "-y", "-qq", "--no-install-recommends", "apparmor", timeout=600)
+    # AppArmor's own parser compiles it (without loading it: the build machine's kernel is not a node's).
+    node.chroot("apparmor_parser", "--skip-kernel-load", "--skip-cache", profile)
 
 
 def test_the_login_node_gets_the_plugin_but_no_enroot(login: HostRun) -> None:
