@@ -76,6 +76,13 @@ def _repository(pin: SourceArchive) -> str:
 def _archive(clone: Path, pin: SourceArchive) -> bytes:
     """GitHub's archive of the pin's tag, made as the catalog's checksum was: git archive, gzip -n."""
     tag = _tag(pin)
+    commit = subprocess.run(
+        ["git", "--git-dir", str(clone), "rev-parse", f"{tag}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert commit == pin.commit, f"{pin.name} {tag} names {commit}, the catalog records {pin.commit}"
     prefix = f"{clone.parent.name.split('+')[1]}-{tag.removeprefix('v')}/"
     tar = subprocess.run(
         ["git", "--git-dir", str(clone), "archive", "--format=tar", f"--prefix={prefix}", tag],
