@@ -189,7 +189,8 @@ def test_the_node_runs_the_catalogs_enroot_with_its_capabilities(node: HostRun) 
     ]
     conf = node.path("/etc/enroot/enroot.conf.d/clusterfab.conf").read_text()
     # The example's p5 nodes have local NVMe: the unpacked containers go there.
-    assert "ENROOT_DATA_PATH /mnt/localssd/enroot/user-$(id -u)" in conf
+    assert "ENROOT_DATA_PATH /mnt/localssd/enroot/data/user-$(id -u)" in conf
+    assert "ENROOT_CACHE_PATH /mnt/localssd/enroot/cache/group-$(id -g)" in conf
     assert "ENROOT_RUNTIME_PATH /run/enroot/user-$(id -u)" in conf
     assert sorted(p.name for p in node.path("/etc/enroot/hooks.d").iterdir() if p.is_symlink()) == [
         "50-slurm-pmi.sh",
@@ -198,8 +199,8 @@ def test_the_node_runs_the_catalogs_enroot_with_its_capabilities(node: HostRun) 
     assert node.path("/etc/tmpfiles.d/clusterfab-pyxis.conf").read_text().splitlines()[-4:] == [
         "d /run/enroot 1777 root root -",
         "d /run/pyxis 1777 root root -",
-        "d /mnt/localssd/enroot 1777 root root -",
-        "d /var/lib/enroot/cache 1777 root root -",
+        "d /mnt/localssd/enroot/data 1777 root root -",
+        "d /mnt/localssd/enroot/cache 1777 root root -",
     ]
     # The unit that makes them again at boot, after the local NVMe is mounted, is enabled.
     wanted = node.path("/etc/systemd/system/multi-user.target.wants/clusterfab-enroot-dirs.service")
@@ -244,7 +245,7 @@ def pyxis_lab(node: HostRun, spec: Any, tmp_path_factory: pytest.TempPathFactory
     # enroot keeps the first value a setting gets, so this file goes before the role's.
     node.path("/etc/enroot/enroot.conf.d/00-lab.conf").write_text(
         "ENROOT_RUNTIME_PATH /run/enroot/$(hostname)/user-$(id -u)\n"
-        "ENROOT_DATA_PATH /mnt/localssd/enroot/$(hostname)/user-$(id -u)\n"
+        "ENROOT_DATA_PATH /mnt/localssd/enroot/data/$(hostname)/user-$(id -u)\n"
     )
     node.chroot("mksquashfs", "/srv/lab-image", IMAGE, "-noappend", "-quiet")
     node.path(IMAGE).chmod(0o644)

@@ -50,14 +50,17 @@ def test_a_pyxis_node_builds_the_catalogs_archives_and_keeps_containers_on_local
         "pyxis_enroot_kernel_headers_checksum": (
             "sha256:2806e2d689c6affb45ff8761a1011e6ab8a39369a617421fbff9c29f6dbefec6"
         ),
-        "pyxis_enroot_data_dir": "/mnt/localssd/enroot",
+        "pyxis_enroot_data_dir": "/mnt/localssd/enroot/data",
+        "pyxis_enroot_cache_dir": "/mnt/localssd/enroot/cache",
     }
 
 
 def test_without_local_nvme_containers_stay_at_the_roles_default_place() -> None:
     spec = example_spec("aws-p5-slurm", "prod")
     group = replace(spec.node_groups[0], local_scratch=LocalScratch(enabled=False, mount_point="/mnt/x"))
-    assert "pyxis_enroot_data_dir" not in node_vars(spec, CATALOG.slurm, group, stack="prod")
+    variables = node_vars(spec, CATALOG.slurm, group, stack="prod")
+    assert "pyxis_enroot_data_dir" not in variables
+    assert "pyxis_enroot_cache_dir" not in variables
 
 
 def test_a_login_node_gets_the_plugin_only() -> None:

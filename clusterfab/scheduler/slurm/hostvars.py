@@ -123,10 +123,11 @@ def _conf_server(spec: ClusterSpec, facts: SlurmFacts) -> str:
 
 
 def _pyxis(
-    spec: ClusterSpec, facts: SlurmFacts, *, enroot: bool, data_dir: str | None = None
+    spec: ClusterSpec, facts: SlurmFacts, *, enroot: bool, scratch: str | None = None
 ) -> dict[str, Any]:
     """The pyxis role's inputs with `containers: pyxis` (none without): the pinned archives it builds and the
-    Slurm its plugin builds against. Nodes get enroot too, with each user's containers on `data_dir`."""
+    Slurm its plugin builds against. Nodes get enroot too, with the users' containers and the image layer
+    cache under `scratch` (local NVMe) when they have it."""
     slurm = _slurm(spec)
     if slurm.containers != "pyxis":
         return {}
@@ -151,8 +152,9 @@ def _pyxis(
             "pyxis_enroot_kernel_headers_url": pins.enroot_kernel_headers.url,
             "pyxis_enroot_kernel_headers_checksum": pins.enroot_kernel_headers.checksum,
         }
-        if data_dir is not None:
-            result["pyxis_enroot_data_dir"] = data_dir
+        if scratch is not None:
+            result["pyxis_enroot_data_dir"] = f"{scratch}/enroot/data"
+            result["pyxis_enroot_cache_dir"] = f"{scratch}/enroot/cache"
     return result
 
 
@@ -188,12 +190,12 @@ def node_vars(
         "slurm_node_name_source": spec.cloud,
         "slurm_node_gpus": group.gpus_per_node,
         "slurm_node_spot_watch": isinstance(group.capacity, Spot),
-        # Unpacked images are large (tens of GB each): on the node's local NVMe when it has it.
+        # Images and their unpacked copies are large (tens of GB each): on the local NVMe when there is one.
         **_pyxis(
             spec,
             facts,
             enroot=True,
-            data_dir=f"{group.local_scratch.mount_point}/enroot" if group.local_scratch.enabled else None,
+            scratch=group.local_scratch.mount_point if group.local_scratch.enabled else None,
         ),
     }
 
