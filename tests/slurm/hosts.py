@@ -29,6 +29,13 @@ class HostRun:
             ["chroot", str(self.root), *argv], capture_output=True, text=True, check=True, timeout=timeout
         ).stdout
 
+    def assert_converged(self) -> None:
+        """The first run succeeded and changed the host; the second succeeded and changed nothing."""
+        assert self.first.succeeded, self.first.failed_tasks
+        assert self.first.hosts["node"].changed > 0
+        assert self.second.succeeded, self.second.failed_tasks
+        assert self.second.hosts["node"].changed == 0
+
 
 def copy_golden(golden: GoldenRootfs, dest: Path) -> Path:
     subprocess.run(["cp", "-a", "--reflink=auto", str(golden.path), str(dest)], check=True, timeout=600)

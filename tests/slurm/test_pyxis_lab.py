@@ -163,10 +163,7 @@ def host(request: pytest.FixtureRequest) -> HostRun:
 
 
 def test_first_run_builds_and_the_second_changes_nothing(host: HostRun) -> None:
-    assert host.first.succeeded, host.first.failed_tasks
-    assert host.first.hosts["node"].changed > 0
-    assert host.second.succeeded, host.second.failed_tasks
-    assert host.second.hosts["node"].changed == 0
+    host.assert_converged()
 
 
 def test_every_host_loads_the_plugin_it_built(host: HostRun) -> None:

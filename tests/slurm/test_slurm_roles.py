@@ -140,10 +140,7 @@ def host(request: pytest.FixtureRequest) -> HostRun:
 
 
 def test_first_run_converges_and_the_second_changes_nothing(host: HostRun) -> None:
-    assert host.first.succeeded, host.first.failed_tasks
-    assert host.first.hosts["node"].changed > 0
-    assert host.second.succeeded, host.second.failed_tasks
-    assert host.second.hosts["node"].changed == 0
+    host.assert_converged()
 
 
 def test_every_host_has_the_teams_users_at_one_uid(host: HostRun, spec: Any) -> None:
