@@ -267,9 +267,7 @@ def realize(cluster: Cluster) -> Realized:
     )
     sources = _gce_groups(spec, cluster.stack) if spec.scheduler is not None else {}
     hooks = cluster.node_group_hooks(
-        lambda blueprint, stack: gce_fleet(
-            project, spec.zone, blueprint=blueprint, stack=stack, groups=sources
-        ),
+        lambda blueprint, stack: gce_fleet(project, spec.zone, blueprint=blueprint, stack=stack),
         instance_group_name,
     )
     site = _Site(cluster, project, opts, network, fabrics, bucket, hooks, sources)

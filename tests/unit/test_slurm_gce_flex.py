@@ -17,7 +17,13 @@ from typing import Any
 
 import pytest
 
-from clusterfab.core.vocab import SLURM_ELASTIC_TAG, SLURM_NODE_TAG
+from clusterfab.core.vocab import (
+    BLUEPRINT_TAG,
+    NODE_GROUP_TAG,
+    SLURM_ELASTIC_TAG,
+    SLURM_NODE_TAG,
+    STACK_TAG,
+)
 from clusterfab.scheduler.slurm.nodes.nodesync import (
     GRACE,
     CloudError,
@@ -93,7 +99,19 @@ def test_a_jobs_flex_nodes_are_one_mig_and_one_resize_request_of_the_groups_temp
         "description": "clusterfab flex-start VMs of node group h100: h100-2, h100-3",
         "instanceTemplate": f"{TEMPLATE_LINK}/llm-h100-template-prod",  # this stack's, not dev's
         "targetSize": 0,
-        "allInstancesConfig": {"properties": {"labels": {SLURM_ELASTIC_TAG: "true"}}},
+        # The MIG carries the cluster's, stack's and group's labels and its own name, which its VMs get
+        # too: how the node sync and the destroy hook find it and its VMs.
+        "allInstancesConfig": {
+            "properties": {
+                "labels": {
+                    BLUEPRINT_TAG: "llm",
+                    STACK_TAG: "prod",
+                    NODE_GROUP_TAG: "h100",
+                    SLURM_ELASTIC_TAG: "true",
+                    "clusterfab-slurm-flex": mig["name"],
+                }
+            }
+        },
         "resourcePolicies": {"workloadPolicy": WORKLOAD_POLICY},
     }
     assert gce.bodies["compute.instanceGroupManagerResizeRequests.insert"] == [
@@ -182,7 +200,11 @@ def test_capacity_arrives_and_the_node_sync_names_each_vm_for_its_node() -> None
     ]
     for vm, node in zip(vms, ["h100-2", "h100-3"], strict=True):
         created = gce.instances[vm]
-        assert created["labels"] == {**LABELS, SLURM_ELASTIC_TAG: "true"}
+        assert created["labels"] == {
+            **LABELS,
+            SLURM_ELASTIC_TAG: "true",
+            "clusterfab-slurm-flex": mig["name"],
+        }
         assert {"key": SLURM_NODE_TAG, "value": node} in created["metadata"]["items"]
     # Named: the next round has nothing to do.
     assert _round(gce, _powering_up("h100-2", "h100-3"), later)[0] == []
@@ -279,6 +301,25 @@ def test_a_request_no_node_waits_for_goes_after_grace(states: dict[str, set[str]
     assert late == expected
 
 
+def test_a_mig_whose_nodes_power_down_is_left_to_their_suspend_while_it_holds_vms() -> None:
+    """slurmctld runs the suspend program as the nodes start powering down; it deletes their VMs through
+    the MIG. A sync round meanwhile would race it (the lab saw the MIG deleted first); once the VMs are
+    gone, or the nodes are powered down (a suspend that failed), the MIG goes."""
+    request = FlexRequest("m", "h100", ("h100-2", "h100-3"), "SUCCEEDED", "", CREATED, 2)
+    going = {n: SlurmNode(n, n, False, frozenset({"CLOUD", "IDLE", "POWERING_DOWN"})) for n in request.nodes}
+    gone = {n: SlurmNode(n, n, False, frozenset({"CLOUD", "IDLE", "POWERED_DOWN"})) for n in request.nodes}
+    now = CREATED + GRACE
+
+    assert plan_actions({}, [], going, requests=[request], now=now) == []
+    assert plan_actions({}, [], gone, requests=[request], now=now) == [
+        Withdraw("m", "no node waits for it (h100-2, h100-3 powered down)")
+    ]
+    emptied = replace(request, size=0)
+    assert plan_actions({}, [], going, requests=[emptied], now=now) == [
+        Withdraw("m", "it holds no VM and asks for none")
+    ]
+
+
 def test_a_request_whose_job_went_while_it_waited_goes_and_its_nodes_power_down() -> None:
     request = FlexRequest("m", "h100", ("h100-2", "h100-3"), "ACCEPTED", "", CREATED, 0)
     reason = "clusterfab: no job waits for its flex-start request"
@@ -320,6 +361,57 @@ def test_the_destroy_hook_deletes_the_flex_migs_with_their_vms() -> None:
     methods = [method for method, _ in gce.calls]
     assert "compute.instances.delete" not in methods  # the VMs went with their MIG
     assert "compute.instanceGroupManagers.deleteInstances" not in methods
+
+
+def test_the_destroy_hook_finds_the_flex_migs_of_a_group_the_blueprint_no_longer_has() -> None:
+    """The group's prefix is gone with it from the program's config: its MIGs are found by their labels,
+    one waiting for capacity and one whose VMs run, and deleted whole (a VM deleted on its own would be
+    made again by its MIG). Another stack's MIG of the same group stays."""
+    gce = flex_compute()
+    resume(plan_resume(["h100-2", "h100-3"], [], GROUPS), fleet(gce), RecordingSlurm())
+    resume(plan_resume(["h100-4"], [], GROUPS), fleet(gce), RecordingSlurm())
+    granted, waiting = (m["name"] for m in flex_migs(gce))
+    vms = gce.grant(granted)
+    dev_group = replace(FLEX, vm_prefix="llm-dev-h100-elastic", flex_prefix="llm-dev-h100-flex")
+    dev = GceFleet(gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="dev", groups={"h100": dev_group})
+    resume(plan_resume(["h100-5"], [], GROUPS), dev, RecordingSlurm())
+    [theirs] = [m["name"] for m in gce.migs if m.get("baseInstanceName") == "llm-dev-h100-flex"]
+    hook = GceFleet(
+        gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod"
+    )  # no groups: the program's
+
+    assert {r.mig: r.group for r in hook.requests()} == {granted: "h100", waiting: "h100"}
+    deleted = delete_elastic(hook, group_filter(None, {"a100"}), sleep=lambda _: None)
+
+    assert deleted == sorted([granted, waiting])
+    assert flex_migs(gce) == []
+    assert [m["name"] for m in gce.migs if "-flex-" in m["name"]] == [theirs]
+    assert not set(vms) & set(gce.instances)
+    assert "compute.instances.delete" not in [method for method, _ in gce.calls]
+
+
+def test_the_node_sync_leaves_the_migs_of_a_group_its_config_no_longer_has() -> None:
+    """Its rights are conditioned on its config's groups: a MIG of another group is not its to delete."""
+    gce = flex_compute()
+    resume(plan_resume(["h100-2"], [], GROUPS), fleet(gce), RecordingSlurm())
+    a100 = GceGroup(
+        base_instance_name="llm-a100", vm_prefix="llm-prod-a100-elastic", flex_prefix="llm-prod-a100-flex"
+    )
+    only_a100 = GceFleet(
+        gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod", groups={"a100": a100}
+    )
+    assert only_a100.requests() == []
+    calls = len(gce.calls)
+    no_flex = GceFleet(
+        gce,
+        project=PROJECT,
+        zone=ZONE,
+        blueprint="llm",
+        stack="prod",
+        groups={"h100": replace(FLEX, flex_prefix="")},
+    )
+    assert no_flex.requests() == []
+    assert len(gce.calls) == calls  # a config without flex-start groups lists no MIGs
 
 
 def test_a_vm_of_a_mig_not_ours_is_no_flex_node() -> None:

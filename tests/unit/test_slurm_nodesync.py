@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import subprocess
 from typing import Any
 
@@ -201,10 +202,10 @@ class FakeCompute:
     setMetadata (refused on a stale fingerprint, as the API answers 412), bulkInsert (from a template, all
     or none, done after `waits_needed` zoneOperations.wait calls; `refuse` fails it: an operation error
     code, or an HTTP status with Google's JSON error body), delete (404 for a VM that is gone; a deleted VM is
-    listed, STOPPING, for `deleting` more listings, then gone); MIGs listed by base instance name; instance
-    templates. Every request's method, path and query parameters are checked against the compute.v1
-    discovery document google-api-python-client ships, and every request body against the method's
-    request schema."""
+    listed, STOPPING, for `deleting` more listings, then gone); MIGs listed (all, or by base instance
+    name); instance templates. Every request's method, path and query parameters are checked against the
+    compute.v1 discovery document google-api-python-client ships, and every request body against the
+    method's request schema."""
 
     def __init__(
         self,
@@ -236,7 +237,6 @@ class FakeCompute:
         self._document = _discovery_document()
 
     def __call__(self, method: str, url: str, body: Any = None) -> Any:
-        import re
         import urllib.parse
 
         parsed = urllib.parse.urlparse(url)
@@ -272,8 +272,6 @@ class FakeCompute:
         return handlers[method_id](url, path.split("/"), query, body)
 
     def _list(self, url: str, _: list[str], query: dict[str, list[str]], __: Any) -> Any:
-        import re
-
         if "pageToken" not in query:  # a new listing, not its next page
             self._progress_deletes()
         wanted = dict(re.findall(r'labels\.([\w-]+) = "([^"]*)"', query["filter"][0]))
@@ -351,11 +349,12 @@ class FakeCompute:
         return {**self._operation, "status": "DONE" if self.waits_needed <= 0 else "RUNNING"}
 
     def _list_migs(self, url: str, _: Any, query: dict[str, list[str]], __: Any) -> Any:
-        import re
-
-        [(field, value)] = re.findall(r'^(\w+) = "([^"]*)"$', query["filter"][0])
+        """The zone's MIGs, all, or those a `field = "value"` filter names."""
+        terms = re.findall(r'^(\w+) = "([^"]*)"$', query["filter"][0]) if "filter" in query else []
         found = [
-            {k: v for k, v in m.items() if k != "resizeRequests"} for m in self.migs if m[field] == value
+            {k: v for k, v in m.items() if k != "resizeRequests"}
+            for m in self.migs
+            if all(m.get(field) == value for field, value in terms)
         ]
         return self._page(found, query)
 
@@ -506,7 +505,6 @@ FLEET_METHODS = (
 def _discovery_methods() -> list[tuple[str, str, str, str | None, set[str]]]:
     """(HTTP method, path pattern, method id, request schema, query parameters) of the compute.v1 methods
     GceFleet calls."""
-    import re
 
     resources = _discovery_document()["resources"]
     found = []

@@ -26,7 +26,6 @@ from clusterfab.scheduler.slurm.nodes.nodesync import (
     ElasticInstance,
     FlexRequest,
     GceFleet,
-    GceGroup,
 )
 
 if TYPE_CHECKING:
@@ -115,18 +114,12 @@ def ec2_fleet(region: str, *, blueprint: str, stack: str) -> Ec2Fleet:
     return Ec2Fleet(boto3.client("ec2", region_name=region), blueprint=blueprint, stack=stack)
 
 
-def gce_fleet(
-    project: str, zone: str, *, blueprint: str, stack: str, groups: Mapping[str, GceGroup] | None = None
-) -> GceFleet:
-    """The cluster's VMs in a Compute Engine zone, with application default credentials; `groups` (the
-    controller's gce_groups) name the flex-start MIGs to delete."""
+def gce_fleet(project: str, zone: str, *, blueprint: str, stack: str) -> GceFleet:
+    """The cluster's VMs in a Compute Engine zone, with application default credentials; with no node
+    groups of its own, it finds every flex-start MIG of the stack's, those of a group gone from the
+    blueprint too."""
     return GceFleet(
-        _SessionHttp(_google_session()),
-        project=project,
-        zone=zone,
-        blueprint=blueprint,
-        stack=stack,
-        groups=groups,
+        _SessionHttp(_google_session()), project=project, zone=zone, blueprint=blueprint, stack=stack
     )
 
 

@@ -75,6 +75,10 @@ BLUEPRINT_TAG = "clusterfab-blueprint"
 STACK_TAG = "clusterfab-stack"
 ELASTIC_TAG = "clusterfab-slurm-elastic"
 """On an instance the resume program created (value `true`)."""
+FLEX_TAG = "clusterfab-slurm-flex"
+"""On a flex-start MIG's VMs (through its allInstancesConfig): the MIG's name. With the cluster's, stack's
+and group's labels beside it on the MIG, a flex-start MIG is found by its labels, not by its group's name
+prefix, so that a group gone from the blueprint still has its MIGs found and deleted."""
 GONE_REASON = "clusterfab: no instance holds this node"
 LOST_REASON = "clusterfab: its instance is gone (interrupted or deleted)"
 REASON_PREFIX = "clusterfab:"
@@ -608,6 +612,8 @@ def _flex_actions(request: FlexRequest, nodes: Mapping[str, SlurmNode], now: dt.
     if request.size == 0 and not request.pending:
         return [Withdraw(request.mig, "it holds no VM and asks for none")]
     if all(n not in nodes or nodes[n].powered_down for n in request.nodes):
+        if request.size and any(n in nodes and "POWERING_DOWN" in nodes[n].states for n in request.nodes):
+            return []  # their suspend program is deleting the VMs through the MIG: not raced; it goes after
         return [Withdraw(request.mig, f"no node waits for it ({', '.join(request.nodes)} powered down)")]
     mine = [nodes[n] for n in request.nodes if n in nodes]
     if request.pending and mine and all(n.powering_up and not n.busy and not n.down for n in mine):
@@ -918,8 +924,8 @@ class GceGroup:
     """Most VMs one compact placement policy holds (the catalog's limit for the machine type)."""
     flex_prefix: str = ""
     """Flex-start capacity: each resume asks for its nodes' VMs through a MIG of its own, `<flex_prefix>-<8
-    hex digits>` with `flex_prefix` as its base instance name (how the node sync finds them), placed by
-    the group's workload policy; empty for a group of other capacity."""
+    hex digits>` with `flex_prefix` as its base instance name (the controller's rights are conditioned on
+    it), placed by the group's workload policy; empty for a group of other capacity."""
     run_seconds: int = 0
     """Flex-start: how long the VMs may run (the resize request's requestedRunDuration)."""
 
@@ -998,7 +1004,6 @@ class GceFleet:
         self._owner = {BLUEPRINT_TAG: blueprint, STACK_TAG: stack}
         self._filter = f'(labels.{BLUEPRINT_TAG} = "{blueprint}") (labels.{STACK_TAG} = "{stack}")'
         self._groups = dict(groups or {})
-        self._flex_prefixes = tuple(f"{g.flex_prefix}-" for g in self._groups.values() if g.flex_prefix)
         self._templates: dict[str, dict[str, Any]] = {}
         self._policies: dict[str, str] = {}
         self._managers: dict[str, str] = {}
@@ -1052,10 +1057,10 @@ class GceFleet:
         return f"{group}-{number}" if number is not None else None
 
     def _flex_manager(self, item: Mapping[str, Any]) -> str:
-        """The flex-start MIG of ours that created this VM (its `created-by` metadata), else empty; noted
-        for `terminate`."""
+        """The flex-start MIG of ours that created this VM (its `created-by` metadata, which the MIG's
+        label on the VM names too), else empty; noted for `terminate`."""
         manager = _metadata(item).get(CREATED_BY, "").rpartition("/instanceGroupManagers/")[2]
-        if not self._flex_prefixes or not manager.startswith(self._flex_prefixes):
+        if not manager or item.get("labels", {}).get(FLEX_TAG) != manager:
             return ""
         self._managers[item["name"]] = manager
         return manager
@@ -1137,8 +1142,13 @@ class GceFleet:
             "description": f"clusterfab flex-start VMs of node group {group}: {', '.join(names)}",
             "instanceTemplate": template["selfLink"],
             "targetSize": 0,
-            # Patched onto the template's labels: its VMs are elastic nodes, deleted at teardown.
-            "allInstancesConfig": {"properties": {"labels": {ELASTIC_TAG: "true"}}},
+            # Patched onto the template's labels (the cluster's, stack's and group's again, so that the MIG
+            # itself carries them): its VMs are elastic nodes of this MIG, deleted at teardown.
+            "allInstancesConfig": {
+                "properties": {
+                    "labels": {**self._owner, GROUP_TAG: group, ELASTIC_TAG: "true", FLEX_TAG: mig}
+                }
+            },
         }
         if group in self._policies:
             body["resourcePolicies"] = {"workloadPolicy": self._policies[group]}
@@ -1163,28 +1173,36 @@ class GceFleet:
         return vms
 
     def requests(self) -> list[FlexRequest]:
-        """The flex-start MIGs of this cluster's groups, each with its resize request."""
+        """This cluster's and stack's flex-start MIGs, each with its resize request, found by the labels
+        they give their VMs (matched here: compute.v1 documents no list filter on them). With node
+        groups (the node sync's config), only those of its flex-start groups: a group the blueprint no
+        longer has is not the controller's to act on (its rights name the config's groups). Without (the
+        destroy hook), every one, those of a group gone from the blueprint too."""
+        if self._groups and not any(g.flex_prefix for g in self._groups.values()):
+            return []
         found = []
-        for group, source in self._groups.items():
-            if not source.flex_prefix:
+        for mig in self._pages(f"{self._zonal}/instanceGroupManagers"):
+            mine = mig.get("allInstancesConfig", {}).get("properties", {}).get("labels", {})
+            if mine.get(FLEX_TAG) != mig["name"] or any(mine.get(k) != v for k, v in self._owner.items()):
+                continue  # not a MIG this stack's resume program made
+            group = str(mine.get(GROUP_TAG, ""))
+            if self._groups and group not in self._groups:
                 continue
-            query = f'baseInstanceName = "{source.flex_prefix}"'
-            for mig in self._pages(f"{self._zonal}/instanceGroupManagers", query):
-                url = f"{self._zonal}/instanceGroupManagers/{mig['name']}/resizeRequests"
-                asked = list(self._call("GET", url).get("items", []))
-                vms = [i["name"] for r in asked for i in r.get("instances", [])]
-                errors = [e for r in asked for e in r.get("status", {}).get("error", {}).get("errors", [])]
-                found.append(
-                    FlexRequest(
-                        mig=mig["name"],
-                        group=group,
-                        nodes=tuple(node for vm in vms if (node := self._node(group, vm)) is not None),
-                        state=str(asked[-1].get("state", "")) if asked else "",
-                        error=str(errors[0].get("code", "")) if errors else "",
-                        created=dt.datetime.fromisoformat(mig["creationTimestamp"]),
-                        size=int(mig.get("targetSize", 0)),
-                    )
+            url = f"{self._zonal}/instanceGroupManagers/{mig['name']}/resizeRequests"
+            asked = list(self._call("GET", url).get("items", []))
+            vms = [i["name"] for r in asked for i in r.get("instances", [])]
+            errors = [e for r in asked for e in r.get("status", {}).get("error", {}).get("errors", [])]
+            found.append(
+                FlexRequest(
+                    mig=mig["name"],
+                    group=group,
+                    nodes=tuple(node for vm in vms if (node := self._node(group, vm)) is not None),
+                    state=str(asked[-1].get("state", "")) if asked else "",
+                    error=str(errors[0].get("code", "")) if errors else "",
+                    created=dt.datetime.fromisoformat(mig["creationTimestamp"]),
+                    size=int(mig.get("targetSize", 0)),
                 )
+            )
         return found
 
     def withdraw(self, mig: str) -> None:
@@ -1337,11 +1355,11 @@ class GceFleet:
         except Exception as error:
             raise _gce_error(error) from error
 
-    def _pages(self, url: str, query: str) -> Iterable[dict[str, Any]]:
-        """Every item of a list call with this filter, page after page."""
+    def _pages(self, url: str, query: str = "") -> Iterable[dict[str, Any]]:
+        """Every item of a list call with this filter (none: all), page after page."""
         token = ""
         while True:
-            params = {"filter": query, **({"pageToken": token} if token else {})}
+            params = {**({"filter": query} if query else {}), **({"pageToken": token} if token else {})}
             page = self._call("GET", f"{url}?{urllib.parse.urlencode(params)}")
             yield from page.get("items", [])
             token = page.get("nextPageToken", "")
