@@ -407,7 +407,7 @@ def _finding(
 
     if kind in {"string_pattern_mismatch", "string_too_long", "string_too_short"}:
         subject = "environment name" if at_key else "value"
-        hint = _case_hint(value, ctx.get("pattern")) or about or f"match the pattern {ctx.get('pattern', '')}"
+        hint = _fix_hint(value, ctx.get("pattern")) or about or f"match the pattern {ctx.get('pattern', '')}"
         return source_map.finding(
             "BP009", path, f"{describe(value)} is not a valid {subject}", hint=hint, at_key=at_key
         )
@@ -438,13 +438,24 @@ def _finding(
     return source_map.finding("BP009", path, error["msg"], hint=about)
 
 
-def _case_hint(value: Any, pattern: Any) -> str:
-    """'write it as ZONAL' when only the letter case keeps a value from matching its pattern."""
+def _fix_hint(value: Any, pattern: Any) -> str:
+    """'did you mean ...?' with the nearest value that matches the pattern: the value in the other case
+    (`zonal` -> ZONAL), else written as a name (lowercase, each run of other characters one hyphen or
+    underscore, starting with a letter, cut to the longest prefix that fits: `My_Cluster` -> my-cluster,
+    `US East 1` -> us-east-1); empty when none matches."""
     if not isinstance(value, str) or not isinstance(pattern, str):
         return ""
     for variant in (value.lower(), value.upper()):
         if variant != value and re.fullmatch(pattern, variant):
             return f"did you mean '{variant}'?"
+    for joiner in ("-", "_"):
+        written = re.sub(r"[^a-z0-9]+", joiner, value.lower()).strip(joiner)
+        for start in (written, written.lstrip(f"0123456789{joiner}")):
+            for end in range(len(start), 0, -1):
+                candidate = start[:end].rstrip(joiner)
+                if candidate != value and re.fullmatch(pattern, candidate):
+                    cut = f" (cut to the {len(candidate)} characters that fit)" if end < len(start) else ""
+                    return f"did you mean '{candidate}'{cut}?"
     return ""
 
 

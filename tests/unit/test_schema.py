@@ -275,6 +275,45 @@ def test_hints_say_how_to_fix(body: str, expected: tuple[str, str, str, str]) ->
     assert [(f.code, f.field, f.message, f.hint) for f in result.findings if f.code < "BP100"] == [expected]
 
 
+@pytest.mark.parametrize(
+    ("name", "region", "group", "field", "hint"),
+    [
+        ("My_Cluster", "us-east-1", "g", "name", "did you mean 'my-cluster'?"),
+        ("'my cluster'", "us-east-1", "g", "name", "did you mean 'my-cluster'?"),
+        ("-llm", "us-east-1", "g", "name", "did you mean 'llm'?"),
+        (
+            "a" * 40,
+            "us-east-1",
+            "g",
+            "name",
+            f"did you mean '{'a' * 31}' (cut to the 31 characters that fit)?",
+        ),
+        ("llm", "US East 1", "g", "region", "did you mean 'us-east-1'?"),
+        ("llm", "us-east-1", "Trainers_A", "node_groups[0].name", "did you mean 'trainers-a'?"),
+        # Nothing written as a name matches: the field's own words say what would.
+        (
+            "x",
+            "us-east-1",
+            "g",
+            "name",
+            "Cluster name: lowercase letters, digits and hyphens, 2-31 characters; prefix of every resource "
+            "name.",
+        ),
+    ],
+)
+def test_a_name_that_does_not_match_is_suggested_written_as_one(
+    name: str, region: str, group: str, field: str, hint: str
+) -> None:
+    body = (
+        f"version: 1\nname: {name}\ncloud: aws\nregion: {region}\nzone: use1-az6\n"
+        f"node_groups: [{{name: {group}, machine_type: p5.48xlarge, count: 2}}]\n"
+    )
+    result = validate_bytes(body.encode(), "t.yaml", today=TODAY)
+    assert [(f.code, f.field, f.hint) for f in result.findings if f.code < "BP100"] == [
+        ("BP009", field, hint)
+    ]
+
+
 def test_nested_defaults_equal_what_validation_would_make() -> None:
     # The models' nested defaults are built with model_construct (no validator built at import), which
     # skips validation: each must still equal the model validated from nothing.
