@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 from typer.models import CommandInfo
 
+from clusterfab.core import dates
 from clusterfab.core.errors import ClusterfabError, RefusedError, UsageError
 
 if TYPE_CHECKING:
@@ -135,18 +136,6 @@ def _width() -> int:
     return 120
 
 
-def _today() -> dt.date:
-    """The date prices are judged stale against: CLUSTERFAB_TODAY (ISO date) if set, for reproducible
-    output in tests and golden files, else the system date."""
-    raw = os.environ.get("CLUSTERFAB_TODAY")
-    if not raw:
-        return dt.date.today()
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError:
-        raise UsageError(f"CLUSTERFAB_TODAY={raw!r} is not an ISO date (YYYY-MM-DD)") from None
-
-
 def _echo_json(payload: Any) -> None:
     import json
 
@@ -193,7 +182,7 @@ def validate(
     from clusterfab.rules.engine import validate_file
     from clusterfab.rules.render import summary_line
 
-    result = validate_file(blueprint, display=str(blueprint), environment=env, today=_today())
+    result = validate_file(blueprint, display=str(blueprint), environment=env, today=dates.today())
     scope = ", ".join(e or "base" for e in result.checked if env is None or e == env) or "nothing"
     state = "valid" if result.ok else "invalid"
     verdict = f"{state} ({summary_line(result.findings)}; checked: {scope})"
@@ -251,7 +240,7 @@ def cost(
         raise UsageError(f"--hours must be a positive number of hours up to {MAX_RUN_HOURS:,}, not {hours:g}")
     if utilisation is not None and not (math.isfinite(utilisation) and 0 <= utilisation <= 100):
         raise UsageError(f"--utilisation must be a percentage from 0 to 100, not {utilisation:g}")
-    today = _today()
+    today = dates.today()
     result = validate_file(
         blueprint,
         display=str(blueprint),
@@ -322,7 +311,7 @@ def plan(
     from clusterfab.rules.engine import validate_file
 
     result = validate_file(
-        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+        blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
@@ -362,7 +351,7 @@ def policy(
     from clusterfab.rules.engine import validate_file
 
     result = validate_file(
-        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+        blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
@@ -420,7 +409,9 @@ def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
         raise UsageError("give BASE and NEW blueprints, or one blueprint with --base-ref")
     target = new if new is not None else base
     try:
-        report = compare(None if new is None else base, target, env=env, today=_today(), base_ref=base_ref)
+        report = compare(
+            None if new is None else base, target, env=env, today=dates.today(), base_ref=base_ref
+        )
     except InvalidSideError as exc:
         _invalid(exc.result, output, env, "diff", f"the {exc.side} side cannot be diffed")
     if output is Format.json:
@@ -653,7 +644,7 @@ def promote(
             source,
             target,
             allow_replace=allow_replace,
-            today=_today(),
+            today=dates.today(),
             console=console,
             plan=Path(tmp) / "plan.json",
             max_health_age=dt.timedelta(hours=health_max_age),
@@ -868,7 +859,7 @@ def render_monitoring(
     from clusterfab.rules.engine import validate_file
 
     result = validate_file(
-        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+        blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
@@ -881,7 +872,7 @@ def render_monitoring(
     gcp_project = spec.project or project
     if spec.cloud == "gcp" and gcp_project is None:
         raise UsageError("a GCP blueprint without `project:` needs --project for the nodes' discovery")
-    files = render(spec, load_catalog(), stack=target_stack, project=gcp_project, today=_today())
+    files = render(spec, load_catalog(), stack=target_stack, project=gcp_project, today=dates.today())
     for path in write_files(files, out):
         typer.echo(str(path))
 
@@ -906,7 +897,7 @@ def render_slurm(
     from clusterfab.scheduler.slurm import render_slurm as render
 
     result = validate_file(
-        blueprint, display=str(blueprint), environment=env, today=_today(), base_only=env is None
+        blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:

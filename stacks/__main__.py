@@ -54,6 +54,6 @@ try:
 except ClusterfabError as exc:
     raise pulumi.RunError(str(exc)) from None
 for finding in stack_input.warnings:
-    pulumi.log.warn(f"{finding.file}:{finding.line}:{finding.column}: {finding.code} {finding.message}")
+    pulumi.log.warn(finding.log_line)
 for key, value in compose(stack_input, stack=stack).items():
     pulumi.export(key, value)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime as dt
 import importlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any, Protocol, assert_never
 import pulumi
 
 from clusterfab.bootstrap import FilesArchive, Mount, NodeBootstrap, render_boot_script
+from clusterfab.core import dates
 from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG, Cloud, standard_tags
 from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
@@ -99,7 +99,7 @@ class Cluster:
     def monitoring_files(self) -> RenderedArchive:
         """The monitoring host's rendered files (`clusterfab render monitoring`) archived for the bucket."""
         files = render_monitoring(
-            self.spec, self.input.catalog, stack=self.stack, project=self.input.project, today=dt.date.today()
+            self.spec, self.input.catalog, stack=self.stack, project=self.input.project, today=dates.today()
         )
         return build_archive(files, self.input.project_root / BUNDLE_CACHE)
 
@@ -124,7 +124,7 @@ class Cluster:
         monitoring = self.spec.monitoring
         if monitoring is not None and monitoring.host == "controller":
             rendered = render_monitoring(
-                self.spec, self.input.catalog, stack=self.stack, project=project, today=dt.date.today()
+                self.spec, self.input.catalog, stack=self.stack, project=project, today=dates.today()
             )
             files |= {f"{MONITORING_DIR}/{name}": text for name, text in rendered.items()}
         return build_archive(files, self.input.project_root / BUNDLE_CACHE, prefix="slurm/")

@@ -89,6 +89,12 @@ class Finding:
         )
 
     @property
+    def log_line(self) -> str:
+        """The finding as one log line, `file:line:col: CODE message`: how the Pulumi program reports the
+        warnings of the blueprint it deploys."""
+        return f"{self.file}:{self.line}:{self.column}: {self.code} {self.message}"
+
+    @property
     def identity(self) -> tuple[str, str, str, int, int, str | None]:
         """What makes two findings the same problem: code, field, position and environment."""
         return (self.code, self.field, self.file, self.line, self.column, self.environment)

@@ -84,7 +84,9 @@ def render_plan_text(
     ]
     if not show_inputs:
         out.append("(--show-inputs lists each resource's inputs; --format json has them all)")
-    warnings = [message for level, message in plan.logs if level in {"warning", "error"}]
+    # The program logs the blueprint's warnings for `pulumi up`; here they are among the findings below.
+    logged = {f.log_line for f in findings}
+    warnings = [m for level, m in plan.logs if level in {"warning", "error"} and m not in logged]
     if warnings:
         out += ["", "Program messages:", *(_fit(f"  {m}", width) for m in warnings)]
     if findings:

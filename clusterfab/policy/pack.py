@@ -14,7 +14,6 @@ Config (`--policy-pack-config FILE`, or the Pulumi Cloud policy group):
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -33,6 +32,7 @@ from pulumi_policy import (
 )
 
 from clusterfab.catalog import load_catalog
+from clusterfab.core import dates
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.project import find_project
 from clusterfab.policy import access, buckets, checks
@@ -151,7 +151,7 @@ def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None
         cost = price_resources(
             resources,
             load_catalog(),
-            today=dt.date.today(),
+            today=dates.today(),
             region=config.get("region"),
             max_hourly_usd=max_hourly,
             max_monthly_usd=max_monthly,

@@ -19,6 +19,7 @@ from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.overlay import apply_environment
 from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.core import dates
 from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import FieldPath, Finding, has_errors, normalize, render_path
 from clusterfab.core.hints import closest
@@ -91,7 +92,7 @@ def validate_file(
         environment=environment,
         catalog=catalog,
         checks=checks,
-        today=today or dt.date.today(),
+        today=today or dates.today(),
         base_only=base_only,
         strict_environment=strict_environment,
     )
@@ -117,7 +118,7 @@ def validate_bytes(
         environment=environment,
         catalog=catalog,
         checks=checks,
-        today=today or dt.date.today(),
+        today=today or dates.today(),
         base_only=base_only,
         strict_environment=strict_environment,
     )

@@ -156,6 +156,17 @@ def test_plan_json_includes_the_blueprints_findings() -> None:
     ]
 
 
+def test_plan_text_shows_the_programs_log_of_a_finding_once() -> None:
+    # The program logs the blueprint's warnings (for `pulumi up`); the JSON keeps that log as it is.
+    _, document, _ = run("plan", EXAMPLE, "--env", "dev", "--format", "json")
+    [finding] = json.loads(document)["findings"]
+    logged = f"{finding['file']}:{finding['line']}:{finding['column']}: BP404 {finding['message']}"
+    assert {"level": "warning", "message": logged} in json.loads(document)["messages"]
+    code, out, _ = run("plan", EXAMPLE, "--env", "dev")
+    assert (code, out.count("BP404"), "Program messages" in out) == (0, 1, False)
+    assert f"{EXAMPLE}:{finding['line']}:{finding['column']}: info[BP404]" in out
+
+
 def test_version_short_help_and_short_stack() -> None:
     code, out, _ = run("--version")
     assert (code, out) == (0, f"clusterfab 0.1.0 (catalog {load_catalog().version})\n")

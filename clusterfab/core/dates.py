@@ -1,0 +1,23 @@
+"""The date price staleness and dated facts are judged against."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from clusterfab.core.errors import UsageError
+
+TODAY_VARIABLE = "CLUSTERFAB_TODAY"
+
+
+def today() -> dt.date:
+    """CLUSTERFAB_TODAY (an ISO date) if set, else the system date: one date for the CLI and the Pulumi
+    program it runs, so that output in tests and golden files does not change with the calendar.
+    UsageError when the variable is not a date."""
+    raw = os.environ.get(TODAY_VARIABLE)
+    if not raw:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError:
+        raise UsageError(f"{TODAY_VARIABLE}={raw!r} is not an ISO date (YYYY-MM-DD)") from None
