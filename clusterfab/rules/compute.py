@@ -29,6 +29,14 @@ def check_region_and_zone(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding(
             "BP203", ("zone",), f"'{bp.zone}' is not a zone name", hint=f"e.g. {cloud.zone_example}"
         )
+    elif zone_region != bp.region and ctx.from_overlay(("region",)) and not ctx.from_overlay(("zone",)):
+        # The overlay moved the region and kept the base's zone: the overlay is what to edit.
+        yield ctx.finding(
+            "BP203",
+            ("region",),
+            f"region {bp.region} has no zone {bp.zone} (the base's zone, in {zone_region})",
+            hint=f"set a zone of {bp.region} in environments.{ctx.environment} too",
+        )
     elif zone_region != bp.region:
         yield ctx.finding(
             "BP203",

@@ -49,6 +49,11 @@ class RuleContext:
             return dataclasses.replace(made, severity=severity)
         return made
 
+    def from_overlay(self, path: FieldPath) -> bool:
+        """Whether the environment's overlay, not the base, gives `path` its value."""
+        source = self.source_map.source_path(path)
+        return self.environment is not None and source[:2] == ("environments", self.environment)
+
     def written(self, path: FieldPath) -> bool:
         """Whether the blueprint (or its environment overlay) sets `path` explicitly."""
         source = self.source_map.source_path(path)

@@ -77,6 +77,25 @@ def test_an_error_the_overlay_causes_points_at_the_overlay_with_a_hint_that_edit
         )
 
 
+def test_an_overlay_that_moves_the_region_away_from_the_bases_zone_is_what_to_edit() -> None:
+    # The zone (line 5) is right for the base's region; dev's region (line 19) is what makes it wrong.
+    for env in ("dev", None):
+        result = _result(b"    region: eu-west-1\n", env)
+        assert [(f.code, f.field, f.line, f.column, f.environment, f.hint) for f in result.findings] == [
+            ("BP203", "region", 19, 13, "dev", "set a zone of eu-west-1 in environments.dev too")
+        ]
+        assert result.findings[0].message == (
+            "region eu-west-1 has no zone use1-az6 (the base's zone, in us-east-1) (environment 'dev')"
+        )
+    # Both moved in the overlay: the zone is the overlay's, and the finding stays at it.
+    [both] = _result(b"    region: eu-west-1\n    zone: use1-az4\n").findings
+    assert (both.field, both.line, both.hint) == (
+        "zone",
+        20,
+        "use a zone of eu-west-1, or set region: us-east-1",
+    )
+
+
 def test_an_error_shared_by_two_environments_is_reported_for_each() -> None:
     text = BASE + (
         b"environments:\n"
