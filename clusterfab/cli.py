@@ -419,7 +419,7 @@ def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
     elif output is Format.markdown:
         typer.echo(report_markdown(report))
     else:
-        typer.echo(report_text(report))
+        typer.echo(report_text(report, width=_width()))
     if report.refused(allow_replace):
         lost = ", ".join(
             f"{resource.name} ({why.split(' ', 1)[0]})" for resource, why in report.resources.destructive()
@@ -667,7 +667,7 @@ def _promote_checked(check: PromotionCheck, source: str, target: str, *, yes: bo
         _show_validation(check.invalid, Format.text, None, command="promote", verdict=verdict)
     if check.report is not None:
         typer.echo("")
-        typer.echo(report_text(check.report))
+        typer.echo(report_text(check.report, width=_width()))
     typer.echo("")
     typer.echo(f"Gates ({source} -> {target}):")
     for gate in check.gates:

@@ -12,6 +12,7 @@ from clusterfab.contract import envelope
 from clusterfab.core.findings import Finding
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
+from clusterfab.plan.text import fit, short_type
 from clusterfab.rules.render import render_text, summary_line
 
 
@@ -36,19 +37,6 @@ def _tree_lines(plan: Plan) -> list[tuple[str, PlannedResource | None]]:
     return lines
 
 
-def short_type(token: str) -> str:
-    """A type token without its module file: `aws:ec2/launchTemplate:LaunchTemplate` is
-    `aws:ec2:LaunchTemplate` (the JSON keeps the full token)."""
-    parts = token.split(":")
-    if len(parts) == 3 and "/" in parts[1]:
-        return f"{parts[0]}:{parts[1].split('/')[0]}:{parts[2]}"
-    return token
-
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-
-
 def render_plan_text(
     plan: Plan,
     *,
@@ -67,14 +55,14 @@ def render_plan_text(
     names = [f"{r.name}{'  [protected]' if r.protect else ''}" for _, r in tree]
     longest = max((len(label) for label in labels), default=20)
     column = max(20, min(longest, width - 6 - max((len(n) for n in names), default=0)))
-    out.append(f" +  {_fit('pulumi:pulumi:Stack', column):<{column}}  {plan.stack}")
+    out.append(f" +  {fit('pulumi:pulumi:Stack', column):<{column}}  {plan.stack}")
     for (branch, resource), label, name in zip(tree, labels, names, strict=True):
-        out.append(f" +  {_fit(label, column):<{column}}  {name}")
+        out.append(f" +  {fit(label, column):<{column}}  {name}")
         if show_inputs:
             stem = branch.replace("├─ ", "│  ").replace("└─ ", "   ")
             for key, value in resource.inputs.items():
                 shown = json.dumps(value, sort_keys=True, ensure_ascii=False)
-                out.append(_fit(f"    {stem}    {key}: {shown}", width))
+                out.append(fit(f"    {stem}    {key}: {shown}", width))
     components = sum(1 for r in plan.resources if not r.custom)
     protected = sum(1 for r in plan.resources if r.protect)
     out += [
@@ -88,7 +76,7 @@ def render_plan_text(
     logged = {f.log_line for f in findings}
     warnings = [m for level, m in plan.logs if level in {"warning", "error"} and m not in logged]
     if warnings:
-        out += ["", "Program messages:", *(_fit(f"  {m}", width) for m in warnings)]
+        out += ["", "Program messages:", *(fit(f"  {m}", width) for m in warnings)]
     if findings:
         out += ["", f"Findings ({summary_line(findings)}):", "", render_text(findings, lines, width=width)]
     return "\n".join(out)

@@ -8,6 +8,7 @@ monthly delta and percentage, catalog version and date), with a Mermaid sketch o
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -18,6 +19,7 @@ from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff, Update
+from clusterfab.plan.text import fit, short_type
 from clusterfab.policy.pricing import ASG, MIG
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
@@ -201,16 +203,48 @@ def _where(report: DiffReport) -> str:
     return f"{report.base} -> {report.target} ({env})"
 
 
-def report_text(report: DiffReport) -> str:
+def report_text(report: DiffReport, *, width: int = 10_000) -> str:
+    """The diff for a terminal of `width` columns: one line per resource, its short type (the JSON keeps
+    the full token) in a column cut to leave its name whole; the title and warnings wrapped."""
     diff, cost = report.resources, report.cost
-    out = [f"clusterfab diff: {_where(report)}", "", f"Resources: {_counts(diff)}"]
-    out += [f"  +  {r.type}  {r.name}" for r in diff.create]
+    title = textwrap.wrap(
+        f"clusterfab diff: {_where(report)}",
+        width=max(width, 40),
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+    )
+    rows = [("+ ", r.type, r.name, "") for r in diff.create]
     for update in diff.update:
         mark, change = _change(update)
-        out.append(f"  {mark:<2} {update.after.type}  {update.after.name}  ({change})")
-    out += [f"  -  {r.type}  {r.name}" for r in diff.delete]
+        rows.append((f"{mark:<2}", update.after.type, update.after.name, f"  ({change})"))
+    rows += [("- ", r.type, r.name, "") for r in diff.delete]
+    types = [short_type(kind) for _, kind, _, _ in rows]
+    longest = max((len(t) for t in types), default=20)
+    column = max(20, min(longest, width - 7 - max((len(name) for _, _, name, _ in rows), default=0)))
+    out = [*title, "", f"Resources: {_counts(diff)}"]
+    for (mark, _, name, change), kind in zip(rows, types, strict=True):
+        line = f"  {mark} {fit(kind, column):<{column}}  {name}"
+        if len(line) + len(change) <= width:
+            out.append(line + change)
+        else:  # what changes goes under the resource, wrapped
+            out += [
+                line,
+                *textwrap.wrap(
+                    change.strip(),
+                    width=max(width, 40),
+                    initial_indent=" " * 7,
+                    subsequent_indent=" " * 8,
+                    break_on_hyphens=False,
+                ),
+            ]
     for warning in _warnings(report):
-        out.append(f"  !! {warning}")
+        out += textwrap.wrap(
+            warning,
+            width=max(width, 40),
+            initial_indent="  !! ",
+            subsequent_indent="     ",
+            break_on_hyphens=False,
+        )
     out += ["", f"Cost (USD; monthly = {HOURS_PER_MONTH} hours):"]
     changed = cost.changed_items()
     for item in changed:
@@ -229,9 +263,12 @@ def report_text(report: DiffReport) -> str:
             out.append(f"      at min: {_signed(item.delta_min_hourly * HOURS_PER_MONTH)}/month ({change})")
     if not changed:
         out.append("  no priced item changes")
-    out += ["", _summary(cost), *_summary_at_min(cost), f"Budget: {budget_verdict(cost.after)}"]
-    out += [f"Warning: {w}" for w in _cost_warnings(report)]
-    out.append(f"catalog {cost.after.catalog_version} ({cost.after.catalog_as_of.isoformat()})")
+    tail = [_summary(cost), *_summary_at_min(cost), f"Budget: {budget_verdict(cost.after)}"]
+    tail += [f"Warning: {w}" for w in _cost_warnings(report)]
+    tail.append(f"catalog {cost.after.catalog_version} ({cost.after.catalog_as_of.isoformat()})")
+    out.append("")
+    for line in tail:
+        out += textwrap.wrap(line, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(out)
 
 

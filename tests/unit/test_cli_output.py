@@ -107,6 +107,21 @@ def test_text_fits_the_terminal(args: list[str], columns: int) -> None:
     assert max(_widths(out)) <= columns, [line for line in out.splitlines() if len(line) > columns][:3]
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_diff_text_fits_the_terminal_with_short_types_and_whole_names(columns: int) -> None:
+    slurm = "blueprints/examples/aws-p5-slurm.yaml"
+    code, out, _ = run("diff", EXAMPLE, slurm, "--env", "prod", columns=columns)
+    _, document, _ = run("diff", EXAMPLE, slurm, "--env", "prod", "--format", "json")
+    assert code == 1  # it deletes stateful resources
+    assert max(_widths(out)) <= columns, [line for line in out.splitlines() if len(line) > columns][:3]
+    rows = [line for line in out.splitlines() if line[:5] in {"  +  ", "  -  "}]
+    names = {line.split()[-1] for line in rows}
+    planned = json.loads(document)["resources"]
+    assert names == {urn.rsplit("::", 1)[1] for urn in [*planned["create"], *planned["delete"]]}
+    assert "  +  aws:ec2:LaunchTemplate" in out
+    assert "aws:ec2/launchTemplate:LaunchTemplate" not in "\n".join(rows)
+
+
 def test_narrow_cost_tables_drop_columns_but_keep_the_totals() -> None:
     _, wide, _ = run("cost", EXAMPLE, columns=120)
     _, narrow, _ = run("cost", EXAMPLE, columns=80)
