@@ -109,9 +109,47 @@ def check_schema(data: Any, source_map: SourceMap, *, salvage: bool = True) -> S
     )
 
 
+_OTHER_NAMES = {
+    "instance_type": "machine_type",
+    "vm_type": "machine_type",
+    "vm_size": "machine_type",
+    "nodes": "count",
+    "node_count": "count",
+    "instances": "count",
+    "instance_count": "count",
+    "replicas": "count",
+    "size": "count",
+    "scaling": "autoscaling",
+    "storage": "attach",
+    "mounts": "attach",
+    "volumes": "attach",
+    "filesystems": "attach",
+    "shared_storage": "storage",
+    "filesystem": "storage",
+    "provider": "cloud",
+    "az": "zone",
+    "availability_zone": "zone",
+    "vpc": "network",
+    "tags": "labels",
+    "spot": "capacity",
+    "purchase_option": "capacity",
+    "provisioning_model": "capacity",
+    "accelerator_type": "generation",
+    "queues": "partitions",
+    "size_gib": "capacity_gib",
+    "storage_capacity": "capacity_gib",
+    "mount_dir": "mount_point",
+    "mount_path": "mount_point",
+}
+"""Names other tools (ParallelCluster, Cluster Toolkit, Terraform providers, Kubernetes) give what a
+blueprint names otherwise: an unknown field that is one of them is pointed at ours where ours is
+allowed, which spelling similarity alone would not find."""
+
+
 def _near_misses(errors: list[ErrorDetails], data: Any) -> dict[FieldPath, FieldPath]:
-    """Unknown keys that are misspellings of a field the same mapping lacks: key path -> field path
-    (`machinetype` for a missing `machine_type`, `nodegroups` for `node_groups`)."""
+    """Unknown keys that are misspellings of a field the same mapping lacks, or another tool's name for it:
+    key path -> field path (`machinetype` or `instance_type` for a missing `machine_type`, `nodegroups`
+    for `node_groups`)."""
     found: dict[FieldPath, FieldPath] = {}
     for error in errors:
         if error["type"] != "extra_forbidden":
@@ -121,6 +159,9 @@ def _near_misses(errors: list[ErrorDetails], data: Any) -> dict[FieldPath, Field
         present = _value_at(data, parent)
         allowed = [f for f in _fields_of(parent, data) if not (isinstance(present, dict) and f in present)]
         near = closest(str(path[-1]), allowed) if path else None
+        if near is None and path:
+            ours = _OTHER_NAMES.get(str(path[-1]).lower().replace("-", "_"))
+            near = ours if ours in allowed else None
         if near is not None:
             found[path] = (*parent, near)
     return found

@@ -314,6 +314,36 @@ def test_a_name_that_does_not_match_is_suggested_written_as_one(
     ]
 
 
+def test_another_tools_name_for_a_field_points_at_ours_without_a_cascade() -> None:
+    # ParallelCluster's InstanceType, a Terraform `instance_count`, Kubernetes-style `volumes`: each is
+    # pointed at the field it stands for, and the fields they stand for are not also reported missing.
+    body = b"""version: 1
+name: llm
+cloud: aws
+provider: aws
+region: us-east-1
+zone: use1-az6
+node_groups:
+  - {name: g, instance_type: p5.48xlarge, instance_count: 2, volumes: [s]}
+storage: [{name: s, kind: lustre, deployment: scratch, size_gib: 1200}]
+"""
+    findings = validate_bytes(body, "t.yaml", today=TODAY).findings
+    assert [(f.code, f.field, f.line, f.hint) for f in findings] == [
+        # `cloud` is there already: no pointer at it
+        (
+            "BP005",
+            "provider",
+            4,
+            "fields allowed here: version, name, cloud, region, zone, project, labels, "
+            "bucket_kms_key, … (10 more)",
+        ),
+        ("BP005", "node_groups[0].instance_type", 8, "did you mean 'machine_type'? (a required field)"),
+        ("BP005", "node_groups[0].instance_count", 8, "did you mean 'count'?"),
+        ("BP005", "node_groups[0].volumes", 8, "did you mean 'attach'?"),
+        ("BP005", "storage[0].size_gib", 9, "did you mean 'capacity_gib'? (a required field)"),
+    ]
+
+
 def test_nested_defaults_equal_what_validation_would_make() -> None:
     # The models' nested defaults are built with model_construct (no validator built at import), which
     # skips validation: each must still equal the model validated from nothing.
