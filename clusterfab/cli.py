@@ -523,19 +523,37 @@ def _run_live(
         raise DeployError(f"the {_OPERATION_NOUN[operation]} of {stack} failed: {result.error}")
 
 
-@app.command()
-def preview(stack: StackOption) -> None:
+STACK_ONLY = {"allow_extra_args": True}
+"""A command that deploys a stack collects stray arguments (`ctx.args`) to explain them: the blueprint
+file that plan and cost take is the stack config's here."""
+
+
+def _no_blueprint_file(ctx: typer.Context) -> None:
+    """The stack's config names the blueprint it deploys: a file on the command line is a mistake to
+    explain, not an unexpected argument."""
+    if ctx.args:
+        command = ctx.info_name
+        raise UsageError(
+            f"{command} takes no blueprint file ({' '.join(ctx.args)}): the stack's config names the "
+            "blueprint it deploys (clusterfab:blueprint in stacks/Pulumi.<stack>.yaml); run "
+            f"`clusterfab {command} --stack STACK`"
+        )
+
+
+@app.command(context_settings=STACK_ONLY)
+def preview(ctx: typer.Context, stack: StackOption) -> None:
     """Preview what `up` would change on a real stack, with live progress.
 
     Needs the Pulumi CLI (logged in to the stack's backend) and cloud credentials. Exits 1 when the
     preview fails.
     """
+    _no_blueprint_file(ctx)
     target = _deploy_project().stack(stack)
     _run_live(_console(), "preview", stack, target.preview)
 
 
-@app.command()
-def up(stack: StackOption, yes: YesOption = False) -> None:
+@app.command(context_settings=STACK_ONLY)
+def up(ctx: typer.Context, stack: StackOption, yes: YesOption = False) -> None:
     """Create or update a real stack's cluster, with live progress.
 
     Without --yes, shows the preview first, asks, and then changes exactly what was previewed: the
@@ -547,6 +565,7 @@ def up(stack: StackOption, yes: YesOption = False) -> None:
     from clusterfab.deploy.approval import approve, require_unchanged
     from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE
 
+    _no_blueprint_file(ctx)
     _require_confirmation_possible(yes, "up")
     project = _deploy_project()
     target = project.stack(stack)
@@ -567,8 +586,8 @@ def up(stack: StackOption, yes: YesOption = False) -> None:
         _run_live(console, "up", stack, lambda handle: target.up(handle, plan=plan))
 
 
-@app.command()
-def destroy(stack: StackOption, yes: YesOption = False) -> None:
+@app.command(context_settings=STACK_ONLY)
+def destroy(ctx: typer.Context, stack: StackOption, yes: YesOption = False) -> None:
     """Delete every resource of a real stack, and the instances Slurm created for it.
 
     Refuses (exit 1) while the stack has protected resources (prod's file systems and buckets):
@@ -578,6 +597,7 @@ def destroy(stack: StackOption, yes: YesOption = False) -> None:
     """
     from clusterfab.deploy.events import name_of
 
+    _no_blueprint_file(ctx)
     _require_confirmation_possible(yes, "destroy")
     target = _deploy_project().stack(stack)
     protected = target.protected_resources()

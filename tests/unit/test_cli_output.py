@@ -76,6 +76,22 @@ def test_usage_errors_are_one_line_on_stderr_and_nothing_on_stdout() -> None:
     assert "Invalid value for '--stack' / '-s': 'not/a/valid/stack' is not a Pulumi stack name" in err
 
 
+@pytest.mark.parametrize("command", ["preview", "up", "destroy"])
+def test_a_blueprint_file_given_to_a_command_that_deploys_a_stack_is_explained(command: str) -> None:
+    # As plan and cost are run; the stack's config names the blueprint. Said before the Pulumi CLI is
+    # looked for (this machine has none), with the command to run instead.
+    yes = [] if command == "preview" else ["--yes"]
+    assert run(command, EXAMPLE, "--stack", "dev", *yes) == (
+        2,
+        "",
+        f"error: {command} takes no blueprint file ({EXAMPLE}): the stack's config names the blueprint it "
+        f"deploys (clusterfab:blueprint in stacks/Pulumi.<stack>.yaml); run `clusterfab {command} --stack "
+        "STACK`\n",
+    )
+    code, out, _ = run(command, "-h")
+    assert (code, out.splitlines()[0]) == (0, f"Usage: clusterfab {command} [OPTIONS]")
+
+
 def test_a_yaml_syntax_error_shows_its_source_line_and_caret() -> None:
     code, out, _ = run("validate", str(BAD_FIXTURES / "BP002-yaml-syntax.yaml"))
     assert code == 1
