@@ -131,7 +131,11 @@ def _table(title: str, columns: Sequence[str], rows: list[dict[str, str]]) -> An
 
     table = Table(title=title, title_justify="left")
     for column in columns:
-        table.add_column(column, no_wrap=column in {"name", "sku"})
+        # No capacity kind is cut (`capacity_bloc…`): the column is as wide as the longest, comma and all.
+        widest = max((len(k) + 1 for row in rows for k in row[column].split(", ")), default=0)
+        table.add_column(
+            column, no_wrap=column in {"name", "sku"}, min_width=widest if column == "capacity" else None
+        )
     for row in rows:
         table.add_row(*(row[c] for c in columns))
     return table
@@ -165,7 +169,7 @@ def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 18
             }
         )
     full = list(machines[0]) if machines else []
-    medium = ["cloud", "name", "accelerators", "fabric", "NICs", "capacity", "locations"]
+    medium = ["cloud", "name", "accelerators", "fabric", "capacity", "locations"]
     narrow = ["name", "accelerators", "fabric", "capacity"]
     console.print(_table("Machine types", _columns(width, full, medium, narrow), machines))
 

@@ -138,6 +138,14 @@ def test_diff_text_fits_the_terminal_with_short_types_and_whole_names(columns: i
     assert "aws:ec2/launchTemplate:LaunchTemplate" not in "\n".join(rows)
 
 
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_catalog_never_cuts_a_capacity_kind(columns: int) -> None:
+    _, out, _ = run("catalog", columns=columns)
+    assert "capacity_block" in out
+    assert "capacity_bloc…" not in out
+    assert "capacity_bl" not in out.replace("capacity_block", "")
+
+
 def test_narrow_cost_tables_drop_columns_but_keep_the_totals() -> None:
     _, wide, _ = run("cost", EXAMPLE, columns=120)
     _, narrow, _ = run("cost", EXAMPLE, columns=80)
