@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -12,7 +11,7 @@ from clusterfab.contract import envelope
 from clusterfab.core.findings import Finding
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
-from clusterfab.plan.text import fit, short_type
+from clusterfab.plan.text import fit, short_type, wrap
 from clusterfab.rules.render import render_text, summary_line
 
 
@@ -49,7 +48,7 @@ def render_plan_text(
     `width` columns; with `show_inputs` each resource's inputs follow it, one line per property."""
     env = plan.env or "none (base blueprint)"
     title = f"Plan of {plan.blueprint} (environment: {env}, stack: {plan.stack})"
-    out = [*textwrap.wrap(title, width=max(width, 40), subsequent_indent="  ", break_long_words=False), ""]
+    out = [*wrap(title, width), ""]
     tree = [(branch, r) for branch, r in _tree_lines(plan) if r is not None]
     labels = [f"{branch}{short_type(r.type)}" for branch, r in tree]
     names = [f"{r.name}{'  [protected]' if r.protect else ''}" for _, r in tree]

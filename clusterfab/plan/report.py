@@ -8,7 +8,6 @@ monthly delta and percentage, catalog version and date), with a Mermaid sketch o
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -19,7 +18,7 @@ from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff, Update
-from clusterfab.plan.text import fit, short_type
+from clusterfab.plan.text import fit, short_type, wrap
 from clusterfab.policy.pricing import ASG, MIG
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
@@ -207,12 +206,7 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
     """The diff for a terminal of `width` columns: one line per resource, its short type (the JSON keeps
     the full token) in a column cut to leave its name whole; the title and warnings wrapped."""
     diff, cost = report.resources, report.cost
-    title = textwrap.wrap(
-        f"clusterfab diff: {_where(report)}",
-        width=max(width, 40),
-        subsequent_indent="  ",
-        break_on_hyphens=False,
-    )
+    title = wrap(f"clusterfab diff: {_where(report)}", width)
     rows = [("+ ", r.type, r.name, "") for r in diff.create]
     for update in diff.update:
         mark, change = _change(update)
@@ -227,29 +221,16 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
         if len(line) + len(change) <= width:
             out.append(line + change)
         else:  # what changes goes under the resource, wrapped
-            out += [
-                line,
-                *textwrap.wrap(
-                    change.strip(),
-                    width=max(width, 40),
-                    initial_indent=" " * 7,
-                    subsequent_indent=" " * 8,
-                    break_on_hyphens=False,
-                ),
-            ]
+            out += [line, *wrap(change.strip(), width, first=" " * 7, rest=" " * 8)]
     for warning in _warnings(report):
-        out += textwrap.wrap(
-            warning,
-            width=max(width, 40),
-            initial_indent="  !! ",
-            subsequent_indent="     ",
-            break_on_hyphens=False,
-        )
+        out += wrap(warning, width, first="  !! ", rest="     ")
     out += ["", f"Cost (USD; monthly = {HOURS_PER_MONTH} hours):"]
     changed = cost.changed_items()
     for item in changed:
         mark = "+" if item.before is None else "-" if item.after is None else "~"
-        out.append(f"  {mark} {item.name} ({item.kind}): {item.description()}")
+        out += wrap(
+            f"{mark} {item.name} ({item.kind}): {item.description()}", width, first="  ", rest="      "
+        )
         if item.delta_hourly is None:
             out.append("      unpriced: the catalog has no price for one side")
         else:
@@ -268,7 +249,7 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
     tail.append(f"catalog {cost.after.catalog_version} ({cost.after.catalog_as_of.isoformat()})")
     out.append("")
     for line in tail:
-        out += textwrap.wrap(line, width=max(width, 40), subsequent_indent="  ", break_on_hyphens=False)
+        out += wrap(line, width)
     return "\n".join(out)
 
 

@@ -1,6 +1,8 @@
-"""Resources laid out as text for a terminal: short type tokens, lines cut to the width."""
+"""Resources laid out as text for a terminal: short type tokens, lines cut or wrapped to the width."""
 
 from __future__ import annotations
+
+import textwrap
 
 
 def short_type(token: str) -> str:
@@ -15,3 +17,16 @@ def short_type(token: str) -> str:
 def fit(text: str, width: int) -> str:
     """`text` cut to `width` columns, an ellipsis where it was cut."""
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def wrap(text: str, width: int, *, first: str = "", rest: str = "  ") -> list[str]:
+    """`text` wrapped to `width` columns (at least 40), `first` before its first line and `rest` before
+    the others; paths and names with hyphens are not split."""
+    return textwrap.wrap(
+        text,
+        width=max(width, 40),
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
