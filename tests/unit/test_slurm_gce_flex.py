@@ -376,9 +376,8 @@ def test_the_destroy_hook_finds_the_flex_migs_of_a_group_the_blueprint_no_longer
     dev = GceFleet(gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="dev", groups={"h100": dev_group})
     resume(plan_resume(["h100-5"], [], GROUPS), dev, RecordingSlurm())
     [theirs] = [m["name"] for m in gce.migs if m.get("baseInstanceName") == "llm-dev-h100-flex"]
-    hook = GceFleet(
-        gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod"
-    )  # no groups: the program's
+    # The destroy hook's fleet (teardown.gce_fleet): no node groups of its own.
+    hook = GceFleet(gce, project=PROJECT, zone=ZONE, blueprint="llm", stack="prod")
 
     assert {r.mig: r.group for r in hook.requests()} == {granted: "h100", waiting: "h100"}
     deleted = delete_elastic(hook, group_filter(None, {"a100"}), sleep=lambda _: None)
