@@ -148,8 +148,9 @@ def test_promote_with_every_gate_passing_updates_the_target(
     assert code == 0, err
     assert fake_pulumi.operations() == [("preview", "prod"), ("up", "prod")]
     assert "Preview of prod: 1 to create" in out
-    assert f"clusterfab diff: {BLUEPRINT} [dev] -> {BLUEPRINT} [prod] (environment prod)" in out
-    assert "~ trainers (node_group): p5.48xlarge x 2 -> 16, spot -> on_demand" in out
+    shown = " ".join(out.split())  # the diff's title and items wrap to the terminal
+    assert f"clusterfab diff: {BLUEPRINT} [dev] -> {BLUEPRINT} [prod] (environment prod)" in shown
+    assert "~ trainers (node_group): p5.48xlarge x 2 -> 16, spot -> on_demand" in shown
     for gate in ("blueprint", "health", "replacements", "budget"):
         assert f"  ok      {gate}: " in out
     assert "Update of prod: 1 created" in out
