@@ -29,6 +29,7 @@ NAMED_LISTS = ("node_groups", "tpu_slices", "storage", "teams")
 CLUSTER_NAME_PATTERN = r"^[a-z][a-z0-9-]{1,30}$"
 ITEM_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$"
 VERSION_PATTERN = r"^\d+(\.\d+){0,2}$"
+SLURM_TIME_PATTERN = r"^(UNLIMITED|\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$"
 
 # Sanity limits, not cloud facts: far above any real cluster, they turn a typo (`count: 1e29`, an
 # extra zero in a budget) into a finding at its line instead of an estimate nobody can read or a cloud
@@ -71,7 +72,7 @@ UnixName = Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
 SlurmTime = Annotated[
     str,
     Field(
-        pattern=r"^(UNLIMITED|\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$",
+        pattern=SLURM_TIME_PATTERN,
         description="A Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED.",
     ),
 ]

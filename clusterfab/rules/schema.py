@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from clusterfab.blueprint.models import NAMED_LISTS, AutoscalingSpec, Blueprint
+from clusterfab.blueprint.models import NAMED_LISTS, SLURM_TIME_PATTERN, AutoscalingSpec, Blueprint
 from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import closest, did_you_mean, listing
@@ -489,6 +489,10 @@ def _fix_hint(value: Any, pattern: Any) -> str:
     for variant in (value.lower(), value.upper()):
         if variant != value and re.fullmatch(pattern, variant):
             return f"did you mean '{variant}'?"
+    if pattern == SLURM_TIME_PATTERN:
+        return _slurm_time_hint(value)
+    if not pattern.startswith(("^[a-z]", "^[a-z_]")):
+        return ""  # not a name: a version or a topology is not fixed by rewriting it as one
     for joiner in ("-", "_"):
         written = re.sub(r"[^a-z0-9]+", joiner, value.lower()).strip(joiner)
         for start in (written, written.lstrip(f"0123456789{joiner}")):
@@ -498,6 +502,20 @@ def _fix_hint(value: Any, pattern: Any) -> str:
                     cut = f" (cut to the {len(candidate)} characters that fit)" if end < len(start) else ""
                     return f"did you mean '{candidate}'{cut}?"
     return ""
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(d|days?|h|hrs?|hours?|m|mins?|minutes?)\s*$", re.IGNORECASE)
+
+
+def _slurm_time_hint(value: str) -> str:
+    """'did you mean 2:00:00?' for a duration in words (`2 hours`, `30min`, `1 day`): Slurm reads a bare
+    number as minutes, so the unit has to become the format."""
+    match = _DURATION.match(value)
+    if match is None:
+        return ""
+    amount, unit = int(match[1]), match[2].lower()[0]
+    written = {"d": f"{amount}-00:00:00", "h": f"{amount}:00:00", "m": str(amount)}[unit]
+    return f"did you mean '{written}'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"
 
 
 def _range_hint(info: FieldInfo | None) -> str:

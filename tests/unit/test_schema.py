@@ -314,6 +314,31 @@ def test_a_name_that_does_not_match_is_suggested_written_as_one(
     ]
 
 
+@pytest.mark.parametrize(
+    ("written", "hint"),
+    [
+        ("2 hours", "did you mean '2:00:00'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
+        ("30min", "did you mean '30'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
+        ("3 Days", "did you mean '3-00:00:00'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
+        # Not a duration in words: the field's own words, never a name-like rewrite ('2' is 2 minutes).
+        ("two hours", "Longest run time of a job in it, e.g. 7-00:00:00; default: no limit."),
+    ],
+)
+def test_a_slurm_time_in_words_is_suggested_in_slurms_format(written: str, hint: str) -> None:
+    body = f"""version: 1
+name: llm
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups: [{{name: h100, machine_type: p5.48xlarge, count: 2}}]
+scheduler: {{kind: slurm, partitions: [{{name: gpu, node_groups: [h100], max_time: "{written}"}}]}}
+"""
+    findings = validate_bytes(body.encode(), "t.yaml", today=TODAY).findings
+    assert [(f.code, f.field, f.hint) for f in findings] == [
+        ("BP009", "scheduler.partitions[0].max_time", hint)
+    ]
+
+
 def test_another_tools_name_for_a_field_points_at_ours_without_a_cascade() -> None:
     # ParallelCluster's InstanceType, a Terraform `instance_count`, Kubernetes-style `volumes`: each is
     # pointed at the field it stands for, and the fields they stand for are not also reported missing.
