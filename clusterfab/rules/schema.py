@@ -577,6 +577,12 @@ def _type_hint(kind: str, value: Any, about: str) -> str:
         stripped = value.strip()
         if stripped.replace(".", "", 1).isdigit():
             return "remove the quotes: YAML reads a quoted number as a string"
+        # `100$`, `$1,000`, `500 USD`: dollars written as prices are (every money field is in USD), or
+        # thousands separators; another currency or a unit is not the same number and gets no rewrite.
+        number = re.fullmatch(r"\s*\$?\s*(\d{1,3}(,\d{3})+|\d*\.?\d+)\s*(\$|usd|dollars?)?\s*", value, re.I)
+        if number is not None:
+            plain = number[1].replace(",", "")
+            return f"write {plain}: a plain number, without a dollar sign, separators or quotes"
     if kind == "int_type" and isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return f"write {int(value)} without a decimal point"
     if kind == "int_type" and isinstance(value, float):

@@ -255,6 +255,24 @@ storage:
                 "use a number above 0 and at most 73,000,000,000",
             ),
         ),
+        (
+            'budget: {max_hourly_usd: "$1,000"}\n',
+            (
+                "BP008",
+                "budget.max_hourly_usd",
+                "expected a number, got '$1,000' (a string)",
+                "write 1000: a plain number, without a dollar sign, separators or quotes",
+            ),
+        ),
+        (
+            'budget: {max_hourly_usd: "€100"}\n',
+            (
+                "BP008",
+                "budget.max_hourly_usd",
+                "expected a number, got '€100' (a string)",
+                "Most the cluster may cost per hour at full size.",  # not dollars: no number to offer
+            ),
+        ),
     ],
     ids=[
         "cloud-case",
@@ -266,6 +284,8 @@ storage:
         "huge-int",
         "inf-budget",
         "nan-budget",
+        "dollars",
+        "euros",
     ],
 )
 def test_hints_say_how_to_fix(body: str, expected: tuple[str, str, str, str]) -> None:
