@@ -77,6 +77,10 @@ class SourceMap:
             return self.touched[path[:touched_depth]] + path[touched_depth:]
         return path
 
+    def from_overlay(self, path: FieldPath, environment: str) -> bool:
+        """Whether `environment`'s overlay, not the base, writes the value at `path`."""
+        return self.source_path(path)[:2] == ("environments", environment)
+
     def locate(self, path: FieldPath, *, at_key: bool = False) -> Span | None:
         source = self.source_path(path)
         for cut in range(len(source), -1, -1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from clusterfab.blueprint.models import Blueprint
@@ -25,8 +25,9 @@ class RuleContext:
     catalog: Catalog
     source_map: SourceMap
     environment: str | None
-    today: dt.date = field(default_factory=dt.date.today)
-    """The date prices are judged stale against; fixed by the caller so results are reproducible."""
+    today: dt.date
+    """The date prices are judged stale against; fixed by the caller (clusterfab.core.dates.today) so
+    results are reproducible."""
 
     @property
     def cloud(self) -> CloudProfile:
@@ -51,8 +52,7 @@ class RuleContext:
 
     def from_overlay(self, path: FieldPath) -> bool:
         """Whether the environment's overlay, not the base, gives `path` its value."""
-        source = self.source_map.source_path(path)
-        return self.environment is not None and source[:2] == ("environments", self.environment)
+        return self.environment is not None and self.source_map.from_overlay(path, self.environment)
 
     def written(self, path: FieldPath) -> bool:
         """Whether the blueprint (or its environment overlay) sets `path` explicitly."""

@@ -21,7 +21,7 @@ from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core import dates
 from clusterfab.core.errors import UsageError
-from clusterfab.core.findings import FieldPath, Finding, has_errors, normalize, render_path
+from clusterfab.core.findings import Finding, has_errors, normalize, render_path
 from clusterfab.core.hints import closest
 from clusterfab.rules.budget import check_budget
 from clusterfab.rules.context import Check, RuleContext
@@ -257,8 +257,7 @@ def _in_environment(finding: Finding, environment: str, source_map: SourceMap, d
         finding, environment=environment, message=f"{finding.message} (environment '{environment}')"
     )
     path = finding.path
-    overlay: FieldPath = ("environments", environment)
-    if not path or source_map.source_path(path)[:2] == overlay:
+    if not path or source_map.from_overlay(path, environment):
         return labelled  # written in the overlay: already where the user has to look
     touched = [p for p in source_map.touched if p and path[: len(p)] == p]
     if not touched:
