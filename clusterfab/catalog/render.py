@@ -132,10 +132,9 @@ def _table(title: str, columns: Sequence[str], rows: list[dict[str, str]]) -> An
     table = Table(title=title, title_justify="left")
     for column in columns:
         # No capacity kind is cut (`capacity_bloc…`): the column is as wide as the longest, comma and all.
-        widest = max((len(k) + 1 for row in rows for k in row[column].split(", ")), default=0)
-        table.add_column(
-            column, no_wrap=column in {"name", "sku"}, min_width=widest if column == "capacity" else None
-        )
+        kinds = [k for row in rows for k in row[column].split(", ")] if column == "capacity" else []
+        widest = max((len(k) + 1 for k in kinds), default=None)
+        table.add_column(column, no_wrap=column in {"name", "sku"}, min_width=widest)
     for row in rows:
         table.add_row(*(row[c] for c in columns))
     return table

@@ -11,7 +11,7 @@ from clusterfab.contract import envelope
 from clusterfab.core.findings import Finding
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
-from clusterfab.plan.text import fit, short_type, wrap
+from clusterfab.plan.text import fit, short_type, type_column, wrap
 from clusterfab.rules.render import render_text, summary_line
 
 
@@ -52,8 +52,7 @@ def render_plan_text(
     tree = [(branch, r) for branch, r in _tree_lines(plan) if r is not None]
     labels = [f"{branch}{short_type(r.type)}" for branch, r in tree]
     names = [f"{r.name}{'  [protected]' if r.protect else ''}" for _, r in tree]
-    longest = max((len(label) for label in labels), default=20)
-    column = max(20, min(longest, width - 6 - max((len(n) for n in names), default=0)))
+    column = type_column(labels, names, width, margin=6)
     out.append(f" +  {fit('pulumi:pulumi:Stack', column):<{column}}  {plan.stack}")
     for (branch, resource), label, name in zip(tree, labels, names, strict=True):
         out.append(f" +  {fit(label, column):<{column}}  {name}")

@@ -18,7 +18,7 @@ from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff, Update
-from clusterfab.plan.text import fit, short_type, wrap
+from clusterfab.plan.text import fit, short_type, type_column, wrap
 from clusterfab.policy.pricing import ASG, MIG
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
@@ -213,8 +213,7 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
         rows.append((f"{mark:<2}", update.after.type, update.after.name, f"  ({change})"))
     rows += [("- ", r.type, r.name, "") for r in diff.delete]
     types = [short_type(kind) for _, kind, _, _ in rows]
-    longest = max((len(t) for t in types), default=20)
-    column = max(20, min(longest, width - 7 - max((len(name) for _, _, name, _ in rows), default=0)))
+    column = type_column(types, [name for _, _, name, _ in rows], width, margin=7)
     out = [*title, "", f"Resources: {_counts(diff)}"]
     for (mark, _, name, change), kind in zip(rows, types, strict=True):
         line = f"  {mark} {fit(kind, column):<{column}}  {name}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 
 
 def short_type(token: str) -> str:
@@ -17,6 +18,13 @@ def short_type(token: str) -> str:
 def fit(text: str, width: int) -> str:
     """`text` cut to `width` columns, an ellipsis where it was cut."""
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def type_column(types: Sequence[str], names: Sequence[str], width: int, *, margin: int) -> int:
+    """How wide the type column of `type  name` rows is: its longest type, cut (never below 20) so that
+    the longest name still fits whole in `width` after `margin` columns of marks and gaps."""
+    longest = max((len(t) for t in types), default=20)
+    return max(20, min(longest, width - margin - max((len(n) for n in names), default=0)))
 
 
 def wrap(text: str, width: int, *, first: str = "", rest: str = "  ") -> list[str]:
