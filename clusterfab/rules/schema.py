@@ -514,7 +514,9 @@ def _slurm_time_hint(value: str) -> str:
     if match is None:
         return ""
     amount, unit = int(match[1]), match[2].lower()[0]
-    written = {"d": f"{amount}-00:00:00", "h": f"{amount}:00:00", "m": str(amount)}[unit]
+    days, hours = divmod(amount, 24) if unit == "h" else (amount, 0)
+    # Slurm's documented forms bound the hours of HH:MM:SS by a day: a longer time is D-HH:MM:SS.
+    written = str(amount) if unit == "m" else f"{hours}:00:00" if not days else f"{days}-{hours:02d}:00:00"
     return f"did you mean '{written}'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"
 
 

@@ -340,6 +340,7 @@ def test_a_name_that_does_not_match_is_suggested_written_as_one(
         ("2 hours", "did you mean '2:00:00'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
         ("30min", "did you mean '30'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
         ("3 Days", "did you mean '3-00:00:00'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
+        ("36 hours", "did you mean '1-12:00:00'? (Slurm times: minutes, HH:MM:SS or D-HH:MM:SS)"),
         # Not a duration in words: the field's own words, never a name-like rewrite ('2' is 2 minutes).
         ("two hours", "Longest run time of a job in it, e.g. 7-00:00:00; default: no limit."),
     ],
