@@ -113,6 +113,11 @@ def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
     return [] if before == after else [prefix]
 
 
+def _ignored(path: str, ignored: tuple[str, ...]) -> bool:
+    """Whether an update leaves `path` alone: it is, or lies under, a property of `ignore_changes`."""
+    return any(path == prop or path.startswith((f"{prop}.", f"{prop}[")) for prop in ignored)
+
+
 # --- references: which inputs carry another resource's made-up outputs -------------------------------
 
 _MIN_TOKEN = 6
@@ -276,7 +281,10 @@ def diff_plans(before: Plan, after: Plan, catalog: Catalog) -> PlanDiff:
     rules = catalog.replacements.types
     direct: dict[str, dict[str, str]] = {}
     for urn in common:
-        direct[urn] = {p: p for p in changed_paths(old[urn].inputs, new[urn].inputs)}
+        ignored = new[urn].ignore_changes
+        direct[urn] = {
+            p: p for p in changed_paths(old[urn].inputs, new[urn].inputs) if not _ignored(p, ignored)
+        }
         direct[urn].update(_inherited(new[urn], old, new, catalog))
     references = _references(after, catalog)
     replaced: dict[str, list[str]] = {}

@@ -104,6 +104,9 @@ class PlannedResource:
     dependencies: tuple[str, ...] = ()
     """The URNs of the resources it depends on (through its inputs or `depends_on`): the engine deletes
     it before them. The plan JSON leaves them out."""
+    ignore_changes: tuple[str, ...] = ()
+    """The inputs whose changes an update leaves alone (the `ignore_changes` option): a diff does not
+    count them. The plan JSON leaves them out."""
 
     def to_json(self) -> dict[str, Any]:
         """The resource as the plan JSON shows it; the inputs are a copy, so what a caller does to them
@@ -222,6 +225,7 @@ class _RecordingMonitor(mocks.MockMonitor):
             computed=_computed(inputs, redact(rpc.deserialize_properties(response.object))),
             before_delete=tuple(request.hooks.before_delete),
             dependencies=tuple(request.dependencies),
+            ignore_changes=tuple(request.ignoreChanges),
         )
         with self._lock:
             if record.urn in self.records:

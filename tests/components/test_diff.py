@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -545,3 +546,20 @@ def test_base_ref_that_cannot_be_planned_says_why(tmp_path: Path) -> None:
     proc = _cli("diff", "blueprints/examples/aws-p5-efa-fsx.yaml", "--base-ref", "main", cwd=repo)
     assert proc.returncode == 1
     assert "could not be planned with its own code" in proc.stderr, proc.stderr
+
+
+def test_what_an_update_ignores_is_not_a_change() -> None:
+    """`ignore_changes` inputs (an autoscaled group's desired size, a following host's user data) are
+    left as they are by an update, so the diff does not count them; the rest still counts."""
+
+    def plan(desired: int, size: int, tag: str = "b") -> Plan:
+        group = _resource(
+            "aws:autoscaling/group:Group",
+            "asg",
+            {"desiredCapacity": desired, "maxSize": size, "tags": [{"key": "a", "value": tag}]},
+        )
+        return _plan(dataclasses.replace(group, ignore_changes=("desiredCapacity", "tags")))
+
+    assert diff_plans(plan(2, 8), plan(4, 8, "c"), load_catalog()).update == ()
+    (update,) = diff_plans(plan(2, 8), plan(4, 16), load_catalog()).update
+    assert update.changed == ("maxSize",)
