@@ -66,8 +66,10 @@ class Cluster:
         playbook_vars: Callable[[list[Mount]], dict[str, Any]],
         healthcheck_vars: dict[str, Any] | None,
         files: FilesArchive | None = None,
+        follows: bool = False,
     ) -> pulumi.Output[str]:
-        """A node's boot script, once the bucket's name and the mounted file systems' addresses are known."""
+        """A node's boot script, once the bucket's name and the mounted file systems' addresses are known;
+        `follows`: a host's, which runs the stack's current copy while it runs (NodeBootstrap.follows)."""
         spec, catalog = self.input.spec, self.input.catalog
 
         def render(values: list[Any]) -> str:
@@ -91,6 +93,7 @@ class Cluster:
                     playbook_vars=playbook_vars(resolved),
                     healthcheck_vars=healthcheck_vars,
                     files=files,
+                    follows=follows,
                 )
             )
 

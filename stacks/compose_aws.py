@@ -15,12 +15,12 @@ import pulumi_aws as aws
 from compose import Cluster, NodeGroupExport, Realized, StorageExport, controller_monitoring
 
 from clusterfab import addressing
-from clusterfab.bootstrap import FilesArchive, files_dir
+from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
 from clusterfab.cost import monthly_budget_limit
-from clusterfab.cost.estimate import MONITORING_ITEM
+from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import healthcheck_vars, storage_vars
@@ -323,7 +323,9 @@ def _monitoring(
                 playbook_vars=lambda _mounts: host_vars,
                 healthcheck_vars=None,
                 files=FilesArchive(archive.key, archive.sha256),
+                follows=True,
             ),
+            boot_script_key=boot_script_key(MONITORING_ITEM),
             files=(archive.key, archive.path),
             smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
             tags=cluster.tags(MONITORING_ITEM),
@@ -403,10 +405,12 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             kms_key_arn=slurm.kms_key,
             protect=spec.protected,
             boot_script=_controller_boot(cluster, bucket, archive.sha256, files),
+            boot_script_key=boot_script_key(CONTROLLER_ITEM),
             files=(archive.key, archive.path),
             login_count=slurm.login_count,
             login_instance_type=login.name if login else slurm.controller.name,
             login_boot_script=_login_boot(cluster, bucket, mounts),
+            login_boot_script_key=boot_script_key(LOGIN_ITEM),
             elastic_node_roles=[roles[g.name] for g in elastic],
             elastic_volume_keys=sorted({g.kms_key for g in elastic if g.kms_key}),
             database=_accounting_database(cluster),
@@ -473,7 +477,7 @@ def _slurm_grants(
 def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTarget]) -> pulumi.Output[str]:
     spec = cluster.spec
     return cluster.boot_script(
-        name="slurm-login",
+        name=LOGIN_ITEM,
         bucket_name=bucket.bucket_name,
         mounts=mounts,
         playbook="slurm_login.yml",
@@ -482,6 +486,7 @@ def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTa
             **storage_vars(spec.cloud, cluster.input.catalog, resolved),
         },
         healthcheck_vars=None,
+        follows=True,
     )
 
 
@@ -492,11 +497,12 @@ def _controller_boot(
         cluster.spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(sha256)
     )
     return cluster.boot_script(
-        name="slurm-controller",
+        name=CONTROLLER_ITEM,
         bucket_name=bucket.bucket_name,
         mounts=[],
         playbook="slurm_controller.yml",
         playbook_vars=lambda _mounts: host_vars,
         healthcheck_vars=None,
         files=files,
+        follows=True,
     )

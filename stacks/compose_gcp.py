@@ -28,7 +28,7 @@ from clusterfab.clouds import profile
 from clusterfab.core.naming import physical
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
-from clusterfab.cost.estimate import MONITORING_ITEM
+from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.monitoring.host import RenderedArchive, monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import healthcheck_vars, storage_vars, tpu_host_vars
@@ -666,6 +666,7 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
                 playbook_vars=lambda _mounts: host_vars,
                 healthcheck_vars=None,
                 files=FilesArchive(archive.key, archive.sha256),
+                follows=True,
             ),
             files=(archive.key, archive.path),
             smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
@@ -904,16 +905,17 @@ def _slurm_boot_scripts(
         spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(archive.sha256), project=project
     )
     controller = cluster.boot_script(
-        name="slurm-controller",
+        name=CONTROLLER_ITEM,
         bucket_name=site.bucket.bucket_name,
         mounts=[],
         playbook="slurm_controller.yml",
         playbook_vars=lambda _mounts: host_vars,
         healthcheck_vars=None,
         files=FilesArchive(archive.key, archive.sha256),
+        follows=True,
     )
     login = cluster.boot_script(
-        name="slurm-login",
+        name=LOGIN_ITEM,
         bucket_name=site.bucket.bucket_name,
         mounts=login_mounts,
         playbook="slurm_login.yml",
@@ -922,5 +924,6 @@ def _slurm_boot_scripts(
             **storage_vars(spec.cloud, cluster.input.catalog, resolved),
         },
         healthcheck_vars=None,
+        follows=True,
     )
     return controller, login

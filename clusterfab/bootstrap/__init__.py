@@ -55,6 +55,11 @@ class NodeBootstrap:
     """Inputs of healthcheck.yml; None: no health check (TPU hosts)."""
     files: FilesArchive | None = None
     """Rendered files the host fetches from the bucket before its playbook runs (the monitoring host's)."""
+    follows: bool = False
+    """A host (Slurm controller or login node, monitoring node) that follows the stack while it runs:
+    within a minute of a change it runs the stack's current copy of its script (AWS: the object
+    `boot_script_key(node_group)` in the bucket; GCP: its startup-script metadata), so the change needs
+    no restart. Node groups' nodes take a new script when they are replaced."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,13 @@ class FilesArchive:
 
 
 FILES_ROOT = "/opt/clusterfab/files"
+FOLLOWED_PATH = "/var/lib/clusterfab/boot.sh"
+"""Where a host that follows the stack keeps the script it last ran (its timer's program)."""
+
+
+def boot_script_key(node_group: str) -> str:
+    """The bucket key of the current boot script of a host that follows the stack on AWS."""
+    return f"boot/{node_group}.sh"
 
 
 def files_dir(sha256: str) -> str:
@@ -99,4 +111,6 @@ def render_boot_script(boot: NodeBootstrap) -> str:
         vars_dir=VARS_DIR,
         result_path=RESULT_PATH,
         files_dir=files_dir(boot.files.sha256) if boot.files is not None else None,
+        boot_script_key=boot_script_key(boot.node_group),
+        followed_path=FOLLOWED_PATH,
     )

@@ -12,7 +12,6 @@ and, when alerts are mailed, read one secret.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import pulumi_aws as aws
 
 from components._errors import check_inputs
 from components._naming import child
+from components.aws._boot import FOLLOWED_INPUTS, followed_script, user_data
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
 ACCESS_TYPE = "clusterfab:monitoring:AwsMonitoringAccess"
@@ -119,6 +119,10 @@ class AwsMonitoringNodeArgs:
     volume_gib: int = 50
     volume_type: str = "gp3"
     boot_script: pulumi.Input[str] = ""
+    boot_script_key: str | None = None
+    """Where the bucket keeps the host's current boot script, for a script that follows the stack
+    (`components.aws._boot`): an update rewrites the object, never the instance's user data (which would
+    stop and start it). None: the user data follows the script."""
     files: tuple[str, Path] | None = None
     """(object key, local path) of the rendered monitoring files the host's boot fetches."""
     smtp_secret: str | None = None
@@ -225,9 +229,19 @@ class AwsMonitoringNode(pulumi.ComponentResource):
         self, profile: aws.iam.InstanceProfile, group: aws.ec2.SecurityGroup, depends: list[pulumi.Resource]
     ) -> aws.ec2.Instance:
         name, args = self._name, self._args
-        user_data = pulumi.Output.from_input(args.boot_script).apply(
-            lambda script: base64.b64encode(script.encode()).decode()
-        )
+        if args.boot_script_key is not None:
+            depends = [
+                *depends,
+                followed_script(
+                    child(name, "boot"),
+                    script=args.boot_script,
+                    key=args.boot_script_key,
+                    bucket_name=args.bucket_name,
+                    kms_key_arn=args.bucket_kms_key_arn,
+                    tags=args.tags,
+                    parent=self,
+                ),
+            ]
         return aws.ec2.Instance(
             child(name, "instance"),
             ami=args.image_id,
@@ -246,9 +260,13 @@ class AwsMonitoringNode(pulumi.ComponentResource):
                 delete_on_termination=True,
                 tags={**args.tags, "Name": child(name, "volume")},
             ),
-            user_data_base64=user_data,
+            user_data_base64=user_data(args.boot_script),
             user_data_replace_on_change=False,
             ebs_optimized=True,
             tags={**args.tags, "Name": name},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=depends,
+                ignore_changes=FOLLOWED_INPUTS if args.boot_script_key is not None else None,
+            ),
         )

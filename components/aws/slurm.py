@@ -13,7 +13,6 @@ Manager policy that selects it by its tag; a lost or damaged volume comes back f
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from clusterfab.core.vocab import (
 )
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child
+from components.aws._boot import FOLLOWED_INPUTS, followed_script, user_data
 from components.aws._iam import (
     SESSION_MANAGER_STATEMENT,
     ec2_trust_policy,
@@ -272,11 +272,17 @@ class AwsSlurmControllerArgs:
     snapshots_kept: int = 7
     """How many daily snapshots of the state volume are kept (the oldest goes when a new one is made)."""
     boot_script: pulumi.Input[str] = ""
+    boot_script_key: str | None = None
+    """Where the bucket keeps the controller's current boot script, for a script that follows the stack
+    (`components.aws._boot`): an update rewrites the object, never the instance's user data (which would
+    stop and start it). None: the user data follows the script."""
     files: tuple[str, Path] | None = None
     """(object key, local path) of the rendered Slurm files the controller's boot fetches."""
     login_count: int = 1
     login_instance_type: str = "c7i.2xlarge"
     login_boot_script: pulumi.Input[str] = ""
+    login_boot_script_key: str | None = None
+    """As `boot_script_key`, for the login nodes' script."""
     elastic_node_roles: Sequence[pulumi.Input[str]] = ()
     """The roles (names) of the node groups with elastic nodes: the controller creates their instances
     and passes these roles to them. Empty: the controller creates and deletes no instance."""
@@ -370,13 +376,7 @@ class AwsSlurmController(pulumi.ComponentResource):
         )
         instance = self._controller(profile, group, depends)
         self._state_volume(instance)
-        client_role, client_profile = self._role(
-            "login-role",
-            pulumi.Output.all(args.bucket_arn, secret.arn).apply(
-                lambda v: client_policy(v[0], v[1], args.bucket_kms_key_arn)
-            ),
-        )
-        logins = [self._login(i, client_profile, group, depends) for i in range(args.login_count)]
+        client_role, logins = self._logins(secret, group, depends)
         self.instance_id = instance.id
         self.login_instance_ids = [login.id for login in logins]
         self.munge_secret_arn = secret.arn
@@ -482,14 +482,12 @@ class AwsSlurmController(pulumi.ComponentResource):
         boot_script: pulumi.Input[str],
         depends: Sequence[pulumi.Resource],
         role: str,
+        script_key: str | None,
         private_ip: str | None = None,
         more_groups: Sequence[pulumi.Input[str]] = (),
         kms_key_arn: str | None = None,
     ) -> aws.ec2.Instance:
         args = self._args
-        user_data = pulumi.Output.from_input(boot_script).apply(
-            lambda s: base64.b64encode(s.encode()).decode()
-        )
         return aws.ec2.Instance(
             resource,
             ami=args.image_id,
@@ -510,12 +508,33 @@ class AwsSlurmController(pulumi.ComponentResource):
                 delete_on_termination=True,
                 tags={**args.tags, "Name": f"{resource}-root"},
             ),
-            user_data_base64=user_data,
+            user_data_base64=user_data(boot_script),
             user_data_replace_on_change=False,
             ebs_optimized=True,
             tags={**args.tags, "Name": resource, SLURM_ROLE_TAG: role},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends)),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(depends),
+                ignore_changes=FOLLOWED_INPUTS if script_key is not None else None,
+            ),
         )
+
+    def _followed(self, suffix: str, script: pulumi.Input[str], key: str | None) -> list[pulumi.Resource]:
+        """The bucket's copy of a following host's boot script (none when the user data follows it)."""
+        args = self._args
+        if key is None:
+            return []
+        return [
+            followed_script(
+                child(self._name, suffix),
+                script=script,
+                key=key,
+                bucket_name=args.bucket_name,
+                kms_key_arn=args.bucket_kms_key_arn,
+                tags=args.tags,
+                parent=self,
+            )
+        ]
 
     def _controller(
         self, profile: aws.iam.InstanceProfile, group: aws.ec2.SecurityGroup, depends: list[pulumi.Resource]
@@ -527,8 +546,9 @@ class AwsSlurmController(pulumi.ComponentResource):
             profile=profile,
             group=group,
             boot_script=args.boot_script,
-            depends=depends,
+            depends=[*depends, *self._followed("boot", args.boot_script, args.boot_script_key)],
             role="controller",
+            script_key=args.boot_script_key,
             private_ip=args.private_ip,
             kms_key_arn=args.kms_key_arn,
         )
@@ -602,6 +622,25 @@ class AwsSlurmController(pulumi.ComponentResource):
             opts=own,
         )
 
+    def _logins(
+        self,
+        secret: aws.secretsmanager.Secret,
+        group: aws.ec2.SecurityGroup,
+        depends: list[pulumi.Resource],
+    ) -> tuple[aws.iam.Role, list[aws.ec2.Instance]]:
+        """The login nodes' role and instances, which follow the bucket's copy of their boot script."""
+        args = self._args
+        role, profile = self._role(
+            "login-role",
+            pulumi.Output.all(args.bucket_arn, secret.arn).apply(
+                lambda v: client_policy(v[0], v[1], args.bucket_kms_key_arn)
+            ),
+        )
+        if args.login_count:
+            followed = self._followed("login-boot", args.login_boot_script, args.login_boot_script_key)
+            depends = [*depends, *followed]
+        return role, [self._login(i, profile, group, depends) for i in range(args.login_count)]
+
     def _login(
         self,
         index: int,
@@ -618,6 +657,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             boot_script=args.login_boot_script,
             depends=depends,
             role="login",
+            script_key=args.login_boot_script_key,
             # The nodes' group too: users' jobs and their files (the shared file systems admit the nodes).
             more_groups=[args.node_security_group_id],
         )

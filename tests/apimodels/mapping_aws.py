@@ -424,6 +424,7 @@ AWS: dict[str, dict[str, Target]] = {
     },
     "aws:s3/bucketObjectv2:BucketObjectv2": {
         "bucket": Api("s3", "PutObjectRequest.Bucket", ref=True),
+        "content": Api("s3", "PutObjectRequest.Body", note="a following host's boot script"),
         "contentType": Api("s3", "PutObjectRequest.ContentType"),
         "kmsKeyId": Api("s3", "PutObjectRequest.SSEKMSKeyId"),
         "key": Api("s3", "PutObjectRequest.Key"),

@@ -357,3 +357,33 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_nodes()
         s["Sid"] for s in policy(aws_plan(BODY, name="slm"), "slm-cluster-slurm-role-policy")["Statement"]
     }
     assert not static & {"LaunchElasticNodes", "TerminateClusterNodes", "PassNodeRoles"}
+
+
+def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_start() -> None:
+    """A changed Slurm configuration reaches the running hosts through the bucket's copy of their boot
+    scripts: updating user data would stop and start the controller, and the started instance would not
+    run the new script anyway."""
+    from clusterfab.catalog import load_catalog
+    from clusterfab.plan.diff import diff_plans
+
+    plan = aws_plan(BODY, name="slm", env="prod")
+    objects = {o.inputs["key"]: o for o in all_of(plan, "aws:s3/bucketObjectv2:BucketObjectv2")}
+    for name, key in (("controller", "boot/slurm-controller.sh"), ("login-0", "boot/slurm-login.sh")):
+        instance = one(plan, INSTANCE, f"slm-cluster-slurm-{name}")
+        assert instance.ignore_changes == ("userDataBase64",)
+        assert objects[key].inputs["content"] == instance_script(instance)
+        assert objects[key].inputs["serverSideEncryption"] == "aws:kms"
+        assert objects[key].urn in instance.dependencies
+        assert "clusterfab-follow.timer" in instance_script(instance)
+    assert (
+        f"{objects['boot/slurm-login.sh'].urn}"
+        in one(plan, INSTANCE, "slm-cluster-slurm-login-1").dependencies
+    )
+
+    grown = aws_plan(BODY.replace("count: 2\n", "count: 4\n", 1), name="slm", env="prod")
+    diff = diff_plans(plan, grown, load_catalog())
+    updated = {u.after.name: u.changed for u in diff.update}
+    assert updated["slm-cluster-slurm-boot"] == ("content",)
+    assert "slm-cluster-slurm-controller" not in updated
+    # The rendered files are content-addressed: a new object, which the new script names.
+    assert {u.after.name for u in diff.update if u.replaces} == {"slm-cluster-slurm-files"}

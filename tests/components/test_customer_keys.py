@@ -60,8 +60,11 @@ def test_aws_cluster_bucket_encrypts_with_its_key_by_default_and_on_every_upload
     uploads = {r.name: r.inputs for r in all_of(plan, "aws:s3/bucketObjectv2:BucketObjectv2")}
     assert sorted(uploads) == [
         "cmk-cluster-artifacts-bundle",
+        # The controller's and login nodes' current boot scripts, which they follow.
+        "cmk-cluster-slurm-boot",
         # With Slurm the monitoring stack's files travel in the controller's archive (no monitoring node).
         "cmk-cluster-slurm-files",
+        "cmk-cluster-slurm-login-boot",
     ]
     assert all(
         (u["serverSideEncryption"], u["kmsKeyId"]) == ("aws:kms", AWS_BUCKET_KEY) for u in uploads.values()

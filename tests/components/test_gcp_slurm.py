@@ -404,3 +404,14 @@ def test_a_controller_may_report_only_the_named_groups_hosts_faulty() -> None:
         "expression": 'resource.name.startsWith("projects/p/zones/us-central1-b/instances/c-prod-a3u-")',
     }
     assert "c-mig-role" not in roles  # no MIGs named: no right on any
+
+
+def test_the_controller_and_login_nodes_follow_their_startup_scripts() -> None:
+    """GCE changes metadata in place: the running hosts' timer runs a changed startup-script."""
+    plan = gcp_plan(BODY, name="gsb", env="prod")
+    for name in ("controller", "login-0"):
+        script = startup_script(plan, INSTANCE, f"gsb-cluster-slurm-{name}")
+        assert 'fetch_boot_script() { metadata instance/attributes/startup-script >"$1"; }' in script
+        assert "systemctl enable --now clusterfab-follow.timer" in script
+    node = startup_script(plan, "gcp:compute/instanceTemplate:InstanceTemplate", "gsb-cluster-h100-template")
+    assert "clusterfab-follow" not in node

@@ -3,6 +3,7 @@ monitoring node as the cluster's program builds it: exact children and the input
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -167,6 +168,14 @@ def test_the_example_gets_a_monitoring_node_with_the_catalogs_machine_and_its_ou
         "grafana_port": 3000,
         "retention_days": 30,
     }
+    # The node follows the bucket's copy of its boot script; `up` leaves its user data (a stop and start).
+    boot = resources["llm-monitored-monitoring-boot"]
+    launched = resources["llm-monitored-monitoring-instance"]
+    assert boot.inputs["key"] == "boot/monitoring.sh"
+    assert base64.b64decode(instance["userDataBase64"]).decode() == boot.inputs["content"]
+    assert "systemctl enable --now clusterfab-follow.timer" in boot.inputs["content"]
+    assert launched.ignore_changes == ("userDataBase64",)
+    assert boot.urn in launched.dependencies
 
 
 def test_a_gcp_cluster_gets_its_monitoring_node_in_the_system_subnet() -> None:

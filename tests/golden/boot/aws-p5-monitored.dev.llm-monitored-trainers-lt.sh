@@ -5,7 +5,6 @@
 # configures the node, checks its health and records the verdict (clusterfab-health).
 set -euo pipefail
 exec >>/var/log/clusterfab-bootstrap.log 2>&1
-echo "clusterfab bootstrap started $(date -Is)"
 export DEBIAN_FRONTEND=noninteractive
 
 readonly BUCKET=llm-monitored-artifacts-bucket-mock
@@ -49,6 +48,7 @@ record_health() {
     "https://ec2.$REGION.amazonaws.com/?Action=CreateTags&Version=2016-11-15&ResourceId.1=$id&Tag.1.Key=clusterfab-health&Tag.1.Value=$1" \
     || echo "could not record clusterfab-health=$1"
 }
+echo "clusterfab bootstrap started $(date -Is)"
 trap 'record_health failed' ERR
 
 # The node's Ansible inputs, rendered from the blueprint and the catalog.

@@ -5,7 +5,6 @@
 # configures the node, checks its health and records the verdict (clusterfab-health).
 set -euo pipefail
 exec >>/var/log/clusterfab-bootstrap.log 2>&1
-echo "clusterfab bootstrap started $(date -Is)"
 export DEBIAN_FRONTEND=noninteractive
 
 readonly BUCKET=trillium-spot-artifacts-bucket
@@ -33,6 +32,7 @@ record_health() {
     http://metadata.google.internal/computeMetadata/v1/instance/guest-attributes/clusterfab/health \
     || echo "could not record clusterfab/health=$1"
 }
+echo "clusterfab bootstrap started $(date -Is)"
 trap 'record_health failed' ERR
 
 # The node's Ansible inputs, rendered from the blueprint and the catalog.

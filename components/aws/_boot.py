@@ -1,0 +1,48 @@
+"""A host's boot script on AWS: the user data it launches with, and the bucket's copy it follows.
+
+Changing an instance's user data needs a stop and start (terraform-provider-aws `aws_instance`: "Updates to
+this field will trigger a stop/start of the EC2 instance by default"), and the started instance does not run
+it again (EC2 User Guide, "Work with instance user data"). A host that follows the stack (its script's
+`--if-changed` timer) reads the current script from an object in the cluster bucket instead: an update
+rewrites the object and leaves the instance's user data, and the instance, as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_aws as aws
+
+FOLLOWED_INPUTS = ["userDataBase64"]
+"""What an update of a following host's instance leaves alone: its launch script (the object replaces it)."""
+
+
+def user_data(script: pulumi.Input[str]) -> pulumi.Output[str]:
+    """The instance's user data: the script, base64-encoded as RunInstances takes it."""
+    return pulumi.Output.from_input(script).apply(lambda text: base64.b64encode(text.encode()).decode())
+
+
+def followed_script(
+    name: str,
+    *,
+    script: pulumi.Input[str],
+    key: str,
+    bucket_name: pulumi.Input[str],
+    kms_key_arn: str | None,
+    tags: Mapping[str, str],
+    parent: pulumi.Resource,
+) -> aws.s3.BucketObjectv2:
+    """The object that holds a host's current boot script, encrypted like the bucket's other files."""
+    return aws.s3.BucketObjectv2(
+        name,
+        bucket=bucket_name,
+        key=key,
+        content=script,
+        content_type="text/x-shellscript",
+        server_side_encryption="aws:kms",
+        kms_key_id=kms_key_arn,
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
