@@ -236,7 +236,7 @@ def _node_group(
     interfaces = _interfaces(cluster, group)
     boot_script = cluster.boot_script(
         name=group.name,
-        bucket_name=bucket.bucket_name,
+        bucket_name=bucket.uploaded_name,
         mounts=mounts,
         playbook="gpu_node.yml",
         playbook_vars=lambda resolved: cluster.gpu_node_playbook_vars(group, resolved),
@@ -317,7 +317,7 @@ def _monitoring(
             volume_type=machine.disk_type,
             boot_script=cluster.boot_script(
                 name=MONITORING_ITEM,
-                bucket_name=bucket.bucket_name,
+                bucket_name=bucket.uploaded_name,
                 mounts=[],
                 playbook="monitoring.yml",
                 playbook_vars=lambda _mounts: host_vars,
@@ -478,7 +478,7 @@ def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTa
     spec = cluster.spec
     return cluster.boot_script(
         name=LOGIN_ITEM,
-        bucket_name=bucket.bucket_name,
+        bucket_name=bucket.uploaded_name,
         mounts=mounts,
         playbook="slurm_login.yml",
         playbook_vars=lambda resolved: {
@@ -498,7 +498,7 @@ def _controller_boot(
     )
     return cluster.boot_script(
         name=CONTROLLER_ITEM,
-        bucket_name=bucket.bucket_name,
+        bucket_name=bucket.uploaded_name,
         mounts=[],
         playbook="slurm_controller.yml",
         playbook_vars=lambda _mounts: host_vars,

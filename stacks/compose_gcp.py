@@ -527,7 +527,7 @@ def _node_boot(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> pulu
     spec, catalog = site.spec, site.cluster.input.catalog
     return site.cluster.boot_script(
         name=group.name,
-        bucket_name=site.bucket.bucket_name,
+        bucket_name=site.bucket.uploaded_name,
         mounts=mounts,
         playbook="gpu_node.yml",
         playbook_vars=lambda resolved: site.cluster.gpu_node_playbook_vars(group, resolved, site.project),
@@ -570,7 +570,7 @@ def _tpu(site: _Site, tpu: TpuSlice, mounts: list[MountTarget]) -> TpuSliceExpor
             node_prefix=physical(spec.name, stack, tpu.name, max_length=QUEUED_RESOURCE_ID_MAX - 4),
             startup_script=site.cluster.boot_script(
                 name=tpu.name,
-                bucket_name=site.bucket.bucket_name,
+                bucket_name=site.bucket.uploaded_name,
                 mounts=mounts,
                 playbook="tpu_host.yml",
                 playbook_vars=lambda resolved: tpu_host_vars(spec, tpu, catalog, resolved),
@@ -660,7 +660,7 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
             disk_type=machine.disk_type,
             startup_script=cluster.boot_script(
                 name=MONITORING_ITEM,
-                bucket_name=site.bucket.bucket_name,
+                bucket_name=site.bucket.uploaded_name,
                 mounts=[],
                 playbook="monitoring.yml",
                 playbook_vars=lambda _mounts: host_vars,
@@ -906,7 +906,7 @@ def _slurm_boot_scripts(
     )
     controller = cluster.boot_script(
         name=CONTROLLER_ITEM,
-        bucket_name=site.bucket.bucket_name,
+        bucket_name=site.bucket.uploaded_name,
         mounts=[],
         playbook="slurm_controller.yml",
         playbook_vars=lambda _mounts: host_vars,
@@ -916,7 +916,7 @@ def _slurm_boot_scripts(
     )
     login = cluster.boot_script(
         name=LOGIN_ITEM,
-        bucket_name=site.bucket.bucket_name,
+        bucket_name=site.bucket.uploaded_name,
         mounts=login_mounts,
         playbook="slurm_login.yml",
         playbook_vars=lambda resolved: {

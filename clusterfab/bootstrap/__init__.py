@@ -71,8 +71,8 @@ class FilesArchive:
 
 
 FILES_ROOT = "/opt/clusterfab/files"
-FOLLOWED_PATH = "/var/lib/clusterfab/boot.sh"
-"""Where a host that follows the stack keeps the script it last ran (its timer's program)."""
+FOLLOW_PATH = "/var/lib/clusterfab/follow.sh"
+"""Where a host that follows the stack keeps its timer's program: a copy of the script it last started."""
 
 
 def boot_script_key(node_group: str) -> str:
@@ -112,5 +112,5 @@ def render_boot_script(boot: NodeBootstrap) -> str:
         result_path=RESULT_PATH,
         files_dir=files_dir(boot.files.sha256) if boot.files is not None else None,
         boot_script_key=boot_script_key(boot.node_group),
-        followed_path=FOLLOWED_PATH,
+        follow_path=FOLLOW_PATH,
     )

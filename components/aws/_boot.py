@@ -10,7 +10,7 @@ rewrites the object and leaves the instance's user data, and the instance, as th
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -33,8 +33,10 @@ def followed_script(
     kms_key_arn: str | None,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
+    after: Sequence[pulumi.Resource] = (),
 ) -> aws.s3.BucketObjectv2:
-    """The object that holds a host's current boot script, encrypted like the bucket's other files."""
+    """The object that holds a host's current boot script, encrypted like the bucket's other files; written
+    `after` the files the script fetches (the host may run it within a minute)."""
     return aws.s3.BucketObjectv2(
         name,
         bucket=bucket_name,
@@ -44,5 +46,5 @@ def followed_script(
         server_side_encryption="aws:kms",
         kms_key_id=kms_key_arn,
         tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)),
     )

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components._naming import child
+from components._outputs import known_after
 
 TYPE = "clusterfab:storage:AwsClusterBucket"
 MIN_TLS_VERSION = "1.2"
@@ -85,7 +86,7 @@ class AwsClusterBucket(pulumi.ComponentResource):
         )
         self._storage(bucket)
         self._access(bucket)
-        for role, (key, path) in sorted(args.objects.items()):
+        uploads = [
             aws.s3.BucketObjectv2(
                 child(name, role),
                 bucket=bucket.id,
@@ -98,7 +99,12 @@ class AwsClusterBucket(pulumi.ComponentResource):
                 tags=dict(args.tags),
                 opts=self._own,
             )
+            for role, (key, path) in sorted(args.objects.items())
+        ]
         self.bucket_name = bucket.bucket
+        self.uploaded_name = known_after(bucket.bucket, uploads)
+        """The bucket's name once `objects` are uploaded: a boot script that fetches them names it, so the
+        hosts that run the script are created, or follow it, only after the uploads."""
         self.bucket_arn = bucket.arn
         self.register_outputs({"bucket_name": bucket.bucket, "bucket_arn": bucket.arn})
 

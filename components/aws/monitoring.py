@@ -240,6 +240,7 @@ class AwsMonitoringNode(pulumi.ComponentResource):
                     kms_key_arn=args.bucket_kms_key_arn,
                     tags=args.tags,
                     parent=self,
+                    after=depends,
                 ),
             ]
         return aws.ec2.Instance(

@@ -519,8 +519,11 @@ class AwsSlurmController(pulumi.ComponentResource):
             ),
         )
 
-    def _followed(self, suffix: str, script: pulumi.Input[str], key: str | None) -> list[pulumi.Resource]:
-        """The bucket's copy of a following host's boot script (none when the user data follows it)."""
+    def _followed(
+        self, suffix: str, script: pulumi.Input[str], key: str | None, after: Sequence[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
+        """The bucket's copy of a following host's boot script (none when the user data follows it), written
+        `after` what the script fetches."""
         args = self._args
         if key is None:
             return []
@@ -533,6 +536,7 @@ class AwsSlurmController(pulumi.ComponentResource):
                 kms_key_arn=args.bucket_kms_key_arn,
                 tags=args.tags,
                 parent=self,
+                after=after,
             )
         ]
 
@@ -546,7 +550,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             profile=profile,
             group=group,
             boot_script=args.boot_script,
-            depends=[*depends, *self._followed("boot", args.boot_script, args.boot_script_key)],
+            depends=[*depends, *self._followed("boot", args.boot_script, args.boot_script_key, depends)],
             role="controller",
             script_key=args.boot_script_key,
             private_ip=args.private_ip,
@@ -637,7 +641,9 @@ class AwsSlurmController(pulumi.ComponentResource):
             ),
         )
         if args.login_count:
-            followed = self._followed("login-boot", args.login_boot_script, args.login_boot_script_key)
+            followed = self._followed(
+                "login-boot", args.login_boot_script, args.login_boot_script_key, depends
+            )
             depends = [*depends, *followed]
         return role, [self._login(i, profile, group, depends) for i in range(args.login_count)]
 

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components._naming import child
+from components._outputs import known_after
 
 TYPE = "clusterfab:storage:GcpClusterBucket"
 
@@ -74,7 +75,7 @@ class GcpClusterBucket(pulumi.ComponentResource):
             labels=dict(args.labels),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
-        for role, (key, path) in sorted(args.objects.items()):
+        uploads = [
             gcp.storage.BucketObject(
                 child(name, role),
                 bucket=bucket.name,
@@ -83,6 +84,11 @@ class GcpClusterBucket(pulumi.ComponentResource):
                 content_type="application/gzip",
                 opts=pulumi.ResourceOptions(parent=self),
             )
+            for role, (key, path) in sorted(args.objects.items())
+        ]
         self.bucket_name = bucket.name
+        self.uploaded_name = known_after(bucket.name, uploads)
+        """The bucket's name once `objects` are uploaded: a boot script that fetches them names it, so the
+        hosts that run the script are created, or follow it, only after the uploads."""
         self.bucket_url = pulumi.Output.concat("gs://", bucket.name)
         self.register_outputs({"bucket_name": bucket.name, "bucket_url": self.bucket_url})

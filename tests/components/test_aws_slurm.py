@@ -379,6 +379,18 @@ def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_star
         f"{objects['boot/slurm-login.sh'].urn}"
         in one(plan, INSTANCE, "slm-cluster-slurm-login-1").dependencies
     )
+    # What a script fetches exists before a host runs it: the playbook bundle for every host and node,
+    # the rendered files for the controller.
+    bundle = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-artifacts-bundle").urn
+    files = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-slurm-files").urn
+    assert files in objects["boot/slurm-controller.sh"].dependencies
+    for resource in (
+        objects["boot/slurm-controller.sh"],
+        objects["boot/slurm-login.sh"],
+        one(plan, INSTANCE, "slm-cluster-slurm-controller"),
+        one(plan, "aws:ec2/launchTemplate:LaunchTemplate"),
+    ):
+        assert bundle in resource.dependencies, resource.name
 
     grown = aws_plan(BODY.replace("count: 2\n", "count: 4\n", 1), name="slm", env="prod")
     diff = diff_plans(plan, grown, load_catalog())

@@ -415,3 +415,9 @@ def test_the_controller_and_login_nodes_follow_their_startup_scripts() -> None:
         assert "systemctl enable --now clusterfab-follow.timer" in script
     node = startup_script(plan, "gcp:compute/instanceTemplate:InstanceTemplate", "gsb-cluster-h100-template")
     assert "clusterfab-follow" not in node
+    # The metadata changes only once what the script fetches is uploaded.
+    (bundle,) = [
+        o.urn for o in all_of(plan, "gcp:storage/bucketObject:BucketObject") if o.name.endswith("-bundle")
+    ]
+    assert bundle in one(plan, INSTANCE, "gsb-cluster-slurm-controller").dependencies
+    assert bundle in one(plan, "gcp:compute/instanceTemplate:InstanceTemplate").dependencies

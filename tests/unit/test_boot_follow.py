@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from clusterfab.bootstrap import FOLLOWED_PATH, NodeBootstrap, boot_script_key, render_boot_script
+from clusterfab.bootstrap import FOLLOW_PATH, NodeBootstrap, boot_script_key, render_boot_script
 
 pytestmark = pytest.mark.skipif(shutil.which("flock") is None, reason="needs util-linux's flock")
 
@@ -83,6 +83,7 @@ else:
 
 RECORDER = """#!/bin/sh
 echo "$(basename "$0") $*" >> "$FAKE_ROOT/calls.log"
+if [ "$(basename "$0")" = ansible-playbook ] && [ -e "$FAKE_ROOT/playbook-fails" ]; then exit 2; fi
 """
 
 
@@ -154,6 +155,19 @@ def _log(root: Path, name: str) -> list[str]:
     return lines
 
 
+def _applied(root: Path) -> Path:
+    return root / "var/lib/clusterfab/boot-applied.sh"
+
+
+def _launch(host: dict[str, Any], tmp_path: Path, cloud: str, script: str) -> Path:
+    """The first boot: the cloud runs the script it launched the host with; returns the timer's program."""
+    _publish(host["root"], cloud, script)
+    launch = tmp_path / "user-data.sh"
+    launch.write_text(script)
+    _run(host, launch)
+    return Path(f"{host['root']}{FOLLOW_PATH}")
+
+
 @pytest.mark.parametrize("cloud", ["aws", "gcp"])
 def test_a_host_runs_the_stacks_new_script_once_and_only_when_it_changed(
     host: dict[str, Any], tmp_path: Path, cloud: str
@@ -161,49 +175,72 @@ def test_a_host_runs_the_stacks_new_script_once_and_only_when_it_changed(
     root = host["root"]
     key, sha = _bundle(root)
     first = _script(root, cloud, key, sha, slurm_version="24.11")
-    _publish(root, cloud, first)
-    launch = tmp_path / "user-data.sh"
-    launch.write_text(first)
-    followed = Path(f"{root}{FOLLOWED_PATH}")
-
-    _run(host, launch)  # the first boot
-    assert followed.read_text() == first
+    follow = _launch(host, tmp_path, cloud, first)
+    assert _applied(root).read_text() == first
     calls = _log(root, "calls.log")
     assert calls[0] == "systemctl daemon-reload"
     assert calls[1] == "systemctl enable --now clusterfab-follow.timer"
     assert calls[2].startswith("ansible-playbook -i localhost, -c local slurm_login.yml")
     service = (root / "etc/systemd/system/clusterfab-follow.service").read_text()
-    assert f"ExecStart=/bin/bash {root}{FOLLOWED_PATH} --if-changed" in service
+    assert f"ExecStart=/bin/bash {follow} --if-changed" in service
     assert "OnUnitActiveSec=1min" in (root / "etc/systemd/system/clusterfab-follow.timer").read_text()
     _log(root, "curl.log")
 
-    _run(host, followed, "--if-changed")  # the timer, nothing changed: one fetch, nothing run
+    _run(host, follow, "--if-changed")  # the timer, nothing changed: one fetch, nothing run
     assert _log(root, "calls.log") == []
     fetches = [url for url in _log(root, "curl.log") if "boot/" in url or "startup-script" in url]
     assert len(fetches) == 1
 
     second = _script(root, cloud, key, sha, slurm_version="24.11", partitions=["train"])
     _publish(root, cloud, second)  # `up` changed the blueprint
-    _run(host, followed, "--if-changed")
-    assert followed.read_text() == second
+    _run(host, follow, "--if-changed")
+    assert _applied(root).read_text() == second
+    assert follow.read_text() == second
     calls = _log(root, "calls.log")
     assert [c.split()[0] for c in calls] == ["systemctl", "systemctl", "ansible-playbook"]
     log = (root / "var/log/clusterfab-bootstrap.log").read_text()
     assert log.count("the stack changed this host's boot script") == 1
     assert log.count("clusterfab bootstrap finished") == 2
 
-    _run(host, followed, "--if-changed")  # the change is applied once
+    _run(host, follow, "--if-changed")  # the change is applied once
     assert _log(root, "calls.log") == []
+
+
+def test_a_script_that_failed_is_tried_again_after_a_quarter_of_an_hour(
+    host: dict[str, Any], tmp_path: Path
+) -> None:
+    root = host["root"]
+    key, sha = _bundle(root)
+    first = _script(root, "aws", key, sha)
+    follow = _launch(host, tmp_path, "aws", first)
+    second = _script(root, "aws", key, sha, partitions=["train"])
+    _publish(root, "aws", second)
+    (root / "playbook-fails").touch()
+    with pytest.raises(subprocess.CalledProcessError):
+        _run(host, follow, "--if-changed")
+    failed = root / "var/lib/clusterfab/boot-failed.sh"
+    assert failed.read_text() == second
+    assert _applied(root).read_text() == first
+    assert any(url.endswith("Tag.1.Value=failed") for url in _log(root, "curl.log"))
+    _log(root, "calls.log")
+
+    _run(host, follow, "--if-changed")  # a minute later: left alone
+    assert _log(root, "calls.log") == []
+
+    (root / "playbook-fails").unlink()
+    sixteen_minutes_ago = failed.stat().st_mtime - 16 * 60
+    os.utime(failed, (sixteen_minutes_ago, sixteen_minutes_ago))
+    _run(host, follow, "--if-changed")
+    assert [c.split()[0] for c in _log(root, "calls.log")][-1] == "ansible-playbook"
+    assert _applied(root).read_text() == second
+    assert not failed.exists()
 
 
 def test_the_timer_leaves_a_run_under_way_alone(host: dict[str, Any], tmp_path: Path) -> None:
     root = host["root"]
     key, sha = _bundle(root)
     script = _script(root, "aws", key, sha)
-    _publish(root, "aws", script)
-    launch = tmp_path / "user-data.sh"
-    launch.write_text(script)
-    _run(host, launch)
+    follow = _launch(host, tmp_path, "aws", script)
     _log(root, "curl.log")
     _publish(root, "aws", _script(root, "aws", key, sha, changed=True))
     lock = root / "run/clusterfab-boot.lock"
@@ -212,12 +249,12 @@ def test_the_timer_leaves_a_run_under_way_alone(host: dict[str, Any], tmp_path: 
         for _ in range(100):  # until the holder has the lock
             if subprocess.run(["flock", "-n", str(lock), "true"], check=False).returncode:
                 break
-        _run(host, Path(f"{root}{FOLLOWED_PATH}"), "--if-changed")
+        _run(host, follow, "--if-changed")
     finally:
         holder.kill()
         holder.wait()
     assert _log(root, "curl.log") == []
-    assert Path(f"{root}{FOLLOWED_PATH}").read_text() == script
+    assert _applied(root).read_text() == script
 
 
 def test_only_hosts_follow_the_stack() -> None:
