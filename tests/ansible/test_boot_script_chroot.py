@@ -7,10 +7,13 @@ playbooks, one reboot per bundle, the verdict it records, and (AWS) that it runs
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import os
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +57,8 @@ case $url in
     reply '{"AccessKeyId": "AKIDSTUB", "SecretAccessKey": "secret", "Token": "session-token"}' ;;
   */meta-data/instance-id) reply i-0stub ;;
   */instance/service-accounts/default/token) reply '{"access_token": "gce-token", "expires_in": 3599}' ;;
+  *.s3.*.amazonaws.com/boot/*) cp /stub/boot.sh "$out" ;;
+  */instance/attributes/startup-script) cat /stub/boot.sh ;;
   *.s3.*.amazonaws.com/*|https://storage.googleapis.com/*) cp /stub/bundle.tar.gz "$out" ;;
   https://ec2.*.amazonaws.com/*) printf '%s\n' "$url" >> /stub/ec2.log ;;
   */guest-attributes/*)
@@ -68,6 +73,7 @@ case $* in
   *gpu_node.yml*|*tpu_host.yml*)
     if [ -e /stub/driver-changed ]; then rm /stub/driver-changed; touch /run/reboot-required; fi ;;
   *healthcheck.yml*) [ ! -e /stub/unhealthy ] || exit 2 ;;
+  *slurm_login.yml*) [ ! -e /stub/playbook-fails ] || exit 2 ;;
 esac
 """
 SYSTEMCTL = """#!/bin/bash
@@ -87,11 +93,21 @@ class Node:
         path = self.path(f"/stub/{name}.log")
         return path.read_text().splitlines() if path.exists() else []
 
-    def boot(self, script_path: str) -> subprocess.CompletedProcess[str]:
-        """One boot: what cloud-init or the GCE script runner does with the script at `script_path`."""
+    def boot(self, script_path: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """One boot: what cloud-init or the GCE script runner does with the script at `script_path` (with
+        `args`: what a systemd unit runs)."""
         self.path("/run/reboot-required").unlink(missing_ok=True)
         return subprocess.run(
-            ["chroot", str(self.rootfs), "/usr/bin/env", "-i", f"PATH={PATH}", "/bin/bash", script_path],
+            [
+                "chroot",
+                str(self.rootfs),
+                "/usr/bin/env",
+                "-i",
+                f"PATH={PATH}",
+                "/bin/bash",
+                script_path,
+                *args,
+            ],
             capture_output=True,
             text=True,
             check=False,
@@ -280,3 +296,133 @@ def test_tpu_hosts_run_their_playbook_and_record_configured(make_node: Callable[
 def _download(node: Node, host: str) -> str:
     line = next(line for line in node.log("curl") if host in line)
     return line.split(" -o ")[1].split(" ")[0]
+
+
+# --- hosts that follow the stack (Slurm controller and login nodes, the monitoring node) -------------
+
+FOLLOW = "/var/lib/clusterfab/follow.sh"
+APPLIED = "/var/lib/clusterfab/boot-applied.sh"
+FAILED = "/var/lib/clusterfab/boot-failed.sh"
+SLURM_EXAMPLES = {
+    "aws": REPO / "blueprints/examples/aws-p5-slurm.yaml",
+    "gcp": REPO / "blueprints/examples/gcp-a3ultra-roce-lustre.yaml",
+}
+
+
+@pytest.fixture(scope="module")
+def login_scripts() -> dict[str, str]:
+    """The login node's boot script as each cloud's Slurm example plans it."""
+    aws = plan_file(SLURM_EXAMPLES["aws"], "dev")
+    gcp = plan_file(SLURM_EXAMPLES["gcp"], "dev")
+    (aws_login,) = [r for r in aws.resources if r.name.endswith("-slurm-login-0") and r.custom]
+    return {
+        "aws": base64.b64decode(aws_login.inputs["userDataBase64"]).decode(),
+        "gcp": startup_script(gcp, "gcp:compute/instance:Instance", "ultra-train-slurm-login-0"),
+    }
+
+
+def _revised(script: str, revision: int) -> str:
+    """The script as a later `up` renders it (any change of the text is one)."""
+    return script.replace("#!/bin/bash\n", f"#!/bin/bash\n# revision {revision}\n", 1)
+
+
+def _following(make_node: Callable[..., Node], name: str, cloud: str, script: str) -> Node:
+    """A host after its first boot, with the stack's current copy (served by the stub) equal to it."""
+    at = USER_DATA if cloud == "aws" else STARTUP_SCRIPT
+    node = make_node(name, script, at)
+    _install(node.rootfs, "/stub/boot.sh", script, 0o644)
+    booted = node.boot(at)
+    assert booted.returncode == 0, node.bootstrap_log()
+    return node
+
+
+def _fetches(node: Node) -> list[str]:
+    return [line for line in node.log("curl") if "/boot/" in line or "startup-script" in line]
+
+
+@pytest.mark.parametrize("cloud", ["aws", "gcp"])
+def test_a_host_runs_the_stacks_changed_script_within_a_minute_and_once(
+    make_node: Callable[..., Node], login_scripts: dict[str, str], cloud: str
+) -> None:
+    script = login_scripts[cloud]
+    node = _following(make_node, f"{cloud}-follow", cloud, script)
+    assert node.log("systemctl") == ["daemon-reload", "enable --now clusterfab-follow.timer"]
+    assert len(node.log("ansible")) == 1
+    service = node.path("/etc/systemd/system/clusterfab-follow.service").read_text()
+    assert f"ExecStart=/bin/bash {FOLLOW} --if-changed" in service
+    timer = node.path("/etc/systemd/system/clusterfab-follow.timer").read_text()
+    assert "OnUnitActiveSec=1min" in timer
+    assert node.path(APPLIED).read_text() == node.path(FOLLOW).read_text() == script
+
+    unchanged = node.boot(FOLLOW, "--if-changed")  # the timer: one fetch, nothing run
+    assert unchanged.returncode == 0, node.bootstrap_log()
+    assert len(_fetches(node)) == 1
+    assert len(node.log("ansible")) == 1
+
+    changed = _revised(script, 2)
+    _install(node.rootfs, "/stub/boot.sh", changed, 0o644)  # `up` changed the blueprint
+    applied = node.boot(FOLLOW, "--if-changed")
+    assert applied.returncode == 0, node.bootstrap_log()
+    assert [line.split(" ", 1)[1].split(" -e ")[0] for line in node.log("ansible")] == [
+        "-i localhost, -c local slurm_login.yml",
+        "-i localhost, -c local slurm_login.yml",
+    ]
+    assert node.path(APPLIED).read_text() == node.path(FOLLOW).read_text() == changed
+    assert node.bootstrap_log().count("the stack changed this host's boot script") == 1
+    if cloud == "aws":  # a later stop and start runs the script the host follows now
+        assert node.path(PER_BOOT).read_text() == changed
+
+    again = node.boot(FOLLOW, "--if-changed")
+    assert again.returncode == 0, node.bootstrap_log()
+    assert len(node.log("ansible")) == 2, "a change runs once"
+
+
+def test_a_copy_that_failed_is_tried_again_after_a_quarter_of_an_hour(
+    make_node: Callable[..., Node], login_scripts: dict[str, str]
+) -> None:
+    script = login_scripts["aws"]
+    node = _following(make_node, "aws-follow-fails", "aws", script)
+    changed = _revised(script, 2)
+    _install(node.rootfs, "/stub/boot.sh", changed, 0o644)
+    node.path("/stub/playbook-fails").touch()
+
+    failed = node.boot(FOLLOW, "--if-changed")
+
+    assert failed.returncode != 0
+    assert node.path(FAILED).read_text() == changed
+    assert node.path(APPLIED).read_text() == script
+    assert node.log("ec2")[-1].endswith("&Tag.1.Key=clusterfab-health&Tag.1.Value=failed")
+    runs = len(node.log("ansible"))
+
+    assert node.boot(FOLLOW, "--if-changed").returncode == 0  # a minute later: left alone
+    assert len(node.log("ansible")) == runs
+
+    node.path("/stub/playbook-fails").unlink()
+    sixteen_minutes_ago = node.path(FAILED).stat().st_mtime - 16 * 60
+    os.utime(node.path(FAILED), (sixteen_minutes_ago, sixteen_minutes_ago))
+    retried = node.boot(FOLLOW, "--if-changed")
+    assert retried.returncode == 0, node.bootstrap_log()
+    assert len(node.log("ansible")) == runs + 1
+    assert node.path(APPLIED).read_text() == changed
+    assert not node.path(FAILED).exists()
+    assert node.log("ec2")[-1].endswith("&Tag.1.Key=clusterfab-health&Tag.1.Value=configured")
+
+
+def test_the_timer_leaves_a_run_under_way_alone(
+    make_node: Callable[..., Node], login_scripts: dict[str, str]
+) -> None:
+    script = login_scripts["aws"]
+    node = _following(make_node, "aws-follow-busy", "aws", script)
+    _install(node.rootfs, "/stub/boot.sh", _revised(script, 2), 0o644)
+    lock = node.path("/run/clusterfab-boot.lock")
+    fetched = len(_fetches(node))
+    with subprocess.Popen(["flock", str(lock), "sleep", "60"]) as holder:
+        try:
+            while subprocess.run(["flock", "-n", str(lock), "true"], check=False).returncode == 0:
+                time.sleep(0.05)  # until the holder has the lock
+            busy = node.boot(FOLLOW, "--if-changed")
+        finally:
+            holder.kill()
+    assert busy.returncode == 0, node.bootstrap_log()
+    assert len(_fetches(node)) == fetched
+    assert node.path(APPLIED).read_text() == script

@@ -391,6 +391,8 @@ def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_star
         one(plan, "aws:ec2/launchTemplate:LaunchTemplate"),
     ):
         assert bundle in resource.dependencies, resource.name
+    # GPU nodes take a new script when they are replaced; they follow nothing.
+    assert "clusterfab-follow" not in user_data(plan, "slm-cluster-h100-lt")
 
     grown = aws_plan(BODY.replace("count: 2\n", "count: 4\n", 1), name="slm", env="prod")
     diff = diff_plans(plan, grown, load_catalog())
