@@ -671,6 +671,15 @@ class StatefulType(Sourced):
     type: str
 
 
+class RestartingUpdate(Sourced):
+    """The input changes a provider makes in place by stopping and starting the instance (Pulumi property
+    names, dotted, without list indexes): the instance stays, and is down meanwhile."""
+
+    type: str
+    properties: list[str]
+    why: str
+
+
 ReplaceCondition = Literal["decrease", "cidr_shrinks", "kind_changes", "flag", "always"]
 
 

@@ -56,6 +56,7 @@ from clusterfab.catalog.models import (
     ReleaseList,
     ReplacementRule,
     Replacements,
+    RestartingUpdate,
     SlurmFacts,
     SocketIfname,
     Source,
@@ -106,6 +107,8 @@ class Catalog:
     stateful_types: dict[str, StatefulType]
     replacements: Replacements
     """Per resource type, the input changes that replace it (replacements.yaml)."""
+    restarting_updates: dict[str, RestartingUpdate]
+    """Per resource type, the input changes the provider makes by stopping and starting it (restarts.yaml)."""
     node_packages: dict[str, NodePackage]
     apt_repositories: dict[str, NodeRepository]
     apt_packages: tuple[AptPackage, ...]
@@ -332,6 +335,12 @@ def parse_catalog() -> Catalog:
             d.cloud: d for d in (LocalDisks.model_validate(x) for x in software["local_scratch_devices"])
         },
         replacements=_replacements(_read("replacements.yaml")),
+        restarting_updates={
+            r.type: r
+            for r in (
+                RestartingUpdate.model_validate(x) for x in _read("restarts.yaml")["restarting_updates"]
+            )
+        },
         lustre_clients={
             c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
         },

@@ -16,7 +16,7 @@ import binascii
 import contextlib
 import ipaddress
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +41,8 @@ class Update:
     """The changed paths that make the provider replace the resource, with why where it is not plain."""
     stateful: bool
     """The resource holds data (a catalog stateful type) or is protected."""
+    restarts: tuple[str, ...] = ()
+    """The changed paths the provider applies by stopping and starting the instance (not replaced)."""
 
     @property
     def urn(self) -> str:
@@ -113,9 +115,17 @@ def changed_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
     return [] if before == after else [prefix]
 
 
-def _ignored(path: str, ignored: tuple[str, ...]) -> bool:
-    """Whether an update leaves `path` alone: it is, or lies under, a property of `ignore_changes`."""
-    return any(path == prop or path.startswith((f"{prop}.", f"{prop}[")) for prop in ignored)
+def _restarting(catalog: Catalog, type_: str, changed: Iterable[str]) -> tuple[str, ...]:
+    """The changed paths the provider applies to an instance by stopping and starting it."""
+    rule = catalog.restarting_updates.get(type_)
+    if rule is None:
+        return ()
+    return tuple(p for p in sorted(changed) if _under(re.sub(r"\[\d+\]", "", p), rule.properties))
+
+
+def _under(path: str, properties: Iterable[str]) -> bool:
+    """Whether `path` is, or lies under, one of `properties` (an `ignore_changes` list, say)."""
+    return any(path == prop or path.startswith((f"{prop}.", f"{prop}[")) for prop in properties)
 
 
 # --- references: which inputs carry another resource's made-up outputs -------------------------------
@@ -283,7 +293,7 @@ def diff_plans(before: Plan, after: Plan, catalog: Catalog) -> PlanDiff:
     for urn in common:
         ignored = new[urn].ignore_changes
         direct[urn] = {
-            p: p for p in changed_paths(old[urn].inputs, new[urn].inputs) if not _ignored(p, ignored)
+            p: p for p in changed_paths(old[urn].inputs, new[urn].inputs) if not _under(p, ignored)
         }
         direct[urn].update(_inherited(new[urn], old, new, catalog))
     references = _references(after, catalog)
@@ -313,6 +323,7 @@ def diff_plans(before: Plan, after: Plan, catalog: Catalog) -> PlanDiff:
             changed=tuple(sorted({**dependent[urn], **direct[urn]})),
             replaces=tuple(replaced.get(urn, ())),
             stateful=new[urn].type in catalog.stateful_types or new[urn].protect or old[urn].protect,
+            restarts=() if urn in replaced else _restarting(catalog, new[urn].type, direct[urn]),
         )
         for urn in common
         if direct[urn] or dependent[urn]

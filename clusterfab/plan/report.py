@@ -86,8 +86,19 @@ def _nodes_recreated(report: DiffReport) -> list[str]:
     ]
 
 
+def _restarts(report: DiffReport) -> list[str]:
+    """In-place updates the provider makes by stopping and starting an instance: it stays, and is down
+    meanwhile (a Slurm controller: no scheduling, running jobs go on)."""
+    return [
+        f"instance {u.after.name} ({short_type(u.after.type)}) is stopped and started to change "
+        f"{_compact(u.restarts)}: it is down meanwhile"
+        for u in report.resources.update
+        if u.restarts
+    ]
+
+
 def _warnings(report: DiffReport) -> list[str]:
-    return _moved(report) + _data_loss(report) + _nodes_recreated(report)
+    return _moved(report) + _data_loss(report) + _nodes_recreated(report) + _restarts(report)
 
 
 def _compact(paths: tuple[str, ...]) -> str:
@@ -307,7 +318,7 @@ def report_markdown(report: DiffReport) -> str:
             f"> The {warning}. The diff fails and promotion refuses this unless `--allow-replace` is given.",
             "",
         ]
-    for warning in _nodes_recreated(report):
+    for warning in _nodes_recreated(report) + _restarts(report):
         out += ["> [!WARNING]", f"> The {warning}.", ""]
     for warning in _cost_warnings(report):
         out += [f"> [!NOTE]\n> {warning}", ""]

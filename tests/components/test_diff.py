@@ -563,3 +563,34 @@ def test_what_an_update_ignores_is_not_a_change() -> None:
     assert diff_plans(plan(2, 8), plan(4, 8, "c"), load_catalog()).update == ()
     (update,) = diff_plans(plan(2, 8), plan(4, 16), load_catalog()).update
     assert update.changed == ("maxSize",)
+
+
+def test_an_update_that_stops_and_starts_an_instance_is_a_warning() -> None:
+    """EC2 changes user data, and Compute Engine a VM's machine type, only while it is stopped: the
+    provider stops and starts the instance (restarts.yaml), which a Slurm controller's users notice."""
+
+    def plan(script: str, machine: str, tag: str) -> Plan:
+        return _plan(
+            _resource("aws:ec2/instance:Instance", "monitor", {"userDataBase64": script, "tags": {"a": tag}}),
+            _resource(
+                "gcp:compute/instance:Instance", "controller", {"machineType": machine, "labels": {"a": tag}}
+            ),
+        )
+
+    catalog = load_catalog()
+    diff = diff_plans(plan("IyEx", "e2-standard-8", "1"), plan("IyEy", "e2-standard-16", "2"), catalog)
+    assert [(u.after.name, u.restarts, u.replace) for u in diff.update] == [
+        ("monitor", ("userDataBase64",), False),
+        ("controller", ("machineType",), False),
+    ]
+    tags_only = diff_plans(plan("IyEx", "e2-standard-8", "1"), plan("IyEx", "e2-standard-8", "2"), catalog)
+    assert [u.restarts for u in tags_only.update] == [(), ()]
+
+    report = dataclasses.replace(compare(EXAMPLE, EXAMPLE, env="prod", today=TODAY), resources=diff)
+    warning = (
+        "instance controller (gcp:compute:Instance) is stopped and started to change machineType: "
+        "it is down meanwhile"
+    )
+    assert f"  !! {warning}" in report_text(report).splitlines()
+    assert warning in report_json(report)["warnings"]
+    assert f"> The {warning}." in report_markdown(report)
