@@ -28,23 +28,28 @@ def followed_script(
     name: str,
     *,
     script: pulumi.Input[str],
-    key: str,
+    key: str | None,
     bucket_name: pulumi.Input[str],
     kms_key_arn: str | None,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
     after: Sequence[pulumi.Resource] = (),
-) -> aws.s3.BucketObjectv2:
-    """The object that holds a host's current boot script, encrypted like the bucket's other files; written
-    `after` the files the script fetches (the host may run it within a minute)."""
-    return aws.s3.BucketObjectv2(
-        name,
-        bucket=bucket_name,
-        key=key,
-        content=script,
-        content_type="text/x-shellscript",
-        server_side_encryption="aws:kms",
-        kms_key_id=kms_key_arn,
-        tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)),
-    )
+) -> list[pulumi.Resource]:
+    """The object that holds a host's current boot script at `key`, encrypted like the bucket's other
+    files and written `after` the files the script fetches (the host may run it within a minute); none
+    for a host whose user data follows its script (`key` None)."""
+    if key is None:
+        return []
+    return [
+        aws.s3.BucketObjectv2(
+            name,
+            bucket=bucket_name,
+            key=key,
+            content=script,
+            content_type="text/x-shellscript",
+            server_side_encryption="aws:kms",
+            kms_key_id=kms_key_arn,
+            tags=dict(tags),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)),
+        )
+    ]

@@ -229,20 +229,16 @@ class AwsMonitoringNode(pulumi.ComponentResource):
         self, profile: aws.iam.InstanceProfile, group: aws.ec2.SecurityGroup, depends: list[pulumi.Resource]
     ) -> aws.ec2.Instance:
         name, args = self._name, self._args
-        if args.boot_script_key is not None:
-            depends = [
-                *depends,
-                followed_script(
-                    child(name, "boot"),
-                    script=args.boot_script,
-                    key=args.boot_script_key,
-                    bucket_name=args.bucket_name,
-                    kms_key_arn=args.bucket_kms_key_arn,
-                    tags=args.tags,
-                    parent=self,
-                    after=depends,
-                ),
-            ]
+        followed = followed_script(
+            child(name, "boot"),
+            script=args.boot_script,
+            key=args.boot_script_key,
+            bucket_name=args.bucket_name,
+            kms_key_arn=args.bucket_kms_key_arn,
+            tags=args.tags,
+            parent=self,
+            after=depends,
+        )
         return aws.ec2.Instance(
             child(name, "instance"),
             ami=args.image_id,
@@ -267,7 +263,7 @@ class AwsMonitoringNode(pulumi.ComponentResource):
             tags={**args.tags, "Name": name},
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=depends,
-                ignore_changes=FOLLOWED_INPUTS if args.boot_script_key is not None else None,
+                depends_on=[*depends, *followed],
+                ignore_changes=FOLLOWED_INPUTS if followed else None,
             ),
         )

@@ -522,23 +522,17 @@ class AwsSlurmController(pulumi.ComponentResource):
     def _followed(
         self, suffix: str, script: pulumi.Input[str], key: str | None, after: Sequence[pulumi.Resource]
     ) -> list[pulumi.Resource]:
-        """The bucket's copy of a following host's boot script (none when the user data follows it), written
-        `after` what the script fetches."""
         args = self._args
-        if key is None:
-            return []
-        return [
-            followed_script(
-                child(self._name, suffix),
-                script=script,
-                key=key,
-                bucket_name=args.bucket_name,
-                kms_key_arn=args.bucket_kms_key_arn,
-                tags=args.tags,
-                parent=self,
-                after=after,
-            )
-        ]
+        return followed_script(
+            child(self._name, suffix),
+            script=script,
+            key=key,
+            bucket_name=args.bucket_name,
+            kms_key_arn=args.bucket_kms_key_arn,
+            tags=args.tags,
+            parent=self,
+            after=after,
+        )
 
     def _controller(
         self, profile: aws.iam.InstanceProfile, group: aws.ec2.SecurityGroup, depends: list[pulumi.Resource]
