@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from clusterfab.core.vocab import HEALTH_TAG, Cloud, MountFsType
+from clusterfab.core.vocab import BOOT_DIGEST_TAG, HEALTH_TAG, Cloud, MountFsType
 
 VARS_DIR = "/etc/clusterfab"
 RESULT_PATH = "/var/lib/clusterfab/gpu-healthcheck.json"
@@ -112,5 +112,6 @@ def render_boot_script(boot: NodeBootstrap) -> str:
         result_path=RESULT_PATH,
         files_dir=files_dir(boot.files.sha256) if boot.files is not None else None,
         boot_script_key=boot_script_key(boot.node_group),
+        boot_digest_tag=BOOT_DIGEST_TAG,
         follow_path=FOLLOW_PATH,
     )

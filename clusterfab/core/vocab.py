@@ -42,6 +42,9 @@ SLURM_ELASTIC_TAG = "clusterfab-slurm-elastic"
 """On an instance that Slurm's resume program created for an elastic node (value `true`): no Pulumi
 resource owns it, so the reconcile loop, the suspend program and the stack's destroy hook find it by this
 tag (with the blueprint's and stack's) and delete it."""
+BOOT_DIGEST_TAG = "clusterfab-boot-sha256"
+"""On an AWS host that follows the stack: the sha256 of its current boot script, which the host checks the
+bucket's copy against (tagging the instance, not writing the bucket, is what changes what it runs)."""
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""

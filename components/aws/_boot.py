@@ -4,24 +4,50 @@ Changing an instance's user data needs a stop and start (terraform-provider-aws 
 this field will trigger a stop/start of the EC2 instance by default"), and the started instance does not run
 it again (EC2 User Guide, "Work with instance user data"). A host that follows the stack (its script's
 `--if-changed` timer) reads the current script from an object in the cluster bucket instead: an update
-rewrites the object and leaves the instance's user data, and the instance, as they are.
+rewrites the object and leaves the instance's user data, and the instance, as they are. The object is
+pinned by its sha256 in an instance tag (tags change in place), which the host reads with DescribeTags:
+writing the bucket alone does not change what the host runs.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from clusterfab.core.vocab import BOOT_DIGEST_TAG
+
 FOLLOWED_INPUTS = ["userDataBase64"]
 """What an update of a following host's instance leaves alone: its launch script (the object replaces it)."""
+READ_BOOT_DIGEST: dict[str, Any] = {
+    "Sid": "ReadBootDigest",
+    "Effect": "Allow",
+    "Action": "ec2:DescribeTags",
+    # DescribeTags cannot be scoped to resources (EC2 service authorization reference); it reads tags only.
+    "Resource": "*",
+}
+"""What a following host's role needs to read the digest tag of its own instance."""
 
 
 def user_data(script: pulumi.Input[str]) -> pulumi.Output[str]:
     """The instance's user data: the script, base64-encoded as RunInstances takes it."""
     return pulumi.Output.from_input(script).apply(lambda text: base64.b64encode(text.encode()).decode())
+
+
+def digest_tag(script: pulumi.Input[str], key: str | None) -> dict[str, pulumi.Input[str]]:
+    """The instance tag that pins a following host's boot script (its sha256); none for a host whose user
+    data follows its script (`key` None)."""
+    if key is None:
+        return {}
+    return {
+        BOOT_DIGEST_TAG: pulumi.Output.from_input(script).apply(
+            lambda t: hashlib.sha256(t.encode()).hexdigest()
+        )
+    }
 
 
 def followed_script(

@@ -23,7 +23,7 @@ import pulumi_aws as aws
 
 from components._errors import check_inputs
 from components._naming import child
-from components.aws._boot import FOLLOWED_INPUTS, followed_script, user_data
+from components.aws._boot import FOLLOWED_INPUTS, READ_BOOT_DIGEST, digest_tag, followed_script, user_data
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
 ACCESS_TYPE = "clusterfab:monitoring:AwsMonitoringAccess"
@@ -136,8 +136,12 @@ def _problems(args: AwsMonitoringNodeArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def _host_policy(bucket_arn: str, bucket_kms_key_arn: str | None = None) -> str:
-    statements = [*read_bucket_statements(bucket_arn, bucket_kms_key_arn), SESSION_MANAGER_STATEMENT]
+def _host_policy(bucket_arn: str, bucket_kms_key_arn: str | None = None, *, follows: bool = False) -> str:
+    statements = [
+        *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
+        SESSION_MANAGER_STATEMENT,
+        *([READ_BOOT_DIGEST] if follows else []),
+    ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
@@ -216,7 +220,9 @@ class AwsMonitoringNode(pulumi.ComponentResource):
             child(name, "bucket"),
             role=role.id,
             policy=pulumi.Output.from_input(args.bucket_arn).apply(
-                lambda arn: _host_policy(arn, args.bucket_kms_key_arn)
+                lambda arn: _host_policy(
+                    arn, args.bucket_kms_key_arn, follows=args.boot_script_key is not None
+                )
             ),
             opts=own,
         )
@@ -260,7 +266,11 @@ class AwsMonitoringNode(pulumi.ComponentResource):
             user_data_base64=user_data(args.boot_script),
             user_data_replace_on_change=False,
             ebs_optimized=True,
-            tags={**args.tags, "Name": name},
+            tags={
+                **args.tags,
+                "Name": name,
+                **digest_tag(args.boot_script, args.boot_script_key),
+            },
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[*depends, *followed],

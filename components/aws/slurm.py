@@ -32,7 +32,13 @@ from clusterfab.core.vocab import (
 )
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child
-from components.aws._boot import FOLLOWED_INPUTS, followed_script, user_data
+from components.aws._boot import (
+    FOLLOWED_INPUTS,
+    READ_BOOT_DIGEST,
+    digest_tag,
+    followed_script,
+    user_data,
+)
 from components.aws._iam import (
     SESSION_MANAGER_STATEMENT,
     ec2_trust_policy,
@@ -205,10 +211,12 @@ def controller_policy(
     *,
     elastic: Sequence[dict[str, Any]] = (),
     database: Sequence[dict[str, Any]] = (),
+    follows: bool = False,
 ) -> str:
     """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
-    GPU instances, (`elastic`) create and delete the elastic ones, and (`database`) find the accounting
-    database and read its master secret; nothing else."""
+    GPU instances, (`elastic`) create and delete the elastic ones, (`database`) find the accounting
+    database and read its master secret, and (`follows`) read the digest tag of its boot script; nothing
+    else."""
     write = {
         "Sid": "WriteMungeKey",
         "Effect": "Allow",
@@ -223,16 +231,21 @@ def controller_policy(
         *node_naming_statements(tags),
         *elastic,
         *database,
+        *([READ_BOOT_DIGEST] if follows else []),
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
-def client_policy(bucket_arn: str, secret_arn: str, bucket_kms_key_arn: str | None = None) -> str:
-    """A login node's (or GPU node's) rights: the bucket, Session Manager, reading the munge key."""
+def client_policy(
+    bucket_arn: str, secret_arn: str, bucket_kms_key_arn: str | None = None, *, follows: bool = False
+) -> str:
+    """A login node's (or GPU node's) rights: the bucket, Session Manager, reading the munge key, and
+    (`follows`) the digest tag of its boot script."""
     statements = [
         *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
         SESSION_MANAGER_STATEMENT,
         munge_read_statement(secret_arn),
+        *([READ_BOOT_DIGEST] if follows else []),
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
@@ -371,6 +384,7 @@ class AwsSlurmController(pulumi.ComponentResource):
                     args.bucket_kms_key_arn,
                     elastic=elastic_statements(args.tags, v[2], args.elastic_volume_keys) if v[2] else (),
                     database=v[3],
+                    follows=args.boot_script_key is not None,
                 )
             ),
         )
@@ -511,7 +525,12 @@ class AwsSlurmController(pulumi.ComponentResource):
             user_data_base64=user_data(boot_script),
             user_data_replace_on_change=False,
             ebs_optimized=True,
-            tags={**args.tags, "Name": resource, SLURM_ROLE_TAG: role},
+            tags={
+                **args.tags,
+                "Name": resource,
+                SLURM_ROLE_TAG: role,
+                **digest_tag(boot_script, script_key),
+            },
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=list(depends),
@@ -631,7 +650,9 @@ class AwsSlurmController(pulumi.ComponentResource):
         role, profile = self._role(
             "login-role",
             pulumi.Output.all(args.bucket_arn, secret.arn).apply(
-                lambda v: client_policy(v[0], v[1], args.bucket_kms_key_arn)
+                lambda v: client_policy(
+                    v[0], v[1], args.bucket_kms_key_arn, follows=args.login_boot_script_key is not None
+                )
             ),
         )
         if args.login_count:

@@ -60,6 +60,11 @@ case $url in
   *.s3.*.amazonaws.com/boot/*) cp /stub/boot.sh "$out" ;;
   */instance/attributes/startup-script) cat /stub/boot.sh ;;
   *.s3.*.amazonaws.com/*|https://storage.googleapis.com/*) cp /stub/bundle.tar.gz "$out" ;;
+  https://ec2.*.amazonaws.com/*Action=DescribeTags*)
+    item="<resourceId>i-0stub</resourceId><key>clusterfab-boot-sha256</key>"
+    item+="<value>$(cat /stub/boot.sha256)</value>"
+    ns=http://ec2.amazonaws.com/doc/2016-11-15/
+    reply "<DescribeTagsResponse xmlns=\"$ns\"><tagSet><item>$item</item></tagSet></DescribeTagsResponse>" ;;
   https://ec2.*.amazonaws.com/*) printf '%s\n' "$url" >> /stub/ec2.log ;;
   */guest-attributes/*)
     printf '%s %s=%s\n' "$method" "${url##*/guest-attributes/}" "$data" >> /stub/guest-attributes.log ;;
@@ -326,11 +331,19 @@ def _revised(script: str, revision: int) -> str:
     return script.replace("#!/bin/bash\n", f"#!/bin/bash\n# revision {revision}\n", 1)
 
 
+def _publish(node: Node, script: str, *, tagged: bool = True) -> None:
+    """What `up` does: the stack's current copy (AWS: the bucket's object; GCP: the startup-script) and
+    (AWS, `tagged`) its digest in the instance's tag."""
+    _install(node.rootfs, "/stub/boot.sh", script, 0o644)
+    if tagged:
+        _install(node.rootfs, "/stub/boot.sha256", hashlib.sha256(script.encode()).hexdigest(), 0o644)
+
+
 def _following(make_node: Callable[..., Node], name: str, cloud: str, script: str) -> Node:
     """A host after its first boot, with the stack's current copy (served by the stub) equal to it."""
     at = USER_DATA if cloud == "aws" else STARTUP_SCRIPT
     node = make_node(name, script, at)
-    _install(node.rootfs, "/stub/boot.sh", script, 0o644)
+    _publish(node, script)
     booted = node.boot(at)
     assert booted.returncode == 0, node.bootstrap_log()
     return node
@@ -360,7 +373,7 @@ def test_a_host_runs_the_stacks_changed_script_within_a_minute_and_once(
     assert len(node.log("ansible")) == 1
 
     changed = _revised(script, 2)
-    _install(node.rootfs, "/stub/boot.sh", changed, 0o644)  # `up` changed the blueprint
+    _publish(node, changed)  # `up` changed the blueprint
     applied = node.boot(FOLLOW, "--if-changed")
     assert applied.returncode == 0, node.bootstrap_log()
     assert [line.split(" ", 1)[1].split(" -e ")[0] for line in node.log("ansible")] == [
@@ -383,7 +396,7 @@ def test_a_copy_that_failed_is_tried_again_after_a_quarter_of_an_hour(
     script = login_scripts["aws"]
     node = _following(make_node, "aws-follow-fails", "aws", script)
     changed = _revised(script, 2)
-    _install(node.rootfs, "/stub/boot.sh", changed, 0o644)
+    _publish(node, changed)
     node.path("/stub/playbook-fails").touch()
 
     failed = node.boot(FOLLOW, "--if-changed")
@@ -413,7 +426,7 @@ def test_the_timer_leaves_a_run_under_way_alone(
 ) -> None:
     script = login_scripts["aws"]
     node = _following(make_node, "aws-follow-busy", "aws", script)
-    _install(node.rootfs, "/stub/boot.sh", _revised(script, 2), 0o644)
+    _publish(node, _revised(script, 2))
     lock = node.path("/run/clusterfab-boot.lock")
     fetched = len(_fetches(node))
     with subprocess.Popen(["flock", str(lock), "sleep", "60"]) as holder:
@@ -426,3 +439,27 @@ def test_the_timer_leaves_a_run_under_way_alone(
     assert busy.returncode == 0, node.bootstrap_log()
     assert len(_fetches(node)) == fetched
     assert node.path(APPLIED).read_text() == script
+
+
+def test_an_aws_host_runs_only_the_copy_its_instance_tag_pins(
+    make_node: Callable[..., Node], login_scripts: dict[str, str]
+) -> None:
+    """Writing the bucket is not enough to run code on the host: the copy must match the sha256 in the
+    instance's tag, which only who may tag the instance (the stack) changes."""
+    script = login_scripts["aws"]
+    node = _following(make_node, "aws-follow-pinned", "aws", script)
+    tampered = _revised(script, 666)
+    _publish(node, tampered, tagged=False)
+
+    refused = node.boot(FOLLOW, "--if-changed")
+
+    assert refused.returncode != 0
+    assert len(node.log("ansible")) == 1
+    assert node.path(APPLIED).read_text() == script
+    assert not node.path("/var/lib/clusterfab/boot-next.sh").exists()
+    describe = [line for line in node.log("curl") if "Action=DescribeTags" in line]
+    assert describe[-1].endswith(
+        "https://ec2.us-east-1.amazonaws.com/?Action=DescribeTags&Version=2016-11-15"
+        "&Filter.1.Name=resource-id&Filter.1.Value.1=i-0stub"
+        "&Filter.2.Name=key&Filter.2.Value.1=clusterfab-boot-sha256"
+    )

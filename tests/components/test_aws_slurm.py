@@ -4,9 +4,11 @@ munge key's secret and who may read it, and Slurm's ports open only between the 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from typing import Any
 
+from components.aws._boot import READ_BOOT_DIGEST
 from tests.components.harness import all_of, aws_plan, boot_vars, one, user_data
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -375,6 +377,11 @@ def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_star
         assert objects[key].inputs["serverSideEncryption"] == "aws:kms"
         assert objects[key].urn in instance.dependencies
         assert "clusterfab-follow.timer" in instance_script(instance)
+        # The host runs the bucket's copy only if it matches the digest the stack tags the instance with.
+        digest = hashlib.sha256(objects[key].inputs["content"].encode()).hexdigest()
+        assert instance.inputs["tags"]["clusterfab-boot-sha256"] == digest
+    for role in ("slm-cluster-slurm-role-policy", "slm-cluster-slurm-login-role-policy"):
+        assert READ_BOOT_DIGEST in policy(plan, role)["Statement"]
     assert (
         f"{objects['boot/slurm-login.sh'].urn}"
         in one(plan, INSTANCE, "slm-cluster-slurm-login-1").dependencies
@@ -398,6 +405,8 @@ def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_star
     diff = diff_plans(plan, grown, load_catalog())
     updated = {u.after.name: u.changed for u in diff.update}
     assert updated["slm-cluster-slurm-boot"] == ("content",)
-    assert "slm-cluster-slurm-controller" not in updated
+    # The instance only gets the new digest: a tag, changed in place, with no stop and start.
+    assert updated["slm-cluster-slurm-controller"] == ("tags.clusterfab-boot-sha256",)
+    assert [u.restarts for u in diff.update if u.after.name == "slm-cluster-slurm-controller"] == [()]
     # The rendered files are content-addressed: a new object, which the new script names.
     assert {u.after.name for u in diff.update if u.replaces} == {"slm-cluster-slurm-files"}

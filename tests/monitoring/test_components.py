@@ -4,6 +4,7 @@ monitoring node as the cluster's program builds it: exact children and the input
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from clusterfab.plan.engine import PlannedResource, run_program
+from components.aws._boot import READ_BOOT_DIGEST
 from components.aws._iam import SESSION_MANAGER_ACTIONS
 from tests.components.harness import plan_file
 from tests.conftest import REPO
@@ -175,6 +177,12 @@ def test_the_example_gets_a_monitoring_node_with_the_catalogs_machine_and_its_ou
     assert base64.b64decode(instance["userDataBase64"]).decode() == boot.inputs["content"]
     assert "systemctl enable --now clusterfab-follow.timer" in boot.inputs["content"]
     assert launched.ignore_changes == ("userDataBase64",)
+    assert (
+        instance["tags"]["clusterfab-boot-sha256"]
+        == hashlib.sha256(boot.inputs["content"].encode()).hexdigest()
+    )
+    host_policy = json.loads(resources["llm-monitored-monitoring-bucket"].inputs["policy"])
+    assert READ_BOOT_DIGEST in host_policy["Statement"]
     assert boot.urn in launched.dependencies
 
 
