@@ -33,6 +33,12 @@ READ_BOOT_DIGEST: dict[str, Any] = {
 """What a following host's role needs to read the digest tag of its own instance."""
 
 
+def digest_statements(key: str | None) -> list[dict[str, Any]]:
+    """The IAM statements a host's role needs to follow its boot script; none for a host whose user data
+    follows its script (`key` None)."""
+    return [] if key is None else [READ_BOOT_DIGEST]
+
+
 def user_data(script: pulumi.Input[str]) -> pulumi.Output[str]:
     """The instance's user data: the script, base64-encoded as RunInstances takes it."""
     return pulumi.Output.from_input(script).apply(lambda text: base64.b64encode(text.encode()).decode())

@@ -23,7 +23,7 @@ import pulumi_aws as aws
 
 from components._errors import check_inputs
 from components._naming import child
-from components.aws._boot import FOLLOWED_INPUTS, READ_BOOT_DIGEST, digest_tag, followed_script, user_data
+from components.aws._boot import FOLLOWED_INPUTS, digest_statements, digest_tag, followed_script, user_data
 from components.aws._iam import SESSION_MANAGER_STATEMENT, ec2_trust_policy, read_bucket_statements
 
 ACCESS_TYPE = "clusterfab:monitoring:AwsMonitoringAccess"
@@ -136,12 +136,10 @@ def _problems(args: AwsMonitoringNodeArgs) -> list[tuple[str, str]]:
     return problems
 
 
-def _host_policy(bucket_arn: str, bucket_kms_key_arn: str | None = None, *, follows: bool = False) -> str:
-    statements = [
-        *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
-        SESSION_MANAGER_STATEMENT,
-        *([READ_BOOT_DIGEST] if follows else []),
-    ]
+def _host_policy(
+    bucket_arn: str, bucket_kms_key_arn: str | None = None, *, follow: Sequence[dict[str, Any]] = ()
+) -> str:
+    statements = [*read_bucket_statements(bucket_arn, bucket_kms_key_arn), SESSION_MANAGER_STATEMENT, *follow]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
@@ -221,7 +219,7 @@ class AwsMonitoringNode(pulumi.ComponentResource):
             role=role.id,
             policy=pulumi.Output.from_input(args.bucket_arn).apply(
                 lambda arn: _host_policy(
-                    arn, args.bucket_kms_key_arn, follows=args.boot_script_key is not None
+                    arn, args.bucket_kms_key_arn, follow=digest_statements(args.boot_script_key)
                 )
             ),
             opts=own,

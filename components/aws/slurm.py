@@ -34,7 +34,7 @@ from components._errors import check_inputs, slurm_controller_problems, snapshot
 from components._naming import child
 from components.aws._boot import (
     FOLLOWED_INPUTS,
-    READ_BOOT_DIGEST,
+    digest_statements,
     digest_tag,
     followed_script,
     user_data,
@@ -211,11 +211,11 @@ def controller_policy(
     *,
     elastic: Sequence[dict[str, Any]] = (),
     database: Sequence[dict[str, Any]] = (),
-    follows: bool = False,
+    follow: Sequence[dict[str, Any]] = (),
 ) -> str:
     """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
     GPU instances, (`elastic`) create and delete the elastic ones, (`database`) find the accounting
-    database and read its master secret, and (`follows`) read the digest tag of its boot script; nothing
+    database and read its master secret, and (`follow`) read the digest tag of its boot script; nothing
     else."""
     write = {
         "Sid": "WriteMungeKey",
@@ -231,21 +231,25 @@ def controller_policy(
         *node_naming_statements(tags),
         *elastic,
         *database,
-        *([READ_BOOT_DIGEST] if follows else []),
+        *follow,
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
 
 def client_policy(
-    bucket_arn: str, secret_arn: str, bucket_kms_key_arn: str | None = None, *, follows: bool = False
+    bucket_arn: str,
+    secret_arn: str,
+    bucket_kms_key_arn: str | None = None,
+    *,
+    follow: Sequence[dict[str, Any]] = (),
 ) -> str:
     """A login node's (or GPU node's) rights: the bucket, Session Manager, reading the munge key, and
-    (`follows`) the digest tag of its boot script."""
+    (`follow`) the digest tag of its boot script."""
     statements = [
         *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
         SESSION_MANAGER_STATEMENT,
         munge_read_statement(secret_arn),
-        *([READ_BOOT_DIGEST] if follows else []),
+        *follow,
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
@@ -384,7 +388,7 @@ class AwsSlurmController(pulumi.ComponentResource):
                     args.bucket_kms_key_arn,
                     elastic=elastic_statements(args.tags, v[2], args.elastic_volume_keys) if v[2] else (),
                     database=v[3],
-                    follows=args.boot_script_key is not None,
+                    follow=digest_statements(args.boot_script_key),
                 )
             ),
         )
@@ -651,7 +655,7 @@ class AwsSlurmController(pulumi.ComponentResource):
             "login-role",
             pulumi.Output.all(args.bucket_arn, secret.arn).apply(
                 lambda v: client_policy(
-                    v[0], v[1], args.bucket_kms_key_arn, follows=args.login_boot_script_key is not None
+                    v[0], v[1], args.bucket_kms_key_arn, follow=digest_statements(args.login_boot_script_key)
                 )
             ),
         )
