@@ -29,6 +29,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from clusterfab.core.codes import code_info
 from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import FieldPath, Finding, render_path
+from clusterfab.core.text import text_problem
 
 MAX_BLUEPRINT_BYTES = 1 << 20
 """A blueprint is a page or two of YAML; anything past 1 MiB is the wrong file."""
@@ -326,8 +327,13 @@ class _Builder:
         self._count = 0
         self._active: set[int] = set()
 
-    def _problem(self, code: str, node: Node, path: FieldPath, message: str, hint: str = "") -> None:
-        self.reported.add(path)
+    def _problem(
+        self, code: str, node: Node, path: FieldPath, message: str, hint: str = "", *, replaced: bool = True
+    ) -> None:
+        """Report a problem at `node`; `replaced`: the value at `path` is left out, so later layers stay
+        quiet about it."""
+        if replaced:
+            self.reported.add(path)
         span = _span(node)
         end = span.end_column if span.end_line == span.line else 0
         self.findings.append(
@@ -342,6 +348,16 @@ class _Builder:
                 hint=hint,
             )
         )
+
+    def _plain_text(self, node: Node, path: FieldPath, text: str, *, replaced: bool = True) -> bool:
+        """Whether a string (key or value) is plain text; template syntax or a control character is
+        reported here, for every field alike, and the value is left out (architecture §11.4)."""
+        problem = text_problem(text)
+        if problem is None:
+            return True
+        message, hint = problem
+        self._problem("BP010", node, path, message, hint=hint, replaced=replaced)
+        return False
 
     def _admit(self, node: Node, path: FieldPath, where: Node | None = None) -> bool:
         """Count one more value (an alias or merge expands to new ones) and refuse past the limits;
@@ -411,6 +427,9 @@ class _Builder:
                 continue
             key = str(key_node.value)
             key_span = _span(key_node)
+            # A refused key is reported at its mapping: the field path a message names stays plain text.
+            if not self._plain_text(key_node, path, key, replaced=False):
+                continue
             if key in first_seen:
                 first = first_seen[key]
                 self._problem(
@@ -441,7 +460,7 @@ class _Builder:
         tag, value = node.tag, node.value
         try:
             if tag == _TAG + "str":
-                return value
+                return value if self._plain_text(node, path, value) else None
             if tag == _TAG + "null":
                 return None
             if tag == _TAG + "bool":

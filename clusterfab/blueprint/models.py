@@ -10,11 +10,13 @@ point at the right line; these models only check what a single field can know.
 # No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string when each model class is created, on every run of every command.
 import ipaddress
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from clusterfab.core.text import shown
 from clusterfab.core.vocab import CapacityKind, Cloud, FabricChoice
 
 _KEY_FORMS = (
@@ -29,6 +31,9 @@ NAMED_LISTS = ("node_groups", "tpu_slices", "storage", "teams")
 CLUSTER_NAME_PATTERN = r"^[a-z][a-z0-9-]{1,30}$"
 ITEM_NAME_PATTERN = r"^[a-z]([a-z0-9-]{0,28}[a-z0-9])?$"
 VERSION_PATTERN = r"^\d+(\.\d+){0,2}$"
+MOUNT_POINT_PATTERN = r"(/[A-Za-z0-9_][A-Za-z0-9_.-]*)+"
+"""A mount point: the storage_mounts and local_scratch roles' own pattern (their `*_mount_point_regex`),
+so the roles never refuse what validated. It becomes a systemd unit name and a path in shell commands."""
 SLURM_TIME_PATTERN = r"^(UNLIMITED|\d+|\d+:\d{2}|\d+:\d{2}:\d{2}|\d+-\d+|\d+-\d+:\d{2}|\d+-\d+:\d{2}:\d{2})$"
 
 # Sanity limits, not cloud facts: far above any real cluster, they turn a typo (`count: 1e29`, an
@@ -54,11 +59,15 @@ def _ipv4_network(value: str) -> str:
 
 
 def _absolute_path(value: str) -> str:
-    if not value.startswith("/") or value == "/" or any(c.isspace() for c in value):
+    path = value.rstrip("/")
+    if re.fullmatch(MOUNT_POINT_PATTERN, path) is None:
         raise PydanticCustomError(
-            "mount_point", "'{value}' is not an absolute path without spaces (e.g. /lustre)", {"value": value}
+            "mount_point",
+            "{value} is not an absolute path of letters, digits, '_', '.' and '-' whose parts do not start "
+            "with '.' or '-' (e.g. /lustre)",
+            {"value": shown(value)},
         )
-    return value.rstrip("/")
+    return path
 
 
 Cidr = Annotated[str, AfterValidator(_ipv4_network)]

@@ -10,7 +10,6 @@ a guest attribute on GCP). Pure: callers pass resolved values, so scripts are go
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from clusterfab.bootstrap.inert import inert_json
 from clusterfab.core.vocab import BOOT_DIGEST_TAG, HEALTH_TAG, Cloud, MountFsType
 
 VARS_DIR = "/etc/clusterfab"
@@ -96,17 +96,15 @@ _ENV = jinja2.Environment(
 _ENV.filters["shquote"] = shlex.quote
 
 
-def _json(value: Mapping[str, Any]) -> str:
-    return json.dumps(value, indent=2, sort_keys=True)
-
-
 def render_boot_script(boot: NodeBootstrap) -> str:
     """The script a node runs at every boot (idempotent)."""
     template = _ENV.get_template("node-boot.sh.j2")
     return template.render(
         boot=boot,
-        playbook_vars_json=_json(boot.playbook_vars),
-        healthcheck_vars_json=_json(boot.healthcheck_vars) if boot.healthcheck_vars is not None else None,
+        playbook_vars_json=inert_json(boot.playbook_vars),
+        healthcheck_vars_json=inert_json(boot.healthcheck_vars)
+        if boot.healthcheck_vars is not None
+        else None,
         health_key=HEALTH_TAG,
         vars_dir=VARS_DIR,
         result_path=RESULT_PATH,

@@ -49,6 +49,14 @@ _CODES = [
     Code("BP008", "wrong type", _E, "The value has the wrong type (e.g. a list where a mapping belongs)."),
     Code("BP009", "invalid value", _E, "The value is out of range or not in the expected format."),
     Code(
+        "BP010",
+        "template syntax or control character in text",
+        _E,
+        "Blueprint text is data: no string may hold template syntax ({{, {%, {#), which Ansible and Jinja2 "
+        "would run on the hosts, or control and invisible formatting characters (line breaks, escapes, "
+        "bidirectional overrides), which would forge lines in rendered files, comments and terminals.",
+    ),
+    Code(
         "BP101",
         "duplicate name",
         _E,

@@ -24,6 +24,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from clusterfab.bootstrap.inert import inert
+
 __all__ = [
     "FailedTask",
     "HostStats",
@@ -206,7 +208,8 @@ def run_playbook(
     env_dir.mkdir(exist_ok=True)
     extravars_file = env_dir / "extravars"
     extravars_file.touch(mode=0o600)
-    extravars_file.write_text(json.dumps(dict(extravars or {})))
+    # Marked unsafe: Ansible templates strings in variables; these are data (clusterfab.bootstrap.inert).
+    extravars_file.write_text(json.dumps(inert(dict(extravars or {}))))
 
     collector = _EventCollector(on_event)
     runner_env = {"PATH": _search_path(binary), "ANSIBLE_NOCOLOR": "1"}

@@ -84,7 +84,8 @@ def check_schema(data: Any, source_map: SourceMap, *, salvage: bool = True) -> S
     findings = []
     for error in errors:
         path, _ = _clean_location(tuple(error["loc"]), data)
-        if any(path[: len(r)] == r for r in reported):
+        written = source_map.source_path(path)  # an overlay's value is reported where the overlay writes it
+        if any(p[: len(r)] == r for r in reported for p in (path, written)):
             continue  # the loader already said what is wrong with this value
         if error["type"] == "missing" and path in near_misses.values():
             continue  # reported as the misspelt key that stands for it

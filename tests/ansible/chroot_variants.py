@@ -43,6 +43,12 @@ FILESTORE_MOUNTS = [
 ]
 
 
+def nccl_tests_url(version: str) -> str:
+    """The stand-in tarball of an nccl-tests release. Spelt out, not templated on nccl_tests_version as
+    the role's default is: extra variables are data that Ansible never templates."""
+    return f"file://{MOUNT}/nccl-tests/v{version}.tar.gz"
+
+
 def _sources(standins: Standins) -> dict[str, Any]:
     """Every package source a role reads, redirected to the stand-ins (a mirror would do the same), with
     the stand-ins' signing key as the pinned one."""
@@ -67,8 +73,7 @@ def _sources(standins: Standins) -> dict[str, Any]:
         "container_runtime_nvidia_repo_url": f"file:{MOUNT}/nvidia-container-toolkit",
         "container_runtime_nvidia_repo_key_url": KEY_URL,
         "container_runtime_nvidia_repo_key_fingerprint": standins.key_fingerprint,
-        # Templated like the role default, so a test bumps the version and checksum only.
-        "nccl_tests_url": f"file://{MOUNT}/nccl-tests/v{{{{ nccl_tests_version }}}}.tar.gz",
+        "nccl_tests_url": nccl_tests_url(NCCL_TESTS),
         "nccl_tests_checksum": f"sha256:{standins.nccl_tests_sha256[NCCL_TESTS]}",
         "gdrcopy_url": f"file://{MOUNT}/gdrcopy/v{GDRCOPY}.tar.gz",
         "gdrcopy_checksum": f"sha256:{standins.gdrcopy_sha256}",
@@ -106,7 +111,7 @@ def efa_signature_upgrade(standins: Standins) -> dict[str, Any]:
     """An EFA installer upgrade as clusterfab renders it: no checksum, so the GPG signature is verified."""
     return {
         "efa_installer_version": EFA_INSTALLER_NEWER,
-        "efa_installer_url": f"file://{MOUNT}/efa/aws-efa-installer-{{{{ efa_installer_version }}}}.tar.gz",
+        "efa_installer_url": f"file://{MOUNT}/efa/aws-efa-installer-{EFA_INSTALLER_NEWER}.tar.gz",
         "efa_installer_checksum": "",
         "efa_installer_key_url": KEY_URL,
         "efa_installer_key_fingerprint": standins.key_fingerprint,

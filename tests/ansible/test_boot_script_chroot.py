@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from clusterfab.bootstrap.inert import plain
 from clusterfab.provision.bundle import bundle_bytes
 from tests.components.harness import boot_vars, plan_file, startup_script, user_data
 from tests.conftest import REPO
@@ -200,8 +201,8 @@ def test_aws_first_boot_configures_reboots_once_then_checks_health_at_the_next(
     ]
     assert node.log("systemctl") == ["reboot"]
     assert node.log("ec2") == [], "no verdict before the health check"
-    assert json.loads(node.path("/etc/clusterfab/node-vars.json").read_text()) == boot_vars(aws_script)
-    assert json.loads(node.path("/etc/clusterfab/healthcheck-vars.json").read_text()) == boot_vars(
+    assert plain(json.loads(node.path("/etc/clusterfab/node-vars.json").read_text())) == boot_vars(aws_script)
+    assert plain(json.loads(node.path("/etc/clusterfab/healthcheck-vars.json").read_text())) == boot_vars(
         aws_script, "healthcheck-vars"
     )
     assert node.path("/etc/clusterfab/node-vars.json").stat().st_mode & 0o777 == 0o600
@@ -278,7 +279,7 @@ def test_gcp_boot_fetches_with_the_metadata_token_and_records_a_guest_attribute(
         "-i localhost, -c local gpu_node.yml",
         "-i localhost, -c local healthcheck.yml",
     ]
-    assert json.loads(node.path("/etc/clusterfab/node-vars.json").read_text()) == boot_vars(gcp_script)
+    assert plain(json.loads(node.path("/etc/clusterfab/node-vars.json").read_text())) == boot_vars(gcp_script)
     assert node.log("guest-attributes") == ["PUT clusterfab/health=passed"]
     # A startup script runs at every boot already; nothing is copied for cloud-init.
     assert not node.path(PER_BOOT).exists()

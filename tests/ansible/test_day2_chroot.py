@@ -131,6 +131,7 @@ def day2_node(
     extravars.update(
         nccl_version=upstream(NCCL_LATER_DEB),
         nccl_tests_version=standins.NCCL_TESTS_NEWER,
+        nccl_tests_url=variants.nccl_tests_url(standins.NCCL_TESTS_NEWER),
         nccl_tests_checksum=f"sha256:{built_standins.nccl_tests_sha256[standins.NCCL_TESTS_NEWER]}",
         storage_mounts_list=efa_node.extravars["storage_mounts_list"][:1],
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,21 @@ def test_success_reports_stats_per_host(project: Path, tmp_path: Path) -> None:
     assert result.duration_s > 0
 
 
+def test_extra_variables_are_data_that_is_never_templated(project: Path, tmp_path: Path) -> None:
+    """The attack: a string of the blueprint that holds a template reaches the extra variables. ansible-core
+    renders templates in variables, so the lookup would run on the machine that pushes; marked unsafe it is
+    written as it is, and its command never runs."""
+    attack = f"{{{{ lookup('pipe', 'touch {tmp_path}/owned') }}}}"
+    result = run_playbook(
+        project / "site.yml",
+        inventory=inventory("n1"),
+        extravars={"marker_text": attack, "marker_dir": str(tmp_path), "loop_items": [attack]},
+    )
+    assert result.succeeded, result.failed_tasks
+    assert (tmp_path / "n1.txt").read_text() == attack
+    assert not (tmp_path / "owned").exists()
+
+
 def test_failures_carry_host_task_and_message(project: Path, tmp_path: Path) -> None:
     result = run_playbook(
         project / "site.yml",
@@ -142,7 +158,7 @@ def test_events_stream_to_the_callback_and_into_the_artifacts(project: Path, tmp
     assert "marker_text" not in command
     extravars_file = tmp_path / "runner" / "env" / "extravars"
     assert extravars_file.stat().st_mode & 0o777 == 0o600
-    assert '"marker_text": "x"' in extravars_file.read_text()
+    assert json.loads(extravars_file.read_text())["marker_text"] == {"__ansible_unsafe": "x"}
 
 
 def test_temporary_private_data_dir_is_removed_unless_kept(

@@ -176,12 +176,18 @@ def normalized(plan: Plan) -> dict[str, Any]:
 
 
 def boot_vars(script: str, name: str = "node-vars") -> dict[str, Any]:
-    """The Ansible extravars a boot script writes (`/etc/clusterfab/<name>.json`)."""
+    """The Ansible extravars a boot script writes (`/etc/clusterfab/<name>.json`), as Ansible reads them;
+    every string in the file must be marked unsafe (never templated)."""
     import json
+
+    from clusterfab.bootstrap.inert import inert, plain
 
     start = script.index(f"cat > /etc/clusterfab/{name}.json <<'CLUSTERFAB_VARS'\n")
     body = script[script.index("\n", start) + 1 :]
-    return dict(json.loads(body[: body.index("\nCLUSTERFAB_VARS\n")]))
+    written = json.loads(body[: body.index("\nCLUSTERFAB_VARS\n")])
+    values = plain(written)
+    assert written == inert(values), f"{name}.json holds a string Ansible would template"
+    return dict(values)
 
 
 def stacks_module(name: str) -> Any:

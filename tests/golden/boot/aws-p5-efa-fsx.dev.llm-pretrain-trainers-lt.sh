@@ -54,68 +54,46 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
-  "cuda_toolkit_version": "13.0",
-  "dcgm_cuda_major_version": "13",
-  "dcgm_exporter_version": "4.5.0",
-  "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
-  "dcgm_version": "4.4.2",
-  "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
-  "efa_installer_version": "1.51.0",
-  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "cuda_toolkit_version": {"__ansible_unsafe": "13.0"},
+  "dcgm_cuda_major_version": {"__ansible_unsafe": "13"},
+  "dcgm_exporter_version": {"__ansible_unsafe": "4.5.0"},
+  "dcgm_node_exporter_version": {"__ansible_unsafe": "1.7.0-1ubuntu0.3"},
+  "dcgm_version": {"__ansible_unsafe": "4.4.2"},
+  "efa_installer_key_fingerprint": {"__ansible_unsafe": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"},
+  "efa_installer_version": {"__ansible_unsafe": "1.51.0"},
+  "gdrcopy_checksum": {"__ansible_unsafe": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec"},
   "gdrcopy_enabled": true,
-  "gdrcopy_version": "2.5.1",
+  "gdrcopy_version": {"__ansible_unsafe": "2.5.1"},
   "gpu_node_container_runtime": false,
-  "gpu_node_fabric": "efa",
-  "gpu_node_nvlink_services": [
-    "fabric_manager"
-  ],
+  "gpu_node_fabric": {"__ansible_unsafe": "efa"},
+  "gpu_node_nvlink_services": [{"__ansible_unsafe": "fabric_manager"}],
   "gpudirect_storage_enabled": true,
-  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
-  "local_scratch_device_patterns": [
-    "nvme-Amazon_EC2_NVMe_Instance_Storage_*"
-  ],
+  "gpudirect_storage_nvidia_fs_version": {"__ansible_unsafe": "2.26.6-1"},
+  "local_scratch_device_patterns": [{"__ansible_unsafe": "nvme-Amazon_EC2_NVMe_Instance_Storage_*"}],
   "local_scratch_enabled": true,
-  "local_scratch_mount_point": "/mnt/localssd",
-  "nccl_cuda_version": "13.0",
-  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
-  "nccl_tests_mpi_packages": [
-    "libopenmpi-dev=4.1.6-7ubuntu2",
-    "openmpi-bin=4.1.6-7ubuntu2",
-    "libopenmpi3t64=4.1.6-7ubuntu2",
-    "openmpi-common=4.1.6-7ubuntu2",
-    "libpmix2t64=5.0.1-4.1build1"
-  ],
-  "nccl_tests_version": "2.19.6",
-  "nccl_version": "2.28.9",
+  "local_scratch_mount_point": {"__ansible_unsafe": "/mnt/localssd"},
+  "nccl_cuda_version": {"__ansible_unsafe": "13.0"},
+  "nccl_tests_checksum": {"__ansible_unsafe": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93"},
+  "nccl_tests_mpi_packages": [{"__ansible_unsafe": "libopenmpi-dev=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-bin=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libopenmpi3t64=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-common=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libpmix2t64=5.0.1-4.1build1"}],
+  "nccl_tests_version": {"__ansible_unsafe": "2.19.6"},
+  "nccl_version": {"__ansible_unsafe": "2.28.9"},
   "nvidia_driver_open_kernel_modules": true,
-  "nvidia_driver_source": "cuda_repository",
-  "nvidia_driver_version": "580.95.05",
+  "nvidia_driver_source": {"__ansible_unsafe": "cuda_repository"},
+  "nvidia_driver_version": {"__ansible_unsafe": "580.95.05"},
   "nvidia_fabricmanager_nvlsm": false,
-  "nvidia_fabricmanager_version": "580.95.05",
-  "storage_mounts_list": [
-    {
-      "fstype": "lustre",
-      "mount_point": "/lustre",
-      "name": "datasets",
-      "options": "relatime,flock",
-      "source": "llm-pretrain-datasets-fs.fsx.mock@tcp:/mockmnt"
-    }
-  ],
-  "storage_mounts_lustre_packages": [
-    "lustre-client-modules-{{ ansible_facts['kernel'] }}"
-  ],
-  "storage_mounts_lustre_repo_components": [
-    "main"
-  ],
-  "storage_mounts_lustre_repo_key_fingerprint": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1",
-  "storage_mounts_lustre_repo_key_url": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc",
-  "storage_mounts_lustre_repo_suite": "noble",
-  "storage_mounts_lustre_repo_url": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
+  "nvidia_fabricmanager_version": {"__ansible_unsafe": "580.95.05"},
+  "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "lustre"}, "mount_point": {"__ansible_unsafe": "/lustre"}, "name": {"__ansible_unsafe": "datasets"}, "options": {"__ansible_unsafe": "relatime,flock"}, "source": {"__ansible_unsafe": "llm-pretrain-datasets-fs.fsx.mock@tcp:/mockmnt"}}],
+  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{{ ansible_facts['kernel'] }}"}],
+  "storage_mounts_lustre_repo_components": [{"__ansible_unsafe": "main"}],
+  "storage_mounts_lustre_repo_key_fingerprint": {"__ansible_unsafe": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1"},
+  "storage_mounts_lustre_repo_key_url": {"__ansible_unsafe": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc"},
+  "storage_mounts_lustre_repo_suite": {"__ansible_unsafe": "noble"},
+  "storage_mounts_lustre_repo_url": {"__ansible_unsafe": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"}
 }
 CLUSTERFAB_VARS
 cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
 {
-  "gpu_healthcheck_expected_driver_version": "580.95.05",
+  "gpu_healthcheck_expected_driver_version": {"__ansible_unsafe": "580.95.05"},
   "gpu_healthcheck_expected_gpu_count": 8,
   "gpu_healthcheck_min_busbw_gbps": 3200.0
 }

@@ -57,116 +57,74 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "clusterfab_pyxis_enabled": true,
   "clusterfab_slurm_enabled": true,
   "container_runtime_docker": false,
-  "container_runtime_nvidia_toolkit_version": "1.19.1-1",
-  "cuda_toolkit_version": "13.0",
-  "dcgm_cuda_major_version": "13",
-  "dcgm_exporter_version": "4.5.0",
-  "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
-  "dcgm_version": "4.4.2",
-  "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
-  "efa_installer_version": "1.51.0",
-  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "container_runtime_nvidia_toolkit_version": {"__ansible_unsafe": "1.19.1-1"},
+  "cuda_toolkit_version": {"__ansible_unsafe": "13.0"},
+  "dcgm_cuda_major_version": {"__ansible_unsafe": "13"},
+  "dcgm_exporter_version": {"__ansible_unsafe": "4.5.0"},
+  "dcgm_node_exporter_version": {"__ansible_unsafe": "1.7.0-1ubuntu0.3"},
+  "dcgm_version": {"__ansible_unsafe": "4.4.2"},
+  "efa_installer_key_fingerprint": {"__ansible_unsafe": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"},
+  "efa_installer_version": {"__ansible_unsafe": "1.51.0"},
+  "gdrcopy_checksum": {"__ansible_unsafe": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec"},
   "gdrcopy_enabled": true,
-  "gdrcopy_version": "2.5.1",
+  "gdrcopy_version": {"__ansible_unsafe": "2.5.1"},
   "gpu_node_container_runtime": true,
-  "gpu_node_fabric": "efa",
-  "gpu_node_nvlink_services": [
-    "fabric_manager"
-  ],
+  "gpu_node_fabric": {"__ansible_unsafe": "efa"},
+  "gpu_node_nvlink_services": [{"__ansible_unsafe": "fabric_manager"}],
   "gpudirect_storage_enabled": true,
-  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
-  "local_scratch_device_patterns": [
-    "nvme-Amazon_EC2_NVMe_Instance_Storage_*"
-  ],
+  "gpudirect_storage_nvidia_fs_version": {"__ansible_unsafe": "2.26.6-1"},
+  "local_scratch_device_patterns": [{"__ansible_unsafe": "nvme-Amazon_EC2_NVMe_Instance_Storage_*"}],
   "local_scratch_enabled": true,
-  "local_scratch_mount_point": "/mnt/localssd",
+  "local_scratch_mount_point": {"__ansible_unsafe": "/mnt/localssd"},
   "munge_key_generate": false,
-  "munge_key_region": "us-east-1",
-  "munge_key_secret": "clusterfab-llm-slurm-dev-munge-key",
-  "munge_key_source": "aws",
-  "nccl_cuda_version": "13.0",
-  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
-  "nccl_tests_mpi_packages": [
-    "libopenmpi-dev=4.1.6-7ubuntu2",
-    "openmpi-bin=4.1.6-7ubuntu2",
-    "libopenmpi3t64=4.1.6-7ubuntu2",
-    "openmpi-common=4.1.6-7ubuntu2",
-    "libpmix2t64=5.0.1-4.1build1"
-  ],
-  "nccl_tests_version": "2.19.6",
-  "nccl_version": "2.28.9",
+  "munge_key_region": {"__ansible_unsafe": "us-east-1"},
+  "munge_key_secret": {"__ansible_unsafe": "clusterfab-llm-slurm-dev-munge-key"},
+  "munge_key_source": {"__ansible_unsafe": "aws"},
+  "nccl_cuda_version": {"__ansible_unsafe": "13.0"},
+  "nccl_tests_checksum": {"__ansible_unsafe": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93"},
+  "nccl_tests_mpi_packages": [{"__ansible_unsafe": "libopenmpi-dev=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-bin=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libopenmpi3t64=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-common=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libpmix2t64=5.0.1-4.1build1"}],
+  "nccl_tests_version": {"__ansible_unsafe": "2.19.6"},
+  "nccl_version": {"__ansible_unsafe": "2.28.9"},
   "nvidia_driver_open_kernel_modules": true,
-  "nvidia_driver_source": "cuda_repository",
-  "nvidia_driver_version": "580.95.05",
+  "nvidia_driver_source": {"__ansible_unsafe": "cuda_repository"},
+  "nvidia_driver_version": {"__ansible_unsafe": "580.95.05"},
   "nvidia_fabricmanager_nvlsm": false,
-  "nvidia_fabricmanager_version": "580.95.05",
-  "pyxis_checksum": "sha256:9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4",
+  "nvidia_fabricmanager_version": {"__ansible_unsafe": "580.95.05"},
+  "pyxis_checksum": {"__ansible_unsafe": "sha256:9c4cdb79a67301d8ea05951aa4d2c205f40cf6145e338214b0191add8b36d6c4"},
   "pyxis_enroot": true,
-  "pyxis_enroot_cache_dir": "/mnt/localssd/enroot/cache",
-  "pyxis_enroot_checksum": "sha256:9f8c589bf2537cf5ac042358c49b3f203b5c8ed8dc646010719eb728d76da4ac",
-  "pyxis_enroot_data_dir": "/mnt/localssd/enroot/data",
-  "pyxis_enroot_kernel_headers_checksum": "sha256:2806e2d689c6affb45ff8761a1011e6ab8a39369a617421fbff9c29f6dbefec6",
-  "pyxis_enroot_kernel_headers_url": "https://github.com/sabotage-linux/kernel-headers/archive/refs/tags/v4.19.88-1.tar.gz",
-  "pyxis_enroot_makeself_checksum": "sha256:91deafdbfddf130abe67d7546f0c50be6af6711bb1c351b768043bd527bd6e45",
-  "pyxis_enroot_makeself_url": "https://github.com/megastep/makeself/archive/refs/tags/release-2.4.5.tar.gz",
-  "pyxis_enroot_url": "https://github.com/NVIDIA/enroot/archive/refs/tags/v4.1.2.tar.gz",
-  "pyxis_enroot_version": "4.1.2",
+  "pyxis_enroot_cache_dir": {"__ansible_unsafe": "/mnt/localssd/enroot/cache"},
+  "pyxis_enroot_checksum": {"__ansible_unsafe": "sha256:9f8c589bf2537cf5ac042358c49b3f203b5c8ed8dc646010719eb728d76da4ac"},
+  "pyxis_enroot_data_dir": {"__ansible_unsafe": "/mnt/localssd/enroot/data"},
+  "pyxis_enroot_kernel_headers_checksum": {"__ansible_unsafe": "sha256:2806e2d689c6affb45ff8761a1011e6ab8a39369a617421fbff9c29f6dbefec6"},
+  "pyxis_enroot_kernel_headers_url": {"__ansible_unsafe": "https://github.com/sabotage-linux/kernel-headers/archive/refs/tags/v4.19.88-1.tar.gz"},
+  "pyxis_enroot_makeself_checksum": {"__ansible_unsafe": "sha256:91deafdbfddf130abe67d7546f0c50be6af6711bb1c351b768043bd527bd6e45"},
+  "pyxis_enroot_makeself_url": {"__ansible_unsafe": "https://github.com/megastep/makeself/archive/refs/tags/release-2.4.5.tar.gz"},
+  "pyxis_enroot_url": {"__ansible_unsafe": "https://github.com/NVIDIA/enroot/archive/refs/tags/v4.1.2.tar.gz"},
+  "pyxis_enroot_version": {"__ansible_unsafe": "4.1.2"},
   "pyxis_restart_slurmd": true,
-  "pyxis_slurm_dev_package": "libslurm-dev",
-  "pyxis_slurm_version": "23.11.4-1.2ubuntu5",
-  "pyxis_url": "https://github.com/NVIDIA/pyxis/archive/refs/tags/v0.24.0.tar.gz",
-  "pyxis_version": "0.24.0",
-  "slurm_node_conf_server": "10.30.0.10:6817",
+  "pyxis_slurm_dev_package": {"__ansible_unsafe": "libslurm-dev"},
+  "pyxis_slurm_version": {"__ansible_unsafe": "23.11.4-1.2ubuntu5"},
+  "pyxis_url": {"__ansible_unsafe": "https://github.com/NVIDIA/pyxis/archive/refs/tags/v0.24.0.tar.gz"},
+  "pyxis_version": {"__ansible_unsafe": "0.24.0"},
+  "slurm_node_conf_server": {"__ansible_unsafe": "10.30.0.10:6817"},
   "slurm_node_gpus": 8,
-  "slurm_node_name_source": "aws",
-  "slurm_node_packages": [
-    "slurmd",
-    "slurm-client"
-  ],
+  "slurm_node_name_source": {"__ansible_unsafe": "aws"},
+  "slurm_node_packages": [{"__ansible_unsafe": "slurmd"}, {"__ansible_unsafe": "slurm-client"}],
   "slurm_node_spot_watch": false,
-  "slurm_node_version": "23.11.4-1.2ubuntu5",
-  "slurm_users_accounts": [
-    {
-      "name": "alice",
-      "uid": 40207
-    },
-    {
-      "name": "bob",
-      "uid": 38650
-    },
-    {
-      "name": "carol",
-      "uid": 26302
-    },
-    {
-      "name": "dave",
-      "uid": 46851
-    }
-  ],
-  "storage_mounts_list": [
-    {
-      "fstype": "lustre",
-      "mount_point": "/lustre",
-      "name": "shared",
-      "options": "relatime,flock",
-      "source": "llm-slurm-shared-fs.fsx.mock@tcp:/mockmnt"
-    }
-  ],
-  "storage_mounts_lustre_packages": [
-    "lustre-client-modules-{{ ansible_facts['kernel'] }}"
-  ],
-  "storage_mounts_lustre_repo_components": [
-    "main"
-  ],
-  "storage_mounts_lustre_repo_key_fingerprint": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1",
-  "storage_mounts_lustre_repo_key_url": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc",
-  "storage_mounts_lustre_repo_suite": "noble",
-  "storage_mounts_lustre_repo_url": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"
+  "slurm_node_version": {"__ansible_unsafe": "23.11.4-1.2ubuntu5"},
+  "slurm_users_accounts": [{"name": {"__ansible_unsafe": "alice"}, "uid": 40207}, {"name": {"__ansible_unsafe": "bob"}, "uid": 38650}, {"name": {"__ansible_unsafe": "carol"}, "uid": 26302}, {"name": {"__ansible_unsafe": "dave"}, "uid": 46851}],
+  "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "lustre"}, "mount_point": {"__ansible_unsafe": "/lustre"}, "name": {"__ansible_unsafe": "shared"}, "options": {"__ansible_unsafe": "relatime,flock"}, "source": {"__ansible_unsafe": "llm-slurm-shared-fs.fsx.mock@tcp:/mockmnt"}}],
+  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{{ ansible_facts['kernel'] }}"}],
+  "storage_mounts_lustre_repo_components": [{"__ansible_unsafe": "main"}],
+  "storage_mounts_lustre_repo_key_fingerprint": {"__ansible_unsafe": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1"},
+  "storage_mounts_lustre_repo_key_url": {"__ansible_unsafe": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc"},
+  "storage_mounts_lustre_repo_suite": {"__ansible_unsafe": "noble"},
+  "storage_mounts_lustre_repo_url": {"__ansible_unsafe": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu"}
 }
 CLUSTERFAB_VARS
 cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
 {
-  "gpu_healthcheck_expected_driver_version": "580.95.05",
+  "gpu_healthcheck_expected_driver_version": {"__ansible_unsafe": "580.95.05"},
   "gpu_healthcheck_expected_gpu_count": 8,
   "gpu_healthcheck_min_busbw_gbps": 3200.0
 }

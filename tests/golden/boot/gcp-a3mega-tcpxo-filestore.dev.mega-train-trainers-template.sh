@@ -38,61 +38,43 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
-  "container_runtime_containerd_version": "1.7.28-1~ubuntu.24.04~noble",
+  "container_runtime_containerd_version": {"__ansible_unsafe": "1.7.28-1~ubuntu.24.04~noble"},
   "container_runtime_docker": true,
-  "container_runtime_docker_version": "5:28.5.2-1~ubuntu.24.04~noble",
-  "container_runtime_nvidia_toolkit_version": "1.19.1-1",
-  "cuda_toolkit_version": "13.0",
-  "dcgm_cuda_major_version": "13",
-  "dcgm_exporter_version": "4.5.0",
-  "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
-  "dcgm_version": "4.4.2",
-  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "container_runtime_docker_version": {"__ansible_unsafe": "5:28.5.2-1~ubuntu.24.04~noble"},
+  "container_runtime_nvidia_toolkit_version": {"__ansible_unsafe": "1.19.1-1"},
+  "cuda_toolkit_version": {"__ansible_unsafe": "13.0"},
+  "dcgm_cuda_major_version": {"__ansible_unsafe": "13"},
+  "dcgm_exporter_version": {"__ansible_unsafe": "4.5.0"},
+  "dcgm_node_exporter_version": {"__ansible_unsafe": "1.7.0-1ubuntu0.3"},
+  "dcgm_version": {"__ansible_unsafe": "4.4.2"},
+  "gdrcopy_checksum": {"__ansible_unsafe": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec"},
   "gdrcopy_enabled": false,
-  "gdrcopy_version": "2.5.1",
+  "gdrcopy_version": {"__ansible_unsafe": "2.5.1"},
   "gpu_node_container_runtime": true,
-  "gpu_node_fabric": "gpudirect_tcpxo",
-  "gpu_node_nvlink_services": [
-    "fabric_manager"
-  ],
+  "gpu_node_fabric": {"__ansible_unsafe": "gpudirect_tcpxo"},
+  "gpu_node_nvlink_services": [{"__ansible_unsafe": "fabric_manager"}],
   "gpudirect_storage_enabled": false,
-  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
-  "gpudirect_tcpxo_helper_version": "1.1",
-  "local_scratch_device_patterns": [
-    "google-local-nvme-ssd-*"
-  ],
+  "gpudirect_storage_nvidia_fs_version": {"__ansible_unsafe": "2.26.6-1"},
+  "gpudirect_tcpxo_helper_version": {"__ansible_unsafe": "1.1"},
+  "local_scratch_device_patterns": [{"__ansible_unsafe": "google-local-nvme-ssd-*"}],
   "local_scratch_enabled": true,
-  "local_scratch_mount_point": "/mnt/localssd",
-  "nccl_cuda_version": "13.0",
-  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
-  "nccl_tests_mpi_packages": [
-    "libopenmpi-dev=4.1.6-7ubuntu2",
-    "openmpi-bin=4.1.6-7ubuntu2",
-    "libopenmpi3t64=4.1.6-7ubuntu2",
-    "openmpi-common=4.1.6-7ubuntu2",
-    "libpmix2t64=5.0.1-4.1build1"
-  ],
-  "nccl_tests_version": "2.19.6",
-  "nccl_version": "2.28.9",
+  "local_scratch_mount_point": {"__ansible_unsafe": "/mnt/localssd"},
+  "nccl_cuda_version": {"__ansible_unsafe": "13.0"},
+  "nccl_tests_checksum": {"__ansible_unsafe": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93"},
+  "nccl_tests_mpi_packages": [{"__ansible_unsafe": "libopenmpi-dev=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-bin=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libopenmpi3t64=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-common=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libpmix2t64=5.0.1-4.1build1"}],
+  "nccl_tests_version": {"__ansible_unsafe": "2.19.6"},
+  "nccl_version": {"__ansible_unsafe": "2.28.9"},
   "nvidia_driver_open_kernel_modules": true,
-  "nvidia_driver_source": "image",
-  "nvidia_driver_version": "580.95.05",
+  "nvidia_driver_source": {"__ansible_unsafe": "image"},
+  "nvidia_driver_version": {"__ansible_unsafe": "580.95.05"},
   "nvidia_fabricmanager_nvlsm": false,
-  "nvidia_fabricmanager_version": "580.95.05",
-  "storage_mounts_list": [
-    {
-      "fstype": "nfs",
-      "mount_point": "/shared",
-      "name": "shared",
-      "options": "defaults",
-      "source": "10.255.0.2:/share"
-    }
-  ]
+  "nvidia_fabricmanager_version": {"__ansible_unsafe": "580.95.05"},
+  "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "nfs"}, "mount_point": {"__ansible_unsafe": "/shared"}, "name": {"__ansible_unsafe": "shared"}, "options": {"__ansible_unsafe": "defaults"}, "source": {"__ansible_unsafe": "10.255.0.2:/share"}}]
 }
 CLUSTERFAB_VARS
 cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
 {
-  "gpu_healthcheck_expected_driver_version": "",
+  "gpu_healthcheck_expected_driver_version": {"__ansible_unsafe": ""},
   "gpu_healthcheck_expected_gpu_count": 8,
   "gpu_healthcheck_min_busbw_gbps": 3200.0
 }

@@ -39,97 +39,58 @@ trap 'record_health failed' ERR
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
   "clusterfab_slurm_enabled": true,
-  "cuda_toolkit_version": "13.0",
-  "dcgm_cuda_major_version": "13",
-  "dcgm_exporter_version": "4.5.0",
-  "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
-  "dcgm_version": "4.4.2",
-  "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+  "cuda_toolkit_version": {"__ansible_unsafe": "13.0"},
+  "dcgm_cuda_major_version": {"__ansible_unsafe": "13"},
+  "dcgm_exporter_version": {"__ansible_unsafe": "4.5.0"},
+  "dcgm_node_exporter_version": {"__ansible_unsafe": "1.7.0-1ubuntu0.3"},
+  "dcgm_version": {"__ansible_unsafe": "4.4.2"},
+  "gdrcopy_checksum": {"__ansible_unsafe": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec"},
   "gdrcopy_enabled": false,
-  "gdrcopy_version": "2.5.1",
+  "gdrcopy_version": {"__ansible_unsafe": "2.5.1"},
   "gpu_node_container_runtime": false,
-  "gpu_node_fabric": "rdma_gib",
-  "gpu_node_nvlink_services": [
-    "fabric_manager"
-  ],
+  "gpu_node_fabric": {"__ansible_unsafe": "rdma_gib"},
+  "gpu_node_nvlink_services": [{"__ansible_unsafe": "fabric_manager"}],
   "gpudirect_storage_enabled": false,
-  "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
-  "local_scratch_device_patterns": [
-    "google-local-nvme-ssd-*"
-  ],
+  "gpudirect_storage_nvidia_fs_version": {"__ansible_unsafe": "2.26.6-1"},
+  "local_scratch_device_patterns": [{"__ansible_unsafe": "google-local-nvme-ssd-*"}],
   "local_scratch_enabled": true,
-  "local_scratch_mount_point": "/mnt/localssd",
+  "local_scratch_mount_point": {"__ansible_unsafe": "/mnt/localssd"},
   "munge_key_generate": false,
-  "munge_key_project": "ml-platform-dev",
-  "munge_key_secret": "clusterfab-ultra-train-dev-munge-key",
-  "munge_key_source": "gcp",
-  "nccl_cuda_version": "13.0",
-  "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
-  "nccl_tests_mpi_packages": [
-    "libopenmpi-dev=4.1.6-7ubuntu2",
-    "openmpi-bin=4.1.6-7ubuntu2",
-    "libopenmpi3t64=4.1.6-7ubuntu2",
-    "openmpi-common=4.1.6-7ubuntu2",
-    "libpmix2t64=5.0.1-4.1build1"
-  ],
-  "nccl_tests_version": "2.19.6",
-  "nccl_version": "2.28.9",
+  "munge_key_project": {"__ansible_unsafe": "ml-platform-dev"},
+  "munge_key_secret": {"__ansible_unsafe": "clusterfab-ultra-train-dev-munge-key"},
+  "munge_key_source": {"__ansible_unsafe": "gcp"},
+  "nccl_cuda_version": {"__ansible_unsafe": "13.0"},
+  "nccl_tests_checksum": {"__ansible_unsafe": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93"},
+  "nccl_tests_mpi_packages": [{"__ansible_unsafe": "libopenmpi-dev=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-bin=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libopenmpi3t64=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "openmpi-common=4.1.6-7ubuntu2"}, {"__ansible_unsafe": "libpmix2t64=5.0.1-4.1build1"}],
+  "nccl_tests_version": {"__ansible_unsafe": "2.19.6"},
+  "nccl_version": {"__ansible_unsafe": "2.28.9"},
   "nvidia_driver_open_kernel_modules": true,
-  "nvidia_driver_source": "image",
-  "nvidia_driver_version": "580.95.05",
+  "nvidia_driver_source": {"__ansible_unsafe": "image"},
+  "nvidia_driver_version": {"__ansible_unsafe": "580.95.05"},
   "nvidia_fabricmanager_nvlsm": false,
-  "nvidia_fabricmanager_version": "580.95.05",
-  "rdma_gib_install_method": "package",
-  "rdma_gib_socket_ifname": "enp0s19,enp192s20",
-  "rdma_gib_version": "1.1.0",
-  "slurm_node_conf_server": "10.50.0.10:6817",
+  "nvidia_fabricmanager_version": {"__ansible_unsafe": "580.95.05"},
+  "rdma_gib_install_method": {"__ansible_unsafe": "package"},
+  "rdma_gib_socket_ifname": {"__ansible_unsafe": "enp0s19,enp192s20"},
+  "rdma_gib_version": {"__ansible_unsafe": "1.1.0"},
+  "slurm_node_conf_server": {"__ansible_unsafe": "10.50.0.10:6817"},
   "slurm_node_gpus": 8,
-  "slurm_node_name_source": "gcp",
-  "slurm_node_packages": [
-    "slurmd",
-    "slurm-client"
-  ],
+  "slurm_node_name_source": {"__ansible_unsafe": "gcp"},
+  "slurm_node_packages": [{"__ansible_unsafe": "slurmd"}, {"__ansible_unsafe": "slurm-client"}],
   "slurm_node_spot_watch": false,
-  "slurm_node_version": "23.11.4-1.2ubuntu5",
-  "slurm_users_accounts": [
-    {
-      "name": "alice",
-      "uid": 40207
-    },
-    {
-      "name": "bob",
-      "uid": 38650
-    },
-    {
-      "name": "carol",
-      "uid": 26302
-    }
-  ],
-  "storage_mounts_list": [
-    {
-      "fstype": "lustre",
-      "mount_point": "/lustre",
-      "name": "lustre",
-      "options": "defaults",
-      "source": "10.255.0.3@tcp:/mocklfs"
-    }
-  ],
-  "storage_mounts_lustre_packages": [
-    "lustre-client-modules-{{ ansible_facts['kernel'] }}",
-    "lustre-client-utils"
-  ],
-  "storage_mounts_lustre_repo_components": [
-    "main"
-  ],
-  "storage_mounts_lustre_repo_key_fingerprint": "35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3",
-  "storage_mounts_lustre_repo_key_url": "https://us-apt.pkg.dev/doc/repo-signing-key.gpg",
-  "storage_mounts_lustre_repo_suite": "lustre-client-ubuntu-noble",
-  "storage_mounts_lustre_repo_url": "https://us-apt.pkg.dev/projects/lustre-client-binaries"
+  "slurm_node_version": {"__ansible_unsafe": "23.11.4-1.2ubuntu5"},
+  "slurm_users_accounts": [{"name": {"__ansible_unsafe": "alice"}, "uid": 40207}, {"name": {"__ansible_unsafe": "bob"}, "uid": 38650}, {"name": {"__ansible_unsafe": "carol"}, "uid": 26302}],
+  "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "lustre"}, "mount_point": {"__ansible_unsafe": "/lustre"}, "name": {"__ansible_unsafe": "lustre"}, "options": {"__ansible_unsafe": "defaults"}, "source": {"__ansible_unsafe": "10.255.0.3@tcp:/mocklfs"}}],
+  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{{ ansible_facts['kernel'] }}"}, {"__ansible_unsafe": "lustre-client-utils"}],
+  "storage_mounts_lustre_repo_components": [{"__ansible_unsafe": "main"}],
+  "storage_mounts_lustre_repo_key_fingerprint": {"__ansible_unsafe": "35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3"},
+  "storage_mounts_lustre_repo_key_url": {"__ansible_unsafe": "https://us-apt.pkg.dev/doc/repo-signing-key.gpg"},
+  "storage_mounts_lustre_repo_suite": {"__ansible_unsafe": "lustre-client-ubuntu-noble"},
+  "storage_mounts_lustre_repo_url": {"__ansible_unsafe": "https://us-apt.pkg.dev/projects/lustre-client-binaries"}
 }
 CLUSTERFAB_VARS
 cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
 {
-  "gpu_healthcheck_expected_driver_version": "",
+  "gpu_healthcheck_expected_driver_version": {"__ansible_unsafe": ""},
   "gpu_healthcheck_expected_gpu_count": 8,
   "gpu_healthcheck_min_busbw_gbps": 3200.0
 }

@@ -38,15 +38,7 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
-  "storage_mounts_list": [
-    {
-      "fstype": "nfs",
-      "mount_point": "/checkpoints",
-      "name": "checkpoints",
-      "options": "defaults",
-      "source": "10.255.0.2:/share"
-    }
-  ]
+  "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "nfs"}, "mount_point": {"__ansible_unsafe": "/checkpoints"}, "name": {"__ansible_unsafe": "checkpoints"}, "options": {"__ansible_unsafe": "defaults"}, "source": {"__ansible_unsafe": "10.255.0.2:/share"}}]
 }
 CLUSTERFAB_VARS
 chmod 0600 /etc/clusterfab/*.json
