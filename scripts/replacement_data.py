@@ -136,6 +136,9 @@ AWS: dict[str, Upstream] = {
         "aws_s3_bucket_versioning", "s3", "resourceBucketVersioning"
     ),
     "aws:secretsmanager/secret:Secret": _p("aws_secretsmanager_secret", "secretsmanager", "resourceSecret"),
+    "aws:secretsmanager/secretPolicy:SecretPolicy": _p(
+        "aws_secretsmanager_secret_policy", "secretsmanager", "resourceSecretPolicy"
+    ),
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _p(
         "aws_vpc_security_group_egress_rule", "ec2", "securityGroupRuleResource", "framework"
     ),

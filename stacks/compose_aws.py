@@ -63,8 +63,6 @@ from components.aws.node_group import (
 from components.aws.slurm import (
     AwsSlurmController,
     AwsSlurmControllerArgs,
-    AwsSlurmNodeAccess,
-    AwsSlurmNodeAccessArgs,
 )
 from components.aws.slurm_database import AwsSlurmDatabaseSettings
 
@@ -364,7 +362,7 @@ def monitoring_access(
     )
 
 
-# --- Slurm: the controller and login nodes; the GPU nodes' roles may read the munge key.
+# --- Slurm: the controller (which serves the munge key to root on the nodes) and login nodes.
 
 SLURM_ITEM = "slurm"
 
@@ -394,6 +392,7 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             subnet_id=network.node_subnet_id,
             availability_zone=network.node_subnet_zone,
             node_security_group_id=network.node_security_group_id,
+            egress_ip=network.egress_ip,
             bucket_name=bucket.bucket_name,
             bucket_arn=bucket.bucket_arn,
             bucket_kms_key_arn=spec.bucket_kms_key,
@@ -418,7 +417,7 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
         ),
         opts,
     )
-    _slurm_grants(cluster, controller, roles, network, opts)
+    _slurm_grants(cluster, controller, network, opts)
     exports: dict[str, Any] = {
         "kind": "slurm",
         "controller": controller.instance_id,
@@ -450,13 +449,10 @@ def _accounting_database(cluster: Cluster) -> AwsSlurmDatabaseSettings | None:
 
 
 def _slurm_grants(
-    cluster: Cluster,
-    controller: AwsSlurmController,
-    roles: Mapping[str, pulumi.Output[str]],
-    network: AwsNetwork,
-    opts: pulumi.ResourceOptions,
+    cluster: Cluster, controller: AwsSlurmController, network: AwsNetwork, opts: pulumi.ResourceOptions
 ) -> None:
-    """The GPU nodes' roles may read the munge key; a controller that hosts monitoring gets its rights."""
+    """A controller that hosts monitoring gets its rights. The GPU nodes' roles get none for Slurm: the
+    munge key comes from the controller's key service."""
     spec = cluster.spec
     if spec.monitoring is not None and spec.monitoring.host == "controller":
         monitoring_access(
@@ -465,12 +461,6 @@ def _slurm_grants(
             host_security_group_id=controller.security_group_id,
             network=network,
             opts=opts,
-        )
-    for name, role_name in roles.items():
-        AwsSlurmNodeAccess(
-            child(spec.name, f"{name}-slurm"),
-            AwsSlurmNodeAccessArgs(role_name=role_name, munge_secret_arn=controller.munge_secret_arn),
-            opts,
         )
 
 

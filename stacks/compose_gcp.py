@@ -87,8 +87,6 @@ from components.gcp.slurm import (
     GcpElasticNodeGroup,
     GcpSlurmController,
     GcpSlurmControllerArgs,
-    GcpSlurmNodeAccess,
-    GcpSlurmNodeAccessArgs,
 )
 from components.gcp.slurm_database import GcpSlurmDatabaseSettings
 from components.gcp.storage import GcpFilestore, GcpFilestoreArgs, GcpManagedLustre, GcpManagedLustreArgs
@@ -760,7 +758,7 @@ def _slurm(
         ),
         site.opts,
     )
-    _slurm_grants(site, controller, groups)
+    _slurm_grants(site, controller)
     exports: dict[str, Any] = {
         "kind": "slurm",
         "controller": controller.instance_name,
@@ -869,24 +867,15 @@ def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
     )
 
 
-def _slurm_grants(site: _Site, controller: GcpSlurmController, groups: dict[str, NodeGroupExport]) -> None:
-    """The GPU nodes' accounts may read the munge key; a controller that hosts monitoring gets its rights."""
+def _slurm_grants(site: _Site, controller: GcpSlurmController) -> None:
+    """A controller that hosts monitoring gets its rights. The GPU nodes' accounts get none for Slurm: the
+    munge key comes from the controller's key service."""
     spec = site.spec
     if spec.monitoring is not None and spec.monitoring.host == "controller":
         monitoring_access(
             site,
             member=pulumi.Output.concat("serviceAccount:", controller.service_account_email),
             service_account_email=controller.service_account_email,
-        )
-    for name, export in groups.items():
-        GcpSlurmNodeAccess(
-            child(spec.name, f"{name}-slurm"),
-            GcpSlurmNodeAccessArgs(
-                project=site.project,
-                munge_secret_id=controller.munge_secret_id,
-                member=pulumi.Output.concat("serviceAccount:", export.identity),
-            ),
-            site.opts,
         )
 
 

@@ -55,6 +55,10 @@ MAX_NODES_LABEL = "clusterfab-max-nodes"
 SLICE_INDEX_LABEL = "clusterfab-slice-index"
 SLICE_COUNT_LABEL = "clusterfab-slice-count"
 
+MUNGE_KEY_PORT = 6816
+"""clusterfab's own port: the Slurm controller's MUNGE key service, which hands the key to root on the
+cluster's hosts (a connection from a privileged source port); the security rules open it to them alone."""
+
 IAP_TCP_FORWARDING_RANGE = "35.235.240.0/20"
 """The range Google's IAP TCP forwarding connects from (a fixed, documented range:
 https://cloud.google.com/iap/docs/using-tcp-forwarding#create-firewall-rule). The GCP network opens SSH

@@ -72,6 +72,10 @@ def _node_exporter_version(catalog: Catalog) -> str:
     return record.version
 
 
+PROMETHEUS_USER = "prometheus"
+"""The user Ubuntu's prometheus package runs Prometheus (and Alertmanager) as."""
+
+
 def monitoring_host_vars(
     spec: ClusterSpec, catalog: Catalog, *, files_dir: str, project: str | None = None
 ) -> dict[str, Any]:
@@ -105,4 +109,6 @@ def monitoring_host_vars(
         "grafana_key_fingerprint": repository.key_fingerprint,
         # SSM port forwarding reaches the loopback address; IAP connects to the host's own address.
         "grafana_http_addr": "127.0.0.1" if spec.cloud == "aws" else "0.0.0.0",
+        # Prometheus finds the nodes through the cloud's API with the host's credentials; nothing else may.
+        "metadata_guard_allowed_users": ["root", PROMETHEUS_USER],
     }

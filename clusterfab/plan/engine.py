@@ -39,6 +39,8 @@ _COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
     "aws:": lambda typ, name: {"arn": f"arn:aws:mock:::{typ.split(':')[-1].lower()}/{name}"},
     "aws:fsx/lustreFileSystem:": lambda _t, name: {"dnsName": f"{name}.fsx.mock", "mountName": "mockmnt"},
     "aws:ec2/launchTemplate:": lambda _t, _n: {"latestVersion": 1},
+    # A documentation address (RFC 5737): the NAT's public address, which the munge key's policy names.
+    "aws:ec2/eip:": lambda _t, _n: {"publicIp": "198.51.100.7"},
     "aws:s3/bucket:": lambda _t, name: {"bucket": f"{name}-mock"},
     "aws:rds/instance:": lambda _t, name: {
         "address": f"{name}.mock.rds.amazonaws.com",

@@ -118,6 +118,8 @@ class AwsNetwork(pulumi.ComponentResource):
     """Security group of the nodes: all traffic within itself (EFA), egress anywhere."""
     node_subnet_zone: pulumi.Output[str]
     """The node subnet's availability zone name (a volume for an instance there must be in it)."""
+    egress_ip: pulumi.Output[str]
+    """The NAT gateway's public address: where the nodes' calls to AWS's public endpoints come from."""
 
     def __init__(self, name: str, args: AwsNetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         check_inputs(TYPE, _problems(args))
@@ -134,7 +136,7 @@ class AwsNetwork(pulumi.ComponentResource):
         )
         nodes = self._subnet(vpc, "nodes", args.node_subnet_cidr)
         public = self._subnet(vpc, "public", args.public_subnet_cidr)
-        self._routes(vpc, nodes, public)
+        self.egress_ip = self._routes(vpc, nodes, public)
         sg = self._security_group(vpc)
         if args.flow_logs:
             self._flow_logs(vpc)
@@ -159,8 +161,9 @@ class AwsNetwork(pulumi.ComponentResource):
             availability_zone_id=self._args.availability_zone_id,
         )
 
-    def _routes(self, vpc: aws.ec2.Vpc, nodes: aws.ec2.Subnet, public: aws.ec2.Subnet) -> None:
-        """Nodes reach the internet through a NAT gateway in the public subnet, S3 through an endpoint."""
+    def _routes(self, vpc: aws.ec2.Vpc, nodes: aws.ec2.Subnet, public: aws.ec2.Subnet) -> pulumi.Output[str]:
+        """Nodes reach the internet through a NAT gateway in the public subnet, S3 through an endpoint;
+        the NAT's address."""
         name, own = self._name, self._own
         igw = aws.ec2.InternetGateway(child(name, "igw"), vpc_id=vpc.id, tags=self._named("igw"), opts=own)
         eip = aws.ec2.Eip(child(name, "nat-ip"), domain="vpc", tags=self._named("nat-ip"), opts=own)
@@ -200,6 +203,7 @@ class AwsNetwork(pulumi.ComponentResource):
             tags=self._named("s3"),
             opts=own,
         )
+        return eip.public_ip
 
     def _security_group(self, vpc: aws.ec2.Vpc) -> aws.ec2.SecurityGroup:
         name, own = self._name, self._own

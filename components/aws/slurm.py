@@ -3,9 +3,12 @@ login nodes, the munge key's secret, and the rules that let Slurm's daemons reac
 
 Nothing listens on a public address: the controller and login nodes have no public IP and no SSH rule;
 people reach them with SSM Session Manager. The munge key never passes through the stack or user data:
-the stack creates an empty Secrets Manager secret, the controller fills it at its first boot, and only
-the cluster's own roles may read it (the controller alone may write it). Slurm's ports are open only
-between the cluster's security groups: slurmctld (6817) to nodes and login nodes, slurmd (6818) to the
+the stack creates an empty Secrets Manager secret, the controller fills it at its first boot, and the
+controller's role alone may read or write it (the secret's own policy refuses every other principal, and
+any request from outside the cluster's NAT address). GPU and login nodes hold no right to it: they fetch
+the key from the controller's key service as root (a privileged source port), so a job that reached a
+node's credentials would still find no key. Slurm's ports are open only between the cluster's security
+groups: slurmctld (6817) and the key service (6816) to nodes and login nodes, slurmd (6818) to the
 controller and login nodes, slurmdbd (6819) to the login nodes (sacct, sreport), and srun's port range
 back to the login nodes from the nodes. The state volume is snapshotted every day by a Data Lifecycle
 Manager policy that selects it by its tag; a lost or damaged volume comes back from the last snapshot.
@@ -24,6 +27,7 @@ import pulumi_aws as aws
 
 from clusterfab.core.vocab import (
     BLUEPRINT_TAG,
+    MUNGE_KEY_PORT,
     NODE_GROUP_TAG,
     SLURM_ELASTIC_TAG,
     SLURM_NODE_TAG,
@@ -53,7 +57,6 @@ from components.aws.slurm_database import (
 from components.aws.slurm_database import controller_statements as database_statements
 
 CONTROLLER_TYPE = "clusterfab:slurm:AwsSlurmController"
-NODE_ACCESS_TYPE = "clusterfab:slurm:AwsSlurmNodeAccess"
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
 SLURMDBD_PORT = 6819
@@ -67,6 +70,10 @@ STATE_DEVICE = "/dev/sdf"
 EBS device name, which the controller's role looks up)."""
 
 
+MUNGE_KEY_ACTIONS = ("secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue")
+"""What reads or writes the munge key's value; its secret's policy keeps them to the controller's role."""
+
+
 def munge_read_statement(secret_arn: str) -> dict[str, Any]:
     return {
         "Sid": "ReadMungeKey",
@@ -74,6 +81,37 @@ def munge_read_statement(secret_arn: str) -> dict[str, Any]:
         "Action": "secretsmanager:GetSecretValue",
         "Resource": secret_arn,
     }
+
+
+def munge_secret_policy(secret_arn: str, controller_role_arn: str, egress_ip: str) -> str:
+    """The munge key's resource policy: its value is read and written by the controller's role alone, and
+    only from the cluster's network (its NAT gateway's address, where the controller's calls to Secrets
+    Manager come from). An explicit deny wins over any identity policy: a role of the account that was
+    granted secretsmanager:* still cannot read the key (IAM policy evaluation logic)."""
+    actions = list(MUNGE_KEY_ACTIONS)
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "OnlyTheController",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": actions,
+                    "Resource": secret_arn,
+                    "Condition": {"StringNotEquals": {"aws:PrincipalArn": controller_role_arn}},
+                },
+                {
+                    "Sid": "OnlyFromTheCluster",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": actions,
+                    "Resource": secret_arn,
+                    "Condition": {"NotIpAddress": {"aws:SourceIp": f"{egress_ip}/32"}},
+                },
+            ],
+        }
+    )
 
 
 def node_naming_statements(tags: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -238,17 +276,15 @@ def controller_policy(
 
 def client_policy(
     bucket_arn: str,
-    secret_arn: str,
     bucket_kms_key_arn: str | None = None,
     *,
     follow: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """A login node's (or GPU node's) rights: the bucket, Session Manager, reading the munge key, and
-    (`follow`) the digest tag of its boot script."""
+    """A login node's rights: the bucket, Session Manager, and (`follow`) the digest tag of its boot
+    script. No secret: the munge key comes from the controller's key service."""
     statements = [
         *read_bucket_statements(bucket_arn, bucket_kms_key_arn),
         SESSION_MANAGER_STATEMENT,
-        munge_read_statement(secret_arn),
         *follow,
     ]
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
@@ -266,6 +302,8 @@ class AwsSlurmControllerArgs:
     availability_zone: pulumi.Input[str]
     """The subnet's zone: the state volume must be in the controller's zone."""
     node_security_group_id: pulumi.Input[str]
+    egress_ip: pulumi.Input[str]
+    """The cluster's NAT gateway address: the munge key's secret answers requests from it alone."""
     bucket_name: pulumi.Input[str]
     bucket_arn: pulumi.Input[str]
     bucket_kms_key_arn: str | None = None
@@ -392,9 +430,10 @@ class AwsSlurmController(pulumi.ComponentResource):
                 )
             ),
         )
+        self._secret_policy(secret, role)
         instance = self._controller(profile, group, depends)
         self._state_volume(instance)
-        client_role, logins = self._logins(secret, group, depends)
+        client_role, logins = self._logins(group, depends)
         self.instance_id = instance.id
         self.login_instance_ids = [login.id for login in logins]
         self.munge_secret_arn = secret.arn
@@ -408,6 +447,18 @@ class AwsSlurmController(pulumi.ComponentResource):
                 "security_group_id": group.id,
                 "login_role_name": client_role.name,
             }
+        )
+
+    def _secret_policy(self, secret: aws.secretsmanager.Secret, role: aws.iam.Role) -> None:
+        """The munge key's own policy: its value for the controller's role alone, from the cluster's NAT."""
+        aws.secretsmanager.SecretPolicy(
+            child(self._name, "munge-key-policy"),
+            secret_arn=secret.arn,
+            policy=pulumi.Output.all(secret.arn, role.arn, self._args.egress_ip).apply(
+                lambda v: munge_secret_policy(v[0], v[1], v[2])
+            ),
+            block_public_policy=True,
+            opts=self._own,
         )
 
     def _security_group(self) -> aws.ec2.SecurityGroup:
@@ -429,6 +480,14 @@ class AwsSlurmController(pulumi.ComponentResource):
             # (name, the group that lets in, from whom, ports, why)
             ("slurmctld-nodes", slurm, nodes, (SLURMCTLD_PORT, SLURMCTLD_PORT), "slurmd to slurmctld"),
             ("slurmctld-login", slurm, slurm, (SLURMCTLD_PORT, SLURMCTLD_PORT), "clients to slurmctld"),
+            ("munge-key-nodes", slurm, nodes, (MUNGE_KEY_PORT, MUNGE_KEY_PORT), "nodes fetch the munge key"),
+            (
+                "munge-key-login",
+                slurm,
+                slurm,
+                (MUNGE_KEY_PORT, MUNGE_KEY_PORT),
+                "login nodes fetch the key",
+            ),
             ("slurmdbd-login", slurm, slurm, (SLURMDBD_PORT, SLURMDBD_PORT), "sacct, sreport to slurmdbd"),
             ("srun-login", slurm, nodes, SRUN_PORTS, "slurmd to srun on the login nodes"),
             ("slurmd-nodes", nodes, slurm, (SLURMD_PORT, SLURMD_PORT), "slurmctld and srun to slurmd"),
@@ -645,7 +704,6 @@ class AwsSlurmController(pulumi.ComponentResource):
 
     def _logins(
         self,
-        secret: aws.secretsmanager.Secret,
         group: aws.ec2.SecurityGroup,
         depends: list[pulumi.Resource],
     ) -> tuple[aws.iam.Role, list[aws.ec2.Instance]]:
@@ -653,9 +711,9 @@ class AwsSlurmController(pulumi.ComponentResource):
         args = self._args
         role, profile = self._role(
             "login-role",
-            pulumi.Output.all(args.bucket_arn, secret.arn).apply(
-                lambda v: client_policy(
-                    v[0], v[1], args.bucket_kms_key_arn, follow=digest_statements(args.login_boot_script_key)
+            pulumi.Output.from_input(args.bucket_arn).apply(
+                lambda bucket: client_policy(
+                    bucket, args.bucket_kms_key_arn, follow=digest_statements(args.login_boot_script_key)
                 )
             ),
         )
@@ -686,27 +744,3 @@ class AwsSlurmController(pulumi.ComponentResource):
             # The nodes' group too: users' jobs and their files (the shared file systems admit the nodes).
             more_groups=[args.node_security_group_id],
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class AwsSlurmNodeAccessArgs:
-    """What lets a GPU node group join the Slurm cluster: reading the munge key."""
-
-    role_name: pulumi.Input[str]
-    munge_secret_arn: pulumi.Input[str]
-
-
-class AwsSlurmNodeAccess(pulumi.ComponentResource):
-    """An inline policy on the node group's role: read the munge key."""
-
-    def __init__(
-        self, name: str, args: AwsSlurmNodeAccessArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
-        super().__init__(NODE_ACCESS_TYPE, name, None, opts)
-        policy = pulumi.Output.from_input(args.munge_secret_arn).apply(
-            lambda arn: json.dumps({"Version": "2012-10-17", "Statement": [munge_read_statement(arn)]})
-        )
-        aws.iam.RolePolicy(
-            child(name, "munge"), role=args.role_name, policy=policy, opts=pulumi.ResourceOptions(parent=self)
-        )
-        self.register_outputs({})

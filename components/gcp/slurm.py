@@ -4,10 +4,13 @@ login nodes, the munge key's secret, and the rights of the controller's node syn
 Nothing has an external IP: people reach the login nodes with IAP (`gcloud compute ssh --tunnel-through-iap`,
 OS Login). The munge key never passes through the stack or metadata: the stack creates an empty Secret
 Manager secret, the controller adds its first version at first boot (secretVersionAdder on that secret
-alone), and only the cluster's service accounts may read it. Slurm's ports need no firewall rule of their
-own: the controller and login nodes sit in the system subnet, and the system network admits traffic from
-the cluster's range only (components/gcp/network.py). The state disk is snapshotted every day by a
-snapshot schedule attached to it; the snapshots stay in the cluster's region and outlive the disk.
+alone), and the controller's service account alone may read it. GPU and login nodes hold no right to it:
+they fetch the key from the controller's key service as root (a privileged source port), so a job that
+reached a node's service-account token would still find no key. Slurm's ports (and the key service's)
+need no firewall rule of their own: the controller and login nodes sit in the system subnet, and the
+system network admits traffic from the cluster's range only (components/gcp/network.py). The state disk
+is snapshotted every day by a snapshot schedule attached to it; the snapshots stay in the cluster's region
+and outlive the disk.
 
 The node sync names each GPU VM by setting one metadata key on it; its role is split because IAM
 conditions on instance names can only apply to calls on an instance: `compute.instances.list` and
@@ -45,7 +48,6 @@ from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 from components.gcp.slurm_database import GcpSlurmDatabase, GcpSlurmDatabaseArgs, GcpSlurmDatabaseSettings
 
 CONTROLLER_TYPE = "clusterfab:slurm:GcpSlurmController"
-NODE_ACCESS_TYPE = "clusterfab:slurm:GcpSlurmNodeAccess"
 STATE_DEVICE_NAME = "slurm-state"
 """The state disk's device name: the guest sees it as /dev/disk/by-id/google-slurm-state."""
 LIST_PERMISSIONS = ("compute.instanceGroupManagers.list", "compute.instances.list")
@@ -290,7 +292,6 @@ class GcpSlurmController(pulumi.ComponentResource):
         for member_name, member, role in (
             ("controller-reads-key", sa.member, SECRET_ACCESSOR),
             ("controller-writes-key", sa.member, SECRET_VERSION_ADDER),
-            ("login-reads-key", login_sa.member, SECRET_ACCESSOR),
         ):
             gcp.secretmanager.SecretIamMember(
                 child(name, member_name),
@@ -633,31 +634,3 @@ class GcpSlurmController(pulumi.ComponentResource):
             depends=depends,
             role="login",
         )
-
-
-@dataclass(frozen=True, kw_only=True)
-class GcpSlurmNodeAccessArgs:
-    """What lets a GPU node group join the Slurm cluster: reading the munge key."""
-
-    project: str
-    munge_secret_id: pulumi.Input[str]
-    member: pulumi.Input[str]
-    """The node group's service account as an IAM member (serviceAccount:...)."""
-
-
-class GcpSlurmNodeAccess(pulumi.ComponentResource):
-    """Read access to the munge key's secret for the node group's service account."""
-
-    def __init__(
-        self, name: str, args: GcpSlurmNodeAccessArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
-        super().__init__(NODE_ACCESS_TYPE, name, None, opts)
-        gcp.secretmanager.SecretIamMember(
-            child(name, "munge"),
-            project=args.project,
-            secret_id=args.munge_secret_id,
-            role=SECRET_ACCESSOR,
-            member=args.member,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        self.register_outputs({})

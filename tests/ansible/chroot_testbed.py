@@ -23,8 +23,9 @@ CACHE_DIR_ENV = "CLUSTERFAB_TEST_CACHE_DIR"
 MIRROR_ENV = "CLUSTERFAB_DEBIAN_MIRROR"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 SUITE = "bookworm"
-# python3-apt for the apt modules, systemd so `systemctl enable` can work offline in the chroot.
-INCLUDE = ("python3", "python3-apt", "systemd")
+# python3-apt for the apt modules, systemd so `systemctl enable` can work offline in the chroot, nftables
+# for the metadata guard (the first role of gpu_node.yml; cloud images carry it).
+INCLUDE = ("python3", "python3-apt", "systemd", "nftables")
 # Bump when golden preparation changes, so stale caches are rebuilt instead of reused.
 GOLDEN_FORMAT = 1
 _MARKER = ".clusterfab-golden"

@@ -29,6 +29,7 @@ EXPECTED_ROLES = [
     "grafana",
     "infiniband",
     "local_scratch",
+    "metadata_guard",
     "munge",
     "nccl",
     "nccl_tests",

@@ -178,6 +178,11 @@ AWS: dict[str, dict[str, Target]] = {
         ),
         "tags.*": Api("secretsmanager", "Tag.Value", key="Tag.Key"),
     },
+    "aws:secretsmanager/secretPolicy:SecretPolicy": {
+        "blockPublicPolicy": Api("secretsmanager", "PutResourcePolicyRequest.BlockPublicPolicy"),
+        "policy": Api("secretsmanager", "PutResourcePolicyRequest.ResourcePolicy"),
+        "secretArn": Api("secretsmanager", "PutResourcePolicyRequest.SecretId"),
+    },
     "aws:iam/role:Role": {
         "assumeRolePolicy": Api("iam", "CreateRoleRequest.AssumeRolePolicyDocument"),
         "description": Api("iam", "CreateRoleRequest.Description"),

@@ -137,8 +137,12 @@ def test_login_nodes_join_the_nodes_group_to_reach_the_shared_file_systems() -> 
         assert login.inputs["tags"]["clusterfab-slurm-role"] == "login"
         script_vars = boot_vars(instance_script(login))
         assert script_vars["slurm_login_conf_server"] == "10.40.0.10:6817"
-        assert script_vars["munge_key_secret"] == "clusterfab-slm-cluster-plan-munge-key"
-        assert script_vars["munge_key_generate"] is False
+        assert (script_vars["munge_key_source"], script_vars["munge_key_server"]) == (
+            "controller",
+            "10.40.0.10",
+        )
+        assert script_vars["munge_key_port"] == 6816
+        assert "munge_key_secret" not in script_vars
         assert [m["mount_point"] for m in script_vars["storage_mounts_list"]] == ["/lustre"]
 
 
@@ -158,6 +162,8 @@ def test_slurm_ports_are_open_only_between_the_clusters_groups() -> None:
     assert rules == {
         (slurm, nodes, 6817, 6817),  # slurmd registers with slurmctld
         (slurm, slurm, 6817, 6817),  # login clients to slurmctld
+        (slurm, nodes, 6816, 6816),  # nodes fetch the munge key from the controller
+        (slurm, slurm, 6816, 6816),  # login nodes fetch the munge key from the controller
         (slurm, slurm, 6819, 6819),  # sacct / sreport to slurmdbd
         (slurm, nodes, 60001, 63000),  # slurmd to srun on the login nodes
         (nodes, slurm, 6818, 6818),  # slurmctld and srun to slurmd
@@ -167,7 +173,11 @@ def test_slurm_ports_are_open_only_between_the_clusters_groups() -> None:
     )
 
 
-def test_the_munge_key_is_written_by_the_controller_and_read_by_the_cluster_only() -> None:
+def test_the_munge_key_is_read_and_written_by_the_controller_alone() -> None:
+    """The attack: a job on a GPU node took the node's instance credentials and read the munge key, then
+    forged credentials for uid 0 on every node. The nodes' and login nodes' roles now hold no right to any
+    secret (they fetch the key from the controller's key service as root), and the secret's own policy
+    refuses every principal but the controller's role, and every request from outside the cluster's NAT."""
     plan = aws_plan(BODY, name="slm")
     secret = one(plan, "aws:secretsmanager/secret:Secret").inputs
     assert (secret["name"], secret["recoveryWindowInDays"]) == ("clusterfab-slm-cluster-plan-munge-key", 0)
@@ -177,14 +187,36 @@ def test_the_munge_key_is_written_by_the_controller_and_read_by_the_cluster_only
         "ReadMungeKey": ("secretsmanager:GetSecretValue", arn),
         "WriteMungeKey": (["secretsmanager:PutSecretValue", "secretsmanager:DescribeSecret"], arn),
     }
-    login = policy(plan, "slm-cluster-slurm-login-role-policy")["Statement"]
-    assert [(s["Sid"], s["Action"], s["Resource"]) for s in login if "Munge" in s["Sid"]] == [
-        ("ReadMungeKey", "secretsmanager:GetSecretValue", arn)
-    ]
-    nodes = policy(plan, "slm-cluster-h100-slurm-munge")["Statement"]
-    assert nodes == [
-        {"Sid": "ReadMungeKey", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": arn}
-    ]
+    others = [r.name for r in all_of(plan, POLICY) if "secretsmanager" in r.inputs["policy"]]
+    assert others == ["slm-cluster-slurm-role-policy"]
+    resource_policy = one(plan, "aws:secretsmanager/secretPolicy:SecretPolicy").inputs
+    assert resource_policy["secretArn"] == arn
+    assert resource_policy["blockPublicPolicy"] is True
+    actions = ["secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"]
+    assert json.loads(resource_policy["policy"]) == {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "OnlyTheController",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": actions,
+                "Resource": arn,
+                "Condition": {
+                    "StringNotEquals": {"aws:PrincipalArn": "arn:aws:mock:::role/slm-cluster-slurm-role"}
+                },
+            },
+            {
+                "Sid": "OnlyFromTheCluster",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": actions,
+                "Resource": arn,
+                # The NAT gateway's Elastic IP (the plan engine's documentation address).
+                "Condition": {"NotIpAddress": {"aws:SourceIp": "198.51.100.7/32"}},
+            },
+        ],
+    }
     # The key never passes through the stack: no secret version, nothing in any boot script.
     assert all_of(plan, "aws:secretsmanager/secretVersion:SecretVersion") == []
 
@@ -196,6 +228,9 @@ def test_the_controller_boots_with_the_rendered_files_and_generates_the_key() ->
     host_vars = boot_vars(script)
     assert host_vars["slurm_controller_hostname"] == "slm-cluster-controller"
     assert host_vars["munge_key_generate"] is True
+    assert host_vars["munge_key_serve"] is True
+    assert (host_vars["munge_key_port"], host_vars["munge_key_serve_networks"]) == (6816, ["10.40.0.0/16"])
+    assert host_vars["metadata_guard_allowed_users"] == ["root", "slurm"]
     assert host_vars["slurm_controller_accounting"] == "embedded"
     files = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-slurm-files").inputs
     assert files["key"].startswith("slurm/")
@@ -214,7 +249,9 @@ def test_gpu_nodes_get_slurmd_configless_from_the_controller() -> None:
     assert node_vars["slurm_node_gpus"] == 8
     assert node_vars["slurm_node_name_source"] == "aws"
     assert node_vars["slurm_node_version"] == "23.11.4-1.2ubuntu5"
-    assert node_vars["munge_key_generate"] is False
+    assert (node_vars["munge_key_source"], node_vars["munge_key_server"]) == ("controller", "10.40.0.10")
+    assert "munge_key_secret" not in node_vars
+    assert "metadata_guard_allowed_users" not in node_vars  # the role's default: root alone
     assert node_vars["slurm_users_accounts"] == [{"name": "alice", "uid": 40207}]
     assert node_vars["slurm_node_spot_watch"] is False  # on-demand: nothing to watch for
 

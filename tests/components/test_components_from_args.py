@@ -427,6 +427,7 @@ def test_a_slurm_controller_refuses_a_snapshot_schedule_either_cloud_would_refus
                 subnet_id="subnet-1",
                 availability_zone="us-east-1a",
                 node_security_group_id="sg-1",
+                egress_ip="198.51.100.7",
                 bucket_name="b",
                 bucket_arn="arn:aws:s3:::b",
                 image_id="ami-1",

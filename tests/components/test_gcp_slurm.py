@@ -90,7 +90,9 @@ def test_an_unprotected_environment_may_delete_the_state_disk() -> None:
     assert one(plan, "gcp:compute/disk:Disk", "gsu-cluster-slurm-state").protect is False
 
 
-def test_the_munge_key_secret_is_empty_and_readable_only_by_the_clusters_accounts() -> None:
+def test_the_munge_key_secret_is_empty_and_readable_by_the_controller_alone() -> None:
+    """The attack: a job on a GPU node took the node's service-account token and read the munge key. GPU
+    and login nodes now hold no grant on the secret: they fetch the key from the controller as root."""
     plan = gcp_plan(BODY, name="gsk", env="prod")
     secret = one(plan, "gcp:secretmanager/secret:Secret", "gsk-cluster-slurm-munge-key").inputs
     assert secret["secretId"] == "clusterfab-gsk-cluster-prod-munge-key"
@@ -98,11 +100,15 @@ def test_the_munge_key_secret_is_empty_and_readable_only_by_the_clusters_account
     assert not all_of(plan, "gcp:secretmanager/secretVersion:SecretVersion")  # the controller adds it
     grants = sorted((m.name, m.inputs["role"].rsplit(".", 1)[-1]) for m in all_of(plan, SECRET_MEMBER))
     assert grants == [
-        ("gsk-cluster-h100-slurm-munge", "secretAccessor"),
         ("gsk-cluster-slurm-controller-reads-key", "secretAccessor"),
         ("gsk-cluster-slurm-controller-writes-key", "secretVersionAdder"),
-        ("gsk-cluster-slurm-login-reads-key", "secretAccessor"),
     ]
+    # Nor through the project: no member of the project gets a Secret Manager role.
+    assert [
+        m.name
+        for m in all_of(plan, "gcp:projects/iAMMember:IAMMember")
+        if "secretmanager" in m.inputs["role"]
+    ] == []
 
 
 def test_the_node_sync_may_rename_only_the_clusters_vms() -> None:
@@ -147,18 +153,24 @@ def test_boot_vars_of_every_slurm_host() -> None:
     assert controller["munge_key_source"] == "gcp"
     assert controller["munge_key_project"] == "test-project"
     assert controller["munge_key_generate"] is True
+    assert (controller["munge_key_serve"], controller["munge_key_serve_networks"]) == (True, ["10.60.0.0/16"])
     assert controller["slurm_controller_state_device_name"] == "/dev/disk/by-id/google-slurm-state"
     assert "munge_key_region" not in controller
     login = boot_vars(startup_script(plan, INSTANCE, "gsb-cluster-slurm-login-0"))
     assert login["slurm_login_conf_server"] == "10.60.0.10:6817"
-    assert login["munge_key_generate"] is False
+    assert (login["munge_key_source"], login["munge_key_server"], login["munge_key_port"]) == (
+        "controller",
+        "10.60.0.10",
+        6816,
+    )
     node = boot_vars(
         startup_script(plan, "gcp:compute/instanceTemplate:InstanceTemplate", "gsb-cluster-h100-template")
     )
     assert node["clusterfab_slurm_enabled"] is True
     assert node["slurm_node_name_source"] == "gcp"
     assert node["slurm_node_gpus"] == 8
-    assert node["munge_key_project"] == "test-project"
+    assert (node["munge_key_source"], node["munge_key_server"]) == ("controller", "10.60.0.10")
+    assert "munge_key_project" not in node
 
 
 def test_the_state_device_the_controller_role_looks_for_is_the_one_attached() -> None:

@@ -25,6 +25,7 @@ UNTAGGABLE = {
     "aws:s3/bucketPublicAccessBlock",
     "aws:s3/bucketOwnershipControls",
     "aws:s3/bucketPolicy",
+    "aws:secretsmanager/secretPolicy",
     "aws:budgets/",
     "aws:ec2/routeTable",
     "aws:autoscaling/",

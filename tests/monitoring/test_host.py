@@ -43,7 +43,7 @@ def test_host_vars_satisfy_the_monitoring_playbook(cluster_spec: ClusterSpec, ca
     options = dict(playbook["monitoring_argument_specs"])
     for role in _roles():
         options.update(_options(role))
-    assert _roles() == ["prometheus", "alertmanager", "grafana"]
+    assert _roles() == ["prometheus", "alertmanager", "grafana", "metadata_guard"]
     assert set(variables) <= set(options)
     assert {name for name, spec in options.items() if spec.get("required")} <= set(variables)
     for name, value in variables.items():
@@ -55,6 +55,7 @@ def test_host_vars_satisfy_the_monitoring_playbook(cluster_spec: ClusterSpec, ca
     assert variables["grafana_key_fingerprint"] == "B53AE77BADB630A683046005963FA27710458545"
     assert variables["alertmanager_smtp_password_secret"] == "llm/alertmanager-smtp"
     assert variables["grafana_http_addr"] == "127.0.0.1"
+    assert variables["metadata_guard_allowed_users"] == ["root", "prometheus"]
 
 
 def test_the_archive_is_reproducible_and_named_by_its_digest(

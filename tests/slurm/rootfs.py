@@ -48,6 +48,8 @@ PACKAGES = (
     # The lab's own needs: `ip link set lo up` in the lab's network namespace, `timeout` in prologs.
     "iproute2",
     "procps",
+    # The metadata guard's rules (the metadata_guard role installs it on every host).
+    "nftables",
 )
 # The Slurm release the lab must run: Debian 13's. The harness refuses any other (see SlurmLab).
 EXPECTED_SLURM_SERIES = "24.11"

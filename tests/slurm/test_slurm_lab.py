@@ -219,3 +219,120 @@ def test_accounting_shows_gpu_allocation_per_account(lab: SlurmLab) -> None:
     alloc = lab.wait_for(recorded, timeout=30, what="both jobs in the accounting database")
     assert re.search(r"(^|,)gres/gpu=16(,|$)", alloc["research"]), alloc
     assert re.search(r"(^|,)gres/gpu=8(,|$)", alloc["interns"]), alloc
+
+
+# --- A job cannot reach the cluster's secrets (the munge key, the node's cloud credentials).
+
+METADATA = "169.254.169.254"
+KEY_PORT = 6816
+ATTACKER_COPY = "/opt/fetch-the-key.py"  # jobs get a /tmp of their own
+# systemd's socket activation as clusterfab-munge-key.socket uses it (Accept=yes): one handler per
+# connection, the connection as its standard input and output, the peer in REMOTE_ADDR and REMOTE_PORT
+# (systemd.socket(5)). The lab runs no systemd; this stand-in does the same for the role's own program.
+_ACCEPT = """
+import os, socket, subprocess, sys
+host, port, command = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+with socket.create_server((host, port)) as server:
+    while True:
+        conn, peer = server.accept()
+        env = {**os.environ, "REMOTE_ADDR": peer[0], "REMOTE_PORT": str(peer[1])}
+        with conn:
+            subprocess.run(command, stdin=conn, stdout=conn, env=env, timeout=30, check=False)
+"""
+_METADATA = """
+import http.server
+class Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"role-credentials")
+http.server.HTTPServer(("169.254.169.254", 80), Answer).serve_forever()
+"""
+
+
+def _probe(controller: str) -> str:
+    """A job that tries both: the metadata service, and the key service (as the fetch program does, and
+    from an ordinary port)."""
+    connect = f"import socket; s = socket.create_connection(('{controller}', {KEY_PORT}))"
+    curl = f"curl -s -m 5 -o /dev/null -w '%{{http_code}}' http://{METADATA}/"
+    return "\n".join(
+        [
+            "#!/bin/sh",
+            f'code=$({curl}); echo "metadata $code $?"',
+            # The role installs its copy for root alone (0700); an attacker brings the same program.
+            f"python3 {ATTACKER_COPY} {controller} {KEY_PORT} 0 /home/alice/stolen.key 2>&1 | tail -1",
+            f"python3 -c \"{connect}; print('key bytes', len(s.recv(4096)))\"",
+            "",
+        ]
+    )
+
+
+def _background(lab: SlurmLab, name: str, program: str, *args: str) -> None:
+    lab.path(f"/root/{name}.py").write_text(program)
+    quoted = " ".join(f"'{a}'" for a in args)
+    lab.run(f"setsid python3 /root/{name}.py {quoted} >/root/{name}.log 2>&1 < /dev/null &")
+
+
+def test_a_job_gets_neither_the_munge_key_nor_the_nodes_cloud_credentials(lab: SlurmLab) -> None:
+    """The attack of the security review: a job takes the node's instance credentials from the metadata
+    service, reads the munge key with them, and forges credentials for uid 0. Now the metadata service
+    answers root alone (the metadata_guard role's own rules, loaded as its unit loads them), and the key
+    comes from the controller's key service (the munge role's programs), which hands it to root alone."""
+    from clusterfab.provision.runner import run_playbook
+    from tests.slurm.hosts import PLAYBOOKS, inventory
+
+    guard = run_playbook(
+        PLAYBOOKS / "slurm_login.yml", inventory=inventory(lab.path("/")), tags=["metadata_guard"]
+    )
+    assert guard.succeeded, guard.failed_tasks
+    unit = lab.path("/etc/systemd/system/clusterfab-metadata-guard.service").read_text()
+    [load] = [line.removeprefix("ExecStart=") for line in unit.splitlines() if line.startswith("ExecStart=")]
+    roles = PLAYBOOKS / "roles" / "munge" / "files"
+    for program in ("clusterfab-munge-key-fetch", "clusterfab-munge-key-serve"):
+        target = lab.path(f"/usr/local/sbin/{program}")
+        target.write_bytes((roles / program).read_bytes())
+        target.chmod(0o700)
+    attacker = lab.path(ATTACKER_COPY)
+    attacker.write_bytes((roles / "clusterfab-munge-key-fetch").read_bytes())
+    attacker.chmod(0o755)
+    controller = lab.controller_addresses[0] if lab.controller_addresses else "10.217.0.1"
+    lab.run(f"ip addr add {METADATA}/32 dev lo")
+    try:
+        lab.run(load)
+        _background(lab, "metadata", _METADATA)
+        _background(
+            lab,
+            "keyservice",
+            _ACCEPT,
+            controller,
+            str(KEY_PORT),
+            "/usr/local/sbin/clusterfab-munge-key-serve",
+            "/etc/munge/munge.key",
+            "10.0.0.0/8",
+        )
+        lab.wait_for(lambda: lab.run(f"curl -s -m 2 http://{METADATA}/", check=False).stdout, what="metadata")
+
+        # Root (the boot script) reaches both.
+        assert lab.run(f"curl -s -m 5 http://{METADATA}/").stdout == "role-credentials"
+        fetched = lab.run(
+            f"/usr/local/sbin/clusterfab-munge-key-fetch {controller} {KEY_PORT} 5 /root/fetched.key"
+        )
+        assert fetched.stdout == "changed\n"
+        assert lab.path("/root/fetched.key").read_bytes() == lab.path("/etc/munge/munge.key").read_bytes()
+
+        # A job of a team's user reaches neither.
+        job_id = lab.sbatch(_probe(controller), "-N1", "-A", "research", "-o", "probe-%j.txt", user="alice")
+        assert lab.job_state(lab.wait_job(job_id, FINAL)).split("+")[0] == "COMPLETED"
+        out = lab.path(f"/home/alice/probe-{job_id}.txt").read_text().splitlines()
+        assert out[0] == "metadata 000 7", out  # curl: couldn't connect
+        assert out[1].startswith("no MUNGE key from the Slurm controller's key service"), out
+        assert "Permission denied" in out[1], out  # binding a port below 1024 needs root
+        assert out[2] == "key bytes 0", out  # from a port above 1023 the service sends nothing
+        assert not lab.path("/home/alice/stolen.key").exists()
+        log = lab.path("/root/keyservice.log").read_text()
+        assert "refused" in log
+        assert f"handed the key to {controller}" in log
+    finally:
+        lab.run("pkill -f /root/metadata.py; pkill -f /root/keyservice.py", check=False)
+        lab.run("nft delete table inet clusterfab_metadata_guard", check=False)
+        lab.run(f"ip addr del {METADATA}/32 dev lo", check=False)

@@ -414,3 +414,36 @@ def test_the_wrapper_is_valid_shell(node: HostRun, controller: HostRun) -> None:
         (controller, "/usr/local/sbin/clusterfab-slurm-accounts"),
     ):
         subprocess.run(["sh", "-n", str(host.path(script))], check=True)
+
+
+def _uid(host: HostRun, user: str) -> str:
+    return host.chroot("id", "-u", user).strip()
+
+
+def test_the_controller_serves_the_munge_key_to_root_on_the_cluster_alone(controller: HostRun) -> None:
+    program = controller.path("/usr/local/sbin/clusterfab-munge-key-serve")
+    assert (
+        program.read_bytes() == (REPO / "playbooks/roles/munge/files/clusterfab-munge-key-serve").read_bytes()
+    )
+    assert oct(program.stat().st_mode & 0o777) == "0o700"
+    socket = controller.path("/etc/systemd/system/clusterfab-munge-key.socket").read_text()
+    assert "\nListenStream=6816\nAccept=yes\n" in socket
+    service = controller.path("/etc/systemd/system/clusterfab-munge-key@.service").read_text()
+    assert (
+        "\nExecStart=/usr/local/sbin/clusterfab-munge-key-serve /etc/munge/munge.key 10.30.0.0/16\n"
+        "StandardInput=socket\nStandardOutput=socket\nStandardError=journal\n"
+    ) in service
+    assert _enabled(controller, "clusterfab-munge-key.socket", "sockets.target")
+
+
+def test_only_root_and_the_daemons_that_call_the_cloud_reach_the_metadata_service(
+    controller: HostRun, login: HostRun
+) -> None:
+    for host, users in ((login, ["root"]), (controller, ["root", "slurm"])):
+        uids = ", ".join(sorted((_uid(host, u) for u in users), key=int))
+        rules = host.path("/etc/clusterfab/metadata-guard.nft").read_text()
+        assert f"\t\tip daddr {{ 169.254.169.254 }} meta skuid != {{ {uids} }} reject\n" in rules
+        assert f"\t\tip6 daddr {{ fd00:ec2::254 }} meta skuid != {{ {uids} }} reject\n" in rules
+        # nft itself accepts the file (--check parses without touching the kernel's rules).
+        host.chroot("nft", "--check", "-f", "/etc/clusterfab/metadata-guard.nft")
+        assert _enabled(host, "clusterfab-metadata-guard.service", "sysinit.target")

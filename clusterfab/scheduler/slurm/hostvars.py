@@ -11,8 +11,8 @@ from typing import Any
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
 from clusterfab.core.naming import physical
-from clusterfab.core.vocab import label_value
-from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.core.vocab import MUNGE_KEY_PORT, label_value
+from clusterfab.monitoring.host import PROMETHEUS_USER, monitoring_host_vars
 from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
 from clusterfab.scheduler.slurm.render import (
     ACCOUNTING_CA_FILE,
@@ -24,6 +24,9 @@ from clusterfab.scheduler.slurm.render import (
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
 from clusterfab.spec.capacity import Spot
+
+SLURM_USER = "slurm"
+"""slurm.conf's SlurmUser: slurmctld, slurmdbd and the programs slurmctld runs."""
 
 
 def munge_secret_name(spec: ClusterSpec, stack: str) -> str:
@@ -63,13 +66,25 @@ def _slurm(spec: ClusterSpec) -> Slurm:
     return spec.scheduler
 
 
-def _munge(spec: ClusterSpec, stack: str, *, generate: bool, project: str | None) -> dict[str, Any]:
+def _munge(spec: ClusterSpec, stack: str, *, controller: bool, project: str | None) -> dict[str, Any]:
+    """The controller keeps the key in the secret store (it makes it at first boot) and serves it to root on
+    the cluster's hosts; every other host fetches it from there and holds no right to the secret, so a job
+    that took a node's cloud credentials still could not read the key."""
+    if not controller:
+        return {
+            "munge_key_source": "controller",
+            "munge_key_server": controller_address(spec),
+            "munge_key_port": MUNGE_KEY_PORT,
+        }
     where = {"munge_key_region": spec.region} if spec.cloud == "aws" else {"munge_key_project": project or ""}
     return {
         "munge_key_source": spec.cloud,
         "munge_key_secret": munge_secret_name(spec, stack),
         **where,
-        "munge_key_generate": generate,
+        "munge_key_generate": True,
+        "munge_key_serve": True,
+        "munge_key_port": MUNGE_KEY_PORT,
+        "munge_key_serve_networks": [spec.cidr],
     }
 
 
@@ -89,7 +104,7 @@ def controller_vars(
     """Extravars of slurm_controller.yml: the rendered files, the state disk, accounting."""
     slurm = _slurm(spec)
     return {
-        **_munge(spec, stack, generate=True, project=project),
+        **_munge(spec, stack, controller=True, project=project),
         **_users(spec),
         "slurm_controller_cluster": spec.name,
         "slurm_controller_hostname": controller_host(spec),
@@ -104,6 +119,8 @@ def controller_vars(
         "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
         "slurm_controller_state_services": _state_services(spec),
         **_database(spec, stack, project),
+        # slurmctld runs the elastic resume and suspend programs as SlurmUser; they call the cloud's API.
+        "metadata_guard_allowed_users": ["root", SLURM_USER],
     }
 
 
@@ -163,7 +180,7 @@ def client_vars(
 ) -> dict[str, Any]:
     """Extravars of slurm_login.yml: where the configuration comes from, which packages, the users."""
     return {
-        **_munge(spec, stack, generate=False, project=project),
+        **_munge(spec, stack, controller=False, project=project),
         **_users(spec),
         "slurm_login_conf_server": _conf_server(spec, facts),
         "slurm_login_packages": list(facts.release.packages.login),
@@ -181,7 +198,7 @@ def node_vars(
     node DOWN on the cloud's interruption notice (the group's capacity is all its nodes': static and
     elastic nodes boot from the one template)."""
     return {
-        **_munge(spec, stack, generate=False, project=project),
+        **_munge(spec, stack, controller=False, project=project),
         **_users(spec),
         "clusterfab_slurm_enabled": True,
         "slurm_node_conf_server": _conf_server(spec, facts),
@@ -212,6 +229,7 @@ def controller_host_vars(
         port = catalog.monitoring.exporters.slurm_exporter_port
         host_vars |= monitoring_host_vars(spec, catalog, files_dir=monitoring_dir, project=project)
         host_vars |= {
+            "metadata_guard_allowed_users": ["root", SLURM_USER, PROMETHEUS_USER],
             "clusterfab_monitoring_enabled": True,
             "slurm_controller_exporter_program": f"{files_dir}/{EXPORTER_PROGRAM}",
             "slurm_controller_exporter_listen": f"127.0.0.1:{port}",
