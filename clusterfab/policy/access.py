@@ -7,6 +7,10 @@
 - IAM: no policy document (role / user / group inline policies, managed policies, a role's
   `inlinePolicies`) allows every action (`*`) on every resource, or allows with `NotAction` (every
   action but a few); no AdministratorAccess attachment.
+- Secrets: no statement allows a Secrets Manager action on a secret ARN with a wildcard in its region,
+  account or name (`*`, `arn:aws:secretsmanager:us-east-1:*:secret:x-*`): a name pattern reads every secret
+  it prefixes, in any account that trusts the role. Only the `-??????` that stands for the six random
+  characters Secrets Manager appends to a secret's ARN may end the name.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Iterator, Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 from clusterfab.core import exposure
@@ -193,3 +198,74 @@ def wildcard_iam(resource: Resource) -> list[str]:
         if _ADMINISTRATOR_ACCESS.match(arn)
     ]
     return [f"{message}: grant only the actions and resources it needs" for message in found]
+
+
+# --- Secrets Manager --------------------------------------------------------------------------------
+
+_SECRET_SUFFIX = "-??????"
+"""What stands for the hyphen and six random characters Secrets Manager appends to a secret's name in its
+ARN: `?` matches exactly one character, so the name matches one secret, not every name it prefixes."""
+_UNSCOPED_SECRET_ACTIONS = frozenset(
+    {"secretsmanager:batchgetsecretvalue", "secretsmanager:getrandompassword", "secretsmanager:listsecrets"}
+)
+"""The Secrets Manager actions without a resource type, which IAM grants only on `*` (the service
+authorization reference for AWS Secrets Manager): they read no secret's value (BatchGetSecretValue needs
+GetSecretValue on each secret as well)."""
+_WILDCARDS = re.compile(r"[*?]")
+
+
+def _secret_actions(statement: Mapping[str, Any]) -> list[str]:
+    """The statement's actions that reach secrets (by name, by a service or global wildcard)."""
+    return [
+        action
+        for action in strings(statement.get("Action"))
+        if action in _EVERY_ACTION
+        or (action.lower().startswith("secretsmanager:") and action.lower() not in _UNSCOPED_SECRET_ACTIONS)
+    ]
+
+
+def _secret_pattern(resource: str) -> str | None:
+    """Why a Resource entry matches more than one named secret of one account and region, or None."""
+    if resource == "*":
+        return "every secret"
+    parts = resource.split(":", 5)
+    if len(parts) < 6 or parts[0] != "arn":
+        return None
+    _, _, service, region, account, rest = parts
+    if not fnmatchcase("secretsmanager", service.lower()):
+        return None
+    if service != "secretsmanager":
+        return f"the services {service}, Secrets Manager among them"
+    if _WILDCARDS.search(region) or _WILDCARDS.search(account):
+        return "secrets of any region or account it matches"
+    kind, _, name = rest.partition(":")
+    name = name.removesuffix(_SECRET_SUFFIX)
+    if kind != "secret" or _WILDCARDS.search(name) or not name:
+        return "every secret whose name it matches"
+    return None
+
+
+def _secret_grants(policy: Any) -> Iterator[str]:
+    for index, statement in enumerate(items(document(policy).get("Statement"))):
+        if str(statement.get("Effect", "")).lower() != "allow":
+            continue
+        actions = _secret_actions(statement)
+        if not actions:
+            continue
+        sid = statement.get("Sid") or index
+        granted = ", ".join(actions)
+        if statement.get("NotResource") is not None:
+            yield f"statement {sid} allows {granted} on every secret but those it names (NotResource)"
+        for resource in strings(statement.get("Resource")):
+            if (what := _secret_pattern(resource)) is not None:
+                yield f"statement {sid} allows {granted} on {resource}, {what}"
+
+
+def wildcard_secrets(resource: Resource) -> list[str]:
+    where = f"{short(resource)} {resource.name}"
+    return [
+        f"{where} {place}{what}: name each secret by its ARN, with the account and region and the name "
+        f"(ending in {_SECRET_SUFFIX} for the suffix Secrets Manager appends)"
+        for place, policy in _documents(resource)
+        for what in _secret_grants(policy)
+    ]

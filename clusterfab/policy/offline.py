@@ -19,6 +19,7 @@ from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
     BUCKET_PUBLIC_ACCESS_BLOCK,
     ENCRYPTION,
+    EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     IMDSV2,
     NO_PUBLIC_BUCKETS,
@@ -49,6 +50,7 @@ RESOURCE_CHECKS: tuple[tuple[str, Callable[[Resource], list[str]]], ...] = (
     (NO_PUBLIC_BUCKETS, buckets.public_buckets),
     (NO_SSH_RDP_FROM_INTERNET, access.admin_ports_from_internet),
     (NO_WILDCARD_IAM, access.wildcard_iam),
+    (EXACT_SECRETS, access.wildcard_secrets),
 )
 """The pack's resource rules that need no config (protection needs the environment: below)."""
 STACK_CHECKS: tuple[tuple[str, Callable[[Sequence[Resource]], list[tuple[Resource, str]]]], ...] = (

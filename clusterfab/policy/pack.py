@@ -41,6 +41,7 @@ from clusterfab.policy.names import (
     BUCKET_PUBLIC_ACCESS_BLOCK,
     BUDGET,
     ENCRYPTION,
+    EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     IMDSV2,
     NO_PUBLIC_BUCKETS,
@@ -59,6 +60,7 @@ __all__ = [
     "BUCKET_PUBLIC_ACCESS_BLOCK",
     "BUDGET",
     "ENCRYPTION",
+    "EXACT_SECRETS",
     "IMDSV2",
     "IMDS_HOP_LIMIT",
     "NO_PUBLIC_BUCKETS",
@@ -232,6 +234,12 @@ def policies() -> list[Policy]:
             "No IAM policy allows every action on every resource, or allows with NotAction; no "
             "AdministratorAccess attachment.",
             lambda resource, _config: access.wildcard_iam(resource),
+        ),
+        _per_resource(
+            EXACT_SECRETS,
+            "No IAM statement allows a Secrets Manager action on a secret ARN with a wildcard in its region, "
+            "account or name (a trailing -?????? for the suffix Secrets Manager appends is exact), or on *.",
+            lambda resource, _config: access.wildcard_secrets(resource),
         ),
         _per_resource(
             PROTECT_STATEFUL,

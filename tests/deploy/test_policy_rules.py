@@ -15,6 +15,7 @@ import pytest
 from clusterfab.policy.names import (
     BUCKET_PUBLIC_ACCESS_BLOCK,
     ENCRYPTION,
+    EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
@@ -487,4 +488,89 @@ def test_iam_grants_of_everything() -> None:
         f"Role role inline policy inline statement 0 {everything}: {fix}",
         f"RolePolicy admin statement All {everything}: {fix}",
         f"RolePolicyAttachment attach attaches {admin}: {fix}",
+    ]
+
+
+# --- Secrets Manager ---------------------------------------------------------------------------------
+
+
+def test_secret_grants_with_a_wildcard_in_region_account_or_name() -> None:
+    read = "secretsmanager:GetSecretValue"
+    exact = "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/smtp-??????"
+
+    def program() -> None:
+        aws.iam.RolePolicy("all", role="r", policy=_document({"Sid": "All", "Action": read, "Resource": "*"}))
+        aws.iam.RolePolicy(
+            "any-account",
+            role="r",
+            policy=_document(
+                {"Action": read, "Resource": "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-*"}
+            ),
+        )
+        aws.iam.RolePolicy(
+            "prefix",
+            role="r",
+            policy=_document(
+                {
+                    "Action": ["secretsmanager:*"],
+                    "Resource": ["arn:aws:secretsmanager:us-east-1:111122223333:secret:team/*", exact],
+                }
+            ),
+        )
+        aws.iam.Policy(
+            "any-service",
+            policy=_document({"Action": "*", "Resource": "arn:aws:*:us-east-1:111122223333:*"}),
+        )
+        aws.iam.Role(
+            "role",
+            assume_role_policy=_document(
+                {"Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+            ),
+            inline_policies=[
+                aws.iam.RoleInlinePolicyArgs(
+                    name="but", policy=_document({"Action": read, "NotResource": exact})
+                )
+            ],
+        )
+        # Compliant: one secret's ARN with the suffix pattern, or its full ARN; actions that take no
+        # resource on *; other services' wildcards; a denial.
+        aws.iam.RolePolicy("exact", role="r", policy=_document({"Action": read, "Resource": exact}))
+        aws.iam.RolePolicy(
+            "full",
+            role="r",
+            policy=_document(
+                {
+                    "Action": [read, "secretsmanager:DescribeSecret"],
+                    "Resource": "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/smtp-AbC123",
+                }
+            ),
+        )
+        aws.iam.RolePolicy(
+            "list", role="r", policy=_document({"Action": "secretsmanager:ListSecrets", "Resource": "*"})
+        )
+        aws.iam.RolePolicy(
+            "bucket", role="r", policy=_document({"Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"})
+        )
+        aws.iam.RolePolicy(
+            "deny",
+            role="r",
+            policy=json.dumps({"Statement": [{"Effect": "Deny", "Action": read, "Resource": "*"}]}),
+        )
+
+    fix = (
+        "name each secret by its ARN, with the account and region and the name (ending in -?????? for the "
+        "suffix Secrets Manager appends)"
+    )
+    assert checked(EXACT_SECRETS, program) == [
+        f"Policy any-service statement 0 allows * on arn:aws:*:us-east-1:111122223333:*, the services *, "
+        f"Secrets Manager among them: {fix}",
+        f"Role role inline policy but statement 0 allows {read} on every secret but those it names "
+        f"(NotResource): {fix}",
+        f"RolePolicy all statement All allows {read} on *, every secret: {fix}",
+        f"RolePolicy any-account statement 0 allows {read} on "
+        "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-*, secrets of any region or account it "
+        f"matches: {fix}",
+        "RolePolicy prefix statement 0 allows secretsmanager:* on "
+        "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/*, every secret whose name it matches: "
+        f"{fix}",
     ]
