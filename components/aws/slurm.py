@@ -155,7 +155,6 @@ def _launch_statements(
     tagged as this cluster's elastic node, into the cluster's subnet and security group, with the
     template's image, encrypted volumes, and never a public address."""
     templates = {"ec2:LaunchTemplate": list(nodes.templates)}
-    from_template = {"ArnEquals": templates}
     return [
         {
             # Neither action has a resource type (the reference above): they take only "*". A launch
@@ -186,6 +185,16 @@ def _launch_statements(
                 },
             },
         },
+        *_launch_resource_statements(scope, nodes),
+    ]
+
+
+def _launch_resource_statements(scope: NodeScope, nodes: ElasticNodes) -> list[dict[str, Any]]:
+    """What a launch from the templates may use: the cluster's subnet and security group, private network
+    interfaces, encrypted volumes, the template's own image, placement group and reservation."""
+    templates = {"ec2:LaunchTemplate": list(nodes.templates)}
+    from_template = {"ArnEquals": templates}
+    return [
         {
             "Sid": "LaunchIntoClusterNetwork",
             "Effect": "Allow",
