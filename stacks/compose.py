@@ -67,13 +67,15 @@ class Cluster:
         healthcheck_vars: dict[str, Any] | None,
         files: FilesArchive | None = None,
         follows: bool = False,
+        playbook_inputs: Mapping[str, pulumi.Input[Any]] | None = None,
     ) -> pulumi.Output[str]:
         """A node's boot script, once the bucket's name and the mounted file systems' addresses are known;
-        `follows`: a host's, which runs the stack's current copy while it runs (NodeBootstrap.follows)."""
+        `follows`: a host's, which runs the stack's current copy while it runs (NodeBootstrap.follows);
+        `playbook_inputs`: more playbook variables, known only once the resources they name exist."""
         spec, catalog = self.input.spec, self.input.catalog
 
         def render(values: list[Any]) -> str:
-            bucket, *sources = values
+            bucket, known, *sources = values
             resolved = [
                 Mount(m.name, m.fs_type, source, m.mount_point, m.options)
                 for m, source in zip(mounts, sources, strict=True)
@@ -90,14 +92,15 @@ class Cluster:
                     bundle_sha256=self.bundle.sha256,
                     ansible_core_version=catalog.node_packages["ansible-core"].version or "",
                     playbook=playbook,
-                    playbook_vars=playbook_vars(resolved),
+                    playbook_vars={**playbook_vars(resolved), **known},
                     healthcheck_vars=healthcheck_vars,
                     files=files,
                     follows=follows,
                 )
             )
 
-        return pulumi.Output.all(bucket_name, *[m.source for m in mounts]).apply(render)
+        inputs = pulumi.Output.from_input(dict(playbook_inputs or {}))
+        return pulumi.Output.all(bucket_name, inputs, *[m.source for m in mounts]).apply(render)
 
     def monitoring_files(self) -> RenderedArchive:
         """The monitoring host's rendered files (`clusterfab render monitoring`) archived for the bucket."""

@@ -29,6 +29,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     client_vars,
     controller_host_vars,
     munge_secret_name,
+    slurm_node_groups,
 )
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import ec2_fleet
@@ -108,7 +109,8 @@ def realize(cluster: Cluster) -> Realized:
     groups = {name: export for name, (export, _) in built.items()}
     _budget(cluster, opts)
     roles = {name: node_group.role_name for name, (_, node_group) in built.items()}
-    scheduler = _slurm(cluster, network, bucket, roles, list(mounts.values()), opts)
+    nodes = {name: node_group for name, (_, node_group) in built.items()}
+    scheduler = _slurm(cluster, network, bucket, roles, list(mounts.values()), opts, nodes)
     monitoring = _monitoring(cluster, network, bucket, opts) or controller_monitoring(spec, scheduler)
     return Realized(
         monitoring=monitoring,
@@ -374,6 +376,7 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
     roles: Mapping[str, pulumi.Output[str]],
     mounts: list[MountTarget],
     opts: pulumi.ResourceOptions,
+    nodes: Mapping[str, AwsGpuNodeGroup],
 ) -> dict[str, Any] | None:
     spec = cluster.spec
     slurm = spec.scheduler
@@ -381,7 +384,8 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
         return None
     archive = cluster.slurm_files()
     files = FilesArchive(archive.key, archive.sha256)
-    elastic = [g for g in spec.node_groups if g.max_size > g.static_size and g.name in roles]
+    slurm_groups = [g for g in slurm_node_groups(spec) if g.name in nodes]
+    elastic = [g for g in slurm_groups if g.max_size > g.static_size]
     login = slurm.login
     controller = AwsSlurmController(
         child(spec.name, SLURM_ITEM),
@@ -403,14 +407,19 @@ def _slurm(  # noqa: PLR0917 - the realizer's parts, in the order it built them
             volume_type=slurm.controller.disk_type,
             kms_key_arn=slurm.kms_key,
             protect=spec.protected,
-            boot_script=_controller_boot(cluster, bucket, archive.sha256, files),
+            boot_script=_controller_boot(cluster, bucket, archive.sha256, files, _fleet(slurm_groups, nodes)),
             boot_script_key=boot_script_key(CONTROLLER_ITEM),
             files=(archive.key, archive.path),
             login_count=slurm.login_count,
             login_instance_type=login.name if login else slurm.controller.name,
             login_boot_script=_login_boot(cluster, bucket, mounts),
             login_boot_script_key=boot_script_key(LOGIN_ITEM),
-            elastic_node_roles=[roles[g.name] for g in elastic],
+            region=spec.region,
+            node_instance_profile_arns=[nodes[g.name].instance_profile_arn for g in slurm_groups],
+            elastic_node_role_arns=[nodes[g.name].role_arn for g in elastic],
+            elastic_instance_profile_arns=[nodes[g.name].instance_profile_arn for g in elastic],
+            elastic_launch_template_arns=[nodes[g.name].launch_template_arn for g in elastic],
+            elastic_instance_types=sorted({g.machine.name for g in elastic}),
             elastic_volume_keys=sorted({g.kms_key for g in elastic if g.kms_key}),
             database=_accounting_database(cluster),
             tags=cluster.tags(SLURM_ITEM),
@@ -480,8 +489,28 @@ def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTa
     )
 
 
+def _fleet(groups: list[NodeGroup], nodes: Mapping[str, AwsGpuNodeGroup]) -> pulumi.Output[dict[str, Any]]:
+    """What the node sync checks each instance against before it names, launches or terminates one: each
+    Slurm node group's launch template (id) and instance profile (ARN), known once they exist."""
+    return pulumi.Output.all(
+        *[
+            pulumi.Output.all(nodes[g.name].launch_template_id, nodes[g.name].instance_profile_arn)
+            for g in groups
+        ]
+    ).apply(
+        lambda found: {
+            group.name: {"template": template, "profile": profile}
+            for group, (template, profile) in zip(groups, found, strict=True)
+        }
+    )
+
+
 def _controller_boot(
-    cluster: Cluster, bucket: AwsClusterBucket, sha256: str, files: FilesArchive
+    cluster: Cluster,
+    bucket: AwsClusterBucket,
+    sha256: str,
+    files: FilesArchive,
+    fleet: pulumi.Output[dict[str, Any]],
 ) -> pulumi.Output[str]:
     host_vars = controller_host_vars(
         cluster.spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(sha256)
@@ -495,4 +524,5 @@ def _controller_boot(
         healthcheck_vars=None,
         files=files,
         follows=True,
+        playbook_inputs={"slurm_controller_fleet": fleet},
     )

@@ -553,9 +553,15 @@ class SmtpSpec(Spec):
         str | None,
         Field(
             min_length=1,
+            max_length=2048,
+            # The characters of both stores' names and references (letters, digits, /_+=.@- and an ARN's
+            # colons): never a wildcard, which the host's policy would turn into read access to many
+            # secrets. Each cloud's own form is checked by its profile (rule BP154).
+            pattern=r"^[A-Za-z0-9/_+=.@:-]+$",
             description=(
-                "The SMTP password's secret: an AWS Secrets Manager secret name or ARN, or a GCP Secret "
-                "Manager secret name; the monitoring host may read this secret and no other."
+                "The SMTP password's secret: an AWS Secrets Manager secret name or full ARN, or a GCP "
+                "Secret Manager secret name or projects/PROJECT/secrets/NAME; never a wildcard. The "
+                "monitoring host may read this secret and no other."
             ),
         ),
     ] = None

@@ -35,6 +35,15 @@ _KMS_KEY = re.compile(
 """A KMS key ARN: a key id is a UUID, a multi-Region key's id `mrk-` and 32 hex digits (KMS Developer Guide,
 "Key identifiers (KeyId)")."""
 _KMS_ALIAS = re.compile(r"^(arn:aws(-[a-z]+)*:kms:[^:]*:[^:]*:)?alias/")
+_SECRET_NAME = re.compile(r"^[A-Za-z0-9/_+=.@-]{1,512}$")
+"""A Secrets Manager secret name: 1-512 ASCII letters, digits and /_+=.@- (botocore secretsmanager
+CreateSecretRequest.Name, max 512; "The secret name can contain ASCII letters, numbers, and the following
+characters: /_+=.@-")."""
+_SECRET_ARN = re.compile(
+    r"^arn:aws(-[a-z]+)*:secretsmanager:(?P<region>[a-z]{2}(-[a-z]+)+-\d+):\d{12}:secret:"
+    r"(?P<name>[A-Za-z0-9/_+=.@-]{1,512})-[A-Za-z0-9]{6}$"
+)
+"""A secret's full ARN: its name, then the hyphen and six random characters Secrets Manager appends."""
 TAG_KEY_MAX = 128
 TAG_VALUE_MAX = 256
 
@@ -93,6 +102,35 @@ class AwsProfile:
                 f"the key is in {match['region']}, not in the blueprint's region {region}",
                 f"use a key of {region}: a KMS key serves its own region only (a multi-Region key has a "
                 "replica ARN in each region)",
+            )
+
+    def secret_problems(self, secret: str, *, region: str, project: str | None) -> Iterator[FieldProblem]:
+        """A Secrets Manager name, or a full ARN in the blueprint's region (the host asks its own region's
+        endpoint). The host's policy grants the name's ARN with Secrets Manager's six-character suffix
+        (`-??????`), so a name is one secret, never a prefix of others."""
+        del project
+        if secret.startswith("arn:"):
+            match = _SECRET_ARN.match(secret)
+            if match is None:
+                yield FieldProblem(
+                    (),
+                    f"'{secret}' is not a full Secrets Manager secret ARN",
+                    f"write arn:aws:secretsmanager:{region}:<account>:secret:<name>-<6 characters> (aws "
+                    "secretsmanager describe-secret --secret-id NAME --query ARN), or the secret's name",
+                )
+            elif match["region"] != region:
+                yield FieldProblem(
+                    (),
+                    f"the secret is in {match['region']}, not in the blueprint's region {region}",
+                    f"use a secret of {region} (the monitoring host reads its own region's Secrets Manager); "
+                    "a secret can be replicated to other regions",
+                )
+        elif _SECRET_NAME.match(secret) is None:
+            yield FieldProblem(
+                (),
+                f"'{secret}' is not a Secrets Manager secret name",
+                "a name has 1-512 ASCII letters, digits and /_+=.@- (no wildcard: the host may read "
+                "exactly this secret)",
             )
 
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:

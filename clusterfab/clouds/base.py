@@ -90,6 +90,11 @@ class CloudProfile(Protocol):
         which some clouds also encrypt with keys of other locations)."""
         ...
 
+    def secret_problems(self, secret: str, *, region: str, project: str | None) -> Iterator[FieldProblem]:
+        """What is wrong with a secret the cluster's hosts read from the cloud's secret store (by name, or
+        by a full reference in the blueprint's `region` / `project`): it must name one secret, exactly."""
+        ...
+
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]: ...
 
     def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:

@@ -33,6 +33,11 @@ _RESERVATION = re.compile(
     r"^(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
     r"(/reservationBlocks/[a-z0-9-]+(/reservationSubBlocks/[a-z0-9-]+)?)?$"
 )
+_SECRET_ID = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
+"""A Secret Manager secret id: at most 255 letters, digits, - and _ (secretmanager.v1 CreateSecretRequest:
+"a string with a maximum length of 255 characters and can contain uppercase and lowercase letters,
+numerals, and the hyphen (-) and underscore (_) characters")."""
+_SECRET_PATH = re.compile(r"^projects/(?P<project>[^/]+)/secrets/(?P<name>[^/]+)$")
 _KMS_KEY = re.compile(
     r"^projects/[^/]+/locations/(?P<location>[a-z0-9-]+)/keyRings/[A-Za-z0-9_-]{1,63}"
     r"/cryptoKeys/[A-Za-z0-9_-]{1,63}$"
@@ -90,6 +95,32 @@ class GcpProfile:
                 (),
                 f"the key is in {match['location']}, where this resource cannot use it",
                 f"use a key ring in {where} (the blueprint's region)",
+            )
+
+    def secret_problems(self, secret: str, *, region: str, project: str | None) -> Iterator[FieldProblem]:
+        """A Secret Manager secret id, or projects/PROJECT/secrets/ID of the blueprint's project (the host
+        asks for the secret in the project it runs in). The host's IAM binding is on that one secret."""
+        del region  # a secret is a project's, replicated to the locations its policy names
+        match = _SECRET_PATH.match(secret)
+        name = match["name"] if match else secret
+        if match is None and secret.startswith("projects/"):
+            yield FieldProblem(
+                (),
+                f"'{secret}' is not a Secret Manager secret",
+                "write projects/<project>/secrets/<name>, or the secret's name",
+            )
+        elif _SECRET_ID.match(name) is None:
+            yield FieldProblem(
+                (),
+                f"'{name}' is not a Secret Manager secret name",
+                "a name has 1-255 letters, digits, - and _ (no wildcard: the host may read exactly this "
+                "secret)",
+            )
+        elif match is not None and project is not None and match["project"] != project:
+            yield FieldProblem(
+                (),
+                f"the secret is in project {match['project']}, not in the blueprint's project {project}",
+                f"use a secret of {project}, or write its name alone",
             )
 
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:

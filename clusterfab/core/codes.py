@@ -297,6 +297,15 @@ _CODES = [
         "Prometheus needs retention x samples per second x bytes per sample of disk; it deletes old "
         "data early.",
     ),
+    Code(
+        "BP154",
+        "SMTP secret the cloud's secret store cannot name",
+        _E,
+        "monitoring.smtp.password_secret names one secret of the blueprint's cloud: an AWS Secrets Manager "
+        "name (1-512 letters, digits and /_+=.@-) or full ARN in the blueprint's region, or a GCP Secret "
+        "Manager name (1-255 letters, digits, - and _) or projects/PROJECT/secrets/NAME. The monitoring "
+        "host's role may read exactly that secret, so a wildcard or a pattern would read many.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",

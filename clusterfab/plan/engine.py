@@ -35,10 +35,15 @@ UNKNOWN = "[unknown]"
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 # Computed attributes returned by the mocks, per type-token prefix; keyed by Pulumi property name.
+# The first match of a property wins: a specific type's entry goes before its provider's.
 _COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    # Launch templates' ARNs are EC2's own form: IAM statements name them, and the policy pack reads them.
+    "aws:ec2/launchTemplate:": lambda _t, name: {
+        "latestVersion": 1,
+        "arn": f"arn:aws:ec2:mock:123456789012:launch-template/{name}-id",
+    },
     "aws:": lambda typ, name: {"arn": f"arn:aws:mock:::{typ.split(':')[-1].lower()}/{name}"},
     "aws:fsx/lustreFileSystem:": lambda _t, name: {"dnsName": f"{name}.fsx.mock", "mountName": "mockmnt"},
-    "aws:ec2/launchTemplate:": lambda _t, _n: {"latestVersion": 1},
     # A documentation address (RFC 5737): the NAT's public address, which the munge key's policy names.
     "aws:ec2/eip:": lambda _t, _n: {"publicIp": "198.51.100.7"},
     "aws:s3/bucket:": lambda _t, name: {"bucket": f"{name}-mock"},

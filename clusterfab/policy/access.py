@@ -7,6 +7,10 @@
 - IAM: no policy document (role / user / group inline policies, managed policies, a role's
   `inlinePolicies`) allows every action (`*`) on every resource, or allows with `NotAction` (every
   action but a few); no AdministratorAccess attachment.
+- Secrets: no statement allows a Secrets Manager action on a secret ARN with a wildcard in its region,
+  account or name (`*`, `arn:aws:secretsmanager:us-east-1:*:secret:x-*`): a name pattern reads every secret
+  it prefixes, in any account that trusts the role. Only the `-??????` that stands for the six random
+  characters Secrets Manager appends to a secret's ARN may end the name.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Iterator, Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 from clusterfab.core import exposure
@@ -193,3 +198,186 @@ def wildcard_iam(resource: Resource) -> list[str]:
         if _ADMINISTRATOR_ACCESS.match(arn)
     ]
     return [f"{message}: grant only the actions and resources it needs" for message in found]
+
+
+# --- Secrets Manager --------------------------------------------------------------------------------
+
+_SECRET_SUFFIX = "-??????"
+"""What stands for the hyphen and six random characters Secrets Manager appends to a secret's name in its
+ARN: `?` matches exactly one character, so the name matches one secret, not every name it prefixes."""
+_UNSCOPED_SECRET_ACTIONS = frozenset(
+    {"secretsmanager:batchgetsecretvalue", "secretsmanager:getrandompassword", "secretsmanager:listsecrets"}
+)
+"""The Secrets Manager actions without a resource type, which IAM grants only on `*` (the service
+authorization reference for AWS Secrets Manager): they read no secret's value (BatchGetSecretValue needs
+GetSecretValue on each secret as well)."""
+_WILDCARDS = re.compile(r"[*?]")
+
+
+def _secret_actions(statement: Mapping[str, Any]) -> list[str]:
+    """The statement's actions that reach secrets (by name, by a service or global wildcard)."""
+    return [
+        action
+        for action in strings(statement.get("Action"))
+        if action in _EVERY_ACTION
+        or (action.lower().startswith("secretsmanager:") and action.lower() not in _UNSCOPED_SECRET_ACTIONS)
+    ]
+
+
+def _secret_pattern(resource: str) -> str | None:
+    """Why a Resource entry matches more than one named secret of one account and region, or None."""
+    if resource == "*":
+        return "every secret"
+    parts = resource.split(":", 5)
+    if len(parts) < 6 or parts[0] != "arn":
+        return None
+    _, _, service, region, account, rest = parts
+    if not fnmatchcase("secretsmanager", service.lower()):
+        return None
+    if service != "secretsmanager":
+        return f"the services {service}, Secrets Manager among them"
+    if _WILDCARDS.search(region) or _WILDCARDS.search(account):
+        return "secrets of any region or account it matches"
+    kind, _, name = rest.partition(":")
+    name = name.removesuffix(_SECRET_SUFFIX)
+    if kind != "secret" or _WILDCARDS.search(name) or not name:
+        return "every secret whose name it matches"
+    return None
+
+
+def _secret_grants(policy: Any) -> Iterator[str]:
+    for index, statement in enumerate(items(document(policy).get("Statement"))):
+        if str(statement.get("Effect", "")).lower() != "allow":
+            continue
+        actions = _secret_actions(statement)
+        if not actions:
+            continue
+        sid = statement.get("Sid") or index
+        granted = ", ".join(actions)
+        if statement.get("NotResource") is not None:
+            yield f"statement {sid} allows {granted} on every secret but those it names (NotResource)"
+        for resource in strings(statement.get("Resource")):
+            if (what := _secret_pattern(resource)) is not None:
+                yield f"statement {sid} allows {granted} on {resource}, {what}"
+
+
+def wildcard_secrets(resource: Resource) -> list[str]:
+    where = f"{short(resource)} {resource.name}"
+    return [
+        f"{where} {place}{what}: name each secret by its ARN, with the account and region and the name "
+        f"(ending in {_SECRET_SUFFIX} for the suffix Secrets Manager appends)"
+        for place, policy in _documents(resource)
+        for what in _secret_grants(policy)
+    ]
+
+
+# --- EC2: what a role may launch and terminate ------------------------------------------------------
+
+
+def _grants(statement: Mapping[str, Any], action: str) -> bool:
+    """Whether an Allow statement's Action matches `action` (wildcards as IAM reads them, any case)."""
+    if str(statement.get("Effect", "")).lower() != "allow":
+        return False
+    if statement.get("NotAction") is not None:
+        return not any(fnmatchcase(action.lower(), a.lower()) for a in strings(statement.get("NotAction")))
+    return any(fnmatchcase(action.lower(), a.lower()) for a in strings(statement.get("Action")))
+
+
+def _condition_keys(statement: Mapping[str, Any]) -> dict[str, list[tuple[str, list[str]]]]:
+    """Each condition key (lower case) with the operators and values it is tested with."""
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for operator, tests in dict(statement.get("Condition") or {}).items():
+        for key, values in dict(tests or {}).items():
+            found.setdefault(str(key).lower(), []).append((str(operator), strings(values)))
+    return found
+
+
+def _ec2_resources(statement: Mapping[str, Any], kind: str) -> list[str]:
+    """The statement's resources that may be EC2 resources of `kind` (`*`, `...:instance/*`, ...)."""
+    if statement.get("NotResource") is not None:
+        return ["NotResource"]
+    found = []
+    for resource in strings(statement.get("Resource")):
+        parts = resource.split(":", 5)
+        if resource == "*" or (
+            len(parts) == 6
+            and fnmatchcase("ec2", parts[2].lower())
+            and fnmatchcase(f"{kind}/i-0", parts[5].replace("?", "*"))
+        ):
+            found.append(resource)
+    return found
+
+
+def _public_ips_denied(policy: Mapping[str, Any]) -> bool:
+    """Whether the document denies RunInstances a network interface with a public address."""
+    for statement in items(policy.get("Statement")):
+        if str(statement.get("Effect", "")).lower() != "deny":
+            continue
+        actions = [a.lower() for a in strings(statement.get("Action"))]
+        if not any(fnmatchcase("ec2:runinstances", a) for a in actions):
+            continue
+        for operator, values in _condition_keys(statement).get("ec2:associatepublicipaddress", []):
+            if operator.lower().startswith("bool") and [v.lower() for v in values] == ["true"]:
+                return True
+    return False
+
+
+def _launch_problems(policy: Any) -> Iterator[str]:
+    document_ = document(policy)
+    denied = _public_ips_denied(document_)
+    for index, statement in enumerate(items(document_.get("Statement"))):
+        if not _grants(statement, "ec2:RunInstances"):
+            continue
+        sid = statement.get("Sid") or index
+        keys = _condition_keys(statement)
+        resources = strings(statement.get("Resource"))
+        # A statement that names launch templates and nothing else grants only their use.
+        named = bool(resources) and all(":launch-template/" in r and "*" not in r for r in resources)
+        if "ec2:launchtemplate" not in keys and not named:
+            yield (
+                f"statement {sid} allows ec2:RunInstances without an ec2:LaunchTemplate condition: anything "
+                "it launches may take any image, type, subnet or public address the request names"
+            )
+        public = [
+            values
+            for operator, values in keys.get("ec2:associatepublicipaddress", [])
+            if operator.lower().startswith("bool")
+        ]
+        if _ec2_resources(statement, "network-interface") and not denied and public != [["false"]]:
+            yield (
+                f"statement {sid} allows ec2:RunInstances network interfaces without denying public "
+                "addresses (no ec2:AssociatePublicIpAddress false condition, no Deny of it true)"
+            )
+
+
+def unscoped_launches(resource: Resource) -> list[str]:
+    where = f"{short(resource)} {resource.name}"
+    return [
+        f"{where} {place}{what}: allow RunInstances only with ec2:LaunchTemplate naming your templates, and "
+        "deny ec2:AssociatePublicIpAddress true on network-interface"
+        for place, policy in _documents(resource)
+        for what in _launch_problems(policy)
+    ]
+
+
+def _terminate_problems(policy: Any) -> Iterator[str]:
+    for index, statement in enumerate(items(document(policy).get("Statement"))):
+        if not _grants(statement, "ec2:TerminateInstances"):
+            continue
+        wide = [r for r in _ec2_resources(statement, "instance") if "*" in r or r == "NotResource"]
+        if wide and "ec2:instanceprofile" not in _condition_keys(statement):
+            sid = statement.get("Sid") or index
+            yield (
+                f"statement {sid} allows ec2:TerminateInstances on {', '.join(wide)} without an "
+                "ec2:InstanceProfile condition: tags alone are set by anyone who may tag an instance"
+            )
+
+
+def unscoped_terminations(resource: Resource) -> list[str]:
+    where = f"{short(resource)} {resource.name}"
+    return [
+        f"{where} {place}{what}: condition it on ec2:InstanceProfile naming your node groups' instance "
+        "profiles (only who may pass their roles can attach them), or name the instances"
+        for place, policy in _documents(resource)
+        for what in _terminate_problems(policy)
+    ]

@@ -19,13 +19,16 @@ from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
     BUCKET_PUBLIC_ACCESS_BLOCK,
     ENCRYPTION,
+    EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     IMDSV2,
+    LAUNCH_FROM_TEMPLATES,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
     NO_SSH_RDP_FROM_INTERNET,
     NO_WILDCARD_IAM,
     PROTECT_STATEFUL,
+    TERMINATE_OWN_INSTANCES,
 )
 from clusterfab.policy.resources import Resource, from_planned
 
@@ -49,6 +52,9 @@ RESOURCE_CHECKS: tuple[tuple[str, Callable[[Resource], list[str]]], ...] = (
     (NO_PUBLIC_BUCKETS, buckets.public_buckets),
     (NO_SSH_RDP_FROM_INTERNET, access.admin_ports_from_internet),
     (NO_WILDCARD_IAM, access.wildcard_iam),
+    (EXACT_SECRETS, access.wildcard_secrets),
+    (LAUNCH_FROM_TEMPLATES, access.unscoped_launches),
+    (TERMINATE_OWN_INSTANCES, access.unscoped_terminations),
 )
 """The pack's resource rules that need no config (protection needs the environment: below)."""
 STACK_CHECKS: tuple[tuple[str, Callable[[Sequence[Resource]], list[tuple[Resource, str]]]], ...] = (

@@ -41,14 +41,17 @@ from clusterfab.policy.names import (
     BUCKET_PUBLIC_ACCESS_BLOCK,
     BUDGET,
     ENCRYPTION,
+    EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     IMDSV2,
+    LAUNCH_FROM_TEMPLATES,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
     NO_SSH_RDP_FROM_INTERNET,
     NO_WILDCARD_IAM,
     PACK_NAME,
     PROTECT_STATEFUL,
+    TERMINATE_OWN_INSTANCES,
 )
 from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource
@@ -59,14 +62,17 @@ __all__ = [
     "BUCKET_PUBLIC_ACCESS_BLOCK",
     "BUDGET",
     "ENCRYPTION",
+    "EXACT_SECRETS",
     "IMDSV2",
     "IMDS_HOP_LIMIT",
+    "LAUNCH_FROM_TEMPLATES",
     "NO_PUBLIC_BUCKETS",
     "NO_PUBLIC_IPS",
     "NO_SSH_RDP_FROM_INTERNET",
     "NO_WILDCARD_IAM",
     "PACK_NAME",
     "PROTECT_STATEFUL",
+    "TERMINATE_OWN_INSTANCES",
     "policies",
 ]
 
@@ -232,6 +238,24 @@ def policies() -> list[Policy]:
             "No IAM policy allows every action on every resource, or allows with NotAction; no "
             "AdministratorAccess attachment.",
             lambda resource, _config: access.wildcard_iam(resource),
+        ),
+        _per_resource(
+            EXACT_SECRETS,
+            "No IAM statement allows a Secrets Manager action on a secret ARN with a wildcard in its region, "
+            "account or name (a trailing -?????? for the suffix Secrets Manager appends is exact), or on *.",
+            lambda resource, _config: access.wildcard_secrets(resource),
+        ),
+        _per_resource(
+            LAUNCH_FROM_TEMPLATES,
+            "No IAM statement allows ec2:RunInstances without an ec2:LaunchTemplate condition (or naming "
+            "only launch templates), or on network interfaces without denying public addresses.",
+            lambda resource, _config: access.unscoped_launches(resource),
+        ),
+        _per_resource(
+            TERMINATE_OWN_INSTANCES,
+            "No IAM statement allows ec2:TerminateInstances on * or a wildcard of instances without an "
+            "ec2:InstanceProfile condition.",
+            lambda resource, _config: access.unscoped_terminations(resource),
         ),
         _per_resource(
             PROTECT_STATEFUL,

@@ -1,4 +1,5 @@
-"""Monitoring rules: who gets the alerts, how they are sent, the monitoring node's machine and disk."""
+"""Monitoring rules: who gets the alerts, how they are sent (the SMTP password's secret), the monitoring
+node's machine and disk."""
 
 from __future__ import annotations
 
@@ -76,3 +77,18 @@ def check_monitoring_machine(ctx: RuleContext) -> Iterator[Finding]:
             hint=did_you_mean(spec.machine_type, known, what="monitoring machine types")
             or f"known: {', '.join(known)}; or leave machine_type out for the default",
         )
+
+
+def check_smtp_secret(ctx: RuleContext) -> Iterator[Finding]:
+    """The SMTP password's secret names one secret of the cloud's store, as its profile writes it: the
+    monitoring host's role may read exactly that secret (components/aws/monitoring.py builds its ARN with
+    the deployment's account and region), so a name that is not one would read nothing or many."""
+    spec = ctx.blueprint.monitoring
+    if spec is None or spec.smtp is None or spec.smtp.password_secret is None:
+        return
+    blueprint = ctx.blueprint
+    path = ("monitoring", "smtp", "password_secret")
+    for problem in ctx.cloud.secret_problems(
+        spec.smtp.password_secret, region=blueprint.region, project=blueprint.project
+    ):
+        yield ctx.finding("BP154", (*path, *problem.path), problem.message, hint=problem.hint)

@@ -43,6 +43,7 @@ CHECKS: tuple[Check, ...] = (
     software.check_software,
     monitoring.check_monitoring,
     monitoring.check_monitoring_machine,
+    monitoring.check_smtp_secret,
     scheduler.check_scheduler,
     scheduler.check_scheduler_machines,
     scheduler.check_teams,

@@ -13,6 +13,7 @@ and, when alerts are mailed, read one secret.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,14 +33,35 @@ SCRAPE_PORTS = (9100, 9400)
 """The node exporter and dcgm-exporter on every GPU node."""
 
 
-def _secret_arn(secret: str, region: str) -> str:
-    """A Secrets Manager secret's ARN pattern (a name gets the random suffix AWS appends)."""
+SECRET_NAME = re.compile(r"^[A-Za-z0-9/_+=.@-]{1,512}$")
+"""A Secrets Manager secret name: 1-512 ASCII letters, digits and /_+=.@- (botocore secretsmanager
+CreateSecretRequest.Name)."""
+SECRET_ARN = re.compile(
+    r"^arn:aws(-[a-z]+)*:secretsmanager:[a-z]{2}(-[a-z]+)+-\d+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}"
+    r"-[A-Za-z0-9]{6}$"
+)
+"""A secret's full ARN: its name, a hyphen and the six random characters Secrets Manager appends."""
+
+
+def secret_arn(secret: str, *, partition: str, region: str, account: str) -> str:
+    """The one secret `secret` names, as an IAM resource: a full ARN as it is; a name as its ARN in this
+    deployment's account and region, with `-??????` for the hyphen and six random characters Secrets
+    Manager appends to every secret's ARN (`?` matches one character: the name is never a prefix of
+    another secret's, as `-*` would make it)."""
     if secret.startswith("arn:"):
         return secret
-    return f"arn:aws:secretsmanager:{region}:*:secret:{secret}-*"
+    return f"arn:{partition}:secretsmanager:{region}:{account}:secret:{secret}-??????"
 
 
-def access_policy(*, region: str, smtp_secret: str | None) -> str:
+def secret_problems(secret: str | None) -> list[tuple[str, str]]:
+    """A secret that is not one secret's name or full ARN (a wildcard, a partial ARN) is refused: the host's
+    role would read whatever it matches."""
+    if secret is None or SECRET_NAME.match(secret) or SECRET_ARN.match(secret):
+        return []
+    return [("smtp_secret", f"'{secret}' is neither a Secrets Manager secret name nor a full secret ARN")]
+
+
+def access_policy(*, partition: str = "aws", region: str, account: str, smtp_secret: str | None) -> str:
     """What Prometheus and Alertmanager need from AWS: EC2 discovery and the SMTP password, nothing else."""
     statements: list[dict[str, Any]] = [
         # EC2 service discovery calls DescribeInstances, which IAM cannot scope to resources.
@@ -51,7 +73,7 @@ def access_policy(*, region: str, smtp_secret: str | None) -> str:
                 "Sid": "ReadSmtpPassword",
                 "Effect": "Allow",
                 "Action": "secretsmanager:GetSecretValue",
-                "Resource": _secret_arn(smtp_secret, region),
+                "Resource": secret_arn(smtp_secret, partition=partition, region=region, account=account),
             }
         )
     return json.dumps({"Version": "2012-10-17", "Statement": statements})
@@ -69,7 +91,8 @@ class AwsMonitoringAccessArgs:
     """The GPU nodes' security group."""
     region: str
     smtp_secret: str | None = None
-    """The Secrets Manager secret (name or ARN) holding the SMTP password; None: no mail login."""
+    """The Secrets Manager secret holding the SMTP password, by name (in `region` of the deployment's
+    account) or full ARN, never a wildcard; None: no mail login."""
     scrape_ports: Sequence[int] = SCRAPE_PORTS
 
 
@@ -79,12 +102,22 @@ class AwsMonitoringAccess(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: AwsMonitoringAccessArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        check_inputs(ACCESS_TYPE, secret_problems(args.smtp_secret))
         super().__init__(ACCESS_TYPE, name, None, opts)
         own = pulumi.ResourceOptions(parent=self)
+        # The secret's ARN names the deployment's own account: a name never matches another account's secret.
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
         aws.iam.RolePolicy(
             child(name, "policy"),
             role=args.role_name,
-            policy=access_policy(region=args.region, smtp_secret=args.smtp_secret),
+            policy=identity.apply(
+                lambda me: access_policy(
+                    partition=me.arn.split(":")[1],
+                    region=args.region,
+                    account=me.account_id,
+                    smtp_secret=args.smtp_secret,
+                )
+            ),
             opts=own,
         )
         for port in args.scrape_ports:
@@ -133,7 +166,7 @@ def _problems(args: AwsMonitoringNodeArgs) -> list[tuple[str, str]]:
     problems = []
     if args.volume_gib < 20:
         problems.append(("volume_gib", "the samples need at least 20 GiB"))
-    return problems
+    return problems + secret_problems(args.smtp_secret)
 
 
 def _host_policy(

@@ -180,9 +180,14 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
     """The auto scaling group that owns the nodes."""
     launch_template_id: pulumi.Output[str]
     """The launch template the nodes boot from."""
+    launch_template_arn: pulumi.Output[str]
     role_arn: pulumi.Output[str]
     """The nodes' instance role."""
     role_name: pulumi.Output[str]
+    instance_profile_arn: pulumi.Output[str]
+    """The nodes' instance profile: only a principal that may pass the role can launch an instance with it,
+    and its name is unique to the deployment (auto-named), so it tells the group's instances apart from
+    any other that carries the same tags."""
 
     def __init__(
         self, name: str, args: AwsGpuNodeGroupArgs, opts: pulumi.ResourceOptions | None = None
@@ -197,8 +202,10 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
         group = self._auto_scaling_group(template)
         self.auto_scaling_group_name = group.name
         self.launch_template_id = template.id
+        self.launch_template_arn = template.arn
         self.role_arn = role.arn
         self.role_name = role.name
+        self.instance_profile_arn = profile.arn
         self.register_outputs(
             {"auto_scaling_group_name": group.name, "launch_template_id": template.id, "role_arn": role.arn}
         )

@@ -114,101 +114,202 @@ def munge_secret_policy(secret_arn: str, controller_role_arn: str, egress_ip: st
     )
 
 
-def node_naming_statements(tags: Mapping[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True, kw_only=True)
+class NodeScope:
+    """What the controller may act on, exactly: the deployment's partition, region and account, and the
+    node groups' instance profiles (ARNs). Only a principal that may pass a group's role can put its
+    profile on an instance, and the profile's name is unique to the deployment (auto-named), so the
+    profile tells the cluster's GPU instances apart from any instance that merely carries its tags, such
+    as one of another deployment with the same blueprint and stack names in the same account."""
+
+    partition: str
+    region: str
+    account: str
+    profiles: Sequence[str]
+    """The instance profiles of the node groups whose instances the controller names and replaces."""
+
+    def ec2(self, resource: str) -> str:
+        """An EC2 ARN of this region and account (`resource`: `instance/*`, `subnet/subnet-1`, ...)."""
+        return f"arn:{self.partition}:ec2:{self.region}:{self.account}:{resource}"
+
+
+# Condition keys are those the service authorization reference for Amazon EC2 ("Actions, resources, and
+# condition keys for Amazon EC2") lists for the action and resource type: CreateTags and TerminateInstances
+# on `instance` take ec2:InstanceProfile and aws:ResourceTag/${TagKey}; RunInstances takes ec2:LaunchTemplate
+# on each of its resource types, ec2:InstanceProfile and ec2:InstanceType on `instance`,
+# ec2:AssociatePublicIpAddress and ec2:Subnet on `network-interface`, ec2:Encrypted on `volume`,
+# ec2:IsLaunchTemplateResource on `image`, `placement-group` and `capacity-reservation`; CreateTags takes
+# ec2:CreateAction. DescribeInstances, DescribeLaunchTemplateVersions and autoscaling:
+# DescribeAutoScalingGroups have no resource type there: they take only "*".
+
+
+def node_naming_statements(tags: Mapping[str, str], scope: NodeScope) -> list[dict[str, Any]]:
     """The node sync's rights: find the cluster's instances, and set one tag, the node name, on them.
 
-    DescribeInstances cannot be scoped to resources (the EC2 service authorization reference); the tag
-    write is limited to instances carrying this cluster's and stack's tags, and to the node-name key.
+    DescribeInstances cannot be scoped to resources; the tag write is limited to this region's and
+    account's instances of the node groups' instance profiles that carry this cluster's and stack's
+    tags, and to the node-name key.
     """
-    owner = {f"aws:ResourceTag/{key}": tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
     return [
         {"Sid": "FindNodes", "Effect": "Allow", "Action": "ec2:DescribeInstances", "Resource": "*"},
         {
             "Sid": "NameNodes",
             "Effect": "Allow",
             "Action": "ec2:CreateTags",
-            "Resource": "arn:aws:ec2:*:*:instance/*",
+            "Resource": scope.ec2("instance/*"),
             "Condition": {
-                "StringEquals": owner,
+                "StringEquals": _owner(tags),
+                "ArnEquals": {"ec2:InstanceProfile": list(scope.profiles)},
                 "ForAllValues:StringEquals": {"aws:TagKeys": [SLURM_NODE_TAG]},
             },
         },
     ]
 
 
-def _launch_statements(owner: Mapping[str, str]) -> list[dict[str, Any]]:
-    """RunInstances: only as this cluster's elastic nodes, only from this cluster's launch templates."""
+def _owner(tags: Mapping[str, str], condition: str = "aws:ResourceTag") -> dict[str, str]:
+    """The cluster's and stack's tags as `condition` keys."""
+    return {f"{condition}/{key}": tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElasticNodes:
+    """The node groups whose elastic nodes the controller launches, exactly: their launch templates,
+    instance types, instance profiles and roles (ARNs), and the subnet and security group they run in."""
+
+    templates: Sequence[str]
+    instance_types: Sequence[str]
+    profiles: Sequence[str]
+    roles: Sequence[str]
+    subnet_id: str
+    security_group_id: str
+    volume_keys: Sequence[str] = ()
+    """Customer-managed keys (ARNs) of the groups' boot volumes."""
+
+
+def _launch_statements(
+    tags: Mapping[str, str], scope: NodeScope, nodes: ElasticNodes
+) -> list[dict[str, Any]]:
+    """RunInstances only from the cluster's launch templates, as the template's instance type and profile,
+    tagged as this cluster's elastic node, into the cluster's subnet and security group, with the
+    template's image, encrypted volumes, and never a public address."""
+    templates = {"ec2:LaunchTemplate": list(nodes.templates)}
     return [
         {
+            # Neither action has a resource type (the reference above): they take only "*". A launch
+            # template's user data is readable with it; the node groups' carries no secret (the boot script
+            # names the bucket, the playbook bundle and the munge key's secret, never a key or password).
             "Sid": "ReadNodeGroups",
             "Effect": "Allow",
             "Action": ["autoscaling:DescribeAutoScalingGroups", "ec2:DescribeLaunchTemplateVersions"],
             "Resource": "*",
         },
         {
-            "Sid": "LaunchElasticNodes",
-            "Effect": "Allow",
-            "Action": "ec2:RunInstances",
-            "Resource": "arn:aws:ec2:*:*:instance/*",
-            "Condition": {
-                "StringEquals": {
-                    f"aws:RequestTag/{SLURM_ELASTIC_TAG}": "true",
-                    **{f"aws:RequestTag/{k}": v for k, v in owner.items()},
-                }
-            },
-        },
-        {
             "Sid": "LaunchFromNodeTemplates",
             "Effect": "Allow",
             "Action": "ec2:RunInstances",
-            "Resource": "arn:aws:ec2:*:*:launch-template/*",
-            "Condition": {"StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()}},
+            "Resource": list(nodes.templates),
         },
         {
-            "Sid": "LaunchInto",
+            "Sid": "LaunchElasticNodes",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": scope.ec2("instance/*"),
+            "Condition": {
+                "ArnEquals": {**templates, "ec2:InstanceProfile": list(nodes.profiles)},
+                "StringEquals": {
+                    "ec2:InstanceType": list(nodes.instance_types),
+                    f"aws:RequestTag/{SLURM_ELASTIC_TAG}": "true",
+                    **_owner(tags, "aws:RequestTag"),
+                },
+            },
+        },
+        *_launch_resource_statements(scope, nodes),
+    ]
+
+
+def _launch_resource_statements(scope: NodeScope, nodes: ElasticNodes) -> list[dict[str, Any]]:
+    """What a launch from the templates may use: the cluster's subnet and security group, private network
+    interfaces, encrypted volumes, the template's own image, placement group and reservation."""
+    templates = {"ec2:LaunchTemplate": list(nodes.templates)}
+    from_template = {"ArnEquals": templates}
+    return [
+        {
+            "Sid": "LaunchIntoClusterNetwork",
             "Effect": "Allow",
             "Action": "ec2:RunInstances",
             "Resource": [
-                f"arn:aws:ec2:*:*:{kind}/*"
-                for kind in (
-                    "subnet",
-                    "network-interface",
-                    "security-group",
-                    "volume",
-                    "image",
-                    "placement-group",
-                    "capacity-reservation",
-                )
+                scope.ec2(f"subnet/{nodes.subnet_id}"),
+                scope.ec2(f"security-group/{nodes.security_group_id}"),
             ],
+            "Condition": from_template,
+        },
+        {
+            "Sid": "LaunchPrivateInterfaces",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": scope.ec2("network-interface/*"),
+            "Condition": {
+                "ArnEquals": {**templates, "ec2:Subnet": [scope.ec2(f"subnet/{nodes.subnet_id}")]},
+                # Absent when the request names no public address: the subnet's default applies, and the
+                # node subnet assigns none (components/aws/network.py).
+                "BoolIfExists": {"ec2:AssociatePublicIpAddress": "false"},
+            },
+        },
+        {
+            "Sid": "NoPublicAddresses",
+            "Effect": "Deny",
+            "Action": "ec2:RunInstances",
+            "Resource": scope.ec2("network-interface/*"),
+            "Condition": {"Bool": {"ec2:AssociatePublicIpAddress": "true"}},
+        },
+        {
+            "Sid": "LaunchEncryptedVolumes",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": scope.ec2("volume/*"),
+            "Condition": {**from_template, "Bool": {"ec2:Encrypted": "true"}},
+        },
+        {
+            # The template's own image, placement group and reservation: a request cannot name others.
+            "Sid": "LaunchWithTemplateResources",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": [
+                f"arn:{scope.partition}:ec2:{scope.region}::image/*",
+                scope.ec2("placement-group/*"),
+                scope.ec2("capacity-reservation/*"),
+            ],
+            "Condition": {**from_template, "Bool": {"ec2:IsLaunchTemplateResource": "true"}},
         },
     ]
 
 
 def elastic_statements(
-    tags: Mapping[str, str], node_roles: Sequence[str], volume_keys: Sequence[str] = ()
+    tags: Mapping[str, str], scope: NodeScope, nodes: ElasticNodes
 ) -> list[dict[str, Any]]:
     """The power programs' and node sync's rights over instances (scheduler.md §A2: what ParallelCluster's
-    head node may do): read each node group's auto scaling group and launch template; launch instances of
-    this cluster's launch templates only if the request tags them as this cluster's elastic nodes; pass
-    only the node groups' own roles; terminate only this cluster's instances (elastic ones when idle, a
-    static one drained for a hardware fault, which its group replaces)."""
-    owner = {key: tags[key] for key in (BLUEPRINT_TAG, STACK_TAG) if key in tags}
+    head node may do): read each node group's auto scaling group and launch template; launch instances
+    only from this cluster's launch templates, as elastic nodes of this cluster (`_launch_statements`);
+    tag only at launch; pass only the elastic groups' own roles, to EC2; terminate only instances of the
+    node groups' instance profiles with this cluster's tags (elastic ones when idle, a static one drained
+    for a hardware fault, which its group replaces)."""
     statements: list[dict[str, Any]] = [
-        *_launch_statements(owner),
+        *_launch_statements(tags, scope, nodes),
         {
             "Sid": "TagAtLaunch",
             "Effect": "Allow",
             "Action": "ec2:CreateTags",
-            "Resource": [f"arn:aws:ec2:*:*:{kind}/*" for kind in ("instance", "volume", "network-interface")],
+            "Resource": [scope.ec2(f"{kind}/*") for kind in ("instance", "volume", "network-interface")],
             "Condition": {"StringEquals": {"ec2:CreateAction": "RunInstances"}},
         },
         {
             "Sid": "TerminateClusterNodes",
             "Effect": "Allow",
             "Action": "ec2:TerminateInstances",
-            "Resource": "arn:aws:ec2:*:*:instance/*",
+            "Resource": scope.ec2("instance/*"),
             "Condition": {
-                "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()},
+                "StringEquals": _owner(tags),
+                "ArnEquals": {"ec2:InstanceProfile": list(scope.profiles)},
                 "Null": {f"aws:ResourceTag/{NODE_GROUP_TAG}": "false"},
             },
         },
@@ -216,11 +317,11 @@ def elastic_statements(
             "Sid": "PassNodeRoles",
             "Effect": "Allow",
             "Action": "iam:PassRole",
-            "Resource": [f"arn:aws:iam::*:role/{role}" for role in node_roles],
+            "Resource": list(nodes.roles),
             "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
         },
     ]
-    if volume_keys:
+    if nodes.volume_keys:
         # Launching with a customer-managed key on the boot volumes: EC2 uses the key for the caller.
         statements.append(
             {
@@ -234,8 +335,8 @@ def elastic_statements(
                     "kms:ReEncryptFrom",
                     "kms:ReEncryptTo",
                 ],
-                "Resource": list(volume_keys),
-                "Condition": {"StringLike": {"kms:ViaService": "ec2.*.amazonaws.com"}},
+                "Resource": list(nodes.volume_keys),
+                "Condition": {"StringLike": {"kms:ViaService": f"ec2.{scope.region}.amazonaws.com"}},
             }
         )
     return statements
@@ -244,15 +345,15 @@ def elastic_statements(
 def controller_policy(
     bucket_arn: str,
     secret_arn: str,
-    tags: Mapping[str, str],
+    naming: Sequence[dict[str, Any]],
     bucket_kms_key_arn: str | None = None,
     *,
     elastic: Sequence[dict[str, Any]] = (),
     database: Sequence[dict[str, Any]] = (),
     follow: Sequence[dict[str, Any]] = (),
 ) -> str:
-    """Read the bucket, use Session Manager, read and (first boot) write the munge key, name the cluster's
-    GPU instances, (`elastic`) create and delete the elastic ones, (`database`) find the accounting
+    """Read the bucket, use Session Manager, read and (first boot) write the munge key, (`naming`) name the
+    cluster's GPU instances, (`elastic`) create and delete the elastic ones, (`database`) find the accounting
     database and read its master secret, and (`follow`) read the digest tag of its boot script; nothing
     else."""
     write = {
@@ -266,7 +367,7 @@ def controller_policy(
         SESSION_MANAGER_STATEMENT,
         munge_read_statement(secret_arn),
         write,
-        *node_naming_statements(tags),
+        *naming,
         *elastic,
         *database,
         *follow,
@@ -338,9 +439,18 @@ class AwsSlurmControllerArgs:
     login_boot_script: pulumi.Input[str] = ""
     login_boot_script_key: str | None = None
     """As `boot_script_key`, for the login nodes' script."""
-    elastic_node_roles: Sequence[pulumi.Input[str]] = ()
-    """The roles (names) of the node groups with elastic nodes: the controller creates their instances
-    and passes these roles to them. Empty: the controller creates and deletes no instance."""
+    region: str
+    """The region the controller runs in and acts on (its rights name it)."""
+    node_instance_profile_arns: Sequence[pulumi.Input[str]] = ()
+    """The instance profiles of the Slurm node groups: the controller names and replaces only instances
+    that carry one of them (and the cluster's tags)."""
+    elastic_node_role_arns: Sequence[pulumi.Input[str]] = ()
+    """The roles of the node groups with elastic nodes: the controller creates their instances and passes
+    these roles (only to EC2). Empty: the controller creates and deletes no instance."""
+    elastic_instance_profile_arns: Sequence[pulumi.Input[str]] = ()
+    elastic_launch_template_arns: Sequence[pulumi.Input[str]] = ()
+    """The launch templates those groups' instances are launched from, and only from."""
+    elastic_instance_types: Sequence[str] = ()
     elastic_volume_keys: Sequence[str] = ()
     """Customer-managed keys (ARNs) of those groups' boot volumes."""
     database: AwsSlurmDatabaseSettings | None = None
@@ -352,6 +462,18 @@ class AwsSlurmControllerArgs:
 def _problems(args: AwsSlurmControllerArgs) -> list[tuple[str, str]]:
     problems = slurm_controller_problems("state_volume_gib", args.state_volume_gib, args.login_count)
     problems += snapshot_problems(args.snapshot_time_utc, args.snapshots_kept)
+    elastic = {
+        "elastic_node_role_arns": args.elastic_node_role_arns,
+        "elastic_instance_profile_arns": args.elastic_instance_profile_arns,
+        "elastic_launch_template_arns": args.elastic_launch_template_arns,
+        "elastic_instance_types": args.elastic_instance_types,
+    }
+    if any(elastic.values()):
+        # Each right of the elastic nodes names all of them: none may be left to a wildcard.
+        problems += [(key, "elastic nodes need their roles, profiles, templates and types") for key, v in
+                     elastic.items() if not v]  # fmt: skip
+    if any(elastic.values()) and not args.node_instance_profile_arns:
+        problems.append(("node_instance_profile_arns", "the elastic groups' profiles must be among them"))
     return problems
 
 
@@ -417,15 +539,15 @@ class AwsSlurmController(pulumi.ComponentResource):
         role, profile = self._role(
             "role",
             pulumi.Output.all(
-                args.bucket_arn, secret.arn, pulumi.Output.all(*args.elastic_node_roles), database_access
+                args.bucket_arn, secret.arn, self._scope(), self._elastic(), database_access
             ).apply(
                 lambda v: controller_policy(
                     v[0],
                     v[1],
-                    args.tags,
+                    node_naming_statements(args.tags, v[2]),
                     args.bucket_kms_key_arn,
-                    elastic=elastic_statements(args.tags, v[2], args.elastic_volume_keys) if v[2] else (),
-                    database=v[3],
+                    elastic=elastic_statements(args.tags, v[2], v[3]) if v[3] is not None else (),
+                    database=v[4],
                     follow=digest_statements(args.boot_script_key),
                 )
             ),
@@ -459,6 +581,42 @@ class AwsSlurmController(pulumi.ComponentResource):
             ),
             block_public_policy=True,
             opts=self._own,
+        )
+
+    def _scope(self) -> pulumi.Output[NodeScope]:
+        """The deployment's account and partition (the caller's identity), the region, the node groups'
+        instance profiles."""
+        args = self._args
+        identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        return pulumi.Output.all(identity, pulumi.Output.all(*args.node_instance_profile_arns)).apply(
+            lambda v: NodeScope(
+                partition=v[0].arn.split(":")[1], region=args.region, account=v[0].account_id, profiles=v[1]
+            )
+        )
+
+    def _elastic(self) -> pulumi.Output[ElasticNodes | None]:
+        """The elastic node groups' templates, profiles and roles, or None without elastic groups."""
+        args = self._args
+        return pulumi.Output.all(
+            pulumi.Output.all(*args.elastic_launch_template_arns),
+            pulumi.Output.all(*args.elastic_instance_profile_arns),
+            pulumi.Output.all(*args.elastic_node_role_arns),
+            args.subnet_id,
+            args.node_security_group_id,
+        ).apply(
+            lambda v: (
+                ElasticNodes(
+                    templates=v[0],
+                    instance_types=args.elastic_instance_types,
+                    profiles=v[1],
+                    roles=v[2],
+                    subnet_id=v[3],
+                    security_group_id=v[4],
+                    volume_keys=args.elastic_volume_keys,
+                )
+                if v[0]
+                else None
+            )
         )
 
     def _security_group(self) -> aws.ec2.SecurityGroup:

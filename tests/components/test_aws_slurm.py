@@ -33,6 +33,25 @@ environments:
 """
 
 
+EC2 = "arn:aws:ec2:us-east-1:123456789012"
+"""The region's and the deployment's account's EC2 ARNs (the mock engine's caller is account 123456789012)."""
+PROFILE = "arn:aws:mock:::instanceprofile/slm-cluster-h100-profile"
+TEMPLATE = "arn:aws:ec2:mock:123456789012:launch-template/slm-cluster-h100-lt-id"
+ELASTIC_SIDS = {
+    "ReadNodeGroups",
+    "LaunchFromNodeTemplates",
+    "LaunchElasticNodes",
+    "LaunchIntoClusterNetwork",
+    "LaunchPrivateInterfaces",
+    "NoPublicAddresses",
+    "LaunchEncryptedVolumes",
+    "LaunchWithTemplateResources",
+    "TagAtLaunch",
+    "TerminateClusterNodes",
+    "PassNodeRoles",
+}
+
+
 def instance_script(resource: Any) -> str:
     return base64.b64decode(resource.inputs["userDataBase64"]).decode()
 
@@ -232,6 +251,10 @@ def test_the_controller_boots_with_the_rendered_files_and_generates_the_key() ->
     assert (host_vars["munge_key_port"], host_vars["munge_key_serve_networks"]) == (6816, ["10.40.0.0/16"])
     assert host_vars["metadata_guard_allowed_users"] == ["root", "slurm"]
     assert host_vars["slurm_controller_accounting"] == "embedded"
+    # What the node sync checks an instance against before it acts: the group's template and profile.
+    assert host_vars["slurm_controller_fleet"] == {
+        "h100": {"template": "slm-cluster-h100-lt-id", "profile": PROFILE}
+    }
     files = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-slurm-files").inputs
     assert files["key"].startswith("slurm/")
     assert files["key"].endswith(".tar.gz")
@@ -283,13 +306,21 @@ def test_the_controller_may_name_only_this_clusters_instances() -> None:
         "Action": "ec2:DescribeInstances",
         "Resource": "*",
     }
-    assert statements["NameNodes"]["Action"] == "ec2:CreateTags"
-    assert statements["NameNodes"]["Condition"] == {
-        "StringEquals": {
-            "aws:ResourceTag/clusterfab-blueprint": "slm-cluster",
-            "aws:ResourceTag/clusterfab-stack": "plan",
+    # Only instances of the node group's instance profile (which only a principal that may pass its role
+    # can attach, and which no other deployment shares) with the cluster's tags, only the node-name key.
+    assert statements["NameNodes"] == {
+        "Sid": "NameNodes",
+        "Effect": "Allow",
+        "Action": "ec2:CreateTags",
+        "Resource": f"{EC2}:instance/*",
+        "Condition": {
+            "StringEquals": {
+                "aws:ResourceTag/clusterfab-blueprint": "slm-cluster",
+                "aws:ResourceTag/clusterfab-stack": "plan",
+            },
+            "ArnEquals": {"ec2:InstanceProfile": [PROFILE]},
+            "ForAllValues:StringEquals": {"aws:TagKeys": ["clusterfab-slurm-node"]},
         },
-        "ForAllValues:StringEquals": {"aws:TagKeys": ["clusterfab-slurm-node"]},
     }
 
 
@@ -367,27 +398,109 @@ def test_the_controller_hosts_monitoring_with_the_slurm_exporter() -> None:
 def test_the_controller_may_create_and_delete_only_this_clusters_elastic_nodes() -> None:
     elastic = BODY.replace("    count: 2\n", "    autoscaling: {min: 1, max: 4}\n", 1)
     plan = aws_plan(elastic, name="slm")
-    statements = {s["Sid"]: s for s in policy(plan, "slm-cluster-slurm-role-policy")["Statement"]}
+    statements = [
+        s for s in policy(plan, "slm-cluster-slurm-role-policy")["Statement"] if s["Sid"] in ELASTIC_SIDS
+    ]
     owner = {"clusterfab-blueprint": "slm-cluster", "clusterfab-stack": "plan"}
-    assert statements["LaunchElasticNodes"]["Condition"] == {
-        "StringEquals": {
-            "aws:RequestTag/clusterfab-slurm-elastic": "true",
-            **{f"aws:RequestTag/{k}": v for k, v in owner.items()},
-        }
-    }
-    assert statements["LaunchFromNodeTemplates"]["Condition"] == {
-        "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()}
-    }
-    assert statements["TerminateClusterNodes"]["Condition"] == {
-        "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()},
-        "Null": {"aws:ResourceTag/clusterfab-node-group": "false"},
-    }
-    # Only the node group's own role may be passed to what the controller launches.
-    # (the mock engine names a role by its resource name)
-    assert statements["PassNodeRoles"]["Resource"] == ["arn:aws:iam::*:role/slm-cluster-h100-role"]
-    assert statements["PassNodeRoles"]["Condition"] == {
-        "StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}
-    }
+    template = {"ec2:LaunchTemplate": [TEMPLATE]}
+    subnet = f"{EC2}:subnet/slm-cluster-net-nodes-id"
+    assert statements == [
+        {
+            # No resource type for either action (the EC2 and Auto Scaling service authorization reference).
+            "Sid": "ReadNodeGroups",
+            "Effect": "Allow",
+            "Action": ["autoscaling:DescribeAutoScalingGroups", "ec2:DescribeLaunchTemplateVersions"],
+            "Resource": "*",
+        },
+        {
+            "Sid": "LaunchFromNodeTemplates",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": [TEMPLATE],
+        },
+        {
+            "Sid": "LaunchElasticNodes",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": f"{EC2}:instance/*",
+            "Condition": {
+                "ArnEquals": {**template, "ec2:InstanceProfile": [PROFILE]},
+                "StringEquals": {
+                    "ec2:InstanceType": ["p5.48xlarge"],
+                    "aws:RequestTag/clusterfab-slurm-elastic": "true",
+                    **{f"aws:RequestTag/{k}": v for k, v in owner.items()},
+                },
+            },
+        },
+        {
+            "Sid": "LaunchIntoClusterNetwork",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": [subnet, f"{EC2}:security-group/slm-cluster-net-nodes-sg-id"],
+            "Condition": {"ArnEquals": template},
+        },
+        {
+            "Sid": "LaunchPrivateInterfaces",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": f"{EC2}:network-interface/*",
+            "Condition": {
+                "ArnEquals": {**template, "ec2:Subnet": [subnet]},
+                "BoolIfExists": {"ec2:AssociatePublicIpAddress": "false"},
+            },
+        },
+        {
+            "Sid": "NoPublicAddresses",
+            "Effect": "Deny",
+            "Action": "ec2:RunInstances",
+            "Resource": f"{EC2}:network-interface/*",
+            "Condition": {"Bool": {"ec2:AssociatePublicIpAddress": "true"}},
+        },
+        {
+            "Sid": "LaunchEncryptedVolumes",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": f"{EC2}:volume/*",
+            "Condition": {"ArnEquals": template, "Bool": {"ec2:Encrypted": "true"}},
+        },
+        {
+            "Sid": "LaunchWithTemplateResources",
+            "Effect": "Allow",
+            "Action": "ec2:RunInstances",
+            "Resource": [
+                "arn:aws:ec2:us-east-1::image/*",
+                f"{EC2}:placement-group/*",
+                f"{EC2}:capacity-reservation/*",
+            ],
+            "Condition": {"ArnEquals": template, "Bool": {"ec2:IsLaunchTemplateResource": "true"}},
+        },
+        {
+            "Sid": "TagAtLaunch",
+            "Effect": "Allow",
+            "Action": "ec2:CreateTags",
+            "Resource": [f"{EC2}:instance/*", f"{EC2}:volume/*", f"{EC2}:network-interface/*"],
+            "Condition": {"StringEquals": {"ec2:CreateAction": "RunInstances"}},
+        },
+        {
+            "Sid": "TerminateClusterNodes",
+            "Effect": "Allow",
+            "Action": "ec2:TerminateInstances",
+            "Resource": f"{EC2}:instance/*",
+            "Condition": {
+                "StringEquals": {f"aws:ResourceTag/{k}": v for k, v in owner.items()},
+                "ArnEquals": {"ec2:InstanceProfile": [PROFILE]},
+                "Null": {"aws:ResourceTag/clusterfab-node-group": "false"},
+            },
+        },
+        {
+            # Only the node group's own role, its exact ARN (the mock engine names it by its resource name).
+            "Sid": "PassNodeRoles",
+            "Effect": "Allow",
+            "Action": "iam:PassRole",
+            "Resource": ["arn:aws:mock:::role/slm-cluster-h100-role"],
+            "Condition": {"StringEquals": {"iam:PassedToService": "ec2.amazonaws.com"}},
+        },
+    ]
     # The group keeps `min` nodes up; the rest are Slurm's.
     group = one(plan, "aws:autoscaling/group:Group", "slm-cluster-h100-asg").inputs
     assert (group["minSize"], group["desiredCapacity"]) == (1, 1)
@@ -395,7 +508,7 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_nodes()
     static = {
         s["Sid"] for s in policy(aws_plan(BODY, name="slm"), "slm-cluster-slurm-role-policy")["Statement"]
     }
-    assert not static & {"LaunchElasticNodes", "TerminateClusterNodes", "PassNodeRoles"}
+    assert not static & ELASTIC_SIDS
 
 
 def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_start() -> None:
@@ -447,3 +560,15 @@ def test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_star
     assert [u.restarts for u in diff.update if u.after.name == "slm-cluster-slurm-controller"] == [()]
     # The rendered files are content-addressed: a new object, which the new script names.
     assert {u.after.name for u in diff.update if u.replaces} == {"slm-cluster-slurm-files"}
+
+
+def test_the_controllers_planned_rights_pass_the_policy_packs_iam_rules() -> None:
+    """The statements exactly as planned, through the same rules `clusterfab policy` and CrossGuard run."""
+    from clusterfab.policy import access
+    from clusterfab.policy.resources import from_planned
+
+    elastic = BODY.replace("    count: 2\n", "    autoscaling: {min: 1, max: 4}\n", 1)
+    for plan in (aws_plan(elastic, name="slm"), aws_plan(BODY, name="slm")):
+        role_policy = from_planned(one(plan, POLICY, "slm-cluster-slurm-role-policy"))
+        for check in (access.unscoped_launches, access.unscoped_terminations, access.wildcard_secrets):
+            assert check(role_policy) == []

@@ -432,6 +432,7 @@ def test_a_slurm_controller_refuses_a_snapshot_schedule_either_cloud_would_refus
                 bucket_arn="arn:aws:s3:::b",
                 image_id="ami-1",
                 private_ip="10.0.0.10",
+                region="us-east-1",
                 snapshot_time_utc="03:30",
                 snapshots_kept=0,
             ),
@@ -441,3 +442,28 @@ def test_a_slurm_controller_refuses_a_snapshot_schedule_either_cloud_would_refus
         run_program(program, project="team-infra", stack="dev")
     assert "snapshot_time_utc: '03:30' is not an hour as HH:00 (UTC)" in str(info.value)
     assert "snapshots_kept: keep between 1 and 1000 daily snapshots" in str(info.value)
+
+
+def test_a_slurm_controller_refuses_elastic_nodes_it_cannot_name_exactly() -> None:
+    """Each elastic right names the groups' templates, profiles, roles and types: a missing list would leave
+    the right to a wildcard, or to nothing."""
+    from components.aws.slurm import AwsSlurmController, AwsSlurmControllerArgs
+
+    def program() -> None:
+        AwsSlurmController(
+            "slurm",
+            AwsSlurmControllerArgs(
+                cluster="c", munge_secret_name="c-munge", vpc_id="vpc-1", subnet_id="subnet-1",
+                availability_zone="us-east-1a", node_security_group_id="sg-1", egress_ip="198.51.100.7",
+                bucket_name="b",
+                bucket_arn="arn:aws:s3:::b", image_id="ami-1", private_ip="10.0.0.10", region="us-east-1",
+                elastic_node_role_arns=["arn:aws:iam::111122223333:role/nodes"],
+            ),
+        )  # fmt: skip
+
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        run_program(program, project="team-infra", stack="dev")
+    need = "elastic nodes need their roles, profiles, templates and types"
+    for key in ("elastic_instance_profile_arns", "elastic_launch_template_arns", "elastic_instance_types"):
+        assert f"{key}: {need}" in str(info.value)
+    assert "node_instance_profile_arns: the elastic groups' profiles must be among them" in str(info.value)

@@ -15,11 +15,14 @@ import pytest
 from clusterfab.policy.names import (
     BUCKET_PUBLIC_ACCESS_BLOCK,
     ENCRYPTION,
+    EXACT_SECRETS,
     IMDS_HOP_LIMIT,
+    LAUNCH_FROM_TEMPLATES,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
     NO_SSH_RDP_FROM_INTERNET,
     NO_WILDCARD_IAM,
+    TERMINATE_OWN_INSTANCES,
 )
 from tests.deploy.crossguard import declared, planned, violations
 
@@ -487,4 +490,229 @@ def test_iam_grants_of_everything() -> None:
         f"Role role inline policy inline statement 0 {everything}: {fix}",
         f"RolePolicy admin statement All {everything}: {fix}",
         f"RolePolicyAttachment attach attaches {admin}: {fix}",
+    ]
+
+
+# --- Secrets Manager ---------------------------------------------------------------------------------
+
+
+def test_secret_grants_with_a_wildcard_in_region_account_or_name() -> None:
+    read = "secretsmanager:GetSecretValue"
+    exact = "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/smtp-??????"
+
+    def program() -> None:
+        aws.iam.RolePolicy("all", role="r", policy=_document({"Sid": "All", "Action": read, "Resource": "*"}))
+        aws.iam.RolePolicy(
+            "any-account",
+            role="r",
+            policy=_document(
+                {"Action": read, "Resource": "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-*"}
+            ),
+        )
+        aws.iam.RolePolicy(
+            "prefix",
+            role="r",
+            policy=_document(
+                {
+                    "Action": ["secretsmanager:*"],
+                    "Resource": ["arn:aws:secretsmanager:us-east-1:111122223333:secret:team/*", exact],
+                }
+            ),
+        )
+        aws.iam.Policy(
+            "any-service",
+            policy=_document({"Action": "*", "Resource": "arn:aws:*:us-east-1:111122223333:*"}),
+        )
+        aws.iam.Role(
+            "role",
+            assume_role_policy=_document(
+                {"Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+            ),
+            inline_policies=[
+                aws.iam.RoleInlinePolicyArgs(
+                    name="but", policy=_document({"Action": read, "NotResource": exact})
+                )
+            ],
+        )
+        # Compliant: one secret's ARN with the suffix pattern, or its full ARN; actions that take no
+        # resource on *; other services' wildcards; a denial.
+        aws.iam.RolePolicy("exact", role="r", policy=_document({"Action": read, "Resource": exact}))
+        aws.iam.RolePolicy(
+            "full",
+            role="r",
+            policy=_document(
+                {
+                    "Action": [read, "secretsmanager:DescribeSecret"],
+                    "Resource": "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/smtp-AbC123",
+                }
+            ),
+        )
+        aws.iam.RolePolicy(
+            "list", role="r", policy=_document({"Action": "secretsmanager:ListSecrets", "Resource": "*"})
+        )
+        aws.iam.RolePolicy(
+            "bucket", role="r", policy=_document({"Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"})
+        )
+        aws.iam.RolePolicy(
+            "deny",
+            role="r",
+            policy=json.dumps({"Statement": [{"Effect": "Deny", "Action": read, "Resource": "*"}]}),
+        )
+
+    fix = (
+        "name each secret by its ARN, with the account and region and the name (ending in -?????? for the "
+        "suffix Secrets Manager appends)"
+    )
+    assert checked(EXACT_SECRETS, program) == [
+        f"Policy any-service statement 0 allows * on arn:aws:*:us-east-1:111122223333:*, the services *, "
+        f"Secrets Manager among them: {fix}",
+        f"Role role inline policy but statement 0 allows {read} on every secret but those it names "
+        f"(NotResource): {fix}",
+        f"RolePolicy all statement All allows {read} on *, every secret: {fix}",
+        f"RolePolicy any-account statement 0 allows {read} on "
+        "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-*, secrets of any region or account it "
+        f"matches: {fix}",
+        "RolePolicy prefix statement 0 allows secretsmanager:* on "
+        "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/*, every secret whose name it matches: "
+        f"{fix}",
+    ]
+
+
+# --- EC2: launching and terminating ------------------------------------------------------------------
+
+OLD_ELASTIC = [
+    # What the Slurm controller's role allowed before: tags anyone who may tag can set, any template.
+    {
+        "Sid": "LaunchElasticNodes",
+        "Action": "ec2:RunInstances",
+        "Resource": "arn:aws:ec2:*:*:instance/*",
+        "Condition": {"StringEquals": {"aws:RequestTag/clusterfab-slurm-elastic": "true"}},
+    },
+    {
+        "Sid": "LaunchInto",
+        "Action": "ec2:RunInstances",
+        "Resource": ["arn:aws:ec2:*:*:subnet/*", "arn:aws:ec2:*:*:network-interface/*"],
+    },
+    {
+        "Sid": "TerminateClusterNodes",
+        "Action": "ec2:TerminateInstances",
+        "Resource": "arn:aws:ec2:*:*:instance/*",
+        "Condition": {"StringEquals": {"aws:ResourceTag/clusterfab-blueprint": "llm"}},
+    },
+]
+TEMPLATE = "arn:aws:ec2:us-east-1:111122223333:launch-template/lt-0abc"
+PROFILE = "arn:aws:iam::111122223333:instance-profile/llm-h100-profile-1a2b3c4"
+NEW_ELASTIC = [
+    {"Sid": "LaunchFromNodeTemplates", "Action": "ec2:RunInstances", "Resource": [TEMPLATE]},
+    {
+        "Sid": "LaunchPrivateInterfaces",
+        "Action": "ec2:RunInstances",
+        "Resource": "arn:aws:ec2:us-east-1:111122223333:network-interface/*",
+        "Condition": {
+            "ArnEquals": {"ec2:LaunchTemplate": [TEMPLATE]},
+            "BoolIfExists": {"ec2:AssociatePublicIpAddress": "false"},
+        },
+    },
+    {
+        "Sid": "TerminateClusterNodes",
+        "Action": "ec2:TerminateInstances",
+        "Resource": "arn:aws:ec2:us-east-1:111122223333:instance/*",
+        "Condition": {"ArnEquals": {"ec2:InstanceProfile": [PROFILE]}},
+    },
+]
+
+
+def _statements(*statements: dict[str, Any], deny: bool = False) -> str:
+    body = [{"Effect": "Allow", **s} for s in statements]
+    if deny:
+        body.append(
+            {
+                "Effect": "Deny",
+                "Action": "ec2:RunInstances",
+                "Resource": "arn:aws:ec2:us-east-1:111122223333:network-interface/*",
+                "Condition": {"Bool": {"ec2:AssociatePublicIpAddress": "true"}},
+            }
+        )
+    return json.dumps({"Version": "2012-10-17", "Statement": body})
+
+
+def test_launches_without_a_launch_template_or_with_public_addresses() -> None:
+    def program() -> None:
+        aws.iam.RolePolicy("old", role="r", policy=_statements(*OLD_ELASTIC))
+        aws.iam.RolePolicy("any", role="r", policy=_document({"Action": "ec2:*", "Resource": "*"}))
+        aws.iam.RolePolicy(
+            "public",
+            role="r",
+            policy=_statements(
+                {
+                    "Sid": "Interfaces",
+                    "Action": "ec2:RunInstances",
+                    "Resource": "*",
+                    "Condition": {"ArnEquals": {"ec2:LaunchTemplate": [TEMPLATE]}},
+                }
+            ),
+        )
+        # Compliant: the controller's statements; a public address denied by the document instead.
+        aws.iam.RolePolicy("new", role="r", policy=_statements(*NEW_ELASTIC))
+        aws.iam.RolePolicy(
+            "denied",
+            role="r",
+            policy=_statements(
+                {
+                    "Action": "ec2:RunInstances",
+                    "Resource": "*",
+                    "Condition": {"ArnEquals": {"ec2:LaunchTemplate": [TEMPLATE]}},
+                },
+                deny=True,
+            ),
+        )
+
+    fix = (
+        "allow RunInstances only with ec2:LaunchTemplate naming your templates, and deny "
+        "ec2:AssociatePublicIpAddress true on network-interface"
+    )
+    template = (
+        "without an ec2:LaunchTemplate condition: anything it launches may take any image, type, subnet or "
+        "public address the request names"
+    )
+    public = (
+        "network interfaces without denying public addresses (no ec2:AssociatePublicIpAddress false "
+        "condition, no Deny of it true)"
+    )
+    assert checked(LAUNCH_FROM_TEMPLATES, program) == [
+        f"RolePolicy any statement 0 allows ec2:RunInstances {public}: {fix}",
+        f"RolePolicy any statement 0 allows ec2:RunInstances {template}: {fix}",
+        f"RolePolicy old statement LaunchElasticNodes allows ec2:RunInstances {template}: {fix}",
+        f"RolePolicy old statement LaunchInto allows ec2:RunInstances {public}: {fix}",
+        f"RolePolicy old statement LaunchInto allows ec2:RunInstances {template}: {fix}",
+        f"RolePolicy public statement Interfaces allows ec2:RunInstances {public}: {fix}",
+    ]
+
+
+def test_terminations_of_any_instance_that_carries_some_tags() -> None:
+    def program() -> None:
+        aws.iam.RolePolicy("old", role="r", policy=_statements(*OLD_ELASTIC))
+        aws.iam.RolePolicy("all", role="r", policy=_document({"Action": "ec2:Terminate*", "Resource": "*"}))
+        # Compliant: the controller's statement; named instances.
+        aws.iam.RolePolicy("new", role="r", policy=_statements(*NEW_ELASTIC))
+        aws.iam.RolePolicy(
+            "named",
+            role="r",
+            policy=_document(
+                {
+                    "Action": "ec2:TerminateInstances",
+                    "Resource": "arn:aws:ec2:us-east-1:111122223333:instance/i-0123456789abcdef0",
+                }
+            ),
+        )
+
+    fix = (
+        "condition it on ec2:InstanceProfile naming your node groups' instance profiles (only who may pass "
+        "their roles can attach them), or name the instances"
+    )
+    why = "without an ec2:InstanceProfile condition: tags alone are set by anyone who may tag an instance"
+    assert checked(TERMINATE_OWN_INSTANCES, program) == [
+        f"RolePolicy all statement 0 allows ec2:TerminateInstances on * {why}: {fix}",
+        "RolePolicy old statement TerminateClusterNodes allows ec2:TerminateInstances on "
+        f"arn:aws:ec2:*:*:instance/* {why}: {fix}",
     ]

@@ -88,7 +88,7 @@ def test_aws_monitoring_node_from_its_args(tmp_path: Path) -> None:
             "Sid": "ReadSmtpPassword",
             "Effect": "Allow",
             "Action": "secretsmanager:GetSecretValue",
-            "Resource": "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-*",
+            "Resource": "arn:aws:secretsmanager:us-east-1:123456789012:secret:team/smtp-??????",
         },
     ]
     scrape = made["mon-access-scrape-9400"].inputs
@@ -115,6 +115,55 @@ def test_aws_monitoring_node_refuses_a_disk_too_small_before_creating_anything()
 
     with pytest.raises(Exception, match="volume_gib"):
         build(program)
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "*",  # every secret of the region
+        "team/smtp*",  # every secret whose name starts so
+        "team/smtp-??????",
+        "arn:aws:secretsmanager:us-east-1:*:secret:team/smtp-AbC123",  # any account's
+        "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/smtp",  # a partial ARN: a prefix
+    ],
+)
+def test_aws_monitoring_access_refuses_a_secret_that_is_not_one_secret(secret: str) -> None:
+    from components.aws.monitoring import AwsMonitoringAccess, AwsMonitoringAccessArgs
+
+    def program() -> None:
+        AwsMonitoringAccess(
+            "access",
+            AwsMonitoringAccessArgs(
+                role_name="r", host_security_group_id="sg-h", node_security_group_id="sg-n",
+                region="us-east-1", smtp_secret=secret,
+            ),
+        )  # fmt: skip
+
+    with pytest.raises(Exception, match=r"smtp_secret: .* is neither a Secrets Manager secret name nor a"):
+        build(program)
+
+
+def test_aws_monitoring_access_grants_a_full_arn_as_it_is() -> None:
+    from components.aws.monitoring import AwsMonitoringAccess, AwsMonitoringAccessArgs
+
+    arn = "arn:aws:secretsmanager:us-east-1:111122223333:secret:team/smtp-AbC123"
+
+    def program() -> None:
+        AwsMonitoringAccess(
+            "access",
+            AwsMonitoringAccessArgs(
+                role_name="r", host_security_group_id="sg-h", node_security_group_id="sg-n",
+                region="us-east-1", smtp_secret=arn,
+            ),
+        )  # fmt: skip
+
+    policy = json.loads(build(program)["access-policy"].inputs["policy"])
+    assert policy["Statement"][1] == {
+        "Sid": "ReadSmtpPassword",
+        "Effect": "Allow",
+        "Action": "secretsmanager:GetSecretValue",
+        "Resource": arn,
+    }
 
 
 def test_gcp_monitoring_node_from_its_args() -> None:
@@ -193,4 +242,4 @@ def test_a_gcp_cluster_gets_its_monitoring_node_in_the_system_subnet() -> None:
     assert instance["machineType"] == "e2-standard-2"
     assert instance["networkInterfaces"] == [{"subnetwork": "mega-net-sys-subnet-id"}]
     assert instance["name"] == "mega-plan-monitoring"
-    assert resources["mega-monitoring-access-smtp-secret"].inputs["secretId"] == "llm/alertmanager-smtp"
+    assert resources["mega-monitoring-access-smtp-secret"].inputs["secretId"] == "llm-alertmanager-smtp"

@@ -38,6 +38,8 @@ pytestmark = pytest.mark.slurm
 FILES = "/var/lib/clusterfab/files/elastic-lab"
 STACK = "lab"
 COMMANDS = {"ResumeProgram": "resume", "SuspendProgram": "suspend", "ResumeFailProgram": "resume-fail"}
+FLEET = "/etc/clusterfab-slurm/fleet.json"
+"""The node groups' launch templates and instance profiles, where the role writes them."""
 COUNTS = "/var/lib/clusterfab/slurm-nodes/counts.json"
 """The node programs' running totals, where the role keeps them (a directory SlurmUser owns)."""
 SUSPEND_TIME_S = 20
@@ -107,7 +109,7 @@ class Cloud(InLabNet):
         super().__init__(pid)
         self.ec2: Any = self.call(lambda: client("ec2"))
         self.static_tags: list[dict[str, str]] = []
-        self.subnet = self.image = ""
+        self.subnet = self.image = self.template = self.profile = ""
         self.autoscaling: Any = self.call(lambda: client("autoscaling"))
 
     def instances(self) -> dict[str, tuple[str, str]]:
@@ -137,6 +139,7 @@ class Cloud(InLabNet):
                     MinCount=1,
                     MaxCount=1,
                     SubnetId=self.subnet,
+                    IamInstanceProfile={"Arn": self.profile},
                     TagSpecifications=[{"ResourceType": "instance", "Tags": tags}],
                 )["Instances"][0]["InstanceId"]
             )
@@ -184,6 +187,9 @@ def _node_group(cloud: Cloud, blueprint: str) -> None:
         cloud.static_tags = tagged
         cloud.subnet = subnet["Subnet"]["SubnetId"]
         cloud.image = image
+        cloud.template = template
+        profile = client("iam").create_instance_profile(InstanceProfileName="h100-profile")
+        cloud.profile = profile["InstanceProfile"]["Arn"]
 
     cloud.call(create)
     cloud.launch_static("h100-0")
@@ -209,7 +215,7 @@ def install_programs(
         wrapper.write_text(
             f"#!/bin/sh\n{environment}"
             f"PYTHONPATH={FILES}/lib exec /usr/bin/python3 -m clusterfab_slurm_nodes {COMMANDS[key]}"
-            f' --config {FILES}/{SYNC_CONFIG} --counts {COUNTS} "$@"'
+            f' --config {FILES}/{SYNC_CONFIG} --fleet {FLEET} --counts {COUNTS} "$@"'
             " >>/var/log/slurm/clusterfab-power.log 2>&1\n"
         )
         wrapper.chmod(0o755)
@@ -241,6 +247,11 @@ def elastic(
         moto.start()
         cloud = Cloud(lab._init_pid or 0)
         _node_group(cloud, cluster.name)
+        # What the role writes from the stack's outputs: the group's template and instance profile.
+        lab.path(FLEET).parent.mkdir(parents=True, exist_ok=True)
+        lab.path(FLEET).write_text(
+            json.dumps({"h100": {"template": cloud.template, "profile": cloud.profile}})
+        )
         yield lab, cloud
     finally:
         if cloud is not None:
@@ -253,7 +264,8 @@ def elastic(
 def sync(lab: ElasticLab) -> str:
     return lab.run(
         f"AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing PYTHONPATH={FILES}/lib"
-        f" python3 -m clusterfab_slurm_nodes sync --config {FILES}/{SYNC_CONFIG} --counts {COUNTS}"
+        f" python3 -m clusterfab_slurm_nodes sync --config {FILES}/{SYNC_CONFIG} --fleet {FLEET}"
+        f" --counts {COUNTS}"
     ).stderr
 
 

@@ -193,7 +193,10 @@ def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) 
     assert _enabled(controller, "clusterfab-slurm-sync.timer", "timers.target")
     sync = controller.path("/etc/systemd/system/clusterfab-slurm-sync.service").read_text()
     counts = "/var/lib/clusterfab/slurm-nodes/counts.json"
-    assert f"-m clusterfab_slurm_nodes sync --config {FILES_DIR}/nodesync.json --counts {counts}" in sync
+    fleet = "/etc/clusterfab-slurm/fleet.json"
+    assert f"sync --config {FILES_DIR}/nodesync.json --fleet {fleet} --counts {counts}" in sync
+    # The stack's node groups (templates and instance profiles), written by root for the programs to read.
+    assert controller.chroot("stat", "-c", "%U %a", fleet).strip() == "root 644"
     # resume and suspend run as SlurmUser and add to the same totals
     assert controller.chroot("stat", "-c", "%U %a", "/var/lib/clusterfab/slurm-nodes").strip() == "slurm 755"
     assert f"PYTHONPATH={FILES_DIR}/lib" in sync
@@ -204,8 +207,8 @@ def test_the_controller_runs_the_rendered_files(controller: HostRun, spec: Any) 
         program = controller.path(path)
         assert oct(program.stat().st_mode & 0o777) == "0o755", key
         assert (
-            f"-m clusterfab_slurm_nodes {COMMANDS[key]} --config {FILES_DIR}/nodesync.json --counts {counts}"
-            in program.read_text()
+            f"-m clusterfab_slurm_nodes {COMMANDS[key]} --config {FILES_DIR}/nodesync.json --fleet {fleet}"
+            f" --counts {counts}" in program.read_text()
         ), key
 
 

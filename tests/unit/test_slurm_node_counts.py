@@ -133,8 +133,29 @@ class FakeScontrol:
 def config(tmp_path: Path) -> str:
     path = tmp_path / "nodesync.json"
     path.write_text(json.dumps({"groups": {"h100": {"static": 1, "size": 3}}, "blueprint": "llm",
-                                "stack": "prod", "region": "us-east-1"}))  # fmt: skip
+                                "stack": "prod", "region": "us-east-1", "fleet": FLEET}))  # fmt: skip
     return str(path)
+
+
+FLEET = {"h100": {"template": "lt-0abc", "profile": "arn:aws:iam::111122223333:instance-profile/h100"}}
+
+
+def test_aws_programs_refuse_to_run_without_the_fleet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the node groups' templates and profiles, tags alone would decide what is the cluster's."""
+    path = tmp_path / "nodesync.json"
+    path.write_text(json.dumps({"groups": {}, "blueprint": "llm", "stack": "prod", "region": "us-east-1"}))
+    with pytest.raises(SystemExit) as exit_:
+        nodes_main.main(["sync", "--config", str(path)])
+    assert exit_.value.code == 2
+    fleet = tmp_path / "fleet.json"
+    fleet.write_text(json.dumps(FLEET))
+    given: list[dict[str, Any]] = []
+    monkeypatch.setattr(nodes_main, "Scontrol", FakeScontrol)
+    monkeypatch.setattr(nodes_main, "_fleet", lambda settings: given.append(settings) or FakeFleet([]))
+    nodes_main.main(["sync", "--config", str(path), "--fleet", str(fleet)])
+    assert given[0]["fleet"] == FLEET
 
 
 def test_each_program_adds_its_run_to_the_totals(

@@ -724,3 +724,55 @@ def test_only_the_documented_machine_types_of_reservation_bound_vms_are_reportab
 def compute_schema(name: str) -> dict[str, Any]:
     schema: dict[str, Any] = _discovery_document()["schemas"][name]
     return schema
+
+
+@mock_aws
+def test_an_instance_with_the_clusters_tags_but_not_its_profile_is_never_adopted_or_terminated() -> None:
+    """Anyone who may tag an instance can give it the cluster's tags, and a second deployment of the same
+    blueprint and stack names in the account carries them too: only the node group's instance profile
+    (attached only by who may pass its role, and this deployment's alone) makes an instance the cluster's."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    iam = boto3.client("iam", region_name="us-east-1")
+    profiles = {
+        name: iam.create_instance_profile(InstanceProfileName=name)["InstanceProfile"]["Arn"]
+        for name in ("llm-h100-profile-1a2b3c4", "llm-h100-profile-9f8e7d6", "someone-elses")
+    }
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    tags = {BLUEPRINT_TAG: "llm", STACK_TAG: "prod", NODE_GROUP_TAG: "h100"}
+
+    def launch(profile: str) -> str:
+        return str(
+            ec2.run_instances(
+                ImageId=image,
+                MinCount=1,
+                MaxCount=1,
+                IamInstanceProfile={"Arn": profiles[profile]},
+                TagSpecifications=[
+                    {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
+                ],
+            )["Instances"][0]["InstanceId"]
+        )
+
+    ours = launch("llm-h100-profile-1a2b3c4")
+    twin = launch("llm-h100-profile-9f8e7d6")  # the same-named deployment's node
+    tagged = launch("someone-elses")  # an instance someone tagged like ours
+    groups = {"h100": nodesync.Ec2Group("lt-0abc", profiles["llm-h100-profile-1a2b3c4"])}
+    fleet = Ec2Fleet(ec2, blueprint="llm", stack="prod", groups=groups)
+    assert [i.id for i in fleet.instances()] == [ours]
+    scontrol = RecordingScontrol(
+        [{"name": f"h100-{i}", "address": f"h100-{i}", "state": ["UNKNOWN"]} for i in range(3)]
+    )
+    done = sync(NAMES, fleet, Scontrol(run=scontrol))
+    assert [a for a in done if isinstance(a, NameInstance)] == [NameInstance(ours, "h100-0")]
+    # Asked to terminate all three (a stale id, a forged one), it terminates only its own.
+    fleet.terminate([ours, twin, tagged])
+    states = {
+        i["InstanceId"]: (i["State"]["Name"], {t["Key"] for t in i.get("Tags", [])} & {nodesync.NODE_TAG})
+        for r in ec2.describe_instances(InstanceIds=[ours, twin, tagged])["Reservations"]
+        for i in r["Instances"]
+    }
+    assert states == {
+        ours: ("terminated", {nodesync.NODE_TAG}),
+        twin: ("running", set()),
+        tagged: ("running", set()),
+    }

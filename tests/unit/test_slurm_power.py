@@ -178,18 +178,20 @@ def test_an_unexpected_error_still_leaves_no_node_waiting() -> None:
     assert slurm.updates == [(["h100-2"], MarkDown("h100-2", "clusterfab: resume failed: KeyError"))]
 
 
-def _node_group(ec2: Any, autoscaling: Any, *, stack: str = "prod") -> tuple[str, str, str]:
+def _node_group(ec2: Any, autoscaling: Any, *, stack: str = "prod", twin: str = "") -> tuple[str, str, str]:
     """A node group as components/aws/node_group.py builds it: an EFA-style launch template with its
     interfaces and security group, and an auto scaling group (at its static size, 0 here) in a subnet."""
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a")["Subnet"][
         "SubnetId"
     ]
-    group = ec2.create_security_group(GroupName=f"nodes-{stack}", Description="nodes", VpcId=vpc)["GroupId"]
+    group = ec2.create_security_group(GroupName=f"nodes-{stack}{twin}", Description="nodes", VpcId=vpc)[
+        "GroupId"
+    ]
     image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
     tags = [{"Key": k, "Value": v} for k, v in {**TAGS, STACK_TAG: stack}.items()]
     template = ec2.create_launch_template(
-        LaunchTemplateName=f"h100-{stack}",
+        LaunchTemplateName=f"h100-{stack}{twin}",
         LaunchTemplateData={
             "ImageId": image,
             "InstanceType": "p5.48xlarge",
@@ -207,7 +209,7 @@ def _node_group(ec2: Any, autoscaling: Any, *, stack: str = "prod") -> tuple[str
         TagSpecifications=[{"ResourceType": "launch-template", "Tags": tags}],
     )["LaunchTemplate"]["LaunchTemplateId"]
     autoscaling.create_auto_scaling_group(
-        AutoScalingGroupName=f"h100-asg-{stack}",
+        AutoScalingGroupName=f"h100-asg-{stack}{twin}",
         MinSize=0,
         MaxSize=0,
         LaunchTemplate={"LaunchTemplateId": template, "Version": "1"},
@@ -265,6 +267,30 @@ def test_elastic_nodes_are_launched_from_their_groups_template_named_and_tagged(
         for i in r["Instances"]
     }
     assert states == {ids[0]: "terminated", ids[1]: "terminated", static: "running"}
+
+
+@mock_aws
+def test_elastic_nodes_get_their_groups_profile_from_their_groups_own_template() -> None:
+    """A same-named deployment's group carries the same tags: the launch takes the group whose template the
+    stack deployed, passes the group's instance profile, and gives no public address."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    autoscaling = boto3.client("autoscaling", region_name="us-east-1")
+    iam = boto3.client("iam", region_name="us-east-1")
+    profile = iam.create_instance_profile(InstanceProfileName="llm-h100-profile")["InstanceProfile"]["Arn"]
+    _node_group(ec2, autoscaling, twin="-twin")  # the other deployment's, created first
+    template, subnet, _ = _node_group(ec2, autoscaling)
+    groups = {"h100": nodesync.Ec2Group(template, profile)}
+    fleet = Ec2Fleet(ec2, blueprint="llm", stack="prod", autoscaling=autoscaling, groups=groups)
+    ids = fleet.create("h100", ["h100-2"])
+    item = ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"][0]
+    assert item["IamInstanceProfile"]["Arn"] == profile
+    assert "PublicIpAddress" not in item
+    assert item["SubnetId"] == subnet
+    assert {t["Key"]: t["Value"] for t in item["Tags"]}["aws:ec2launchtemplate:id"] == template
+    # Without the group's template among its groups, nothing is launched.
+    other = Ec2Fleet(ec2, blueprint="llm", stack="prod", autoscaling=autoscaling, groups={})
+    with pytest.raises(CloudError, match="the stack deployed no node group h100"):
+        other.create("h100", ["h100-3"])
 
 
 def test_the_clouds_refusal_becomes_the_nodes_reason() -> None:

@@ -32,6 +32,7 @@ from .nodesync import (
     GceFleet,
     MetadataTokenHttp,
     Scontrol,
+    ec2_groups_from_config,
     elastic_holders,
     gce_groups_from_config,
     groups_from_config,
@@ -55,6 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         required=True,
         help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP)",
     )
+    parser.add_argument(
+        "--fleet",
+        help="AWS: JSON of each node group's launch template id and instance profile ARN, {group: {template, "
+        "profile}}: only instances of them are named, launched or terminated",
+    )
     parser.add_argument("--counts", help="JSON file of running totals to add this run to (the exporter's)")
     parser.add_argument("--password-file", help="accounting: slurmdbd's database password (the state disk's)")
     # Intermixed: the wrappers put the nodes slurmctld passes after the options, which parse_args takes
@@ -64,6 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "accounting":
         return _accounting(args.config, args.password_file, parser)
     settings = _settings(args.config, parser)
+    if args.fleet:
+        with open(args.fleet, encoding="utf-8") as handle:
+            settings["fleet"] = json.load(handle)
+    if settings.get("cloud", "aws") == "aws" and not settings.get("fleet"):
+        # Tags alone would let any instance tagged like the cluster's be adopted and terminated.
+        parser.error("AWS needs --fleet: the node groups' launch templates and instance profiles")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
     groups = groups_from_config(settings["groups"])
     slurm = Scontrol()
@@ -144,6 +156,7 @@ def _fleet(settings: Mapping[str, Any]) -> Ec2Fleet | GceFleet:
         blueprint=settings["blueprint"],
         stack=settings["stack"],
         autoscaling=boto3.client("autoscaling", config=config, endpoint_url=endpoint),
+        groups=ec2_groups_from_config(settings["fleet"]),
     )
 
 

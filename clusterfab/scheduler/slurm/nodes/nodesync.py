@@ -686,15 +686,60 @@ TERMINATE_BATCH = 1000
 _INTERFACE_KEYS = ("DeviceIndex", "NetworkCardIndex", "InterfaceType", "Groups", "DeleteOnTermination")
 
 
+@dataclass(frozen=True, slots=True)
+class Ec2Group:
+    """What the stack deployed for a node group (the controller's `--fleet` file): its launch template and
+    instance profile. Tags are anyone's to set who may tag an instance, and another deployment of the
+    same blueprint and stack names in the account carries the same ones; the profile is attached only by
+    a principal that may pass the group's role, and is this deployment's alone."""
+
+    template: str
+    """The launch template's id (lt-...)."""
+    profile: str
+    """The instance profile's ARN."""
+
+
+def ec2_groups_from_config(value: Mapping[str, Any]) -> dict[str, Ec2Group]:
+    return {name: Ec2Group(str(g["template"]), str(g["profile"])) for name, g in value.items()}
+
+
 class Ec2Fleet:
     """The cluster's GPU instances in EC2, found by the cluster's tags. Elastic instances are created
     from the node group's own launch template, at the version and in the subnet its auto scaling group
-    uses, with the group's tags: they boot exactly like the group's static nodes."""
+    uses, with the group's tags and instance profile and no public address: they boot exactly like the
+    group's static nodes. With `groups` (the node sync and power programs always have them), an instance
+    counts as the cluster's only if it carries its group's instance profile: one that merely carries the
+    tags is never named, adopted or terminated, and a launch uses only the group's own template."""
 
-    def __init__(self, client: Any, *, blueprint: str, stack: str, autoscaling: Any = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        *,
+        blueprint: str,
+        stack: str,
+        autoscaling: Any = None,
+        groups: Mapping[str, Ec2Group] | None = None,
+    ) -> None:
         self._ec2, self._blueprint, self._stack = client, blueprint, stack
         self._autoscaling = autoscaling
+        self._groups = groups
         self._sources: dict[str, dict[str, Any]] = {}
+
+    def _ours(self, item: Mapping[str, Any]) -> bool:
+        """Whether a described instance carries its node group's instance profile (always, without
+        `groups`: the stack's teardown, which runs as the deploying user)."""
+        if self._groups is None:
+            return True
+        group = self._groups.get(_tags(item).get(GROUP_TAG, ""))
+        profile = item.get("IamInstanceProfile", {}).get("Arn")
+        if group is not None and profile == group.profile:
+            return True
+        log.warning(
+            "instance %s has the cluster's tags, not its node group's instance profile (%s): left alone",
+            item.get("InstanceId"),
+            profile or "none",
+        )
+        return False
 
     def _owned(self) -> list[dict[str, Any]]:
         return [
@@ -709,8 +754,8 @@ class Ec2Fleet:
             {"Name": "instance-state-name", "Values": ["pending", "running"]},
         ):
             tags = _tags(item)
-            if "PrivateIpAddress" not in item:
-                continue  # no address yet: next round
+            if "PrivateIpAddress" not in item or not self._ours(item):
+                continue  # no address yet: next round; or not the cluster's
             found.append(
                 Instance(
                     id=item["InstanceId"],
@@ -733,6 +778,7 @@ class Ec2Fleet:
             "LaunchTemplate": {"LaunchTemplateId": source["template"], "Version": source["version"]},
             "MinCount": len(names),
             "MaxCount": len(names),
+            **({"IamInstanceProfile": {"Arn": source["profile"]}} if source.get("profile") else {}),
             "TagSpecifications": [
                 # Replaces the template's instance tags for this launch: the group's tags, plus ours.
                 {"ResourceType": "instance", "Tags": [*source["tags"], {"Key": ELASTIC_TAG, "Value": "true"}]}
@@ -749,11 +795,22 @@ class Ec2Fleet:
         except Exception as error:
             raise _cloud_error(error) from error
         ids = [item["InstanceId"] for item in launched]
+        public = [item["InstanceId"] for item in launched if item.get("PublicIpAddress")]
+        if public:
+            # The subnet or the template changed under the cluster: a node must never face the internet.
+            self._ec2.terminate_instances(InstanceIds=ids)
+            raise CloudError("PublicAddress", f"{', '.join(public)} got a public address: all terminated")
         for instance_id, name in zip(ids, names, strict=True):
             self.name(instance_id, name)
         return ids
 
     def terminate(self, instance_ids: Sequence[str]) -> None:
+        """Terminate the instances, with `groups` only those that are the cluster's (`_ours`), as EC2 says
+        now: an id is checked, never trusted."""
+        if self._groups is not None and instance_ids:
+            pages = self._ec2.get_paginator("describe_instances").paginate(InstanceIds=list(instance_ids))
+            described = [i for page in pages for r in page["Reservations"] for i in r["Instances"]]
+            instance_ids = [i["InstanceId"] for i in described if self._ours(i)]
         for start in range(0, len(instance_ids), TERMINATE_BATCH):
             self._ec2.terminate_instances(InstanceIds=list(instance_ids[start : start + TERMINATE_BATCH]))
 
@@ -780,6 +837,7 @@ class Ec2Fleet:
                 {"Name": f"tag:{ELASTIC_TAG}", "Values": ["true"]},
                 {"Name": "instance-state-name", "Values": list(EC2_NOT_GONE)},
             )
+            if self._ours(item)
         ]
 
     def _described(self, *filters: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
@@ -806,6 +864,14 @@ class Ec2Fleet:
             )
             for asg in page["AutoScalingGroups"]
         ]
+        expected = self._groups.get(group) if self._groups is not None else None
+        if self._groups is not None:
+            if expected is None:
+                raise CloudError("NoNodeGroup", f"the stack deployed no node group {group}")
+            # Another deployment's group may carry the same tags: only the one of the group's template counts.
+            found = [
+                a for a in found if a.get("LaunchTemplate", {}).get("LaunchTemplateId") == expected.template
+            ]
         if len(found) != 1:
             raise CloudError(
                 "NoNodeGroup", f"{len(found)} auto scaling groups carry node group {group}'s tags"
@@ -821,6 +887,7 @@ class Ec2Fleet:
         ]
         source = {
             "template": template["LaunchTemplateId"],
+            "profile": expected.profile if expected is not None else None,
             "version": str(version["VersionNumber"]),
             "subnet": asg["VPCZoneIdentifier"].split(",")[0],
             "interfaces": interfaces,
