@@ -411,6 +411,19 @@ def test_the_wrapper_is_valid_shell(node: HostRun, controller: HostRun) -> None:
     for host, script in (
         (node, "/usr/local/sbin/clusterfab-slurmd"),
         (controller, "/usr/local/sbin/clusterfab-slurm-state"),
-        (controller, "/usr/local/sbin/clusterfab-slurm-accounts"),
     ):
         subprocess.run(["sh", "-n", str(host.path(script))], check=True)
+
+
+def test_the_controller_runs_the_accounts_loader_again_every_quarter_hour(controller: HostRun) -> None:
+    """Removals that wait for jobs to end (clusterfab_slurm_accounts.py) happen at a later run."""
+    loader = "/usr/local/sbin/clusterfab-slurm-accounts"
+    source = REPO / "playbooks/roles/slurm_controller/files/clusterfab_slurm_accounts.py"
+    assert controller.path(loader).read_text() == source.read_text()
+    assert controller.chroot("stat", "-c", "%U:%G %a", loader).strip() == "root:root 755"
+    controller.chroot("python3", "-c", f"import ast; ast.parse(open({loader!r}).read())")
+    service = controller.path("/etc/systemd/system/clusterfab-slurm-accounts.service").read_text()
+    assert f"ExecStart={loader} llm-slurm {FILES_DIR}/qos.cfg {FILES_DIR}/accounts.cfg\n" in service
+    timer = controller.path("/etc/systemd/system/clusterfab-slurm-accounts.timer").read_text()
+    assert "OnUnitActiveSec=15min\n" in timer
+    assert _enabled(controller, "clusterfab-slurm-accounts.timer", "timers.target")
