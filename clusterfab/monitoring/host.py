@@ -103,6 +103,4 @@ def monitoring_host_vars(
         "grafana_repo_components": list(repository.components),
         "grafana_key_url": repository.key_url,
         "grafana_key_fingerprint": repository.key_fingerprint,
-        # SSM port forwarding reaches the loopback address; IAP connects to the host's own address.
-        "grafana_http_addr": "127.0.0.1" if spec.cloud == "aws" else "0.0.0.0",
     }
