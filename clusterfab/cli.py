@@ -940,7 +940,7 @@ def dashboard(
     stack: StackOption,
     port: Annotated[int, typer.Option("--port", help="Local port to forward Grafana to.")] = 3000,
 ) -> None:
-    """Open the tunnel to the stack's Grafana (SSM / IAP port forwarding) and print its URL.
+    """Open the tunnel to the stack's Grafana (SSM port forwarding / SSH over IAP) and print its URL.
 
     Needs the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or
     gcloud (GCP). Runs until interrupted.

@@ -79,7 +79,7 @@ class StorageOutput(_Output):
 
 
 class MonitoringOutput(_Output):
-    """Where Grafana runs and how `clusterfab dashboard` reaches it (SSM / IAP port forwarding)."""
+    """Where Grafana runs and how `clusterfab dashboard` reaches it (SSM port forwarding / SSH over IAP)."""
 
     host: str
     """What the tunnel targets: the instance id (AWS) or the instance name (GCP)."""

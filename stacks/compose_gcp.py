@@ -647,7 +647,6 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
         GcpMonitoringNodeArgs(
             project=site.project,
             zone=spec.zone,
-            network_id=site.network.system_network_id,
             subnetwork_id=site.network.system_subnetwork_id,
             bucket_name=site.bucket.bucket_name,
             image=machine.image,
@@ -680,13 +679,11 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
     }
 
 
-def monitoring_access(
-    site: _Site, *, member: pulumi.Input[str], service_account_email: pulumi.Input[str]
-) -> GcpMonitoringAccess:
+def monitoring_access(site: _Site, *, member: pulumi.Input[str]) -> GcpMonitoringAccess:
     """The hook for a host that runs the monitoring stack besides its own work (the Slurm controller):
-    instance discovery and the SMTP secret for its service account (`member` is `serviceAccount:<email>`),
-    and IAP's way to Grafana on it. Scrapes need no firewall rule while the host sits in the cluster's
-    range (the system network admits it)."""
+    instance discovery and the SMTP secret for its service account (`member` is `serviceAccount:<email>`).
+    Scrapes need no firewall rule while the host sits in the cluster's range (the system network admits
+    it); Grafana needs none either: it listens on the host's loopback, reached through SSH over IAP."""
     spec = site.spec
     smtp = spec.monitoring.smtp if spec.monitoring is not None else None
     return GcpMonitoringAccess(
@@ -696,8 +693,6 @@ def monitoring_access(
             role_id=_discovery_role_id(site),
             member=member,
             smtp_secret=smtp.password_secret if smtp else None,
-            network_id=site.network.system_network_id,
-            service_account_email=service_account_email,
         ),
         site.opts,
     )
@@ -872,11 +867,8 @@ def _slurm_grants(site: _Site, controller: GcpSlurmController) -> None:
     munge key comes from the controller's key service."""
     spec = site.spec
     if spec.monitoring is not None and spec.monitoring.host == "controller":
-        monitoring_access(
-            site,
-            member=pulumi.Output.concat("serviceAccount:", controller.service_account_email),
-            service_account_email=controller.service_account_email,
-        )
+        member = pulumi.Output.concat("serviceAccount:", controller.service_account_email)
+        monitoring_access(site, member=member)
 
 
 def _role_id(*parts: str, max_length: int) -> str:

@@ -107,8 +107,6 @@ def monitoring_host_vars(
         "grafana_repo_components": list(repository.components),
         "grafana_key_url": repository.key_url,
         "grafana_key_fingerprint": repository.key_fingerprint,
-        # SSM port forwarding reaches the loopback address; IAP connects to the host's own address.
-        "grafana_http_addr": "127.0.0.1" if spec.cloud == "aws" else "0.0.0.0",
         # Prometheus finds the nodes through the cloud's API with the host's credentials; nothing else may.
         "metadata_guard_allowed_users": ["root", PROMETHEUS_USER],
     }

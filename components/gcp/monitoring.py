@@ -2,11 +2,15 @@
 with compute.instances.list for discovery, and read access to the SMTP password's secret), and the small
 monitoring node clusterfab creates when the cluster has no Slurm controller (GcpMonitoringNode).
 
-The node has no external IP; Grafana is reached through IAP TCP forwarding, for which one firewall rule
-admits IAP's range to Grafana's port on this node only. Scrapes need no rule of their own: the node sits
-in the system subnet, and the system network already admits all traffic from the cluster's range. Shielded
-VM with Secure Boot (the host loads no unsigned modules), OS Login, and a service account that may write
-logs and metrics, read the cluster bucket, list instances and read one secret.
+The node has no external IP, and Grafana listens on its loopback address only: people reach it through
+SSH over IAP (`gcloud compute ssh --tunnel-through-iap` with a local port forward, what `clusterfab
+dashboard` runs), which the network's IAP rule for port 22 already admits, so no rule opens Grafana's port.
+IAP's own TCP forwarding to Grafana's port would not do: it connects to the VM's address, where Grafana,
+whose viewers are anonymous, would then listen for every job on the cluster's network too. Scrapes need
+no rule of their own: the node sits in the system subnet, and the system network already admits all
+traffic from the cluster's range. Shielded VM with Secure Boot (the host loads no unsigned modules), OS
+Login, and a service account that may write logs and metrics, read the cluster bucket, list instances and
+read one secret.
 """
 
 from __future__ import annotations
@@ -18,15 +22,13 @@ from pathlib import Path
 import pulumi
 import pulumi_gcp as gcp
 
-from components._naming import child, gcp_name
+from components._naming import child
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
 
 ACCESS_TYPE = "clusterfab:monitoring:GcpMonitoringAccess"
 NODE_TYPE = "clusterfab:monitoring:GcpMonitoringNode"
 DISCOVERY_PERMISSIONS = ("compute.instances.list",)
 """All Prometheus' gce_sd_configs call (instances.list per zone)."""
-IAP_RANGE = "35.235.240.0/20"
-GRAFANA_PORT = 3000
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,14 +42,10 @@ class GcpMonitoringAccessArgs:
     """The host's service account as an IAM member (serviceAccount:...)."""
     smtp_secret: str | None = None
     """The Secret Manager secret holding the SMTP password; None: no mail login."""
-    network_id: pulumi.Input[str] | None = None
-    """The host's network: with `service_account_email`, IAP may reach Grafana on the host through it."""
-    service_account_email: pulumi.Input[str] | None = None
 
 
 class GcpMonitoringAccess(pulumi.ComponentResource):
-    """A discovery role bound to the host's account, access to the SMTP password's secret, and IAP's way
-    to Grafana on the host."""
+    """A discovery role bound to the host's account and access to the SMTP password's secret."""
 
     def __init__(
         self, name: str, args: GcpMonitoringAccessArgs, opts: pulumi.ResourceOptions | None = None
@@ -75,19 +73,6 @@ class GcpMonitoringAccess(pulumi.ComponentResource):
                 member=args.member,
                 opts=own,
             )
-        if args.network_id is not None and args.service_account_email is not None:
-            gcp.compute.Firewall(
-                child(name, "iap-grafana"),
-                name=gcp_name(child(name, "iap-grafana")),
-                project=args.project,
-                network=args.network_id,
-                direction="INGRESS",
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(GRAFANA_PORT)])],
-                source_ranges=[IAP_RANGE],
-                target_service_accounts=[args.service_account_email],
-                description="Grafana through IAP TCP forwarding only (the host has no external IP)",
-                opts=own,
-            )
         self.register_outputs({})
 
 
@@ -97,7 +82,6 @@ class GcpMonitoringNodeArgs:
 
     project: str
     zone: str
-    network_id: pulumi.Input[str]
     subnetwork_id: pulumi.Input[str]
     bucket_name: pulumi.Input[str]
     image: str
@@ -111,12 +95,12 @@ class GcpMonitoringNodeArgs:
     """(object name, local path) of the rendered monitoring files the host's boot fetches."""
     smtp_secret: str | None = None
     instance_name: str = ""
-    """The VM's name (what `gcloud compute start-iap-tunnel` takes); default the component's name."""
+    """The VM's name (what `gcloud compute ssh` takes); default the component's name."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
 class GcpMonitoringNode(pulumi.ComponentResource):
-    """Service account, the rendered files in the bucket, the VM, IAP's rule to Grafana, monitoring access."""
+    """Service account, the rendered files in the bucket, the VM, monitoring access."""
 
     instance_name: pulumi.Output[str]
     service_account_email: pulumi.Output[str]
@@ -154,8 +138,6 @@ class GcpMonitoringNode(pulumi.ComponentResource):
                 role_id=args.role_id,
                 member=sa.member,
                 smtp_secret=args.smtp_secret,
-                network_id=args.network_id,
-                service_account_email=sa.email,
             ),
             own,
         )

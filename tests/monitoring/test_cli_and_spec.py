@@ -135,14 +135,20 @@ def test_the_tunnel_is_ssm_port_forwarding_on_aws() -> None:
     assert forward.url == "http://localhost:13000/"
 
 
-def test_the_tunnel_is_iap_forwarding_on_gcp() -> None:
+def test_the_tunnel_is_an_ssh_port_forward_over_iap_on_gcp() -> None:
+    """Grafana listens on the host's loopback: IAP's TCP forwarding (`start-iap-tunnel HOST 3000`)
+    connects to the VM's network address and would find nothing there; SSH over IAP (OS Login) forwards
+    the local port to the host's own loopback, through the rule that admits IAP to port 22."""
     outputs = read_outputs(
         _outputs("gcp", {"host": "llm-prod-monitoring", "grafana_port": 3000, "retention_days": 30})
     )
-    assert tunnel(outputs).argv == [
-        "gcloud", "compute", "start-iap-tunnel", "llm-prod-monitoring", "3000",
-        "--local-host-port=localhost:3000", "--zone=us-central1-a", "--project=p-123456",
+    forward = tunnel(outputs, local_port=13000)
+    assert forward.argv == [
+        "gcloud", "compute", "ssh", "llm-prod-monitoring",
+        "--zone=us-central1-a", "--project=p-123456", "--tunnel-through-iap",
+        "--", "-N", "-L", "13000:127.0.0.1:3000", "-o", "ExitOnForwardFailure=yes",
     ]  # fmt: skip
+    assert forward.url == "http://localhost:13000/"
 
 
 def test_a_stack_without_monitoring_says_how_to_get_it() -> None:

@@ -8,13 +8,14 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from clusterfab.plan.engine import PlannedResource, run_program
 from components.aws._boot import READ_BOOT_DIGEST
 from components.aws._iam import SESSION_MANAGER_ACTIONS
-from tests.components.harness import plan_file
+from tests.components.harness import plan_file, plan_text
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "blueprints" / "examples" / "aws-p5-monitored.yaml"
@@ -175,7 +176,6 @@ def test_gcp_monitoring_node_from_its_args() -> None:
             GcpMonitoringNodeArgs(
                 project="p-123456",
                 zone="us-central1-a",
-                network_id="projects/p/global/networks/n",
                 subnetwork_id="projects/p/regions/us-central1/subnetworks/s",
                 bucket_name="team-bucket",
                 image="projects/ubuntu-os-cloud/global/images/family/ubuntu-2404-lts-amd64",
@@ -185,8 +185,9 @@ def test_gcp_monitoring_node_from_its_args() -> None:
         )
 
     made = build(program)
+    # No firewall rule: Grafana listens on the host's loopback, reached through SSH over IAP.
     assert sorted(kinds(made).values()) == sorted(
-        ["GcpMonitoringNode", "Account", "IAMMember", "IAMMember", "BucketIAMMember", "Instance", "Firewall",
+        ["GcpMonitoringNode", "Account", "IAMMember", "IAMMember", "BucketIAMMember", "Instance",
          "GcpMonitoringAccess", "IAMCustomRole", "IAMMember"]
     )  # fmt: skip
     instance = made["mon-instance"].inputs
@@ -195,11 +196,6 @@ def test_gcp_monitoring_node_from_its_args() -> None:
     assert instance["machineType"] == "e2-standard-2"
     role = made["mon-access-discovery-role"].inputs
     assert (role["roleId"], role["permissions"]) == ("clusterfab_monitoring_dev", ["compute.instances.list"])
-    firewall = made["mon-access-iap-grafana"].inputs
-    assert (firewall["sourceRanges"], firewall["allows"]) == (
-        ["35.235.240.0/20"],
-        [{"protocol": "tcp", "ports": ["3000"]}],
-    )
 
 
 def test_the_example_gets_a_monitoring_node_with_the_catalogs_machine_and_its_outputs() -> None:
@@ -243,3 +239,38 @@ def test_a_gcp_cluster_gets_its_monitoring_node_in_the_system_subnet() -> None:
     assert instance["networkInterfaces"] == [{"subnetwork": "mega-net-sys-subnet-id"}]
     assert instance["name"] == "mega-plan-monitoring"
     assert resources["mega-monitoring-access-smtp-secret"].inputs["secretId"] == "llm-alertmanager-smtp"
+
+
+FIREWALL = "gcp:compute/firewall:Firewall"
+
+
+def _firewalls(plan_resources: list[PlannedResource]) -> dict[str, tuple[list[str], list[Any]]]:
+    return {
+        r.name: (r.inputs["sourceRanges"], r.inputs["allows"]) for r in plan_resources if r.type == FIREWALL
+    }
+
+
+def test_no_firewall_rule_opens_grafanas_port_on_gcp() -> None:
+    """The planned rules of a monitored GCP cluster are the network's alone: traffic within the cluster's
+    range and SSH from IAP. Grafana's port had a rule of its own for IAP's TCP forwarding, which connects
+    to the VM's address, where Grafana then had to listen, reachable from every job on the network."""
+    firewalls = _firewalls(plan_file(GCP_CLUSTER, None).resources)
+    assert firewalls == {
+        "mega-net-sys-internal": (["10.0.0.0/16"], [{"protocol": "all"}]),
+        "mega-net-sys-iap-ssh": (["35.235.240.0/20"], [{"protocol": "tcp", "ports": ["22"]}]),
+        # A3 Mega's eight GPUDirect-TCPXO networks, each open within its own subnet
+        **{
+            f"mega-gpudirect-tcpxo-gpu-{i}-internal": ([f"10.0.{32 + 16 * i}.0/20"], [{"protocol": "all"}])
+            for i in range(8)
+        },
+    }
+
+
+def test_no_firewall_rule_opens_grafanas_port_on_a_gcp_slurm_controller() -> None:
+    """With Slurm the controller hosts monitoring (its access component made the rule before)."""
+    resources = plan_text(GCP_CLUSTER.read_text() + "scheduler: {kind: slurm}\n").resources
+    assert "mega-monitoring-access-discovery-role" in {r.name for r in resources}
+    opened = {name: allows for name, (_, allows) in _firewalls(resources).items()}
+    assert [
+        name for name, allows in opened.items() if any("3000" in a.get("ports", []) for a in allows)
+    ] == []

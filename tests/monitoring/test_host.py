@@ -7,6 +7,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import jinja2
+import pytest
 import yaml
 
 from clusterfab.bootstrap import FilesArchive, NodeBootstrap, files_dir, render_boot_script
@@ -14,10 +16,13 @@ from clusterfab.catalog import Catalog
 from clusterfab.monitoring import MonitoringFiles
 from clusterfab.monitoring.counters import counters_csv
 from clusterfab.monitoring.host import archive_bytes, build_archive, monitoring_host_vars
+from clusterfab.monitoring.tunnel import GRAFANA_ADDRESS, GRAFANA_PORT
 from clusterfab.spec import ClusterSpec
 from tests.conftest import REPO
+from tests.monitoring.conftest import CLUSTER, spec_of
 
 PLAYBOOKS = REPO / "playbooks"
+GCP_CLUSTER = REPO / "tests" / "fixtures" / "monitoring" / "cluster-gcp.yaml"
 TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
     "path": (str,),
@@ -54,8 +59,52 @@ def test_host_vars_satisfy_the_monitoring_playbook(cluster_spec: ClusterSpec, ca
     assert variables["prometheus_node_exporter_version"] == "1.7.0-1ubuntu0.3"
     assert variables["grafana_key_fingerprint"] == "B53AE77BADB630A683046005963FA27710458545"
     assert variables["alertmanager_smtp_password_secret"] == "llm/alertmanager-smtp"
-    assert variables["grafana_http_addr"] == "127.0.0.1"
+    # Where Grafana listens is no input: the role binds the loopback on every cloud.
+    assert "grafana_http_addr" not in variables
     assert variables["metadata_guard_allowed_users"] == ["root", "prometheus"]
+
+
+GRAFANA = PLAYBOOKS / "roles" / "grafana"
+
+
+def grafana_environment(host_vars: dict[str, Any]) -> str:
+    """/etc/default/grafana-server as the grafana role writes it from the host's variables over the
+    role's defaults and vars (Ansible's precedence for these: extra vars > role vars > role defaults)."""
+    variables = {
+        **yaml.safe_load((GRAFANA / "defaults" / "main.yml").read_text()),
+        **yaml.safe_load((GRAFANA / "vars" / "main.yml").read_text()),
+        **host_vars,
+        "ansible_managed": "Ansible managed",
+    }
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["comment"] = lambda text: f"#\n# {text}\n#"
+    template = env.from_string((GRAFANA / "templates" / "grafana-server.default.j2").read_text())
+    return template.render(**variables)
+
+
+@pytest.mark.parametrize("blueprint", [CLUSTER, GCP_CLUSTER], ids=["aws", "gcp"])
+def test_grafana_listens_on_the_loopback_only_on_every_cloud(blueprint: Path, catalog: Catalog) -> None:
+    """GCP's Grafana listened on all addresses (IAP's TCP forwarding connects to the VM's address), with
+    anonymous viewers: any job on the cluster's network could read every dashboard."""
+    variables = monitoring_host_vars(spec_of(blueprint), catalog, files_dir="/opt/clusterfab/files/abc")
+    settings = [line for line in grafana_environment(variables).splitlines() if not line.startswith("#")]
+    assert settings == [
+        "GF_SERVER_HTTP_ADDR=127.0.0.1",
+        "GF_SERVER_HTTP_PORT=3000",
+        "GF_AUTH_ANONYMOUS_ENABLED=true",
+        "GF_AUTH_ANONYMOUS_ORG_ROLE=Viewer",
+        "GF_USERS_ALLOW_SIGN_UP=false",
+        "GF_SECURITY_ADMIN_PASSWORD__FILE=/etc/grafana/admin-password",
+        "GF_ANALYTICS_REPORTING_ENABLED=false",
+        "GF_ANALYTICS_CHECK_FOR_UPDATES=false",
+        "GF_ANALYTICS_CHECK_FOR_PLUGIN_UPDATES=false",
+    ]
+
+
+def test_the_tunnel_forwards_to_where_grafana_listens() -> None:
+    role = yaml.safe_load((GRAFANA / "vars" / "main.yml").read_text())
+    defaults = yaml.safe_load((GRAFANA / "defaults" / "main.yml").read_text())
+    assert (role["__grafana_http_addr"], defaults["grafana_http_port"]) == (GRAFANA_ADDRESS, GRAFANA_PORT)
 
 
 def test_the_archive_is_reproducible_and_named_by_its_digest(

@@ -49,7 +49,7 @@ LAB_ADDRESS = "10.217.0.1"
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 ROLES = Path(__file__).resolve().parents[2] / "playbooks" / "roles"
 ACCOUNTS_LOADER = "/usr/local/sbin/clusterfab-slurm-accounts"
-ACCOUNTS_LOADER_SOURCE = ROLES / "slurm_controller" / "files" / "clusterfab-slurm-accounts"
+ACCOUNTS_LOADER_SOURCE = ROLES / "slurm_controller" / "files" / "clusterfab_slurm_accounts.py"
 _PR_SET_PDEATHSIG = 1
 # The cgroup v1 hierarchies a lab gets (this VM mounts them one controller per hierarchy, beside a
 # cgroup2 "unified" one). Slurm's autodetection picks cgroup/v1 when /sys/fs/cgroup is a tmpfs with a

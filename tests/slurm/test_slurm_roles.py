@@ -414,7 +414,6 @@ def test_the_wrapper_is_valid_shell(node: HostRun, controller: HostRun) -> None:
     for host, script in (
         (node, "/usr/local/sbin/clusterfab-slurmd"),
         (controller, "/usr/local/sbin/clusterfab-slurm-state"),
-        (controller, "/usr/local/sbin/clusterfab-slurm-accounts"),
     ):
         subprocess.run(["sh", "-n", str(host.path(script))], check=True)
 
@@ -450,3 +449,17 @@ def test_only_root_and_the_daemons_that_call_the_cloud_reach_the_metadata_servic
         # nft itself accepts the file (--check parses without touching the kernel's rules).
         host.chroot("nft", "--check", "-f", "/etc/clusterfab/metadata-guard.nft")
         assert _enabled(host, "clusterfab-metadata-guard.service", "sysinit.target")
+
+
+def test_the_controller_runs_the_accounts_loader_again_every_quarter_hour(controller: HostRun) -> None:
+    """Removals that wait for jobs to end (clusterfab_slurm_accounts.py) happen at a later run."""
+    loader = "/usr/local/sbin/clusterfab-slurm-accounts"
+    source = REPO / "playbooks/roles/slurm_controller/files/clusterfab_slurm_accounts.py"
+    assert controller.path(loader).read_text() == source.read_text()
+    assert controller.chroot("stat", "-c", "%U:%G %a", loader).strip() == "root:root 755"
+    controller.chroot("python3", "-c", f"import ast; ast.parse(open({loader!r}).read())")
+    service = controller.path("/etc/systemd/system/clusterfab-slurm-accounts.service").read_text()
+    assert f"ExecStart={loader} llm-slurm {FILES_DIR}/qos.cfg {FILES_DIR}/accounts.cfg\n" in service
+    timer = controller.path("/etc/systemd/system/clusterfab-slurm-accounts.timer").read_text()
+    assert "OnUnitActiveSec=15min\n" in timer
+    assert _enabled(controller, "clusterfab-slurm-accounts.timer", "timers.target")

@@ -115,20 +115,60 @@ def test_each_team_is_an_account_with_its_qos() -> None:
         "User - 'dave':DefaultAccount='interns'",
     ]
     # GrpTRESMins is GPU-minutes: 30,000 GPU-hours x 60. Lowest priority first so that every QOS a line
-    # preempts exists before it is named.
+    # preempts exists before it is named. Every managed attribute is written, interns' empty Preempt too.
     assert [line for line in files["qos.cfg"].splitlines() if not line.startswith("#")] == [
-        "interns Priority=10 GrpTRES=gres/gpu=8 GrpTRESMins=gres/gpu=60000 Flags=NoDecay",
-        "applied Priority=100 GrpTRES=gres/gpu=32 GrpTRESMins=gres/gpu=600000 Flags=NoDecay "
-        "Preempt=interns PreemptMode=requeue",
-        "research Priority=1000 GrpTRES=gres/gpu=64 GrpTRESMins=gres/gpu=1800000 Flags=NoDecay "
-        "Preempt=applied,interns PreemptMode=requeue",
+        "interns Description='clusterfab team interns of llm-slurm' Priority=10 GrpTRES=gres/gpu=8 "
+        "GrpTRESMins=gres/gpu=60000 Flags=NoDecay Preempt='' PreemptMode=cluster",
+        "applied Description='clusterfab team applied of llm-slurm' Priority=100 GrpTRES=gres/gpu=32 "
+        "GrpTRESMins=gres/gpu=600000 Flags=NoDecay Preempt=interns PreemptMode=requeue",
+        "research Description='clusterfab team research of llm-slurm' Priority=1000 GrpTRES=gres/gpu=64 "
+        "GrpTRESMins=gres/gpu=1800000 Flags=NoDecay Preempt=applied,interns PreemptMode=requeue",
+    ]
+
+
+def test_a_demoted_team_loses_its_preemption_and_budget_in_so_many_words() -> None:
+    """What a team no longer has is written as Slurm's clearing value (sacctmgr(1), "SPECIFICATIONS FOR
+    QOS": `Preempt=''`, `PreemptMode=cluster`, `GrpTRESMins=gres/gpu=-1` for the one TRES, `Flags=-1`):
+    a file that only left the old values out would leave them in slurmdbd, where the loader only sets
+    what the file names."""
+    before = slurm_spec(
+        name="lab",
+        teams=[
+            {"name": "research", "max_gpus": 16, "gpu_hours_per_month": 20000, "priority": "high"},
+            {"name": "interns", "max_gpus": 8, "gpu_hours_per_month": 1000, "priority": "low"},
+        ],
+    )
+    after = slurm_spec(
+        name="lab",
+        teams=[
+            {"name": "research", "max_gpus": 4, "priority": "low"},
+            {"name": "interns", "max_gpus": 8, "gpu_hours_per_month": 1000, "priority": "low"},
+        ],
+    )
+    assert render_slurm(before, FACTS)["qos.cfg"] == (
+        "# NAME attribute=value ...: `sacctmgr add qos NAME`, then `sacctmgr modify qos NAME set ...`\n"
+        "# (values quoted as in a shell); lowest priority first, so that every QOS a line preempts exists\n"
+        "# before it. Unset attributes are written with the value that clears them.\n"
+        "interns Description='clusterfab team interns of lab' Priority=10 GrpTRES=gres/gpu=8 "
+        "GrpTRESMins=gres/gpu=60000 Flags=NoDecay Preempt='' PreemptMode=cluster\n"
+        "research Description='clusterfab team research of lab' Priority=1000 GrpTRES=gres/gpu=16 "
+        "GrpTRESMins=gres/gpu=1200000 Flags=NoDecay Preempt=interns PreemptMode=requeue\n"
+    )
+    assert render_slurm(after, FACTS)["qos.cfg"].splitlines()[3:] == [
+        "research Description='clusterfab team research of lab' Priority=10 GrpTRES=gres/gpu=4 "
+        "GrpTRESMins=gres/gpu=-1 Flags=-1 Preempt='' PreemptMode=cluster",
+        "interns Description='clusterfab team interns of lab' Priority=10 GrpTRES=gres/gpu=8 "
+        "GrpTRESMins=gres/gpu=60000 Flags=NoDecay Preempt='' PreemptMode=cluster",
     ]
 
 
 def test_the_environment_overlay_changes_the_quotas_and_nodes() -> None:
     files = render_slurm(example_spec("aws-p5-slurm", "dev"), FACTS)
     assert lines_starting(files["slurm.conf"], "NodeName=h100-[0-1] ")
-    assert "research Priority=1000 GrpTRES=gres/gpu=16 GrpTRESMins=gres/gpu=480000" in files["qos.cfg"]
+    assert (
+        "research Description='clusterfab team research of llm-slurm' Priority=1000 GrpTRES=gres/gpu=16 "
+        "GrpTRESMins=gres/gpu=480000 "
+    ) in files["qos.cfg"]
 
 
 def test_default_partitions_are_one_per_node_group_the_first_the_default() -> None:
@@ -162,7 +202,11 @@ def test_teams_of_one_priority_do_not_preempt_each_other() -> None:
     cluster = slurm_spec(teams=[{"name": "a", "max_gpus": 8}, {"name": "b", "max_gpus": 8}])
     files = render_slurm(cluster, FACTS)
     assert "PreemptType" not in settings(files["slurm.conf"])
-    assert "Preempt=" not in files["qos.cfg"]
+    # Neither preempts the other: each QOS says so, clearing what an earlier rank may have left.
+    assert [line.split()[-2:] for line in files["qos.cfg"].splitlines() if not line.startswith("#")] == [
+        ["Preempt=''", "PreemptMode=cluster"],
+        ["Preempt=''", "PreemptMode=cluster"],
+    ]
     assert "PriorityUsageResetPeriod" not in settings(files["slurm.conf"])  # no monthly budgets
 
 

@@ -14,6 +14,7 @@ would stop on it.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -40,6 +41,13 @@ rest, and a node whose slurmd reports less memory than RealMemory is drained ("L
 
 QOS_PRIORITY = {"low": 10, "normal": 100, "high": 1000}
 """QOS priorities per team priority; PriorityWeightQOS scales the highest one to the full weight."""
+QOS_DESCRIPTION = "clusterfab team {team} of {cluster}"
+"""A team QOS's description: how the controller's accounts loader knows the QOS it may remove once the
+team is gone (QOS are shared by every cluster of a slurmdbd, hence the cluster's name); the loader
+(playbooks/roles/slurm_controller/files/clusterfab_slurm_accounts.py) holds the same text."""
+ACCOUNT_DESCRIPTION = "team {team}"
+"""A team account's description; with Organization = the cluster's name and root as parent, the marks the
+accounts loader knows clusterfab's accounts by (the loader holds the same text)."""
 
 PROLOG_DIR = "/etc/slurm/prolog.d"
 EPILOG_DIR = "/etc/slurm/epilog.d"
@@ -130,7 +138,7 @@ def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = 
         "topology.conf": _topology_conf(groups),
         "slurmdbd.conf": _slurmdbd_conf(spec, slurm, facts),
         "accounts.cfg": _accounts_cfg(spec),
-        "qos.cfg": _qos_cfg(spec.teams),
+        "qos.cfg": _qos_cfg(spec.name, spec.teams),
     }
     if slurm.containers == "pyxis":
         files["plugstack.conf"] = _plugstack_conf()
@@ -386,7 +394,8 @@ def _accounts_cfg(spec: ClusterSpec) -> str:
     lines = [f"Cluster - '{spec.name}'", "Parent - 'root'"]
     for team in spec.teams:
         lines.append(
-            f"Account - '{team.name}':Description='team {team.name}':Organization='{spec.name}'"
+            f"Account - '{team.name}':Description='{ACCOUNT_DESCRIPTION.format(team=team.name)}'"
+            f":Organization='{spec.name}'"
             f":QOS='{team.name}':DefaultQOS='{team.name}'"
         )
     defaults = _default_accounts(spec.teams)
@@ -407,20 +416,35 @@ def _default_accounts(teams: Iterable[Team]) -> Mapping[str, str]:
     return defaults
 
 
-def _qos_cfg(teams: tuple[Team, ...]) -> str:
-    """One QOS per team: the concurrent GPU cap, the monthly GPU-minute budget, priority, preemption."""
+def _qos_cfg(cluster: str, teams: tuple[Team, ...]) -> str:
+    """One QOS per team: the concurrent GPU cap, the monthly GPU-minute budget, priority, preemption.
+
+    Every attribute clusterfab manages is written on every line, an unset one with sacctmgr's value that
+    clears it (Slurm 23.11 and 24.11 `sacctmgr(1)`, "SPECIFICATIONS FOR QOS"): `GrpTRESMins=gres/gpu=-1`
+    and `Flags=-1` without a monthly budget, `Preempt=''` and `PreemptMode=cluster` for a team that
+    preempts nobody. A team whose blueprint loses its budget or its rank then loses them in Slurm too;
+    writing only what is set would leave the old values in slurmdbd.
+    """
     lines = [
-        "# NAME attribute=value ... : `sacctmgr add qos NAME` then `sacctmgr modify qos NAME set ...`;",
-        "# lowest priority first, so that every QOS a line preempts exists before it.",
+        "# NAME attribute=value ...: `sacctmgr add qos NAME`, then `sacctmgr modify qos NAME set ...`",
+        "# (values quoted as in a shell); lowest priority first, so that every QOS a line preempts exists",
+        "# before it. Unset attributes are written with the value that clears them.",
     ]
     for team in sorted(teams, key=lambda t: QOS_PRIORITY[t.priority]):
-        attributes = [f"Priority={QOS_PRIORITY[team.priority]}"]
-        tres = f"gres/gpu={team.max_gpus}"
-        attributes.append(f"GrpTRES={tres}")
+        description = QOS_DESCRIPTION.format(team=team.name, cluster=cluster)
+        attributes = [
+            f"Description={shlex.quote(description)}",
+            f"Priority={QOS_PRIORITY[team.priority]}",
+            f"GrpTRES=gres/gpu={team.max_gpus}",
+        ]
         if team.gpu_hours_per_month is not None:
             attributes += [f"GrpTRESMins=gres/gpu={team.gpu_hours_per_month * 60}", "Flags=NoDecay"]
+        else:
+            attributes += ["GrpTRESMins=gres/gpu=-1", "Flags=-1"]
         lower = [t.name for t in teams if QOS_PRIORITY[t.priority] < QOS_PRIORITY[team.priority]]
         if lower:
             attributes += [f"Preempt={','.join(lower)}", "PreemptMode=requeue"]
+        else:
+            attributes += [f"Preempt={shlex.quote('')}", "PreemptMode=cluster"]
         lines.append(f"{team.name} {' '.join(attributes)}")
     return "\n".join(lines) + "\n"
