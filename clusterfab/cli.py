@@ -87,14 +87,14 @@ TextOrJsonOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Ou
 
 # Pulumi's own rule for stack and project names (pulumi/pulumi pkg/backend, validateStackName:
 # ^[A-Za-z0-9_.-]{1,100}$), with an optional org/ or org/project/ in front.
-_STACK_PART = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_STACK_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 def _stack_name(value: str | None) -> str | None:
     if value is None:
         return None
     parts = value.split("/")
-    if len(parts) > 3 or not all(_STACK_PART.match(part) for part in parts):
+    if len(parts) > 3 or not all(_STACK_PART.fullmatch(part) for part in parts):
         raise typer.BadParameter(
             f"{value!r} is not a Pulumi stack name: up to 100 letters, digits, '-', '_' or '.', "
             "optionally as org/stack or org/project/stack"

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
-_ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
-_ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
-_RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+_ZONE_ID = re.compile(r"(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+")
+_ZONE_NAME = re.compile(r"(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]")
+_RESERVATION = re.compile(r"cr-[0-9a-f]{8}([0-9a-f]{9})?")
 _KMS_KEY = re.compile(
-    r"^arn:aws(-[a-z]+)*:kms:(?P<region>[a-z]{2}(-[a-z]+)+-\d+):\d{12}:key/"
-    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})$"
+    r"arn:aws(-[a-z]+)*:kms:(?P<region>[a-z]{2}(-[a-z]+)+-\d+):\d{12}:key/"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})"
 )
 """A KMS key ARN: a key id is a UUID, a multi-Region key's id `mrk-` and 32 hex digits (KMS Developer Guide,
 "Key identifiers (KeyId)")."""
@@ -41,7 +41,7 @@ TAG_VALUE_MAX = 256
 
 def is_zone_id(zone: str) -> bool:
     """use1-az6 (the same physical zone in every account) rather than us-east-1a (a per-account alias)."""
-    return _ZONE_ID.match(zone) is not None
+    return _ZONE_ID.fullmatch(zone) is not None
 
 
 class AwsProfile:
@@ -63,7 +63,7 @@ class AwsProfile:
     host_access_tools = ("aws", "session-manager-plugin")
 
     def reservation_valid(self, value: str) -> bool:
-        return _RESERVATION.match(value) is not None
+        return _RESERVATION.fullmatch(value) is not None
 
     def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
         """A key ARN of the blueprint's region. Not an alias: EBS and FSx read their key back as its ARN, and
@@ -81,7 +81,7 @@ class AwsProfile:
                 "KeyMetadata.Arn): the cloud reports a key by its ARN, so an alias would show as a change, "
                 "and replace the resource, at every update",
             )
-        elif (match := _KMS_KEY.match(key)) is None:
+        elif (match := _KMS_KEY.fullmatch(key)) is None:
             yield FieldProblem(
                 (),
                 f"'{key}' is not a KMS key ARN",
@@ -99,11 +99,11 @@ class AwsProfile:
         return catalog.aws_machine_types
 
     def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:
-        match = _ZONE_ID.match(zone)
+        match = _ZONE_ID.fullmatch(zone)
         if match:
             prefixes = {v: k for k, v in catalog.aws_regions.zone_id_prefixes.items()}
             return prefixes.get(match["prefix"])
-        match = _ZONE_NAME.match(zone)
+        match = _ZONE_NAME.fullmatch(zone)
         return match["region"] if match else None
 
     def regions(self, catalog: Catalog) -> set[str]:

@@ -216,7 +216,7 @@ def _ssh_exposure(ctx: RuleContext, index: int, network: ipaddress.IPv4Network) 
     )
 
 
-_PRODUCTION_LIKE = re.compile(r"^(prod|production|prd)([-_].*)?$|.*[-_](prod|production|prd)$")
+_PRODUCTION_LIKE = re.compile(r"(prod|production|prd)([-_].*)?|.*[-_](prod|production|prd)")
 
 
 def check_environment_protection(ctx: RuleContext) -> Iterator[Finding]:
@@ -225,7 +225,7 @@ def check_environment_protection(ctx: RuleContext) -> Iterator[Finding]:
         return  # reported with the base blueprint, where every environment is visible
     for name, overlay in ctx.blueprint.environments.items():
         says = isinstance(overlay, dict) and "protected" in overlay
-        if _PRODUCTION_LIKE.match(name) and name not in PROTECTED_BY_DEFAULT and not says:
+        if _PRODUCTION_LIKE.fullmatch(name) and name not in PROTECTED_BY_DEFAULT and not says:
             yield ctx.finding(
                 "BP135",
                 ("environments", name),
