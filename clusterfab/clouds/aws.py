@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,21 @@ _KMS_KEY = re.compile(
 _KMS_ALIAS = re.compile(r"^(arn:aws(-[a-z]+)*:kms:[^:]*:[^:]*:)?alias/")
 TAG_KEY_MAX = 128
 TAG_VALUE_MAX = 256
+TAG_SYMBOLS = frozenset("_.:/=+-@")
+"""AWS tag keys and values: letters, digits and spaces of any script, and these symbols (the services' API
+models give the pattern `[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]`; AWS's tagging guide, "Tag naming limits and
+requirements"); keys of 1 to 128 characters, values of 0 to 256."""
+
+
+def _tag_text(text: str) -> bool:
+    """Whether every character is one AWS takes in a tag: a letter (L*), a space (Z*), a number (N*) or one of
+    TAG_SYMBOLS."""
+    return all(c in TAG_SYMBOLS or unicodedata.category(c)[0] in "LZN" for c in text)
+
+
+def _outside_tag_text(text: str) -> str:
+    """The characters AWS refuses in a tag, each once and shown visibly (a newline as \\n)."""
+    return ", ".join(repr(c)[1:-1] for c in dict.fromkeys(text) if not _tag_text(c))
 
 
 def is_zone_id(zone: str) -> bool:
@@ -113,15 +129,35 @@ class AwsProfile:
         return found
 
     def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
-        if key.lower().startswith("aws:") or len(key) > TAG_KEY_MAX:
+        rule = f"letters, digits, spaces and {' '.join(sorted(TAG_SYMBOLS))}"
+        if key.lower().startswith("aws:"):
+            yield FieldProblem(
+                (), f"tag key '{key}' is not allowed", "AWS reserves the aws: prefix", at_key=True
+            )
+        elif not 1 <= len(key) <= TAG_KEY_MAX:
             yield FieldProblem(
                 (),
-                f"tag key '{key}' is not allowed",
-                f"AWS reserves the aws: prefix; keys have at most {TAG_KEY_MAX} characters",
+                f"tag key of {len(key)} characters",
+                f"AWS tag keys have 1 to {TAG_KEY_MAX} characters",
+                at_key=True,
+            )
+        elif not _tag_text(key):
+            yield FieldProblem(
+                (),
+                f"tag key {key!r} has characters AWS does not take in a tag: {_outside_tag_text(key)}",
+                f"use only {rule}",
                 at_key=True,
             )
         if len(value) > TAG_VALUE_MAX:
-            yield FieldProblem((), f"tag value is longer than {TAG_VALUE_MAX} characters", "")
+            yield FieldProblem(
+                (), f"tag value is longer than {TAG_VALUE_MAX} characters", f"shorten it to {TAG_VALUE_MAX}"
+            )
+        elif not _tag_text(value):
+            yield FieldProblem(
+                (),
+                f"tag value {value!r} has characters AWS does not take in a tag: {_outside_tag_text(value)}",
+                f"use only {rule}",
+            )
 
     def storage_kinds(self) -> tuple[StorageKind, ...]:
         return ("lustre",)
