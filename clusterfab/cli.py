@@ -147,6 +147,7 @@ def _show_validation(
 ) -> None:
     """Print a validation result (all its findings) on stdout in the format asked for; `verdict` ends
     the text form's last line (`valid (...)`, `invalid (...); not costed`)."""
+    from clusterfab.core import markdown as md
     from clusterfab.rules.render import render_markdown, render_text, validation_json
 
     if output is Format.json:
@@ -154,7 +155,7 @@ def _show_validation(
         return
     if output is Format.markdown:
         state = "valid" if result.ok else "invalid"
-        title = f"clusterfab {command}: `{result.file}` is {state}"
+        title = f"clusterfab {command}: {md.code(result.file)} is {state}"
         typer.echo(render_markdown(result.findings, result.lines, title=title))
         return
     if result.findings:
