@@ -25,7 +25,15 @@ from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
-from clusterfab.core.naming import physical
+from clusterfab.core.naming import (
+    GCP_CONTROLLER,
+    GCP_LOGIN,
+    GCP_MONITORING,
+    GCP_MONITORING_ACCOUNT,
+    GCP_NODE_SYNC_ROLE,
+    GCP_SLURM_ACCOUNT,
+    physical,
+)
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
@@ -628,7 +636,7 @@ CUSTOM_ROLE_ID_MAX = 64
 
 def _discovery_role_id(site: _Site) -> str:
     """A custom role id for the cluster and stack (letters, digits and underscores; unique in the project)."""
-    return _role_id(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX)
+    return _role_id(site.spec.name, site.cluster.stack, GCP_MONITORING, max_length=CUSTOM_ROLE_ID_MAX)
 
 
 def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
@@ -653,7 +661,9 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
             subnetwork_id=site.network.system_subnetwork_id,
             bucket_name=site.bucket.bucket_name,
             image=machine.image,
-            service_account_id=physical(spec.name, cluster.stack, "mon", max_length=SERVICE_ACCOUNT_ID_MAX),
+            service_account_id=physical(
+                spec.name, cluster.stack, GCP_MONITORING_ACCOUNT, max_length=SERVICE_ACCOUNT_ID_MAX
+            ),
             role_id=_discovery_role_id(site),
             machine_type=machine.name,
             disk_gib=monitoring.disk_gib,
@@ -670,7 +680,7 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
             ),
             files=(archive.key, archive.path),
             smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
-            instance_name=physical(spec.name, cluster.stack, MONITORING_ITEM),
+            instance_name=physical(spec.name, cluster.stack, GCP_MONITORING),
             labels=cluster.tags(MONITORING_ITEM),
         ),
         site.opts,
@@ -734,13 +744,15 @@ def _slurm(
             image=slurm.controller.image,
             private_ip=controller_address(spec),
             munge_secret_id=munge_secret_name(spec, stack),
-            instance_name=physical(spec.name, stack, "controller"),
-            login_name_prefix=physical(spec.name, stack, "login"),
-            service_account_id=physical(spec.name, stack, "slurm", max_length=SERVICE_ACCOUNT_ID_MAX),
-            login_service_account_id=physical(spec.name, stack, "login", max_length=SERVICE_ACCOUNT_ID_MAX),
-            role_id_prefix=physical(spec.name, stack, "sync", max_length=CUSTOM_ROLE_ID_MAX - 5).replace(
-                "-", "_"
+            instance_name=physical(spec.name, stack, GCP_CONTROLLER),
+            login_name_prefix=physical(spec.name, stack, GCP_LOGIN),
+            service_account_id=physical(
+                spec.name, stack, GCP_SLURM_ACCOUNT, max_length=SERVICE_ACCOUNT_ID_MAX
             ),
+            login_service_account_id=physical(spec.name, stack, GCP_LOGIN, max_length=SERVICE_ACCOUNT_ID_MAX),
+            role_id_prefix=physical(
+                spec.name, stack, GCP_NODE_SYNC_ROLE, max_length=CUSTOM_ROLE_ID_MAX - 5
+            ).replace("-", "_"),
             node_instance_prefixes=[_base_instance_name(spec, stack, g) for g in spec.node_groups],
             instance_group_managers=[export.group for export in groups.values()],
             elastic_groups=_elastic_groups(sources, groups, site.workload_policies),

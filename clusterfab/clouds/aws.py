@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
@@ -77,6 +78,9 @@ class AwsProfile:
     inventory_collection = "amazon.aws"
     inventory_suffix = ".aws_ec2.yml"
     host_access_tools = ("aws", "session-manager-plugin")
+    stack_names: Mapping[str, str] = MappingProxyType({})
+    """None: the AWS stack names its resources by tags and Pulumi's auto-names, not
+    `<cluster>-<stack>-<name>`."""
 
     def reservation_valid(self, value: str) -> bool:
         return _RESERVATION.fullmatch(value) is not None

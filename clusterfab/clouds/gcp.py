@@ -10,6 +10,7 @@ from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds.base import FieldProblem
+from clusterfab.core.naming import GCP_STACK_NAMES
 from clusterfab.core.vocab import (
     BLUEPRINT_TAG,
     INVENTORY_GROUP_PREFIX,
@@ -59,6 +60,7 @@ class GcpProfile:
     inventory_collection = "google.cloud"
     inventory_suffix = ".gcp.yml"
     host_access_tools = ("gcloud",)
+    stack_names = GCP_STACK_NAMES
 
     def reservation_valid(self, value: str) -> bool:
         return _RESERVATION.fullmatch(value) is not None

@@ -280,6 +280,23 @@ _CODES = [
         "names a resource. A label with such a key would land on every resource of the cluster.",
     ),
     Code(
+        "BP143",
+        "system account as a team user",
+        _E,
+        "Team users become Linux users with a private group of the same name on every host: a name the "
+        "images or the installed packages already have (root, slurm, munge, ubuntu, sudo, systemd-*, "
+        "nvidia-*, ...) would take over that account or group, or break the service that runs as it.",
+    ),
+    Code(
+        "BP144",
+        "reserved name",
+        _E,
+        "Some names are Slurm's or the stack's own: a partition named default is Slurm's template line "
+        "(PartitionName=DEFAULT), a node group named root is topology.conf's top switch, and on GCP a node "
+        "group or TPU slice named like the stack's own resources (controller, login, slurm, mon, monitoring, "
+        "sync) would share their service account or VM names.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,
