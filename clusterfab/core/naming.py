@@ -26,6 +26,14 @@ def physical(*parts: str, max_length: int = GCP_NAME_MAX) -> str:
     return f"{cleaned[: max_length - 9].rstrip('-')}-{digest}"
 
 
+def name_tag(*parts: str) -> str:
+    """Eight hex digits that tell `parts` apart where their hyphen-joined name does not: `ml` + `prod` +
+    `prod-h100` and `ml-prod` + `prod` + `h100` both join to `ml-prod-prod-h100`, but their tags differ (a
+    hash of the parts as they are, joined by a character no part has). A name that ends in the tag, and an
+    IAM condition on the prefix `<name>-`, belongs to one set of parts only."""
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:8]
+
+
 # The GCP stack's own resources are named `<cluster>-<stack>-<name>` (physical), as its node groups' and TPU
 # slices' are `<cluster>-<stack>-<group>`: these names are the stack's, and a group may not take one.
 GCP_CONTROLLER = "controller"

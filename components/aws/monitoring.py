@@ -33,10 +33,12 @@ SCRAPE_PORTS = (9100, 9400)
 
 
 def _secret_arn(secret: str, region: str) -> str:
-    """A Secrets Manager secret's ARN pattern (a name gets the random suffix AWS appends)."""
+    """A Secrets Manager secret's ARN pattern: a name gets the hyphen and six random characters Secrets
+    Manager appends to it, and no more (with `-*`, the secret `team/smtp` would also match the ARNs of
+    `team/smtp-relay`, `team/smtp-prod`, ...)."""
     if secret.startswith("arn:"):
         return secret
-    return f"arn:aws:secretsmanager:{region}:*:secret:{secret}-*"
+    return f"arn:aws:secretsmanager:{region}:*:secret:{secret}-??????"
 
 
 def access_policy(*, region: str, smtp_secret: str | None) -> str:

@@ -139,7 +139,9 @@ class GcpSlurmControllerArgs:
     """Prefix of the node sync's custom role ids (letters, digits, underscores; unique per stack): it is
     followed by `_` and a suffix of at most four characters."""
     node_instance_prefixes: Sequence[str]
-    """The node groups' base instance names: the only VMs whose metadata the node sync may change."""
+    """The node groups' base instance names: the only VMs whose metadata the node sync may change. The rights
+    reach every VM named `<prefix>-*`, so no other group's, cluster's or stack's names in the project may
+    start so (the stacks end each prefix in a hash of its cluster, stack and group)."""
     instance_group_managers: Sequence[pulumi.Input[str]] = ()
     """The node groups' MIGs (names): the only MIGs the node sync may have recreate a VM."""
     faulty_host_prefixes: Sequence[str] = ()
