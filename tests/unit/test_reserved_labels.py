@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from clusterfab.clouds import profile
 from clusterfab.core.vocab import (
     BLUEPRINT_TAG,
     COMPONENT_TAG,
@@ -98,3 +99,23 @@ def test_the_identifying_tags_win_and_reserved_labels_never_reach_a_resource() -
         STACK_TAG: "prod",
         COMPONENT_TAG: "slurm",
     }
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        (
+            "x\n## Approved",
+            "y",
+            "tag key 'x\\n## Approved' has characters AWS does not take in a tag: \\n, #",
+        ),
+        ("team", "a|b<c>", "tag value 'a|b<c>' has characters AWS does not take in a tag: |, <, >"),
+        ("k" * 129, "y", "tag key of 129 characters"),
+        ("team", "v" * 257, "tag value is longer than 256 characters"),
+    ],
+)
+def test_aws_tags_take_awss_characters_and_lengths(key: str, value: str, problem: str) -> None:
+    """AWS's tag rule: letters, digits and spaces of any script and + - = . _ : / @; keys of 1-128
+    characters, values of up to 256 (checked on the profile, whatever the loader lets through)."""
+    assert list(profile("aws").label_problems("Kostenstelle Forschung", "Grüße 1 + 2 = 3 @ a.b/c:d_e")) == []
+    assert [p.message for p in profile("aws").label_problems(key, value)] == [problem]
