@@ -39,6 +39,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.core.naming import GCP_NAME_MAX, physical
+from clusterfab.core.vocab import SLURM_ROLE_TAG
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
@@ -507,7 +508,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         attached_disks: Sequence[gcp.compute.InstanceAttachedDiskArgs] = (),
     ) -> gcp.compute.Instance:
         args = self._args
-        labels = {**args.labels, "clusterfab-slurm-role": role}
+        labels = {**args.labels, SLURM_ROLE_TAG: role}
         return gcp.compute.Instance(
             resource,
             name=vm_name,
