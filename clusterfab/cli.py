@@ -87,14 +87,14 @@ TextOrJsonOption = Annotated[TextOrJson, typer.Option("--format", "-f", help="Ou
 
 # Pulumi's own rule for stack and project names (pulumi/pulumi pkg/backend, validateStackName:
 # ^[A-Za-z0-9_.-]{1,100}$), with an optional org/ or org/project/ in front.
-_STACK_PART = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_STACK_PART = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 def _stack_name(value: str | None) -> str | None:
     if value is None:
         return None
     parts = value.split("/")
-    if len(parts) > 3 or not all(_STACK_PART.match(part) for part in parts):
+    if len(parts) > 3 or not all(_STACK_PART.fullmatch(part) for part in parts):
         raise typer.BadParameter(
             f"{value!r} is not a Pulumi stack name: up to 100 letters, digits, '-', '_' or '.', "
             "optionally as org/stack or org/project/stack"
@@ -147,6 +147,7 @@ def _show_validation(
 ) -> None:
     """Print a validation result (all its findings) on stdout in the format asked for; `verdict` ends
     the text form's last line (`valid (...)`, `invalid (...); not costed`)."""
+    from clusterfab.core import markdown as md
     from clusterfab.rules.render import render_markdown, render_text, validation_json
 
     if output is Format.json:
@@ -154,7 +155,7 @@ def _show_validation(
         return
     if output is Format.markdown:
         state = "valid" if result.ok else "invalid"
-        title = f"clusterfab {command}: `{result.file}` is {state}"
+        title = f"clusterfab {command}: {md.code(result.file)} is {state}"
         typer.echo(render_markdown(result.findings, result.lines, title=title))
         return
     if result.findings:

@@ -29,8 +29,8 @@ CLOCK_SKEW = dt.timedelta(minutes=5)
 
 HealthStatus = Literal["passed", "failed"]
 _STATUSES: tuple[HealthStatus, ...] = ("passed", "failed")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_COMMIT = re.compile(r"^[0-9a-f]{40}(-dirty)?$")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-f]{40}(-dirty)?")
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -126,7 +126,7 @@ def check_record(
 
 def _text(data: Mapping[str, Any], key: str, pattern: re.Pattern[str] | None = None) -> str:
     value = data.get(key)
-    if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
+    if not isinstance(value, str) or (pattern is not None and not pattern.fullmatch(value)):
         raise HealthRecordError(f"{key} {value!r} is not valid")
     return value
 
@@ -251,7 +251,7 @@ def _provenance_problems(recorded: Provenance, expected: Provenance) -> list[str
 
 
 def _short(value: str) -> str:
-    return value[:12] if _SHA256.match(value) or _COMMIT.match(value) else value
+    return value[:12] if _SHA256.fullmatch(value) or _COMMIT.fullmatch(value) else value
 
 
 def deployed_digest(outputs: Mapping[str, Any]) -> str | None:

@@ -25,7 +25,16 @@ from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
-from clusterfab.core.naming import physical
+from clusterfab.core.naming import (
+    GCP_CONTROLLER,
+    GCP_LOGIN,
+    GCP_MONITORING,
+    GCP_MONITORING_ACCOUNT,
+    GCP_NODE_SYNC_ROLE,
+    GCP_SLURM_ACCOUNT,
+    name_tag,
+    physical,
+)
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
@@ -513,11 +522,20 @@ def _mig_size(site: _Site, group: NodeGroup) -> _MigSize:
     return _MigSize(min_size=group.min_size, max_size=group.max_size, autoscaled=group.autoscaled)
 
 
+def _group_name(spec: ClusterSpec, stack: str, group: NodeGroup, *role: str, max_length: int) -> str:
+    """`<cluster>-<stack>-<group>-<tag>[-<role>]`, the tag telling this cluster, stack and group apart from
+    any other whose parts join to the same words (`ml` `prod` `prod-h100` and `ml-prod` `prod` `h100`): the
+    controller's rights are conditioned on these names as prefixes, so they must name this group's VMs,
+    disks, MIGs and policies only, in a project that holds other clusters and stacks."""
+    tag = name_tag(spec.name, stack, group.name)
+    return physical(spec.name, stack, group.name, tag, *role, max_length=max_length)
+
+
 def _base_instance_name(spec: ClusterSpec, stack: str, group: NodeGroup) -> str:
-    """The group's MIG's base instance name: its VMs are `<this>-xxxx`. With the stack in it, two stacks of
-    one blueprint in one project (and zone) name their VMs apart, and each controller's rights, conditioned
-    on these names, reach its own stack's VMs only."""
-    return physical(spec.name, stack, group.name, max_length=BASE_INSTANCE_NAME_MAX)
+    """The group's MIG's base instance name: its VMs are `<this>-xxxx`. With the stack and the tag in it,
+    other stacks and clusters in the project (and zone) name their VMs apart, and each controller's rights,
+    conditioned on these names, reach its own stack's VMs only."""
+    return _group_name(spec, stack, group, max_length=BASE_INSTANCE_NAME_MAX)
 
 
 def _node_boot(site: _Site, group: NodeGroup, mounts: list[MountTarget]) -> pulumi.Output[str]:
@@ -626,7 +644,7 @@ CUSTOM_ROLE_ID_MAX = 64
 
 def _discovery_role_id(site: _Site) -> str:
     """A custom role id for the cluster and stack (letters, digits and underscores; unique in the project)."""
-    return _role_id(site.spec.name, site.cluster.stack, "monitoring", max_length=CUSTOM_ROLE_ID_MAX)
+    return _role_id(site.spec.name, site.cluster.stack, GCP_MONITORING, max_length=CUSTOM_ROLE_ID_MAX)
 
 
 def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
@@ -650,7 +668,9 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
             subnetwork_id=site.network.system_subnetwork_id,
             bucket_name=site.bucket.bucket_name,
             image=machine.image,
-            service_account_id=physical(spec.name, cluster.stack, "mon", max_length=SERVICE_ACCOUNT_ID_MAX),
+            service_account_id=physical(
+                spec.name, cluster.stack, GCP_MONITORING_ACCOUNT, max_length=SERVICE_ACCOUNT_ID_MAX
+            ),
             role_id=_discovery_role_id(site),
             machine_type=machine.name,
             disk_gib=monitoring.disk_gib,
@@ -667,7 +687,7 @@ def _monitoring(site: _Site) -> dict[str, pulumi.Input[str] | int] | None:
             ),
             files=(archive.key, archive.path),
             smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
-            instance_name=physical(spec.name, cluster.stack, MONITORING_ITEM),
+            instance_name=physical(spec.name, cluster.stack, GCP_MONITORING),
             labels=cluster.tags(MONITORING_ITEM),
         ),
         site.opts,
@@ -727,13 +747,15 @@ def _slurm(
             image=slurm.controller.image,
             private_ip=controller_address(spec),
             munge_secret_id=munge_secret_name(spec, stack),
-            instance_name=physical(spec.name, stack, "controller"),
-            login_name_prefix=physical(spec.name, stack, "login"),
-            service_account_id=physical(spec.name, stack, "slurm", max_length=SERVICE_ACCOUNT_ID_MAX),
-            login_service_account_id=physical(spec.name, stack, "login", max_length=SERVICE_ACCOUNT_ID_MAX),
-            role_id_prefix=physical(spec.name, stack, "sync", max_length=CUSTOM_ROLE_ID_MAX - 5).replace(
-                "-", "_"
+            instance_name=physical(spec.name, stack, GCP_CONTROLLER),
+            login_name_prefix=physical(spec.name, stack, GCP_LOGIN),
+            service_account_id=physical(
+                spec.name, stack, GCP_SLURM_ACCOUNT, max_length=SERVICE_ACCOUNT_ID_MAX
             ),
+            login_service_account_id=physical(spec.name, stack, GCP_LOGIN, max_length=SERVICE_ACCOUNT_ID_MAX),
+            role_id_prefix=physical(
+                spec.name, stack, GCP_NODE_SYNC_ROLE, max_length=CUSTOM_ROLE_ID_MAX - 5
+            ).replace("-", "_"),
             node_instance_prefixes=[_base_instance_name(spec, stack, g) for g in spec.node_groups],
             instance_group_managers=[export.group for export in groups.values()],
             elastic_groups=_elastic_groups(sources, groups, site.workload_policies),
@@ -823,14 +845,14 @@ def _gce_groups(spec: ClusterSpec, stack: str) -> dict[str, GceGroup]:
 def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
     """A Slurm node group as the controller's programs see it: its MIG (by its base instance name), which
     recreates a static node's VM and through which an elastic group's current template is found, and for
-    elastic groups their VMs' names, `<cluster>-<stack>-<group>-elastic-<i>` (unique per stack, within 63
-    characters up to the group's highest node number), which the controller's rights to create and delete
-    VMs are conditioned on; with compact placement, the placement policies of those VMs,
-    `<cluster>-<stack>-<group>-placement-<k>`, each holding as many VMs as the catalog says one compact
-    placement policy may hold for the machine type (compute.v1 has no max distance for them). A flex-start
-    group's elastic VMs are asked for per job through MIGs `<cluster>-<stack>-<group>-flex-<8 hex digits>`
-    (the controller's rights are conditioned on that prefix), placed by the group's workload policy, for
-    the capacity's run duration."""
+    elastic groups their VMs' names, `<cluster>-<stack>-<group>-<tag>-elastic-<i>` (unique per stack and
+    group, `_group_name`, within 63 characters up to the group's highest node number), which the
+    controller's rights to create and delete VMs are conditioned on; with compact placement, the placement
+    policies of those VMs, `<cluster>-<stack>-<group>-<tag>-placement-<k>`, each holding as many VMs as the
+    catalog says one compact placement policy may hold for the machine type (compute.v1 has no max
+    distance for them). A flex-start group's elastic VMs are asked for per job through MIGs
+    `<cluster>-<stack>-<group>-<tag>-flex-<8 hex digits>` (the controller's rights are conditioned on that
+    prefix), placed by the group's workload policy, for the capacity's run duration."""
     elastic = group.max_size > group.static_size
     flex = group.flex_elastic
     # Flex-start VMs are placed by their MIG's workload policy (the group's), not by placement policies.
@@ -840,24 +862,18 @@ def _gce_group(spec: ClusterSpec, stack: str, group: NodeGroup) -> GceGroup:
     run_seconds = _provisioning(group.name, group.capacity)[1]
     return GceGroup(
         base_instance_name=_base_instance_name(spec, stack, group),
-        vm_prefix=physical(
-            spec.name, stack, group.name, "elastic", max_length=VM_NAME_MAX - 1 - len(str(group.max_size - 1))
+        vm_prefix=_group_name(
+            spec, stack, group, "elastic", max_length=VM_NAME_MAX - 1 - len(str(group.max_size - 1))
         )
         if elastic
         else "",
-        placement_prefix=physical(
-            spec.name,
-            stack,
-            group.name,
-            "placement",
-            max_length=RESOURCE_POLICY_NAME_MAX - 1 - len(str(chunks)),
+        placement_prefix=_group_name(
+            spec, stack, group, "placement", max_length=RESOURCE_POLICY_NAME_MAX - 1 - len(str(chunks))
         )
         if placed
         else "",
         placement_chunk=chunk if placed else 0,
-        flex_prefix=physical(spec.name, stack, group.name, "flex", max_length=FLEX_PREFIX_MAX)
-        if flex
-        else "",
+        flex_prefix=_group_name(spec, stack, group, "flex", max_length=FLEX_PREFIX_MAX) if flex else "",
         run_seconds=run_seconds if flex and run_seconds is not None else 0,
     )
 

@@ -893,7 +893,13 @@ class Blueprint(Spec):
         ),
     ] = None
     labels: Annotated[
-        dict[str, str], Field(description=("Added to every resource as tags (AWS) or labels (GCP)."))
+        dict[str, str],
+        Field(
+            description=(
+                "Added to every resource as tags (AWS) or labels (GCP). Keys starting with clusterfab- or "
+                "clusterfab: (clusterfab's own tags) or aws:, and the key Name, are reserved."
+            )
+        ),
     ] = {}
     bucket_kms_key: Annotated[
         KmsKey | None,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
@@ -25,12 +27,12 @@ if TYPE_CHECKING:
     from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
-_ZONE_ID = re.compile(r"^(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+$")
-_ZONE_NAME = re.compile(r"^(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]$")
-_RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+_ZONE_ID = re.compile(r"(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+")
+_ZONE_NAME = re.compile(r"(?P<region>[a-z]+-[a-z]+-\d+)(?:-[a-z]+-\d+)?[a-z]")
+_RESERVATION = re.compile(r"cr-[0-9a-f]{8}([0-9a-f]{9})?")
 _KMS_KEY = re.compile(
-    r"^arn:aws(-[a-z]+)*:kms:(?P<region>[a-z]{2}(-[a-z]+)+-\d+):\d{12}:key/"
-    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})$"
+    r"arn:aws(-[a-z]+)*:kms:(?P<region>[a-z]{2}(-[a-z]+)+-\d+):\d{12}:key/"
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})"
 )
 """A KMS key ARN: a key id is a UUID, a multi-Region key's id `mrk-` and 32 hex digits (KMS Developer Guide,
 "Key identifiers (KeyId)")."""
@@ -46,11 +48,26 @@ _SECRET_ARN = re.compile(
 """A secret's full ARN: its name, then the hyphen and six random characters Secrets Manager appends."""
 TAG_KEY_MAX = 128
 TAG_VALUE_MAX = 256
+TAG_SYMBOLS = frozenset("_.:/=+-@")
+"""AWS tag keys and values: letters, digits and spaces of any script, and these symbols (the services' API
+models give the pattern `[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]`; AWS's tagging guide, "Tag naming limits and
+requirements"); keys of 1 to 128 characters, values of 0 to 256."""
+
+
+def _tag_text(text: str) -> bool:
+    """Whether every character is one AWS takes in a tag: a letter (L*), a space (Z*), a number (N*) or one of
+    TAG_SYMBOLS."""
+    return all(c in TAG_SYMBOLS or unicodedata.category(c)[0] in "LZN" for c in text)
+
+
+def _outside_tag_text(text: str) -> str:
+    """The characters AWS refuses in a tag, each once and shown visibly (a newline as \\n)."""
+    return ", ".join(repr(c)[1:-1] for c in dict.fromkeys(text) if not _tag_text(c))
 
 
 def is_zone_id(zone: str) -> bool:
     """use1-az6 (the same physical zone in every account) rather than us-east-1a (a per-account alias)."""
-    return _ZONE_ID.match(zone) is not None
+    return _ZONE_ID.fullmatch(zone) is not None
 
 
 class AwsProfile:
@@ -70,9 +87,12 @@ class AwsProfile:
     inventory_collection = "amazon.aws"
     inventory_suffix = ".aws_ec2.yml"
     host_access_tools = ("aws", "session-manager-plugin")
+    stack_names: Mapping[str, str] = MappingProxyType({})
+    """None: the AWS stack names its resources by tags and Pulumi's auto-names, not
+    `<cluster>-<stack>-<name>`."""
 
     def reservation_valid(self, value: str) -> bool:
-        return _RESERVATION.match(value) is not None
+        return _RESERVATION.fullmatch(value) is not None
 
     def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
         """A key ARN of the blueprint's region. Not an alias: EBS and FSx read their key back as its ARN, and
@@ -90,7 +110,7 @@ class AwsProfile:
                 "KeyMetadata.Arn): the cloud reports a key by its ARN, so an alias would show as a change, "
                 "and replace the resource, at every update",
             )
-        elif (match := _KMS_KEY.match(key)) is None:
+        elif (match := _KMS_KEY.fullmatch(key)) is None:
             yield FieldProblem(
                 (),
                 f"'{key}' is not a KMS key ARN",
@@ -137,11 +157,11 @@ class AwsProfile:
         return catalog.aws_machine_types
 
     def region_of_zone(self, catalog: Catalog, zone: str) -> str | None:
-        match = _ZONE_ID.match(zone)
+        match = _ZONE_ID.fullmatch(zone)
         if match:
             prefixes = {v: k for k, v in catalog.aws_regions.zone_id_prefixes.items()}
             return prefixes.get(match["prefix"])
-        match = _ZONE_NAME.match(zone)
+        match = _ZONE_NAME.fullmatch(zone)
         return match["region"] if match else None
 
     def regions(self, catalog: Catalog) -> set[str]:
@@ -151,15 +171,35 @@ class AwsProfile:
         return found
 
     def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
-        if key.lower().startswith("aws:") or len(key) > TAG_KEY_MAX:
+        rule = f"letters, digits, spaces and {' '.join(sorted(TAG_SYMBOLS))}"
+        if key.lower().startswith("aws:"):
+            yield FieldProblem(
+                (), f"tag key '{key}' is not allowed", "AWS reserves the aws: prefix", at_key=True
+            )
+        elif not 1 <= len(key) <= TAG_KEY_MAX:
             yield FieldProblem(
                 (),
-                f"tag key '{key}' is not allowed",
-                f"AWS reserves the aws: prefix; keys have at most {TAG_KEY_MAX} characters",
+                f"tag key of {len(key)} characters",
+                f"AWS tag keys have 1 to {TAG_KEY_MAX} characters",
+                at_key=True,
+            )
+        elif not _tag_text(key):
+            yield FieldProblem(
+                (),
+                f"tag key {key!r} has characters AWS does not take in a tag: {_outside_tag_text(key)}",
+                f"use only {rule}",
                 at_key=True,
             )
         if len(value) > TAG_VALUE_MAX:
-            yield FieldProblem((), f"tag value is longer than {TAG_VALUE_MAX} characters", "")
+            yield FieldProblem(
+                (), f"tag value is longer than {TAG_VALUE_MAX} characters", f"shorten it to {TAG_VALUE_MAX}"
+            )
+        elif not _tag_text(value):
+            yield FieldProblem(
+                (),
+                f"tag value {value!r} has characters AWS does not take in a tag: {_outside_tag_text(value)}",
+                f"use only {rule}",
+            )
 
     def storage_kinds(self) -> tuple[StorageKind, ...]:
         return ("lustre",)

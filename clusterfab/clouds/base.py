@@ -109,6 +109,13 @@ class CloudProfile(Protocol):
         """What is wrong with a label / tag (path relative to `labels.<key>`)."""
         ...
 
+    @property
+    def stack_names(self) -> Mapping[str, str]:
+        """Names the cloud's stack gives its own resources after the cluster and stack, as it names a node
+        group's or TPU slice's (`<cluster>-<stack>-<name>`), with what each names: a group may not take one
+        (rule BP144)."""
+        ...
+
     def storage_kinds(self) -> tuple[StorageKind, ...]: ...
 
     def lustre_tier(self, deployment: str, throughput_mbps_per_tib: int | None) -> str | None:

@@ -10,6 +10,7 @@ from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds.base import FieldProblem
+from clusterfab.core.naming import GCP_STACK_NAMES
 from clusterfab.core.vocab import (
     BLUEPRINT_TAG,
     INVENTORY_GROUP_PREFIX,
@@ -27,11 +28,11 @@ if TYPE_CHECKING:
     from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
-_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
 _RESERVATION = re.compile(
-    r"^(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
-    r"(/reservationBlocks/[a-z0-9-]+(/reservationSubBlocks/[a-z0-9-]+)?)?$"
+    r"(projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+    r"(/reservationBlocks/[a-z0-9-]+(/reservationSubBlocks/[a-z0-9-]+)?)?"
 )
 _SECRET_ID = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 """A Secret Manager secret id: at most 255 letters, digits, - and _ (secretmanager.v1 CreateSecretRequest:
@@ -39,8 +40,8 @@ _SECRET_ID = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
 numerals, and the hyphen (-) and underscore (_) characters")."""
 _SECRET_PATH = re.compile(r"^projects/(?P<project>[^/]+)/secrets/(?P<name>[^/]+)$")
 _KMS_KEY = re.compile(
-    r"^projects/[^/]+/locations/(?P<location>[a-z0-9-]+)/keyRings/[A-Za-z0-9_-]{1,63}"
-    r"/cryptoKeys/[A-Za-z0-9_-]{1,63}$"
+    r"projects/[^/]+/locations/(?P<location>[a-z0-9-]+)/keyRings/[A-Za-z0-9_-]{1,63}"
+    r"/cryptoKeys/[A-Za-z0-9_-]{1,63}"
 )
 """A Cloud KMS key's resource name (key ring and key ids: letters, digits, _ and -, at most 63)."""
 IAP_SOURCE_RANGE = "35.235.240.0/20"
@@ -64,9 +65,10 @@ class GcpProfile:
     inventory_collection = "google.cloud"
     inventory_suffix = ".gcp.yml"
     host_access_tools = ("gcloud",)
+    stack_names = GCP_STACK_NAMES
 
     def reservation_valid(self, value: str) -> bool:
-        return _RESERVATION.match(value) is not None
+        return _RESERVATION.fullmatch(value) is not None
 
     def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
         """A key (not a key version: the services use its primary version and follow its rotation) in the
@@ -82,7 +84,7 @@ class GcpProfile:
                 f"'{key}' names a key version, not a key",
                 f"name the key: {key.split('/cryptoKeyVersions/', 1)[0]}",
             )
-        elif (match := _KMS_KEY.match(key)) is None:
+        elif (match := _KMS_KEY.fullmatch(key)) is None:
             yield FieldProblem(
                 (),
                 f"'{key}' is not a Cloud KMS key name",
@@ -137,14 +139,14 @@ class GcpProfile:
         return {r for z in zones if (r := self.region_of_zone(catalog, z))}
 
     def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
-        if not _LABEL_KEY.match(key):
+        if not _LABEL_KEY.fullmatch(key):
             yield FieldProblem(
                 (),
                 f"label key '{key}' is not a valid GCP label key",
                 "lowercase letters, digits, _ and -, starting with a letter, at most 63 characters",
                 at_key=True,
             )
-        if not _LABEL_VALUE.match(value):
+        if not _LABEL_VALUE.fullmatch(value):
             yield FieldProblem(
                 (),
                 f"label value '{value}' is not a valid GCP label value",

@@ -124,7 +124,14 @@ _CODES = [
         "The cluster network must be a private IPv4 range large enough for its subnets.",
     ),
     Code("BP113", "mount point", _E, "Each storage needs its own absolute mount point."),
-    Code("BP114", "invalid label", _E, "Labels must satisfy GCP's label rules to be portable."),
+    Code(
+        "BP114",
+        "invalid label",
+        _E,
+        "Labels must satisfy the cloud's rules: on GCP lowercase letters, digits, _ and - (keys start with "
+        "a letter), at most 63 characters; on AWS letters, digits, spaces and + - = . _ : / @, keys of 1-128 "
+        "and values of at most 256 characters.",
+    ),
     Code(
         "BP115",
         "reservation id format",
@@ -271,6 +278,31 @@ _CODES = [
         _W,
         "A Slurm partition of a flex-start node group lets jobs run longer than the VMs' run duration (less "
         "the 10 minutes before a VM's end when its node takes no job); Compute Engine deletes the VMs then.",
+    ),
+    Code(
+        "BP142",
+        "reserved label key",
+        _E,
+        "Label keys starting with clusterfab- or clusterfab: (any case) are clusterfab's own tags, which the "
+        "node sync, the inventory and the cost policy find instances by; aws: is reserved by AWS, and Name "
+        "names a resource. A label with such a key would land on every resource of the cluster.",
+    ),
+    Code(
+        "BP143",
+        "system account as a team user",
+        _E,
+        "Team users become Linux users with a private group of the same name on every host: a name the "
+        "images or the installed packages already have (root, slurm, munge, ubuntu, sudo, systemd-*, "
+        "nvidia-*, ...) would take over that account or group, or break the service that runs as it.",
+    ),
+    Code(
+        "BP144",
+        "reserved name",
+        _E,
+        "Some names are Slurm's or the stack's own: a partition named default is Slurm's template line "
+        "(PartitionName=DEFAULT), a node group named root is topology.conf's top switch, and on GCP a node "
+        "group or TPU slice named like the stack's own resources (controller, login, slurm, mon, monitoring, "
+        "sync) would share their service account or VM names.",
     ),
     Code(
         "BP150",

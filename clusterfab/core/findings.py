@@ -7,6 +7,7 @@ where that field is written, what is wrong and how to fix it. Findings are plain
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,14 +29,22 @@ _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def render_path(path: Sequence[str | int]) -> str:
-    """Render a field path the way users write it: `node_groups[0].capacity.kind`."""
+    """Render a field path the way users write it: `node_groups[0].capacity.kind`. A key that is not a plain
+    word (a label key with a dot, a space or a newline) is quoted as a JSON string in brackets,
+    `labels["cost center"]`, so the path stays one line that reads back as the same path."""
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif not _plain_key(part):
+            out += f"[{json.dumps(part)}]"
         else:
             out += f".{part}" if out else part
     return out
+
+
+def _plain_key(part: str) -> bool:
+    return bool(part) and part.isprintable() and not any(c.isspace() or c in '.[]"\\' for c in part)
 
 
 @dataclass(frozen=True, slots=True)

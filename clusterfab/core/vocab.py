@@ -59,6 +59,14 @@ MUNGE_KEY_PORT = 6816
 """clusterfab's own port: the Slurm controller's MUNGE key service, which hands the key to root on the
 cluster's hosts (a connection from a privileged source port); the security rules open it to them alone."""
 
+RESERVED_TAG_PREFIXES = ("clusterfab-", "clusterfab:", "aws:")
+"""Tag / label key prefixes a blueprint's labels may not use, in any case: clusterfab's own tags (the node
+sync, the inventory, the cost policy and the teardown find instances by them, so a label that copied one
+would make the controller pass for a node) and AWS's reserved `aws:`."""
+RESERVED_TAG_KEYS = ("Name",)
+"""Tag keys a blueprint's labels may not use: AWS shows `Name` as the resource's name, and the components
+set it on the resources that have one."""
+
 IAP_TCP_FORWARDING_RANGE = "35.235.240.0/20"
 """The range Google's IAP TCP forwarding connects from (a fixed, documented range:
 https://cloud.google.com/iap/docs/using-tcp-forwarding#create-firewall-rule). The GCP network opens SSH
@@ -73,10 +81,23 @@ def label_value(value: str) -> str:
     return _LABEL_VALUE_INVALID.sub("-", value.lower())[:LABEL_VALUE_MAX]
 
 
+def reserved_tag_key(key: str) -> str | None:
+    """What reserves `key` for clusterfab or the cloud (a prefix or the key itself); None when a blueprint's
+    label may use it."""
+    if key in RESERVED_TAG_KEYS:
+        return key
+    return next((p for p in RESERVED_TAG_PREFIXES if key.lower().startswith(p)), None)
+
+
 def standard_tags(
     blueprint: str, stack: str, component: str, extra: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The blueprint's own labels plus clusterfab's identifying ones (which win on a clash)."""
-    tags = dict(extra or {})
+    """The blueprint's own labels plus clusterfab's identifying ones, which come last so that they win.
+
+    Labels with a reserved key (validation refuses them, rule BP142) are dropped rather than passed on: a
+    label that copied one of clusterfab's tags would land on every resource, the controller included, and
+    the tags components add for their own resources (the node group, the elastic mark) could not undo it.
+    """
+    tags = {k: v for k, v in (extra or {}).items() if reserved_tag_key(k) is None}
     tags.update({BLUEPRINT_TAG: blueprint, STACK_TAG: label_value(stack), COMPONENT_TAG: component})
     return tags

@@ -16,6 +16,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from clusterfab.contract import cents, envelope, exact
+from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import HOURS_PER_MONTH, CostEstimate, CostItem
 
@@ -338,36 +339,41 @@ def render_markdown(estimate: CostEstimate, *, environment: str | None = None) -
     """The estimate as a Markdown PR comment: a table, the totals, the budget verdict and the caveats."""
     header = "| Item | Kind | SKU | Pricing | Quantity | Unit price | Hourly | Monthly |"
     out = [
-        f"### Cost of `{estimate.name}` {_where(estimate, environment)}",
+        f"### Cost of {md.code(estimate.name)} {md.text(_where(estimate, environment))}",
         "",
         header,
         "|---|---|---|---|---:|---:|---:|---:|",
     ]
     levels = _levels(estimate)
     for item in estimate.items:
-        name, kind, sku, pricing, quantity, price, hourly, monthly = _row(item)
-        out.append(f"| {name} | {kind} | `{sku}` | {pricing} | {quantity} | {price} | {hourly} | {monthly} |")
-        for label, _, _, _, quantity, _, hourly, monthly in _level_rows(item, levels):
-            out.append(f"| &nbsp;&nbsp;_{label.strip()}_ | | | | {quantity} | | {hourly} | {monthly} |")
-    for label, _, _, _, _, _, hourly, monthly in _total_rows(estimate, levels):
-        out.append(f"| **{label.replace('TOTAL', 'Total')}** | | | | | | **{hourly}** | **{monthly}** |")
+        # The name, kind, pricing and quantity are values; the money is formatted here.
+        row = _row(item)
+        name, kind, pricing, quantity = (md.text(row[i]) for i in (0, 1, 3, 4))
+        sku, (price, hourly, monthly) = md.code(item.sku, in_table=True), row[5:]
+        out.append(f"| {name} | {kind} | {sku} | {pricing} | {quantity} | {price} | {hourly} | {monthly} |")
+        for level, _, _, _, count, _, hourly, monthly in _level_rows(item, levels):
+            label, quantity = md.text(level.strip()), md.text(count)
+            out.append(f"| &nbsp;&nbsp;_{label}_ | | | | {quantity} | | {hourly} | {monthly} |")
+    for total, _, _, _, _, _, hourly, monthly in _total_rows(estimate, levels):
+        label = md.text(total.replace("TOTAL", "Total"))
+        out.append(f"| **{label}** | | | | | | **{hourly}** | **{monthly}** |")
     left_out = _left_out(estimate)
     if left_out:
-        out += ["", left_out[0].upper() + left_out[1:]]
+        out += ["", md.text(left_out[0].upper() + left_out[1:])]
     out.append("")
     if estimate.run_usd is not None and estimate.hours is not None:
         out.append(f"**Run of {_hours(estimate.hours)} hours:** {usd(estimate.run_usd)}{_at_max(estimate)}")
         out.append("")
-    verdict = budget_verdict(estimate)
+    verdict = md.text(budget_verdict(estimate))
     if not estimate.budget.ok:
         verdict = f"**{verdict}**"
     out.append(f"**Budget:** {verdict}")
     if estimate.teams:
         out += ["", "**Team quotas** at the cluster's GPU price:", ""]
-        out.extend(f"- {line}" for line in team_lines(estimate))
+        out.extend(f"- {md.text(line)}" for line in team_lines(estimate))
     if estimate.warnings:
         out += ["", f"<details><summary>Warnings ({len(estimate.warnings)})</summary>", ""]
-        out.extend(f"- {w.message}" for w in estimate.warnings)
+        out.extend(f"- {md.text(w.message)}" for w in estimate.warnings)
         out += ["", "</details>"]
-    out += ["", f"<sub>{'; '.join(_assumptions(estimate))}</sub>"]
+    out += ["", f"<sub>{md.text('; '.join(_assumptions(estimate)))}</sub>"]
     return "\n".join(out)

@@ -58,13 +58,13 @@ class OperationResult:
     """The CLI's error, one line, when not ok."""
 
 
-_ERROR_LINE = re.compile(r"^\s*error:\s*(?P<message>.+)$", re.IGNORECASE)
+_ERROR_LINE = re.compile(r"\s*error:\s*(?P<message>.+)", re.IGNORECASE)
 
 
 def error_summary(text: str) -> str:
     """One line from a failed CLI call: its `error:` lines, else the last line it wrote to stderr."""
     stderr = text.split("\n stderr:", 1)[1] if "\n stderr:" in text else text
-    errors = [m["message"].strip() for line in stderr.splitlines() if (m := _ERROR_LINE.match(line))]
+    errors = [m["message"].strip() for line in stderr.splitlines() if (m := _ERROR_LINE.fullmatch(line))]
     if errors:
         return "; ".join(dict.fromkeys(errors))
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]

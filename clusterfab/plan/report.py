@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from clusterfab.contract import cents, envelope, exact
+from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import CostDiff
 from clusterfab.cost.estimate import HOURS_PER_MONTH
@@ -264,39 +265,36 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
 
 
 def mermaid(spec: ClusterSpec) -> str:
-    """A Mermaid sketch of the cluster: node groups (with fabric), TPU slices, storage and mounts."""
+    """A Mermaid sketch of the cluster: node groups (with fabric), TPU slices, storage and mounts. Every value
+    is a quoted label's text (clusterfab.core.markdown.mermaid_label) and every id is built from a name."""
+    label, node = md.mermaid_label, md.mermaid_id
     lines = ["graph LR"]
     for group in spec.node_groups:
-        lines.append(
-            f'  {_id(group.name)}["{group.name}<br/>{group.machine.name} x{group.max_size}<br/>'
-            f'{group.capacity.kind}, fabric {group.fabric or "none"}"]'
-        )
+        machine = f"{label(group.machine.name)} x{group.max_size}"
+        capacity = f"{label(group.capacity.kind)}, fabric {label(group.fabric or 'none')}"
+        lines.append(f'  {node(group.name)}["{label(group.name)}<br/>{machine}<br/>{capacity}"]')
     for tpu in spec.tpu_slices:
-        lines.append(
-            f'  {_id(tpu.name)}["{tpu.name}<br/>TPU {tpu.generation.name} {tpu.topology} x{tpu.slices}<br/>'
-            f'{tpu.capacity.kind}"]'
-        )
+        shape = f"TPU {label(tpu.generation.name)} {label(tpu.topology)} x{tpu.slices}"
+        lines.append(f'  {node(tpu.name)}["{label(tpu.name)}<br/>{shape}<br/>{label(tpu.capacity.kind)}"]')
     for storage in spec.storage:
         lines.append(
-            f'  {_id(storage.name)}[("{storage.name}<br/>{storage.kind} {storage.capacity_gib:,} GiB")]'
+            f'  {node(storage.name)}[("{label(storage.name)}<br/>{label(storage.kind)} '
+            f'{storage.capacity_gib:,} GiB")]'
         )
     consumers: list[NodeGroup | TpuSlice] = [*spec.node_groups, *spec.tpu_slices]
     for item in consumers:
         for storage in spec.storage_named(item.storage):
-            lines.append(f"  {_id(item.name)} -->|{storage.mount_point}| {_id(storage.name)}")
+            lines.append(f"  {node(item.name)} -->|{label(storage.mount_point)}| {node(storage.name)}")
     return "\n".join(lines)
 
 
-def _id(name: str) -> str:
-    return "n_" + name.replace("-", "_")
-
-
 def report_markdown(report: DiffReport) -> str:
-    """A PR comment: what it costs, what changes, what would destroy data, and the cluster."""
+    """A PR comment: what it costs, what changes, what would destroy data, and the cluster. Every value
+    (names, types, paths, file names, warnings) is escaped (clusterfab.core.markdown)."""
     diff, cost = report.resources, report.cost
-    env = f"environment `{report.env}`" if report.env else "base blueprint"
-    out = [f"### clusterfab diff: `{report.target}` ({env})", "", f"**{_summary(cost)}**", ""]
-    out += [line for at_min in _summary_at_min(cost) for line in (at_min, "")]
+    env = f"environment {md.code(report.env)}" if report.env else "base blueprint"
+    out = [f"### clusterfab diff: {md.code(report.target)} ({env})", "", f"**{md.text(_summary(cost))}**", ""]
+    out += [line for at_min in _summary_at_min(cost) for line in (md.text(at_min), "")]
     changed = cost.changed_items()
     if changed:
         out += [
@@ -307,21 +305,24 @@ def report_markdown(report: DiffReport) -> str:
             delta = "unpriced" if item.delta_hourly is None else _signed(item.delta_hourly * HOURS_PER_MONTH)
             before = "-" if item.before_hourly is None else usd(item.before_hourly)
             after = "-" if item.after_hourly is None else usd(item.after_hourly)
-            out.append(f"| {item.name} | {item.description()} | {before} | {after} | {delta} |")
+            name, change = md.text(item.name), md.text(item.description())
+            out.append(f"| {name} | {change} | {before} | {after} | {delta} |")
         out.append("")
-    out += [f"**Budget:** {budget_verdict(cost.after)}", "", f"**Resources:** {_counts(diff)}", ""]
+    budget = md.text(budget_verdict(cost.after))
+    out += [f"**Budget:** {budget}", "", f"**Resources:** {_counts(diff)}", ""]
     for warning in _moved(report):
-        out += ["> [!WARNING]", f"> {warning[0].upper()}{warning[1:]}.", ""]
+        out += ["> [!WARNING]", f"> {md.text(warning[0].upper() + warning[1:])}.", ""]
     for warning in _data_loss(report):
         out += [
             "> [!WARNING]",
-            f"> The {warning}. The diff fails and promotion refuses this unless `--allow-replace` is given.",
+            f"> The {md.text(warning)}. The diff fails and promotion refuses this unless "
+            "`--allow-replace` is given.",
             "",
         ]
     for warning in _nodes_recreated(report) + _restarts(report):
-        out += ["> [!WARNING]", f"> The {warning}.", ""]
+        out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
     for warning in _cost_warnings(report):
-        out += [f"> [!NOTE]\n> {warning}", ""]
+        out += [f"> [!NOTE]\n> {md.text(warning)}", ""]
     if not diff.empty:
         out += [
             "<details><summary>Resource changes</summary>",
@@ -329,22 +330,21 @@ def report_markdown(report: DiffReport) -> str:
             "| | Type | Name | Changed |",
             "|---|---|---|---|",
         ]
-        out += [f"| + | `{r.type}` | {r.name} | |" for r in diff.create]
+        out += [f"| + | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.create]
         for update in diff.update:
             mark, change = _change(update)
-            out.append(f"| {mark} | `{update.after.type}` | {update.after.name} | {change} |")
-        out += [f"| - | `{r.type}` | {r.name} | |" for r in diff.delete]
+            kind, name = md.code(update.after.type, in_table=True), md.text(update.after.name)
+            out.append(f"| {mark} | {kind} | {name} | {md.text(change)} |")
+        out += [f"| - | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.delete]
         out += ["", "</details>", ""]
     out += [
         "<details><summary>Cluster</summary>",
         "",
-        "```mermaid",
-        mermaid(report.spec),
-        "```",
+        *md.fence(mermaid(report.spec), "mermaid"),
         "",
         "</details>",
         "",
-        f"<sub>base: `{report.base}` · catalog {cost.after.catalog_version} "
+        f"<sub>base: {md.code(report.base)} · catalog {md.text(cost.after.catalog_version)} "
         f"({cost.after.catalog_as_of.isoformat()}) · USD list prices, "
         f"monthly = {HOURS_PER_MONTH} hours</sub>",
     ]

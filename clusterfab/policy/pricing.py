@@ -192,7 +192,7 @@ class _Reader:
     def cluster_name(self) -> str:
         for resource in self.resources:
             name = resource.tags().get(BLUEPRINT_TAG)
-            if name and _CLUSTER.match(name):
+            if name and _CLUSTER.fullmatch(name):
                 return name
         return "planned"
 
@@ -204,7 +204,7 @@ class _Reader:
         candidates = [tags.get(NODE_GROUP_TAG)]
         component = tags.get(COMPONENT_TAG, "")
         candidates.append(component.removeprefix(prefix) if component.startswith(prefix) else None)
-        base = next((c for c in candidates if c and _ITEM.match(c)), None)
+        base = next((c for c in candidates if c and _ITEM.fullmatch(c)), None)
         if base is None:
             cleaned = re.sub(r"[^a-z0-9-]+", "-", resource.name.lower()).strip("-")[:30].strip("-")
             base = cleaned if cleaned and cleaned[0].isalpha() else f"item-{cleaned}"[:30].strip("-")

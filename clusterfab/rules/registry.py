@@ -8,6 +8,7 @@ from clusterfab.rules import (
     compute,
     encryption,
     monitoring,
+    names,
     scheduler,
     software,
     storage,
@@ -47,6 +48,7 @@ CHECKS: tuple[Check, ...] = (
     scheduler.check_scheduler,
     scheduler.check_scheduler_machines,
     scheduler.check_teams,
+    names.check_reserved_names,
     budget.check_budget,
 )
 """Every rule, in the order they run (findings are sorted by position afterwards)."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from clusterfab.contract import envelope
+from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding, Severity, count_by_severity
 
 if TYPE_CHECKING:
@@ -122,28 +123,23 @@ def _where(result: ValidationResult, env: str | None) -> tuple[str | None, str |
     return (cloud if isinstance(cloud, str) else None), (region if isinstance(region, str) else None)
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(findings: Sequence[Finding], lines: Sequence[str], *, title: str) -> str:
     """The findings as a pull request comment: a table (where, what, how to fix) and, folded, the text
-    form with source lines and carets."""
+    form with source lines and carets. `title` is Markdown: the caller escapes the values in it
+    (clusterfab.core.markdown); every value of the findings is escaped here."""
     out = [f"### {title}", "", f"**{summary_line(findings)}**", ""]
     if findings:
         out += ["| Severity | Code | Where | Field | Problem | Hint |", "|---|---|---|---|---|---|"]
         for f in findings:
-            where = f"`{f.file}:{f.line}:{f.column}`" if f.line else f"`{f.file}`"
-            field = f"`{f.field}`" if f.field else ""
-            problem, hint = _cell(f.message), _cell(f.hint)
+            where = md.code(f"{f.file}:{f.line}:{f.column}" if f.line else f.file, in_table=True)
+            field = md.code(f.field, in_table=True) if f.field else ""
+            problem, hint = md.text(f.message), md.text(f.hint)
             out.append(f"| {f.severity.value} | {f.code} | {where} | {field} | {problem} | {hint} |")
         out += [
             "",
             "<details><summary>Source lines</summary>",
             "",
-            "```text",
-            render_text(findings, lines),
-            "```",
+            *md.fence(render_text(findings, lines), "text"),
             "",
             "</details>",
         ]

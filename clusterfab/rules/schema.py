@@ -505,13 +505,13 @@ def _fix_hint(value: Any, pattern: Any) -> str:
     return ""
 
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(d|days?|h|hrs?|hours?|m|mins?|minutes?)\s*$", re.IGNORECASE)
+_DURATION = re.compile(r"\s*(\d+)\s*(d|days?|h|hrs?|hours?|m|mins?|minutes?)\s*", re.IGNORECASE)
 
 
 def _slurm_time_hint(value: str) -> str:
     """'did you mean 2:00:00?' for a duration in words (`2 hours`, `30min`, `1 day`): Slurm reads a bare
     number as minutes, so the unit has to become the format."""
-    match = _DURATION.match(value)
+    match = _DURATION.fullmatch(value)
     if match is None:
         return ""
     amount, unit = int(match[1]), match[2].lower()[0]

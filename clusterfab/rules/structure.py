@@ -12,6 +12,7 @@ from clusterfab.blueprint.overlay import PROTECTED_BY_DEFAULT
 from clusterfab.core import exposure
 from clusterfab.core.findings import Finding, render_path
 from clusterfab.core.hints import did_you_mean
+from clusterfab.core.vocab import reserved_tag_key
 from clusterfab.rules.context import RuleContext
 
 _SYSTEM_DIRS = (
@@ -165,9 +166,31 @@ def check_cloud_fields(ctx: RuleContext) -> Iterator[Finding]:
         yield ctx.finding("BP110", problem.path, problem.message, hint=problem.hint, at_key=problem.at_key)
 
 
+_RESERVED_LABELS = {
+    "clusterfab": (
+        "keys starting with clusterfab- or clusterfab: are clusterfab's own tags, which it finds nodes by",
+        "rename the label (e.g. team, cost-center); clusterfab sets its own tags itself",
+    ),
+    "aws:": ("keys starting with aws: are reserved by AWS", "rename the label; AWS refuses keys with aws:"),
+    "Name": (
+        "Name is the name AWS shows for a resource, which clusterfab sets itself",
+        "rename the label (e.g. cluster-name)",
+    ),
+}
+"""Why each reserved key (vocab.reserved_tag_key) is refused, and what to do instead."""
+
+
 def check_labels(ctx: RuleContext) -> Iterator[Finding]:
     for key, value in ctx.blueprint.labels.items():
+        reserved = reserved_tag_key(key)
+        if reserved is not None:
+            why, hint = _RESERVED_LABELS.get(reserved, _RESERVED_LABELS["clusterfab"])
+            yield ctx.finding(
+                "BP142", ("labels", key), f"label key {key!r} is reserved: {why}", hint=hint, at_key=True
+            )
         for problem in ctx.cloud.label_problems(key, value):
+            if reserved is not None and problem.at_key:
+                continue  # the key is refused once, as reserved
             path = ("labels", key, *problem.path)
             yield ctx.finding("BP114", path, problem.message, hint=problem.hint, at_key=problem.at_key)
 
@@ -216,7 +239,7 @@ def _ssh_exposure(ctx: RuleContext, index: int, network: ipaddress.IPv4Network) 
     )
 
 
-_PRODUCTION_LIKE = re.compile(r"^(prod|production|prd)([-_].*)?$|.*[-_](prod|production|prd)$")
+_PRODUCTION_LIKE = re.compile(r"(prod|production|prd)([-_].*)?|.*[-_](prod|production|prd)")
 
 
 def check_environment_protection(ctx: RuleContext) -> Iterator[Finding]:
@@ -225,7 +248,7 @@ def check_environment_protection(ctx: RuleContext) -> Iterator[Finding]:
         return  # reported with the base blueprint, where every environment is visible
     for name, overlay in ctx.blueprint.environments.items():
         says = isinstance(overlay, dict) and "protected" in overlay
-        if _PRODUCTION_LIKE.match(name) and name not in PROTECTED_BY_DEFAULT and not says:
+        if _PRODUCTION_LIKE.fullmatch(name) and name not in PROTECTED_BY_DEFAULT and not says:
             yield ctx.finding(
                 "BP135",
                 ("environments", name),

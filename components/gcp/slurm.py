@@ -42,6 +42,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.core.naming import GCP_NAME_MAX, physical
+from clusterfab.core.vocab import SLURM_ROLE_TAG
 from components._errors import check_inputs, slurm_controller_problems, snapshot_problems
 from components._naming import child, gcp_name
 from components.gcp.identity import CLOUD_PLATFORM_SCOPE, node_service_account
@@ -141,7 +142,9 @@ class GcpSlurmControllerArgs:
     """Prefix of the node sync's custom role ids (letters, digits, underscores; unique per stack): it is
     followed by `_` and a suffix of at most four characters."""
     node_instance_prefixes: Sequence[str]
-    """The node groups' base instance names: the only VMs whose metadata the node sync may change."""
+    """The node groups' base instance names: the only VMs whose metadata the node sync may change. The rights
+    reach every VM named `<prefix>-*`, so no other group's, cluster's or stack's names in the project may
+    start so (the stacks end each prefix in a hash of its cluster, stack and group)."""
     instance_group_managers: Sequence[pulumi.Input[str]] = ()
     """The node groups' MIGs (names): the only MIGs the node sync may have recreate a VM."""
     faulty_host_prefixes: Sequence[str] = ()
@@ -506,7 +509,7 @@ class GcpSlurmController(pulumi.ComponentResource):
         attached_disks: Sequence[gcp.compute.InstanceAttachedDiskArgs] = (),
     ) -> gcp.compute.Instance:
         args = self._args
-        labels = {**args.labels, "clusterfab-slurm-role": role}
+        labels = {**args.labels, SLURM_ROLE_TAG: role}
         return gcp.compute.Instance(
             resource,
             name=vm_name,

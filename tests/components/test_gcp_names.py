@@ -8,12 +8,15 @@ keeps its auto-name, so no existing resource is renamed (which would replace it)
 
 from __future__ import annotations
 
+import ast
 import re
 
+from clusterfab.core import naming
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
 from components._naming import NAME_PREFIX_SUFFIX
 from tests.components.harness import gcp_plan, one
+from tests.conftest import REPO
 
 GCP_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 GCP_NAME_MAX = 63
@@ -223,3 +226,24 @@ def test_a_long_named_placement_policy_changes_its_name_with_what_replaces_it() 
     assert len(base) <= GCP_NAME_MAX
     assert policy_name("    count: 3\n") == base  # the group's size is the MIG's, not the policy's
     assert policy_name("    count: 2\n    placement_max_distance: 2\n") != base
+
+
+def test_the_stacks_own_names_are_the_ones_validation_keeps_from_groups() -> None:
+    """Every resource the GCP stack names `<cluster>-<stack>-<name>` takes its name from
+    clusterfab.core.naming (GCP_STACK_NAMES, which rule BP144 refuses as a node group or TPU slice name),
+    or from a blueprint item: no name of its own is written anywhere else."""
+    source = (REPO / "stacks" / "compose_gcp.py").read_text()
+    tree = ast.parse(source)
+    constants = {name for name in dir(naming) if name.startswith("GCP_") and name != "GCP_NAME_MAX"}
+    named: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("physical", "_role_id")):
+            continue
+        if len(node.args) < 3:
+            continue
+        third = node.args[2]
+        assert not isinstance(third, ast.Constant), ast.unparse(node)
+        if isinstance(third, ast.Name) and third.id.startswith("GCP_"):
+            assert third.id in constants, third.id
+            named.add(getattr(naming, third.id))
+    assert named == set(naming.GCP_STACK_NAMES)

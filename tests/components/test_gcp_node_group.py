@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from clusterfab.core.naming import name_tag
 from clusterfab.outputs import NodeGroupOutput, read_outputs
 from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
@@ -178,7 +179,7 @@ def test_fixed_group_is_a_zonal_mig_of_count_on_the_unique_template() -> None:
     assert (mig["zone"], mig["targetSize"], mig["baseInstanceName"]) == (
         "us-central1-b",
         16,
-        "mig-cluster-plan-g",
+        f"mig-cluster-plan-g-{name_tag('mig-cluster', 'plan', 'g')}",
     )
     assert mig["versions"] == [
         {"name": "primary", "instanceTemplate": "https://mock.googleapis.com/mig-cluster-g-template?u"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from clusterfab.core.naming import name_tag
 from tests.components.harness import all_of, boot_vars, gcp_plan, one, startup_script
 
 INSTANCE = "gcp:compute/instance:Instance"
@@ -26,6 +27,10 @@ teams:
 environments:
   prod: {}
 """
+
+GSE_H100 = f"gse-cluster-prod-h100-{name_tag('gse-cluster', 'prod', 'h100')}"
+GSN_H100 = f"gsn-cluster-prod-h100-{name_tag('gsn-cluster', 'prod', 'h100')}"
+"""The group's names in the stack: the tag tells cluster, stack and group apart (compose_gcp._group_name)."""
 
 
 def test_the_controller_sits_at_the_address_slurm_conf_names_with_its_state_disk() -> None:
@@ -124,7 +129,7 @@ def test_the_node_sync_may_rename_only_the_clusters_vms() -> None:
     ]
     naming = one(plan, "gcp:projects/iAMMember:IAMMember", "gsn-cluster-slurm-name").inputs
     assert naming["condition"]["expression"] == (
-        'resource.name.startsWith("projects/test-project/zones/us-central1-b/instances/gsn-cluster-prod-h100-")'
+        f'resource.name.startsWith("projects/test-project/zones/us-central1-b/instances/{GSN_H100}-")'
     )
     listing = one(plan, "gcp:projects/iAMMember:IAMMember", "gsn-cluster-slurm-list").inputs
     assert "condition" not in listing
@@ -237,11 +242,11 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -
     assert one(plan, IAM_MEMBER, "gse-cluster-slurm-vms").inputs["condition"] == {
         "title": "clusterfab elastic VMs and node templates only",
         "expression": (
-            f'resource.name.startsWith("{zonal}/instances/gse-cluster-prod-h100-elastic-") || '
-            f'resource.name.startsWith("{zonal}/disks/gse-cluster-prod-h100-elastic-") || '
+            f'resource.name.startsWith("{zonal}/instances/{GSE_H100}-elastic-") || '
+            f'resource.name.startsWith("{zonal}/disks/{GSE_H100}-elastic-") || '
             'resource.name == "projects/test-project/global/instanceTemplates/gse-cluster-h100-template" || '
             'resource.name.startsWith("projects/test-project/regions/us-central1/resourcePolicies/'
-            'gse-cluster-prod-h100-placement-")'
+            f'{GSE_H100}-placement-")'
         ),
     }
     # The VMs it creates may run as the group's own service account, and only that one.
@@ -256,7 +261,7 @@ def test_the_controller_may_create_and_delete_only_this_clusters_elastic_vms() -
     }
     # The MIG keeps the `min` static nodes; Slurm owns the rest (the size is left alone on updates).
     mig = one(plan, "gcp:compute/instanceGroupManager:InstanceGroupManager", "gse-cluster-h100-mig")
-    assert (mig.inputs["targetSize"], mig.inputs["baseInstanceName"]) == (1, "gse-cluster-prod-h100")
+    assert (mig.inputs["targetSize"], mig.inputs["baseInstanceName"]) == (1, GSE_H100)
     # A cluster without elastic groups gives the controller none of these rights.
     static = {
         r.name
@@ -285,10 +290,10 @@ def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_ri
     assert config["groups"] == {"h100": {"static": 1, "size": 4}}
     assert config["gce_groups"] == {
         "h100": {
-            "base_instance_name": "gse-cluster-prod-h100",
-            "vm_prefix": "gse-cluster-prod-h100-elastic",
+            "base_instance_name": GSE_H100,
+            "vm_prefix": f"{GSE_H100}-elastic",
             # a3-highgpu-8g: one compact placement policy holds 1,500 VMs (the catalog's limit)
-            "placement_prefix": "gse-cluster-prod-h100-placement",
+            "placement_prefix": f"{GSE_H100}-placement",
             "placement_chunk": 1500,
             "flex_prefix": "",  # on-demand: bulkInsert (flex-start: test_gcp_slurm_flex.py)
             "run_seconds": 0,
@@ -319,7 +324,7 @@ def test_elastic_vms_get_compact_placement_policies_of_their_own() -> None:
     plan = gcp_plan(ELASTIC, name="gse", env="prod")
     policies = {r.name: r.inputs for r in placement_policies(plan)}
     assert policies["gse-cluster-h100-elastic-placement-0"] == {
-        "name": "gse-cluster-prod-h100-placement-0",
+        "name": f"{GSE_H100}-placement-0",
         "project": "test-project",
         "region": "us-central1",
         "description": "compact placement of gse-cluster/h100's elastic nodes",
@@ -351,12 +356,12 @@ def test_the_migs_base_instance_name_carries_the_stack_within_58_characters() ->
     short = one(
         gcp_plan(BODY, name="gsn", env="prod"), "gcp:compute/instanceGroupManager:InstanceGroupManager"
     )
-    assert short.inputs["baseInstanceName"] == "gsn-cluster-prod-h100"
+    assert short.inputs["baseInstanceName"] == GSN_H100
     static = gcp_plan(BODY, name="gsn", env="prod")
     key = one(static, "gcp:storage/bucketObject:BucketObject", "gsn-cluster-slurm-files").inputs["name"]
     assert _nodesync_config(key)["gce_groups"] == {  # static: MIG only
         "h100": {
-            "base_instance_name": "gsn-cluster-prod-h100",
+            "base_instance_name": GSN_H100,
             "vm_prefix": "",
             "placement_prefix": "",
             "placement_chunk": 0,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from clusterfab.core.naming import name_tag
 from clusterfab.plan.engine import PlanError
 from tests.components.harness import all_of, gcp_plan, one
 from tests.components.test_gcp_iam_conditions import conditions, grants
@@ -18,6 +19,8 @@ ROLE = "gcp:projects/iAMCustomRole:IAMCustomRole"
 IGM = "compute.googleapis.com/InstanceGroupManager"
 ZONAL = "projects/test-project/zones/us-central1-b"
 REGIONAL = "projects/test-project/regions/us-central1/resourcePolicies"
+GFX_H100 = f"gfx-cluster-prod-h100-{name_tag('gfx-cluster', 'prod', 'h100')}"
+"""The group's names in the stack (compose_gcp._group_name)."""
 
 FLEX = """network:
   cidr: 10.60.0.0/16
@@ -44,11 +47,11 @@ def test_the_groups_mig_holds_only_its_static_nodes_and_slurm_asks_for_the_rest(
     )
     assert config["gce_groups"] == {
         "h100": {
-            "base_instance_name": "gfx-cluster-prod-h100",
-            "vm_prefix": "gfx-cluster-prod-h100-elastic",
+            "base_instance_name": GFX_H100,
+            "vm_prefix": f"{GFX_H100}-elastic",
             "placement_prefix": "",
             "placement_chunk": 0,
-            "flex_prefix": "gfx-cluster-prod-h100-flex",
+            "flex_prefix": f"{GFX_H100}-flex",
             "run_seconds": 86400,
         }
     }
@@ -69,19 +72,16 @@ def test_the_controller_may_make_and_delete_only_its_flex_start_migs() -> None:
     name = policy.inputs.get("name") or policy.computed["name"]  # auto-named where the name fits
     assert grants(expression, "compute.googleapis.com/ResourcePolicy", f"{REGIONAL}/{name}")
     assert not grants(expression, "compute.googleapis.com/ResourcePolicy", f"{REGIONAL}/{name}-2")
-    assert grants(expression, IGM, f"{ZONAL}/instanceGroupManagers/gfx-cluster-prod-h100-flex-0a1b2c3d")
+    assert grants(expression, IGM, f"{ZONAL}/instanceGroupManagers/{GFX_H100}-flex-0a1b2c3d")
     # Not the group's own MIG, another stack's flex MIGs, or one in another zone.
     static = one(plan, MIG, "gfx-cluster-h100-mig").computed["name"]
     assert not grants(expression, IGM, f"{ZONAL}/instanceGroupManagers/{static}")
-    assert not grants(expression, IGM, f"{ZONAL}/instanceGroupManagers/gfx-cluster-dev-h100-flex-0a1b2c3d")
-    other_zone = (
-        "projects/test-project/zones/us-central1-a/instanceGroupManagers/gfx-cluster-prod-h100-flex-0"
-    )
+    dev = f"gfx-cluster-dev-h100-{name_tag('gfx-cluster', 'dev', 'h100')}"
+    assert not grants(expression, IGM, f"{ZONAL}/instanceGroupManagers/{dev}-flex-0a1b2c3d")
+    other_zone = f"projects/test-project/zones/us-central1-a/instanceGroupManagers/{GFX_H100}-flex-0"
     assert not grants(expression, IGM, other_zone)
     # The VMs a flex-start MIG makes are named by the node sync as any elastic VM.
-    assert grants(
-        expression, "compute.googleapis.com/Instance", f"{ZONAL}/instances/gfx-cluster-prod-h100-elastic-3"
-    )
+    assert grants(expression, "compute.googleapis.com/Instance", f"{ZONAL}/instances/{GFX_H100}-elastic-3")
 
 
 def test_bulk_insert_groups_get_no_mig_rights() -> None:

@@ -9,6 +9,7 @@ proxies). The compliant examples pass, and a violating variant of each resource 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -389,3 +390,23 @@ def test_the_pack_serves_every_policy_and_analyzes_a_resource() -> None:
 def test_the_readme_names_every_policy() -> None:
     readme = (REPO / "README.md").read_text()
     assert [p.name for p in policies() if f"| `{p.name}` |" not in readme] == []
+
+
+def _newline_tagged(resource: Resource) -> Resource:
+    """The resource with every tag value it has followed by a newline (as a hostile program could set)."""
+    props = dict(resource.props)
+    tags = props.get("tags")
+    if isinstance(tags, dict):
+        props["tags"] = {k: f"{v}\n" for k, v in tags.items()}
+    elif isinstance(tags, list):
+        props["tags"] = [{**t, "value": f"{t.get('value', '')}\n"} for t in tags]
+    return dataclasses.replace(resource, props=props)
+
+
+def test_names_taken_from_tags_must_be_whole_names() -> None:
+    """A cluster or node group name read from a tag is a name only if all of it is (no trailing newline):
+    otherwise the budget policy names the estimate and its items as it does for untagged resources."""
+    resources = [_newline_tagged(from_planned(r)) for r in planned("aws-p5-efa-fsx", "prod")]
+    got = price_resources(resources, load_catalog(), today=TODAY)
+    assert got.estimate.name == "planned"
+    assert not any("\n" in item.name for item in got.estimate.items)

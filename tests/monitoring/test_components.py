@@ -4,6 +4,7 @@ monitoring node as the cluster's program builds it: exact children and the input
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import json
 from collections.abc import Callable
@@ -92,6 +93,13 @@ def test_aws_monitoring_node_from_its_args(tmp_path: Path) -> None:
             "Resource": "arn:aws:secretsmanager:us-east-1:123456789012:secret:team/smtp-??????",
         },
     ]
+    # IAM's wildcards (? one character, * any): the secret itself, not every secret named after it.
+    granted = policy["Statement"][1]["Resource"]
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:team/smtp"
+    assert fnmatch.fnmatchcase(f"{arn}-AbC123", granted)
+    assert not fnmatch.fnmatchcase(f"{arn.replace('123456789012', '111122223333')}-AbC123", granted)
+    assert not fnmatch.fnmatchcase(f"{arn}-relay-AbC123", granted)
+    assert not fnmatch.fnmatchcase(f"{arn}-prod-AbC123", granted)
     scrape = made["mon-access-scrape-9400"].inputs
     assert (scrape["securityGroupId"], scrape["fromPort"], scrape["toPort"], scrape["ipProtocol"]) == (
         "sg-nodes",

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from clusterfab.catalog import load_catalog
+from clusterfab.core.naming import name_tag
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_NODE_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
 from clusterfab.scheduler.slurm.nodes.nodesync import COMPUTE_API, GceGroup
@@ -242,10 +243,9 @@ def test_a_flex_job_waits_for_capacity_then_runs_on_the_vms_its_request_named(
     job_id = lab.sbatch(HOSTNAME_JOB, "-N2", "-A", "research", "-o", "out-%j.txt", user="alice")
     [mig] = lab.wait_for(compute.flex_migs, timeout=60, what="slurmctld's resume to ask for the job's VMs")
     [request] = mig["resizeRequests"]
-    assert [i["name"] for i in request["instances"]] == [
-        "flex-lab-lab-h100-elastic-0",
-        "flex-lab-lab-h100-elastic-1",
-    ]
+    prefix = lab.gce_groups["h100"].vm_prefix
+    assert prefix == f"flex-lab-lab-h100-{name_tag('flex-lab', 'lab', 'h100')}-elastic"
+    assert [i["name"] for i in request["instances"]] == [f"{prefix}-0", f"{prefix}-1"]
     assert request["requestedRunDuration"] == {"seconds": "86400"}
     # No capacity yet: the job waits, its nodes power up, nothing is withdrawn or created.
     sync(lab)
@@ -277,9 +277,7 @@ def test_a_flex_job_waits_for_capacity_then_runs_on_the_vms_its_request_named(
     assert all(abs(start - later) < dt.timedelta(minutes=3) for start in starts.values()), starts
     with compute.lock:
         soon = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=20)
-        compute.gce.instances["flex-lab-lab-h100-elastic-0"]["scheduling"] = {
-            "terminationTime": soon.isoformat()
-        }
+        compute.gce.instances[f"{prefix}-0"]["scheduling"] = {"terminationTime": soon.isoformat()}
     sync(lab)
     assert abs(reservations(lab)["clusterfab-end-h100-0"] - (soon - dt.timedelta(minutes=10))) < dt.timedelta(
         minutes=1

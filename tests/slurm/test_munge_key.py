@@ -287,3 +287,59 @@ def test_on_gcp_the_controller_adds_the_first_version_and_a_node_reads_it(
     node = _run(root, aws, _program(secret, generate=False, source="gcp", project="ml"), env)
     assert (node.returncode, node.stdout) == (0, "changed\n"), node.stderr
     assert key.read_bytes() == stored
+
+
+ALERTMANAGER = Path(__file__).resolve().parents[2] / "playbooks" / "roles" / "alertmanager"
+PASSWORD_FILE = "/etc/prometheus/alertmanager-smtp-password"
+SPY = """#!/bin/sh
+# Logs every curl command line (what any user of the host could read in the process list), then runs curl.
+printf '%s\\n' "$*" >> /var/log/curl-argv.log
+exec /usr/bin/curl "$@"
+"""
+
+
+def _smtp_program(secret: str) -> str:
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["comment"] = lambda text: f"#\n# {text}\n#"
+    env.filters["quote"] = shlex.quote
+    template = env.from_string((ALERTMANAGER / "templates" / "smtp-password.sh.j2").read_text())
+    return template.render(
+        ansible_managed="Ansible managed",
+        alertmanager_smtp_password_secret=secret,
+        alertmanager_cloud="aws",
+        alertmanager_region=REGION,
+        alertmanager_project="",
+        __alertmanager_password_file=PASSWORD_FILE,
+    )
+
+
+def test_the_smtp_password_helper_keeps_credentials_off_command_lines(root: Path, aws: Aws) -> None:
+    """The monitoring host's SMTP password helper (the alertmanager role's template) against moto: it reads
+    the password, builds its request with a JSON encoder (it pasted the secret's name into JSON text), and
+    hands the role's credentials to curl in a file (they were on curl's command line, readable by every
+    user in the process list)."""
+    secret, password = "team/smtp-password", 'p"a\\ss word'
+    aws.client().create_secret(Name=secret, SecretString=password)
+    subprocess.run(["chroot", str(root), "groupadd", "-f", "prometheus"], check=True)
+    (root / "etc/prometheus").mkdir(parents=True, exist_ok=True)
+    spy = root / "usr/local/bin/curl"
+    spy.parent.mkdir(parents=True, exist_ok=True)
+    spy.write_text(SPY)
+    spy.chmod(0o755)
+    env = {
+        "PATH": "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "AWS_EC2_METADATA_SERVICE_ENDPOINT": aws.metadata_endpoint,
+        "AWS_ENDPOINT_URL_SECRETS_MANAGER": aws.secrets_endpoint,
+    }
+    try:
+        first = _run(root, aws, _smtp_program(secret), env)
+        assert (first.returncode, first.stdout) == (0, "updated\n"), first.stderr
+        assert (root / PASSWORD_FILE.lstrip("/")).read_text() == password
+        again = _run(root, aws, _smtp_program(secret), env)
+        assert (again.returncode, again.stdout) == (0, ""), again.stderr
+        argv = (root / "var/log/curl-argv.log").read_text()
+        assert "aws:amz:us-east-1:secretsmanager" in argv  # the spy saw the signed request
+        for credential in CREDENTIALS.values():
+            assert credential not in argv
+    finally:
+        spy.unlink()

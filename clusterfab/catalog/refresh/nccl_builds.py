@@ -30,7 +30,7 @@ DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "nccl_builds.yaml"
 SOURCE_ID = "S-PYPI-NCCL"
 # A release proper: NVIDIA also uploaded placeholders (0.0.0a0) and re-packaged wheels (2.26.2.post1),
 # which name no new NCCL build.
-_RELEASE = re.compile(r"^\d+\.\d+\.\d+$")
+_RELEASE = re.compile(r"\d+\.\d+\.\d+")
 _TIMEOUT_S = 30
 
 
@@ -42,7 +42,7 @@ def builds_from_pypi(cuda_major: int, project: Mapping[str, Any]) -> list[NcclBu
     builds = []
     for version, files in project.get("releases", {}).items():
         live = [f for f in files if not f.get("yanked", False)]
-        if not _RELEASE.match(version) or not live:
+        if not _RELEASE.fullmatch(version) or not live:
             continue
         first = min(dt.datetime.fromisoformat(f["upload_time"]) for f in live)
         builds.append(NcclBuild(nccl=version, cuda_major=cuda_major, released=first.date()))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_RANGE = re.compile(r"^(?P<prefix>[A-Za-z0-9._-]*)\[(?P<ranges>[0-9,-]+)\](?P<suffix>[A-Za-z0-9._-]*)$")
+_NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_RANGE = re.compile(r"(?P<prefix>[A-Za-z0-9._-]*)\[(?P<ranges>[0-9,-]+)\](?P<suffix>[A-Za-z0-9._-]*)")
 
 
 def hostlist(prefix: str, count: int, start: int = 0) -> str:
@@ -27,9 +27,9 @@ def expand(expression: str) -> list[str]:
     anything else. One bracket per name, as the node names `hostlist` writes have."""
     names: list[str] = []
     for part in _split_outside_brackets(expression):
-        match = _RANGE.match(part)
+        match = _RANGE.fullmatch(part)
         if match is None:
-            if not _NODE_NAME.match(part):
+            if not _NODE_NAME.fullmatch(part):
                 raise ValueError(f"{part!r} is not a node name or a hostlist like trainers-[0-3]")
             names.append(part)
             continue

@@ -341,6 +341,15 @@ def _cgroup_conf() -> str:
     )
 
 
+SLURM_TEMPLATE_NAME = "default"
+"""`PartitionName=DEFAULT` (and `NodeName=DEFAULT`) is no partition but the defaults of the lines after it
+(slurm.conf(5), matched in any case): a partition of that name would leave the cluster without it (rule
+BP144). Node names are `<group>-<i>`, never the bare word."""
+TOPOLOGY_ROOT_SWITCH = "root"
+"""The switch topology.conf puts over the node groups' leaf switches (each named after its group): no group
+may take its name (rule BP144), or the root would list itself among its switches."""
+
+
 def _topology_conf(groups: tuple[NodeGroup, ...]) -> str:
     """A leaf switch per node group (a placement group or compact placement keeps a group close), joined
     by a root when there are several: Slurm places a job under the lowest switch that holds it."""
@@ -348,7 +357,7 @@ def _topology_conf(groups: tuple[NodeGroup, ...]) -> str:
     for group in groups:
         lines.append(f"SwitchName={group.name} Nodes={node_names(group)}")
     if len(groups) > 1:
-        lines.append(f"SwitchName=root Switches={','.join(g.name for g in groups)}")
+        lines.append(f"SwitchName={TOPOLOGY_ROOT_SWITCH} Switches={','.join(g.name for g in groups)}")
     return "\n".join(lines) + "\n"
 
 

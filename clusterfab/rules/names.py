@@ -1,0 +1,89 @@
+"""Names that are already taken: team users that are system accounts of the hosts (BP143), and partitions,
+node groups and TPU slices named like Slurm's or the stack's own (BP144)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from clusterfab.core.findings import Finding
+from clusterfab.rules.context import RuleContext
+from clusterfab.rules.scheduler import slurm_groups
+from clusterfab.scheduler.slurm.render import SLURM_TEMPLATE_NAME, TOPOLOGY_ROOT_SWITCH
+from clusterfab.scheduler.slurm.users import ROLE_ACCOUNTS, system_account
+
+
+def check_reserved_names(ctx: RuleContext) -> Iterator[Finding]:
+    yield from _users(ctx)
+    yield from _slurm_names(ctx)
+    yield from _stack_names(ctx)
+
+
+def _users(ctx: RuleContext) -> Iterator[Finding]:
+    for index, team in enumerate(ctx.blueprint.teams):
+        for position, user in enumerate(team.users):
+            taken = system_account(user)
+            if taken is None:
+                continue
+            over = "the team user would take it over"
+            if taken != user:
+                why = f"is named like the system's own accounts (names starting with {taken})"
+            elif user in ROLE_ACCOUNTS:
+                why = f"is the account the cluster's {user} service runs as: {over}"
+            else:
+                why = f"is an account or group the hosts' images already have: {over}"
+            yield ctx.finding(
+                "BP143",
+                ("teams", index, "users", position),
+                f"'{user}' {why}",
+                hint="list the person's own login name (e.g. alice); system accounts are not team users",
+            )
+
+
+def _slurm_names(ctx: RuleContext) -> Iterator[Finding]:
+    spec = ctx.blueprint.scheduler
+    if spec is None or spec.kind != "slurm":
+        return
+    for index, partition in enumerate(spec.partitions or []):
+        if partition.name.lower() == SLURM_TEMPLATE_NAME:
+            yield ctx.finding(
+                "BP144",
+                ("scheduler", "partitions", index, "name"),
+                f"a partition named {partition.name} is Slurm's template line (PartitionName=DEFAULT), not "
+                "a partition: its nodes would be in none",
+                hint="call it something else, e.g. main; `default: true` makes a partition the default",
+            )
+    scheduled = slurm_groups(ctx)
+    for index, group in enumerate(ctx.blueprint.node_groups):
+        if group.name not in scheduled:
+            continue
+        if spec.partitions is None and group.name.lower() == SLURM_TEMPLATE_NAME:
+            yield ctx.finding(
+                "BP144",
+                ("node_groups", index, "name"),
+                f"node group {group.name} gets a partition of its name, which is Slurm's template line "
+                "(PartitionName=DEFAULT), not a partition: its nodes would be in none",
+                hint="rename the group, or list partitions under scheduler.partitions",
+            )
+        if group.name == TOPOLOGY_ROOT_SWITCH:
+            yield ctx.finding(
+                "BP144",
+                ("node_groups", index, "name"),
+                f"node group {group.name} would be a switch of topology.conf named like the top switch over "
+                "every group's, which would hold itself",
+                hint=f"rename the group, e.g. {group.name}-nodes",
+            )
+
+
+def _stack_names(ctx: RuleContext) -> Iterator[Finding]:
+    taken = ctx.cloud.stack_names
+    items = [("node_groups", "node group", i, g.name) for i, g in enumerate(ctx.blueprint.node_groups)]
+    items += [("tpu_slices", "TPU slice", i, s.name) for i, s in enumerate(ctx.blueprint.tpu_slices)]
+    for list_name, what, index, name in items:
+        if name in taken:
+            yield ctx.finding(
+                "BP144",
+                (list_name, index, "name"),
+                f"{what} {name} would be named like {taken[name]} (<cluster>-<stack>-{name}), and share "
+                "its service account, its VM names or the rights conditioned on them",
+                hint=f"rename the {what}, e.g. {name}-nodes",
+            )
