@@ -175,3 +175,16 @@ def test_no_role_matches_with_a_dollar_anchor() -> None:
         if re.search(r"is match\('[^']*\$'\)|_regex: '[^']*\$'", line)
     ]
     assert offenders == []
+
+
+def test_the_catalog_holds_no_template() -> None:
+    """The catalog's strings reach the hosts' variables too (package names, URLs), marked unsafe: a template
+    there would arrive as its text. A placeholder the role fills in is written {name}, as {kernel}."""
+    data = REPO / "clusterfab" / "catalog" / "data"
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted(data.glob("*.yaml"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if any(marker in line.split("#", 1)[0] for marker in TEMPLATE_MARKERS)
+    ]
+    assert found == []

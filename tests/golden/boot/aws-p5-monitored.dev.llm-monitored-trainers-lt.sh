@@ -83,7 +83,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "nvidia_fabricmanager_nvlsm": false,
   "nvidia_fabricmanager_version": {"__ansible_unsafe": "580.95.05"},
   "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "lustre"}, "mount_point": {"__ansible_unsafe": "/scratch"}, "name": {"__ansible_unsafe": "scratch"}, "options": {"__ansible_unsafe": "relatime,flock"}, "source": {"__ansible_unsafe": "llm-monitored-scratch-fs.fsx.mock@tcp:/mockmnt"}}],
-  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{{ ansible_facts['kernel'] }}"}],
+  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{kernel}"}],
   "storage_mounts_lustre_repo_components": [{"__ansible_unsafe": "main"}],
   "storage_mounts_lustre_repo_key_fingerprint": {"__ansible_unsafe": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1"},
   "storage_mounts_lustre_repo_key_url": {"__ansible_unsafe": "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc"},

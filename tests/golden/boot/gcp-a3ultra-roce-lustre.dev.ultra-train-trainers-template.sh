@@ -79,7 +79,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "slurm_node_version": {"__ansible_unsafe": "23.11.4-1.2ubuntu5"},
   "slurm_users_accounts": [{"name": {"__ansible_unsafe": "alice"}, "uid": 40207}, {"name": {"__ansible_unsafe": "bob"}, "uid": 38650}, {"name": {"__ansible_unsafe": "carol"}, "uid": 26302}],
   "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "lustre"}, "mount_point": {"__ansible_unsafe": "/lustre"}, "name": {"__ansible_unsafe": "lustre"}, "options": {"__ansible_unsafe": "defaults"}, "source": {"__ansible_unsafe": "10.255.0.3@tcp:/mocklfs"}}],
-  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{{ ansible_facts['kernel'] }}"}, {"__ansible_unsafe": "lustre-client-utils"}],
+  "storage_mounts_lustre_packages": [{"__ansible_unsafe": "lustre-client-modules-{kernel}"}, {"__ansible_unsafe": "lustre-client-utils"}],
   "storage_mounts_lustre_repo_components": [{"__ansible_unsafe": "main"}],
   "storage_mounts_lustre_repo_key_fingerprint": {"__ansible_unsafe": "35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3"},
   "storage_mounts_lustre_repo_key_url": {"__ansible_unsafe": "https://us-apt.pkg.dev/doc/repo-signing-key.gpg"},
