@@ -21,6 +21,7 @@ from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
+from clusterfab.health import HEALTH_PREFIX
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import healthcheck_vars, storage_vars
@@ -68,6 +69,13 @@ from components.aws.slurm import (
 from components.aws.slurm_database import AwsSlurmDatabaseSettings
 
 
+def deploy_identity() -> pulumi.Output[str]:
+    """The principal that runs the program, as a policy's aws:PrincipalArn names it: the role of an
+    assumed-role session (its issuer, with the role's path), else the user."""
+    caller = aws.get_caller_identity_output()
+    return aws.iam.get_session_context_output(arn=caller.arn).issuer_arn
+
+
 def realize(cluster: Cluster) -> Realized:
     spec = cluster.spec
     # One explicit provider, in the blueprint's region: the stack's aws:region cannot move the cluster.
@@ -79,6 +87,8 @@ def realize(cluster: Cluster) -> Realized:
             protect=spec.protected,
             objects={"bundle": (cluster.bundle.key, cluster.bundle.path)},
             kms_key_arn=spec.bucket_kms_key,
+            # The health record `promote` trusts comes from whoever deploys the stack, nobody else.
+            guarded_prefixes={HEALTH_PREFIX: [deploy_identity()]},
             tags=cluster.tags("artifacts"),
         ),
         opts,

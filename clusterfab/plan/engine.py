@@ -179,6 +179,9 @@ class _Mocks(mocks.Mocks):
         # No check failures: an empty list (the SDK iterates it; None fails in pulumi 3.272).
         if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/mock"}, []
+        if args.token == "aws:iam/getSessionContext:getSessionContext":
+            # The mock caller is a user: its session context is the user itself.
+            return {"arn": args.args["arn"], "issuerArn": args.args["arn"]}, []
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {"names": _other_zones(args.args.get("excludeNames") or [])}, []
         if args.token == "gcp:organizations/getProject:getProject":

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,17 +16,26 @@ from components._outputs import known_after
 
 TYPE = "clusterfab:storage:AwsClusterBucket"
 MIN_TLS_VERSION = "1.2"
+GUARDED_WRITES = ("s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion")
+"""What writes, replaces (a copy of an old version is a PutObject too) or removes an object under a guarded
+prefix."""
 """The oldest TLS the bucket answers: TLS 1.0 and 1.1 are deprecated (RFC 8996)."""
 
 
-def tls_only_policy(bucket_arn: str) -> str:
-    """A bucket policy that refuses every request over plain HTTP or TLS older than 1.2, whoever makes it.
+def bucket_policy(bucket_arn: str, guarded: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A bucket policy that refuses every request over plain HTTP or TLS older than 1.2, whoever makes it,
+    and (`guarded`: key prefix -> principal ARNs) any write under a prefix by anyone but its writers.
 
     S3 answers HTTP as well as HTTPS unless a bucket policy denies requests whose `aws:SecureTransport` is
     false (S3 User Guide, "Protecting data in transit with encryption"; CIS AWS Foundations 3.1.1, Security
     Hub control S3.5); `s3:TlsVersion` below 1.2 is AWS's own statement for TLS 1.2 or later (AWS re:Post
     knowledge center, "s3-enforce-modern-tls"). Nodes (curl, boto3) and the SSM connection's presigned URLs
     all use HTTPS with TLS 1.2 or later.
+
+    A guarded prefix holds what must come from one identity, such as the health records `promote` trusts
+    (only the deploy identity may write them: whoever else may write the bucket, a node's role included,
+    cannot forge one). An explicit deny wins over every identity policy (IAM policy evaluation logic);
+    aws:PrincipalArn of a role's session is the role's ARN.
     """
     resources = [bucket_arn, f"{bucket_arn}/*"]
     deny: dict[str, object] = {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": resources}
@@ -43,6 +53,18 @@ def tls_only_policy(bucket_arn: str) -> str:
                     **deny,
                     "Condition": {"NumericLessThan": {"s3:TlsVersion": MIN_TLS_VERSION}},
                 },
+                *(
+                    {
+                        "Sid": "OnlyItsWritersWrite"
+                        + "".join(w.title() for w in re.findall("[A-Za-z0-9]+", prefix)),
+                        "Effect": "Deny",
+                        "Principal": "*",
+                        "Action": list(GUARDED_WRITES),
+                        "Resource": f"{bucket_arn}/{prefix}*",
+                        "Condition": {"ArnNotEquals": {"aws:PrincipalArn": list(writers)}},
+                    }
+                    for prefix, writers in sorted((guarded or {}).items())
+                ),
             ],
         }
     )
@@ -57,6 +79,9 @@ class AwsClusterBucketArgs:
     kms_key_arn: str | None = None
     """A customer-managed KMS key (its ARN) to encrypt objects with; default the AWS managed key aws/s3.
     Whoever reads the bucket then needs kms:Decrypt on it (`read_bucket_statements` grants it)."""
+    guarded_prefixes: Mapping[str, Sequence[pulumi.Input[str]]] = field(default_factory=dict)
+    """Key prefix -> the principals (ARNs) that alone may write under it, e.g. `health/` -> the deploy
+    identity."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -139,6 +164,14 @@ class AwsClusterBucket(pulumi.ComponentResource):
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
         )
 
+    def _guarded(self) -> pulumi.Output[dict[str, list[str]]]:
+        prefixes = sorted(self._args.guarded_prefixes.items())
+        return pulumi.Output.all(*(pulumi.Output.all(*writers) for _, writers in prefixes)).apply(
+            lambda resolved: {
+                prefix: list(found) for (prefix, _), found in zip(prefixes, resolved, strict=True)
+            }
+        )
+
     def _access(self, bucket: aws.s3.Bucket) -> None:
         """No public access of any kind, and no request that is not over TLS 1.2 or later."""
         name = self._name
@@ -154,7 +187,7 @@ class AwsClusterBucket(pulumi.ComponentResource):
         aws.s3.BucketPolicy(
             child(name, "tls-only"),
             bucket=bucket.id,
-            policy=bucket.arn.apply(tls_only_policy),
+            policy=pulumi.Output.all(bucket.arn, self._guarded()).apply(lambda v: bucket_policy(v[0], v[1])),
             # S3 refuses a policy change while the public access block is being changed ("A conflicting
             # conditional operation is currently in progress"): one after the other.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[public_access]),

@@ -248,7 +248,7 @@ def test_cluster_bucket_is_private_encrypted_and_versioned() -> None:
     }
 
 
-def test_cluster_bucket_refuses_requests_without_tls_1_2() -> None:
+def test_cluster_bucket_refuses_requests_without_tls_1_2_and_health_records_but_the_deployers() -> None:
     # S3 answers plain HTTP unless a bucket policy denies it (CIS AWS Foundations 3.1.1, Security Hub S3.5).
     plan = aws_plan(NODES, name="tls")
     policy = one(plan, "aws:s3/bucketPolicy:BucketPolicy")
@@ -260,6 +260,17 @@ def test_cluster_bucket_refuses_requests_without_tls_1_2() -> None:
         "Statement": [
             {"Sid": "DenyInsecureTransport", **deny, "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
             {"Sid": "DenyOutdatedTls", **deny, "Condition": {"NumericLessThan": {"s3:TlsVersion": "1.2"}}},
+            {
+                # The attack: anyone who could write the dev bucket (a node's role, another pipeline) put a
+                # passing health record there and satisfied `promote`'s health gate. Now only the identity
+                # that deploys the stack (the plan engine's caller, a user) writes under health/.
+                "Sid": "OnlyItsWritersWriteHealth",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": ["s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion"],
+                "Resource": f"{arn}/health/*",
+                "Condition": {"ArnNotEquals": {"aws:PrincipalArn": ["arn:aws:iam::123456789012:user/mock"]}},
+            },
         ],
     }
 
