@@ -208,6 +208,9 @@ def install_programs(
             target.write_text(text)
     config = json.loads(files[SYNC_CONFIG])
     lab.path(f"{FILES}/{SYNC_CONFIG}").write_text(json.dumps({**config, **settings}))
+    # The role writes the fleet file on every cloud (`{}` but on AWS, whose fixture writes its own after).
+    lab.path(FLEET).parent.mkdir(parents=True, exist_ok=True)
+    lab.path(FLEET).write_text("{}\n")
     lab.run(f"install -d -o slurm -g slurm -m 0755 {os.path.dirname(COUNTS)}")
     for key, path in POWER_PROGRAMS.items():
         wrapper = lab.path(path)
