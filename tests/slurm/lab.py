@@ -468,7 +468,13 @@ class SlurmLab:
             check=False,
         )
         if done.returncode != 0:
-            raise LabError(f"lab set-up failed ({done.returncode}):\n{script}\n{done.stdout}\n{done.stderr}")
+            # A set-up killed by SIGKILL (-9) means the lab's PID 1 went: say whether its holder still runs.
+            holder = self._holder.poll() if self._holder is not None else "none"
+            init = self._init_pid is not None and Path(f"/proc/{self._init_pid}").exists()
+            raise LabError(
+                f"lab set-up failed ({done.returncode}; holder exit status {holder}, PID 1 alive {init}):\n"
+                f"{script}\n{done.stdout}\n{done.stderr}"
+            )
 
     def _mount(self) -> None:
         root, w = shlex.quote(str(self.root)), self.workdir
