@@ -150,7 +150,9 @@ class Cluster:
         """
         tags = self.tags("node-group")
         groups = {group_resource(child(self.spec.name, g.name)): g.name for g in self.spec.node_groups}
-        callback = elastic_teardown(lambda: fleet(tags[BLUEPRINT_TAG], tags[STACK_TAG]), groups)
+        callback = elastic_teardown(
+            lambda deleted: fleet(tags[BLUEPRINT_TAG], tags[STACK_TAG], deleted), groups
+        )
         hook = pulumi.ResourceHook(ELASTIC_TEARDOWN_HOOK, callback)
         return (hook,) if self.spec.scheduler is not None else ()
 
@@ -272,13 +274,14 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
 # --- Slurm's elastic nodes: gone before what they stand in ------------------------------------------
 
 ELASTIC_TEARDOWN_HOOK = "clusterfab-slurm-elastic-teardown"
-FleetFactory = Callable[[str, str], Fleet]
-"""(blueprint tag, stack tag) -> the cluster's instances in its cloud, with the deploying user's
-credentials (clusterfab.scheduler.slurm.teardown.ec2_fleet / gce_fleet)."""
+FleetFactory = Callable[[str, str, Mapping[str, Any]], Fleet]
+"""(blueprint tag, stack tag, the deleted instance group's state) -> the cluster's instances in its cloud
+that the group's delete may remove, with the deploying user's credentials
+(clusterfab.scheduler.slurm.teardown.ec2_fleet / gce_fleet)."""
 
 
 def elastic_teardown(
-    fleet: Callable[[], Fleet], groups: Mapping[str, str]
+    fleet: Callable[[Mapping[str, Any]], Fleet], groups: Mapping[str, str]
 ) -> Callable[[pulumi.ResourceHookArgs], Awaitable[None]]:
     """A before-delete hook's callback (Pulumi resource hooks, Python SDK `pulumi.ResourceHook`:
     https://www.pulumi.com/docs/iac/concepts/resources/options/hooks/): delete the instances Slurm created
@@ -293,7 +296,8 @@ def elastic_teardown(
         wanted = group_filter(groups.get(args.name), kept)
         # The engine calls hooks on the program's asyncio callback server: the cloud calls and the wait run
         # in a thread, so that the server goes on answering the other groups' hooks meanwhile.
-        deleted = await asyncio.to_thread(delete_elastic, fleet(), wanted)
+        found = await asyncio.to_thread(fleet, dict(args.old_outputs or {}))
+        deleted = await asyncio.to_thread(delete_elastic, found, wanted)
         if deleted:
             pulumi.log.info(
                 f"{args.name}: deleted {len(deleted)} instance(s) and flex-start MIG(s) Slurm created: "

@@ -102,7 +102,10 @@ def realize(cluster: Cluster) -> Realized:
         mounts[item.name] = fs.mount_target
         storage[item.name] = StorageExport.of(fs.mount_target, fs.file_system_id)
     hooks = cluster.node_group_hooks(
-        lambda blueprint, stack: ec2_fleet(spec.region, blueprint=blueprint, stack=stack), scaling_group_name
+        lambda blueprint, stack, deleted: ec2_fleet(
+            spec.region, blueprint=blueprint, stack=stack, deleted=deleted
+        ),
+        scaling_group_name,
     )
     built = {
         group.name: _node_group(

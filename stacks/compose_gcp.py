@@ -274,7 +274,8 @@ def realize(cluster: Cluster) -> Realized:
     )
     sources = _gce_groups(spec, cluster.stack) if spec.scheduler is not None else {}
     hooks = cluster.node_group_hooks(
-        lambda blueprint, stack: gce_fleet(project, spec.zone, blueprint=blueprint, stack=stack),
+        # GCP: the VMs are found by the cluster's labels and names, which carry the group's hash tag.
+        lambda blueprint, stack, _deleted: gce_fleet(project, spec.zone, blueprint=blueprint, stack=stack),
         instance_group_name,
     )
     site = _Site(cluster, project, opts, network, fabrics, bucket, hooks, sources)

@@ -15,7 +15,7 @@ from clusterfab.core import vocab
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_ELASTIC_TAG, SLURM_NODE_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.nodes import nodesync
 from clusterfab.scheduler.slurm.nodes.nodesync import Ec2Fleet, ElasticInstance, GceFleet
-from clusterfab.scheduler.slurm.teardown import TeardownError, delete_elastic, group_filter
+from clusterfab.scheduler.slurm.teardown import TeardownError, delete_elastic, ec2_group_of, group_filter
 from tests.unit.test_slurm_nodesync import FakeCompute
 
 EVERY_GROUP = group_filter(None, ())
@@ -86,6 +86,63 @@ def test_ec2_a_removed_groups_instances_go_with_its_group() -> None:
     # The program no longer has l4: its group's delete names no group the program keeps.
     assert delete_elastic(fleet, group_filter(None, {"h100"}), sleep=_no_sleep) == removed
     assert _state(ec2, kept + removed) == {kept[0]: "running", removed[0]: "terminated"}
+
+
+def _profile(name: str) -> str:
+    iam = boto3.client("iam", region_name="us-east-1")
+    iam.create_role(RoleName=name, AssumeRolePolicyDocument="{}")
+    arn: str = iam.create_instance_profile(InstanceProfileName=name)["InstanceProfile"]["Arn"]
+    iam.add_role_to_instance_profile(InstanceProfileName=name, RoleName=name)
+    return arn
+
+
+@mock_aws
+def test_ec2_a_destroy_leaves_a_same_named_deployments_instances_alone() -> None:
+    """The attack: two deployments of the same blueprint and stack names in one account (or an instance
+    anyone tagged like the cluster's) carry the same tags, and one's destroy terminated the other's elastic
+    nodes. The hook now reads the deleted auto scaling group's launch template and its instance profile, and
+    deletes only instances of that profile."""
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    ours, theirs = _profile("llm-prod-h100"), _profile("llm-prod-h100-elsewhere")
+    template = ec2.create_launch_template(
+        LaunchTemplateName="llm-prod-h100-lt",
+        LaunchTemplateData={"ImageId": image, "IamInstanceProfile": {"Arn": ours}},
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    tags = {BLUEPRINT_TAG: "llm", STACK_TAG: "prod", NODE_GROUP_TAG: "h100", SLURM_ELASTIC_TAG: "true"}
+    spec = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
+
+    def launch(profile: str) -> str:
+        found = ec2.run_instances(
+            ImageId=image, MinCount=1, MaxCount=1, TagSpecifications=spec, IamInstanceProfile={"Arn": profile}
+        )
+        return str(found["Instances"][0]["InstanceId"])
+
+    mine, other = launch(ours), launch(theirs)
+    # The auto scaling group's state as the engine hands it to the hook (Pulumi's property names).
+    deleted = {
+        "launchTemplate": {"id": template, "version": "1"},
+        "tags": [{"key": NODE_GROUP_TAG, "value": "h100", "propagateAtLaunch": True}],
+    }
+    groups = ec2_group_of(ec2, deleted)
+    assert {name: (g.template, g.profile) for name, g in groups.items()} == {"h100": (template, ours)}
+    fleet = Ec2Fleet(ec2, blueprint="llm", stack="prod", groups=groups)
+
+    assert delete_elastic(fleet, group_filter("h100", {"h100"}), sleep=_no_sleep) == [mine]
+    assert _state(ec2, [mine, other]) == {mine: "terminated", other: "running"}
+
+
+@mock_aws
+def test_ec2_a_deleted_group_without_a_template_or_group_tag_is_refused() -> None:
+    ec2 = boto3.client("ec2", region_name="us-east-1")
+    with pytest.raises(TeardownError, match="names no launch template"):
+        ec2_group_of(ec2, {"tags": [{"key": NODE_GROUP_TAG, "value": "h100"}]})
+    with pytest.raises(TeardownError, match="names no node group"):
+        ec2_group_of(ec2, {"launchTemplate": {"id": "lt-0123"}, "tags": []})
+    with pytest.raises(TeardownError, match="cannot read launch template lt-0123 of node group h100"):
+        ec2_group_of(
+            ec2, {"launchTemplate": {"id": "lt-0123"}, "tags": [{"key": NODE_GROUP_TAG, "value": "h100"}]}
+        )
 
 
 class _Batches:
