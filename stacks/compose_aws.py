@@ -33,7 +33,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     slurm_node_groups,
 )
 from clusterfab.scheduler.slurm.render import controller_address
-from clusterfab.scheduler.slurm.teardown import ec2_fleet
+from clusterfab.scheduler.slurm.teardown import Fleet, ec2_fleet
 from clusterfab.spec import (
     CapacityBlock,
     FlexStart,
@@ -76,6 +76,17 @@ def deploy_identity() -> pulumi.Output[str]:
     return aws.iam.get_session_context_output(arn=caller.arn).issuer_arn
 
 
+def _teardown_hooks(cluster: Cluster) -> tuple[pulumi.ResourceHook, ...]:
+    """The node groups' delete hooks: EC2 with the deploying user's credentials, scoped to the deleted
+    auto scaling group's own launch template and instance profile."""
+    region = cluster.spec.region
+
+    def fleet(blueprint: str, stack: str, deleted: Mapping[str, Any]) -> Fleet:
+        return ec2_fleet(region, blueprint=blueprint, stack=stack, deleted=deleted)
+
+    return cluster.node_group_hooks(fleet, scaling_group_name)
+
+
 def realize(cluster: Cluster) -> Realized:
     spec = cluster.spec
     # One explicit provider, in the blueprint's region: the stack's aws:region cannot move the cluster.
@@ -101,12 +112,7 @@ def realize(cluster: Cluster) -> Realized:
         fs = _lustre(cluster, item, network, opts)
         mounts[item.name] = fs.mount_target
         storage[item.name] = StorageExport.of(fs.mount_target, fs.file_system_id)
-    hooks = cluster.node_group_hooks(
-        lambda blueprint, stack, deleted: ec2_fleet(
-            spec.region, blueprint=blueprint, stack=stack, deleted=deleted
-        ),
-        scaling_group_name,
-    )
+    hooks = _teardown_hooks(cluster)
     built = {
         group.name: _node_group(
             cluster,
