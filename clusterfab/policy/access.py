@@ -185,13 +185,16 @@ def _attached(resource: Resource) -> list[str]:
     return strings(resource.props.get("policyArn")) if resource.type in _ATTACHMENT_TYPES else []
 
 
+def _statement_problems(resource: Resource, problems: Callable[[Any], Iterator[str]]) -> list[str]:
+    """What `problems` finds in each policy document the resource carries, named with the resource and
+    where in it (`aws:iam/rolePolicy:RolePolicy name inline policy x statement ...`)."""
+    where = f"{short(resource)} {resource.name}"
+    return [f"{where} {place}{what}" for place, policy in _documents(resource) for what in problems(policy)]
+
+
 def wildcard_iam(resource: Resource) -> list[str]:
     where = f"{short(resource)} {resource.name}"
-    found = [
-        f"{where} {place}{what}"
-        for place, policy in _documents(resource)
-        for what in _wildcard_statements(policy)
-    ]
+    found = _statement_problems(resource, _wildcard_statements)
     found += [
         f"{where} attaches {arn}, which allows every action on every resource"
         for arn in _attached(resource)
@@ -262,12 +265,10 @@ def _secret_grants(policy: Any) -> Iterator[str]:
 
 
 def wildcard_secrets(resource: Resource) -> list[str]:
-    where = f"{short(resource)} {resource.name}"
     return [
-        f"{where} {place}{what}: name each secret by its ARN, with the account and region and the name "
+        f"{problem}: name each secret by its ARN, with the account and region and the name "
         f"(ending in {_SECRET_SUFFIX} for the suffix Secrets Manager appends)"
-        for place, policy in _documents(resource)
-        for what in _secret_grants(policy)
+        for problem in _statement_problems(resource, _secret_grants)
     ]
 
 
@@ -351,12 +352,10 @@ def _launch_problems(policy: Any) -> Iterator[str]:
 
 
 def unscoped_launches(resource: Resource) -> list[str]:
-    where = f"{short(resource)} {resource.name}"
     return [
-        f"{where} {place}{what}: allow RunInstances only with ec2:LaunchTemplate naming your templates, and "
+        f"{problem}: allow RunInstances only with ec2:LaunchTemplate naming your templates, and "
         "deny ec2:AssociatePublicIpAddress true on network-interface"
-        for place, policy in _documents(resource)
-        for what in _launch_problems(policy)
+        for problem in _statement_problems(resource, _launch_problems)
     ]
 
 
@@ -374,10 +373,8 @@ def _terminate_problems(policy: Any) -> Iterator[str]:
 
 
 def unscoped_terminations(resource: Resource) -> list[str]:
-    where = f"{short(resource)} {resource.name}"
     return [
-        f"{where} {place}{what}: condition it on ec2:InstanceProfile naming your node groups' instance "
+        f"{problem}: condition it on ec2:InstanceProfile naming your node groups' instance "
         "profiles (only who may pass their roles can attach them), or name the instances"
-        for place, policy in _documents(resource)
-        for what in _terminate_problems(policy)
+        for problem in _statement_problems(resource, _terminate_problems)
     ]
