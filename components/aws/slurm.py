@@ -88,25 +88,19 @@ def munge_secret_policy(secret_arn: str, controller_role_arn: str, egress_ip: st
     only from the cluster's network (its NAT gateway's address, where the controller's calls to Secrets
     Manager come from). An explicit deny wins over any identity policy: a role of the account that was
     granted secretsmanager:* still cannot read the key (IAM policy evaluation logic)."""
-    actions = list(MUNGE_KEY_ACTIONS)
+    deny = {"Effect": "Deny", "Principal": "*", "Action": list(MUNGE_KEY_ACTIONS), "Resource": secret_arn}
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
                 {
                     "Sid": "OnlyTheController",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": actions,
-                    "Resource": secret_arn,
+                    **deny,
                     "Condition": {"StringNotEquals": {"aws:PrincipalArn": controller_role_arn}},
                 },
                 {
                     "Sid": "OnlyFromTheCluster",
-                    "Effect": "Deny",
-                    "Principal": "*",
-                    "Action": actions,
-                    "Resource": secret_arn,
+                    **deny,
                     "Condition": {"NotIpAddress": {"aws:SourceIp": f"{egress_ip}/32"}},
                 },
             ],
