@@ -815,11 +815,17 @@ def configure(
     health = None
     if not skip_health:
         outputs = read_outputs(target.outputs())
+        if outputs.health_signing_key is None:
+            raise UsageError(
+                f"{stack} has no health signing key (it was last updated by an older clusterfab): "
+                f"update it (`clusterfab up --stack {stack}`), then configure it"
+            )
         health = HealthTarget(
             store=profile(outputs.blueprint.cloud).health_store(outputs),
             stack=stack,
             commit=checkout_commit(root),
             bundle_sha256=bundle_digest(root / "playbooks"),
+            signing_key=outputs.health_signing_key,
         )
     console = Console()
     with RunProgress(console) as progress:

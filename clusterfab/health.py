@@ -10,11 +10,18 @@ to each group's minimum, so a check of part of a fleet never passes.
 The time of a record is the store's own (S3 `LastModified`, GCS `updated`): a writer can put any
 `checked_at` in the body, but not move the server's clock. `promote` refuses a record older than the
 source stack's last update or than its maximum age (`health_problems`).
+
+A record is signed (HMAC-SHA256) with the stack's health signing key, random bytes that live only in
+the stack's state (`components/health_signing.py`, exported as the secret output `health_signing_key`):
+whoever can write the bucket but cannot read the stack's secrets (a node, a job, a person with bucket
+rights; GCS has no per-prefix deny to keep them out of `health/`) cannot write a record `promote` takes.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Mapping
@@ -32,6 +39,8 @@ _STATUSES: tuple[HealthStatus, ...] = ("passed", "failed")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _COMMIT = re.compile(r"[0-9a-f]{40}(-dirty)?")
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+SIGNATURE_FIELD = "signature"
+_SIGNATURE_SCHEME = "hmac-sha256="
 
 
 class HealthRecordError(ValueError):
@@ -74,8 +83,9 @@ class HealthRecord:
     def passed(self) -> bool:
         return self.status == "passed"
 
-    def to_json(self) -> str:
-        data = {
+    def to_json(self, signing_key: str) -> str:
+        """The record as the bucket keeps it, signed with the stack's health signing key."""
+        data: dict[str, Any] = {
             "status": self.status,
             "stack": self.stack,
             "blueprint_digest": self.provenance.blueprint_digest,
@@ -87,7 +97,33 @@ class HealthRecord:
             "required": dict(self.required),
             "reason": self.reason,
         }
+        data[SIGNATURE_FIELD] = _signature(data, signing_key)
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def _signature(data: Mapping[str, Any], signing_key: str) -> str:
+    # Over a canonical form of every other field: the same record signs the same however it is laid out.
+    canonical = json.dumps(
+        {k: v for k, v in data.items() if k != SIGNATURE_FIELD}, sort_keys=True, separators=(",", ":")
+    )
+    mac = hmac.new(signing_key.encode(), canonical.encode(), hashlib.sha256)
+    return _SIGNATURE_SCHEME + mac.hexdigest()
+
+
+def signature_problem(raw: bytes, signing_key: str) -> str | None:
+    """Why the body is not a record signed with `signing_key` (None: it is)."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None  # parse_record says what is wrong with it
+    if not isinstance(data, dict):
+        return None
+    given = data.get(SIGNATURE_FIELD)
+    if not isinstance(given, str):
+        return "it is not signed"
+    if not hmac.compare_digest(given.encode(), _signature(data, signing_key).encode()):
+        return "its signature is not the stack's health signing key's"
+    return None
 
 
 def fleet_shortfall(required: Mapping[str, int], hosts: Mapping[str, int]) -> list[str]:
@@ -199,17 +235,26 @@ def health_problems(
     stored: StoredObject,
     *,
     stack: str,
+    signing_key: str | None,
     expected: Provenance,
     last_update: dt.datetime | None,
     now: dt.datetime,
     max_age: dt.timedelta,
 ) -> list[str]:
     """Why a stored record does not prove that stack `stack`, as built from `expected`, is healthy
-    now (empty: it does)."""
+    now (empty: it does). `signing_key`: the stack's `health_signing_key` output (None: it has none)."""
     try:
         record = parse_record(stored.body)
     except HealthRecordError as exc:
         return [f"{stored.location} is not a health record ({exc})"]
+    if signing_key is None:
+        return [
+            f"{stack} has no health signing key (its stack predates signed records): "
+            f"update it (`clusterfab up --stack {stack}`)"
+        ]
+    if (forged := signature_problem(stored.body, signing_key)) is not None:
+        # Nothing else in an unsigned body is worth reporting: anyone may have written it.
+        return [f"{forged}: it was not written by `clusterfab configure` for {stack}"]
     problems: list[str] = []
     if record.stack.rsplit("/", 1)[-1] != stack.rsplit("/", 1)[-1]:
         problems.append(f"it records stack {record.stack}, not {stack}")

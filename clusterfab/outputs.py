@@ -111,6 +111,9 @@ class StackOutputs(_Output):
     """None: the cluster has no monitoring (or the stack predates it)."""
     scheduler: SchedulerOutput | None = None
     """None: the cluster has no scheduler (or the stack predates it)."""
+    health_signing_key: str | None = None
+    """The key health records are signed with (a secret in the stack's state); None: the stack predates
+    signed records."""
 
 
 def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:

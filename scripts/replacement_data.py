@@ -411,6 +411,11 @@ DYNAMIC: dict[str, dict[str, Any]] = {
         "replace_on_any": True,
         "why": "components/gcp/_queued_resource.py QueuedResourceProvider.diff: every changed input replaces",
     },
+    "pulumi-python:dynamic/clusterfab:HealthSigningKey": {
+        "provider": "clusterfab",
+        "replace_on": [],
+        "why": "components/health_signing.py SigningKeyProvider.diff: no change, the key is made once",
+    },
 }
 
 # The provider resources: which of their inputs each resource inherits when it does not set the

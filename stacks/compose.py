@@ -34,6 +34,7 @@ from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.stackinput import StackInput
 from components._contracts import MountTarget
 from components._naming import child
+from components.health_signing import HealthSigningKey
 
 BUNDLE_CACHE = Path(".cache") / "bundles"
 """Where the program writes the playbook bundle, relative to the project root (git-ignored)."""
@@ -247,6 +248,8 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
     spec, root = stack_input.spec, stack_input.project_root
     cluster = Cluster(stack_input, stack, build_bundle(root / "playbooks", root / BUNDLE_CACHE))
     realized = _realizer(spec.cloud)(cluster)
+    # Cloud-neutral: the key that signs the stack's health records (clusterfab.health).
+    signing = HealthSigningKey("health-signing-key")
     return {
         "blueprint": {
             "name": spec.name,
@@ -268,6 +271,7 @@ def compose(stack_input: StackInput, *, stack: str) -> dict[str, Any]:
         "node_selector": dict(realized.node_selector),
         "monitoring": dict(realized.monitoring) if realized.monitoring is not None else None,
         "scheduler": dict(realized.scheduler) if realized.scheduler is not None else None,
+        "health_signing_key": pulumi.Output.secret(signing.key),
     }
 
 

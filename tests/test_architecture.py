@@ -77,6 +77,8 @@ def test_components_import_only_pulumi_their_own_helpers_the_vocabulary_and_nami
         "pathlib",
         "decimal",
         "time",
+        # The health signing key's dynamic provider makes the key (at `pulumi up` only).
+        "secrets",
         # The TPU queued resource's dynamic provider calls Google's API itself (at `pulumi up` only).
         "google",
     }

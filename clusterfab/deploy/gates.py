@@ -117,18 +117,26 @@ def health_gate(
     source: str,
     stored: StoredObject | None,
     location: str,
+    signing_key: str | None,
     expected: Provenance,
     last_update: dt.datetime | None,
     now: dt.datetime,
     max_age: dt.timedelta,
 ) -> GateResult:
-    """The source's health record, written by the deploy identity in its bucket, proves the revision
-    being promoted healthy on the whole fleet, after the source's last update and recently enough."""
+    """The source's health record, written in its bucket by `configure` and signed with the source's
+    health signing key, proves the revision being promoted healthy on the whole fleet, after the
+    source's last update and recently enough."""
     fix = f"run the health check on {source} (`clusterfab configure --stack {source}`)"
     if stored is None:
         return GateResult("health", False, f"no health check is recorded for {source} ({location}): {fix}")
     problems = health_problems(
-        stored, stack=source, expected=expected, last_update=last_update, now=now, max_age=max_age
+        stored,
+        stack=source,
+        signing_key=signing_key,
+        expected=expected,
+        last_update=last_update,
+        now=now,
+        max_age=max_age,
     )
     if problems:
         return GateResult(

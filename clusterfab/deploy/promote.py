@@ -196,6 +196,7 @@ def _health(
         source=stack.name,
         stored=store.get(key),
         location=store.location(key),
+        signing_key=parsed.health_signing_key,
         expected=expected,
         last_update=stack.last_update(),
         now=_now(),

@@ -52,6 +52,8 @@ _COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
         "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:mock:123456789012:secret:rds!{name}"}],
     },
     "gcp:": lambda _t, name: {"selfLink": f"https://mock.googleapis.com/{name}"},
+    # A fixed stand-in for the key the provider makes at create (components/health_signing.py).
+    "pulumi-python:dynamic/clusterfab:HealthSigningKey": lambda _t, _n: {"key": "0" * 64},
     "gcp:filestore/instance:": lambda _t, name: {
         "networks": [{"ipAddresses": ["10.255.0.2"], "network": "mock", "modes": ["MODE_IPV4"]}]
     },

@@ -138,6 +138,9 @@ class HealthTarget:
     """The checkout's commit (`clusterfab.deploy.checkout.checkout_commit`)."""
     bundle_sha256: str
     """The bundle of the playbooks this run pushes: a pass needs it to be the stack's own."""
+    signing_key: str
+    """The stack's health signing key (its `health_signing_key` output): `promote` takes only records
+    signed with it."""
 
 
 def configure(
@@ -189,7 +192,7 @@ def configure(
     if (only or limit) and record.passed:
         return PushResult(runs=tuple(runs), health=None)
     key = health_key(health.stack)
-    health.store.put(key, record.to_json().encode())
+    health.store.put(key, record.to_json(health.signing_key).encode())
     return PushResult(runs=tuple(runs), health=record, location=health.store.location(key))
 
 

@@ -215,7 +215,7 @@ def test_diff_against_a_git_ref_and_a_new_file(tmp_path: Path) -> None:
     added = _cli("diff", "added.yaml", "--base-ref", "main", "--env", "prod", "-f", "json", cwd=repo)
     assert added.returncode == 0, added.stderr
     payload = json.loads(added.stdout)
-    assert len(payload["resources"]["create"]) == 50
+    assert len(payload["resources"]["create"]) == 51
     assert payload["resources"]["update"] == []
     assert payload["cost"]["before"] == {
         "hourly_usd": 0.0,
@@ -262,7 +262,7 @@ def test_plan_command_json_contract() -> None:
     )
     assert set(payload["resources"][0]) == {"urn", "type", "name", "parent", "custom", "protect", "inputs"}
     # dev has one node: no cluster placement group for a single node
-    assert payload["summary"]["total"] == len(payload["resources"]) == 48
+    assert payload["summary"]["total"] == len(payload["resources"]) == 49
     assert payload["summary"]["by_type"]["aws:ec2/launchTemplate:LaunchTemplate"] == 1
     assert "aws:ec2/placementGroup:PlacementGroup" not in payload["summary"]["by_type"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -88,7 +90,13 @@ def _stack() -> tuple[FakeStack, Any]:
 
 def _health(store: S3HealthStore, stack: FakeStack, bundle: str | None = None) -> push.HealthTarget:
     deployed = stack.outputs()["blueprint"]["bundle_sha256"]
-    return push.HealthTarget(store=store, stack="dev", commit=COMMIT, bundle_sha256=bundle or deployed)
+    return push.HealthTarget(
+        store=store, stack="dev", commit=COMMIT, bundle_sha256=bundle or deployed, signing_key=SIGNING_KEY
+    )
+
+
+SIGNING_KEY = "5" * 64
+"""The stack's `health_signing_key` output."""
 
 
 def _record(store: S3HealthStore) -> dict[str, Any] | None:
@@ -122,6 +130,10 @@ def test_configure_runs_each_node_group_then_the_health_check_and_records_it(buc
     assert str(runner.calls[0]["inventory"]).endswith("clusterfab.aws_ec2.yml")
     record = _record(bucket)
     assert record is not None
+    # Signed with the stack's key: HMAC-SHA256 over the compact, key-sorted JSON of the other fields.
+    signature = record.pop("signature")
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+    assert signature == "hmac-sha256=" + hmac.new(SIGNING_KEY.encode(), canonical, hashlib.sha256).hexdigest()
     blueprint = stack.outputs()["blueprint"]
     assert {k: v for k, v in record.items() if k != "checked_at"} == {
         "status": "passed",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
+import hmac
 import io
 import json
 import sys
@@ -96,7 +97,18 @@ def health(status: str = "passed", digest: str = DIGEST, **changes: Any) -> str:
         "reason": "" if status == "passed" else "the health check failed on at least one host",
         **changes,
     }
-    return json.dumps(record)
+    return json.dumps(signed(record))
+
+
+SIGNING_KEY = "5" * 64
+"""The dev stack's `health_signing_key` output (the offline plan shows only that it is a secret)."""
+
+
+def signed(record: dict[str, Any], key: str = SIGNING_KEY) -> dict[str, Any]:
+    """The record with the signature configure gives it: HMAC-SHA256 over its compact sorted JSON."""
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+    mac = hmac.new(key.encode(), canonical, hashlib.sha256).hexdigest()
+    return {**record, "signature": f"hmac-sha256={mac}"}
 
 
 RECORD = "s3://llm-pretrain-artifacts-bucket-mock/health/dev.json"
@@ -122,7 +134,11 @@ def stacks(
     fake.add_stack(
         "dev",
         config=dev_config,
-        outputs={**outputs, "blueprint": {**outputs["blueprint"], "digest": digest}},
+        outputs={
+            **outputs,
+            "blueprint": {**outputs["blueprint"], "digest": digest},
+            "health_signing_key": SIGNING_KEY,
+        },
         history=history or [{"kind": "update", "resourceChanges": {"create": 45}, "ago_s": 3600}],
     )
     put_health(health_record if health_record is not None else health(digest=digest))
@@ -241,6 +257,25 @@ def test_promote_refuses_a_record_that_does_not_prove_this_revision_healthy(
     assert code == 1
     assert "(1 of 4 gates failed)" in err
     assert problem in err
+    assert ("up", "prod") not in fake_pulumi.operations()
+
+
+@pytest.mark.parametrize("key", [None, "6" * 64], ids=["unsigned", "other-key"])
+def test_promote_refuses_a_passing_record_written_by_anyone_but_configure(
+    fake_pulumi: FakePulumi,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    key: str | None,
+) -> None:
+    # What anyone who may write the bucket (a node, a person with storage rights) but cannot read the
+    # stack's secrets can put there: a record right in every field but its signature.
+    record = {k: v for k, v in json.loads(health()).items() if k != "signature"}
+    stacks(fake_pulumi, health_record=json.dumps(record if key is None else signed(record, key)))
+    code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
+    assert code == 1
+    assert "(1 of 4 gates failed)" in err
+    problem = "it is not signed" if key is None else "its signature is not the stack's health signing key's"
+    assert f"{problem}: it was not written by `clusterfab configure` for dev" in " ".join(err.split())
     assert ("up", "prod") not in fake_pulumi.operations()
 
 
@@ -663,3 +698,19 @@ def test_inventory_prints_the_plugin_config_from_the_stack_outputs(
     code, out, err = run(monkeypatch, capsys, "inventory", "--stack", "dev", "-o", str(target))
     assert code == 0, err
     assert target.read_text().startswith("plugin: amazon.aws.aws_ec2\n")
+
+
+def test_configure_refuses_a_stack_without_a_signing_key(
+    fake_pulumi: FakePulumi, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A stack last updated before records were signed: nothing would verify what configure writes.
+    outputs = {k: v for k, v in dev_outputs().items() if k != "health_signing_key"}
+    fake_pulumi.add_stack(
+        "dev", config={"clusterfab:blueprint": BLUEPRINT, "clusterfab:environment": "dev"}, outputs=outputs
+    )
+    code, _, err = run(monkeypatch, capsys, "configure", "--stack", "dev")
+    assert code == 2
+    assert " ".join(err.split()) == (
+        "error: dev has no health signing key (it was last updated by an older clusterfab): update it "
+        "(`clusterfab up --stack dev`), then configure it"
+    )

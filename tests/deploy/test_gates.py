@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import json
 from typing import Any
 
@@ -71,7 +73,16 @@ def health(status: str = "passed", digest: str = DIGEST) -> StoredObject:
         "required": {"trainers": 16},
         "reason": "" if status == "passed" else "the health check failed on at least one host",
     }
-    return StoredObject(json.dumps(record).encode(), WRITTEN, LOCATION)
+    return StoredObject(signed(record).encode(), WRITTEN, LOCATION)
+
+
+KEY = "5" * 64
+
+
+def signed(record: dict[str, Any]) -> str:
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+    mac = hmac.new(KEY.encode(), canonical, hashlib.sha256).hexdigest()
+    return json.dumps({**record, "signature": f"hmac-sha256={mac}"})
 
 
 def checked(stored: StoredObject | None) -> GateResult:
@@ -79,6 +90,7 @@ def checked(stored: StoredObject | None) -> GateResult:
         source="dev",
         stored=stored,
         location=LOCATION,
+        signing_key=KEY,
         expected=EXPECTED,
         last_update=WRITTEN - dt.timedelta(hours=1),
         now=WRITTEN + dt.timedelta(hours=1),
@@ -174,6 +186,19 @@ def test_health_gate_refuses_without_a_recorded_check() -> None:
     assert result.reason == (
         f"no health check is recorded for dev ({LOCATION}): run the health check on dev "
         "(`clusterfab configure --stack dev`)"
+    )
+
+
+def test_health_gate_refuses_a_passing_record_someone_else_wrote_to_the_bucket() -> None:
+    good = health()
+    forged = json.loads(good.body)
+    del forged["signature"]
+    result = checked(StoredObject(json.dumps(forged).encode(), WRITTEN, LOCATION))
+    assert result == GateResult(
+        "health",
+        False,
+        f"the health record {LOCATION} does not pass: it is not signed: it was not written by "
+        "`clusterfab configure` for dev; run the health check on dev (`clusterfab configure --stack dev`)",
     )
 
 

@@ -7,6 +7,8 @@ the object times the gate trusts are the services' own.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import json
 import socket
 import subprocess
@@ -61,8 +63,22 @@ def record(**changes: Any) -> dict[str, Any]:
     return {**data, **changes}
 
 
+KEY = "5" * 64
+"""The stack's health signing key (its `health_signing_key` output)."""
+
+
+def signed(body: dict[str, Any], key: str = KEY) -> dict[str, Any]:
+    """The body with the signature `configure` gives it, computed here from the scheme's definition:
+    HMAC-SHA256 over the compact, key-sorted JSON of every other field."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return {
+        **body,
+        "signature": "hmac-sha256=" + hmac.new(key.encode(), canonical, hashlib.sha256).hexdigest(),
+    }
+
+
 def stored(body: dict[str, Any] | str, written_at: dt.datetime = AT) -> StoredObject:
-    text = body if isinstance(body, str) else json.dumps(body)
+    text = body if isinstance(body, str) else json.dumps(signed(body))
     return StoredObject(text.encode(), written_at, "s3://b/health/dev.json")
 
 
@@ -74,10 +90,12 @@ def problems(
     now: dt.datetime = AT + dt.timedelta(hours=1),
     expected: Provenance = EXPECTED,
     stack: str = "dev",
+    signing_key: str | None = KEY,
 ) -> list[str]:
     return health_problems(
         stored(body, written_at),
         stack=stack,
+        signing_key=signing_key,
         expected=expected,
         last_update=last_update,
         now=now,
@@ -97,8 +115,8 @@ def test_a_record_written_by_configure_reads_back_whole() -> None:
         checks_passed=True,
         at=AT,
     )
-    assert json.loads(written.to_json()) == record()
-    assert parse_record(written.to_json()) == written
+    assert json.loads(written.to_json(KEY)) == signed(record())
+    assert parse_record(written.to_json(KEY)) == written
     assert written.passed
 
 
@@ -191,6 +209,30 @@ def test_a_dirty_checkout_never_passes() -> None:
     dirty = Provenance(DIGEST, BUNDLE, "2026.11.22", f"{COMMIT}-dirty")
     assert problems(record(commit=f"{COMMIT}-dirty"), expected=dirty) == [
         "this checkout has uncommitted changes: commit them, deploy and check again"
+    ]
+
+
+FORGED = "it was not written by `clusterfab configure` for dev"
+
+
+def test_a_record_not_signed_with_the_stacks_key_is_refused_whatever_it_says() -> None:
+    # What anyone who may write the bucket (and not read the stack's secrets) can put there.
+    assert problems(json.dumps(record())) == [f"it is not signed: {FORGED}"]
+    assert problems(json.dumps(signed(record(), key="6" * 64))) == [
+        f"its signature is not the stack's health signing key's: {FORGED}"
+    ]
+    # A real failed record with its status edited after signing.
+    edited = {**signed(record(status="failed", reason="nccl")), "status": "passed", "reason": ""}
+    assert problems(json.dumps(edited)) == [
+        f"its signature is not the stack's health signing key's: {FORGED}"
+    ]
+    assert problems(json.dumps({**signed(record()), "signature": 7})) == [f"it is not signed: {FORGED}"]
+
+
+def test_a_stack_without_a_signing_key_never_passes() -> None:
+    assert problems(record(), signing_key=None) == [
+        "dev has no health signing key (its stack predates signed records): "
+        "update it (`clusterfab up --stack dev`)"
     ]
 
 

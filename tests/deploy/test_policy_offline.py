@@ -202,5 +202,5 @@ def test_the_command_checks_the_offline_plan() -> None:
     )
     assert (done.returncode, done.stdout.strip().splitlines()[-1]) == (
         0,
-        f"{EXAMPLE} [prod]: passes the policy pack (0 violations, 50 resources checked)",
+        f"{EXAMPLE} [prod]: passes the policy pack (0 violations, 51 resources checked)",
     )
