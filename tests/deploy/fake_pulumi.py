@@ -60,29 +60,44 @@ def urn(stack: str, step: dict[str, Any]) -> str:
 
 
 def metadata(stack: str, step: dict[str, Any]) -> dict[str, Any]:
-    state = {
-        "type": step["type"],
-        "urn": urn(stack, step),
-        "custom": step.get("custom", True),
-        "protect": step.get("protect", False),
-        "inputs": {},
-        "outputs": {},
-    }
+    # As the CLI writes them (sdk/go/common/apitype/events.go): an `omitempty` field that is empty is
+    # left out (tests/deploy/test_recorded_events.py holds this file to those types).
+    state = _present(
+        {
+            "type": step["type"],
+            "urn": urn(stack, step),
+            "custom": step.get("custom", True),
+            "protect": step.get("protect", False),
+            "inputs": {},
+            "outputs": {},
+        }
+    )
     op = step["op"]
-    return {
-        "op": op,
-        "urn": urn(stack, step),
-        "type": step["type"],
-        "provider": "",
-        "old": None if op == "create" else state,
-        "new": None if op == "delete" else state,
-        "keys": step.get("keys"),
-        "diffs": step.get("diffs"),
-        "detailedDiff": {
-            path: {"diffKind": kind, "inputDiff": True} for path, kind in step.get("detailedDiff", {}).items()
-        },
-        "logical": True,
-    }
+    return _present(
+        {
+            "op": op,
+            "urn": urn(stack, step),
+            "type": step["type"],
+            "provider": "",
+            "old": None if op == "create" else state,
+            "new": None if op == "delete" else state,
+            "keys": step.get("keys"),
+            "diffs": step.get("diffs"),
+            "detailedDiff": {
+                path: {"diffKind": kind, "inputDiff": True}
+                for path, kind in step.get("detailedDiff", {}).items()
+            },
+            "logical": True,
+        }
+    )
+
+
+_OMITEMPTY = {"protect", "custom", "keys", "diffs", "logical", "planning"}
+
+
+def _present(fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields without the empty `omitempty` ones."""
+    return {k: v for k, v in fields.items() if k not in _OMITEMPTY or v not in (None, False, [])}
 
 
 def _planned(step: dict[str, Any]) -> list[str]:
@@ -110,14 +125,14 @@ def run_operation(operation: str, args: list[str]) -> None:
     failed = False
     for step in steps:
         meta = metadata(name, step)
-        events.append({"resourcePreEvent": {"metadata": meta, "planning": planning}})
+        events.append({"resourcePreEvent": _present({"metadata": meta, "planning": planning})})
         if step.get("fail") and not planning:
             failed = True
             diagnostic = {"message": step["fail"], "color": "never", "severity": "error", "urn": meta["urn"]}
             events.append({"diagnosticEvent": diagnostic})
             events.append({"resOpFailedEvent": {"metadata": meta, "status": 1, "steps": 1}})
             continue
-        events.append({"resOutputsEvent": {"metadata": meta, "planning": planning}})
+        events.append({"resOutputsEvent": _present({"metadata": meta, "planning": planning})})
         changes[step["op"]] = changes.get(step["op"], 0) + 1
     for policy in stack.get("policy_events", {}).get(operation, []):
         events.append({"policyEvent": policy})
