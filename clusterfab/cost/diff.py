@@ -130,6 +130,16 @@ class CostDiff:
     def changed_items(self) -> list[ItemDelta]:
         return [item for item in self.items if item.changed]
 
+    @property
+    def unpriced(self) -> tuple[ItemDelta, ...]:
+        """Changed items with a side the catalog cannot price. The totals leave unpriced items out, so
+        while there is one the change in cost is unknown: it may be any amount in either direction."""
+        return tuple(item for item in self.changed_items() if item.delta_hourly is None)
+
+    @property
+    def unpriced_at_min(self) -> tuple[ItemDelta, ...]:
+        return tuple(item for item in self.changed_items() if item.delta_min_hourly is None)
+
 
 def diff_costs(before: CostEstimate, after: CostEstimate) -> CostDiff:
     """Pair items by (kind, name): before's order first, then items only `after` has."""

@@ -15,7 +15,7 @@ from typing import Any
 from clusterfab.contract import cents, envelope, exact
 from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding
-from clusterfab.cost.diff import CostDiff
+from clusterfab.cost.diff import CostDiff, ItemDelta
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff, Update
@@ -147,9 +147,14 @@ def report_json(report: DiffReport) -> dict[str, Any]:
                 before.hourly_usd, before.monthly_usd, before.min_hourly_usd, before.min_monthly_usd
             ),
             "after": totals(after.hourly_usd, after.monthly_usd, after.min_hourly_usd, after.min_monthly_usd),
-            "delta": totals(
-                cost.delta_hourly, cost.delta_monthly, cost.delta_min_hourly, cost.delta_min_monthly
-            ),
+            # Unknown (null) while a changed item has a side without a price.
+            "delta": {
+                "hourly_usd": None if cost.unpriced else cents(cost.delta_hourly),
+                "monthly_usd": None if cost.unpriced else cents(cost.delta_monthly),
+                "min_hourly_usd": None if cost.unpriced_at_min else cents(cost.delta_min_hourly),
+                "min_monthly_usd": None if cost.unpriced_at_min else cents(cost.delta_min_monthly),
+            },
+            "unpriced": [item.name for item in cost.unpriced],
             "items": [
                 {
                     "name": item.name,
@@ -184,13 +189,24 @@ def _counts(diff: PlanDiff) -> str:
     )
 
 
+def _unknown(items: tuple[ItemDelta, ...]) -> str:
+    names = ", ".join(item.name for item in items)
+    return f"{names} {'has' if len(items) == 1 else 'have'} no price on one side"
+
+
 def _summary(cost: CostDiff) -> str:
     delta = cost.delta_monthly
+    at_max = " (autoscaled groups at their max)" if cost.scales else ""
+    if cost.unpriced:
+        # Never a decrease or "no change": the unpriced side may be any amount.
+        return (
+            f"Monthly cost change is unknown: {_unknown(cost.unpriced)}; the priced items go from "
+            f"{usd(cost.before.monthly_usd)} to {usd(cost.after.monthly_usd)} per month{at_max}"
+        )
     if delta == 0:
         direction = "Monthly cost will not change"
     else:
         direction = f"Monthly cost will {'increase' if delta > 0 else 'decrease'} by {usd(abs(delta))}"
-    at_max = " (autoscaled groups at their max)" if cost.scales else ""
     return (
         f"{direction}{_percent(cost)}: {usd(cost.before.monthly_usd)} -> {usd(cost.after.monthly_usd)} "
         f"per month, {usd(cost.before.hourly_usd)} -> {usd(cost.after.hourly_usd)} per hour{at_max}"
@@ -202,6 +218,8 @@ def _summary_at_min(cost: CostDiff) -> list[str]:
     if not cost.scales:
         return []
     before, after = cost.before, cost.after
+    if cost.unpriced_at_min:
+        return [f"At min (autoscaled groups at their min): unknown, {_unknown(cost.unpriced_at_min)}"]
     return [
         f"At min (autoscaled groups at their min): {_signed(cost.delta_min_monthly)}/month, "
         f"{usd(before.min_monthly_usd)} -> {usd(after.min_monthly_usd)} per month, "

@@ -594,3 +594,38 @@ def test_an_update_that_stops_and_starts_an_instance_is_a_warning() -> None:
     assert f"  !! {warning}" in report_text(report).splitlines()
     assert warning in report_json(report)["warnings"]
     assert f"> The {warning}." in report_markdown(report)
+
+
+def test_a_change_to_an_unpriced_tier_makes_the_cost_change_unknown(tmp_path: Path) -> None:
+    # PERSISTENT_2 at 250 MB/s/TiB has no price in the catalog: the priced total drops by the old tier's
+    # $5,220/month, but the change itself is unknown and is never shown as a decrease.
+    new = variant(tmp_path, "new.yaml", ("throughput_mbps_per_tib: 125", "throughput_mbps_per_tib: 250"))
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    summary = (
+        "Monthly cost change is unknown: datasets has no price on one side; the priced items go from "
+        "$648,087.20 to $642,867.20 per month"
+    )
+    text = report_text(report)
+    assert summary in text.splitlines()
+    assert "decrease" not in text
+    assert "will not change" not in text
+    assert f"**{summary}**" in report_markdown(report).splitlines()
+    cost = report_json(report)["cost"]
+    assert cost["delta"] == {
+        "hourly_usd": None,
+        "monthly_usd": None,
+        "min_hourly_usd": None,
+        "min_monthly_usd": None,
+    }
+    assert cost["unpriced"] == ["datasets"]
+    assert [item for item in cost["items"] if item["name"] == "datasets"] == [
+        {
+            "name": "datasets",
+            "before_hourly_usd": 7.15,
+            "after_hourly_usd": None,
+            "delta_hourly_usd": None,
+            "before_min_hourly_usd": 7.15,
+            "after_min_hourly_usd": None,
+            "delta_min_hourly_usd": None,
+        }
+    ]
