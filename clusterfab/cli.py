@@ -234,8 +234,9 @@ def cost(
     from clusterfab.cost import MAX_RUN_HOURS, estimate_cost
     from clusterfab.cost.render import cost_json, render_markdown
     from clusterfab.cost.render import render_text as cost_text
-    from clusterfab.rules.budget import price_caveats
+    from clusterfab.rules.budget import PRICE_CAVEATS, price_caveats
     from clusterfab.rules.engine import rule_context, validate_file
+    from clusterfab.rules.render import summary_line
 
     if hours is not None and not (math.isfinite(hours) and 0 < hours <= MAX_RUN_HOURS):
         raise UsageError(f"--hours must be a positive number of hours up to {MAX_RUN_HOURS:,}, not {hours:g}")
@@ -261,12 +262,16 @@ def cost(
         context = rule_context(validated, catalog, today)
         findings = sorted([*result.findings, *price_caveats(context, estimate)], key=lambda f: f.sort_key)
         _echo_json(cost_json(estimate, blueprint=str(blueprint), env=env, findings=findings))
-    elif output is Format.markdown:
-        typer.echo(render_markdown(estimate, environment=env))
+        raise typer.Exit(0 if estimate.budget.ok else 1)
+    # Price caveats are in the estimate's warnings; the blueprint's other findings follow it.
+    others = [f for f in result.findings if f.code not in PRICE_CAVEATS]
+    if output is Format.markdown:
+        from clusterfab.rules.render import findings_markdown
+
+        section = ["", f"**Findings** ({summary_line(others)})", "", *findings_markdown(others, result.lines)]
+        typer.echo("\n".join([render_markdown(estimate, environment=env), *(section if others else [])]))
     else:
         typer.echo(cost_text(estimate, environment=env, width=_width()))
-        # Price caveats are in the estimate's warnings; the blueprint's other findings follow it.
-        others = [f for f in result.findings if f.code not in {"BP403", "BP404"}]
         if others:
             from clusterfab.rules.render import render_text
 

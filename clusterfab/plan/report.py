@@ -21,6 +21,7 @@ from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.diff import PlanDiff, Update
 from clusterfab.plan.text import fit, short_type, type_column, wrap
 from clusterfab.policy.pricing import ASG, MIG
+from clusterfab.rules.render import findings_markdown, render_text, summary_line
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
 
@@ -279,7 +280,22 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
     out.append("")
     for line in tail:
         out += wrap(line, width)
+    if findings := _findings(report):
+        out += [
+            "",
+            f"Findings ({summary_line(findings)}):",
+            *render_text(findings, (), width=width).splitlines(),
+        ]
     return "\n".join(out)
+
+
+def _findings(report: DiffReport) -> list[Finding]:
+    """The blueprint's findings for the text and Markdown: all but BP403, whose unpriced items are the
+    cost section's warnings."""
+    return [f for f in report.findings if f.code not in _SHOWN_AS_COST_WARNINGS]
+
+
+_SHOWN_AS_COST_WARNINGS = frozenset({"BP403"})
 
 
 def mermaid(spec: ClusterSpec) -> str:
@@ -341,6 +357,8 @@ def report_markdown(report: DiffReport) -> str:
         out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
     for warning in _cost_warnings(report):
         out += [f"> [!NOTE]\n> {md.text(warning)}", ""]
+    if findings := _findings(report):
+        out += [f"**Findings:** {summary_line(findings)}", "", *findings_markdown(findings), ""]
     if not diff.empty:
         out += [
             "<details><summary>Resource changes</summary>",

@@ -55,6 +55,10 @@ def check_budget(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+PRICE_CAVEATS = frozenset({"BP403", "BP404"})
+"""The codes of the price caveats: what `cost` shows among the estimate's own warnings."""
+
+
 def price_caveats(ctx: RuleContext, estimate: CostEstimate) -> Iterator[Finding]:
     """One BP403 per unpriced item and one BP404 per item whose price is stale, unconfirmed or a stand-in.
 

@@ -128,19 +128,27 @@ def render_markdown(findings: Sequence[Finding], lines: Sequence[str], *, title:
     form with source lines and carets. `title` is Markdown: the caller escapes the values in it
     (clusterfab.core.markdown); every value of the findings is escaped here."""
     out = [f"### {title}", "", f"**{summary_line(findings)}**", ""]
-    if findings:
-        out += ["| Severity | Code | Where | Field | Problem | Hint |", "|---|---|---|---|---|---|"]
-        for f in findings:
-            where = md.code(f"{f.file}:{f.line}:{f.column}" if f.line else f.file, in_table=True)
-            field = md.code(f.field, in_table=True) if f.field else ""
-            problem, hint = md.text(f.message), md.text(f.hint)
-            out.append(f"| {f.severity.value} | {f.code} | {where} | {field} | {problem} | {hint} |")
-        out += [
-            "",
-            "<details><summary>Source lines</summary>",
-            "",
-            *md.fence(render_text(findings, lines), "text"),
-            "",
-            "</details>",
-        ]
-    return "\n".join(out)
+    return "\n".join(out + findings_markdown(findings, lines))
+
+
+def findings_markdown(findings: Sequence[Finding], lines: Sequence[str] = ()) -> list[str]:
+    """The findings as a Markdown table (where, what, how to fix) and, folded, their text form (with the
+    source lines and carets when `lines` has them); nothing for no findings."""
+    if not findings:
+        return []
+    out = ["| Severity | Code | Where | Field | Problem | Hint |", "|---|---|---|---|---|---|"]
+    for f in findings:
+        where = md.code(f"{f.file}:{f.line}:{f.column}" if f.line else f.file, in_table=True)
+        field = md.code(f.field, in_table=True) if f.field else ""
+        problem, hint = md.text(f.message), md.text(f.hint)
+        out.append(f"| {f.severity.value} | {f.code} | {where} | {field} | {problem} | {hint} |")
+    summary = "Source lines" if lines else "As text"
+    return [
+        *out,
+        "",
+        f"<details><summary>{summary}</summary>",
+        "",
+        *md.fence(render_text(findings, lines), "text"),
+        "",
+        "</details>",
+    ]

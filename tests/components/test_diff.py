@@ -629,3 +629,32 @@ def test_a_change_to_an_unpriced_tier_makes_the_cost_change_unknown(tmp_path: Pa
             "delta_min_hourly_usd": None,
         }
     ]
+
+
+SLURM = REPO / "blueprints" / "examples" / "aws-p5-slurm.yaml"
+BP151 = (
+    "warning[BP151] monitoring.smtp: alerts for ml-infra@example.com are not e-mailed: monitoring.smtp names "
+    "no mail relay"
+)
+
+
+def test_the_diff_carries_the_blueprints_findings_in_text_and_markdown(tmp_path: Path) -> None:
+    new = tmp_path / "new.yaml"
+    new.write_text(SLURM.read_text().replace("    count: 8\n", "    count: 9\n", 1))
+    report = compare(SLURM, new, env=None, today=TODAY)
+    lines = report_text(report).splitlines()
+    at = lines.index("Findings (0 errors, 1 warning, 2 notes):")
+    assert f"{new}:50:9: {BP151}" in lines[at:]
+    assert [line.split(": ", 1)[1].split(" ")[0] for line in lines[at + 1 :] if line.startswith(str(new))] == [
+        "info[BP404]",
+        "info[BP404]",
+        "warning[BP151]",
+    ]
+    markdown = report_markdown(report).splitlines()
+    assert "**Findings:** 0 errors, 1 warning, 2 notes" in markdown
+    assert (
+        f"| warning | BP151 | `{new}:50:9` | `monitoring.smtp` | alerts for ml-infra@example.com are not "
+        "e-mailed: monitoring.smtp names no mail relay | add monitoring.smtp: {smarthost: HOST:587, sender: "
+        "alerts@example.com, username: ..., password_secret: SECRET}; until then alerts show in Grafana and "
+        "Alertmanager only |"
+    ) in markdown
