@@ -645,7 +645,8 @@ def test_the_diff_carries_the_blueprints_findings_in_text_and_markdown(tmp_path:
     lines = report_text(report).splitlines()
     at = lines.index("Findings (0 errors, 1 warning, 2 notes):")
     assert f"{new}:50:9: {BP151}" in lines[at:]
-    assert [line.split(": ", 1)[1].split(" ")[0] for line in lines[at + 1 :] if line.startswith(str(new))] == [
+    located = [line for line in lines[at + 1 :] if line.startswith(str(new))]
+    assert [line.split(": ", 1)[1].split(" ")[0] for line in located] == [
         "info[BP404]",
         "info[BP404]",
         "warning[BP151]",

@@ -78,8 +78,8 @@ def test_cost_carries_the_blueprints_findings_in_every_format(output: str) -> No
     assert (code, err) == (0, "")
     if output == "text":
         assert (
-            f"{SLURM}:50:9: warning[BP151] monitoring.smtp: alerts for ml-infra@example.com are not e-mailed: "
-            "monitoring.smtp names no mail relay"
+            f"{SLURM}:50:9: warning[BP151] monitoring.smtp: alerts for ml-infra@example.com are not "
+            "e-mailed: monitoring.smtp names no mail relay"
         ) in out.splitlines()
         return
     lines = out.splitlines()
