@@ -114,8 +114,9 @@ _CODES = [
     Code(
         "BP111",
         "SSH open to the internet",
-        _W,
-        "ssh_ingress_cidrs allows 0.0.0.0/0; use SSM (AWS) or IAP (GCP) or a narrow range.",
+        _E,
+        "ssh_ingress_cidrs allows a public range wider than a /24 (IPv6 /48); use SSM (AWS) or IAP (GCP) "
+        "or a narrow range. The policy pack (clusterfab-no-ssh-rdp-from-internet) refuses the same plan.",
     ),
     Code(
         "BP112",
@@ -337,6 +338,14 @@ _CODES = [
         "name (1-512 letters, digits and /_+=.@-) or full ARN in the blueprint's region, or a GCP Secret "
         "Manager name (1-255 letters, digits, - and _) or projects/PROJECT/secrets/NAME. The monitoring "
         "host's role may read exactly that secret, so a wildcard or a pattern would read many.",
+    ),
+    Code(
+        "BP155",
+        "unprotected storage in a protected environment",
+        _E,
+        "An environment that protects its stateful resources (prod by default, or `protected: true`) "
+        "keeps every file system protected; the policy pack (clusterfab-protect-stateful) refuses a plan "
+        "with one that is not.",
     ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(

@@ -40,6 +40,7 @@ CHECKS: tuple[Check, ...] = (
     tpu.check_tpu_topology,
     tpu.check_tpu_zone,
     storage.check_storage,
+    storage.check_storage_protection,
     encryption.check_kms_keys,
     software.check_software,
     monitoring.check_monitoring,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterfab.blueprint.models import FilestoreSpec, LustreSpec
+from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog.models import StorageTier
 from clusterfab.core.findings import Finding
 from clusterfab.core.hints import did_you_mean, listing
@@ -22,6 +23,24 @@ def grid_text(tier: StorageTier) -> str:
         else:
             parts.append(f"{band.min_gib}-{band.max_gib} in steps of {band.step_gib}")
     return ", then ".join(parts)
+
+
+def check_storage_protection(ctx: RuleContext) -> Iterator[Finding]:
+    """A file system left unprotected in an environment that protects its stateful resources: what the
+    policy pack refuses (clusterfab-protect-stateful) after the plan, said first and at its line."""
+    environment = ctx.environment
+    if environment is None or not environment_protected(ctx.blueprint.environments, environment):
+        return
+    for index, storage in enumerate(ctx.blueprint.storage):
+        if storage.protect is False:
+            yield ctx.finding(
+                "BP155",
+                ("storage", index, "protect"),
+                f"storage {storage.name} is unprotected in environment {environment}, which protects its "
+                "stateful resources: the policy pack refuses the plan",
+                hint=f"remove `protect: false`, or, if nothing in {environment} needs keeping, say so with "
+                f"`protected: false` under environments.{environment}",
+            )
 
 
 def check_storage(ctx: RuleContext) -> Iterator[Finding]:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from clusterfab.catalog import load_catalog
+from clusterfab.core import dates
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import plan_blueprint
 from clusterfab.policy.names import (
@@ -31,6 +32,7 @@ from clusterfab.policy.names import (
 )
 from clusterfab.policy.offline import POLICIES, Violation, check_resources
 from clusterfab.policy.pack import policies
+from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
 from tests.deploy.conftest import cached_plan
 from tests.factories import example_spec
@@ -151,27 +153,42 @@ def test_buckets_without_encryption_or_with_an_open_access_block_are_named() -> 
 
 
 @pytest.mark.parametrize(
-    ("example", "type_", "what"),
+    ("example", "type_", "what", "widen"),
     [
         (
             "aws-p5-efa-fsx",
             "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-            "security group rule llm-pretrain-net-ssh-0.0.0.0-0",
+            "security group rule llm-pretrain-net-ssh-203.0.113.0-24",
+            lambda inputs: inputs.update(cidrIpv4="0.0.0.0/0"),
         ),
-        ("gcp-tpu-v6e-spot", "gcp:compute/firewall:Firewall", "firewall rule trillium-spot-net-sys-ssh"),
+        (
+            "gcp-tpu-v6e-spot",
+            "gcp:compute/firewall:Firewall",
+            "firewall rule trillium-spot-net-sys-ssh",
+            lambda inputs: inputs.update(sourceRanges=["0.0.0.0/0", "203.0.113.0/24"]),
+        ),
     ],
 )
-def test_ssh_from_the_internet_in_the_blueprint_is_refused_as_bp111_warns(
-    tmp_path: Path, example: str, type_: str, what: str
+def test_ssh_from_the_internet_is_refused_by_validate_at_its_line_and_by_the_pack(
+    tmp_path: Path, example: str, type_: str, what: str, widen: Callable[[dict[str, Any]], None]
 ) -> None:
-    """`ssh_ingress_cidrs` is only a warning (BP111) in the blueprint; the pack refuses what it warns
-    about, and accepts the office range it accepts."""
+    """What the pack refuses, `validate` refuses first and located (BP111); the pack still refuses it in a
+    plan that did not come through validate, and accepts the office range validate accepts."""
     text = (REPO / "blueprints" / "examples" / f"{example}.yaml").read_text()
     opened = tmp_path / f"{example}.yaml"
     opened.write_text(
         text.replace("network:\n", "network:\n  ssh_ingress_cidrs: [0.0.0.0/0, 203.0.113.0/24]\n")
     )
-    planned = plan_blueprint(opened, env="prod", display=opened.name).resources
+    result = validate_file(opened, display=opened.name, environment="prod", today=dates.today())
+    assert [(f.severity.value, f.code, f.field, f.line) for f in result.findings if f.code == "BP111"] == [
+        ("error", "BP111", "network.ssh_ingress_cidrs[0]", text.splitlines().index("network:") + 2)
+    ]
+    office = tmp_path / "office.yaml"
+    office.write_text(text.replace("network:\n", "network:\n  ssh_ingress_cidrs: [203.0.113.0/24]\n"))
+    planned = list(plan_blueprint(office, env="prod", display=office.name).resources)
+    assert check_resources(planned, protected=True, stateful_types=STATEFUL) == []
+    rule = next(i for i, r in enumerate(planned) if r.type == type_ and r.name == what.rsplit(" ", 1)[1])
+    planned[rule] = _inputs(widen)(planned[rule])
     found = check_resources(planned, protected=True, stateful_types=STATEFUL)
     assert [(v.policy, v.type, v.message) for v in found] == [
         (
@@ -204,3 +221,22 @@ def test_the_command_checks_the_offline_plan() -> None:
         0,
         f"{EXAMPLE} [prod]: passes the policy pack (0 violations, 51 resources checked)",
     )
+
+
+def test_unprotected_storage_in_prod_is_refused_by_validate_before_the_pack(tmp_path: Path) -> None:
+    text = (REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml").read_text()
+    assert text.endswith("  prod: {}\n")
+    unprotected = tmp_path / "unprotected.yaml"
+    overlay = "  prod:\n    storage:\n      - name: datasets\n        protect: false\n"
+    unprotected.write_text(text.removesuffix("  prod: {}\n") + overlay)
+    result = validate_file(unprotected, display=unprotected.name, environment="prod", today=dates.today())
+    line = len(text.splitlines()) + 3
+    assert [(f.severity.value, f.code, f.field, f.line, f.column) for f in result.findings] == [
+        ("error", "BP155", "storage[0].protect", line, 18)
+    ]
+    # Saying that prod keeps nothing is what both accept.
+    confirmed = tmp_path / "confirmed.yaml"
+    confirmed.write_text(unprotected.read_text().replace("  prod:\n", "  prod:\n    protected: false\n"))
+    assert validate_file(confirmed, display=confirmed.name, environment="prod", today=dates.today()).ok
+    planned = plan_blueprint(confirmed, env="prod", display=confirmed.name).resources
+    assert check_resources(planned, protected=False, stateful_types=STATEFUL) == []

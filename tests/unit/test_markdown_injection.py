@@ -41,7 +41,7 @@ span, a backslash, a link, emphasis, an entity, a mention; for Mermaid: a closin
 new statement, a directive, an edge label's pipe and an entity code."""
 PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 ALLOWED_HTML = re.compile(
-    r"<details><summary>(Resource changes|Cluster|Source lines|Warnings \(\d+\))</summary>"
+    r"<details><summary>(Resource changes|Cluster|Source lines|As text|Warnings \(\d+\))</summary>"
     r"|</details>|<sub>|</sub>"
 )
 """The renderers' own HTML: folded sections and the small print."""
@@ -71,6 +71,21 @@ def _structure(text: str) -> dict[str, Any]:
         "quotes": sum(1 for t in tokens if t.type == "blockquote_open"),
         "lists": sum(1 for t in tokens if t.type in ("bullet_list_open", "ordered_list_open")),
     }
+
+
+def _unfenced(text: str) -> list[str]:
+    """The lines outside fenced blocks (a fence closes with its own marker, at least as long)."""
+    out, marker = [], ""
+    for line in text.splitlines():
+        opening = re.match(r"(`{3,}|~{3,})", line)
+        if marker:
+            if line.strip() == marker[0] * len(line.strip()) and len(line.strip()) >= len(marker):
+                marker = ""
+        elif opening:
+            marker = opening.group(1)
+        else:
+            out.append(line)
+    return out
 
 
 def _hostile_report(tmp_path: Path) -> DiffReport:
@@ -129,6 +144,16 @@ def _hostile_report(tmp_path: Path) -> DiffReport:
         resources=resources,
         cost=CostDiff(before=report.cost.before, after=report.cost.after, items=items),
         spec=dataclasses.replace(spec, node_groups=groups, storage=storage),
+        findings=tuple(
+            dataclasses.replace(
+                f,
+                message=_hostile(f.message),
+                field=_hostile(f.field),
+                file=_hostile(f.file),
+                hint=_hostile(f.hint),
+            )
+            for f in report.findings
+        ),
     )
 
 
@@ -144,14 +169,17 @@ def test_hostile_values_on_both_sides_of_a_diff_stay_values(tmp_path: Path) -> N
     assert all(ALLOWED_HTML.fullmatch(html) for html in found["html"]), found["html"]
     changed = [i for i in report.cost.items if i.changed]
     resources = 1 + len(report.resources.update) + 1
-    assert found["tables"] == [[5] * (1 + len(changed)), [4] * (1 + resources)]
+    findings = [f for f in report.findings if f.code != "BP403"]
+    assert findings
+    assert found["tables"] == [[5] * (1 + len(changed)), [6] * (1 + len(findings)), [4] * (1 + resources)]
     assert found["links"] == []
+    # The findings' text form, then the sketch: fenced, so nothing in them is Markdown.
+    findings_text, sketch = found["fences"]
+    assert (findings_text.info, sketch.info) == ("text", "mermaid")
     # The warnings are quotes of their own: one per replaced group, restart, ... and no forged one.
-    alerts = [line for line in text.splitlines() if line in ("> [!WARNING]", "> [!NOTE]")]
+    alerts = [line for line in _unfenced(text) if line in ("> [!WARNING]", "> [!NOTE]")]
     assert found["quotes"] == len(alerts) > 0
     assert found["lists"] == 0
-    (sketch,) = found["fences"]
-    assert sketch.info == "mermaid"
     _assert_mermaid(sketch.content, report)
 
 
