@@ -421,7 +421,7 @@ def diff(  # noqa: PLR0917 - Typer maps each parameter to an argument or option
     except InvalidSideError as exc:
         _invalid(exc.result, output, env, "diff", f"the {exc.side} side cannot be diffed")
     if output is Format.json:
-        _echo_json(report_json(report))
+        _echo_json(report_json(report, allow_replace=allow_replace))
     elif output is Format.markdown:
         typer.echo(report_markdown(report))
     else:

@@ -181,7 +181,7 @@ _CODES = [
     Code(
         "BP124",
         "team quota above the cluster's GPUs",
-        _E,
+        _W,
         "A team's max_gpus is more than every node group together has at its largest size: the limit "
         "never binds and is probably a typo.",
     ),

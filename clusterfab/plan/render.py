@@ -71,8 +71,11 @@ def render_plan_text(
     if not show_inputs:
         out.append("(--show-inputs lists each resource's inputs; --format json has them all)")
     # The program logs the blueprint's warnings for `pulumi up`; here they are among the findings below.
-    logged = {f.log_line for f in findings}
-    warnings = [m for level, m in plan.logs if level in {"warning", "error"} and m not in logged]
+    # The program names the file relative to the project, the CLI as it was given: compare what follows.
+    logged = tuple(f.log_line.removeprefix(f.file) for f in findings)
+    warnings = [
+        m for level, m in plan.logs if level in {"warning", "error"} and not (logged and m.endswith(logged))
+    ]
     if warnings:
         out += ["", "Program messages:", *(fit(f"  {m}", width) for m in warnings)]
     if findings:

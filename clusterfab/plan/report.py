@@ -120,8 +120,9 @@ def _change(update: Update) -> tuple[str, str]:
     return "~", _compact(update.changed)
 
 
-def report_json(report: DiffReport) -> dict[str, Any]:
-    """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md)."""
+def report_json(report: DiffReport, *, allow_replace: bool = False) -> dict[str, Any]:
+    """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md). `ok` is the
+    command's verdict (its exit code): within budget and, unless `allow_replace`, destroying no data."""
     cost = report.cost
 
     def totals(
@@ -141,7 +142,7 @@ def report_json(report: DiffReport) -> dict[str, Any]:
             blueprint=report.target, env=report.env, cloud=report.spec.cloud, region=report.spec.region
         ),
         "base": report.base,
-        "ok": cost.after.budget.ok,
+        "ok": cost.after.budget.ok and not report.refused(allow_replace),
         "resources": report.resources.to_json(),
         "cost": {
             "before": totals(

@@ -251,7 +251,11 @@ def check_teams(ctx: RuleContext) -> Iterator[Finding]:
             at_key=True,
         )
     gpus = ctx.spec.gpu_count
-    groups_resolved = not any(u.path[0] == "node_groups" for u in ctx.spec.unresolved)
+    # A group the catalog cannot resolve, or whose size is invalid (reported where it is written), is
+    # missing from the count: comparing quotas with it would blame every team for one bad field.
+    groups_resolved = not any(u.path[0] == "node_groups" for u in ctx.spec.unresolved) and all(
+        group.count is not None or group.autoscaling is not None for group in ctx.blueprint.node_groups
+    )
     seen: dict[str, int] = {}
     users: dict[str, str] = {}
     for index, team in enumerate(teams):

@@ -264,3 +264,25 @@ def test_stack_names_are_checked_before_anything_runs(args: list[str]) -> None:
 @pytest.mark.parametrize("name", ["dev", "prod-2", "my_org/clusterfab/prod.eu", "org/dev"])
 def test_pulumi_stack_names_are_accepted(name: str) -> None:
     assert cli._stack_name(name) == name
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_diff_json_ok_is_the_exit_code(allow: bool) -> None:
+    # The Slurm example replaces the file system of the plain example: a stateful replacement.
+    args = ["diff", EXAMPLE, "blueprints/examples/aws-p5-slurm.yaml", "--env", "prod", "--format", "json"]
+    code, out, _ = run(*args, *(["--allow-replace"] if allow else []))
+    document = json.loads(out)
+    expected = (0, True, True) if allow else (1, False, True)
+    assert (code, document["ok"], document["budget"]["ok"]) == expected
+
+
+def test_a_plan_from_outside_the_project_prints_each_finding_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The program logs the blueprint's findings with the file relative to the project; the CLI names it
+    # as given. The same finding must not come back as a "program message".
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("plan", str(REPO / SLURM))
+    assert code == 0
+    assert out.count("BP151") == 1
+    assert "Program messages:" not in out
