@@ -193,7 +193,11 @@ class TeamBudget:
     max_hourly_usd: Decimal | None
     """The team's max_gpus running for an hour."""
     monthly_usd: Decimal | None
-    """The team's monthly GPU-hours; None when the team has no monthly limit."""
+    """The team's monthly GPU-hours it can reach (`reachable_gpu_hours` at most); None when the team has
+    no monthly limit."""
+    reachable_gpu_hours: int = 0
+    """What the team can use in a month of HOURS_PER_MONTH: its max_gpus, or the cluster's GPUs when
+    fewer, every hour. A monthly limit above it never binds and is not priced beyond it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,21 +316,23 @@ def team_budgets(
     gpus = sum(i.quantity * gpus_of[i.name] for i in priced)
     hourly = sum((i.hourly_usd for i in priced if i.hourly_usd is not None), Decimal(0))
     per_gpu = hourly / gpus if gpus else None
-    return tuple(
-        TeamBudget(
-            name=team.name,
-            max_gpus=team.max_gpus,
-            gpu_hours_per_month=team.gpu_hours_per_month,
-            usd_per_gpu_hour=per_gpu,
-            max_hourly_usd=None if per_gpu is None else per_gpu * team.max_gpus,
-            monthly_usd=(
-                None
-                if per_gpu is None or team.gpu_hours_per_month is None
-                else per_gpu * team.gpu_hours_per_month
-            ),
+    cluster_gpus = sum(g.max_gpus for g in groups)
+    budgets = []
+    for team in teams:
+        reachable = int(min(team.max_gpus, cluster_gpus) * HOURS_PER_MONTH)
+        limit = team.gpu_hours_per_month
+        budgets.append(
+            TeamBudget(
+                name=team.name,
+                max_gpus=team.max_gpus,
+                gpu_hours_per_month=limit,
+                usd_per_gpu_hour=per_gpu,
+                max_hourly_usd=None if per_gpu is None else per_gpu * team.max_gpus,
+                monthly_usd=None if per_gpu is None or limit is None else per_gpu * min(limit, reachable),
+                reachable_gpu_hours=reachable,
+            )
         )
-        for team in teams
-    )
+    return tuple(budgets)
 
 
 def cost_lines(spec: ClusterSpec) -> list[CostLine]:

@@ -70,6 +70,7 @@ def cost_json(
                 "name": team.name,
                 "max_gpus": team.max_gpus,
                 "gpu_hours_per_month": team.gpu_hours_per_month,
+                "reachable_gpu_hours": team.reachable_gpu_hours,
                 "usd_per_gpu_hour": cents(team.usd_per_gpu_hour),
                 "max_hourly_usd": cents(team.max_hourly_usd),
                 "monthly_usd": cents(team.monthly_usd),
@@ -278,7 +279,11 @@ def team_lines(estimate: CostEstimate) -> list[str]:
             continue
         line = f"{team.name}: {team.max_gpus} GPUs at once = {usd(team.max_hourly_usd)}/hour"
         if team.gpu_hours_per_month is not None and team.monthly_usd is not None:
-            line += f"; {team.gpu_hours_per_month:,} GPU-hours a month = {usd(team.monthly_usd)}/month"
+            hours = f"{team.gpu_hours_per_month:,} GPU-hours a month"
+            if team.gpu_hours_per_month > team.reachable_gpu_hours:
+                # Only what the team can reach is money it can spend.
+                hours += f" (it can use {team.reachable_gpu_hours:,})"
+            line += f"; {hours} = {usd(team.monthly_usd)}/month"
         lines.append(f"{line} (at {usd(team.usd_per_gpu_hour)} per GPU-hour)")
     return lines
 

@@ -286,3 +286,24 @@ def test_a_plan_from_outside_the_project_prints_each_finding_once(
     assert code == 0
     assert out.count("BP151") == 1
     assert "Program messages:" not in out
+
+
+def test_a_teams_monthly_gpu_hours_are_priced_only_as_far_as_it_can_use_them(tmp_path: Path) -> None:
+    # interns: 8 GPUs can use 8 x 730 = 5,840 GPU-hours in the estimate's month; 10,000 are never reached.
+    blueprint = tmp_path / "slurm.yaml"
+    text = (REPO / SLURM).read_text()
+    assert "gpu_hours_per_month: 1000\n" in text
+    blueprint.write_text(text.replace("gpu_hours_per_month: 1000\n", "gpu_hours_per_month: 10000\n"))
+    code, out, _ = run("cost", str(blueprint), columns=200)
+    assert code == 0
+    assert (
+        "  interns: 8 GPUs at once = $55.04/hour; 10,000 GPU-hours a month (it can use 5,840) = "
+        "$40,179.20/month (at $6.88 per GPU-hour)"
+    ) in out.splitlines()
+    _, document, _ = run("cost", str(blueprint), "--format", "json")
+    (interns,) = [t for t in json.loads(document)["teams"] if t["name"] == "interns"]
+    assert (interns["gpu_hours_per_month"], interns["reachable_gpu_hours"], interns["monthly_usd"]) == (
+        10000,
+        5840,
+        40179.2,
+    )
