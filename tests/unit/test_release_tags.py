@@ -1,8 +1,9 @@
-"""Release lists and tags the catalog pins, held to the vendors' own git refs.
+"""Release lists, tags and images the catalog pins, held to the vendors' own git repositories.
 
 releases.yaml lists every NVIDIA driver and NCCL release (validate warns about a version not listed, BP214),
-and the nodes build nccl-tests, GDRCopy, enroot and pyxis from GitHub's archives of release tags. Each is
-compared here with a recorded `git ls-remote` answer of the vendor's repository
+the nodes build nccl-tests, GDRCopy, enroot and pyxis from GitHub's archives of release tags,
+dcgm-exporter's counters were read at one of its tags, and GCP nodes boot the Cluster Toolkit's images.
+Each is compared here with a recorded `git ls-remote` answer or blueprint lines of the vendor's repository
 (tests/fixtures/github/SOURCES.md), read by this test on its own: a release the vendor never tagged, a
 missing one, or a commit the tag does not name fails.
 """
@@ -82,6 +83,42 @@ def test_the_container_sources_are_the_commits_their_tags_name(field: str, repos
     name = tag.format(version=archive.version)
     assert tag_commits(repository)[name] == archive.commit
     assert archive.url.endswith(f"/archive/refs/tags/{name}.tar.gz")
+
+
+def test_the_dcgm_exporter_release_is_a_tag() -> None:
+    # The exporter's counters and collectors were read at this tag (S-DCGM-EXPORTER).
+    assert CATALOG.monitoring.exporters.dcgm_exporter_release in tag_commits("NVIDIA-dcgm-exporter")
+
+
+def ctk_base_images() -> dict[str, dict[str, str]]:
+    """The Cluster Toolkit blueprints' base_image (project, image) per blueprint, from the recorded lines."""
+    images: dict[str, dict[str, str]] = {}
+    blueprint = ""
+    for line in (REFS / "cluster-toolkit-base-images.excerpt").read_text().splitlines():
+        if line.startswith("== "):
+            blueprint = line[3:].split(":")[0]
+            images[blueprint] = {}
+        elif ": " in line:
+            key, _, value = line.strip().partition(": ")
+            images[blueprint][key] = value
+    return images
+
+
+@pytest.mark.parametrize(
+    ("architecture", "blueprint"),
+    [
+        ("x86_64", "examples/machine-learning/a3-megagpu-8g/a3mega-slurm-blueprint.yaml"),
+        ("arm64", "examples/machine-learning/a4x-highgpu-4g/a4xhigh-slurm-blueprint.yaml"),
+    ],
+)
+def test_gcp_default_images_are_the_cluster_toolkits(architecture: str, blueprint: str) -> None:
+    # The Toolkit pins one dated image of the family (<family>-vYYYYMMDD); nodes take the family's newest.
+    base = ctk_base_images()[blueprint]
+    family = re.fullmatch(r"(.+)-v[0-9]{8}", base["image"])
+    assert family is not None
+    image = CATALOG.default_image("gcp", architecture)
+    assert image.image == f"projects/{base['project']}/global/images/family/{family.group(1)}"
+    assert family.group(1).endswith(f"-with-nvidia-{image.driver_branch}")
 
 
 def test_the_recorded_refs_read_as_written() -> None:

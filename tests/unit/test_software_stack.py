@@ -104,6 +104,24 @@ def test_the_refresher_reads_the_recorded_answers_as_the_test_does() -> None:
         )
 
 
+def test_the_ansible_core_the_nodes_install_is_pypis_release() -> None:
+    """The nodes install ansible-core from playbooks/requirements/ansible-core.txt, each file named by its
+    sha256: those must be the release PyPI answered for (both files, neither yanked)."""
+    answer = json.loads((REPO / "tests/fixtures/pypi/ansible-core-2.19.14-excerpt.json").read_text())
+    version = CATALOG.node_packages["ansible-core"].version
+    files = answer["releases"][version]
+    assert answer["info"]["name"] == "ansible-core"
+    assert [f["yanked"] for f in files] == [False, False]
+    lines = (REPO / "playbooks/requirements/ansible-core.txt").read_text().split("\n")
+    start = lines.index(f"ansible-core=={version} \\")
+    pinned = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("    --hash=sha256:"):
+            break
+        pinned.append(line.split("sha256:")[1].rstrip(" \\"))
+    assert sorted(pinned) == sorted(f["digests"]["sha256"] for f in files)
+
+
 def test_cuda13_builds_start_at_2_27_7() -> None:
     assert "2.27.5" not in CATALOG.nccl_builds.versions_for(13)
     assert CATALOG.nccl_builds.versions_for(13)[0] == "2.27.7"
