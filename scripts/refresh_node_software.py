@@ -11,6 +11,11 @@
 
 Needs network access to PyPI / GitHub; the apt check reads a downloaded index, since NVIDIA's and
 Google's repositories are not reachable from every build machine.
+
+The tests hold the catalog to the vendors' answers recorded under tests/fixtures/ (pypi/, apt/, github/,
+prices/), not to this script's output: after a refresh, record the answer it read there too (the JSON of
+https://pypi.org/pypi/nvidia-nccl-cu<major>/json, the Packages stanzas of the pinned versions) with its
+URL and date in that folder's SOURCES.md.
 """
 
 from __future__ import annotations

@@ -71,8 +71,8 @@ GIB_VERSIONS = {
     **STACK_VERSIONS,
     "nvidia-utils-580-server": standins.IMAGE_DRIVER_DEB,
     "libnvidia-compute-580-server": standins.IMAGE_DRIVER_DEB,
-    "nvidia-fabricmanager-580": "580.95.05-0ubuntu0.24.04.1",
-    "libnvidia-nscq-580": "580.95.05-0ubuntu0.24.04.1",
+    "nvidia-fabricmanager-580": "580.178.04-0ubuntu0.24.04.1",
+    "libnvidia-nscq-580": "580.178.04-0ubuntu0.24.04.1",
     "nccl-gib": standins.GIB_DEB,
 }
 GIB_HOLDS = STACK_HOLDS | {
@@ -184,7 +184,9 @@ def test_the_cuda_repositorys_driver_cannot_join_the_images(gib_node: NodeRun) -
     installed = chroot_output(
         gib_node, "dpkg-query", "-W", "-f", "${Conflicts}|${Provides}", "nvidia-kernel-common-580-server"
     )
-    assert installed == "nvidia-kernel-common|nvidia-kernel-common, nvidia-kernel-common-580-server-580.95.05"
+    assert installed == (
+        "nvidia-kernel-common|nvidia-kernel-common, nvidia-kernel-common-580-server-580.178.04"
+    )
     cuda_build = standins.CATALOG.apt_package("nvidia-kernel-common-580")
     assert cuda_build is not None
     assert cuda_build.repository == "cuda"
@@ -203,9 +205,8 @@ def test_the_cuda_repositorys_driver_cannot_join_the_images(gib_node: NodeRun) -
         check=False,
     )
     assert simulated.returncode == 100
-    assert (
-        " nvidia-fabricmanager-580 : Depends: nvidia-kernel-common-580-server-580.95.05\n" in simulated.stdout
-    )
+    depends = " nvidia-fabricmanager-580 : Depends: nvidia-kernel-common-580-server-580.178.04\n"
+    assert depends in simulated.stdout
     assert simulated.stderr == (
         "E: Error, pkgProblemResolver::Resolve generated breaks, this may be caused by held packages.\n"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import re
 from typing import Any
 
 import pytest
@@ -23,7 +24,24 @@ from tests.conftest import REPO
 from tests.factories import TODAY, blueprint_yaml, example_spec
 
 CATALOG = load_catalog()
-PYPI_CU13 = json.loads((REPO / "tests/fixtures/pypi/nvidia-nccl-cu13.json").read_text())
+# PyPI's JSON answers for NVIDIA's NCCL wheels, recorded verbatim (tests/fixtures/pypi/SOURCES.md).
+PYPI = {
+    major: json.loads((REPO / f"tests/fixtures/pypi/nvidia-nccl-cu{major}.json").read_text())
+    for major in (11, 12, 13)
+}
+PYPI_CU13 = PYPI[13]
+
+
+def _pypi_builds(major: int) -> set[tuple[str, int, dt.date]]:
+    """The builds one recorded PyPI answer shows, read here on their own terms rather than by the refresher
+    under test: a release named x.y.z (not NVIDIA's 0.0.0a0 placeholder, not a .postN re-packaging) with a
+    file that is not yanked, dated by the first upload of such a file (PyPI's upload_time is UTC)."""
+    builds = set()
+    for version, files in PYPI[major]["releases"].items():
+        uploads = sorted(f["upload_time_iso_8601"] for f in files if f["yanked"] is False)
+        if re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", version) and uploads:
+            builds.add((version, major, dt.datetime.fromisoformat(uploads[0]).date()))
+    return builds
 
 
 def test_pypi_answer_gives_the_cuda13_builds_with_their_first_upload_date() -> None:
@@ -50,6 +68,58 @@ def test_the_shipped_record_is_what_the_refresher_writes() -> None:
     # The data file is the refresher's output for the builds it holds: hand edits would show here.
     text = (REPO / "clusterfab/catalog/data/nccl_builds.yaml").read_text()
     assert render(CATALOG.nccl_builds.builds, CATALOG.nccl_builds.as_of) == text
+
+
+def test_the_catalogs_nccl_builds_are_the_ones_pypi_answered() -> None:
+    """Every build nccl_builds.yaml records, with its CUDA major and date, is one NVIDIA uploaded to PyPI's
+    nvidia-nccl-cu<major>, and every such upload is recorded: a build PyPI lacks, a wrong date or a
+    missing release fails here, whatever the refresher would write."""
+    recorded = {(b.nccl, b.cuda_major, b.released) for b in CATALOG.nccl_builds.builds}
+    answered = _pypi_builds(11) | _pypi_builds(12) | _pypi_builds(13)
+    assert sorted(recorded - answered) == []
+    assert sorted(answered - recorded) == []
+    assert len(CATALOG.nccl_builds.builds) == len(recorded) == 51
+
+
+def test_the_recorded_pypi_answers_are_the_projects_named() -> None:
+    # The fixtures answer for the wheels the refresher asks (a swapped file would pair builds and
+    # majors wrongly).
+    assert {major: answer["info"]["name"] for major, answer in PYPI.items()} == {
+        11: "nvidia-nccl-cu11",
+        12: "nvidia-nccl-cu12",
+        13: "nvidia-nccl-cu13",
+    }
+    # Written out from the recorded answers: the first and the newest build of each major.
+    assert min(_pypi_builds(13)) == ("2.27.7", 13, dt.date(2025, 9, 23))
+    assert ("2.32.3", 13, dt.date(2026, 9, 22)) in _pypi_builds(13)
+    assert ("2.32.3", 12, dt.date(2026, 9, 22)) in _pypi_builds(12)
+    assert ("2.21.5", 11, dt.date(2024, 4, 3)) in _pypi_builds(11)
+
+
+def test_the_refresher_reads_the_recorded_answers_as_the_test_does() -> None:
+    # The refresher (what rewrites nccl_builds.yaml) agrees with the independent reading above.
+    for major in (11, 12, 13):
+        assert {(b.nccl, b.cuda_major, b.released) for b in builds_from_pypi(major, PYPI[major])} == (
+            _pypi_builds(major)
+        )
+
+
+def test_the_ansible_core_the_nodes_install_is_pypis_release() -> None:
+    """The nodes install ansible-core from playbooks/requirements/ansible-core.txt, each file named by its
+    sha256: those must be the release PyPI answered for (both files, neither yanked)."""
+    answer = json.loads((REPO / "tests/fixtures/pypi/ansible-core-2.19.14-excerpt.json").read_text())
+    version = CATALOG.node_packages["ansible-core"].version
+    files = answer["releases"][version]
+    assert answer["info"]["name"] == "ansible-core"
+    assert [f["yanked"] for f in files] == [False, False]
+    lines = (REPO / "playbooks/requirements/ansible-core.txt").read_text().split("\n")
+    start = lines.index(f"ansible-core=={version} \\")
+    pinned = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("    --hash=sha256:"):
+            break
+        pinned.append(line.split("sha256:")[1].rstrip(" \\"))
+    assert sorted(pinned) == sorted(f["digests"]["sha256"] for f in files)
 
 
 def test_cuda13_builds_start_at_2_27_7() -> None:
