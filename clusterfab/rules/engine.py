@@ -269,11 +269,16 @@ def _in_environment(finding: Finding, environment: str, source_map: SourceMap, d
         return labelled
     below = path[len(deepest) :]
     key = render_path(below) or str(path[-1])
-    info = field_info(path, data)
-    edit = f"`{key}: null`" if info is not None and not info.is_required() else f"`{key}: ...`"
-    hint = f"for {environment} only, write {edit} in {render_path(where)} (the value comes from the base)"
-    if finding.hint:
-        hint += f"; or, for every environment: {finding.hint}"
+    if source_map.source_path(path) not in source_map.document.value_spans:
+        # Nothing sets the value (it is missing, not inherited): nulling it would change nothing.
+        fix = finding.hint or f"set {key}"
+        hint = f"{fix}: in {render_path(where)} for {environment} only, or in the base for every environment"
+    else:
+        info = field_info(path, data)
+        edit = f"`{key}: null`" if info is not None and not info.is_required() else f"`{key}: ...`"
+        hint = f"for {environment} only, write {edit} in {render_path(where)} (the value comes from the base)"
+        if finding.hint:
+            hint += f"; or, for every environment: {finding.hint}"
     return dataclasses.replace(
         labelled,
         line=span.line,

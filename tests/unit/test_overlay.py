@@ -77,6 +77,21 @@ def test_an_error_the_overlay_causes_points_at_the_overlay_with_a_hint_that_edit
         )
 
 
+def test_a_value_nothing_sets_is_never_to_be_nulled() -> None:
+    # The base gives eval on-demand capacity; dev makes it flex-start, which needs a run duration that
+    # neither sets: the hint says where to add it, never `null` (there is nothing to remove).
+    base = BASE.replace(b"    count: 2\n", b"    count: 2\n    capacity: {kind: on_demand}\n")
+    overlay = b"    node_groups:\n      - name: eval\n        capacity: {kind: flex_start}\n"
+    result = validate_bytes(base + b"environments:\n  dev:\n" + overlay, "bp.yaml", environment="dev")
+    (needs_duration,) = [f for f in result.findings if f.code == "BP109"]
+    field = "node_groups[1].capacity.max_run_duration_hours"
+    assert (needs_duration.field, needs_duration.line) == (field, 22)
+    assert needs_duration.hint == (
+        "add `max_run_duration_hours:` (1-168) under capacity: in environments.dev.node_groups[0].capacity "
+        "for dev only, or in the base for every environment"
+    )
+
+
 def test_an_overlay_that_moves_the_region_away_from_the_bases_zone_is_what_to_edit() -> None:
     # The zone (line 5) is right for the base's region; dev's region (line 19) is what makes it wrong.
     for env in ("dev", None):
