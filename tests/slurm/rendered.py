@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from clusterfab.scheduler.slurm.render import TASK_PROLOG
+from tests.conftest import REPO
 
-DATA = Path(__file__).parent / "data"
-HEALTH_CHECK = (
-    Path(__file__).resolve().parents[2] / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
-)
+LAB_BLUEPRINT = REPO / "tests/fixtures/blueprints/slurm-lab.yaml"
+"""The lab's main cluster: cluster `lab`, three 8-GPU nodes `trainers-0..2`, teams research and interns."""
+HEALTH_CHECK = REPO / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py"
 """The slurm_node role's prolog and epilog: the lab runs the role's own script (its defaults: 8 GPUs)."""
 
 
@@ -28,17 +32,39 @@ def node_scripts() -> dict[str, str]:
     }
 
 
-def rendered_files(name: str = "handwritten") -> dict[str, str]:
-    """The Slurm files (name -> content) of the lab's main cluster, with the slurm_node role's prolog
-    and epilog.
+def render(blueprint: Path, out: Path) -> dict[str, str]:
+    """What `clusterfab render slurm BLUEPRINT --out DIR` writes, as name -> content: the command the
+    operator runs, so the lab runs exactly what an operator would get."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "clusterfab", "render", "slurm", str(blueprint), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return files_in(out)
 
-    A fixed, hand-written set under data/<name> (three 8-GPU nodes `trainers-0..2`, the teams' QOS and
-    accounts): the tests of Slurm's own behaviour (QOS limits, the health checks in the prolog and
-    epilog, requeues, the deep check) run against it, unmoved by changes to the examples. What
-    `clusterfab render slurm` writes for a blueprint runs in test_rendered_example.py (the aws-p5-slurm
-    example) and test_elastic_lab.py (an elastic cluster).
+
+@functools.cache
+def _lab_render() -> tuple[tuple[str, str], ...]:
+    with tempfile.TemporaryDirectory(prefix="clusterfab-slurm-lab-render-") as out:
+        return tuple(render(LAB_BLUEPRINT, Path(out)).items())
+
+
+def rendered_files() -> dict[str, str]:
+    """The Slurm files (name -> content) of the lab's main cluster: `clusterfab render slurm` of
+    LAB_BLUEPRINT (rendered once per test process), with the slurm_node role's prolog, epilog and
+    TaskProlog.
+
+    The tests of Slurm's own behaviour under clusterfab's configuration (QOS caps, GPU-minute budgets,
+    preemption, the health checks in the prolog and epilog, requeues, the deep check) run on it; the lab
+    changes only what one machine running every daemon must (overrides.py, the list asserted exactly in
+    test_overrides.py), so a change to the renderer reaches these tests. The aws-p5-slurm example runs in
+    test_rendered_example.py, an elastic cluster in test_elastic_lab.py.
     """
-    return {**files_in(DATA / name), **node_scripts()}
+    return {**dict(_lab_render()), **node_scripts()}
 
 
 def files_in(root: Path) -> dict[str, str]:

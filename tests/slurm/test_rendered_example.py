@@ -9,16 +9,14 @@ The renderer targets the nodes' Slurm (Ubuntu 24.04's 23.11.4); the lab runs Deb
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
 from tests.slurm.conftest import TIMINGS
 from tests.slurm.lab import SlurmLab
-from tests.slurm.rendered import files_in, node_scripts
+from tests.slurm.rendered import node_scripts, render
 from tests.slurm.rootfs import GoldenRootfs
 
 pytestmark = pytest.mark.slurm
@@ -29,23 +27,9 @@ QUICK = "#!/bin/sh\nsrun sh -c 'echo \"$(hostname) CUDA_VISIBLE_DEVICES=$CUDA_VI
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
 
 
-def render(out: Path) -> dict[str, str]:
-    """What `clusterfab render slurm BLUEPRINT --out DIR` writes, as name -> content."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "clusterfab", "render", "slurm", str(BLUEPRINT), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return files_in(out)
-
-
 @pytest.fixture(scope="module")
 def example_lab(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmLab]:
-    files = render(tmp_path_factory.mktemp("render"))
+    files = render(BLUEPRINT, tmp_path_factory.mktemp("render"))
     with SlurmLab({**files, **node_scripts()}, golden, tmp_path_factory.mktemp("slurmlab-example")) as lab:
         TIMINGS["example_lab_start"] = dict(lab.timings.steps)
         yield lab

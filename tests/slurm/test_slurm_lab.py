@@ -1,7 +1,13 @@
 """End to end: the rendered Slurm configuration, run by Debian 13's Slurm 24.11 daemons (slurmctld,
 slurmdbd with MariaDB, one slurmd per node with eight fake H100s), does what clusterfab promises:
-multi-node GPU jobs, per-team GPU caps (QOS GrpTRES), QOS preemption by requeue, a health-check prolog
-that drains a sick node and lets the job run elsewhere, and GPU accounting per account.
+multi-node GPU jobs, per-team GPU caps (QOS GrpTRES), monthly GPU-minute budgets (GrpTRESMins), QOS
+preemption by requeue, a health-check prolog that drains a sick node and lets the job run elsewhere, and
+GPU accounting per account.
+
+The cluster is `clusterfab render slurm tests/fixtures/blueprints/slurm-lab.yaml` as the command writes
+it, with only the lab's documented overrides (tests/slurm/overrides.py, asserted in test_overrides.py):
+research (16 GPUs, 10000 GPU-hours, high priority) and interns (8 GPUs, 1000 GPU-hours = 60000
+GPU-minutes, low) on three 8-GPU nodes `trainers-0..2`.
 
 All tests share one cluster per module; the ``lab`` fixture brings it back to quiet (no jobs, no
 faults, all nodes IDLE) before each, so they pass in any order.
@@ -24,18 +30,45 @@ SLEEP = "#!/bin/sh\nsleep 300\n"
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
 
 # Lines slurmctld logs as "error:" on any first start with an empty state directory, and the one
-# Debian's own plugstack.conf causes (it includes plugstack.conf.d/*.conf, which is empty). Any other
-# error or warning in the controller's log fails test_rendered_configuration_is_accepted.
+# Debian's own plugstack.conf causes (it includes plugstack.conf.d/*.conf, which is empty; the render
+# writes no plugstack.conf without pyxis). Any other error or warning in the controller's log fails
+# test_rendered_configuration_is_accepted.
 EXPECTED_CONTROLLER_ERRORS = (
     re.compile(r"Could not open (node|job|reservation|trigger) state file"),
     re.compile(r"NOTE: Trying backup state save file"),
     re.compile(r"No fed_mgr state file"),
     re.compile(r"Slurm does not support glob parsing\. /etc/slurm/plugstack\.conf\.d/\*\.conf"),
     re.compile(r'"Include" failed in file /etc/slurm/plugstack\.conf line 1'),
-    # MailProg defaults to /bin/mail, which neither the lab nor a bare Ubuntu controller has; reported
-    # to the renderer (set MailProg, e.g. to /bin/true, where no mail transport is installed).
-    re.compile(r"Configured MailProg is invalid"),
 )
+
+
+CONFIG = {
+    "SelectType": "select/cons_tres",
+    "SelectTypeParameters": "CR_CORE_MEMORY",
+    "PreemptType": "preempt/qos",
+    "PreemptMode": "REQUEUE",
+    "PriorityType": "priority/multifactor",
+    "PriorityDecayHalfLife": "7-00:00:00",
+    "PriorityUsageResetPeriod": "MONTHLY",
+    "PriorityWeightQOS": "10000",
+    "AccountingStorageEnforce": "associations,limits,qos,safe",
+    # Rendered gres/gpu,gres/gpu:h100: Slurm adds its default TRES before, and "Setting gres/gpu will
+    # also set gres/gpumem and gres/gpuutil" (slurm.conf(5) of 24.11.5) after.
+    "AccountingStorageTRES": (
+        "cpu,mem,energy,node,billing,fs/disk,vmem,pages,gres/gpu,gres/gpu:h100,gres/gpumem,gres/gpuutil"
+    ),
+    "JobRequeue": "1",
+    "MailProg": "/bin/true",
+    "TaskProlog": "/usr/local/sbin/clusterfab-task-env",
+    "TopologyPlugin": "topology/tree",
+}
+QOS_FIELDS = "name,priority,grptres,grptresmins,flags,preempt,preemptmode"
+
+
+def _config(lab: SlurmLab) -> dict[str, str]:
+    """`scontrol show config` as setting -> value."""
+    lines = lab.run("scontrol show config").stdout.splitlines()
+    return {key.strip(): value.strip() for key, sep, value in (ln.partition(" = ") for ln in lines) if sep}
 
 
 def _unexpected_errors(log: str) -> list[str]:
@@ -51,15 +84,17 @@ def test_rendered_configuration_is_accepted(lab: SlurmLab) -> None:
         name: {"state": "IDLE", "reason": ""} for name in ("trainers-0", "trainers-1", "trainers-2")
     }
     gres = lab.run("sinfo -N -h -o '%N %G %c %m'").stdout.split("\n")
-    assert [line for line in gres if line] == [f"trainers-{i} gpu:h100:8 192 1900000" for i in range(3)]
-    config = lab.run("scontrol show config").stdout
-    for setting in (
-        "SelectType              = select/cons_tres",
-        "PreemptType             = preempt/qos",
-        "TopologyPlugin          = topology/tree",
-        "AccountingStorageTRES   = cpu,mem,energy,node,billing,fs/disk,vmem,pages,gres/gpu",
-    ):
-        assert setting in config
+    assert [line for line in gres if line] == [f"trainers-{i} gpu:h100:8 192 1992294" for i in range(3)]
+    # The settings the quota, budget and preemption tests rest on, as slurmctld read them from the render
+    # (written out here, not read from the renderer: a changed render fails this test).
+    config = _config(lab)
+    assert {key: config[key] for key in CONFIG} == CONFIG
+    qos = lab.run(f"sacctmgr -n -P show qos format={QOS_FIELDS}").stdout.splitlines()
+    assert sorted(qos) == [
+        "interns|10|gres/gpu=8|gres/gpu=60000|NoDecay||cluster",
+        "normal|0|||||cluster",
+        "research|1000|gres/gpu=16|gres/gpu=600000|NoDecay|interns|requeue",
+    ]
     assert _unexpected_errors(lab.log("slurmctld")) == []
 
 
