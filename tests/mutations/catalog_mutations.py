@@ -10,33 +10,7 @@ This module is data for such a runner, not a test module (pytest does not collec
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    path: str
-    """The file to edit, relative to the repository root."""
-    edit: Callable[[str], str]
-    must_fail: tuple[str, ...]
-    """pytest node ids (or files) of which every one must fail with the edit applied."""
-    why: str
-
-
-def replace_once(old: str, new: str) -> Callable[[str], str]:
-    """An edit replacing the one occurrence of `old`; it refuses text where `old` is missing or repeated,
-    so that a mutation cannot silently stop applying when the file changes."""
-
-    def edit(text: str) -> str:
-        count = text.count(old)
-        if count != 1:
-            raise ValueError(f"expected exactly one {old!r}, found {count}")
-        return text.replace(old, new)
-
-    return edit
-
+from tests.mutations import Mutation, replace_once
 
 STACK = "tests/unit/test_software_stack.py"
 APT = "tests/unit/test_apt_pins.py"

@@ -1,56 +1,16 @@
 """Wrong renders a test must catch: small edits to the Slurm renderer and to the deep health check's
-report, each with the tests that fail once it is applied to a copy of the tree.
-
-A plain module, not collected by pytest: a mutation run copies the tree, applies one mutation with
-``apply``, runs that mutation's ``must_fail`` node ids there (the Slurm lab's need root and debootstrap,
-marker ``slurm``) and expects every one of them to fail. An edit that no longer finds the text it changes
-raises ``MutationMissedError``, so a mutation the code has outgrown is noticed instead of running as a no-op.
+report, each with the tests that fail once it is applied to a copy of the tree (scripts/mutation_check.py).
+Their tests are Slurm labs (marker `slurm`): they need root and debootstrap, as CI has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
+from tests.mutations import Mutation, replace_once
 
 RENDER = "clusterfab/scheduler/slurm/render.py"
 HEALTHCHECK = "clusterfab/scheduler/slurm/healthcheck.py"
 SLURM_LAB = "tests/slurm/test_slurm_lab.py"
 HEALTH_LAB = "tests/slurm/test_health_lab.py"
-
-
-class MutationMissedError(ValueError):
-    """The text a mutation edits is not (or not exactly once) in its file."""
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    path: str
-    """The file it edits, relative to the repository root."""
-    edit: Callable[[str], str]
-    """The file's text -> the mutated text (pure)."""
-    must_fail: tuple[str, ...]
-    """pytest node ids, relative to the repository root, that fail on the mutated tree."""
-    why: str
-    """What a cluster rendered so would get wrong."""
-
-
-def replace_once(old: str, new: str) -> Callable[[str], str]:
-    """An edit replacing the one occurrence of ``old`` with ``new``."""
-
-    def edit(text: str) -> str:
-        if text.count(old) != 1:
-            raise MutationMissedError(f"{old!r} occurs {text.count(old)} times, not once")
-        return text.replace(old, new)
-
-    return edit
-
-
-def apply(mutation: Mutation, root: Path) -> None:
-    """Apply ``mutation`` to the tree at ``root`` (a copy: the file is rewritten in place)."""
-    target = root / mutation.path
-    target.write_text(mutation.edit(target.read_text()))
 
 
 MUTATIONS: tuple[Mutation, ...] = (
