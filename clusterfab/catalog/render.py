@@ -134,7 +134,8 @@ def _table(title: str, columns: Sequence[str], rows: list[dict[str, str]]) -> An
         # No capacity kind is cut (`capacity_bloc…`): the column is as wide as the longest, comma and all.
         kinds = [k for row in rows for k in row[column].split(", ")] if column == "capacity" else []
         widest = max((len(k) + 1 for k in kinds), default=None)
-        table.add_column(column, no_wrap=column in {"name", "sku"}, min_width=widest)
+        # A price's model is one capacity kind, never cut either; what wraps is the regions list.
+        table.add_column(column, no_wrap=column in {"name", "sku", "model", "price"}, min_width=widest)
     for row in rows:
         table.add_row(*(row[c] for c in columns))
     return table
@@ -222,6 +223,7 @@ def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 18
         for p in data["prices"]
     ]
     full = ["cloud", "sku", "model", "price", "regions", "as of", "confidence"]
-    medium = ["cloud", "sku", "model", "price", "as of", "confidence"]
-    narrow = ["sku", "model", "price", "as of"]
+    # The regions tell a SKU's rows apart (one price per set of regions): they stay, wrapped if need be.
+    medium = ["cloud", "sku", "model", "price", "regions", "as of"]
+    narrow = ["sku", "model", "price", "regions"]
     console.print(_table("Prices (USD)", _columns(width, full, medium, narrow), prices))

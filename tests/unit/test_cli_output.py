@@ -307,3 +307,14 @@ def test_a_teams_monthly_gpu_hours_are_priced_only_as_far_as_it_can_use_them(tmp
         5840,
         40179.2,
     )
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_catalog_prices_keep_the_regions_that_tell_their_rows_apart(columns: int) -> None:
+    _, out, _ = run("catalog", "--cloud", "gcp", columns=columns)
+    prices = out[out.index("Prices (USD)") :].splitlines()
+    assert "regions" in prices[2]
+    # Two on-demand prices of a3-highgpu-8g, told apart by their region.
+    rows = [line for line in prices if "a3-highgpu-8g" in line and "on_demand" in line]
+    assert "asia-east1" in rows[0]
+    assert "asia-northeast1" in rows[1]
