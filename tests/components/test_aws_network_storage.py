@@ -181,10 +181,10 @@ def test_scratch_lustre_has_no_throughput_and_links_s3_on_the_file_system() -> N
     assert all_of(plan, "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation") == []
 
 
+# No `protect: false` here: in a protected environment it is refused before any plan (BP155).
 STATEFUL = NODES + (
     "storage:\n  - {name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125}\n"
     "  - {name: keep, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: true}\n"
-    "  - {name: loose, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib: 125, protect: false}\n"
     "environments:\n  dev: {}\n  prod: {}\n  production: {protected: true}\n  prod-eu: {}\n"
     "  lab: {protected: false}\n"
 )

@@ -258,12 +258,12 @@ def test_filestore_root_squash_maps_root_to_nobody_for_the_nodes_subnet() -> Non
     ]
 
 
+# No `protect: false` here: in a protected environment it is refused before any plan (BP155).
 STATEFUL = slices("v6e", "4x4") + (
     "storage:\n"
     "  - {name: data, kind: lustre, capacity_gib: 18000, throughput_mbps_per_tib: 500}\n"
     "  - {name: home, kind: filestore, tier: ZONAL, capacity_gib: 1024}\n"
     "  - {name: keep, kind: filestore, tier: ZONAL, capacity_gib: 1024, protect: true}\n"
-    "  - {name: loose, kind: lustre, capacity_gib: 18000, throughput_mbps_per_tib: 500, protect: false}\n"
     "environments:\n  dev: {}\n  prod: {}\n"
 )
 
