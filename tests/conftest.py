@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.labs import in_ci
 from tests.timings import REPORTS, merge
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,13 +97,43 @@ def today() -> dt.date:
     return TODAY
 
 
+def check_golden_switch() -> None:
+    """Refuse a golden switch that would not mean what it says: only UPDATE_GOLDEN=1 rewrites the golden
+    files (any other value, even 0, is a usage error, not a silent rewrite), and never under CI, which
+    checks them."""
+    value = os.environ.get("UPDATE_GOLDEN", "")
+    if value == "":
+        return
+    if value != "1":
+        raise pytest.UsageError(
+            f"UPDATE_GOLDEN={value!r}: set UPDATE_GOLDEN=1 to rewrite the golden files, "
+            "or unset it to check them"
+        )
+    if in_ci():
+        raise pytest.UsageError(
+            "UPDATE_GOLDEN=1 under CI=true: CI checks the golden files and never rewrites them; "
+            "unset UPDATE_GOLDEN"
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    check_golden_switch()
+
+
 def assert_golden(name: str, actual: str) -> None:
-    """Compare with tests/golden/<name>; regenerate on purpose with UPDATE_GOLDEN=1."""
+    """Compare with tests/golden/<name>. With UPDATE_GOLDEN=1 a differing (or missing) file is rewritten
+    and the test fails, naming it: a run that rewrote a golden file is never green, so it cannot pass for
+    a check."""
     path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        if path.exists() and path.read_text() == actual:
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(actual)
-        return
+        pytest.fail(
+            f"rewrote {path}; review the diff, then rerun without UPDATE_GOLDEN to check",
+            pytrace=False,
+        )
     assert path.exists(), f"golden file {path} is missing; create it with UPDATE_GOLDEN=1 and review it"
     assert actual == path.read_text(), (
         f"{path} differs; if the change is intended, rerun with UPDATE_GOLDEN=1"

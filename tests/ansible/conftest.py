@@ -18,13 +18,13 @@ import pytest
 from chroot_runs import TIMINGS, NodeRun, run_in_chroot
 
 from clusterfab.provision.runner import PlaybookEvent
+from tests.labs import require
 
 
 @pytest.fixture(scope="session")
 def chroot_ready() -> None:
     reason = chroot_testbed.missing_prerequisites()
-    if reason is not None:
-        pytest.skip(reason)
+    require(reason is None, f"the Ansible chroot runs cannot run here: {reason}")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """The Automation API layer, driven through the real `pulumi.automation` against a fake CLI.
 
-Tests marked `real_cli` need the actual Pulumi CLI and skip without it.
+Tests using the `real_cli` fixture need the actual Pulumi CLI and skip without it, in CI too: no package
+registry CI reaches ships it (tests/labs.py, docs/testing.md).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from clusterfab.deploy.events import DeployEvent, ResourceStep, Summary
 from clusterfab.plan.project import find_project
 from tests.conftest import REPO
 from tests.deploy.conftest import FakePulumi
+from tests.labs import PULUMI_CLI, require
 
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
 
-needs_real_cli = pytest.mark.skipif(
-    shutil.which("pulumi") is None,
-    reason="the Pulumi CLI is not installed (no registry here ships it); install it to run this test",
-)
+
+@pytest.fixture
+def real_cli() -> None:
+    require(shutil.which("pulumi") is not None, "the Pulumi CLI is not installed", ci_exempt=PULUMI_CLI)
 
 
 def project() -> DeployProject:
@@ -166,14 +168,14 @@ def test_error_summary(text: str, expected: str) -> None:
     assert error_summary(text) == expected
 
 
-@needs_real_cli
+@pytest.mark.usefixtures("real_cli")
 def test_the_real_cli_is_found_and_runs() -> None:
     command = pulumi_command()
     assert command.version is not None
     assert command.version.major == 3
 
 
-@needs_real_cli
+@pytest.mark.usefixtures("real_cli")
 def test_the_real_cli_reports_a_missing_stack_as_a_usage_error() -> None:
     with pytest.raises(UsageError, match="stack clusterfab-test-missing-stack"):
         project().stack("clusterfab-test-missing-stack")

@@ -21,6 +21,7 @@ from clusterfab.outputs import read_outputs
 from clusterfab.spec.monitoring import needed_disk_gib, series_at_full_size
 from tests.conftest import REPO
 from tests.factories import TODAY
+from tests.labs import LIVE_CLOUD, require
 from tests.monitoring.conftest import CLUSTER, spec_of
 
 EXAMPLE = REPO / "blueprints" / "examples" / "aws-p5-monitored.yaml"
@@ -158,9 +159,12 @@ def test_a_stack_without_monitoring_says_how_to_get_it() -> None:
 
 def test_the_dashboard_command_against_a_real_stack() -> None:
     """Needs the Pulumi CLI, a deployed stack (CLUSTERFAB_LIVE_STACK) and the cloud's CLI; skips otherwise."""
-    stack = os.environ.get("CLUSTERFAB_LIVE_STACK")
-    if shutil.which("pulumi") is None or not stack:
-        pytest.skip("needs the Pulumi CLI and CLUSTERFAB_LIVE_STACK naming a deployed stack with monitoring")
+    stack = os.environ.get("CLUSTERFAB_LIVE_STACK", "")
+    require(
+        shutil.which("pulumi") is not None and bool(stack),
+        "needs the Pulumi CLI and CLUSTERFAB_LIVE_STACK naming a deployed stack with monitoring",
+        ci_exempt=LIVE_CLOUD,
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "clusterfab", "dashboard", "--stack", stack],
         capture_output=True, text=True, cwd=REPO, check=False, timeout=20,
@@ -168,9 +172,11 @@ def test_the_dashboard_command_against_a_real_stack() -> None:
     assert "Grafana of" in proc.stdout, proc.stderr
 
 
-def test_without_the_pulumi_cli_dashboard_is_a_usage_error() -> None:
-    if shutil.which("pulumi") is not None:
-        pytest.skip("the Pulumi CLI is installed")
+def test_without_the_pulumi_cli_dashboard_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A PATH without `pulumi`, so that the test runs where the CLI is installed too.
+    monkeypatch.setenv("PATH", str(tmp_path))
     proc = run("dashboard", "--stack", "dev")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ")

@@ -26,13 +26,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pytest
 import yaml
 
 from clusterfab.catalog import Catalog
 from clusterfab.monitoring import render_monitoring, write_files
 from clusterfab.spec import ClusterSpec
 from tests.factories import TODAY
+from tests.labs import require
 from tests.monitoring import tools
 from tests.monitoring.conftest import STACK
 
@@ -147,10 +147,10 @@ def _get(url: str) -> Any:
 def _alertmanager_argv(binary: Path, *args: str) -> list[str]:
     """Debian's Alertmanager reads its default templates from /usr/share/prometheus/alertmanager (it does
     not embed them): run it in a private mount namespace where the unpacked package's files are there."""
-    if shutil.which("unshare") is None or os.geteuid() != 0:
-        pytest.skip(
-            "Debian's Alertmanager needs its templates at /usr/share/prometheus: needs root and unshare"
-        )
+    require(
+        shutil.which("unshare") is not None and os.geteuid() == 0,
+        "Debian's Alertmanager needs its templates at /usr/share/prometheus: needs root and unshare",
+    )
     share = binary.parent.parent / "share" / "prometheus"
     script = (
         f"mount -t tmpfs none /usr/share && mkdir -p /usr/share/prometheus && "

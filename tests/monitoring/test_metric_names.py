@@ -18,6 +18,7 @@ import yaml
 from clusterfab.catalog import Catalog
 from clusterfab.monitoring import render_monitoring, write_files
 from clusterfab.monitoring.counters import dcgm_metrics
+from clusterfab.monitoring.dashboard_build import render_all
 from clusterfab.monitoring.grafana import dashboards
 from clusterfab.scheduler.slurm import exporter as slurm_exporter
 from clusterfab.scheduler.slurm.nodes import counts
@@ -119,9 +120,6 @@ def test_every_rule_reads_exposed_metrics(node_names: set[str], rendered: Path) 
 
 
 def test_the_shipped_dashboards_are_what_the_code_builds() -> None:
-    pytest.importorskip("grafana_foundation_sdk")
-    from clusterfab.monitoring.dashboard_build import render_all
-
     built = {name: json.loads(content) for name, content in render_all().items()}
     assert built == dashboards(), "stale: run `uv run python -m clusterfab.monitoring.dashboard_build`"
 

@@ -2,19 +2,17 @@
 under .cache/prometheus-tools/<suite>/ (bookworm: Prometheus 2.42, Alertmanager 0.25; trixie: 2.53, 0.28,
 bracketing Ubuntu 24.04's 2.45 / 0.26 that the monitoring host runs).
 
-Without them the tests skip and say how to get them; CI sets CLUSTERFAB_REQUIRE_PROMETHEUS_TOOLS=1, which
-turns the skip into a failure, so a CI run can never pass without running them.
+Without them the tests skip and say how to get them, except under CI=true, where they fail (tests/labs.py):
+a CI run can never pass without running them.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO
+from tests.labs import require
 
 CACHE = REPO / ".cache" / "prometheus-tools"
 SUITES = ("bookworm", "trixie")
@@ -24,11 +22,7 @@ NEWEST = "trixie"
 def tool(suite: str, name: str) -> Path:
     """The path of a tool: promtool, amtool, prometheus, prometheus-alertmanager, prometheus-node-exporter."""
     path = CACHE / suite / "usr" / "bin" / name
-    if not path.exists():
-        reason = f"{path.relative_to(REPO)} is missing: run .ci/prometheus-tools"
-        if os.environ.get("CLUSTERFAB_REQUIRE_PROMETHEUS_TOOLS"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+    require(path.exists(), f"{path.relative_to(REPO)} is missing: run .ci/prometheus-tools")
     return path
 
 

@@ -1,17 +1,16 @@
 """Fixtures for the Slurm lab: the cached golden root file system and one running cluster per module.
 
-Outside CI a machine without root or debootstrap skips these tests with the reason; with ``CI=true``
-(or ``CLUSTERFAB_REQUIRE_SLURM_LAB=1``, which .ci/run sets) it fails them instead, so CI cannot go
-green without having run Slurm.
+A machine without root or debootstrap skips these tests with the reason, except under ``CI=true``,
+where it fails them (tests/labs.py), so CI cannot go green without having run Slurm.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
+from tests.labs import require
 from tests.slurm import rootfs
 from tests.slurm.lab import SlurmLab
 from tests.slurm.rendered import rendered_files
@@ -23,11 +22,7 @@ TIMINGS = section("slurm lab timings")
 @pytest.fixture(scope="session")
 def slurm_ready() -> None:
     reason = rootfs.missing_prerequisites()
-    if reason is None:
-        return
-    if os.environ.get("CI", "").lower() == "true" or os.environ.get("CLUSTERFAB_REQUIRE_SLURM_LAB") == "1":
-        pytest.fail(f"the Slurm lab must run in CI: {reason}")
-    pytest.skip(reason)
+    require(reason is None, f"the Slurm lab cannot run here: {reason}")
 
 
 @pytest.fixture(scope="session")

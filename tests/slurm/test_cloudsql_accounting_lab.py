@@ -39,6 +39,7 @@ from clusterfab.scheduler.slurm.nodes.accounting import DATABASE
 from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
 from tests.factories import spec
 from tests.fakes.cloudsql import FakeCloudSql, GoogleServer, OperationFailedError
+from tests.labs import unavailable
 from tests.slurm.conftest import TIMINGS
 from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, sql_string
 from tests.slurm.labcloud import InLabNet
@@ -164,7 +165,7 @@ def cloudsql(
     try:
         noble_lib = noble_libmariadb3()
     except UnavailableError as error:
-        pytest.skip(f"Ubuntu 24.04's libmariadb3 (the controllers' Connector/C) cannot be fetched: {error}")
+        unavailable(f"Ubuntu 24.04's libmariadb3 (the controllers' Connector/C) cannot be fetched: {error}")
     cluster = _cluster()
     catalog = load_catalog()
     # The controller's programs where the role has them (installed by their absolute paths).

@@ -30,6 +30,7 @@ from clusterfab.scheduler.slurm.hostvars import HEALTH_CONFIG, HEALTH_PROGRAM, c
 from tests.conftest import REPO, assert_golden
 from tests.factories import example_spec
 from tests.json_contract import check_document
+from tests.labs import LIVE_CLOUD, require
 
 REPORTS = REPO / "tests" / "fixtures" / "health" / "reports"
 SCHEDULER = {
@@ -355,12 +356,14 @@ def test_what_keeps_the_check_from_running_is_a_usage_error(
 def test_the_health_command_against_a_real_stack() -> None:
     """Needs the Pulumi CLI, a deployed Slurm stack (CLUSTERFAB_LIVE_STACK) and the cloud's CLI and
     credentials; it drains nodes that fail, so it runs only on request. Skips otherwise."""
-    stack = os.environ.get("CLUSTERFAB_LIVE_STACK")
-    if shutil.which("pulumi") is None or not stack or not os.environ.get("CLUSTERFAB_LIVE_HEALTH"):
-        pytest.skip(
-            "needs the Pulumi CLI, CLUSTERFAB_LIVE_STACK naming a deployed Slurm stack, the cloud's CLI with "
-            "credentials, and CLUSTERFAB_LIVE_HEALTH=1 (the check drains failing nodes)"
-        )
+    stack = os.environ.get("CLUSTERFAB_LIVE_STACK", "")
+    requested = os.environ.get("CLUSTERFAB_LIVE_HEALTH") == "1"
+    require(
+        shutil.which("pulumi") is not None and bool(stack) and requested,
+        "needs the Pulumi CLI, CLUSTERFAB_LIVE_STACK naming a deployed Slurm stack, the cloud's CLI with "
+        "credentials, and CLUSTERFAB_LIVE_HEALTH=1 (the check drains failing nodes)",
+        ci_exempt=LIVE_CLOUD,
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "clusterfab", "health", "--stack", stack, "--level", "1", "--format", "json"],
         capture_output=True, text=True, cwd=REPO, check=False, timeout=3600,
