@@ -42,7 +42,7 @@ CAP_SYS_RESOURCE = CiGap(
 )
 GITHUB = CiGap(
     lacks="a route to github.com",
-    to_run="access to github.com, or clones of the repositories under $CLUSTERFAB_GIT_MIRRORS",
+    to_run="access to github.com, or clones of the repositories at `$CLUSTERFAB_GIT_MIRRORS/<owner>+<name>/repo`",
 )
 PULUMI_CLI = CiGap(
     lacks="the Pulumi CLI: no package registry CI reaches (PyPI, Debian, npm) ships it",

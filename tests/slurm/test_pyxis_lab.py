@@ -9,7 +9,7 @@ against the catalog's sha256. When GitHub is reachable the role downloads them i
 build machine, CI) the lab makes them from fetched clones of the four repositories, with the method the
 catalog's checksums were made with (`git archive` of the tag, `gzip -n`), checks them against those
 checksums and serves them from a file: URL. The clones are looked for as <owner>+<name>/repo under
-$CLUSTERFAB_GIT_MIRRORS (default /work/.mirror, the layout of our workplace's fetch tool); without GitHub
+$CLUSTERFAB_GIT_MIRRORS (a folder of bare or working clones, one per repository); without GitHub
 and without them, the module skips, saying so, in CI too: CI machines cannot reach GitHub (tests/labs.py,
 docs/testing.md).
 """
@@ -41,7 +41,6 @@ from tests.slurm.rootfs import GoldenRootfs
 pytestmark = pytest.mark.slurm
 
 MIRRORS_ENV = "CLUSTERFAB_GIT_MIRRORS"
-DEFAULT_MIRRORS = "/work/.mirror"
 SERVED = "/srv/clusterfab-sources"
 IMAGE = "/srv/lab-image.sqsh"
 IMAGE_NAME = "clusterfab lab image"
@@ -70,7 +69,7 @@ def _tag(pin: SourceArchive) -> str:
 
 
 def _repository(pin: SourceArchive) -> str:
-    """owner+name of the pin's GitHub repository, as the fetch tool names its clone."""
+    """owner+name of the pin's GitHub repository: the folder its clone is looked for in."""
     owner, name = pin.url.removeprefix("https://github.com/").split("/")[:2]
     return f"{owner}+{name}"
 
@@ -100,9 +99,9 @@ def _served_archives(root: Path) -> dict[str, str]:
     the catalog's sha256; {} when GitHub serves the real ones."""
     if _github_reachable():
         return {}
-    mirrors = Path(os.environ.get(MIRRORS_ENV, DEFAULT_MIRRORS))
-    clones = {var: mirrors / _repository(pin) / "repo" for var, pin in URL_VARS.items()}
-    missing = sorted(str(path) for path in clones.values() if not path.is_dir())
+    mirrors = os.environ.get(MIRRORS_ENV)
+    clones = {var: Path(mirrors or "") / _repository(pin) / "repo" for var, pin in URL_VARS.items()}
+    missing = sorted(str(path) for path in clones.values() if not mirrors or not path.is_dir())
     require(
         not missing,
         "pyxis lab: GitHub is unreachable and there are no clones of enroot, makeself, kernel-headers "
