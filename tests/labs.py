@@ -42,7 +42,9 @@ CAP_SYS_RESOURCE = CiGap(
 )
 GITHUB = CiGap(
     lacks="a route to github.com",
-    to_run="access to github.com, or clones of the repositories at `$CLUSTERFAB_GIT_MIRRORS/<owner>+<name>/repo`",
+    to_run=(
+        "access to github.com, or clones of the repositories at `$CLUSTERFAB_GIT_MIRRORS/<owner>+<name>/repo`"
+    ),
 )
 PULUMI_CLI = CiGap(
     lacks="the Pulumi CLI: no package registry CI reaches (PyPI, Debian, npm) ships it",
