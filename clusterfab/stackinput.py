@@ -37,6 +37,9 @@ The offline diff turns it off to show what an over-budget change would cost."""
 
 BILLING_ACCOUNT_KEY = "billingAccount"
 """Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
+ACTIVATE_COST_TAGS_KEY = "activateCostTags"
+"""Stack config `clusterfab:activateCostTags` (default false): AWS, the program activates the blueprint and
+stack tag keys as cost allocation tags, which the budget counts by (components/aws/budget.py)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class StackSettings:
     """`gcp:project`: the project when the blueprint names none."""
     billing_account: str | None = None
     """`clusterfab:billingAccount`: without it a GCP cluster gets no budget."""
+    activate_cost_tags: bool = False
+    """`clusterfab:activateCostTags`: AWS, activate the cost allocation tags the budget counts by."""
     provider_regions: Mapping[str, str] = field(default_factory=dict)
     """`aws:region` / `gcp:region` as the stack sets them: they must agree with the blueprint, whose
     region the program builds its providers from."""
