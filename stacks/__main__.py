@@ -54,6 +54,7 @@ try:
                 if (region := pulumi.Config(cloud).get("region"))
             },
         ),
+        stack=stack,
     )
 except ClusterfabError as exc:
     raise pulumi.RunError(str(exc)) from None
