@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from clusterfab.deploy.automation import DeployProject, DeployStack, EventHandler, OperationResult
     from clusterfab.deploy.progress import Operation
     from clusterfab.deploy.promote import PromotionCheck
+    from clusterfab.rules.context import StackView
     from clusterfab.rules.engine import ValidationResult
     from clusterfab.stackinput import StackInput
 
@@ -173,17 +174,64 @@ def _invalid(result: ValidationResult, output: Format, env: str | None, command:
     raise typer.Exit(1)
 
 
+def _stack_view(blueprint: Path, stack: str) -> tuple[StackView, str | None]:
+    """A stack's settings as its file keeps them (stacks/Pulumi.<stack>.yaml of the blueprint's project),
+    and the environment it deploys (its clusterfab:environment, else its name)."""
+    from clusterfab.plan.project import find_project
+    from clusterfab.stackinput import (
+        CONFIG_NAMESPACE,
+        ENVIRONMENT_KEY,
+        read_stack_settings,
+        resolve_environment,
+        stack_config,
+        stack_view,
+    )
+
+    root = find_project(Path.cwd(), blueprint.resolve().parent).root
+    configured = stack_config(stack, root).get(f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}")
+    environment = resolve_environment(None if configured is None else str(configured), stack)
+    return stack_view(stack, read_stack_settings(stack, root)), environment
+
+
 @app.command()
 def validate(
     blueprint: BlueprintArg,
     env: EnvOption = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack",
+            "-s",
+            help=(
+                "Check it as `pulumi up` of this stack would: the stack's environment (unless --env) and its "
+                "settings in stacks/Pulumi.<stack>.yaml (the budget's billing account, cost allocation tags)."
+            ),
+            callback=_stack_name,
+        ),
+    ] = None,
     output: FormatOption = Format.text,
 ) -> None:
     """Check a blueprint offline: schema, semantics, catalog facts and budget."""
+    from clusterfab.rules.context import StackView
     from clusterfab.rules.engine import validate_file
     from clusterfab.rules.render import summary_line
 
-    result = validate_file(blueprint, display=str(blueprint), environment=env, today=dates.today())
+    # Without a stack the rules about a deployment say what a stack needs (a GCP budget's billing account).
+    view, strict, base_only = StackView(), True, False
+    if stack is not None:
+        view, deployed = _stack_view(blueprint, stack)
+        if env is None:
+            # As the program resolves it: a blueprint without environments serves the stack as it is.
+            env, strict, base_only = deployed, False, deployed is None
+    result = validate_file(
+        blueprint,
+        display=str(blueprint),
+        environment=env,
+        today=dates.today(),
+        stack=view,
+        strict_environment=strict,
+        base_only=base_only,
+    )
     scope = ", ".join(e or "base" for e in result.checked if env is None or e == env) or "nothing"
     state = "valid" if result.ok else "invalid"
     verdict = f"{state} ({summary_line(result.findings)}; checked: {scope})"
@@ -314,10 +362,20 @@ def plan(
     No cloud account, credentials or Pulumi CLI needed. Exits 1 when the blueprint is invalid
     (including over budget).
     """
+    from clusterfab.plan.project import find_project, plan_stack
     from clusterfab.rules.engine import validate_file
+    from clusterfab.stackinput import read_stack_settings, stack_view
 
+    # The stack's settings that decide what its budget is, from its file when it has one.
+    planned_stack = plan_stack(env, stack)
+    settings = read_stack_settings(planned_stack, find_project(Path.cwd(), blueprint.resolve().parent).root)
     result = validate_file(
-        blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
+        blueprint,
+        display=str(blueprint),
+        environment=env,
+        today=dates.today(),
+        base_only=env is None,
+        stack=stack_view(planned_stack, settings),
     )
     validated = result.blueprints.get(env)
     if not result.ok or validated is None:
@@ -326,7 +384,7 @@ def plan(
     from clusterfab.plan.project import plan_blueprint
     from clusterfab.plan.render import render_plan_json, render_plan_text
 
-    made = plan_blueprint(blueprint, env=env, stack=stack, display=str(blueprint))
+    made = plan_blueprint(blueprint, env=env, stack=stack, display=str(blueprint), settings=settings)
     if output is TextOrJson.json:
         spec = validated.spec
         typer.echo(render_plan_json(made, cloud=spec.cloud, region=spec.region, findings=result.findings))

@@ -21,22 +21,23 @@ from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import Finding, Severity
 from clusterfab.rules.budget import check_budget
+
+# The setting names live with the rules that name them in hints; the program and the CLI read them here.
+from clusterfab.rules.context import ACTIVATE_COST_TAGS_KEY as ACTIVATE_COST_TAGS_KEY  # noqa: PLC0414
+from clusterfab.rules.context import BILLING_ACCOUNT_KEY as BILLING_ACCOUNT_KEY  # noqa: PLC0414
+from clusterfab.rules.context import CONFIG_NAMESPACE as CONFIG_NAMESPACE  # noqa: PLC0414
+from clusterfab.rules.context import StackView
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.render import render_text, summary_line
 from clusterfab.spec import ClusterSpec
 
-CONFIG_NAMESPACE = "clusterfab"
 BLUEPRINT_KEY = "blueprint"
 ENVIRONMENT_KEY = "environment"
 """Stack config `clusterfab:environment`: the overlay to apply; default the stack name, "" for none."""
 ENFORCE_BUDGET_KEY = "enforceBudget"
 """Stack config `clusterfab:enforceBudget` (default true): an over-budget blueprint fails the program.
 The offline diff turns it off to show what an over-budget change would cost."""
-
-
-BILLING_ACCOUNT_KEY = "billingAccount"
-"""Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class StackSettings:
     """`gcp:project`: the project when the blueprint names none."""
     billing_account: str | None = None
     """`clusterfab:billingAccount`: without it a GCP cluster gets no budget."""
+    activate_cost_tags: bool = False
+    """`clusterfab:activateCostTags`: AWS, activate the cost allocation tags the budget counts by."""
     provider_regions: Mapping[str, str] = field(default_factory=dict)
     """`aws:region` / `gcp:region` as the stack sets them: they must agree with the blueprint, whose
     region the program builds its providers from."""
@@ -101,12 +104,15 @@ def load_stack_input(
     *,
     enforce_budget: bool = True,
     settings: StackSettings | None = None,
+    stack: str | None = None,
 ) -> StackInput:
-    """Read and validate the blueprint named by the stack config (a path relative to the project)."""
+    """Read and validate the blueprint named by the stack config (a path relative to the project), for
+    `stack` with its `settings` (the findings about the deployment, the cloud budget, are the stack's)."""
     path = Path(blueprint)
     if not path.is_absolute():
         path = project_root / path
     checks = CHECKS if enforce_budget else tuple(c for c in CHECKS if c is not check_budget)
+    settings = settings or StackSettings()
     # A stack's environment defaults to its name: a blueprint without environments serves it as it is.
     result = validate_file(
         path,
@@ -115,6 +121,7 @@ def load_stack_input(
         checks=checks,
         base_only=environment is None,
         strict_environment=False,
+        stack=stack_view(stack, settings) if stack is not None else None,
     )
     if not result.ok:
         lines = result.document.lines if result.document else ()
@@ -125,7 +132,6 @@ def load_stack_input(
     validated = (
         result.blueprints[environment] if environment in result.blueprints else result.blueprints[None]
     )
-    settings = settings or StackSettings()
     _check_settings(validated.spec, settings, blueprint)
     return StackInput(
         file=blueprint,
@@ -158,16 +164,42 @@ def _check_settings(spec: ClusterSpec, settings: StackSettings, file: str) -> No
         )
 
 
+def stack_view(stack: str, settings: StackSettings) -> StackView:
+    """What the rules about a deployment see of a stack and its settings."""
+    return StackView(
+        name=stack, billing_account=settings.billing_account, activate_cost_tags=settings.activate_cost_tags
+    )
+
+
+def stack_config(stack: str, project_root: Path) -> Mapping[str, Any]:
+    """The config of a stack as its file keeps it (stacks/Pulumi.<stack>.yaml, where `pulumi config set`
+    writes; `org/project/stack` names the file by the stack's own name); empty without the file."""
+    settings_file = project_root / "stacks" / f"Pulumi.{stack.rsplit('/', 1)[-1]}.yaml"
+    if settings_file.is_file():
+        loaded = YAML(typ="safe").load(settings_file.read_text())
+        if isinstance(loaded, dict) and isinstance(loaded.get("config"), dict):
+            return dict(loaded["config"])
+    return {}
+
+
+def read_stack_settings(stack: str, project_root: Path) -> StackSettings:
+    """The settings of a stack that decide what its budget is (the billing account, the cost allocation
+    tags), from the stack's file: what `validate --stack` and `plan` know of a stack."""
+    config = stack_config(stack, project_root)
+    billing = config.get(f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}")
+    activate = config.get(f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}")
+    return StackSettings(
+        billing_account=str(billing) if billing else None,
+        # As Pulumi reads a boolean setting: YAML's true or the string "true".
+        activate_cost_tags=activate is True or str(activate).lower() == "true",
+    )
+
+
 def stack_protected(stack: str, project_root: Path) -> bool:
     """Whether a stack's environment protects its stateful resources, read from the stack's own files
     (stacks/Pulumi.<stack>.yaml names the blueprint and environment; the blueprint's
     `environments.<env>.protected` decides, default true for prod), as the program decides it."""
-    settings_file = project_root / "stacks" / f"Pulumi.{stack}.yaml"
-    config: Mapping[str, Any] = {}
-    if settings_file.is_file():
-        loaded = YAML(typ="safe").load(settings_file.read_text())
-        if isinstance(loaded, dict) and isinstance(loaded.get("config"), dict):
-            config = loaded["config"]
+    config = stack_config(stack, project_root)
     environment = resolve_environment(config.get(f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}"), stack)
     environments: dict[str, Any] = {}
     blueprint = config.get(f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}")

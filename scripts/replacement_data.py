@@ -83,6 +83,9 @@ AWS: dict[str, Upstream] = {
     ),
     "aws:ebs/volume:Volume": _p("aws_ebs_volume", "ec2", "resourceEBSVolume"),
     "aws:cloudwatch/logGroup:LogGroup": _p("aws_cloudwatch_log_group", "logs", "resourceGroup"),
+    "aws:costexplorer/costAllocationTag:CostAllocationTag": _p(
+        "aws_ce_cost_allocation_tag", "ce", "resourceCostAllocationTag"
+    ),
     "aws:ec2/eip:Eip": _p("aws_eip", "ec2", "resourceEIP"),
     "aws:ec2/flowLog:FlowLog": _p("aws_flow_log", "ec2", "resourceFlowLog"),
     "aws:ec2/instance:Instance": _p("aws_instance", "ec2", "resourceInstance"),

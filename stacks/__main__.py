@@ -5,6 +5,8 @@ Stack config (stacks/Pulumi.<stack>.yaml):
   clusterfab:environment  environment overlay to apply; default the stack name, "" for the base blueprint
   clusterfab:enforceBudget  default true: an over-budget blueprint fails the program
   clusterfab:billingAccount  GCP: the billing account the cluster's budget is created under
+  clusterfab:activateCostTags  AWS, default false: activate the cost allocation tags the budget counts by
+                          (once AWS lists them, up to 24 h after the first deployment)
   gcp:project             GCP: the project, when the blueprint names none
   aws:region, gcp:region  optional; when set they must equal the blueprint's region (the program builds
                           its providers from the blueprint, so a stack cannot deploy elsewhere)
@@ -21,6 +23,7 @@ from compose import compose
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.vocab import CLOUDS
 from clusterfab.stackinput import (
+    ACTIVATE_COST_TAGS_KEY,
     BILLING_ACCOUNT_KEY,
     BLUEPRINT_KEY,
     CONFIG_NAMESPACE,
@@ -44,12 +47,14 @@ try:
         settings=StackSettings(
             gcp_project=pulumi.Config("gcp").get("project"),
             billing_account=config.get(BILLING_ACCOUNT_KEY),
+            activate_cost_tags=config.get_bool(ACTIVATE_COST_TAGS_KEY) is True,
             provider_regions={
                 f"{cloud}:region": region
                 for cloud in CLOUDS
                 if (region := pulumi.Config(cloud).get("region"))
             },
         ),
+        stack=stack,
     )
 except ClusterfabError as exc:
     raise pulumi.RunError(str(exc)) from None

@@ -19,6 +19,7 @@ from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
+from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.health import HEALTH_PREFIX
@@ -203,10 +204,16 @@ def _budget(cluster: Cluster, opts: pulumi.ResourceOptions) -> None:
     spec = cluster.spec
     monthly = monthly_budget_limit(spec.budget)
     if spec.budget is not None and monthly is not None:
+        # The filter names the tag values the stack's resources carry, exactly as they carry them.
+        tags = cluster.tags("budget")
         AwsBudget(
             child(spec.name, "budget"),
             AwsBudgetArgs(
-                cluster=spec.name, monthly_limit_usd=monthly, alert_emails=spec.budget.alert_emails
+                cluster=tags[BLUEPRINT_TAG],
+                stack=tags[STACK_TAG],
+                monthly_limit_usd=monthly,
+                alert_emails=spec.budget.alert_emails,
+                activate_cost_tags=cluster.input.settings.activate_cost_tags,
             ),
             opts,
         )

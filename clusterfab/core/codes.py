@@ -483,6 +483,22 @@ _CODES = [
         _I,
         "A price used is older than the catalog's stale limit, or has no confirmed source.",
     ),
+    Code(
+        "BP410",
+        "no GCP budget without a billing account",
+        _W,
+        "A Cloud Billing budget is created under a billing account, which the stack names in its setting "
+        "clusterfab:billingAccount; a stack without it gets no budget and no budget alerts. Validating a "
+        "blueprint without a stack notes what a stack needs.",
+    ),
+    Code(
+        "BP411",
+        "AWS budget counts by cost allocation tags",
+        _I,
+        "An AWS budget counts the cost of the resources tagged with the blueprint and the stack, once both "
+        "tag keys are active cost allocation tags of the account, and only from their activation on. AWS "
+        "lists a new tag key for activation up to 24 hours after a resource first carries it.",
+    ),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

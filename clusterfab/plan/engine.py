@@ -116,6 +116,9 @@ class PlannedResource:
     ignore_changes: tuple[str, ...] = ()
     """The inputs whose changes an update leaves alone (the `ignore_changes` option): a diff does not
     count them. The plan JSON leaves them out."""
+    retain_on_delete: bool = False
+    """Whether deleting it from the stack leaves it in the cloud (the `retain_on_delete` option). The
+    plan JSON leaves it out."""
 
     def to_json(self) -> dict[str, Any]:
         """The resource as the plan JSON shows it; the inputs are a copy, so what a caller does to them
@@ -238,6 +241,7 @@ class _RecordingMonitor(mocks.MockMonitor):
             before_delete=tuple(request.hooks.before_delete),
             dependencies=tuple(request.dependencies),
             ignore_changes=tuple(request.ignoreChanges),
+            retain_on_delete=bool(request.retainOnDelete),
         )
         with self._lock:
             if record.urn in self.records:

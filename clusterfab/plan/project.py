@@ -11,13 +11,23 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 
 from clusterfab.core.errors import UsageError
-from clusterfab.plan.engine import PlannedResource, run_program
-from clusterfab.stackinput import BLUEPRINT_KEY, CONFIG_NAMESPACE, ENFORCE_BUDGET_KEY, ENVIRONMENT_KEY
+from clusterfab.stackinput import (
+    ACTIVATE_COST_TAGS_KEY,
+    BILLING_ACCOUNT_KEY,
+    BLUEPRINT_KEY,
+    CONFIG_NAMESPACE,
+    ENFORCE_BUDGET_KEY,
+    ENVIRONMENT_KEY,
+    StackSettings,
+)
+
+if TYPE_CHECKING:
+    from clusterfab.plan.engine import PlannedResource
 
 PROJECT_NAME = "clusterfab"
 PLAN_STACK = "plan"
@@ -78,6 +88,11 @@ def find_project(*starts: Path) -> Project:
     )
 
 
+def plan_stack(env: str | None, stack: str | None) -> str:
+    """The stack a plan is made for: the one named, else the environment's namesake, else `plan`."""
+    return stack or env or PLAN_STACK
+
+
 def plan_blueprint(
     blueprint: Path,
     *,
@@ -86,14 +101,16 @@ def plan_blueprint(
     project: Project | None = None,
     display: str | None = None,
     enforce_budget: bool = True,
+    settings: StackSettings | None = None,
 ) -> Plan:
     """Plan `blueprint` for environment `env` (None: the base blueprint) under the mock engine.
 
     The caller validates first; the program validates again and fails with the same findings
-    (budget overruns too, unless `enforce_budget` is off, as for a what-if diff).
+    (budget overruns too, unless `enforce_budget` is off, as for a what-if diff). `settings`: the stack's
+    settings that decide what its budget is (`read_stack_settings`), passed on as the stack's config.
     """
     project = project or find_project(Path.cwd(), blueprint.resolve().parent)
-    stack_name = stack or env or PLAN_STACK
+    stack_name = plan_stack(env, stack)
     resolved = blueprint.resolve()
     # Stack config names the blueprint relative to the project root, as stacks/Pulumi.<stack>.yaml do.
     relative = resolved.relative_to(project.root) if resolved.is_relative_to(project.root) else resolved
@@ -102,7 +119,14 @@ def plan_blueprint(
         f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}": env or "",
         f"{CONFIG_NAMESPACE}:{ENFORCE_BUDGET_KEY}": "true" if enforce_budget else "false",
     }
+    if settings is not None and settings.billing_account:
+        config[f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}"] = settings.billing_account
+    if settings is not None and settings.activate_cost_tags:
+        config[f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}"] = "true"
     program_dir = project.program_dir
+    # Pulumi loads only here: finding the project and reading a stack's settings (`validate --stack`)
+    # must not pay for it.
+    from clusterfab.plan.engine import run_program  # noqa: PLC0415
 
     def program() -> None:
         # A previous plan of another project may have left its `compose` module cached.

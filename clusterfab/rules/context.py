@@ -15,6 +15,27 @@ from clusterfab.clouds import CloudProfile, profile
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.spec import ClusterSpec
 
+CONFIG_NAMESPACE = "clusterfab"
+"""The namespace of the stack settings the program reads (stacks/Pulumi.<stack>.yaml)."""
+BILLING_ACCOUNT_KEY = "billingAccount"
+"""Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
+ACTIVATE_COST_TAGS_KEY = "activateCostTags"
+"""Stack config `clusterfab:activateCostTags` (default false): AWS, the program activates the blueprint and
+stack tag keys as cost allocation tags, which the budget counts by (components/aws/budget.py)."""
+
+
+@dataclass(frozen=True)
+class StackView:
+    """The stack a blueprint is validated for, as far as its settings (stacks/Pulumi.<stack>.yaml) change
+    what a deployment builds."""
+
+    name: str | None = None
+    """The stack; None: a blueprint validated with no stack named (the rules say what a stack needs)."""
+    billing_account: str | None = None
+    """`clusterfab:billingAccount`: GCP, the billing account the budget is created under."""
+    activate_cost_tags: bool = False
+    """`clusterfab:activateCostTags`: AWS, the program activates the cost allocation tags of the budget."""
+
 
 @dataclass(frozen=True)
 class RuleContext:
@@ -28,6 +49,9 @@ class RuleContext:
     today: dt.date
     """The date prices are judged stale against; fixed by the caller (clusterfab.core.dates.today) so
     results are reproducible."""
+    stack: StackView | None = None
+    """What is deployed, for the rules about a deployment (the cloud budget): None for a command that
+    deploys nothing (`cost`, `diff`, `policy`), where those rules say nothing."""
 
     @property
     def cloud(self) -> CloudProfile:

@@ -24,7 +24,7 @@ from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import Finding, has_errors, normalize, render_path
 from clusterfab.core.hints import closest
 from clusterfab.rules.budget import check_budget
-from clusterfab.rules.context import Check, RuleContext
+from clusterfab.rules.context import Check, RuleContext, StackView
 from clusterfab.rules.registry import CHECKS
 from clusterfab.rules.schema import check_schema, field_info
 from clusterfab.spec import ClusterSpec, resolve
@@ -75,6 +75,7 @@ def validate_file(
     today: dt.date | None = None,
     base_only: bool = False,
     strict_environment: bool = True,
+    stack: StackView | None = None,
 ) -> ValidationResult:
     """Validate the blueprint at `path` (UsageError if it cannot be read at all).
 
@@ -83,6 +84,8 @@ def validate_file(
     blueprint does not define is a UsageError, except that with `strict_environment` off a blueprint
     without `environments:` serves any environment as it is (a stack named after an environment).
     `today` (default: the system date) is the date the budget rules judge price staleness against.
+    `stack`: the stack it is validated for (its settings), for the rules about a deployment; None: a
+    command that deploys nothing.
     """
     document, findings = read_blueprint(path, display)
     return _validate(
@@ -95,6 +98,7 @@ def validate_file(
         today=today or dates.today(),
         base_only=base_only,
         strict_environment=strict_environment,
+        stack=stack,
     )
 
 
@@ -135,6 +139,7 @@ def _validate(
     today: dt.date,
     base_only: bool = False,
     strict_environment: bool = True,
+    stack: StackView | None = None,
 ) -> ValidationResult:
     result = ValidationResult(file=file, document=document, findings=list(findings))
     if document is None or not document.parsed:
@@ -180,14 +185,14 @@ def _validate(
         found.extend(schema.findings)
         if schema.blueprint is not None:
             spec = resolve(schema.blueprint, catalog, rule_env)
-            context = RuleContext(schema.blueprint, spec, catalog, source_map, rule_env, today)
+            context = RuleContext(schema.blueprint, spec, catalog, source_map, rule_env, today, stack)
             found.extend(_run(checks, context))
             result.blueprints[rule_env] = Validated(rule_env, schema.blueprint, source_map, spec)
         elif schema.salvaged is not None and schema.source_map is not None:
             # Report what the rules find in the valid rest, except what follows from the invalid part.
             salvaged_checks = [c for c in checks if c is not check_budget or not schema.prices_changed]
             spec = resolve(schema.salvaged, catalog, rule_env)
-            context = RuleContext(schema.salvaged, spec, catalog, schema.source_map, rule_env, today)
+            context = RuleContext(schema.salvaged, spec, catalog, schema.source_map, rule_env, today, stack)
             ruled = _run(salvaged_checks, context)
             found.extend(f for f in ruled if not schema.is_cascade(f))
         result.checked.append(rule_env)

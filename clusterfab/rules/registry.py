@@ -51,5 +51,6 @@ CHECKS: tuple[Check, ...] = (
     scheduler.check_teams,
     names.check_reserved_names,
     budget.check_budget,
+    budget.check_cloud_budget,
 )
 """Every rule, in the order they run (findings are sorted by position afterwards)."""

@@ -22,6 +22,7 @@ _RUN = "RunInstancesRequest"
 _DLM = "CreateLifecyclePolicyRequest.PolicyDetails"
 _RDS = "CreateDBInstanceMessage"
 _RDS_TAGS = Api("rds", "Tag.Value", key="Tag.Key")
+_BUDGET_AND = "Budget.FilterExpression.And[]"
 
 AWS: dict[str, dict[str, Target]] = {
     "pulumi:providers:aws": {
@@ -474,8 +475,16 @@ AWS: dict[str, dict[str, Target]] = {
             note="the provider's list of name/values filters is the API's CostFilters map",
         ),
         "costFilters[].values[]": Api("budgets", "Budget.CostFilters{}[]"),
+        "filterExpression.ands[].tags.key": Api("budgets", f"{_BUDGET_AND}.Tags.Key"),
+        "filterExpression.ands[].tags.matchOptions[]": Api("budgets", f"{_BUDGET_AND}.Tags.MatchOptions[]"),
+        "filterExpression.ands[].tags.values[]": Api("budgets", f"{_BUDGET_AND}.Tags.Values[]"),
         "limitAmount": Api("budgets", "Budget.BudgetLimit.Amount"),
         "limitUnit": Api("budgets", "Budget.BudgetLimit.Unit"),
+        "metrics": Api(
+            "budgets",
+            "Budget.Metrics[]",
+            note="the provider's one metric is the API's Metrics list of at most one",
+        ),
         "name": Api("budgets", "Budget.BudgetName"),
         "notifications[].comparisonOperator": Api("budgets", "Notification.ComparisonOperator"),
         "notifications[].notificationType": Api("budgets", "Notification.NotificationType"),
@@ -485,5 +494,10 @@ AWS: dict[str, dict[str, Target]] = {
         "notifications[].threshold": Api("budgets", "Notification.Threshold"),
         "notifications[].thresholdType": Api("budgets", "Notification.ThresholdType"),
         "timeUnit": Api("budgets", "Budget.TimeUnit"),
+    },
+    # terraform-provider-aws r/ce_cost_allocation_tag: UpdateCostAllocationTagsStatus with one entry.
+    "aws:costexplorer/costAllocationTag:CostAllocationTag": {
+        "status": Api("ce", "CostAllocationTagStatusEntry.Status"),
+        "tagKey": Api("ce", "CostAllocationTagStatusEntry.TagKey"),
     },
 }

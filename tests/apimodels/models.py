@@ -23,7 +23,7 @@ from typing import Any, Literal
 Kind = Literal["string", "integer", "number", "boolean", "list", "map", "structure", "any"]
 
 AWS_SERVICES = frozenset(
-    {"ec2", "autoscaling", "fsx", "iam", "s3", "budgets", "secretsmanager", "logs", "dlm", "rds"}
+    {"ec2", "autoscaling", "fsx", "iam", "s3", "budgets", "ce", "secretsmanager", "logs", "dlm", "rds"}
 )
 GOOGLE_DOCUMENTS = frozenset(
     {

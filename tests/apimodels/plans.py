@@ -37,6 +37,12 @@ def _gcp_budget() -> Plan:
     return plan_configured(text, (("clusterfab:billingAccount", "000000-AAAAAA-BBBBBB"),))
 
 
+def _aws_cost_tags() -> Plan:
+    """An example whose stack activates the cost allocation tags its budget counts by."""
+    text = next(p for p in EXAMPLES if p.stem == "aws-p5-efa-fsx").read_text()
+    return plan_configured(text, (("clusterfab:activateCostTags", "true"),), env="prod")
+
+
 VARIANTS: dict[str, Callable[[], Plan]] = {
     "aws-spot": lambda: aws_plan(_group("p5.48xlarge", "    capacity: {kind: spot}\n"), name="spot"),
     "aws-odcr": lambda: aws_plan(
@@ -61,6 +67,7 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     ),
     "gcp-a4x-nvl72": lambda: gcp_plan(_group("a4x-highgpu-4g", size="count: 18"), name="nvl"),
     "gcp-budget": _gcp_budget,
+    "aws-cost-tags": _aws_cost_tags,
     "gcp-slurm-elastic": lambda: gcp_plan(ELASTIC, name="gse", env="prod"),
     "aws-customer-keys": aws_keyed,
     "aws-slurm-managed-accounting": managed,

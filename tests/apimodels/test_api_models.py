@@ -173,6 +173,8 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         ("gcp-tpu-v6e-spot.dev", "gcp:storage/bucket:Bucket", "publicAccessPrevention", "Enforced", "'Enforced' is not one of inherited, enforced"),
         ("gcp-a3mega-tcpxo-filestore.dev", TEMPLATE, "machineType", "zones/us-central1-a/machineTypes/a3-megagpu-8g", "does not match the pattern"),
         ("aws-p5-efa-fsx.dev", "aws:budgets/budget:Budget", "timeUnit", "MONTH", "'MONTH' is not one of"),
+        ("aws-p5-efa-fsx.dev", "aws:budgets/budget:Budget", "metrics", "Unblended", "'Unblended' is not one of"),
+        ("aws-cost-tags", "aws:costexplorer/costAllocationTag:CostAllocationTag", "status", "active", "'active' is not one of Active, Inactive"),
         # Part of it matches [0-9A-Za-z _-]+; the whole must (the colon).
         ("aws-p5-slurm.dev", "aws:dlm/lifecyclePolicy:LifecyclePolicy", "description", "state: daily", "does not match the pattern"),
     ],

@@ -284,9 +284,16 @@ def test_budget_from_monthly_limit_with_email_alerts() -> None:
         "MONTHLY",
         "COST",
     )
-    assert budget["costFilters"] == [
-        {"name": "TagKeyValue", "values": ["user:clusterfab-blueprint$bud-cluster"]}
-    ]
+    # Its own blueprint AND its own stack (the plan's stack, `plan`): the legacy CostFilters on the
+    # blueprint tag alone counted every stack of the blueprint in the account.
+    assert budget["filterExpression"] == {
+        "ands": [
+            {"tags": {"key": "clusterfab-blueprint", "matchOptions": ["EQUALS"], "values": ["bud-cluster"]}},
+            {"tags": {"key": "clusterfab-stack", "matchOptions": ["EQUALS"], "values": ["plan"]}},
+        ]
+    }
+    assert budget["metrics"] == "UnblendedCost"
+    assert "costFilters" not in budget
     assert [
         (n["notificationType"], n["threshold"], n["subscriberEmailAddresses"])
         for n in budget["notifications"]

@@ -29,6 +29,8 @@ UNTAGGABLE = {
     "aws:s3/bucketPolicy",
     "aws:secretsmanager/secretPolicy",
     "aws:budgets/",
+    # An account setting (a tag key's cost allocation status), not a resource that could carry tags.
+    "aws:costexplorer/",
     "aws:ec2/routeTable",
     "aws:autoscaling/",
     "aws:ec2/volumeAttachment",

@@ -202,6 +202,7 @@ print("RESULT", code, loaded)
     [
         ["validate", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml"],
         ["validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--format", "json"],
+        ["validate", "blueprints/examples/aws-p5-efa-fsx.yaml", "--stack", "prod"],
         ["catalog", "--format", "json"],
         ["catalog"],
         ["schema"],

@@ -2,7 +2,9 @@
 
 Each fixture in tests/fixtures/blueprints/bad states what it must produce in header comments,
 `# expect: <severity> <code> <field or -> <line>:<column>`, written by hand from the file itself.
-The set of findings must equal the expectations: nothing missing, nothing extra.
+The set of findings must equal the expectations: nothing missing, nothing extra. A fixture about a
+deployment names the stack it is validated for, `# stack: <name> [setting=value ...]` (`-`: validated
+with no stack named, as `clusterfab validate` of the file alone); without it no stack is deployed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from clusterfab.core.codes import CODES
+from clusterfab.rules.context import StackView
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.render import render_text
 from tests.conftest import BAD_FIXTURES, EXAMPLES, assert_golden
@@ -20,7 +23,21 @@ from tests.factories import TODAY
 
 """The date prices are judged stale against (BP404), fixed so the expectations hold on any day."""
 _EXPECT = re.compile(r"^# expect: (\w+) (BP\d{3}) (\S+) (\d+):(\d+)$", re.M)
+_STACK = re.compile(r"^# stack: (\S+)((?: \S+=\S+)*)$", re.M)
 FIXTURES = sorted(BAD_FIXTURES.glob("*.yaml"))
+
+
+def _stack(path: Path) -> StackView | None:
+    """The stack a fixture is validated for (its `# stack:` line), with the settings it names."""
+    match = _STACK.search(path.read_text(encoding="utf-8", errors="replace"))
+    if match is None:
+        return None
+    settings = dict(pair.split("=", 1) for pair in match[2].split())
+    return StackView(
+        name=None if match[1] == "-" else match[1],
+        billing_account=settings.get("clusterfab:billingAccount"),
+        activate_cost_tags=settings.get("clusterfab:activateCostTags") == "true",
+    )
 
 
 def _expectations(path: Path) -> set[tuple[str, str, str, int, int]]:
@@ -35,7 +52,7 @@ def _expectations(path: Path) -> set[tuple[str, str, str, int, int]]:
 def test_bad_fixture_produces_exactly_its_findings(path: Path) -> None:
     expected = _expectations(path)
     assert expected, f"{path.name} has no `# expect:` lines"
-    result = validate_file(path, display=path.name, today=TODAY)
+    result = validate_file(path, display=path.name, today=TODAY, stack=_stack(path))
     got = {(f.severity.value, f.code, f.field, f.line, f.column) for f in result.findings}
     assert got == expected
     for finding in result.findings:
