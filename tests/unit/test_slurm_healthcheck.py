@@ -83,7 +83,7 @@ def test_the_pair_test_is_one_pmix_world_whose_mpi_keeps_to_tcp_and_shared_memor
 
     check = healthcheck.Check(level=1, groups={}, runner=runner, reservation="clusterfab-health-1")
     pair = [healthcheck.Node(f"h100-{i}", "IDLE", "train", 8) for i in range(2)]
-    assert check.bandwidth(pair) == healthcheck.largest_busbw(table)
+    assert check.bandwidth(pair) == 188.73  # the recorded table's largest size, out-of-place busbw
     assert seen == [
         [
             "srun",
