@@ -4,7 +4,9 @@ The catalog is immutable and read once per process. Parsing and validating the d
 more than a whole `clusterfab validate` otherwise does, so the parsed catalog is also kept, compiled
 (pickled), in the user's cache directory, under the sha256 of everything it is made from: the data
 files, the models that read them and the versions of Python and pydantic. A changed data file is a
-new key, so the cache is never stale; an unreadable or foreign cache file is ignored and rebuilt.
+new key, so the cache is never stale. Unpickling runs code: a cache file is read only when it and its
+folder are this user's own and nobody else may write them (not a link either); any other is ignored and
+the catalog parsed from its data files.
 Nothing here imports Pulumi: validation and cost estimates run on the catalog alone.
 """
 
@@ -16,6 +18,7 @@ import hashlib
 import io
 import os
 import pickle
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -243,13 +246,26 @@ def catalog_digest() -> str:
     return digest.hexdigest()
 
 
+def _own(info: os.stat_result) -> bool:
+    """Whether this user owns it and nobody else may write it."""
+    return info.st_uid == os.getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
 def _cached(path: Path) -> Catalog | None:
-    """The catalog pickled at `path`, if the file is this user's own and unchanged by others."""
+    """The catalog pickled at `path`, if the file and its folder are this user's own and nobody else may
+    change them: unpickling runs code. In a folder others may write, anyone could put a link there to a
+    file of this user's whose content they chose (or swap the file between a check and the read), so the
+    folder is checked too, and the file is opened from the folder checked, never through a link."""
     try:
-        with path.open("rb") as stream:
-            info = os.fstat(stream.fileno())
-            # Only a file this user wrote and nobody else may change: unpickling runs code.
-            if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if not _own(os.fstat(folder)):
+                return None
+            descriptor = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+        finally:
+            os.close(folder)
+        with os.fdopen(descriptor, "rb") as stream:
+            if not _own(os.fstat(stream.fileno())):
                 return None
             loaded = pickle.load(stream)
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):

@@ -8,8 +8,11 @@ import hashlib
 import json
 from typing import Any
 
-from components.aws._boot import READ_BOOT_DIGEST
 from tests.components.harness import all_of, aws_plan, boot_vars, one, user_data
+
+READ_BOOT_DIGEST = {"Sid": "ReadBootDigest", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"}
+"""What a following host's role needs to read its instance's digest tag: DescribeTags takes no resource
+(the EC2 service authorization reference lists no resource type for it), so it is granted on `*`."""
 
 INSTANCE = "aws:ec2/instance:Instance"
 RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"

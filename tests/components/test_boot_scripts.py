@@ -7,35 +7,57 @@ from pathlib import Path
 import pytest
 
 from tests.components.harness import plan_file, stable, startup_script, user_data
-from tests.conftest import EXAMPLES, assert_golden
+from tests.conftest import EXAMPLES, GOLDEN, assert_golden
 
 AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
 GCP_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("gcp-")]
-GCP_BOOTED = ("gcp:compute/instanceTemplate:InstanceTemplate", "gcp:tpu/v2Vm:V2Vm")
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+TPU_VM = "gcp:tpu/v2Vm:V2Vm"
+BOOTED = {
+    "aws-p5-efa-fsx": {(LAUNCH_TEMPLATE, "llm-pretrain-trainers-lt")},
+    "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
+    "aws-p5-slurm": {(LAUNCH_TEMPLATE, "llm-slurm-h100-lt")},
+    "aws-p6-b200-capacity-block": {(LAUNCH_TEMPLATE, "b200-finetune-gpus-lt")},
+    "gcp-a3mega-tcpxo-filestore": {(INSTANCE_TEMPLATE, "mega-train-trainers-template")},
+    "gcp-a3ultra-roce-lustre": {(INSTANCE_TEMPLATE, "ultra-train-trainers-template")},
+    "gcp-tpu-v5p-multislice": {(TPU_VM, "v5p-pretrain-pretrain-0")},
+    "gcp-tpu-v6e-spot": {(TPU_VM, "trillium-spot-trillium-0")},
+}
+"""What each example's dev plan boots a node group or TPU slice from: its launch templates (AWS user
+data), instance templates and TPU VMs (GCP startup-script); one node group or slice each."""
+
+
+def _booted(path: Path) -> set[tuple[str, str]]:
+    types = (LAUNCH_TEMPLATE,) if path.name.startswith("aws-") else (INSTANCE_TEMPLATE, TPU_VM)
+    return {(r.type, r.name) for r in plan_file(path, "dev").resources if r.type in types}
+
+
+def test_every_example_is_listed_and_every_golden_boot_script_is_one_of_them() -> None:
+    assert sorted(BOOTED) == [p.stem for p in EXAMPLES]
+    goldens = sorted(p.name for p in (GOLDEN / "boot").iterdir())
+    assert goldens == sorted(f"{stem}.dev.{name}.sh" for stem, made in BOOTED.items() for _, name in made)
 
 
 @pytest.mark.parametrize("path", AWS_EXAMPLES, ids=[p.stem for p in AWS_EXAMPLES])
 def test_user_data_golden(path: Path) -> None:
     plan = plan_file(path, "dev")
-    for resource in plan.resources:
-        if resource.type == "aws:ec2/launchTemplate:LaunchTemplate":
-            assert_golden(f"boot/{path.stem}.dev.{resource.name}.sh", stable(user_data(plan, resource.name)))
+    assert _booted(path) == BOOTED[path.stem]  # a plan without its launch template fails here
+    for _, name in sorted(BOOTED[path.stem]):
+        assert_golden(f"boot/{path.stem}.dev.{name}.sh", stable(user_data(plan, name)))
 
 
 @pytest.mark.parametrize("path", GCP_EXAMPLES, ids=[p.stem for p in GCP_EXAMPLES])
 def test_startup_script_golden(path: Path) -> None:
     plan = plan_file(path, "dev")
-    booted = [r for r in plan.resources if r.type in GCP_BOOTED]
-    assert booted, "every GCP example has GPU nodes or TPU VMs"
-    for resource in booted:
-        assert_golden(
-            f"boot/{path.stem}.dev.{resource.name}.sh",
-            stable(startup_script(plan, resource.type, resource.name)),
-        )
+    assert _booted(path) == BOOTED[path.stem]  # a plan without its template or TPU VM fails here
+    for type_, name in sorted(BOOTED[path.stem]):
+        assert_golden(f"boot/{path.stem}.dev.{name}.sh", stable(startup_script(plan, type_, name)))
 
 
 def test_ansible_core_comes_from_the_checked_bundle_by_hash() -> None:
-    script = user_data(plan_file(AWS_EXAMPLES[0], "dev"), "llm-pretrain-trainers-lt")
+    [example] = [p for p in AWS_EXAMPLES if p.stem == "aws-p5-efa-fsx"]
+    script = user_data(plan_file(example, "dev"), "llm-pretrain-trainers-lt")
     digest_check = script.index("sha256sum --check --status")
     install = script.index("--require-hashes --only-binary :all:")
     assert digest_check < install  # the requirements are trusted because the bundle was checked first

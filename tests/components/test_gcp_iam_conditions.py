@@ -41,13 +41,22 @@ def grants(expression: str, resource_type: str, name: str) -> bool:
 
 
 @pytest.mark.parametrize(
-    "plan",
-    [managed, lambda: gcp_plan(ELASTIC, name="gse", env="prod")],
+    ("plan", "granted"),
+    [
+        (managed, ["gac-cluster-slurm-accounting-users", "gac-cluster-slurm-mig", "gac-cluster-slurm-name"]),
+        (
+            lambda: gcp_plan(ELASTIC, name="gse", env="prod"),
+            ["gse-cluster-slurm-mig", "gse-cluster-slurm-name", "gse-cluster-slurm-vms"],
+        ),
+    ],
     ids=["accounting", "elastic"],
 )
-def test_every_condition_is_an_expression_iam_can_read(plan: Any) -> None:
+def test_every_condition_is_an_expression_iam_can_read(plan: Any, granted: list[str]) -> None:
+    """The conditioned grants: the accounting users' on the instance, the controller's on the node VMs
+    (naming them) and the node MIGs, and, with elastic nodes, the power programs' on the elastic VMs and
+    the node templates."""
     found = conditions(plan())
-    assert len(found) >= 3
+    assert sorted(found) == granted
     for name, expression in found.items():
         assert isinstance(grants(expression, VM, "projects/x/zones/z/instances/nothing"), bool), name
 

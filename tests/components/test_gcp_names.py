@@ -14,7 +14,6 @@ import re
 from clusterfab.core import naming
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
-from components._naming import NAME_PREFIX_SUFFIX
 from tests.components.harness import gcp_plan, one
 from tests.conftest import REPO
 
@@ -22,6 +21,16 @@ GCP_NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 GCP_NAME_MAX = 63
 AUTONAME_SUFFIX = "-0123abc"
 """What Pulumi appends to an auto-named resource's logical name."""
+PROVIDER = REPO / "tests" / "fixtures" / "gcp" / "instance-template-name-prefix.go.txt"
+"""terraform-provider-google-beta's own handling of an instance template's `name_prefix`, verbatim
+(tests/fixtures/gcp/SOURCES.md)."""
+NAME_PREFIX_MAX = 54
+"""The provider refuses a longer prefix: `if len(value) > 54` ("name is limited to 63")."""
+SHORT_ID_AFTER = 37
+"""A prefix longer than this gets the shortened unique id: `if len(prefix) > 37`."""
+SHORT_ID = len("YYmmdd") + len("678")
+"""The shortened unique id: `prefix + date + counter`, the date `uniqueId[2:8]` (YYmmdd) and the last three
+digits of the counter: 9 characters."""
 
 AUTONAMED = {
     "gcp:compute/address:Address",
@@ -130,8 +139,11 @@ def physical_names(plan: Plan) -> dict[str, str]:
     with the longest suffix Pulumi adds; a TPU queued resource's slices' too."""
     names = {}
     for r in plan.resources:
-        if r.type in AUTONAMED and "namePrefix" in r.inputs:  # the provider ends it with 9 characters
-            names[f"{r.type} {r.name}"] = r.inputs["namePrefix"] + "x" * NAME_PREFIX_SUFFIX
+        if r.type in AUTONAMED and "namePrefix" in r.inputs:
+            prefix = r.inputs["namePrefix"]
+            # Only a prefix longer than 37 characters gets the provider's 9-character id.
+            assert SHORT_ID_AFTER < len(prefix) <= NAME_PREFIX_MAX, prefix
+            names[f"{r.type} {r.name}"] = prefix + "x" * SHORT_ID
         elif r.type in AUTONAMED:
             names[f"{r.type} {r.name}"] = r.inputs.get("name") or r.name + AUTONAME_SUFFIX
         elif r.type in NAMED:
@@ -143,13 +155,30 @@ def physical_names(plan: Plan) -> dict[str, str]:
     return names
 
 
+def test_the_name_prefix_limits_are_the_providers() -> None:
+    """The limits above are the ones the recorded provider source applies."""
+    source = PROVIDER.read_text()
+    [refused] = re.findall(r"\n\t+if len\(value\) > (\d+) \{\n", source)
+    assert int(refused) == NAME_PREFIX_MAX
+    assert f'"%q cannot be longer than {NAME_PREFIX_MAX} characters, name is limited to 63"' in source
+    shortened_id = r"\n\t+if len\(prefix\) > (\d+) \{\n\t+itName = tpgresource.ReducedPrefixedUniqueId"
+    [shortened] = re.findall(shortened_id, source)
+    assert int(shortened) == SHORT_ID_AFTER
+    # The shortened id: six characters of the date (YYmmdd) and the counter's last three.
+    assert "\tcounter := uniqueId[len(uniqueId)-3:]\n\t// YYmmdd of date\n\tdate := uniqueId[2:8]\n" in source
+    assert "\treturn prefix + date + counter\n" in source
+    assert len(range(2, 8)) + 3 == SHORT_ID
+
+
 def test_every_gcp_name_of_a_cluster_with_the_longest_names_is_a_valid_gcp_name() -> None:
     """In every stack: the stack's name is part of the VMs', TPUs' and Lustre's names."""
+    counts = []
     for plan in [*long_plans(), *long_plans(LONG_ENV)]:
         names = physical_names(plan)
-        assert len(names) > 20
+        counts.append(len(names))
         bad = {k: v for k, v in names.items() if len(v) > GCP_NAME_MAX or not GCP_NAME.fullmatch(v)}
         assert bad == {}
+    assert counts == [47, 24, 47, 24]  # the Slurm plan's names and the RoCE plan's, in each stack
 
 
 def test_only_resources_whose_auto_name_would_not_fit_get_an_explicit_name() -> None:
@@ -177,10 +206,12 @@ def test_only_resources_whose_auto_name_would_not_fit_get_an_explicit_name() -> 
 
 
 def test_the_short_named_clusters_resources_keep_their_auto_names() -> None:
+    counts = []
     for plan in short_plans():
         autonamed = [r for r in plan.resources if r.type in AUTONAMED and not elastic_placement(r)]
-        assert len(autonamed) > 10
+        counts.append(len(autonamed))
         assert [r.name for r in autonamed if "name" in r.inputs or "namePrefix" in r.inputs] == []
+    assert counts == [40, 23]
 
 
 def test_explicit_names_are_the_stacks_own() -> None:
@@ -197,7 +228,7 @@ def test_explicit_names_are_the_stacks_own() -> None:
 def test_a_long_named_template_takes_a_prefix_so_its_next_generation_gets_a_name_of_its_own() -> None:
     """Every change of an instance template replaces it, the new one created before the old is deleted:
     a fixed name would collide, so a long-named template gets a `name_prefix`, which the provider ends
-    with 9 random characters (54 + 9 = 63)."""
+    with its 9-character shortened id (54 + 9 = 63): the longest prefix the provider takes."""
     plan = long_plans()[0]
     template = one(
         plan, "gcp:compute/instanceTemplate:InstanceTemplate", f"{CLUSTER}-cluster-{GROUP}-template"
@@ -205,7 +236,8 @@ def test_a_long_named_template_takes_a_prefix_so_its_next_generation_gets_a_name
     assert "name" not in template.inputs
     prefix = template.inputs["namePrefix"]
     assert prefix.endswith("-")
-    assert len(prefix) + NAME_PREFIX_SUFFIX == GCP_NAME_MAX
+    assert len(prefix) == NAME_PREFIX_MAX
+    assert len(prefix) + SHORT_ID == GCP_NAME_MAX
 
 
 def test_a_long_named_placement_policy_changes_its_name_with_what_replaces_it() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from clusterfab.core.naming import name_tag
 from clusterfab.outputs import NodeGroupOutput, read_outputs
 from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
@@ -179,7 +178,7 @@ def test_fixed_group_is_a_zonal_mig_of_count_on_the_unique_template() -> None:
     assert (mig["zone"], mig["targetSize"], mig["baseInstanceName"]) == (
         "us-central1-b",
         16,
-        f"mig-cluster-plan-g-{name_tag('mig-cluster', 'plan', 'g')}",
+        "mig-cluster-plan-g-bea69bf1",  # sha256 of 'mig-cluster\0plan\0g', its first 8 hex digits
     )
     assert mig["versions"] == [
         {"name": "primary", "instanceTemplate": "https://mock.googleapis.com/mig-cluster-g-template?u"}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clusterfab.core.naming import name_tag
 from tests.components.harness import all_of, boot_vars, gcp_plan, one, startup_script
 
 INSTANCE = "gcp:compute/instance:Instance"
@@ -28,9 +27,11 @@ environments:
   prod: {}
 """
 
-GSE_H100 = f"gse-cluster-prod-h100-{name_tag('gse-cluster', 'prod', 'h100')}"
-GSN_H100 = f"gsn-cluster-prod-h100-{name_tag('gsn-cluster', 'prod', 'h100')}"
-"""The group's names in the stack: the tag tells cluster, stack and group apart (compose_gcp._group_name)."""
+GSE_H100 = "gse-cluster-prod-h100-aaea0b66"
+GSN_H100 = "gsn-cluster-prod-h100-699ea339"
+"""The group's names in the stack: the tag tells cluster, stack and group apart (compose_gcp._group_name):
+the first 8 hex digits of the sha256 of cluster, stack and group joined by NUL, e.g.
+`printf 'gse-cluster\\0prod\\0h100' | sha256sum` starts aaea0b66."""
 
 
 def test_the_controller_sits_at_the_address_slurm_conf_names_with_its_state_disk() -> None:
@@ -184,7 +185,8 @@ def test_the_state_device_the_controller_role_looks_for_is_the_one_attached() ->
     from components.gcp.slurm import STATE_DEVICE_NAME
 
     # GCE's guest environment links each attached disk as /dev/disk/by-id/google-<device name>.
-    assert {"aws": STATE_DEVICE, "gcp": f"/dev/disk/by-id/google-{STATE_DEVICE_NAME}"} == STATE_DEVICES
+    assert (STATE_DEVICE, STATE_DEVICE_NAME) == ("/dev/sdf", "slurm-state")
+    assert STATE_DEVICES == {"aws": "/dev/sdf", "gcp": "/dev/disk/by-id/google-slurm-state"}
 
 
 def test_a_monitored_clusters_state_disk_also_holds_the_samples() -> None:

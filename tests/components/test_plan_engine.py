@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
+import subprocess
+import tarfile
 from pathlib import Path
 
 import pulumi
@@ -89,6 +93,21 @@ def test_outputs_describe_the_cluster() -> None:
     assert len(outputs.blueprint.digest) == 64
 
 
+def _archived(archive: bytes) -> dict[str, bytes]:
+    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+
+
+def _checkout_playbooks() -> dict[str, bytes]:
+    """The playbooks git tracks (and those not yet added), as files: what a checkout of this revision has."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", "playbooks"],
+        cwd=REPO, capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    paths = [REPO / name for name in listed if name and (REPO / name).is_file()]
+    return {str(p.relative_to(REPO / "playbooks")): p.read_bytes() for p in paths if not p.is_symlink()}
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_example_exports_the_outputs_push_mode_and_promotion_read(path: Path) -> None:
     outputs = read_outputs(plan_file(path, "dev").outputs)
@@ -96,6 +115,15 @@ def test_every_example_exports_the_outputs_push_mode_and_promotion_read(path: Pa
     assert outputs.blueprint.cloud in path.stem
     # The bundle the nodes boot from is the one promotion compares with the checkout's playbooks.
     assert outputs.blueprint.bundle_sha256 == bundle_digest(REPO / "playbooks")
+    # ... and, checked without the bundle code: the digest names the archive the plan uploads, and that
+    # archive holds the checkout's playbooks, byte for byte.
+    digest = outputs.blueprint.bundle_sha256
+    [upload] = [r for r in plan_file(path, "dev").resources if r.name.endswith("-artifacts-bundle")]
+    assert upload.inputs["source"] == f"[asset {digest}.tar.gz]"
+    assert upload.inputs.get("key", upload.inputs.get("name")) == f"bundles/{digest}.tar.gz"
+    archive = (REPO / ".cache" / "bundles" / f"{digest}.tar.gz").read_bytes()
+    assert hashlib.sha256(archive).hexdigest() == digest
+    assert _archived(archive) == _checkout_playbooks()
 
 
 def test_an_invalid_blueprint_fails_the_program_with_its_findings(tmp_path: Path) -> None:

@@ -14,12 +14,10 @@ import pytest
 from moto import mock_aws
 from ruamel.yaml import YAML
 
-from clusterfab.bootstrap import Mount
 from clusterfab.core.errors import UsageError
 from clusterfab.health_stores import S3HealthStore
 from clusterfab.outputs import read_outputs
 from clusterfab.provision import push
-from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.runner import HostStats, PlaybookResult
 from clusterfab.stackinput import load_stack_input
 from tests.components.harness import plan_file
@@ -70,6 +68,62 @@ class FakeRunner:
         )
 
 
+GPU_NODE_VARS = {
+    "gpu_node_fabric": "efa",
+    "nvidia_driver_version": "580.95.05",
+    "nvidia_driver_open_kernel_modules": True,
+    "nvidia_driver_source": "cuda_repository",
+    "cuda_toolkit_version": "13.0",
+    "nccl_version": "2.28.9",
+    "nccl_cuda_version": "13.0",
+    "nccl_tests_version": "2.19.6",
+    "nccl_tests_checksum": "sha256:adbd3d27ba6c00bd7b7cf98cc8811c6ad860427ecd5de59527466b21472c0d93",
+    "nccl_tests_mpi_packages": [
+        "libopenmpi-dev=4.1.6-7ubuntu2",
+        "openmpi-bin=4.1.6-7ubuntu2",
+        "libopenmpi3t64=4.1.6-7ubuntu2",
+        "openmpi-common=4.1.6-7ubuntu2",
+        "libpmix2t64=5.0.1-4.1build1",
+    ],
+    "dcgm_version": "4.4.2",
+    "dcgm_cuda_major_version": "13",
+    "dcgm_exporter_version": "4.5.0",
+    "dcgm_node_exporter_version": "1.7.0-1ubuntu0.3",
+    "efa_installer_version": "1.51.0",
+    "efa_installer_key_fingerprint": "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC",
+    "gdrcopy_enabled": True,
+    "gdrcopy_version": "2.5.1",
+    "gdrcopy_checksum": "sha256:c6d5ebb7dabb89d798f27609511735595004da73af28d93ac041bb5290c4cbec",
+    "gpu_node_container_runtime": False,
+    "gpu_node_nvlink_services": ["fabric_manager"],
+    "nvidia_fabricmanager_version": "580.95.05",
+    "nvidia_fabricmanager_nvlsm": False,
+    "gpudirect_storage_enabled": True,
+    "gpudirect_storage_nvidia_fs_version": "2.26.6-1",
+    "local_scratch_enabled": True,
+    "local_scratch_device_patterns": ["nvme-Amazon_EC2_NVMe_Instance_Storage_*"],
+    "local_scratch_mount_point": "/mnt/localssd",
+    "storage_mounts_list": [
+        {
+            "name": "datasets",
+            "fstype": "lustre",
+            "source": "llm-pretrain-datasets-fs.fsx.mock@tcp:/mockmnt",
+            "mount_point": "/lustre",
+            "options": "relatime,flock",
+        }
+    ],
+    "storage_mounts_lustre_packages": ["lustre-client-modules-{kernel}"],
+    "storage_mounts_lustre_repo_url": "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu",
+    "storage_mounts_lustre_repo_suite": "noble",
+    "storage_mounts_lustre_repo_components": ["main"],
+    "storage_mounts_lustre_repo_key_url": (
+        "https://fsx-lustre-client-repo-public-keys.s3.amazonaws.com/fsx-ubuntu-public-key.asc"
+    ),
+    "storage_mounts_lustre_repo_key_fingerprint": "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1",
+}
+"""The node playbook's variables for aws-p5-efa-fsx's trainers in the dev stack, written out."""
+
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
@@ -113,18 +167,14 @@ def test_configure_runs_each_node_group_then_the_health_check_and_records_it(buc
         ("gpu_node.yml", "node_group_trainers"),
         ("healthcheck.yml", "node_group_trainers"),
     ]
-    group = stack_input.spec.node_groups[0]
-    mounts = [
-        Mount(
-            "datasets",
-            "lustre",
-            "llm-pretrain-datasets-fs.fsx.mock@tcp:/mockmnt",
-            "/lustre",
-            "relatime,flock",
-        )
-    ]
-    assert runner.calls[0]["extravars"] == gpu_node_vars(stack_input.spec, group, stack_input.catalog, mounts)
-    assert runner.calls[1]["extravars"] == healthcheck_vars(stack_input.spec, group, stack_input.catalog)
+    # What the example's trainers (p5.48xlarge, EFA, FSx for Lustre) get, written out: the catalog's pins
+    # and the stack's file system, as the node playbook and the health check read them.
+    assert runner.calls[0]["extravars"] == GPU_NODE_VARS
+    assert runner.calls[1]["extravars"] == {
+        "gpu_healthcheck_expected_gpu_count": 8,
+        "gpu_healthcheck_min_busbw_gbps": 3200.0,
+        "gpu_healthcheck_expected_driver_version": "580.95.05",
+    }
     inventory = YAML(typ="safe").load(runner.inventories[0])
     assert inventory["plugin"] == "amazon.aws.aws_ec2"
     assert str(runner.calls[0]["inventory"]).endswith("clusterfab.aws_ec2.yml")

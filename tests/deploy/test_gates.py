@@ -118,54 +118,64 @@ def estimate(max_hourly: float | None) -> CostEstimate:
 
 
 def test_blueprint_gate_passes_for_the_same_digest() -> None:
-    result = digest_gate()
-    assert result.passed
-    assert result.notes == ()
-    assert result.reason == f"dev runs {BLUEPRINT} at digest {DIGEST[:12]}"
+    assert digest_gate() == GateResult("blueprint", True, f"dev runs {BLUEPRINT} at digest aaaaaaaaaaaa")
 
 
 def test_blueprint_gate_refuses_another_revision() -> None:
-    result = digest_gate(source_outputs=outputs(digest=OTHER))
-    assert not result.passed
-    assert f"digest {OTHER[:12]}, the local file is {DIGEST[:12]}" in result.reason
-    assert "deploy this revision to dev first (`clusterfab up --stack dev`)" in result.reason
+    assert digest_gate(source_outputs=outputs(digest=OTHER)) == GateResult(
+        "blueprint",
+        False,
+        f"dev was last updated from another revision of {BLUEPRINT} (digest bbbbbbbbbbbb, the local file is "
+        "aaaaaaaaaaaa): deploy this revision to dev first (`clusterfab up --stack dev`), check its health, "
+        "then promote",
+    )
 
 
 def test_blueprint_gate_refuses_a_source_never_updated() -> None:
-    result = digest_gate(source_outputs={})
-    assert not result.passed
-    assert "no blueprint.digest output" in result.reason
-    assert "`clusterfab up --stack dev`" in result.reason
+    assert digest_gate(source_outputs={}) == GateResult(
+        "blueprint",
+        False,
+        "stack dev has no blueprint.digest output (never updated by this program?): run "
+        "`clusterfab up --stack dev` first",
+    )
 
 
 def test_blueprint_gate_refuses_stacks_running_different_blueprints() -> None:
-    result = digest_gate(target_blueprint="blueprints/other.yaml")
-    assert not result.passed
-    assert f"dev runs {BLUEPRINT} but prod runs blueprints/other.yaml" in result.reason
-    assert "point both stacks' clusterfab:blueprint at the same file" in result.reason
+    assert digest_gate(target_blueprint="blueprints/other.yaml") == GateResult(
+        "blueprint",
+        False,
+        f"dev runs {BLUEPRINT} but prod runs blueprints/other.yaml; promotion moves one blueprint between "
+        "environments: point both stacks' clusterfab:blueprint at the same file",
+    )
 
 
 def test_blueprint_gate_refuses_a_target_without_blueprint_config() -> None:
-    result = digest_gate(target_blueprint=None)
-    assert not result.passed
-    assert result.reason == (
+    assert digest_gate(target_blueprint=None) == GateResult(
+        "blueprint",
+        False,
         f"stack prod has no clusterfab:blueprint config: set it to {BLUEPRINT} "
-        f"(`pulumi config set clusterfab:blueprint {BLUEPRINT} --stack prod`)"
+        f"(`pulumi config set clusterfab:blueprint {BLUEPRINT} --stack prod`)",
     )
 
 
 def test_blueprint_gate_refuses_a_source_without_blueprint_config() -> None:
-    result = digest_gate(source_blueprint=None)
-    assert not result.passed
-    assert "stack dev has no clusterfab:blueprint config" in result.reason
+    assert digest_gate(source_blueprint=None) == GateResult(
+        "blueprint",
+        False,
+        "stack dev has no clusterfab:blueprint config: set it to the blueprint both stacks run "
+        "(`pulumi config set clusterfab:blueprint blueprints/... --stack dev`)",
+    )
 
 
 def test_blueprint_gate_notes_another_catalog_version() -> None:
-    result = digest_gate(source_outputs=outputs(catalog="2026.01.01"))
-    assert result.passed
-    assert result.notes == (
-        "dev was updated with catalog 2026.01.01, this clusterfab has catalog 2026.11.22: machine facts and "
-        "prices may differ from what dev was built with",
+    assert digest_gate(source_outputs=outputs(catalog="2026.01.01")) == GateResult(
+        "blueprint",
+        True,
+        f"dev runs {BLUEPRINT} at digest aaaaaaaaaaaa",
+        (
+            "dev was updated with catalog 2026.01.01, this clusterfab has catalog 2026.11.22: machine facts "
+            "and prices may differ from what dev was built with",
+        ),
     )
 
 
@@ -181,11 +191,11 @@ def test_health_gate_passes_for_a_passing_check_of_this_revision() -> None:
 
 
 def test_health_gate_refuses_without_a_recorded_check() -> None:
-    result = checked(None)
-    assert not result.passed
-    assert result.reason == (
+    assert checked(None) == GateResult(
+        "health",
+        False,
         f"no health check is recorded for dev ({LOCATION}): run the health check on dev "
-        "(`clusterfab configure --stack dev`)"
+        "(`clusterfab configure --stack dev`)",
     )
 
 
@@ -203,16 +213,20 @@ def test_health_gate_refuses_a_passing_record_someone_else_wrote_to_the_bucket()
 
 
 def test_health_gate_refuses_listing_everything_wrong_with_the_record() -> None:
-    result = checked(health(status="failed", digest=OTHER))
-    assert not result.passed
-    assert result.reason == (
+    assert checked(health(status="failed", digest=OTHER)) == GateResult(
+        "health",
+        False,
         f"the health record {LOCATION} does not pass: the last check failed (the health check failed on "
-        f"at least one host); it checked blueprint digest {OTHER[:12]}, this promotion is of {DIGEST[:12]}; "
-        "run the health check on dev (`clusterfab configure --stack dev`)"
+        "at least one host); it checked blueprint digest bbbbbbbbbbbb, this promotion is of aaaaaaaaaaaa; "
+        "run the health check on dev (`clusterfab configure --stack dev`)",
     )
 
 
 # --- replacements ----------------------------------------------------------------------------------
+
+NOTHING_DESTROYED = GateResult(
+    "replacements", True, "the preview of prod deletes or replaces no stateful resource"
+)
 
 
 def test_replacement_gate_passes_updates_and_stateless_replacements() -> None:
@@ -222,76 +236,93 @@ def test_replacement_gate_passes_updates_and_stateless_replacements() -> None:
         step("delete", "aws:iam/role:Role", "role"),
     ]
     result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=False)
-    assert result.passed
+    assert result == NOTHING_DESTROYED
 
 
 def test_replacement_gate_refuses_replacing_a_stateful_resource() -> None:
     steps = [step("replace", "aws:fsx/lustreFileSystem:LustreFileSystem", "fs", keys=("deploymentType",))]
     result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=False)
-    assert not result.passed
-    assert result.reason == (
+    assert result == GateResult(
+        "replacements",
+        False,
         "the preview of prod would destroy data: replace fs (aws:fsx/lustreFileSystem:LustreFileSystem, "
         "stateful, because of deploymentType); change the blueprint so these are kept, or pass "
-        "--allow-replace to accept the loss"
+        "--allow-replace to accept the loss",
     )
 
 
 def test_replacement_gate_refuses_deleting_a_protected_resource() -> None:
     steps = [step("delete", "aws:iam/role:Role", "kept-role", protect=True)]
     result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=False)
-    assert not result.passed
-    assert "delete kept-role (aws:iam/role:Role, protected)" in result.reason
+    assert result == GateResult(
+        "replacements",
+        False,
+        "the preview of prod would destroy data: delete kept-role (aws:iam/role:Role, protected); change the "
+        "blueprint so these are kept, or pass --allow-replace to accept the loss",
+    )
 
 
 def test_replacement_gate_allows_with_allow_replace_and_says_protection_still_holds() -> None:
     steps = [step("replace", "aws:s3/bucket:Bucket", "bucket", protect=True)]
     result = replacement_gate(target="prod", steps=steps, stateful_types=STATEFUL, allow_replace=True)
-    assert result.passed
-    assert result.notes[0].startswith("allowed by --allow-replace: replace bucket")
-    assert "unprotect them first" in result.notes[1]
+    assert result == GateResult(
+        "replacements",
+        True,
+        "1 destructive change(s) allowed by --allow-replace",
+        (
+            "allowed by --allow-replace: replace bucket (aws:s3/bucket:Bucket, protected and stateful)",
+            "Pulumi still refuses to delete protected resources: unprotect them first (`protect: false` on "
+            "the storage in the blueprint, or `pulumi state unprotect`)",
+        ),
+    )
 
 
 def test_replacement_gate_refuses_a_failed_preview() -> None:
     result = replacement_gate(
         target="prod", steps=[], stateful_types=STATEFUL, allow_replace=True, preview_error="no credentials"
     )
-    assert not result.passed
-    assert result.reason == (
+    assert result == GateResult(
+        "replacements",
+        False,
         "the preview of prod failed (no credentials): fix it first (`clusterfab preview --stack prod` "
-        "shows the whole output)"
+        "shows the whole output)",
     )
 
 
 # --- budget ----------------------------------------------------------------------------------------
+# Two p5.48xlarge on demand in us-east-1 at the catalog's $55.04 an hour: $110.08.
 
 
 def test_budget_gate_passes_within_budget() -> None:
-    result = budget_gate(target="prod", environment="prod", estimate=estimate(1000))
-    assert result.passed
-    assert result.reason.startswith("prod (environment prod): within budget (hourly $110.08 of $1,000.00")
+    assert budget_gate(target="prod", environment="prod", estimate=estimate(1000)) == GateResult(
+        "budget", True, "prod (environment prod): within budget (hourly $110.08 of $1,000.00 limit)"
+    )
 
 
 def test_budget_gate_passes_without_a_budget() -> None:
-    result = budget_gate(target="prod", environment=None, estimate=estimate(None))
-    assert result.passed
-    assert "no budget set" in result.reason
+    assert budget_gate(target="prod", environment=None, estimate=estimate(None)) == GateResult(
+        "budget",
+        True,
+        "prod (the base blueprint): no budget set (add `budget: {max_hourly_usd: ...}` to check limits)",
+    )
 
 
 def test_budget_gate_refuses_over_budget() -> None:
-    result = budget_gate(target="prod", environment="prod", estimate=estimate(100))
-    assert not result.passed
-    assert result.reason == (
+    assert budget_gate(target="prod", environment="prod", estimate=estimate(100)) == GateResult(
+        "budget",
+        False,
         "prod (environment prod) would be OVER BUDGET (hourly $110.08 over the $100.00 limit): make the prod "
-        "blueprint smaller or raise its budget (budget.max_hourly_usd / budget.max_monthly_usd)"
+        "blueprint smaller or raise its budget (budget.max_hourly_usd / budget.max_monthly_usd)",
     )
 
 
 def test_budget_gate_refuses_an_invalid_blueprint() -> None:
     result = budget_gate(target="prod", environment="prod", estimate=None, invalid_reason="x.yaml has errors")
-    assert not result.passed
-    assert result.reason == (
+    assert result == GateResult(
+        "budget",
+        False,
         "the blueprint cannot be costed for prod (environment prod): x.yaml has errors; fix it "
-        "(`clusterfab validate BLUEPRINT --env prod`)"
+        "(`clusterfab validate BLUEPRINT --env prod`)",
     )
 
 
@@ -305,7 +336,19 @@ def test_all_gates_pass() -> None:
         replacement_gate(target="prod", steps=[], stateful_types=STATEFUL, allow_replace=False),
         budget_gate(target="prod", environment="prod", estimate=estimate(1000)),
     ]
-    assert all(r.passed for r in results)
+    assert results == [
+        GateResult("blueprint", True, f"dev runs {BLUEPRINT} at digest aaaaaaaaaaaa"),
+        GateResult(
+            "health",
+            True,
+            "dev passed its health check at 2026-11-20T10:00:00+00:00 (commit cccccccccccc, "
+            "bundle dddddddddddd)",
+        ),
+        NOTHING_DESTROYED,
+        GateResult(
+            "budget", True, "prod (environment prod): within budget (hourly $110.08 of $1,000.00 limit)"
+        ),
+    ]
     assert refusal("dev", "prod", results) is None
 
 
@@ -318,6 +361,12 @@ def test_refusal_lists_every_failed_gate(failing: int) -> None:
     ]
     message = refusal("dev", "prod", results)
     assert message is not None
-    lines = message.splitlines()
-    assert lines[0] == f"promotion of dev to prod refused ({failing} of 3 gates failed):"
-    assert [line.split(":")[0].strip() for line in lines[1:]] == ["- blueprint", "- health"][:failing]
+    expected = [
+        f"promotion of dev to prod refused ({failing} of 3 gates failed):",
+        f"  - blueprint: dev was last updated from another revision of {BLUEPRINT} (digest bbbbbbbbbbbb, "
+        "the local file is aaaaaaaaaaaa): deploy this revision to dev first (`clusterfab up --stack dev`), "
+        "check its health, then promote",
+        f"  - health: no health check is recorded for dev ({LOCATION}): run the health check on dev "
+        "(`clusterfab configure --stack dev`)",
+    ]
+    assert message.splitlines() == expected[: 1 + failing]

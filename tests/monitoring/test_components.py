@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from clusterfab.plan.engine import PlannedResource, run_program
-from components.aws._boot import READ_BOOT_DIGEST
-from components.aws._iam import SESSION_MANAGER_ACTIONS
 from tests.components.harness import plan_file, plan_text
 from tests.conftest import REPO
+
+READ_BOOT_DIGEST = {"Sid": "ReadBootDigest", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"}
+"""What a following host's role needs to read its instance's digest tag: DescribeTags takes no resource
+(the EC2 service authorization reference lists no resource type for it), so it is granted on `*`."""
 
 EXAMPLE = REPO / "blueprints" / "examples" / "aws-p5-monitored.yaml"
 GCP_CLUSTER = REPO / "tests" / "fixtures" / "monitoring" / "cluster-gcp.yaml"
@@ -81,7 +83,18 @@ def test_aws_monitoring_node_from_its_args(tmp_path: Path) -> None:
     assert [(st["Sid"], st["Action"]) for st in host["Statement"]] == [
         ("ReadClusterBucket", ["s3:GetObject", "s3:GetObjectVersion"]),
         ("ListClusterBucket", "s3:ListBucket"),
-        ("SessionManager", list(SESSION_MANAGER_ACTIONS)),
+        (
+            "SessionManager",
+            # AWS's minimal Session Manager permissions for an instance role ("Create a custom IAM role
+            # with minimal Session Manager permissions"), not AmazonSSMManagedInstanceCore.
+            [
+                "ssm:UpdateInstanceInformation",
+                "ssmmessages:CreateControlChannel",
+                "ssmmessages:CreateDataChannel",
+                "ssmmessages:OpenControlChannel",
+                "ssmmessages:OpenDataChannel",
+            ],
+        ),
     ]
     policy = json.loads(made["mon-access-policy"].inputs["policy"])
     assert policy["Statement"] == [

@@ -104,7 +104,8 @@ def test_grafana_listens_on_the_loopback_only_on_every_cloud(blueprint: Path, ca
 def test_the_tunnel_forwards_to_where_grafana_listens() -> None:
     role = yaml.safe_load((GRAFANA / "vars" / "main.yml").read_text())
     defaults = yaml.safe_load((GRAFANA / "defaults" / "main.yml").read_text())
-    assert (role["__grafana_http_addr"], defaults["grafana_http_port"]) == (GRAFANA_ADDRESS, GRAFANA_PORT)
+    assert (role["__grafana_http_addr"], defaults["grafana_http_port"]) == ("127.0.0.1", 3000)
+    assert (GRAFANA_ADDRESS, GRAFANA_PORT) == ("127.0.0.1", 3000)
 
 
 def test_the_archive_is_reproducible_and_named_by_its_digest(

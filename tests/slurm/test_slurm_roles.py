@@ -33,7 +33,6 @@ from clusterfab.scheduler.slurm.hostvars import (
     node_vars,
 )
 from clusterfab.scheduler.slurm.render import POWER_PROGRAMS, TASK_PROLOG
-from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec.capacity import Spot
 from tests.conftest import REPO
 from tests.factories import example_spec
@@ -145,8 +144,9 @@ def test_first_run_converges_and_the_second_changes_nothing(host: HostRun) -> No
 
 
 def test_every_host_has_the_teams_users_at_one_uid(host: HostRun, spec: Any) -> None:
-    expected = user_ids(user for team in spec.teams for user in team.users)
-    assert expected  # the example has users
+    # aws-p5-slurm's teams' users at their derived uids (20000 + sha256 of the name mod 30000).
+    expected = {"alice": 40207, "bob": 38650, "carol": 26302, "dave": 46851}
+    assert [user for team in spec.teams for user in team.users] == list(expected)
     passwd = {
         line.split(":")[0]: line.split(":") for line in host.path("/etc/passwd").read_text().splitlines()
     }

@@ -99,7 +99,7 @@ def test_a_user_who_left_every_team_is_removed_and_keeps_the_home_directory(host
     assert "bob" not in after
     assert "bob" not in (host / "etc/group").read_text().split(":")  # nor his own group
     assert (host / "home/bob/checkpoint.pt").read_text() == "weights"
-    assert after["alice"][2:4] == [str(user_ids(["alice"])["alice"])] * 2
+    assert after["alice"][2:4] == ["40207", "40207"]  # uid and private group: alice's derived id
     assert after["alice"][6] == "/bin/bash"
     assert _group_members(host, "clusterfab-slurm-users") == ["alice"]
     # Accounts the role did not make are untouched, the hand-made one in the teams' uid range too.
@@ -129,5 +129,5 @@ def test_a_user_who_comes_back_is_open_again(host: Path) -> None:
     back = _apply(host, ["alice", "dave"])
     assert back.succeeded, back.failed_tasks
     fields = _passwd(host)["dave"]
-    assert (fields[2], fields[6]) == (str(user_ids(["dave"])["dave"]), "/bin/bash")
+    assert (fields[2], fields[6]) == ("46851", "/bin/bash")  # dave's derived uid
     assert _shadow_expiry(host, "dave") == ""

@@ -397,14 +397,25 @@ def test_nested_defaults_equal_what_validation_would_make() -> None:
 
     from clusterfab.blueprint import models
 
-    defaults = [
-        field.default
+    fields = {
+        f"{model.__name__}.{name}": field.default
         for model in vars(models).values()
         if isinstance(model, type) and issubclass(model, BaseModel)
-        for field in model.model_fields.values()
+        for name, field in model.model_fields.items()
         if isinstance(field.default, BaseModel)
-    ]
-    assert len(defaults) >= 9
+    }
+    assert {name: type(default).__name__ for name, default in fields.items()} == {
+        "NodeGroupSpec.capacity": "CapacitySpec",
+        "NodeGroupSpec.local_scratch": "LocalScratchSpec",
+        "TpuSliceSpec.capacity": "CapacitySpec",
+        "SchedulerSpec.controller": "SchedulerMachineSpec",
+        "SchedulerSpec.login": "LoginSpec",
+        "SchedulerSpec.database": "AccountingDatabaseSpec",
+        "SchedulerSpec.elastic": "ElasticSpec",
+        "Blueprint.network": "NetworkSpec",
+        "Blueprint.software": "SoftwareSpec",
+    }
+    defaults = list(fields.values())
     for default in defaults:
         assert default == type(default).model_validate({})
         assert default.model_fields_set == set()

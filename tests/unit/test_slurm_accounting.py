@@ -227,7 +227,13 @@ def test_prepare_fetches_the_bundle_then_makes_the_user_and_says_where_the_datab
         sql=lambda found, sql, ca: calls.append((sql, ca)),
     )
     assert endpoint == {"host": "db.example", "port": 3306}
-    assert calls == [(accounting.user_sql(PASSWORD), str(tmp_path / "ca.pem"))]
+    user_sql = (
+        "CREATE DATABASE IF NOT EXISTS `slurm_acct_db`;\n"
+        f"CREATE USER IF NOT EXISTS 'slurm'@'%' IDENTIFIED BY '{PASSWORD}' REQUIRE SSL;\n"
+        f"ALTER USER 'slurm'@'%' IDENTIFIED BY '{PASSWORD}' REQUIRE SSL;\n"
+        "GRANT ALL PRIVILEGES ON `slurm_acct_db`.* TO 'slurm'@'%';\n"
+    )
+    assert calls == [(user_sql, str(tmp_path / "ca.pem"))]
 
 
 def test_the_command_needs_its_password_file_and_says_what_is_wrong(

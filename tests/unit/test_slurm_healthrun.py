@@ -19,14 +19,13 @@ from clusterfab.catalog import load_catalog
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import read_outputs
 from clusterfab.scheduler.slurm.healthrun import (
-    CONTROLLER_PROGRAM,
     NodeRow,
     expand_hostlist,
     find_report,
     health_argv,
     read_report,
 )
-from clusterfab.scheduler.slurm.hostvars import HEALTH_CONFIG, HEALTH_PROGRAM, controller_vars, health_files
+from clusterfab.scheduler.slurm.hostvars import controller_vars, health_files
 from tests.conftest import REPO, assert_golden
 from tests.factories import example_spec
 from tests.json_contract import check_document
@@ -92,7 +91,9 @@ def test_the_tools_checked_before_a_run_are_the_ones_it_runs() -> None:
 def test_the_node_list_stays_one_value_in_the_ssm_parameters() -> None:
     # The CLI's shorthand (command=...) would split the command at the comma of the node list.
     argv = health_argv(read_outputs(_outputs("aws", SCHEDULER["aws"])), 2, expand_hostlist("trainers-[0-1]"))
-    command = f"sudo -n {CONTROLLER_PROGRAM} --level 2 --nodes trainers-0,trainers-1 --json"
+    command = (
+        "sudo -n /usr/local/sbin/clusterfab-slurm-healthcheck --level 2 --nodes trainers-0,trainers-1 --json"
+    )
     assert json.loads(argv[-1]) == {"command": [command]}
 
 
@@ -157,11 +158,14 @@ def test_a_level_outside_dcgm_levels_is_a_usage_error() -> None:
 def test_the_role_installs_the_program_where_the_command_runs_it() -> None:
     role = REPO / "playbooks" / "roles" / "slurm_controller"
     variables = yaml.safe_load((role / "vars" / "main.yml").read_text())
-    assert variables["__slurm_controller_health_command"] == CONTROLLER_PROGRAM
+    assert variables["__slurm_controller_health_command"] == "/usr/local/sbin/clusterfab-slurm-healthcheck"
     # ... with the program and settings the controller's archive ships (stacks/compose.py slurm_files).
     spec = example_spec("aws-p5-slurm", env="prod")
     extravars = controller_vars(spec, load_catalog().slurm, stack="prod", files_dir="/opt/f")
-    assert set(health_files(spec, load_catalog().pair_bandwidth)) == {HEALTH_PROGRAM, HEALTH_CONFIG}
+    assert set(health_files(spec, load_catalog().pair_bandwidth)) == {
+        "bin/clusterfab-slurm-healthcheck",
+        "healthcheck.json",
+    }
     assert (extravars["slurm_controller_health_program"], extravars["slurm_controller_health_config"]) == (
         "/opt/f/bin/clusterfab-slurm-healthcheck",
         "/opt/f/healthcheck.json",
@@ -300,7 +304,11 @@ def test_the_command_shows_a_row_per_node_and_exits_1(
         monkeypatch, capsys, _outputs("aws", SCHEDULER["aws"]), "--level", "1", lines=[line]
     )
     assert (code, err) == (1, "")
-    assert ran == [health_argv(read_outputs(_outputs("aws", SCHEDULER["aws"])), 1)]
+    assert ran == [
+        ["aws", "ssm", "start-session", "--region", "us-east-1", "--target", "i-0c0ffee",
+         "--document-name", "AWS-StartInteractiveCommand", "--parameters",
+         '{"command":["sudo -n /usr/local/sbin/clusterfab-slurm-healthcheck --level 1 --json"]}'],
+    ]  # fmt: skip
     # tests/golden/health/level1-busy-and-hanging-nccl.txt: node, status, category, detail per node
     text = "".join(f"{line.rstrip()}\n" for line in out.splitlines())
     assert_golden("health/level1-busy-and-hanging-nccl.txt", text)

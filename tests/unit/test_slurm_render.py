@@ -262,12 +262,10 @@ def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_render_slurm_writes_the_files(tmp_path: Path) -> None:
     proc = run("render", "slurm", example("aws-p5-slurm"), "--env", "prod", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        render_slurm(example_spec("aws-p5-slurm", "prod"), FACTS)
-    )
-    assert proc.stdout.splitlines() == [
-        str(tmp_path / name) for name in sorted(p.name for p in tmp_path.iterdir())
-    ]
+    written = ["accounts.cfg", "cgroup.conf", "gres.conf", "plugstack.conf", "qos.cfg", "slurm.conf",
+               "slurmdbd.conf", "topology.conf"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == written
+    assert proc.stdout.splitlines() == [str(tmp_path / name) for name in written]
 
 
 def test_render_slurm_without_a_scheduler_exits_1(tmp_path: Path) -> None:
