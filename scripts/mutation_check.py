@@ -1,17 +1,18 @@
 """Apply each recorded mutation to a copy of the repository and show that the tests meant to catch it fail.
 
 A mutation (tests/mutations/*_mutations.py, `MUTATIONS`) is a wrong fact or a wrong render: one pure edit
-of one file, and the pytest node ids (or files) that must fail with it. For each mutation this script
-edits a fresh copy of the tracked files, runs exactly those tests there with this interpreter, and
-requires every one of them to fail; the copy is put back before the next mutation. A mutation the tests
-let through is a test that agrees with a wrong answer: the script exits 1 and names it.
+of one file, and the pytest node ids (or files) that must fail with it. On a copy of the tracked files
+this script first runs every named test unmutated (all must pass: a test that fails anyway catches
+nothing), then applies each mutation alone, runs exactly its tests with this interpreter and requires
+every one of them to fail, and puts the file back. A mutation the tests let through is a test that
+agrees with a wrong answer: the script exits 1 and names it.
 
     uv run python scripts/mutation_check.py            # every mutation
     uv run python scripts/mutation_check.py -k nccl    # those whose name contains "nccl"
     uv run python scripts/mutation_check.py --list
 
-CI runs it after the test suite (.ci/run). Lab mutations (marked `lab=True`) need what their labs need
-(root, debootstrap, the Slurm lab's cache); `--no-labs` leaves them out.
+CI runs it after the test suite (.ci/run). The render mutations' tests are Slurm labs: they need what
+the labs need (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -76,6 +77,34 @@ def copy_tree(destination: Path) -> None:
         (destination / ".cache").symlink_to(cache)
 
 
+def _pytest(tree: Path, targets: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "CLUSTERFAB_CACHE_DIR": "",  # the catalog is read from the (mutated) files, never a cache
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    env.pop("UPDATE_GOLDEN", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", *targets],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def baseline(chosen: list[Any], tree: Path, timeout: float) -> list[str]:
+    """The must-fail tests run on the unmutated copy: every one must pass there, or a mutation "caught"
+    by them proves nothing. What does not pass, as pytest reports it."""
+    targets = list(dict.fromkeys(t for m in chosen for t in m.must_fail))
+    done = _pytest(tree, targets, timeout)
+    return re.findall(r"^(?:FAILED|ERROR|SKIPPED) .*$", done.stdout, re.M) or (
+        [] if done.returncode == 0 else [done.stdout.strip().splitlines()[-1]]
+    )
+
+
 def run_one(mutation: Any, tree: Path, timeout: float) -> Outcome:
     path = tree / mutation.path
     original = path.read_text()
@@ -84,22 +113,8 @@ def run_one(mutation: Any, tree: Path, timeout: float) -> Outcome:
         path.write_text(mutation.edit(original))
     except ValueError as exc:  # the edit no longer applies: the file moved on, the mutation must too
         return Outcome(mutation.name, False, tuple(mutation.must_fail), 0.0, f"edit does not apply: {exc}")
-    env = {
-        **os.environ,
-        "CLUSTERFAB_CACHE_DIR": "",  # the catalog is read from the mutated files, never a cache
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    env.pop("UPDATE_GOLDEN", None)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", *mutation.must_fail],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        done = _pytest(tree, list(mutation.must_fail), timeout)
         failed = _FAILED.findall(done.stdout)
         missed = tuple(
             target for target in mutation.must_fail if not any(f.startswith(target) for f in failed)
@@ -118,14 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-k", dest="select", help="only mutations whose name contains this")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
-    parser.add_argument("--no-labs", action="store_true", help="leave out mutations whose tests are labs")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per mutation (default 1800)")
     args = parser.parse_args(argv)
-    chosen = [
-        m
-        for m in mutations()
-        if (args.select is None or args.select in m.name) and not (args.no_labs and getattr(m, "lab", False))
-    ]
+    chosen = [m for m in mutations() if args.select is None or args.select in m.name]
     if args.list:
         for m in chosen:
             print(f"{m.name}: {m.path} -> {', '.join(m.must_fail)}")
@@ -137,6 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="clusterfab-mutations-") as tmp:
         tree = Path(tmp)
         copy_tree(tree)
+        unsound = baseline(chosen, tree, args.timeout)
+        if unsound:
+            print("the tests do not all pass on the unmutated tree:", *unsound, sep="\n  ")
+            return 1
         for mutation in chosen:
             outcome = run_one(mutation, tree, args.timeout)
             outcomes.append(outcome)

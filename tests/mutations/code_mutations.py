@@ -1,65 +1,19 @@
-"""Mutations of production code that the tests must catch.
-
-Each mutation names a file, a pure edit of its text (one exact replacement: an edit whose text is gone
-fails loudly instead of mutating nothing) and the tests that must fail with it. Not collected by pytest
-(no `test_` prefix); run it as
-
-    uv run python -m tests.mutations.code_mutations [NAME ...]
-
-On a copy of the checkout (the files git tracks and those not ignored), the listed tests first run on
-the unmutated copy and must pass; then each mutation is applied alone, its tests run, and every one of
-them must fail. Exit 1 when a mutation survives (a listed test passes or is skipped), or the baseline
-does not pass.
-"""
+"""Mutations of production code that the tests must catch: each names a file, one exact replacement in it
+and the tests that must fail with it (scripts/mutation_check.py applies them to a copy of the tree)."""
 
 from __future__ import annotations
 
-import argparse
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import xml.etree.ElementTree as ET
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Mutation:
-    name: str
-    path: str
-    """The mutated file, relative to the repository root."""
-    edit: Callable[[str], str]
-    must_fail: tuple[str, ...]
-    """pytest node ids."""
-    why: str
-    """What the mutation breaks, in the project's terms."""
-
-
-def replace(old: str, new: str) -> Callable[[str], str]:
-    """An edit that replaces the one occurrence of `old`."""
-
-    def edit(text: str) -> str:
-        if text.count(old) != 1:
-            raise ValueError(f"expected {old!r} once, found it {text.count(old)} times")
-        return text.replace(old, new)
-
-    return edit
-
+from tests.mutations import Mutation, replace_once
 
 CACHE = "tests/unit/test_catalog_cache.py::"
 EXPORTER = "tests/monitoring/test_slurm_exporter_http.py::"
 HEALTH = "tests/unit/test_slurm_health_root_paths.py::"
 
-MUTATIONS = (
+MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "cache-folder-unchecked",
         "clusterfab/catalog/query.py",
-        replace("if not _own(os.fstat(folder)):", "if False:"),
+        replace_once("if not _own(os.fstat(folder)):", "if False:"),
         (
             f"{CACHE}test_a_cache_in_a_folder_others_may_write_is_not_unpickled[group]",
             f"{CACHE}test_a_cache_in_a_folder_others_may_write_is_not_unpickled[world]",
@@ -71,7 +25,7 @@ MUTATIONS = (
     Mutation(
         "cache-permissions-unchecked",
         "clusterfab/catalog/query.py",
-        replace(" and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)", ""),
+        replace_once(" and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)", ""),
         (
             f"{CACHE}test_a_cache_file_others_may_write_is_not_unpickled[group-writable]",
             f"{CACHE}test_a_cache_file_others_may_write_is_not_unpickled[world-writable]",
@@ -84,7 +38,7 @@ MUTATIONS = (
     Mutation(
         "cache-owner-unchecked",
         "clusterfab/catalog/query.py",
-        replace("info.st_uid == os.getuid() and ", ""),
+        replace_once("info.st_uid == os.getuid() and ", ""),
         (
             f"{CACHE}test_a_cache_file_of_another_user_is_not_unpickled",
             f"{CACHE}test_a_cache_in_another_users_folder_is_not_unpickled",
@@ -94,21 +48,21 @@ MUTATIONS = (
     Mutation(
         "cache-follows-links",
         "clusterfab/catalog/query.py",
-        replace("os.O_RDONLY | os.O_NOFOLLOW", "os.O_RDONLY"),
+        replace_once("os.O_RDONLY | os.O_NOFOLLOW", "os.O_RDONLY"),
         (f"{CACHE}test_a_cache_that_is_a_link_is_not_followed",),
         "a link in the cache folder is followed to a file whose content someone else chose",
     ),
     Mutation(
         "exporter-content-type",
         "clusterfab/scheduler/slurm/exporter.py",
-        replace('"Content-Type", "text/plain; version=0.0.4"', '"Content-Type", "text/plain"'),
+        replace_once('"Content-Type", "text/plain; version=0.0.4"', '"Content-Type", "text/plain"'),
         (f"{EXPORTER}test_metrics_are_served_in_the_documented_text_format",),
         "/metrics without the text format's version (Prometheus 3 falls back or refuses)",
     ),
     Mutation(
         "exporter-serves-any-path",
         "clusterfab/scheduler/slurm/exporter.py",
-        replace('if self.path != "/metrics":', 'if not self.path.startswith("/metrics"):'),
+        replace_once('if self.path != "/metrics":', 'if not self.path.startswith("/metrics"):'),
         (
             f"{EXPORTER}test_anything_but_metrics_is_not_found[/metrics/]",
             f"{EXPORTER}test_anything_but_metrics_is_not_found[/metricsx]",
@@ -118,7 +72,7 @@ MUTATIONS = (
     Mutation(
         "exporter-bad-exposition",
         "clusterfab/scheduler/slurm/exporter.py",
-        replace(
+        replace_once(
             'lines.append(f"{name}{{{rendered}}} {number}"', 'lines.append(f"{name}{{{rendered}}}: {number}"'
         ),
         (
@@ -131,7 +85,7 @@ MUTATIONS = (
     Mutation(
         "deep-check-keeps-its-reservation",
         "clusterfab/scheduler/slurm/healthcheck.py",
-        replace(
+        replace_once(
             "            finally:\n                self.release()\n",
             "            finally:\n                pass\n",
         ),
@@ -145,21 +99,21 @@ MUTATIONS = (
     Mutation(
         "deep-check-reservation-for-anyone",
         "clusterfab/scheduler/slurm/healthcheck.py",
-        replace('"Users=root",', '"Users=slurm",'),
+        replace_once('"Users=root",', '"Users=slurm",'),
         (f"{HEALTH}test_the_deep_check_reserves_checks_releases_and_drains_exactly_the_failing_nodes",),
         "the reservation admits another user's jobs",
     ),
     Mutation(
         "node-check-state-in-tmp",
         "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py",
-        replace('"/var/lib/clusterfab-slurm-health"', '"/tmp/clusterfab-slurm-health"'),
+        replace_once('"/var/lib/clusterfab-slurm-health"', '"/tmp/clusterfab-slurm-health"'),
         (f"{HEALTH}test_the_node_checks_root_paths_are_the_documented_ones",),
         "root's XID state in a world-writable folder",
     ),
     Mutation(
         "gcp-name-prefix-suffix",
         "components/_naming.py",
-        replace("NAME_PREFIX_SUFFIX = 9\n", "NAME_PREFIX_SUFFIX = 10\n"),
+        replace_once("NAME_PREFIX_SUFFIX = 9\n", "NAME_PREFIX_SUFFIX = 10\n"),
         (
             "tests/components/test_gcp_names.py::"
             "test_a_long_named_template_takes_a_prefix_so_its_next_generation_gets_a_name_of_its_own",
@@ -169,14 +123,14 @@ MUTATIONS = (
     Mutation(
         "operation-waits",
         "clusterfab/scheduler/slurm/nodes/nodesync.py",
-        replace("OPERATION_WAITS = 5\n", "OPERATION_WAITS = 50\n"),
+        replace_once("OPERATION_WAITS = 5\n", "OPERATION_WAITS = 50\n"),
         ("tests/unit/test_slurm_gce_elastic.py::test_a_bulk_insert_that_does_not_finish_is_given_up",),
         "a bulkInsert waited for 100 minutes, past ResumeTimeout (was counted against the constant)",
     ),
     Mutation(
         "name-tag-join",
         "clusterfab/core/naming.py",
-        replace('hashlib.sha256("\\0".join(parts)', 'hashlib.sha256("-".join(parts)'),
+        replace_once('hashlib.sha256("\\0".join(parts)', 'hashlib.sha256("-".join(parts)'),
         (
             "tests/components/test_gcp_node_group.py::test_fixed_group_is_a_zonal_mig_of_count_on_the_unique_template",
         ),
@@ -185,7 +139,7 @@ MUTATIONS = (
     Mutation(
         "gpu-node-vars",
         "clusterfab/provision/extravars.py",
-        replace('"gdrcopy_enabled": dkms_source,', '"gdrcopy_enabled": False,'),
+        replace_once('"gdrcopy_enabled": dkms_source,', '"gdrcopy_enabled": False,'),
         (
             "tests/components/test_push.py::"
             "test_configure_runs_each_node_group_then_the_health_check_and_records_it",
@@ -195,7 +149,7 @@ MUTATIONS = (
     Mutation(
         "boot-digest-statement",
         "components/aws/_boot.py",
-        replace('"Action": "ec2:DescribeTags",', '"Action": "ec2:Describe*",'),
+        replace_once('"Action": "ec2:DescribeTags",', '"Action": "ec2:Describe*",'),
         (
             "tests/components/test_aws_slurm.py::"
             "test_the_controller_and_login_nodes_follow_the_stack_without_a_stop_and_start",
@@ -207,14 +161,14 @@ MUTATIONS = (
     Mutation(
         "launch-template-renamed",
         "components/aws/node_group.py",
-        replace('child(name, "lt"),', 'child(name, "template"),'),
+        replace_once('child(name, "lt"),', 'child(name, "template"),'),
         ("tests/components/test_boot_scripts.py::test_user_data_golden[aws-p5-efa-fsx]",),
         "the example's launch template is not the one the boot script test expects",
     ),
     Mutation(
         "replacement-gate-reason",
         "clusterfab/deploy/gates.py",
-        replace("deletes or replaces no stateful resource", "has nothing to check"),
+        replace_once("deletes or replaces no stateful resource", "has nothing to check"),
         (
             "tests/deploy/test_gates.py::test_replacement_gate_passes_updates_and_stateless_replacements",
             "tests/deploy/test_gates.py::test_all_gates_pass",
@@ -222,81 +176,3 @@ MUTATIONS = (
         "a passing gate says nothing about what it checked (the tests looked at `passed` only)",
     ),
 )
-
-
-# ------------------------------------------------------------------------------------------------ runner
-def _copy_checkout(target: Path) -> None:
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    for name in filter(None, listed.split("\0")):
-        source = REPO / name
-        if not source.is_file() and not source.is_symlink():
-            continue  # deleted in the work tree
-        destination = target / name
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, destination, follow_symlinks=False)
-    tools = REPO / ".cache" / "prometheus-tools"
-    if tools.is_dir():  # the monitoring tests' promtool (.ci/prometheus-tools), read only
-        (target / ".cache").mkdir(exist_ok=True)
-        (target / ".cache" / "prometheus-tools").symlink_to(tools)
-
-
-def _outcomes(checkout: Path, node_ids: Sequence[str]) -> dict[str, str]:
-    """passed, failed, error or skipped for each node id (missing: not collected)."""
-    report = checkout / ".mutation-report.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *node_ids],
-        cwd=checkout,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        check=False,
-    )
-    outcomes: dict[str, str] = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
-        node = f"{case.get('classname', '').replace('.', '/')}.py::{case.get('name')}"
-        kinds = {child.tag for child in case}
-        outcomes[node] = next((k for k in ("failure", "error", "skipped") if k in kinds), "passed")
-    report.unlink()
-    return {node: outcomes.get(node, "not collected").replace("failure", "failed") for node in node_ids}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", help="mutations to run (default: all)")
-    args = parser.parse_args(argv)
-    chosen = [m for m in MUTATIONS if not args.names or m.name in args.names]
-    unknown = set(args.names) - {m.name for m in MUTATIONS}
-    if unknown:
-        parser.error(f"no mutation {', '.join(sorted(unknown))}")
-    with tempfile.TemporaryDirectory(prefix="clusterfab-mutations-") as work:
-        checkout = Path(work)
-        _copy_checkout(checkout)
-        every = sorted({node for m in chosen for node in m.must_fail})
-        baseline = _outcomes(checkout, every)
-        broken = {node: outcome for node, outcome in baseline.items() if outcome != "passed"}
-        print(f"baseline: {len(every) - len(broken)} of {len(every)} tests pass unmutated")
-        for node, outcome in broken.items():
-            print(f"  {outcome}: {node}")
-        survived = bool(broken)
-        for mutation in chosen:
-            target = checkout / mutation.path
-            original = target.read_text()
-            target.write_text(mutation.edit(original))
-            try:
-                outcomes = _outcomes(checkout, mutation.must_fail)
-            finally:
-                target.write_text(original)
-            caught = all(outcome in ("failed", "error") for outcome in outcomes.values())
-            survived |= not caught
-            print(f"{'caught' if caught else 'SURVIVED'}: {mutation.name} ({mutation.path}): {mutation.why}")
-            for node, outcome in outcomes.items():
-                print(f"  {outcome}: {node}")
-    return 1 if survived else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
