@@ -71,7 +71,8 @@ def test_the_catalog_says_what_the_ec2_user_guide_says_about_a_blocks_end() -> N
         r"^(\w+) minutes before your Capacity Block reservation ends.* terminate in (\d+) minutes"
     )
     assert words[warning[1]] - int(warning[2]) == times.termination_lead_minutes
-    assert "S-AWS-CB-UG" in times.source and times.confidence == "official"
+    assert "S-AWS-CB-UG" in times.source
+    assert times.confidence == "official"
 
 
 # --- the rules ------------------------------------------------------------------------------------------
