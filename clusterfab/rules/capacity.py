@@ -7,8 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from clusterfab.blueprint.models import CapacitySpec
+from clusterfab.core.dates import start_of, utc_stamp
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import listing
+from clusterfab.cost.estimate import CostEstimate, estimate_cost
+from clusterfab.cost.render import usd
 from clusterfab.rules.context import RuleContext
 from clusterfab.rules.scheduler import slurm_groups
 from clusterfab.spec import ClusterSpec
@@ -135,17 +138,6 @@ def check_capacity_offered(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
-def utc_stamp(when: dt.datetime) -> str:
-    """`2026-12-15 11:30 UTC`: a time as findings and cost output show it."""
-    return f"{when.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"
-
-
-def start_of(today: dt.date) -> dt.datetime:
-    """The start of `today` in UTC: the moment a date-only clock (CLUSTERFAB_TODAY) stands for. A block
-    ending later that day has not ended yet; its term is counted from then."""
-    return dt.datetime.combine(today, dt.time(), dt.UTC)
-
-
 def _days(days: int) -> str:
     return "today" if days == 0 else "tomorrow" if days == 1 else f"in {days} days"
 
@@ -154,6 +146,7 @@ def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
     """A capacity block's end: set, only on a block, not past, and said when it is near."""
     times = ctx.catalog.capacity_block_times
     now = start_of(ctx.today)
+    estimate: CostEstimate | None = None
     for base, capacity, _, scheduled in _items(ctx):
         path = (*base, "capacity")
         ends_path = (*path, "ends_at")
@@ -195,9 +188,10 @@ def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
         if days <= ENDING_SOON_DAYS:
             terminates = end - dt.timedelta(minutes=times.termination_lead_minutes)
             drain = terminates - END_MARGIN
+            estimate = estimate or estimate_cost(ctx.spec, ctx.catalog, today=ctx.today)
             message = (
-                f"capacity block {block} ends {utc_stamp(end)}, {_days(days)}: EC2 terminates its "
-                f"instances from {terminates:%H:%M} UTC"
+                f"capacity block {block} ends {utc_stamp(end)}, {_days(days)}{_term(estimate, base)}: EC2 "
+                f"terminates its instances from {terminates:%H:%M} UTC"
             )
             if scheduled:
                 message += (
@@ -212,6 +206,15 @@ def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
                 "an hour before its end, while capacity is free) and set `ends_at` to its new end, or "
                 "plan the work to finish before then",
             )
+
+
+def _term(estimate: CostEstimate, path: FieldPath) -> str:
+    """` (347.5 hours left: $315,991.48)`: what is left of the block's term, as `cost` prices it."""
+    item = next((i for i in estimate.items if i.path == path), None)
+    if item is None or item.term_hours is None:
+        return ""
+    hours = f"{item.term_hours.normalize():f} hour{'' if item.term_hours == 1 else 's'} left"
+    return f" ({hours}: {usd(item.term_usd)})" if item.term_usd is not None else f" ({hours})"
 
 
 def check_capacity_end_time(ctx: RuleContext) -> Iterator[Finding]:
