@@ -71,7 +71,8 @@ def _absolute_path(value: str) -> str:
     return path
 
 
-_UTC_EXAMPLE = "2026-12-15T11:30:00Z"
+UTC_EXAMPLE = "2026-12-15T11:30:00Z"
+"""How a time in UTC is written in a blueprint (messages and descriptions show it)."""
 
 
 def _utc_time(value: Any) -> dt.datetime:
@@ -82,7 +83,7 @@ def _utc_time(value: Any) -> dt.datetime:
         raise PydanticCustomError(
             "utc_time",
             "{value} is not a time: write an ISO 8601 time in UTC, e.g. {example}",
-            {"value": shown(str(value)), "example": _UTC_EXAMPLE},
+            {"value": shown(str(value)), "example": UTC_EXAMPLE},
         )
     try:
         parsed = dt.datetime.fromisoformat(value)
@@ -90,7 +91,7 @@ def _utc_time(value: Any) -> dt.datetime:
         raise PydanticCustomError(
             "utc_time",
             "{value} is not an ISO 8601 time: write it like {example}",
-            {"value": shown(value), "example": _UTC_EXAMPLE},
+            {"value": shown(value), "example": UTC_EXAMPLE},
         ) from None
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         date_only = re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None
@@ -202,7 +203,7 @@ class CapacitySpec(Spec):
         Field(
             description=(
                 "capacity_block only: when the block ends, as its end date shows (ISO 8601 with Z, e.g. "
-                f"{_UTC_EXAMPLE}; AWS blocks end at 11:30 UTC). EC2 terminates the block's instances 30 "
+                f"{UTC_EXAMPLE}; AWS blocks end at 11:30 UTC). EC2 terminates the block's instances 30 "
                 "minutes before; `cost` prices the block until its end, and Slurm starts no job on its nodes "
                 "that would run past it."
             ),

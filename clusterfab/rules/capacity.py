@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from clusterfab.blueprint.models import CapacitySpec
+from clusterfab.blueprint.models import UTC_EXAMPLE, CapacitySpec
 from clusterfab.core.dates import start_of, utc_stamp
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import listing
@@ -167,9 +167,8 @@ def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
                 ends_path,
                 "the capacity block has no end: `cost` prices it as running every month, and Slurm starts "
                 "jobs on its nodes that the block's end will kill",
-                hint=f"add `ends_at:` under capacity with the block's end date (aws ec2 "
-                f"describe-capacity-reservations --capacity-reservation-ids {block} shows it as EndDate), "
-                f"e.g. {ctx.today.isoformat()}T11:30:00Z",
+                hint=f"add the block's end under capacity, e.g. `ends_at: {UTC_EXAMPLE}` (aws ec2 "
+                f"describe-capacity-reservations --capacity-reservation-ids {block} shows it as EndDate)",
                 anchor=(*path, "kind"),
             )
             continue
