@@ -9,11 +9,12 @@ point at the right line; these models only check what a single field can know.
 
 # No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string when each model class is created, on every run of every command.
+import datetime as dt
 import ipaddress
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from clusterfab.core.text import shown
@@ -70,7 +71,43 @@ def _absolute_path(value: str) -> str:
     return path
 
 
+UTC_EXAMPLE = "2026-12-15T11:30:00Z"
+"""How a time in UTC is written in a blueprint (messages and descriptions show it)."""
+
+
+def _utc_time(value: Any) -> dt.datetime:
+    """An ISO 8601 time with its UTC offset (Z or +HH:MM), as an aware datetime in UTC. The YAML loader
+    keeps timestamps as the text written, so the text is what is read here; a time without an offset is
+    refused: it would be read in whatever zone the machine running clusterfab is in."""
+    if not isinstance(value, str):
+        raise PydanticCustomError(
+            "utc_time",
+            "{value} is not a time: write an ISO 8601 time in UTC, e.g. {example}",
+            {"value": shown(str(value)), "example": UTC_EXAMPLE},
+        )
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise PydanticCustomError(
+            "utc_time",
+            "{value} is not an ISO 8601 time: write it like {example}",
+            {"value": shown(value), "example": UTC_EXAMPLE},
+        ) from None
+    if parsed.tzinfo is None or parsed.utcoffset() is None:
+        date_only = re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None
+        raise PydanticCustomError(
+            "utc_time",
+            "{value} is a date, not a time: write the time in UTC too, e.g. {example}"
+            if date_only
+            else "{value} has no UTC offset, so its zone is unknown: did you mean {fixed} (UTC)?",
+            {"value": shown(value), "example": f"{value}T11:30:00Z", "fixed": shown(f"{value}Z")},
+        )
+    return parsed.astimezone(dt.UTC)
+
+
 Cidr = Annotated[str, AfterValidator(_ipv4_network)]
+UtcTime = Annotated[dt.datetime, BeforeValidator(_utc_time)]
+"""An ISO 8601 time with a UTC offset (`2026-12-15T11:30:00Z`), held in UTC."""
 KmsKey = Annotated[str, Field(min_length=1, max_length=2048, pattern=r"^\S+$")]
 """A customer-managed key; its cloud's format and location are checked by rule BP138."""
 MountPoint = Annotated[str, AfterValidator(_absolute_path)]
@@ -159,6 +196,17 @@ class CapacitySpec(Spec):
             ge=1,
             le=168,
             description=("flex_start only: how long the VMs may run (1-168 hours) before GCP stops them."),
+        ),
+    ] = None
+    ends_at: Annotated[
+        UtcTime | None,
+        Field(
+            description=(
+                "capacity_block only: when the block ends, as its end date shows (ISO 8601 with Z, e.g. "
+                f"{UTC_EXAMPLE}; AWS blocks end at 11:30 UTC). EC2 terminates the block's instances 30 "
+                "minutes before; `cost` prices the block until its end, and Slurm starts no job on its nodes "
+                "that would run past it."
+            ),
         ),
     ] = None
 

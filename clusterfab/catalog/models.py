@@ -90,6 +90,17 @@ class CapacityBlockLimits(Sourced):
     max_instances: int = Field(gt=0)
 
 
+class CapacityBlockTimes(Sourced):
+    """When an AWS Capacity Block ends, and what EC2 does before its end."""
+
+    end_time_utc: dt.time
+    """Every block ends at this time of day, UTC."""
+    termination_lead_minutes: int = Field(gt=0)
+    """EC2 begins terminating the block's instances this long before its end."""
+    extension_window_days: int = Field(gt=0)
+    """An extension can be requested from this long before the end (until an hour before it)."""
+
+
 class AwsMachineType(Sourced):
     cloud: Literal["aws"] = "aws"
     name: str

@@ -34,6 +34,7 @@ from clusterfab.catalog.models import (
     AwsMachineType,
     AwsRegions,
     CapacityBlockLimits,
+    CapacityBlockTimes,
     CatalogIndex,
     CudaDriverTable,
     CudaRelease,
@@ -89,6 +90,7 @@ class Catalog:
     sources: dict[str, Source]
     aws_regions: AwsRegions
     capacity_blocks: CapacityBlockLimits
+    capacity_block_times: CapacityBlockTimes
     network_layouts: dict[str, NetworkLayout]
     aws_machine_types: dict[str, AwsMachineType]
     gcp_machine_types: dict[str, GcpMachineType]
@@ -317,6 +319,7 @@ def parse_catalog() -> Catalog:
         },
         aws_regions=AwsRegions.model_validate(aws["regions"]),
         capacity_blocks=CapacityBlockLimits.model_validate(aws["capacity_blocks"]),
+        capacity_block_times=CapacityBlockTimes.model_validate(aws["capacity_block_times"]),
         network_layouts={k: NetworkLayout.model_validate(v) for k, v in aws["network_layouts"].items()},
         aws_machine_types={m.name: m for m in aws_types},
         gcp_machine_types={m.name: m for m in gcp_types},

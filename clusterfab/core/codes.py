@@ -347,6 +347,49 @@ _CODES = [
         "keeps every file system protected; the policy pack (clusterfab-protect-stateful) refuses a plan "
         "with one that is not.",
     ),
+    Code(
+        "BP160",
+        "capacity block has ended",
+        _E,
+        "A capacity block's `ends_at` is past: EC2 has terminated its instances and launches none into it "
+        "any more, so its node group cannot run.",
+    ),
+    Code(
+        "BP161",
+        "capacity block ends soon",
+        _W,
+        "A capacity block ends within two weeks: EC2 terminates its instances 30 minutes before the end, "
+        "whatever runs on them; an extension is bought before then (AWS gives no notice but an event 40 "
+        "minutes ahead).",
+    ),
+    Code(
+        "BP162",
+        "capacity block without an end",
+        _W,
+        "Without `ends_at` a capacity block is priced as if it ran every month forever, nothing warns "
+        "before it ends, and Slurm starts jobs on its nodes that its end will kill.",
+    ),
+    Code(
+        "BP163",
+        "end time on capacity without one",
+        _E,
+        "`capacity.ends_at` is the end of a capacity block; other capacity kinds have none clusterfab "
+        "tracks.",
+    ),
+    Code(
+        "BP164",
+        "capacity block resized",
+        _W,
+        "A capacity block is bought for a number of instances: a node group on the same block with another "
+        "count launches instances the block does not hold (they fail) or pays for instances it never runs.",
+    ),
+    Code(
+        "BP165",
+        "another capacity block with the base's end",
+        _W,
+        "An environment that consumes another capacity block (its own reservation) but not its own "
+        "`ends_at` inherits the end of the base's block.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",
@@ -457,6 +500,13 @@ _CODES = [
         _E,
         "Some tiers are always encrypted with the service's own key (FSx for Lustre scratch, Filestore "
         "BASIC_HDD and BASIC_SSD).",
+    ),
+    Code(
+        "BP224",
+        "capacity block end off the hour blocks end at",
+        _W,
+        "Every AWS Capacity Block ends at the same time of day (11:30 UTC); an `ends_at` at another time "
+        "is most likely written in another time zone.",
     ),
     Code(
         "BP250",

@@ -21,3 +21,15 @@ def today() -> dt.date:
         return dt.date.fromisoformat(raw)
     except ValueError:
         raise UsageError(f"{TODAY_VARIABLE}={raw!r} is not an ISO date (YYYY-MM-DD)") from None
+
+
+def start_of(day: dt.date) -> dt.datetime:
+    """The start of `day` in UTC: the moment a date-only clock (CLUSTERFAB_TODAY) stands for. Something
+    that ends later that day (a capacity block) has not ended yet, and what is left of it is counted from
+    then."""
+    return dt.datetime.combine(day, dt.time(), dt.UTC)
+
+
+def utc_stamp(when: dt.datetime) -> str:
+    """`2026-12-15 11:30 UTC`: a time as findings and cost output show it."""
+    return f"{when.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"

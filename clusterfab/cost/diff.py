@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from clusterfab.cost.estimate import CostEstimate, CostItem
+from clusterfab.core.dates import utc_stamp
+from clusterfab.cost.estimate import HOURS_PER_MONTH, CostEstimate, CostItem
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,22 @@ class ItemDelta:
         if self.before_hourly is None or self.after_hourly is None:
             return None
         return self.after_hourly - self.before_hourly
+
+    @property
+    def before_monthly(self) -> Decimal | None:
+        """The item's monthly figure at full size: 730 hours, or a capacity block's hours left if fewer."""
+        return _monthly(self.before)
+
+    @property
+    def after_monthly(self) -> Decimal | None:
+        return _monthly(self.after)
+
+    @property
+    def delta_monthly(self) -> Decimal | None:
+        """None when either side is unpriced."""
+        if self.before_monthly is None or self.after_monthly is None:
+            return None
+        return self.after_monthly - self.before_monthly
 
     @property
     def before_min_hourly(self) -> Decimal | None:
@@ -75,11 +92,33 @@ class ItemDelta:
             parts.append(f"{self.after.sku} x {_size(self.before)} -> {_size(self.after)}")
         if self.before.capacity != self.after.capacity:
             parts.append(f"{self.before.capacity} -> {self.after.capacity}")
+        if self.before.ends_at != self.after.ends_at:
+            parts.append(f"ends {_end(self.before)} -> {_end(self.after)}")
         return ", ".join(parts) or _shape(self.after)
 
 
+def _monthly(item: CostItem | None) -> Decimal | None:
+    if item is None:
+        return Decimal(0)
+    if item.hourly_usd is None:
+        return None
+    return item.monthly_usd if item.monthly_usd is not None else item.hourly_usd * HOURS_PER_MONTH
+
+
+def _end(item: CostItem) -> str:
+    return "never" if item.ends_at is None else utc_stamp(item.ends_at)
+
+
 def _key(item: CostItem) -> tuple[object, ...]:
-    return (item.sku, item.quantity, item.min_quantity, item.capacity, item.pricing_model, item.hourly_usd)
+    return (
+        item.sku,
+        item.quantity,
+        item.min_quantity,
+        item.capacity,
+        item.pricing_model,
+        item.hourly_usd,
+        item.ends_at,
+    )
 
 
 def _size(item: CostItem) -> str:

@@ -9,6 +9,11 @@ An autoscaled node group is priced at its max (the totals and the budget verdict
 cost) and at its min (what it costs idle); with a utilisation, also in between: its min nodes full
 time and the nodes above the min that share of the time.
 
+A capacity block with an end (`capacity.ends_at`) is priced for what is left of its term: from the start
+of `today` (UTC) to its end. Its monthly figure counts only those hours when fewer than a month's are
+left (it does not run after its end), a run counts it only until its end, and its item carries the end,
+the hours left and what they cost.
+
 Money is exact decimal arithmetic on the catalog's figures as written, so 16 x $55.04 is $880.64 and
 not 880.6400000000001. Nothing is rounded here: renderers round for people, the JSON keeps full
 precision. A month is 730 hours, both ways: compute is priced per hour (monthly = hourly x 730) and
@@ -25,9 +30,11 @@ from typing import Literal
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
+from clusterfab.core.dates import start_of
 from clusterfab.core.vocab import CapacityKind, Cloud
 from clusterfab.spec import (
     Budget,
+    CapacityBlock,
     ClusterSpec,
     LustreStorage,
     Monitoring,
@@ -72,6 +79,8 @@ class CostLine:
     quantity: int
     min_quantity: int | None
     unit: PriceUnit
+    ends_at: dt.datetime | None = None
+    """When the capacity ends (a capacity block's `ends_at`): it costs nothing after."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +107,22 @@ class CostItem:
     unit_price_usd: Decimal | None
     hourly_usd: Decimal | None
     monthly_usd: Decimal | None
+    """The next 730 hours' cost; of a capacity block with less than that left, only the hours left."""
+    ends_at: dt.datetime | None = None
+    """When the capacity ends (a capacity block's end); None: it runs on."""
+    term_hours: Decimal | None = None
+    """The hours left until `ends_at`, from the start of the estimate's day (UTC); None without an end."""
+
+    @property
+    def term_usd(self) -> Decimal | None:
+        """What the hours left until `ends_at` cost; None without an end or a price."""
+        if self.term_hours is None or self.hourly_usd is None:
+            return None
+        return self.hourly_usd * self.term_hours
+
+    def run_hours(self, hours: Decimal) -> Decimal:
+        """How many of a run's `hours` the item is up: all of them, or those before its end."""
+        return hours if self.term_hours is None else min(hours, self.term_hours)
 
     @property
     def priced(self) -> bool:
@@ -135,7 +160,8 @@ class CostItem:
         return self.unit_price_usd * self.quantity_at(utilisation)
 
     def monthly_at(self, utilisation: Decimal) -> Decimal | None:
-        """`hourly_at` over a month (only node groups scale, and they are priced per hour)."""
+        """`hourly_at` over a month (only node groups scale, and they are priced per hour; a capacity block,
+        the one item with an end, never scales)."""
         if self.min_quantity is None:
             return self.monthly_usd
         hourly = self.hourly_at(utilisation)
@@ -221,11 +247,18 @@ class CostEstimate:
     """`--utilisation`: how busy the autoscaled groups' nodes above their min are (0 to 100), or None."""
     not_priced: tuple[str, ...] = ()
     """Services the blueprint creates that the catalog has no price for (said beside the totals)."""
+    priced_from: dt.datetime | None = None
+    """The start of the estimate's day (UTC), from which the hours left of capacity with an end count."""
 
     @property
     def unpriced(self) -> tuple[CostItem, ...]:
         """Items left out of the totals because the catalog has no price for them."""
         return tuple(item for item in self.items if not item.priced)
+
+    @property
+    def ending(self) -> tuple[CostItem, ...]:
+        """Items with an end (capacity blocks with `ends_at`), in blueprint order."""
+        return tuple(item for item in self.items if item.ends_at is not None)
 
     @property
     def scales(self) -> bool:
@@ -404,6 +437,7 @@ def _monitoring_lines(monitoring: Monitoring) -> list[CostLine]:
 
 
 def _node_group_line(group: NodeGroup) -> CostLine:
+    block = group.capacity
     return CostLine(
         name=group.name,
         kind="node_group",
@@ -413,6 +447,7 @@ def _node_group_line(group: NodeGroup) -> CostLine:
         quantity=group.max_size,
         min_quantity=group.min_size if group.autoscaled else None,
         unit="hour",
+        ends_at=block.ends_at if isinstance(block, CapacityBlock) else None,
     )
 
 
@@ -472,6 +507,13 @@ def estimate_lines(
     hourly = sum((i.hourly_usd for i in items if i.hourly_usd is not None), Decimal(0))
     monthly = sum((i.monthly_usd for i in items if i.monthly_usd is not None), Decimal(0))
     run_hours = None if hours is None else Decimal(str(hours))
+    run = (
+        None
+        if run_hours is None
+        else sum(
+            (i.hourly_usd * i.run_hours(run_hours) for i in items if i.hourly_usd is not None), Decimal(0)
+        )
+    )
     return CostEstimate(
         name=name,
         cloud=cloud,
@@ -481,11 +523,12 @@ def estimate_lines(
         hourly_usd=hourly,
         monthly_usd=monthly,
         hours=run_hours,
-        run_usd=None if run_hours is None else hourly * run_hours,
+        run_usd=run,
         budget=_budget(budget, hourly, monthly),
         catalog_version=catalog.version,
         catalog_as_of=catalog.index.as_of,
         utilisation_percent=None if utilisation_percent is None else Decimal(str(utilisation_percent)),
+        priced_from=estimator.now,
     )
 
 
@@ -524,6 +567,7 @@ class _Estimator:
         self.region = region
         self.catalog = catalog
         self.today = today
+        self.now = start_of(today)
         self.items: list[CostItem] = []
         self.warnings: list[CostWarning] = []
 
@@ -565,7 +609,16 @@ class _Estimator:
             )
         unit_price = money(price.usd)
         hourly = unit_price * line.quantity
-        self._add(self._item(line, price, unit_price, hourly=hourly, monthly=hourly * HOURS_PER_MONTH))
+        term = self._term_hours(line)
+        hours = HOURS_PER_MONTH if term is None else min(HOURS_PER_MONTH, term)
+        self._add(self._item(line, price, unit_price, hourly=hourly, monthly=hourly * hours))
+
+    def _term_hours(self, line: CostLine) -> Decimal | None:
+        """The hours from the start of today (UTC) to the line's end, none once it is past; None: no end."""
+        if line.ends_at is None:
+            return None
+        seconds = max(0, int((line.ends_at - self.now).total_seconds()))
+        return Decimal(seconds) / 3600
 
     def _item(
         self, line: CostLine, price: Price, unit_price: Decimal, *, hourly: Decimal, monthly: Decimal
@@ -585,6 +638,8 @@ class _Estimator:
             unit_price_usd=unit_price,
             hourly_usd=hourly,
             monthly_usd=monthly,
+            ends_at=line.ends_at,
+            term_hours=self._term_hours(line),
         )
 
     def _add(self, item: CostItem) -> None:
@@ -635,6 +690,8 @@ class _Estimator:
                 unit_price_usd=None,
                 hourly_usd=None,
                 monthly_usd=None,
+                ends_at=line.ends_at,
+                term_hours=self._term_hours(line),
             )
         )
         self.warnings.append(CostWarning(line.name, line.path, "missing", detail))

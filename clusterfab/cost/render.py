@@ -10,6 +10,7 @@ the assumptions next to the numbers, in the spirit of Infracost's PR comments.
 
 from __future__ import annotations
 
+import datetime as dt
 import textwrap
 from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal
@@ -17,6 +18,7 @@ from typing import Any
 
 from clusterfab.contract import cents, envelope, exact
 from clusterfab.core import markdown as md
+from clusterfab.core.dates import utc_stamp
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import HOURS_PER_MONTH, CostEstimate, CostItem
 
@@ -101,7 +103,15 @@ def _item_json(item: CostItem, expected: Decimal | None) -> dict[str, Any]:
         "source": item.source,
         "as_of": item.as_of.isoformat() if item.as_of else None,
         "confidence": item.confidence,
+        "ends_at": utc_iso(item.ends_at),
+        "term_hours": exact(item.term_hours),
+        "term_usd": cents(item.term_usd),
     }
+
+
+def utc_iso(when: dt.datetime | None) -> str | None:
+    """`2026-12-15T11:30:00Z`: a UTC time as the blueprint writes it."""
+    return None if when is None else f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}"
 
 
 # --- formatting for people -------------------------------------------------------------------
@@ -154,6 +164,14 @@ def _levels(estimate: CostEstimate) -> list[tuple[str, Decimal]]:
 def _at_max(estimate: CostEstimate) -> str:
     """What a full-size figure (run, budget) says about the autoscaled groups, when there are any."""
     return " (autoscaled groups at their max)" if estimate.scales else ""
+
+
+def _run_note(estimate: CostEstimate) -> str:
+    """What the run's figure says about the items that end before the run does."""
+    hours = estimate.hours
+    short = [i for i in estimate.ending if hours is not None and i.run_hours(hours) < hours]
+    parts = [f"{i.name} only its {_count_hours(i.run_hours(hours))} left" for i in short if hours is not None]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _money(value: Decimal | None) -> str:
@@ -251,6 +269,32 @@ def _left_out(estimate: CostEstimate) -> str | None:
     return f"not in the totals (no price): {', '.join(names)}"
 
 
+def _count_hours(hours: Decimal) -> str:
+    """`347.5 hours`, `1 hour`: the hours left of a term."""
+    return f"{_hours(hours)} hour{'' if hours == 1 else 's'}"
+
+
+def ending_lines(estimate: CostEstimate) -> list[str]:
+    """One line per item with an end: when it ends, and the hours left until then and their cost."""
+    lines = []
+    for item in estimate.ending:
+        assert item.ends_at is not None
+        assert item.term_hours is not None
+        if not item.term_hours:
+            left = "ended: priced at nothing from now"
+        elif item.term_usd is None:
+            left = f"{_count_hours(item.term_hours)} left (no price)"
+        else:
+            left = f"{_count_hours(item.term_hours)} left = {usd(item.term_usd)}"
+        lines.append(f"{item.name}: capacity block ends {utc_stamp(item.ends_at)}; {left}")
+    return lines
+
+
+def ending_title(estimate: CostEstimate) -> str:
+    since = utc_stamp(estimate.priced_from) if estimate.priced_from is not None else "today"
+    return f"capacity blocks, priced until their end (hours left from {since}):"
+
+
 def budget_verdict(estimate: CostEstimate) -> str:
     """'within budget (...)', 'OVER BUDGET (...)' or 'no budget set'."""
     budget = estimate.budget
@@ -304,9 +348,12 @@ def _assumptions(estimate: CostEstimate) -> list[str]:
         size += (
             f"; --utilisation {percent(estimate.utilisation_percent)} changes nothing: no group autoscales"
         )
+    month = f"monthly = {HOURS_PER_MONTH} hours"
+    if estimate.ending:
+        month += " (of a capacity block, only those before its end)"
     return [
         f"catalog {estimate.catalog_version} ({estimate.catalog_as_of.isoformat()}): USD list prices before "
-        f"taxes and discounts; monthly = {HOURS_PER_MONTH} hours",
+        f"taxes and discounts; {month}",
         f"{size}; not priced: {', '.join((*estimate.not_priced, _NOT_PRICED))}",
     ]
 
@@ -324,8 +371,13 @@ def render_text(estimate: CostEstimate, *, environment: str | None = None, width
     if left_out:
         out.extend(_wrap(left_out, width))
     out.append("")
+    if estimate.ending:
+        out.extend(_wrap(ending_title(estimate), width))
+        for line in ending_lines(estimate):
+            out.extend(_wrap(line, width, indent="  "))
     if estimate.run_usd is not None and estimate.hours is not None:
-        out.append(f"run of {_hours(estimate.hours)} hours: {usd(estimate.run_usd)}{_at_max(estimate)}")
+        run = f"{usd(estimate.run_usd)}{_at_max(estimate)}{_run_note(estimate)}"
+        out.extend(_wrap(f"run of {_hours(estimate.hours)} hours: {run}", width))
     out.extend(_wrap(f"budget: {budget_verdict(estimate)}", width))
     if estimate.teams:
         out.append("team quotas at the cluster's GPU price:")
@@ -366,8 +418,14 @@ def render_markdown(estimate: CostEstimate, *, environment: str | None = None) -
     if left_out:
         out += ["", md.text(left_out[0].upper() + left_out[1:])]
     out.append("")
+    if estimate.ending:
+        title = ending_title(estimate)
+        out += [f"**{md.text(title[0].upper() + title[1:])}**", ""]
+        out.extend(f"- {md.text(line)}" for line in ending_lines(estimate))
+        out.append("")
     if estimate.run_usd is not None and estimate.hours is not None:
-        out.append(f"**Run of {_hours(estimate.hours)} hours:** {usd(estimate.run_usd)}{_at_max(estimate)}")
+        run = md.text(f"{usd(estimate.run_usd)}{_at_max(estimate)}{_run_note(estimate)}")
+        out.append(f"**Run of {_hours(estimate.hours)} hours:** {run}")
         out.append("")
     verdict = md.text(budget_verdict(estimate))
     if not estimate.budget.ok:

@@ -25,7 +25,8 @@ from clusterfab.plan.diff import diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
 from clusterfab.plan.report import DiffReport
 from clusterfab.rules.budget import check_budget, price_caveats
-from clusterfab.rules.context import Check
+from clusterfab.rules.capacity import block_resizes
+from clusterfab.rules.context import Check, RuleContext
 from clusterfab.rules.engine import ValidationResult, rule_context, validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.spec import ClusterSpec
@@ -51,6 +52,8 @@ class Side:
     estimate: CostEstimate
     findings: tuple[Finding, ...] = ()
     """The blueprint's findings (none are errors) and the price caveats of its estimate."""
+    context: RuleContext | None = None
+    """What the rules saw of this side, for findings about the change (None: no blueprint on this side)."""
 
 
 def _checks() -> Sequence[Check]:
@@ -63,6 +66,7 @@ class _Costed:
     spec: ClusterSpec
     estimate: CostEstimate
     findings: tuple[Finding, ...]
+    context: RuleContext
 
 
 def _costed(path: Path, display: str, env: str | None, today: dt.date, side: str) -> _Costed:
@@ -75,16 +79,22 @@ def _costed(path: Path, display: str, env: str | None, today: dt.date, side: str
         raise InvalidSideError(side, result)
     catalog = load_catalog()
     estimate = estimate_cost(validated.spec, catalog, today=today)
-    caveats = price_caveats(rule_context(validated, catalog, today), estimate)
+    context = rule_context(validated, catalog, today)
+    caveats = price_caveats(context, estimate)
     findings = tuple(sorted([*result.findings, *caveats], key=lambda f: f.sort_key))
-    return _Costed(spec=validated.spec, estimate=estimate, findings=findings)
+    return _Costed(spec=validated.spec, estimate=estimate, findings=findings, context=context)
 
 
 def _side(path: Path, display: str, env: str | None, today: dt.date, side: str) -> Side:
     costed = _costed(path, display, env, today, side)
     plan = plan_blueprint(path, env=env, stack=DIFF_STACK, display=display, enforce_budget=False)
     return Side(
-        display=display, spec=costed.spec, plan=plan, estimate=costed.estimate, findings=costed.findings
+        display=display,
+        spec=costed.spec,
+        plan=plan,
+        estimate=costed.estimate,
+        findings=costed.findings,
+        context=costed.context,
     )
 
 
@@ -164,8 +174,22 @@ def compare(
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
         base_cloud=before.spec.cloud if before.spec is not None else None,
-        findings=after.findings,
+        findings=_with_change_findings(before, after),
     )
+
+
+def _with_change_findings(before: Side, after: Side) -> tuple[Finding, ...]:
+    """The new side's findings and those about the change itself (a capacity block resized, BP164),
+    each once."""
+    if before.spec is None or after.context is None:
+        return after.findings
+    seen = {(f.code, f.field, f.line, f.column) for f in after.findings}
+    changed = [
+        f
+        for f in block_resizes(before.spec, after.context)
+        if (f.code, f.field, f.line, f.column) not in seen
+    ]
+    return tuple(sorted([*after.findings, *changed], key=lambda f: f.sort_key))
 
 
 def compare_environments(

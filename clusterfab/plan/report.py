@@ -17,7 +17,7 @@ from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import CostDiff, ItemDelta
 from clusterfab.cost.estimate import HOURS_PER_MONTH
-from clusterfab.cost.render import budget_verdict, usd
+from clusterfab.cost.render import budget_verdict, ending_lines, ending_title, usd, utc_iso
 from clusterfab.plan.diff import PlanDiff, Update
 from clusterfab.plan.text import fit, short_type, type_column, wrap
 from clusterfab.policy.pricing import ASG, MIG
@@ -120,6 +120,18 @@ def _change(update: Update) -> tuple[str, str]:
     return "~", _compact(update.changed)
 
 
+def _ending_json(item: ItemDelta) -> dict[str, Any]:
+    """The new side's monthly figure, and its end with the hours left and their cost (null without)."""
+    after = item.after
+    return {
+        "before_monthly_usd": cents(item.before_monthly),
+        "after_monthly_usd": cents(item.after_monthly),
+        "ends_at": None if after is None else utc_iso(after.ends_at),
+        "term_hours": None if after is None else exact(after.term_hours),
+        "term_usd": None if after is None else cents(after.term_usd),
+    }
+
+
 def report_json(report: DiffReport, *, allow_replace: bool = False) -> dict[str, Any]:
     """The `clusterfab diff --format json` document (architecture §5, docs/json/diff.md). `ok` is the
     command's verdict (its exit code): within budget and, unless `allow_replace`, destroying no data."""
@@ -166,6 +178,7 @@ def report_json(report: DiffReport, *, allow_replace: bool = False) -> dict[str,
                     "before_min_hourly_usd": cents(item.before_min_hourly),
                     "after_min_hourly_usd": cents(item.after_min_hourly),
                     "delta_min_hourly_usd": cents(item.delta_min_hourly),
+                    **_ending_json(item),
                 }
                 for item in cost.items
             ],
@@ -234,6 +247,34 @@ def _where(report: DiffReport) -> str:
     return f"{report.base} -> {report.target} ({env})"
 
 
+def _cost_lines(cost: CostDiff, width: int) -> list[str]:
+    """The cost section's changed items, each with its monthly change, and the capacity that ends."""
+    out = [f"Cost (USD; monthly = {HOURS_PER_MONTH} hours):"]
+    changed = cost.changed_items()
+    for item in changed:
+        mark = "+" if item.before is None else "-" if item.after is None else "~"
+        out += wrap(
+            f"{mark} {item.name} ({item.kind}): {item.description()}", width, first="  ", rest="      "
+        )
+        if item.delta_monthly is None:
+            out.append("      unpriced: the catalog has no price for one side")
+        else:
+            before, after = item.before_monthly or Decimal(0), item.after_monthly or Decimal(0)
+            change = f"{usd(before)} -> {usd(after)}"
+            out.append(f"      {_signed(item.delta_monthly)}/month ({change})")
+        if item.scales and item.delta_min_hourly is not None:
+            before, after = item.before_min_hourly or Decimal(0), item.after_min_hourly or Decimal(0)
+            change = f"{usd(before * HOURS_PER_MONTH)} -> {usd(after * HOURS_PER_MONTH)}"
+            out.append(f"      at min: {_signed(item.delta_min_hourly * HOURS_PER_MONTH)}/month ({change})")
+    if not changed:
+        out.append("  no priced item changes")
+    if cost.after.ending:
+        out += wrap(ending_title(cost.after), width, first="  ", rest="    ")
+        for line in ending_lines(cost.after):
+            out += wrap(line, width, first="    ", rest="      ")
+    return out
+
+
 def report_text(report: DiffReport, *, width: int = 10_000) -> str:
     """The diff for a terminal of `width` columns: one line per resource, its short type (the JSON keeps
     the full token) in a column cut to leave its name whole; the title and warnings wrapped."""
@@ -255,26 +296,7 @@ def report_text(report: DiffReport, *, width: int = 10_000) -> str:
             out += [line, *wrap(change.strip(), width, first=" " * 7, rest=" " * 8)]
     for warning in _warnings(report):
         out += wrap(warning, width, first="  !! ", rest="     ")
-    out += ["", f"Cost (USD; monthly = {HOURS_PER_MONTH} hours):"]
-    changed = cost.changed_items()
-    for item in changed:
-        mark = "+" if item.before is None else "-" if item.after is None else "~"
-        out += wrap(
-            f"{mark} {item.name} ({item.kind}): {item.description()}", width, first="  ", rest="      "
-        )
-        if item.delta_hourly is None:
-            out.append("      unpriced: the catalog has no price for one side")
-        else:
-            month = HOURS_PER_MONTH
-            before, after = item.before_hourly or Decimal(0), item.after_hourly or Decimal(0)
-            change = f"{usd(before * month)} -> {usd(after * month)}"
-            out.append(f"      {_signed(item.delta_hourly * month)}/month ({change})")
-        if item.scales and item.delta_min_hourly is not None:
-            before, after = item.before_min_hourly or Decimal(0), item.after_min_hourly or Decimal(0)
-            change = f"{usd(before * HOURS_PER_MONTH)} -> {usd(after * HOURS_PER_MONTH)}"
-            out.append(f"      at min: {_signed(item.delta_min_hourly * HOURS_PER_MONTH)}/month ({change})")
-    if not changed:
-        out.append("  no priced item changes")
+    out += ["", *_cost_lines(cost, width)]
     tail = [_summary(cost), *_summary_at_min(cost), f"Budget: {budget_verdict(cost.after)}"]
     tail += [f"Warning: {w}" for w in _cost_warnings(report)]
     tail.append(f"catalog {cost.after.catalog_version} ({cost.after.catalog_as_of.isoformat()})")
@@ -337,11 +359,16 @@ def report_markdown(report: DiffReport) -> str:
             "|---|---|---:|---:|---:|",
         ]
         for item in changed:
-            delta = "unpriced" if item.delta_hourly is None else _signed(item.delta_hourly * HOURS_PER_MONTH)
+            delta = "unpriced" if item.delta_monthly is None else _signed(item.delta_monthly)
             before = "-" if item.before_hourly is None else usd(item.before_hourly)
             after = "-" if item.after_hourly is None else usd(item.after_hourly)
             name, change = md.text(item.name), md.text(item.description())
             out.append(f"| {name} | {change} | {before} | {after} | {delta} |")
+        out.append("")
+    if cost.after.ending:
+        title = ending_title(cost.after)
+        out += [f"**{md.text(title[0].upper() + title[1:])}**", ""]
+        out += [f"- {md.text(line)}" for line in ending_lines(cost.after)]
         out.append("")
     budget = md.text(budget_verdict(cost.after))
     out += [f"**Budget:** {budget}", "", f"**Resources:** {_counts(diff)}", ""]

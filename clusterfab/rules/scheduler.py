@@ -9,6 +9,7 @@ from typing import Literal
 from clusterfab.core.findings import Finding
 from clusterfab.core.hints import did_you_mean
 from clusterfab.rules.context import RuleContext
+from clusterfab.spec.capacity import END_MARGIN
 
 RESERVED_TEAM_NAMES = ("root", "normal")
 """Slurm's top account and its default QOS."""
@@ -65,7 +66,7 @@ def slurm_minutes(value: str) -> int | None:
     return parts[0] * 60 + parts[1] + (parts[2] > 0)  # HH:MM:SS
 
 
-FLEX_END_MARGIN_MINUTES = 10
+FLEX_END_MARGIN_MINUTES = int(END_MARGIN.total_seconds() // 60)
 """The node sync keeps jobs off a flex-start node from this long before its VM's end (nodesync's
 END_MARGIN): a job may run at most the run duration less this."""
 

@@ -7,6 +7,7 @@ rules can run on the spec of any schema-valid blueprint and report everything in
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import replace
 from decimal import Decimal
 
@@ -158,7 +159,7 @@ def _node_group(
         min_size=low,
         max_size=high,
         autoscaled=scaling is not None,
-        capacity=capacity_of(group.capacity),
+        capacity=capacity_of(group.capacity, termination_lead=_termination_lead(catalog)),
         fabric=fabric,
         placement=_placement(group, high, fabric, cloud),
         placement_max_distance=group.placement_max_distance,
@@ -170,6 +171,11 @@ def _node_group(
         local_scratch=LocalScratch(group.local_scratch.enabled, group.local_scratch.mount_point),
         kms_key=group.kms_key,
     )
+
+
+def _termination_lead(catalog: Catalog) -> dt.timedelta:
+    """How long before a capacity block's end EC2 begins terminating its instances."""
+    return dt.timedelta(minutes=catalog.capacity_block_times.termination_lead_minutes)
 
 
 def _tpu_slice(tpu: TpuSliceSpec, index: int, catalog: Catalog, storage: tuple[str, ...]) -> TpuSlice | None:
@@ -186,7 +192,7 @@ def _tpu_slice(tpu: TpuSliceSpec, index: int, catalog: Catalog, storage: tuple[s
         accelerator_type=generation.accelerator_type(tpu.topology),
         runtime_version=tpu.runtime_version or generation.runtime_version,
         slices=tpu.slices,
-        capacity=capacity_of(tpu.capacity),
+        capacity=capacity_of(tpu.capacity, termination_lead=_termination_lead(catalog)),
         storage=storage,
     )
 

@@ -73,6 +73,11 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
             "before_min_hourly_usd": 880.64,
             "after_min_hourly_usd": 1320.96,
             "delta_min_hourly_usd": 440.32,
+            "before_monthly_usd": 642867.2,  # 16 x 55.04 x 730
+            "after_monthly_usd": 964300.8,  # 24 x 55.04 x 730
+            "ends_at": None,
+            "term_hours": None,
+            "term_usd": None,
         },
         {
             "name": "datasets",
@@ -82,6 +87,11 @@ def test_scale_up_and_grow_storage(tmp_path: Path) -> None:
             "before_min_hourly_usd": 7.15,
             "after_min_hourly_usd": 14.30,
             "delta_min_hourly_usd": 7.15,
+            "before_monthly_usd": 5220.0,
+            "after_monthly_usd": 10440.0,
+            "ends_at": None,
+            "term_hours": None,
+            "term_usd": None,
         },
     ]
     assert payload["cost"]["delta"]["min_monthly_usd"] == 326653.6
@@ -627,6 +637,11 @@ def test_a_change_to_an_unpriced_tier_makes_the_cost_change_unknown(tmp_path: Pa
             "before_min_hourly_usd": 7.15,
             "after_min_hourly_usd": None,
             "delta_min_hourly_usd": None,
+            "before_monthly_usd": 5220.0,
+            "after_monthly_usd": None,
+            "ends_at": None,
+            "term_hours": None,
+            "term_usd": None,
         }
     ]
 

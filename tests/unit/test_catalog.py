@@ -40,6 +40,8 @@ def test_every_sourced_record_names_declared_sources() -> None:
         CATALOG.recommended,
         CATALOG.healthcheck,
         CATALOG.aws_regions,
+        CATALOG.capacity_blocks,
+        CATALOG.capacity_block_times,
         *CATALOG.images,
         *CATALOG.lustre_clients.values(),
         *CATALOG.stateful_types.values(),

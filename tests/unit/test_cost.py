@@ -48,6 +48,9 @@ ITEM_KEYS = [
     "source",
     "as_of",
     "confidence",
+    "ends_at",
+    "term_hours",
+    "term_usd",
 ]
 
 
@@ -640,6 +643,9 @@ def test_json_money_is_rounded_to_the_cent_and_catalog_figures_are_as_written() 
         "source": "S-PL",
         "as_of": "2026-07-28",
         "confidence": "secondary",
+        "ends_at": None,
+        "term_hours": None,
+        "term_usd": None,
     }
     assert datasets["hourly_usd"] == 7.15  # 36,000 GiB x $0.145 / 730 h = 7.1506...
     assert datasets["unit_price_usd"] == 0.145

@@ -14,7 +14,7 @@ node_groups:
   - name: trainers
     machine_type: p5.48xlarge
     count: 16
-    capacity: {kind: capacity_block, reservation: cr-0123456789abcdef0}
+    capacity: {kind: capacity_block, reservation: cr-0123456789abcdef0, ends_at: "2027-03-18T11:30:00Z"}
   - name: eval
     machine_type: p5.48xlarge
     count: 2
@@ -45,13 +45,15 @@ def test_named_items_merge_by_name_and_keep_base_fields() -> None:
 def test_mappings_merge_key_by_key_and_null_removes_a_value() -> None:
     result = _result(
         b"    labels: {tier: bronze}\n"
-        b"    node_groups:\n      - name: trainers\n        capacity: {kind: spot, reservation: null}\n"
+        b"    node_groups:\n      - name: trainers\n"
+        b"        capacity: {kind: spot, reservation: null, ends_at: null}\n"
     )
     assert result.ok, result.findings
     merged = result.blueprints["dev"].blueprint
     assert merged.labels == {"team": "a", "tier": "bronze"}
     assert merged.node_groups[0].capacity.kind == "spot"
     assert merged.node_groups[0].capacity.reservation is None
+    assert merged.node_groups[0].capacity.ends_at is None
 
 
 def test_scalars_and_plain_lists_are_replaced() -> None:
@@ -63,12 +65,14 @@ def test_scalars_and_plain_lists_are_replaced() -> None:
 
 
 def test_an_error_the_overlay_causes_points_at_the_overlay_with_a_hint_that_edits_it() -> None:
-    # The overlay makes the group spot; the reservation it kept is written in the base (line 11), which
-    # is valid as it is: the finding points at the overlay's capacity (line 21) and says how to fix dev.
+    # The overlay makes the group spot; the reservation and the block's end it kept are written in the
+    # base (line 11), which is valid as it is: the findings point at the overlay's capacity (line 21) and
+    # say how to fix dev.
     for env in ("dev", None):
         result = _result(b"    node_groups:\n      - name: trainers\n        capacity: {kind: spot}\n", env)
         assert [(f.code, f.field, f.line, f.column, f.environment) for f in result.findings] == [
             ("BP119", "node_groups[0].capacity.reservation", 21, 9, "dev"),
+            ("BP163", "node_groups[0].capacity.ends_at", 21, 9, "dev"),
         ]
         assert result.findings[0].hint == (
             "for dev only, write `reservation: null` in environments.dev.node_groups[0].capacity (the "
@@ -114,8 +118,8 @@ def test_an_overlay_that_moves_the_region_away_from_the_bases_zone_is_what_to_ed
 def test_an_error_shared_by_two_environments_is_reported_for_each() -> None:
     text = BASE + (
         b"environments:\n"
-        b"  dev:\n    node_groups: [{name: trainers, capacity: {kind: spot}}]\n"
-        b"  prod:\n    node_groups: [{name: trainers, capacity: {kind: on_demand}}]\n"
+        b"  dev:\n    node_groups: [{name: trainers, capacity: {kind: spot, ends_at: null}}]\n"
+        b"  prod:\n    node_groups: [{name: trainers, capacity: {kind: on_demand, ends_at: null}}]\n"
     )
     result = validate_bytes(text, "bp.yaml")
     assert [(f.code, f.line, f.column, f.environment) for f in result.findings] == [

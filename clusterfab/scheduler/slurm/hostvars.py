@@ -23,7 +23,7 @@ from clusterfab.scheduler.slurm.render import (
 )
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
-from clusterfab.spec.capacity import Spot
+from clusterfab.spec.capacity import CapacityBlock, Spot
 
 SLURM_USER = "slurm"
 """slurm.conf's SlurmUser: slurmctld, slurmdbd and the programs slurmctld runs."""
@@ -255,8 +255,9 @@ def controller_files(
 ) -> dict[str, str]:
     """What the controller's boot fetches: the rendered configuration (`clusterfab render slurm`), the
     node sync and power programs and their settings (the node groups' static and full sizes, the
-    cluster's tags, the region; on GCP the project, the zone and, from the stack, how each elastic group's
-    template is found and its VMs named)."""
+    cluster's tags, the region, when the cloud takes the machines of groups whose capacity ends; on GCP
+    the project, the zone and, from the stack, how each elastic group's template is found and its VMs
+    named)."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
     files = render_slurm(spec, facts)
@@ -271,6 +272,8 @@ def controller_files(
     )
     if gce_groups:
         where["gce_groups"] = {name: asdict(group) for name, group in gce_groups.items()}
+    if ends := _group_ends(spec):
+        where["ends"] = ends
     files[SYNC_CONFIG] = json.dumps(
         {"cloud": spec.cloud, "groups": groups, "blueprint": spec.name, "stack": label_value(stack), **where},
         indent=2,
@@ -308,6 +311,16 @@ def slurm_node_groups(spec: ClusterSpec) -> list[NodeGroup]:
     """The node groups slurm.conf has nodes of: those in a partition, with nodes."""
     _slurm(spec)  # a spec without Slurm is a caller's error, not an empty list
     return list(slurm_groups(spec))
+
+
+def _group_ends(spec: ClusterSpec) -> dict[str, str]:
+    """When the cloud takes each Slurm group's machines whatever runs on them (a capacity block's instances
+    are terminated from `terminates_at`), for the node sync to reserve their nodes before then."""
+    return {
+        g.name: f"{end:%Y-%m-%dT%H:%M:%SZ}"
+        for g in slurm_node_groups(spec)
+        if isinstance(g.capacity, CapacityBlock) and (end := g.capacity.terminates_at) is not None
+    }
 
 
 def _group_sizes(spec: ClusterSpec) -> dict[str, dict[str, int]]:

@@ -23,6 +23,7 @@ from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
+from clusterfab.spec.capacity import CapacityBlock
 from clusterfab.spec.model import ClusterSpec, NodeGroup, Slurm, Team
 
 DBD_USER_PLACEHOLDER = "@SLURMDBD_STORAGE_USER@"
@@ -300,6 +301,7 @@ def _slurm_conf(
             lines.append(f"NodeName={static} {hardware} State=UNKNOWN")
         if (elastic := elastic_nodes(group)) is not None:
             lines.append(f"NodeName={elastic} {hardware} State=CLOUD")
+        lines += _block_end(group)
     lines += [
         "",
         "# Partitions: whole nodes per job (OverSubscribe=EXCLUSIVE) unless a partition shares them.",
@@ -320,6 +322,21 @@ def _slurm_conf(
             f"State=UP OverSubscribe={'EXCLUSIVE' if partition.exclusive else 'NO'}{wait}"
         )
     return "\n".join(lines) + "\n"
+
+
+def _block_end(group: NodeGroup) -> list[str]:
+    """Comment lines saying when the group's capacity block ends and from when its nodes take no job that
+    would outlive it (the node sync's maintenance reservation from nodesync.json's `ends`)."""
+    block = group.capacity
+    if not isinstance(block, CapacityBlock) or block.ends_at is None or block.terminates_at is None:
+        return []
+    drains = block.drains_at or block.terminates_at
+    return [
+        f"# {group.name}: capacity block {block.reservation} ends {block.ends_at:%Y-%m-%dT%H:%M:%SZ}; EC2 "
+        f"terminates its instances from {block.terminates_at:%H:%M} UTC.",
+        f"# From {drains:%Y-%m-%dT%H:%M:%SZ} the node sync reserves its nodes (clusterfab-end-<node>): no "
+        "job starts there that would still run then.",
+    ]
 
 
 def _gres_conf(groups: tuple[NodeGroup, ...]) -> str:

@@ -34,6 +34,7 @@ from .nodesync import (
     Scontrol,
     ec2_groups_from_config,
     elastic_holders,
+    ends_from_config,
     gce_groups_from_config,
     groups_from_config,
     sync,
@@ -54,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--config",
         required=True,
-        help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP)",
+        help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP), and "
+        "ends (when the cloud takes each such group's machines: a capacity block's)",
     )
     parser.add_argument(
         "--fleet",
@@ -85,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
         retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
         counts = Counts()
-        ending = any(g.get("flex_prefix") for g in settings.get("gce_groups", {}).values())
+        flex = any(g.get("flex_prefix") for g in settings.get("gce_groups", {}).values())
+        ending = flex or bool(settings.get("ends"))
         try:
             sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts, ending=ending)
         except Exception:
@@ -157,6 +160,7 @@ def _fleet(settings: Mapping[str, Any]) -> Ec2Fleet | GceFleet:
         stack=settings["stack"],
         autoscaling=boto3.client("autoscaling", config=config, endpoint_url=endpoint),
         groups=ec2_groups_from_config(settings["fleet"]),
+        ends=ends_from_config(settings.get("ends", {})),
     )
 
 

@@ -40,7 +40,9 @@ needs them, the suspend program deletes them). This program is the one writer th
   waits for any more, is deleted after `GRACE`, and one whose job went while it waited (its nodes still
   powering up, allocated to no job) is deleted and its nodes powered down. Their VMs are deleted through
   their MIG, never behind it. A node whose VM has an end is reserved (maintenance) from `END_MARGIN`
-  before it, so that no job starts there that would outlive the machine.
+  before it, so that no job starts there that would outlive the machine;
+- the instances of a group on an EC2 capacity block end when EC2 begins terminating them before the block's
+  end (the config's `ends`): their nodes are reserved the same way.
 
 On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
 its labels, from the metadata server).
@@ -151,7 +153,8 @@ class Instance:
     """The node its name was asked for, where no one could name it at creation: a flex-start VM, which
     its MIG creates when capacity arrives, long after the resume program asked for it by name."""
     ends: dt.datetime | None = None
-    """When the cloud deletes it whatever runs on it (a flex-start VM at the end of its run duration)."""
+    """When the cloud deletes it whatever runs on it (a flex-start VM at the end of its run duration, an
+    instance of a capacity block when EC2 begins terminating the block's instances)."""
 
     @property
     def last_start(self) -> dt.datetime:
@@ -703,6 +706,11 @@ def ec2_groups_from_config(value: Mapping[str, Any]) -> dict[str, Ec2Group]:
     return {name: Ec2Group(str(g["template"]), str(g["profile"])) for name, g in value.items()}
 
 
+def ends_from_config(value: Mapping[str, Any]) -> dict[str, dt.datetime]:
+    """The config's `ends`: group -> an ISO 8601 time with its offset (when the cloud takes its machines)."""
+    return {name: dt.datetime.fromisoformat(str(when)) for name, when in value.items()}
+
+
 class Ec2Fleet:
     """The cluster's GPU instances in EC2, found by the cluster's tags. Elastic instances are created
     from the node group's own launch template, at the version and in the subnet its auto scaling group
@@ -719,10 +727,13 @@ class Ec2Fleet:
         stack: str,
         autoscaling: Any = None,
         groups: Mapping[str, Ec2Group] | None = None,
+        ends: Mapping[str, dt.datetime] | None = None,
     ) -> None:
         self._ec2, self._blueprint, self._stack = client, blueprint, stack
         self._autoscaling = autoscaling
         self._groups = groups
+        self._ends = dict(ends or {})
+        """Per group, when EC2 takes its instances (a capacity block's, ahead of the block's end)."""
         self._sources: dict[str, dict[str, Any]] = {}
 
     def _ours(self, item: Mapping[str, Any]) -> bool:
@@ -764,6 +775,7 @@ class Ec2Fleet:
                     launched=item["LaunchTime"],
                     name=tags.get(NODE_TAG),
                     elastic=tags.get(ELASTIC_TAG) == "true",
+                    ends=self._ends.get(tags[GROUP_TAG]),
                 )
             )
         return found
@@ -1587,7 +1599,7 @@ def sync(
 ) -> list[Action]:
     """One round: read both sides, act, and return what was done (each action is logged). One failed
     action is logged and counted, and does not stop the others. With `ending` (machines that end: flex-
-    start groups) our reservations before their ends are kept in step too."""
+    start groups, groups on a capacity block) our reservations before their ends are kept in step too."""
     now = now or dt.datetime.now(dt.UTC)
     actions = plan_actions(
         names,
