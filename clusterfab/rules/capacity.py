@@ -241,7 +241,8 @@ def check_capacity_block_resize(ctx: RuleContext) -> Iterator[Finding]:
     document = ctx.source_map.document.data
     written = document.get("node_groups") if isinstance(document, dict) else None
     listed = written if isinstance(written, list) else []
-    base_groups = {g["name"]: g for g in listed if isinstance(g, dict) and "name" in g}
+    # The raw document: a name may be any YAML value there (a schema error reported elsewhere).
+    base_groups = {g["name"]: g for g in listed if isinstance(g, dict) and isinstance(g.get("name"), str)}
     for index, group in enumerate(ctx.blueprint.node_groups):
         capacity = group.capacity
         if capacity.kind != "capacity_block":

@@ -15,6 +15,7 @@ import pytest
 
 from clusterfab.catalog import query
 from clusterfab.catalog.query import Catalog, catalog_digest, parse_catalog
+from tests.labs import require
 
 OTHER_UID = 54321
 """Somebody else (no such user needs to exist: the owner is a number)."""
@@ -118,13 +119,8 @@ def test_a_cache_in_a_folder_others_may_write_is_not_unpickled(folder: Path, mar
 
 
 def test_a_cache_in_another_users_folder_is_not_unpickled(tmp_path: Path, marker: Path) -> None:
-    if os.geteuid() != 0:
-        # Only root can give a folder to another user. CI runs as root (the Slurm labs need it): there a
-        # missing root fails this test instead of skipping it.
-        reason = "needs root to give the folder to another user: run as root (CI does)"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+    # Only root can give a folder to another user; CI runs as root (the Slurm labs need it).
+    require(os.geteuid() == 0, "needs root to give the folder to another user: run as root (CI does)")
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o755)
     path = _write(_cache_file(theirs), _Payload(marker))

@@ -15,6 +15,7 @@ import contextlib
 import io
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from clusterfab import cli
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, REPO
 
 TEXTS = [path.read_text() for path in EXAMPLES]
 
@@ -200,3 +201,17 @@ def test_mangled_examples_give_located_findings_never_a_crash(
         cost, out, err = _run("cost", str(path), "--format", "json", "--hours", "336")
         assert cost in {0, 1}, (err, mangled)
         assert json.loads(out)["schema_version"] == 1
+
+
+def test_a_node_group_named_by_a_list_is_a_finding_in_every_environment(tmp_path: Path) -> None:
+    # Found by the search above: the capacity-block rule read the raw document's names as dict keys.
+    example = (REPO / "blueprints/examples/aws-p5-efa-fsx.yaml").read_text()
+    path = tmp_path / "bp.yaml"
+    path.write_text(example.replace("- name: trainers", "- name: []"))
+    code, out, err = _run("validate", str(path), "--format", "json")
+    assert (code, err) == (1, "")
+    found = {(f["code"], f["field"], f["line"]) for f in json.loads(out)["findings"]}
+    assert found == {
+        ("BP008", "node_groups[0].name", 15),
+        ("BP006", "environments.dev.node_groups[0].name", 40),
+    }
