@@ -364,11 +364,15 @@ def plan(
     """
     from clusterfab.plan.project import find_project, plan_stack
     from clusterfab.rules.engine import validate_file
-    from clusterfab.stackinput import read_stack_settings, stack_view
+    from clusterfab.stackinput import StackSettings, read_stack_settings, stack_deploys, stack_view
 
-    # The stack's settings that decide what its budget is, from its file when it has one.
+    # The stack's settings that decide what its budget is, from its file when it has one: the stack named
+    # with --stack, or the environment's namesake when that stack deploys this blueprint (stacks/
+    # Pulumi.dev.yaml of another blueprint says nothing of this one's budget).
     planned_stack = plan_stack(env, stack)
-    settings = read_stack_settings(planned_stack, find_project(Path.cwd(), blueprint.resolve().parent).root)
+    root = find_project(Path.cwd(), blueprint.resolve().parent).root
+    applies = stack is not None or stack_deploys(planned_stack, root, blueprint)
+    settings = read_stack_settings(planned_stack, root) if applies else StackSettings()
     result = validate_file(
         blueprint,
         display=str(blueprint),

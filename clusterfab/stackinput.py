@@ -182,6 +182,12 @@ def stack_config(stack: str, project_root: Path) -> Mapping[str, Any]:
     return {}
 
 
+def stack_deploys(stack: str, project_root: Path, blueprint: Path) -> bool:
+    """Whether the stack's file names `blueprint` as the one it deploys (its clusterfab:blueprint)."""
+    named = stack_config(stack, project_root).get(f"{CONFIG_NAMESPACE}:{BLUEPRINT_KEY}")
+    return isinstance(named, str) and (project_root / named).resolve() == blueprint.resolve()
+
+
 def read_stack_settings(stack: str, project_root: Path) -> StackSettings:
     """The settings of a stack that decide what its budget is (the billing account, the cost allocation
     tags), from the stack's file: what `validate --stack` and `plan` know of a stack."""

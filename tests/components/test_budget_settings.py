@@ -232,3 +232,22 @@ def test_the_stack_input_carries_the_finding_for_its_stack_alone(tmp_path: Path)
     )
     assert [(f.code, f.line, f.column) for f in unbilled.warnings if f.code == "BP410"] == [("BP410", 11, 1)]
     assert [f for f in billed.warnings if f.code == "BP410"] == []
+
+
+def test_plan_takes_no_settings_from_a_stack_of_another_blueprint(tmp_path: Path) -> None:
+    # `plan --env prod` plans stack prod; when stacks/Pulumi.prod.yaml deploys another blueprint, its
+    # billing account says nothing of this one's budget. Named with --stack, the stack is the user's word.
+    project = _project(tmp_path, GCP, {})
+    (project / "stacks" / "Pulumi.prod.yaml").write_text(
+        "config:\n  clusterfab:blueprint: other.yaml\n  clusterfab:billingAccount: 012345-6789AB-CDEF01\n"
+    )
+    code, payload = _cli(project, "plan", "bp.yaml", "--env", "prod")
+    assert code == 0
+    assert _budget_findings(payload) == [NO_BILLING_PROD]
+    assert [r for r in payload["resources"] if r["type"] == GCP_BUDGET] == []
+    code, payload = _cli(project, "plan", "bp.yaml", "--env", "prod", "--stack", "prod")
+    assert code == 0
+    assert _budget_findings(payload) == []
+    assert [r["inputs"]["billingAccount"] for r in payload["resources"] if r["type"] == GCP_BUDGET] == [
+        "012345-6789AB-CDEF01"
+    ]
