@@ -99,8 +99,29 @@ def _restarts(report: DiffReport) -> list[str]:
     ]
 
 
+def _shrinks(report: DiffReport) -> list[str]:
+    """Fixed-size node groups made smaller: the instance group terminates running nodes it picks itself,
+    with whatever jobs run on them (no scheduler is asked first)."""
+    found = []
+    for item in report.cost.items:
+        before, after = item.before, item.after
+        if item.kind != "node_group" or before is None or after is None:
+            continue
+        if before.min_quantity is None and after.min_quantity is None and after.quantity < before.quantity:
+            gone = before.quantity - after.quantity
+            found.append(
+                f"node group {item.name} shrinks from {before.quantity:,} to {after.quantity:,} nodes: its "
+                f"instance group terminates {gone:,} running node{'' if gone == 1 else 's'} of its own "
+                "choice and the jobs on them end; under Slurm, drain the group's nodes first (`scontrol "
+                "update NodeName=... State=DRAIN Reason=shrink`) and apply once they are idle"
+            )
+    return found
+
+
 def _warnings(report: DiffReport) -> list[str]:
-    return _moved(report) + _data_loss(report) + _nodes_recreated(report) + _restarts(report)
+    return (
+        _moved(report) + _data_loss(report) + _nodes_recreated(report) + _shrinks(report) + _restarts(report)
+    )
 
 
 def _compact(paths: tuple[str, ...]) -> str:
@@ -381,7 +402,7 @@ def report_markdown(report: DiffReport) -> str:
             "`--allow-replace` is given.",
             "",
         ]
-    for warning in _nodes_recreated(report) + _restarts(report):
+    for warning in _nodes_recreated(report) + _shrinks(report) + _restarts(report):
         out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
     for warning in _cost_warnings(report):
         out += [f"> [!NOTE]\n> {md.text(warning)}", ""]

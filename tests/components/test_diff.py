@@ -674,3 +674,21 @@ def test_the_diff_carries_the_blueprints_findings_in_text_and_markdown(tmp_path:
         "alerts@example.com, username: ..., password_secret: SECRET}; until then alerts show in Grafana and "
         "Alertmanager only |"
     ) in markdown
+
+
+def test_shrinking_a_fixed_size_group_warns_that_running_nodes_and_their_jobs_go(tmp_path: Path) -> None:
+    new = variant(tmp_path, "new.yaml", ("    count: 16", "    count: 10"))
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    warning = (
+        "node group trainers shrinks from 16 to 10 nodes: its instance group terminates 6 running nodes of "
+        "its own choice and the jobs on them end; under Slurm, drain the group's nodes first (`scontrol "
+        "update NodeName=... State=DRAIN Reason=shrink`) and apply once they are idle"
+    )
+    assert warning in report_json(report)["warnings"]
+    assert f"> The {warning}." in report_markdown(report).replace("\\", "").splitlines()
+    assert "  !! node group trainers shrinks from 16 to 10 nodes" in report_text(report)
+    # Growing it says nothing of the kind.
+    grown = compare(
+        EXAMPLE, variant(tmp_path, "grown.yaml", ("    count: 16", "    count: 24")), env="prod", today=TODAY
+    )
+    assert not [w for w in report_json(grown)["warnings"] if "shrinks" in w]
