@@ -186,6 +186,11 @@ class CostWarning:
     reason: WarningReason
     detail: str
     """What is wrong with the price, without the item's name (findings name the field instead)."""
+    shared: str = ""
+    """For a stale or unconfirmed price: what it says of the price without naming it ("from 2025-11-01, 392
+    days old (...; source S)"), so that prices with the same caveat from one source are told once."""
+    group: str = ""
+    """Warnings with the same non-empty group say `shared` of prices of one source, date and model."""
 
     @property
     def message(self) -> str:
@@ -654,22 +659,30 @@ class _Estimator:
         if self.catalog.is_stale(price.as_of, self.today):
             age = (self.today - price.as_of).days
             limit = self.catalog.index.stale_after_days
+            shared = (
+                f"from {price.as_of.isoformat()}, {age} days old (stale after {limit} days; "
+                f"source {price.source})"
+            )
             self.warnings.append(
                 CostWarning(
                     item.name,
                     item.path,
                     "stale",
-                    f"{what} is from {price.as_of.isoformat()}, {age} days old (stale after {limit} days; "
-                    f"source {price.source}){'' if unconfirmed else note}",
+                    f"{what} is {shared}{'' if unconfirmed else note}",
+                    shared=shared,
+                    group=f"stale|{price.source}|{price.as_of}|{price.pricing_model}|{item.region}",
                 )
             )
         if unconfirmed:
+            shared = f"unconfirmed (source {price.source})"
             self.warnings.append(
                 CostWarning(
                     item.name,
                     item.path,
                     "unconfirmed",
-                    f"{what} is unconfirmed (source {price.source}){note}",
+                    f"{what} is {shared}{note}",
+                    shared=shared,
+                    group=f"unconfirmed|{price.source}|{price.pricing_model}|{item.region}",
                 )
             )
 

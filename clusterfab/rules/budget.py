@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from clusterfab.core.findings import Finding, Severity
+from clusterfab.core.findings import FieldPath, Finding, Severity, render_path
 from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG, label_value
 from clusterfab.cost import monthly_budget_limit
-from clusterfab.cost.estimate import CostEstimate, CostItem, estimate_cost
+from clusterfab.cost.estimate import CostEstimate, CostItem, CostWarning, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.rules.context import (
     ACTIVATE_COST_TAGS_KEY,
@@ -67,12 +67,15 @@ PRICE_CAVEATS = frozenset({"BP403", "BP404"})
 
 
 def price_caveats(ctx: RuleContext, estimate: CostEstimate) -> Iterator[Finding]:
-    """One BP403 per unpriced item and one BP404 per item whose price is stale, unconfirmed or a stand-in.
+    """One BP403 per unpriced item, and BP404 for prices that are stale, unconfirmed or a stand-in: one
+    per item, but one for all the items whose only caveat is the same one of the same source (the same
+    age, or unconfirmed), naming each item's field, so a blueprint of several such machines gets one line.
 
     BP404 points at what chose the price: the capacity kind when the blueprint writes one (spot, a
     reservation priced at on-demand), so an environment that changes the kind gets its own note; else
     the machine type or TPU generation; for storage its kind (resizing it does not change the price).
     """
+    notes: list[tuple[FieldPath, list[CostWarning], CostItem]] = []
     for item in estimate.items:
         path = (*item.path, _PRICE_FIELD[item.kind])
         warnings = [w for w in estimate.warnings if w.path == item.path]
@@ -86,19 +89,34 @@ def price_caveats(ctx: RuleContext, estimate: CostEstimate) -> Iterator[Finding]
                 "the catalog has",
             )
             continue
-        caveats = [w.detail for w in warnings]
         if item.kind == "storage":
             path = (*item.path, "kind")
         elif ctx.written((*item.path, "capacity", "kind")):
             path = (*item.path, "capacity", "kind")
-        if caveats:
-            yield ctx.finding(
-                "BP404",
-                path,
-                "; ".join(caveats),
-                hint="check the current price before relying on the budget check "
-                "(`clusterfab cost` shows the estimate and each price's source)",
-            )
+        if warnings:
+            notes.append((path, warnings, item))
+    groups: dict[str, list[tuple[FieldPath, CostItem]]] = {}
+    for path, warnings, item in notes:
+        if len(warnings) == 1 and warnings[0].group:
+            groups.setdefault(warnings[0].group, []).append((path, item))
+    told: set[str] = set()
+    for path, warnings, item in notes:
+        key = warnings[0].group if len(warnings) == 1 else ""
+        if key and len(groups[key]) > 1:
+            if key in told:
+                continue
+            told.add(key)
+            named = ", ".join(f"{i.sku} ({render_path(p)})" for p, i in groups[key])
+            message = f"the {item.pricing_model} prices of {named} in {item.region} are {warnings[0].shared}"
+        else:
+            message = "; ".join(w.detail for w in warnings)
+        yield ctx.finding(
+            "BP404",
+            path,
+            message,
+            hint="check the current price before relying on the budget check "
+            "(`clusterfab cost` shows the estimate and each price's source)",
+        )
 
 
 def _unpriced_note(estimate: CostEstimate) -> str:

@@ -658,16 +658,18 @@ def test_the_diff_carries_the_blueprints_findings_in_text_and_markdown(tmp_path:
     new.write_text(SLURM.read_text().replace("    count: 8\n", "    count: 9\n", 1))
     report = compare(SLURM, new, env=None, today=TODAY)
     lines = report_text(report).splitlines()
-    at = lines.index("Findings (0 errors, 1 warning, 2 notes):")
+    at = lines.index("Findings (0 errors, 1 warning, 1 note):")
     assert f"{new}:50:9: {BP151}" in lines[at:]
     located = [line for line in lines[at + 1 :] if line.startswith(str(new))]
-    assert [line.split(": ", 1)[1].split(" ")[0] for line in located] == [
-        "info[BP404]",
-        "info[BP404]",
-        "warning[BP151]",
+    assert located == [
+        # One note for both machines: their prices have the same age and source.
+        f"{new}:27:3: info[BP404] scheduler.controller.machine_type: the on_demand prices of c7i.4xlarge "
+        "(scheduler.controller.machine_type), c7i.2xlarge (scheduler.login.machine_type) in us-east-1 are "
+        "from 2025-11-01, 386 days old (stale after 180 days; source S-SKY-AWS-V8)",
+        f"{new}:50:9: {BP151}",
     ]
     markdown = report_markdown(report).splitlines()
-    assert "**Findings:** 0 errors, 1 warning, 2 notes" in markdown
+    assert "**Findings:** 0 errors, 1 warning, 1 note" in markdown
     assert (
         f"| warning | BP151 | `{new}:50:9` | `monitoring.smtp` | alerts for ml-infra@example.com are not "
         "e-mailed: monitoring.smtp names no mail relay | add monitoring.smtp: {smarthost: HOST:587, sender: "

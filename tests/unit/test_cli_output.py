@@ -161,7 +161,7 @@ def test_diff_text_fits_the_terminal_with_short_types_and_whole_names(columns: i
     # A finding's first line stays whole (docs/cli.md: editors and CI annotators parse it).
     wide = [line for line in out.splitlines() if len(line) > columns]
     assert all(line.startswith(f"{slurm}:") and "] " in line for line in wide), wide[:3]
-    assert len(wide) == 3  # the two BP404 notes and the BP151 warning
+    assert len(wide) == 2  # the BP404 note (both machines' prices, one source) and the BP151 warning
     rows = [line for line in out.splitlines() if line[:5] in {"  +  ", "  -  "}]
     names = {line.split()[-1] for line in rows}
     planned = json.loads(document)["resources"]
@@ -325,3 +325,22 @@ def test_catalog_prices_keep_the_regions_that_tell_their_rows_apart(columns: int
     rows = [line for line in prices if "a3-highgpu-8g" in line and "on_demand" in line]
     assert "asia-east1" in rows[0]
     assert "asia-northeast1" in rows[1]
+
+
+def test_price_notes_of_one_source_are_one_line_and_stand_ins_stay_per_item() -> None:
+    # The controller's and login's E2 prices are unconfirmed from one source: one note naming both fields.
+    # The reservation and flex-start prices are on-demand stand-ins, each said where its capacity is chosen.
+    _, out, _ = run("validate", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "--format", "json")
+    notes = [
+        (f["field"], f["line"], f["environment"]) for f in json.loads(out)["findings"] if f["code"] == "BP404"
+    ]
+    assert notes == [
+        ("node_groups[0].capacity.kind", 21, None),
+        ("scheduler.controller.machine_type", 31, None),
+        ("node_groups[0].capacity.kind", 59, "dev"),
+    ]
+    (grouped,) = [f for f in json.loads(out)["findings"] if f["field"] == "scheduler.controller.machine_type"]
+    assert grouped["message"] == (
+        "the on_demand prices of e2-standard-8 (scheduler.controller.machine_type), e2-standard-4 "
+        "(scheduler.login.machine_type) in us-central1 are unconfirmed (source S-GCE-E2)"
+    )
