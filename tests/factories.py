@@ -7,8 +7,11 @@ in every test module.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import importlib.util
 import io
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -105,3 +108,16 @@ def load_program(name: str, path: Any) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+HEALTH_KEY = "5" * 64
+"""A stack's health signing key (its `health_signing_key` output) in the deploy tests."""
+
+
+def signed_record(record: dict[str, Any], key: str = HEALTH_KEY) -> dict[str, Any]:
+    """A health record with the signature `configure` gives it, computed here from the scheme's
+    definition, not by clusterfab.health: HMAC-SHA256 over the compact, key-sorted JSON of every other
+    field, written `hmac-sha256=<hex>`."""
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+    mac = hmac.new(key.encode(), canonical, hashlib.sha256).hexdigest()
+    return {**record, "signature": f"hmac-sha256={mac}"}

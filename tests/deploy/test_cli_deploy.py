@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import hashlib
-import hmac
 import io
 import json
 import sys
@@ -28,6 +27,7 @@ from clusterfab.plan.compare import compare_environments
 from tests.components.harness import plan_file
 from tests.conftest import REPO
 from tests.deploy.conftest import FakePulumi
+from tests.factories import HEALTH_KEY, signed_record
 
 BLUEPRINT = "blueprints/examples/aws-p5-efa-fsx.yaml"
 DIGEST = hashlib.sha256((REPO / BLUEPRINT).read_bytes()).hexdigest()
@@ -97,18 +97,11 @@ def health(status: str = "passed", digest: str = DIGEST, **changes: Any) -> str:
         "reason": "" if status == "passed" else "the health check failed on at least one host",
         **changes,
     }
-    return json.dumps(signed(record))
+    return json.dumps(signed_record(record))
 
 
-SIGNING_KEY = "5" * 64
+SIGNING_KEY = HEALTH_KEY
 """The dev stack's `health_signing_key` output (the offline plan shows only that it is a secret)."""
-
-
-def signed(record: dict[str, Any], key: str = SIGNING_KEY) -> dict[str, Any]:
-    """The record with the signature configure gives it: HMAC-SHA256 over its compact sorted JSON."""
-    canonical = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
-    mac = hmac.new(key.encode(), canonical, hashlib.sha256).hexdigest()
-    return {**record, "signature": f"hmac-sha256={mac}"}
 
 
 RECORD = "s3://llm-pretrain-artifacts-bucket-mock/health/dev.json"
@@ -270,7 +263,7 @@ def test_promote_refuses_a_passing_record_written_by_anyone_but_configure(
     # What anyone who may write the bucket (a node, a person with storage rights) but cannot read the
     # stack's secrets can put there: a record right in every field but its signature.
     record = {k: v for k, v in json.loads(health()).items() if k != "signature"}
-    stacks(fake_pulumi, health_record=json.dumps(record if key is None else signed(record, key)))
+    stacks(fake_pulumi, health_record=json.dumps(record if key is None else signed_record(record, key)))
     code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
     assert code == 1
     assert "(1 of 4 gates failed)" in err

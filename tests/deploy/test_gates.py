@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import hmac
 import json
 from typing import Any
 
@@ -23,7 +21,7 @@ from clusterfab.deploy.gates import (
     replacement_gate,
 )
 from clusterfab.health import DEFAULT_MAX_AGE, Provenance, StoredObject
-from tests.factories import TODAY, spec
+from tests.factories import HEALTH_KEY, TODAY, signed_record, spec
 
 DIGEST = "a" * 64
 OTHER = "b" * 64
@@ -73,16 +71,10 @@ def health(status: str = "passed", digest: str = DIGEST) -> StoredObject:
         "required": {"trainers": 16},
         "reason": "" if status == "passed" else "the health check failed on at least one host",
     }
-    return StoredObject(signed(record).encode(), WRITTEN, LOCATION)
+    return StoredObject(json.dumps(signed_record(record)).encode(), WRITTEN, LOCATION)
 
 
-KEY = "5" * 64
-
-
-def signed(record: dict[str, Any]) -> str:
-    canonical = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
-    mac = hmac.new(KEY.encode(), canonical, hashlib.sha256).hexdigest()
-    return json.dumps({**record, "signature": f"hmac-sha256={mac}"})
+KEY = HEALTH_KEY
 
 
 def checked(stored: StoredObject | None) -> GateResult:

@@ -7,8 +7,6 @@ the object times the gate trusts are the services' own.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import hmac
 import json
 import socket
 import subprocess
@@ -37,6 +35,7 @@ from clusterfab.health import (
     parse_record,
 )
 from clusterfab.health_stores import GcsHealthStore, S3HealthStore
+from tests.factories import HEALTH_KEY, signed_record
 
 DIGEST = "0123456789abcdef" * 4
 BUNDLE = "fedcba9876543210" * 4
@@ -63,22 +62,12 @@ def record(**changes: Any) -> dict[str, Any]:
     return {**data, **changes}
 
 
-KEY = "5" * 64
+KEY = HEALTH_KEY
 """The stack's health signing key (its `health_signing_key` output)."""
 
 
-def signed(body: dict[str, Any], key: str = KEY) -> dict[str, Any]:
-    """The body with the signature `configure` gives it, computed here from the scheme's definition:
-    HMAC-SHA256 over the compact, key-sorted JSON of every other field."""
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
-    return {
-        **body,
-        "signature": "hmac-sha256=" + hmac.new(key.encode(), canonical, hashlib.sha256).hexdigest(),
-    }
-
-
 def stored(body: dict[str, Any] | str, written_at: dt.datetime = AT) -> StoredObject:
-    text = body if isinstance(body, str) else json.dumps(signed(body))
+    text = body if isinstance(body, str) else json.dumps(signed_record(body))
     return StoredObject(text.encode(), written_at, "s3://b/health/dev.json")
 
 
@@ -115,7 +104,7 @@ def test_a_record_written_by_configure_reads_back_whole() -> None:
         checks_passed=True,
         at=AT,
     )
-    assert json.loads(written.to_json(KEY)) == signed(record())
+    assert json.loads(written.to_json(KEY)) == signed_record(record())
     assert parse_record(written.to_json(KEY)) == written
     assert written.passed
 
@@ -218,15 +207,17 @@ FORGED = "it was not written by `clusterfab configure` for dev"
 def test_a_record_not_signed_with_the_stacks_key_is_refused_whatever_it_says() -> None:
     # What anyone who may write the bucket (and not read the stack's secrets) can put there.
     assert problems(json.dumps(record())) == [f"it is not signed: {FORGED}"]
-    assert problems(json.dumps(signed(record(), key="6" * 64))) == [
+    assert problems(json.dumps(signed_record(record(), key="6" * 64))) == [
         f"its signature is not the stack's health signing key's: {FORGED}"
     ]
     # A real failed record with its status edited after signing.
-    edited = {**signed(record(status="failed", reason="nccl")), "status": "passed", "reason": ""}
+    edited = {**signed_record(record(status="failed", reason="nccl")), "status": "passed", "reason": ""}
     assert problems(json.dumps(edited)) == [
         f"its signature is not the stack's health signing key's: {FORGED}"
     ]
-    assert problems(json.dumps({**signed(record()), "signature": 7})) == [f"it is not signed: {FORGED}"]
+    assert problems(json.dumps({**signed_record(record()), "signature": 7})) == [
+        f"it is not signed: {FORGED}"
+    ]
 
 
 def test_a_stack_without_a_signing_key_never_passes() -> None:
