@@ -20,12 +20,12 @@ from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog import Catalog, load_catalog
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import Finding, Severity
-from clusterfab.rules.budget import check_budget
 
 # The setting names live with the rules that name them in hints; the program and the CLI read them here.
-from clusterfab.rules.context import ACTIVATE_COST_TAGS_KEY as ACTIVATE_COST_TAGS_KEY  # noqa: PLC0414
-from clusterfab.rules.context import BILLING_ACCOUNT_KEY as BILLING_ACCOUNT_KEY  # noqa: PLC0414
-from clusterfab.rules.context import CONFIG_NAMESPACE as CONFIG_NAMESPACE  # noqa: PLC0414
+from clusterfab.core.vocab import ACTIVATE_COST_TAGS_KEY as ACTIVATE_COST_TAGS_KEY  # noqa: PLC0414
+from clusterfab.core.vocab import BILLING_ACCOUNT_KEY as BILLING_ACCOUNT_KEY  # noqa: PLC0414
+from clusterfab.core.vocab import CONFIG_NAMESPACE as CONFIG_NAMESPACE  # noqa: PLC0414
+from clusterfab.rules.budget import check_budget
 from clusterfab.rules.context import StackView
 from clusterfab.rules.engine import validate_file
 from clusterfab.rules.registry import CHECKS

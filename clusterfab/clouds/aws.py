@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from clusterfab import addressing
 from clusterfab.clouds.base import FieldProblem
 from clusterfab.core.vocab import (
+    ACTIVATE_COST_TAGS_KEY,
     BLUEPRINT_TAG,
+    CONFIG_NAMESPACE,
     INVENTORY_GROUP_PREFIX,
     NODE_GROUP_TAG,
     STACK_TAG,
@@ -169,6 +171,33 @@ class AwsProfile:
         for machine in catalog.aws_machine_types.values():
             found |= set(machine.locations)
         return found
+
+    def budget_problems(
+        self, *, cluster: str, stack: str | None, billing_account: str | None, activate_cost_tags: bool
+    ) -> Iterator[FieldProblem]:
+        if stack is None:
+            return
+        setting = f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}"
+        counted = (
+            f"the AWS budget counts resources tagged {BLUEPRINT_TAG}={cluster} and "
+            f"{STACK_TAG}={label_value(stack)} only once both keys are active cost allocation tags, and only "
+            "from their activation on (earlier spend is not counted)"
+        )
+        if activate_cost_tags:
+            message = f"{counted}; stack {stack} activates them ({setting})"
+            hint = (
+                "the activation fails until AWS lists the keys (up to 24 h after a resource first carries "
+                "them) and outside an organization's management account or a standalone account; until "
+                f"then `pulumi config set {setting} false --stack {stack}`"
+            )
+        else:
+            message = counted
+            hint = (
+                "AWS lists a new tag key for activation up to 24 h after a resource first carries it; then "
+                f"activate both in the Billing console or with `pulumi config set {setting} true --stack "
+                f"{stack}` (from an organization's management account or a standalone account)"
+            )
+        yield FieldProblem(("budget",), message, hint, at_key=True, code="BP411")
 
     def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
         rule = f"letters, digits, spaces and {' '.join(sorted(TAG_SYMBOLS))}"

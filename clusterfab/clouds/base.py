@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from clusterfab.core.findings import FieldPath
+from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.vocab import Cloud, StorageKind
 
 if TYPE_CHECKING:
@@ -33,6 +33,10 @@ class FieldProblem:
     message: str
     hint: str
     at_key: bool = False
+    code: str = ""
+    """For checks whose finding code the cloud decides (its budget's settings); else the rule's own."""
+    severity: Severity | None = None
+    """None: the code's own severity."""
 
 
 class CloudProfile(Protocol):
@@ -107,6 +111,13 @@ class CloudProfile(Protocol):
 
     def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
         """What is wrong with a label / tag (path relative to `labels.<key>`)."""
+        ...
+
+    def budget_problems(
+        self, *, cluster: str, stack: str | None, billing_account: str | None, activate_cost_tags: bool
+    ) -> Iterator[FieldProblem]:
+        """What the cloud budget of a deployment of `stack` (None: the blueprint without a stack) will
+        count, or why it is not created, from the stack's settings; each with its code (path: `budget`)."""
         ...
 
     @property

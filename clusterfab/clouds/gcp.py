@@ -10,9 +10,12 @@ from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds.base import FieldProblem
+from clusterfab.core.findings import Severity
 from clusterfab.core.naming import GCP_STACK_NAMES
 from clusterfab.core.vocab import (
+    BILLING_ACCOUNT_KEY,
     BLUEPRINT_TAG,
+    CONFIG_NAMESPACE,
     INVENTORY_GROUP_PREFIX,
     NODE_GROUP_TAG,
     STACK_TAG,
@@ -46,6 +49,10 @@ _KMS_KEY = re.compile(
 """A Cloud KMS key's resource name (key ring and key ids: letters, digits, _ and -, at most 63)."""
 IAP_SOURCE_RANGE = "35.235.240.0/20"
 """Where Identity-Aware Proxy's TCP forwarding connects from (the firewall allows SSH only from it)."""
+
+
+BILLING_ACCOUNT_EXAMPLE = "XXXXXX-XXXXXX-XXXXXX"
+"""The form of a Cloud Billing account id (three groups of six hexadecimal digits)."""
 
 
 class GcpProfile:
@@ -137,6 +144,32 @@ class GcpProfile:
         zones = {z for m in catalog.gcp_machine_types.values() for z in m.zones}
         zones |= {z for g in catalog.tpu_generations.values() for z in g.zones}
         return {r for z in zones if (r := self.region_of_zone(catalog, z))}
+
+    def budget_problems(
+        self, *, cluster: str, stack: str | None, billing_account: str | None, activate_cost_tags: bool
+    ) -> Iterator[FieldProblem]:
+        setting = f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}"
+        if stack is None:
+            yield FieldProblem(
+                ("budget",),
+                f"a GCP budget is created under the billing account the stack names ({setting}); a stack "
+                "without it gets no budget and no budget alerts",
+                f"`pulumi config set {setting} {BILLING_ACCOUNT_EXAMPLE} --stack STACK`; "
+                "`clusterfab validate --stack STACK` checks a stack's settings",
+                at_key=True,
+                code="BP410",
+                severity=Severity.INFO,
+            )
+        elif not billing_account:
+            yield FieldProblem(
+                ("budget",),
+                f"stack {stack} names no billing account ({setting}): `pulumi up` creates no GCP budget, and "
+                "nothing alerts when the spend passes it",
+                f"`pulumi config set {setting} {BILLING_ACCOUNT_EXAMPLE} --stack {stack}` with the id of the "
+                "billing account that pays for the project",
+                at_key=True,
+                code="BP410",
+            )
 
     def label_problems(self, key: str, value: str) -> Iterator[FieldProblem]:
         if not _LABEL_KEY.fullmatch(key):

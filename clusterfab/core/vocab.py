@@ -101,3 +101,13 @@ def standard_tags(
     tags = {k: v for k, v in (extra or {}).items() if reserved_tag_key(k) is None}
     tags.update({BLUEPRINT_TAG: blueprint, STACK_TAG: label_value(stack), COMPONENT_TAG: component})
     return tags
+
+
+# The stack settings the program reads besides the blueprint (stacks/Pulumi.<stack>.yaml).
+CONFIG_NAMESPACE = "clusterfab"
+"""The namespace of the stack settings the program reads (stacks/Pulumi.<stack>.yaml)."""
+BILLING_ACCOUNT_KEY = "billingAccount"
+"""Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
+ACTIVATE_COST_TAGS_KEY = "activateCostTags"
+"""Stack config `clusterfab:activateCostTags` (default false): AWS, the program activates the blueprint and
+stack tag keys as cost allocation tags, which the budget counts by (components/aws/budget.py)."""

@@ -12,15 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from decimal import Decimal
 
-from clusterfab.core.findings import FieldPath, Finding, Severity, render_path
-from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG, label_value
+from clusterfab.core.findings import FieldPath, Finding, render_path
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import CostEstimate, CostItem, CostWarning, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.rules.context import (
-    ACTIVATE_COST_TAGS_KEY,
-    BILLING_ACCOUNT_KEY,
-    CONFIG_NAMESPACE,
     RuleContext,
 )
 
@@ -148,76 +144,28 @@ def _drivers(estimate: CostEstimate, *, monthly: bool) -> str:
     )
 
 
-BILLING_ACCOUNT_SETTING = f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}"
-ACTIVATE_COST_TAGS_SETTING = f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}"
-BILLING_ACCOUNT_EXAMPLE = "XXXXXX-XXXXXX-XXXXXX"
-"""The form of a Cloud Billing account id (three groups of six hexadecimal digits)."""
-
-
 def check_cloud_budget(ctx: RuleContext) -> Iterator[Finding]:
-    """What the cloud budget a deployment creates will count, and whether it is created at all.
+    """What the cloud budget a deployment creates will count, and whether it is created at all (the
+    cloud's `budget_problems`: GCP needs the stack's billing account, BP410; AWS counts by cost
+    allocation tags from their activation on, BP411).
 
-    Only for a command that deploys or plans a deployment (`ctx.stack`): a GCP budget needs the stack's
-    billing account (BP410: a warning for a stack without it, a note for a blueprint validated without a
-    stack); an AWS budget counts by cost allocation tags, from their activation on (BP411, for a stack).
+    Only for a command that deploys or plans a deployment (`ctx.stack`).
     """
     stack = ctx.stack
     # A blueprint naming something the catalog lacks is not deployed: nothing to say about its budget.
     if stack is None or not ctx.spec.complete or monthly_budget_limit(ctx.spec.budget) is None:
         return
-    if ctx.blueprint.cloud == "gcp":
-        yield from _gcp_billing_account(ctx, stack.name, stack.billing_account)
-    elif ctx.blueprint.cloud == "aws" and stack.name is not None:
-        yield _aws_cost_tags(ctx, stack.name, activate=stack.activate_cost_tags)
-
-
-def _gcp_billing_account(ctx: RuleContext, stack: str | None, account: str | None) -> Iterator[Finding]:
-    if stack is None:
+    for problem in ctx.cloud.budget_problems(
+        cluster=ctx.blueprint.name,
+        stack=stack.name,
+        billing_account=stack.billing_account,
+        activate_cost_tags=stack.activate_cost_tags,
+    ):
         yield ctx.finding(
-            "BP410",
-            ("budget",),
-            f"a GCP budget is created under the billing account the stack names ({BILLING_ACCOUNT_SETTING}); "
-            "a stack without it gets no budget and no budget alerts",
-            hint=f"`pulumi config set {BILLING_ACCOUNT_SETTING} {BILLING_ACCOUNT_EXAMPLE} --stack STACK`; "
-            "`clusterfab validate --stack STACK` checks a stack's settings",
-            at_key=True,
-            severity=Severity.INFO,
+            problem.code,
+            problem.path,
+            problem.message,
+            hint=problem.hint,
+            at_key=problem.at_key,
+            severity=problem.severity,
         )
-    elif not account:
-        yield ctx.finding(
-            "BP410",
-            ("budget",),
-            f"stack {stack} names no billing account ({BILLING_ACCOUNT_SETTING}): `pulumi up` creates no GCP "
-            "budget, and nothing alerts when the spend passes it",
-            hint=f"`pulumi config set {BILLING_ACCOUNT_SETTING} {BILLING_ACCOUNT_EXAMPLE} --stack {stack}` "
-            "with the id of the billing account that pays for the project",
-            at_key=True,
-        )
-
-
-def _aws_cost_tags(ctx: RuleContext, stack: str, *, activate: bool) -> Finding:
-    counted = (
-        f"the AWS budget counts resources tagged {BLUEPRINT_TAG}={ctx.blueprint.name} and "
-        f"{STACK_TAG}={label_value(stack)} only once both keys are active cost allocation tags, and only "
-        "from their activation on (earlier spend is not counted)"
-    )
-    if activate:
-        return ctx.finding(
-            "BP411",
-            ("budget",),
-            f"{counted}; stack {stack} activates them ({ACTIVATE_COST_TAGS_SETTING})",
-            hint="the activation fails until AWS lists the keys (up to 24 h after a resource first carries "
-            "them) and outside an organization's management account or a standalone account; until then "
-            f"`pulumi config set {ACTIVATE_COST_TAGS_SETTING} false --stack {stack}`",
-            at_key=True,
-        )
-    return ctx.finding(
-        "BP411",
-        ("budget",),
-        counted,
-        hint="AWS lists a new tag key for activation up to 24 h after a resource first carries it; then "
-        "activate both in the Billing console or with "
-        f"`pulumi config set {ACTIVATE_COST_TAGS_SETTING} true --stack {stack}` (from an organization's "
-        "management account or a standalone account)",
-        at_key=True,
-    )

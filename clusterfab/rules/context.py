@@ -15,14 +15,6 @@ from clusterfab.clouds import CloudProfile, profile
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.spec import ClusterSpec
 
-CONFIG_NAMESPACE = "clusterfab"
-"""The namespace of the stack settings the program reads (stacks/Pulumi.<stack>.yaml)."""
-BILLING_ACCOUNT_KEY = "billingAccount"
-"""Stack config `clusterfab:billingAccount`: the billing account a GCP budget is created under."""
-ACTIVATE_COST_TAGS_KEY = "activateCostTags"
-"""Stack config `clusterfab:activateCostTags` (default false): AWS, the program activates the blueprint and
-stack tag keys as cost allocation tags, which the budget counts by (components/aws/budget.py)."""
-
 
 @dataclass(frozen=True)
 class StackView:
