@@ -1,0 +1,59 @@
+"""The names of the clouds and schedulers clusterfab knows, and the module that implements each.
+
+A cloud or a scheduler is a package found by name (architecture §11.1): `clusterfab.clouds.<cloud>`
+exports `PROFILE` (a `CloudProfile`), `clusterfab.scheduler.<kind>` exports `PLUGIN` (a
+`SchedulerPlugin`). The built-in ones are listed here; another package (or a test) adds its own with
+`register_cloud` / `register_scheduler` before it loads a blueprint. The names live at the bottom of
+the import graph because the blueprint's own validation checks `cloud` and `scheduler.kind` against
+them, and the blueprint layer may not import the packages behind them.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+_CLOUDS: dict[str, str] = {"aws": "clusterfab.clouds.aws", "gcp": "clusterfab.clouds.gcp"}
+_SCHEDULERS: dict[str, str] = {"slurm": "clusterfab.scheduler.slurm"}
+
+BUILTIN_CLOUDS: tuple[str, ...] = tuple(_CLOUDS)
+BUILTIN_SCHEDULERS: tuple[str, ...] = tuple(_SCHEDULERS)
+
+NO_SCHEDULER = "none"
+"""`scheduler.kind: none`: a cluster of nodes with no workload scheduler (no plugin behind it)."""
+
+
+def register_cloud(name: str, module: str) -> None:
+    """Make `cloud: <name>` valid; `module` (importable, dotted) exports `PROFILE`."""
+    _register(_CLOUDS, name, module)
+
+
+def register_scheduler(kind: str, module: str) -> None:
+    """Make `scheduler.kind: <kind>` valid; `module` (importable, dotted) exports `PLUGIN`."""
+    if kind == NO_SCHEDULER:
+        raise ValueError(f"scheduler kind {kind!r} is reserved for no scheduler")
+    _register(_SCHEDULERS, kind, module)
+
+
+def unregister(name: str) -> None:
+    """Forget a cloud or scheduler registered at run time (the built-in ones stay)."""
+    if name not in BUILTIN_CLOUDS:
+        _CLOUDS.pop(name, None)
+    if name not in BUILTIN_SCHEDULERS:
+        _SCHEDULERS.pop(name, None)
+
+
+def _register(table: dict[str, str], name: str, module: str) -> None:
+    known = table.get(name)
+    if known is not None and known != module:
+        raise ValueError(f"{name!r} is already implemented by {known}")
+    table[name] = module
+
+
+def clouds() -> MappingProxyType[str, str]:
+    """Every known cloud's name and module, built-in ones first."""
+    return MappingProxyType(_CLOUDS)
+
+
+def schedulers() -> MappingProxyType[str, str]:
+    """Every known scheduler kind (not `none`) and its module, built-in ones first."""
+    return MappingProxyType(_SCHEDULERS)
