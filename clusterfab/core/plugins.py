@@ -13,6 +13,8 @@ from __future__ import annotations
 from types import MappingProxyType
 
 _CLOUDS: dict[str, str] = {"aws": "clusterfab.clouds.aws", "gcp": "clusterfab.clouds.gcp"}
+_REALIZERS: dict[str, str] = {"aws": "stacks.aws", "gcp": "stacks.gcp"}
+"""The Pulumi program's realizer of each cloud (a package outside the library: it imports components)."""
 _SCHEDULERS: dict[str, str] = {"slurm": "clusterfab.scheduler.slurm"}
 
 BUILTIN_CLOUDS: tuple[str, ...] = tuple(_CLOUDS)
@@ -22,9 +24,11 @@ NO_SCHEDULER = "none"
 """`scheduler.kind: none`: a cluster of nodes with no workload scheduler (no plugin behind it)."""
 
 
-def register_cloud(name: str, module: str) -> None:
-    """Make `cloud: <name>` valid; `module` (importable, dotted) exports `PROFILE`."""
+def register_cloud(name: str, module: str, realizer: str) -> None:
+    """Make `cloud: <name>` valid; `module` (importable, dotted) exports `PROFILE`, `realizer` is the
+    module the stack program realizes the cluster with on that cloud."""
     _register(_CLOUDS, name, module)
+    _register(_REALIZERS, name, realizer)
 
 
 def register_scheduler(kind: str, module: str) -> None:
@@ -38,6 +42,7 @@ def unregister(name: str) -> None:
     """Forget a cloud or scheduler registered at run time (the built-in ones stay)."""
     if name not in BUILTIN_CLOUDS:
         _CLOUDS.pop(name, None)
+        _REALIZERS.pop(name, None)
     if name not in BUILTIN_SCHEDULERS:
         _SCHEDULERS.pop(name, None)
 
@@ -52,6 +57,11 @@ def _register(table: dict[str, str], name: str, module: str) -> None:
 def clouds() -> MappingProxyType[str, str]:
     """Every known cloud's name and module, built-in ones first."""
     return MappingProxyType(_CLOUDS)
+
+
+def realizer(cloud: str) -> str:
+    """The module that realizes a cluster on `cloud` in the stack program."""
+    return _REALIZERS[cloud]
 
 
 def schedulers() -> MappingProxyType[str, str]:
