@@ -34,7 +34,8 @@ from clusterfab.scheduler.slurm.hostvars import (
     slurm_node_groups,
 )
 from clusterfab.scheduler.slurm.render import controller_address
-from clusterfab.scheduler.slurm.teardown import Fleet, ec2_fleet
+from clusterfab.scheduler.slurm.teardown import Fleet
+from clusterfab.scheduler.slurm.teardown_aws import ec2_fleet
 from clusterfab.spec import (
     CapacityBlock,
     FlexStart,
