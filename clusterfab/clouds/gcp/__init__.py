@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from clusterfab.clouds.base import CloudProfile
 from clusterfab.clouds.gcp.profile import GcpProfile
 
-PROFILE = GcpProfile()
+PROFILE: CloudProfile = GcpProfile()
+"""Typed as the Protocol, so that mypy checks the class implements all of it."""
 
 __all__ = ["PROFILE"]
