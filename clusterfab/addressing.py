@@ -52,11 +52,12 @@ def gcp_fabric_slots(general_slots: int) -> int:
 
 
 SLURM_CONTROLLER_HOST = 10
-"""The controller's host number in the nodes' (AWS) or first general (GCP) subnet: above the addresses
-both clouds reserve at the start of a subnet, and fixed so that slurm.conf can name it before it exists."""
+"""The controller's host number in the hosts' subnet (`CloudProfile.host_subnet`: the nodes' subnet on AWS,
+the first general one on GCP): above the addresses the clouds reserve at the start of a subnet, and fixed
+so that slurm.conf can name it before it exists."""
 
 
-def slurm_controller_address(cidr: str, cloud: str) -> str:
-    """The Slurm controller's private address: nodes and clients reach slurmctld there."""
-    subnet = aws_node_subnet(cidr) if cloud == "aws" else gcp_subnet(cidr, 0)
-    return str(subnet[SLURM_CONTROLLER_HOST])
+def slurm_controller_address(host_subnet: ipaddress.IPv4Network) -> str:
+    """The Slurm controller's private address in the cluster's hosts' subnet: nodes and clients reach
+    slurmctld there."""
+    return str(host_subnet[SLURM_CONTROLLER_HOST])

@@ -26,7 +26,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from clusterfab.clouds.base import StoredObject
 
 HEALTH_PREFIX = "health/"
 DEFAULT_MAX_AGE = dt.timedelta(hours=72)
@@ -208,27 +211,6 @@ def parse_record(raw: str | bytes) -> HealthRecord:
         required=_counts(data, "required"),
         reason=str(data.get("reason", "")),
     )
-
-
-@dataclass(frozen=True, slots=True)
-class StoredObject:
-    body: bytes
-    written_at: dt.datetime
-    """The store's own time of the last write (timezone-aware)."""
-    location: str
-    """Where it is, for messages: s3://bucket/key, gs://bucket/key."""
-
-
-class HealthStore(Protocol):
-    """Where a stack's records live: its cluster bucket (`clusterfab.health_stores`)."""
-
-    def location(self, key: str) -> str: ...
-
-    def put(self, key: str, body: bytes) -> None: ...
-
-    def get(self, key: str) -> StoredObject | None:
-        """The object, or None when there is none."""
-        ...
 
 
 def health_problems(

@@ -281,7 +281,7 @@ ELASTIC_TEARDOWN_HOOK = "clusterfab-slurm-elastic-teardown"
 FleetFactory = Callable[[str, str, Mapping[str, Any]], Fleet]
 """(blueprint tag, stack tag, the deleted instance group's state) -> the cluster's instances in its cloud
 that the group's delete may remove, with the deploying user's credentials
-(clusterfab.scheduler.slurm.teardown.ec2_fleet / gce_fleet)."""
+(clusterfab.scheduler.slurm.teardown_aws.ec2_fleet / teardown_gcp.gce_fleet)."""
 
 
 def elastic_teardown(

@@ -18,7 +18,7 @@ from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
-from clusterfab.clouds.aws import is_zone_id
+from clusterfab.clouds.aws.profile import is_zone_id
 from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG
 from clusterfab.cost import monthly_budget_limit
 from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
@@ -34,7 +34,8 @@ from clusterfab.scheduler.slurm.hostvars import (
     slurm_node_groups,
 )
 from clusterfab.scheduler.slurm.render import controller_address
-from clusterfab.scheduler.slurm.teardown import Fleet, ec2_fleet
+from clusterfab.scheduler.slurm.teardown import Fleet
+from clusterfab.scheduler.slurm.teardown_aws import ec2_fleet
 from clusterfab.spec import (
     CapacityBlock,
     FlexStart,

@@ -5,24 +5,29 @@ which labels are valid, what a Lustre tier is called, which blueprint fields bel
 finds its nodes. Rules, resolution, cost and provisioning ask the profile instead of branching on the
 cloud's name, so adding a cloud is a new module and a registry entry.
 
-Profiles are stateless and cheap (no I/O, no Pulumi): `validate` and `cost` use them.
+Profiles are stateless and cheap (no I/O, no Pulumi): `validate` and `cost` use them. What talks to the
+cloud at run time (the cluster bucket's store) loads its client library only when it is used.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.vocab import Cloud, StorageKind
 
 if TYPE_CHECKING:
+    from ipaddress import IPv4Network
+
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
-    from clusterfab.health import HealthStore
-    from clusterfab.outputs import StackOutputs
+    from clusterfab.outputs import BlueprintOutput, StackOutputs
+    from clusterfab.spec import ClusterSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,34 @@ class FieldProblem:
     """For checks whose finding code the cloud decides (its budget's settings); else the rule's own."""
     severity: Severity | None = None
     """None: the code's own severity."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredObject:
+    body: bytes
+    written_at: dt.datetime
+    """The store's own time of the last write (timezone-aware)."""
+    location: str
+    """Where it is, for messages: s3://bucket/key, gs://bucket/key."""
+
+
+class HealthStore(Protocol):
+    """Where a stack's health records live: its cluster bucket, through the cloud's object store
+    (`CloudProfile.health_store`)."""
+
+    def location(self, key: str) -> str: ...
+
+    def put(self, key: str, body: bytes) -> None: ...
+
+    def get(self, key: str) -> StoredObject | None:
+        """The object, or None when there is none."""
+        ...
+
+
+class HealthStoreError(ClusterfabError):
+    """The bucket could not be read or written (exit 1); the message says which and why."""
+
+    exit_code = 1
 
 
 class CloudProfile(Protocol):
@@ -175,4 +208,48 @@ class CloudProfile(Protocol):
 
     def health_store(self, outputs: StackOutputs) -> HealthStore:
         """The stack's cluster bucket as the store of its health records."""
+        ...
+
+    # ------------------------------------------------------------------------------------------------------
+    # At run time: the hosts' addresses and settings, reaching a host, finding the nodes (modules beside
+    # each cloud's profile: addressing, access, discovery, hostvars, store).
+
+    def host_subnet(self, cidr: str) -> IPv4Network:
+        """The block of the cluster range the cluster's hosts (controller, login, nodes) take their
+        addresses in, where the fixed host numbers of `clusterfab.addressing` are counted."""
+        ...
+
+    def run_command(self, where: BlueprintOutput, host: str, command: str) -> list[str]:
+        """The local command that runs `command` (one shell line) on a stack's `host`, which has no open
+        port, and streams its output (the cloud's CLI with `host_access_tools`)."""
+        ...
+
+    def forward_port(
+        self, where: BlueprintOutput, host: str, port: int, *, loopback: str, local_port: int
+    ) -> list[str]:
+        """The local command that forwards `localhost:<local_port>` to `port` on the loopback address
+        (`loopback`) of a stack's `host`, which has no open port."""
+        ...
+
+    def scrape_discovery(
+        self, spec: ClusterSpec, *, stack: str, port: int, project: str | None
+    ) -> dict[str, Any]:
+        """A Prometheus scrape job's service discovery of the stack's GPU nodes (those with a node-group
+        tag) through the cloud's API, and its relabeling: `instance` (the id or name that the node's
+        exporters share), `node_group` and `machine_type`. `project`: where the nodes live, when the cloud
+        has projects."""
+        ...
+
+    def service_location(self, region: str, project: str | None) -> dict[str, str]:
+        """Host settings: where a host finds the cloud's services it calls by name (secret store, managed
+        database, mail), as the settings' keys name it (`region`, `project`)."""
+        ...
+
+    def instance_location(self, region: str, zone: str, project: str | None) -> dict[str, str]:
+        """Host settings: where the controller's programs list and create the cluster's instances."""
+        ...
+
+    @property
+    def controller_state_device(self) -> str:
+        """Where the disk the controller keeps its state on appears on the host (the stack attaches it)."""
         ...

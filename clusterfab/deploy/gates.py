@@ -22,12 +22,12 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterfab.clouds.base import StoredObject
 from clusterfab.cost.estimate import CostEstimate
 from clusterfab.cost.render import budget_verdict
 from clusterfab.deploy.events import ResourceStep, destructive_steps
 from clusterfab.health import (
     Provenance,
-    StoredObject,
     deployed_catalog_version,
     deployed_digest,
     health_problems,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from clusterfab.catalog import Catalog
+from clusterfab.clouds import profile
 from clusterfab.monitoring.render import MonitoringFiles
 from clusterfab.spec import ClusterSpec
 
@@ -72,6 +73,15 @@ def _node_exporter_version(catalog: Catalog) -> str:
     return record.version
 
 
+def _alertmanager_location(spec: ClusterSpec, project: str | None) -> dict[str, str]:
+    """Where Alertmanager's host finds the SMTP password's secret: the keys the cloud names it by, set; the
+    others empty."""
+    where = profile(spec.cloud).service_location(spec.region, project or spec.project)
+    return {"alertmanager_region": "", "alertmanager_project": ""} | {
+        f"alertmanager_{key}": value for key, value in where.items()
+    }
+
+
 PROMETHEUS_USER = "prometheus"
 """The user Ubuntu's prometheus package runs Prometheus (and Alertmanager) as."""
 
@@ -97,8 +107,7 @@ def monitoring_host_vars(
         "alertmanager_version": facts.package("alertmanager").version,
         "alertmanager_files_dir": files_dir,
         "alertmanager_cloud": spec.cloud,
-        "alertmanager_region": spec.region if spec.cloud == "aws" else "",
-        "alertmanager_project": (project or spec.project or "") if spec.cloud == "gcp" else "",
+        **_alertmanager_location(spec, project),
         "alertmanager_smtp_password_secret": secret or "",
         "grafana_version": facts.package("grafana").version,
         "grafana_files_dir": files_dir,

@@ -23,9 +23,10 @@ from typing import Any, Protocol
 
 from clusterfab.bootstrap import Mount
 from clusterfab.clouds import profile
+from clusterfab.clouds.base import HealthStore
 from clusterfab.core.errors import UsageError
 from clusterfab.core.vocab import Cloud
-from clusterfab.health import HealthRecord, HealthStore, Provenance, check_record, health_key
+from clusterfab.health import HealthRecord, Provenance, check_record, health_key
 from clusterfab.outputs import StackOutputs, read_outputs
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars
 from clusterfab.provision.inventory import group_name, inventory_config, inventory_yaml

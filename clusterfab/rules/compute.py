@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from clusterfab.catalog.models import AwsMachineType, GcpMachineType
 from clusterfab.clouds import profiles
-from clusterfab.clouds.aws import is_zone_id
+from clusterfab.clouds.aws.profile import is_zone_id
 from clusterfab.core.findings import Finding, Severity
 from clusterfab.core.hints import closest, did_you_mean, listing
 from clusterfab.rules.context import RuleContext

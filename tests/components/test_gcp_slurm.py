@@ -180,13 +180,14 @@ def test_boot_vars_of_every_slurm_host() -> None:
 
 
 def test_the_state_device_the_controller_role_looks_for_is_the_one_attached() -> None:
-    from clusterfab.scheduler.slurm.hostvars import STATE_DEVICES
+    from clusterfab.clouds import profile
     from components.aws.slurm import STATE_DEVICE
     from components.gcp.slurm import STATE_DEVICE_NAME
 
     # GCE's guest environment links each attached disk as /dev/disk/by-id/google-<device name>.
     assert (STATE_DEVICE, STATE_DEVICE_NAME) == ("/dev/sdf", "slurm-state")
-    assert STATE_DEVICES == {"aws": "/dev/sdf", "gcp": "/dev/disk/by-id/google-slurm-state"}
+    state_devices = {cloud: profile(cloud).controller_state_device for cloud in ("aws", "gcp")}
+    assert state_devices == {"aws": "/dev/sdf", "gcp": "/dev/disk/by-id/google-slurm-state"}
 
 
 def test_a_monitored_clusters_state_disk_also_holds_the_samples() -> None:

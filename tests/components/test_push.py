@@ -12,8 +12,8 @@ import pytest
 from moto import mock_aws
 from ruamel.yaml import YAML
 
+from clusterfab.clouds.aws.store import S3HealthStore
 from clusterfab.core.errors import UsageError
-from clusterfab.health_stores import S3HealthStore
 from clusterfab.outputs import read_outputs
 from clusterfab.provision import push
 from clusterfab.provision.runner import HostStats, PlaybookResult

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from clusterfab.catalog import load_catalog
+from clusterfab.clouds.base import StoredObject
 from clusterfab.cost import estimate_cost
 from clusterfab.cost.estimate import CostEstimate
 from clusterfab.deploy.events import ResourceStep
@@ -20,7 +21,7 @@ from clusterfab.deploy.gates import (
     refusal,
     replacement_gate,
 )
-from clusterfab.health import DEFAULT_MAX_AGE, Provenance, StoredObject
+from clusterfab.health import DEFAULT_MAX_AGE, Provenance
 from tests.factories import HEALTH_KEY, TODAY, signed_record, spec
 
 DIGEST = "a" * 64

@@ -18,15 +18,16 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from clusterfab.clouds.aws.store import S3HealthStore
+from clusterfab.clouds.base import HealthStore, StoredObject
+from clusterfab.clouds.gcp.store import GcsHealthStore
 from clusterfab.core.errors import UsageError
 from clusterfab.deploy.checkout import checkout_commit
 from clusterfab.health import (
     CLOCK_SKEW,
     DEFAULT_MAX_AGE,
     HealthRecordError,
-    HealthStore,
     Provenance,
-    StoredObject,
     check_record,
     deployed_catalog_version,
     deployed_digest,
@@ -34,7 +35,6 @@ from clusterfab.health import (
     health_problems,
     parse_record,
 )
-from clusterfab.health_stores import GcsHealthStore, S3HealthStore
 from tests.factories import HEALTH_KEY, signed_record
 
 DIGEST = "0123456789abcdef" * 4

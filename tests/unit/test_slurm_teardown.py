@@ -15,7 +15,8 @@ from clusterfab.core import vocab
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_ELASTIC_TAG, SLURM_NODE_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.nodes import nodesync
 from clusterfab.scheduler.slurm.nodes.nodesync import Ec2Fleet, ElasticInstance, GceFleet
-from clusterfab.scheduler.slurm.teardown import TeardownError, delete_elastic, ec2_group_of, group_filter
+from clusterfab.scheduler.slurm.teardown import TeardownError, delete_elastic, group_filter
+from clusterfab.scheduler.slurm.teardown_aws import ec2_group_of
 from tests.unit.test_slurm_nodesync import FakeCompute
 
 EVERY_GROUP = group_filter(None, ())
@@ -324,7 +325,7 @@ class _OneVm:
 
 
 def test_a_compute_error_is_a_teardown_error_with_googles_message() -> None:
-    from clusterfab.scheduler.slurm.teardown import _SessionHttp
+    from clusterfab.scheduler.slurm.teardown_gcp import _SessionHttp
 
     session = _Session(_Response(403, {"error": {"message": "Required 'compute.instances.delete'"}}))
     fleet = GceFleet(_SessionHttp(session), project="p", zone="z", blueprint="llm", stack="prod")

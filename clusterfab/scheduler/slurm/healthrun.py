@@ -1,8 +1,9 @@
 """`clusterfab health`: run the deep health check on a stack's Slurm controller and read its report.
 
-The controller has no public address and no open port: the check runs through SSM Session Manager
-(AWS) or IAP TCP forwarding for SSH (GCP), like `clusterfab dashboard`'s tunnel. What to run and what
-its report says are pure and tested here; running it needs the cloud's CLI and credentials.
+The controller has no public address and no open port: the check runs through the cloud's remote command
+(`CloudProfile.run_command`: an SSM Session Manager session on AWS, SSH over IAP on GCP), as
+`clusterfab dashboard`'s tunnel does. What to run and what its report says are pure and tested here;
+running it needs the cloud's CLI and credentials.
 
 The program on the controller is the slurm_controller role's `CONTROLLER_PROGRAM` (the shipped
 `bin/clusterfab-slurm-healthcheck` with its `healthcheck.json`); it prints one JSON document,
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import SchedulerOutput, StackOutputs
 from clusterfab.scheduler.slurm.hostlist import expand
@@ -26,21 +28,6 @@ CONTROLLER_PROGRAM = "/usr/local/sbin/clusterfab-slurm-healthcheck"
 REPORT_SCHEMA_VERSION = 1
 LEVELS = (1, 2, 3)
 """`dcgmi diag -r N`: 1 quick, 2 medium, 3 long (about 15 minutes per node)."""
-
-AWS_INTERACTIVE_COMMAND = "AWS-StartInteractiveCommand"
-"""The AWS-owned Session document that runs one command (its parameter `command`) in a session instead
-of a shell (AWS Systems Manager User Guide, "Start a session", interactive and noninteractive commands:
-docs.aws.amazon.com/systems-manager/latest/userguide/session-manager-working-with-sessions-start.html
-#sessions-start-interactive-commands; sessionType InteractiveCommands, "only supported for sessions
-started from the AWS CLI": .../session-manager-restrict-command-access.html).
-
-A session rather than `aws ssm send-command`: the report of a large cluster is longer than the 24,000
-characters GetCommandInvocation returns of a command's stdout (botocore's ssm model,
-StandardOutputContent), `aws ssm wait command-executed` gives up after 100 seconds (botocore's ssm
-waiter CommandExecuted: 20 attempts 5 seconds apart) where a level-3 check runs for 15 minutes and more,
-and a session streams the check's progress as it goes. The session runs as ssm-user, whom the SSM
-Agent puts in sudoers (AWS Systems Manager workshop, "About the ssm-user account"); the check needs
-root."""
 
 
 def expand_hostlist(expression: str) -> list[str]:
@@ -75,26 +62,7 @@ def health_argv(outputs: StackOutputs, level: int, nodes: Sequence[str] = ()) ->
     """The local command that runs the deep check on the stack's controller and prints its output."""
     controller = _scheduler(outputs).controller
     command = shlex.join(remote_command(level, nodes))
-    blueprint = outputs.blueprint
-    if blueprint.cloud == "aws":
-        # JSON, not the CLI's shorthand `command=...`, which splits values at commas (--nodes a,b).
-        parameters = json.dumps({"command": [command]}, separators=(",", ":"))
-        return [
-            "aws", "ssm", "start-session",
-            "--region", blueprint.region,
-            "--target", controller,
-            "--document-name", AWS_INTERACTIVE_COMMAND,
-            "--parameters", parameters,
-        ]  # fmt: skip
-    if blueprint.project is None:
-        raise UsageError("the stack's outputs name no GCP project; run `clusterfab up` for it first")
-    return [
-        "gcloud", "compute", "ssh", controller,
-        f"--zone={blueprint.zone}",
-        f"--project={blueprint.project}",
-        "--tunnel-through-iap",
-        f"--command={command}",
-    ]  # fmt: skip
+    return profile(outputs.blueprint.cloud).run_command(outputs.blueprint, controller, command)
 
 
 # ------------------------------------------------------------------------------------------ the report

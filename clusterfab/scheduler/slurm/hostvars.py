@@ -10,6 +10,7 @@ from typing import Any
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
+from clusterfab.clouds import profile
 from clusterfab.core.naming import physical
 from clusterfab.core.vocab import MUNGE_KEY_PORT, label_value
 from clusterfab.monitoring.host import PROMETHEUS_USER, monitoring_host_vars
@@ -45,11 +46,10 @@ def _database(spec: ClusterSpec, stack: str, project: str | None) -> dict[str, A
     database = _slurm(spec).database
     if database is None:
         return {}
-    where: dict[str, str] = (
-        {"project": project or ""}
-        if spec.cloud == "gcp"
-        else {"region": spec.region, "ca_bundle_url": str(database.ca_bundle_url).format(region=spec.region)}
-    )
+    where = profile(spec.cloud).service_location(spec.region, project)
+    if database.ca_bundle_url is not None:
+        # The database's CA, where the cloud publishes it by region (RDS's trust store).
+        where["ca_bundle_url"] = database.ca_bundle_url.format(region=spec.region)
     return {
         "slurm_controller_database": {
             "cloud": spec.cloud,
@@ -76,21 +76,16 @@ def _munge(spec: ClusterSpec, stack: str, *, controller: bool, project: str | No
             "munge_key_server": controller_address(spec),
             "munge_key_port": MUNGE_KEY_PORT,
         }
-    where = {"munge_key_region": spec.region} if spec.cloud == "aws" else {"munge_key_project": project or ""}
+    where = profile(spec.cloud).service_location(spec.region, project)
     return {
         "munge_key_source": spec.cloud,
         "munge_key_secret": munge_secret_name(spec, stack),
-        **where,
+        **{f"munge_key_{key}": value for key, value in where.items()},
         "munge_key_generate": True,
         "munge_key_serve": True,
         "munge_key_port": MUNGE_KEY_PORT,
         "munge_key_serve_networks": [spec.cidr],
     }
-
-
-STATE_DEVICES = {"aws": "/dev/sdf", "gcp": "/dev/disk/by-id/google-slurm-state"}
-"""Where the controller's state disk appears: its EBS device name (components/aws/slurm.py), or the
-by-id link of the GCE device name the controller attaches it under (components/gcp/slurm.py)."""
 
 
 def _users(spec: ClusterSpec) -> dict[str, Any]:
@@ -110,7 +105,7 @@ def controller_vars(
         "slurm_controller_hostname": controller_host(spec),
         "slurm_controller_config_dir": files_dir,
         "slurm_controller_accounting": slurm.accounting,
-        "slurm_controller_state_device_name": STATE_DEVICES[spec.cloud],
+        "slurm_controller_state_device_name": profile(spec.cloud).controller_state_device,
         "slurm_controller_packages": list(facts.release.packages.controller),
         "slurm_controller_version": slurm.package_version,
         "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}",
@@ -267,9 +262,7 @@ def controller_files(
     for module in sorted(m.name for m in nodes.iterdir() if m.name.endswith(".py")):
         files[f"{NODES_LIB}/{NODES_PACKAGE}/{module}"] = nodes.joinpath(module).read_text()
     files[EXPORTER_PROGRAM] = package.joinpath("exporter.py").read_text()
-    where: dict[str, Any] = (
-        {"region": spec.region} if spec.cloud == "aws" else {"project": project or "", "zone": spec.zone}
-    )
+    where: dict[str, Any] = dict(profile(spec.cloud).instance_location(spec.region, spec.zone, project))
     if gce_groups:
         where["gce_groups"] = {name: asdict(group) for name, group in gce_groups.items()}
     if ends := _group_ends(spec):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from clusterfab import addressing
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
+from clusterfab.clouds import profile
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
 from clusterfab.spec.capacity import CapacityBlock
@@ -80,7 +81,7 @@ def controller_host(spec: ClusterSpec) -> str:
 
 def controller_address(spec: ClusterSpec) -> str:
     """The controller's fixed private address, where nodes and clients reach slurmctld and slurmdbd."""
-    return addressing.slurm_controller_address(spec.cidr, spec.cloud)
+    return addressing.slurm_controller_address(profile(spec.cloud).host_subnet(spec.cidr))
 
 
 def node_names(group: NodeGroup) -> str:

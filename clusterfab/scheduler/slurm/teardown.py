@@ -8,37 +8,24 @@ security group, a placement group, a GCP subnetwork in use cannot be deleted. Th
 each node group's auto scaling group / managed instance group calls `delete_elastic` (stacks/compose.py).
 
 The decision (which instances, when to give up) is plain code over a `Fleet` (nodesync's `Ec2Fleet` and
-`GceFleet`: the same queries the controller's node sync runs), built here with the deploying user's
-credentials: boto3's default chain in the blueprint's region, google-auth's application default
-credentials for the stack's project and zone, as the Pulumi providers use them.
+`GceFleet`: the same queries the controller's node sync runs), built by each cloud's module
+(`teardown_aws`, `teardown_gcp`) with the deploying user's credentials, as the Pulumi providers use them.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Collection, Sequence
+from typing import Protocol
 
 from clusterfab.core.errors import ClusterfabError
-from clusterfab.scheduler.slurm.nodes.nodesync import (
-    GROUP_TAG,
-    CloudError,
-    Ec2Fleet,
-    Ec2Group,
-    ElasticInstance,
-    FlexRequest,
-    GceFleet,
-)
-
-if TYPE_CHECKING:
-    import requests
+from clusterfab.scheduler.slurm.nodes.nodesync import CloudError, ElasticInstance, FlexRequest
 
 TIMEOUT_S = 1200.0
 """How long a teardown waits for the instances to be gone: a bound of our choosing, not a cloud's figure.
 GPU instances take minutes to terminate (EFA interfaces and volumes detach); 20 minutes leaves room for
 a slow one without letting a stuck destroy hang on."""
 POLL_S = 15.0
-_COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute"
 
 
 class TeardownError(ClusterfabError):
@@ -107,73 +94,3 @@ def group_filter(group: str | None, kept: Collection[str]) -> Callable[[str], bo
     if group is not None:
         return lambda found: found == group
     return lambda found: found not in kept
-
-
-def ec2_fleet(region: str, *, blueprint: str, stack: str, deleted: Mapping[str, Any]) -> Ec2Fleet:
-    """The instances in EC2 of the node group whose auto scaling group is being deleted (`deleted`: its
-    state), with the deploying user's credentials (boto3's default chain)."""
-    import boto3  # noqa: PLC0415 - only a real delete needs it
-
-    client = boto3.client("ec2", region_name=region)
-    return Ec2Fleet(client, blueprint=blueprint, stack=stack, groups=ec2_group_of(client, deleted))
-
-
-def ec2_group_of(client: Any, deleted: Mapping[str, Any]) -> dict[str, Ec2Group]:
-    """The node group an auto scaling group served (its node-group tag) with its launch template and that
-    template's instance profile, as EC2 has them. Tags alone are anyone's to set who may tag an instance,
-    and a second deployment of the same blueprint and stack names carries the same ones: only instances of
-    the group's own profile are the group's to delete (as the controller's node sync holds them)."""
-    tags = {str(t.get("key")): str(t.get("value")) for t in deleted.get("tags") or []}
-    group, template = tags.get(GROUP_TAG), (deleted.get("launchTemplate") or {}).get("id")
-    if not group or not template:
-        lacking = "node group" if not group else "launch template"
-        raise TeardownError(
-            f"the auto scaling group being deleted names no {lacking}: its elastic instances cannot be told "
-            "apart from another deployment's; delete them by hand"
-        )
-    try:
-        found = client.describe_launch_template_versions(LaunchTemplateId=template, Versions=["$Latest"])
-        data = found["LaunchTemplateVersions"][0]["LaunchTemplateData"]
-    except Exception as exc:  # botocore's errors, or a template without versions
-        raise TeardownError(f"cannot read launch template {template} of node group {group}: {exc}") from None
-    profile = data.get("IamInstanceProfile", {}).get("Arn")
-    if not profile:
-        raise TeardownError(f"launch template {template} of node group {group} names no instance profile ARN")
-    return {group: Ec2Group(str(template), str(profile))}
-
-
-def gce_fleet(project: str, zone: str, *, blueprint: str, stack: str) -> GceFleet:
-    """The cluster's VMs in a Compute Engine zone, with application default credentials; with no node
-    groups of its own, it finds every flex-start MIG of the stack's, those of a group gone from the
-    blueprint too."""
-    return GceFleet(
-        _SessionHttp(_google_session()), project=project, zone=zone, blueprint=blueprint, stack=stack
-    )
-
-
-class _SessionHttp:
-    """nodesync's Http over an authorized requests session; an HTTP error is a TeardownError with
-    Google's message."""
-
-    def __init__(self, session: requests.Session) -> None:
-        self._session = session
-
-    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
-        response = self._session.request(method, url, json=body, timeout=30)
-        if response.status_code >= 300:
-            raise TeardownError(
-                f"{method} {url.split('?', 1)[0]}: HTTP {response.status_code}: {response.text}"
-            )
-        return response.json()
-
-
-def _google_session() -> requests.Session:  # pragma: no cover - needs Google credentials
-    import google.auth  # noqa: PLC0415 - lazy: only a real delete talks to Compute Engine
-    import google.auth.exceptions  # noqa: PLC0415
-    from google.auth.transport.requests import AuthorizedSession  # noqa: PLC0415
-
-    try:
-        credentials, _ = google.auth.default(scopes=[_COMPUTE_SCOPE])
-    except google.auth.exceptions.DefaultCredentialsError as exc:
-        raise TeardownError(f"no Google credentials to delete the instances Slurm created: {exc}") from None
-    return AuthorizedSession(credentials)  # type: ignore[no-untyped-call]

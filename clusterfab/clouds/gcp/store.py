@@ -1,8 +1,8 @@
-"""The cluster bucket as the store of health records: S3 through boto3, GCS through its JSON API.
+"""The cluster bucket on Cloud Storage as the store of health records, through its JSON API.
 
-Both read the object's time from the service (S3 `LastModified`, GCS `updated`), never from the
-body. Credentials are the caller's (the deploy identity): boto3's and google-auth's default chains.
-`STORAGE_EMULATOR_HOST` points the GCS store at an emulator, as it does google-cloud-storage.
+An object's time is GCS's `updated`, never the body's. Credentials are the caller's (the deploy
+identity): google-auth's default chain. `STORAGE_EMULATOR_HOST` points the store at an emulator, as it
+does google-cloud-storage.
 """
 
 from __future__ import annotations
@@ -14,56 +14,15 @@ import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from clusterfab.core.errors import ClusterfabError
-from clusterfab.health import StoredObject
+from clusterfab.clouds.base import HealthStoreError, StoredObject
 
 if TYPE_CHECKING:
     import requests
-    from mypy_boto3_s3 import S3Client
+
+    from clusterfab.outputs import StackOutputs
 
 GCS_API = "https://storage.googleapis.com"
 _GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
-
-
-class HealthStoreError(ClusterfabError):
-    """The bucket could not be read or written (exit 1); the message says which and why."""
-
-    exit_code = 1
-
-
-class S3HealthStore:
-    def __init__(self, bucket: str, region: str, client: S3Client | None = None) -> None:
-        self.bucket = bucket
-        if client is None:
-            import boto3  # noqa: PLC0415 - lazy: only configure and promote talk to S3
-
-            client = boto3.client("s3", region_name=region)
-        self._s3 = client
-
-    def location(self, key: str) -> str:
-        return f"s3://{self.bucket}/{key}"
-
-    def put(self, key: str, body: bytes) -> None:
-        from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
-
-        try:
-            self._s3.put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
-        except (BotoCoreError, ClientError) as exc:
-            raise HealthStoreError(f"cannot write {self.location(key)}: {exc}") from None
-
-    def get(self, key: str) -> StoredObject | None:
-        from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
-
-        try:
-            found = self._s3.get_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
-                return None
-            raise HealthStoreError(f"cannot read {self.location(key)}: {exc}") from None
-        except BotoCoreError as exc:
-            raise HealthStoreError(f"cannot read {self.location(key)}: {exc}") from None
-        written: dt.datetime = found["LastModified"]
-        return StoredObject(found["Body"].read(), written.astimezone(dt.UTC), self.location(key))
 
 
 class GcsHealthStore:
@@ -122,6 +81,11 @@ class GcsHealthStore:
             return self._session.request(method, url, timeout=30, **kwargs)
         except requests.RequestException as exc:
             raise HealthStoreError(f"cannot reach {self.location(key)}: {exc}") from None
+
+
+def health_store(outputs: StackOutputs) -> GcsHealthStore:
+    """The stack's cluster bucket."""
+    return GcsHealthStore(outputs.bucket)
 
 
 def _session(*, anonymous: bool) -> requests.Session:

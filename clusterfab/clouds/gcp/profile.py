@@ -10,6 +10,7 @@ from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds.base import FieldProblem
+from clusterfab.clouds.gcp import access, discovery, hostvars, store
 from clusterfab.core.findings import Severity
 from clusterfab.core.naming import GCP_STACK_NAMES
 from clusterfab.core.vocab import (
@@ -25,10 +26,11 @@ from clusterfab.core.vocab import (
 )
 
 if TYPE_CHECKING:
+    from ipaddress import IPv4Network
+
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
-    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
@@ -269,7 +271,14 @@ class GcpProfile:
             },
         }
 
-    def health_store(self, outputs: StackOutputs) -> HealthStore:
-        from clusterfab.health_stores import GcsHealthStore  # noqa: PLC0415 - google-auth loads slowly
+    # At run time (see CloudProfile): the modules beside this one.
+    health_store = staticmethod(store.health_store)
+    run_command = staticmethod(access.run_command)
+    forward_port = staticmethod(access.forward_port)
+    scrape_discovery = staticmethod(discovery.scrape_discovery)
+    service_location = staticmethod(hostvars.service_location)
+    instance_location = staticmethod(hostvars.instance_location)
+    controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
 
-        return GcsHealthStore(outputs.bucket)
+    def host_subnet(self, cidr: str) -> IPv4Network:
+        return addressing.gcp_subnet(cidr, 0)  # general network 0: the nodes' and the controller's

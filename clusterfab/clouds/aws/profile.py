@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
+from clusterfab.clouds.aws import access, discovery, hostvars, store
 from clusterfab.clouds.base import FieldProblem
 from clusterfab.core.vocab import (
     ACTIVATE_COST_TAGS_KEY,
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from clusterfab.blueprint.models import Blueprint
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
-    from clusterfab.health import HealthStore
     from clusterfab.outputs import StackOutputs
 
 _ZONE_ID = re.compile(r"(?P<prefix>[a-z]+\d+)-(?:[a-z]+\d+-)?az\d+")
@@ -292,7 +292,12 @@ class AwsProfile:
             },
         }
 
-    def health_store(self, outputs: StackOutputs) -> HealthStore:
-        from clusterfab.health_stores import S3HealthStore  # noqa: PLC0415 - boto3 loads slowly
-
-        return S3HealthStore(outputs.bucket, outputs.blueprint.region)
+    # At run time (see CloudProfile): the modules beside this one.
+    health_store = staticmethod(store.health_store)
+    host_subnet = staticmethod(addressing.aws_node_subnet)
+    run_command = staticmethod(access.run_command)
+    forward_port = staticmethod(access.forward_port)
+    scrape_discovery = staticmethod(discovery.scrape_discovery)
+    service_location = staticmethod(hostvars.service_location)
+    instance_location = staticmethod(hostvars.instance_location)
+    controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
