@@ -1,32 +1,27 @@
-"""Cloud profiles: one per cloud, behind `CloudProfile`, found with `profile(cloud)`."""
+"""Cloud profiles: one per cloud, behind `CloudProfile`, found by name with `profile(cloud)`."""
 
 from __future__ import annotations
 
+import importlib
 import shutil
-from typing import assert_never
+from typing import cast
 
-from clusterfab.clouds.aws import AwsProfile
 from clusterfab.clouds.base import CloudProfile, FieldProblem
-from clusterfab.clouds.gcp import GcpProfile
-from clusterfab.core.vocab import CLOUDS, Cloud
-
-_AWS = AwsProfile()
-_GCP = GcpProfile()
+from clusterfab.core import plugins
+from clusterfab.core.vocab import Cloud
 
 
 def profile(cloud: Cloud) -> CloudProfile:
-    """The profile of `cloud` (every `Cloud` has one: mypy checks the match is exhaustive)."""
-    match cloud:
-        case "aws":
-            return _AWS
-        case "gcp":
-            return _GCP
-        case _:
-            assert_never(cloud)
+    """The profile of `cloud`: the `PROFILE` of the module the registry names for it."""
+    module = plugins.clouds().get(cloud)
+    if module is None:
+        raise LookupError(f"no cloud {cloud!r}: known clouds are {', '.join(plugins.clouds())}")
+    return cast("CloudProfile", importlib.import_module(module).PROFILE)
 
 
 def profiles() -> tuple[CloudProfile, ...]:
-    return tuple(profile(c) for c in CLOUDS)
+    """Every known cloud's profile, built-in ones first."""
+    return tuple(profile(c) for c in plugins.clouds())
 
 
 def missing_host_tools(cloud: Cloud) -> list[str]:

@@ -296,3 +296,7 @@ class AwsProfile:
         from clusterfab.health_stores import S3HealthStore  # noqa: PLC0415 - boto3 loads slowly
 
         return S3HealthStore(outputs.bucket, outputs.blueprint.region)
+
+
+PROFILE = AwsProfile()
+"""The AWS profile, as the registry (`clusterfab.core.plugins`) finds it."""

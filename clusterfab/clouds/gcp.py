@@ -273,3 +273,7 @@ class GcpProfile:
         from clusterfab.health_stores import GcsHealthStore  # noqa: PLC0415 - google-auth loads slowly
 
         return GcsHealthStore(outputs.bucket)
+
+
+PROFILE = GcpProfile()
+"""The GCP profile, as the registry (`clusterfab.core.plugins`) finds it."""
