@@ -10,11 +10,13 @@ Profiles are stateless and cheap (no I/O, no Pulumi): `validate` and `cost` use 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clusterfab.core.findings import FieldPath, Severity
+from clusterfab.core.hints import listing
 from clusterfab.core.vocab import Cloud, StorageKind
 
 if TYPE_CHECKING:
@@ -37,6 +39,37 @@ class FieldProblem:
     """For checks whose finding code the cloud decides (its budget's settings); else the rule's own."""
     severity: Severity | None = None
     """None: the code's own severity."""
+    anchor: FieldPath | None = None
+    """Where the finding points when `path` is not written (a blueprint path, not relative)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MachineNaming:
+    """How a cloud service names its machines: the form, what such a name is, and one of them."""
+
+    pattern: re.Pattern[str]
+    what: str
+    """What a name of that form is, in words: an RDS instance class."""
+    example: str
+
+
+def zone_problems(
+    what: str, zones: Sequence[str], note: str | None, *, region: str, zone: str
+) -> Iterator[FieldProblem]:
+    """Why `zone` is not one of the `zones` the catalog lists as offering `what` (a machine type, a TPU
+    generation); `note` is the catalog's own word on an unconfirmed list. Path: the field naming `what`."""
+    if not zones:
+        hint = note or "check availability before deploying"
+        yield FieldProblem((), f"the catalog lists no zones for {what}", hint, severity=Severity.WARNING)
+        return
+    if zone not in zones:
+        in_region = [z for z in zones if z.startswith(region + "-")]
+        hint = (
+            f"zones of {region} that offer it: {listing(in_region)}"
+            if in_region
+            else f"zones that offer it: {listing(zones)}"
+        )
+        yield FieldProblem((), f"{what} is not offered in zone {zone}", hint)
 
 
 class CloudProfile(Protocol):
@@ -175,4 +208,23 @@ class CloudProfile(Protocol):
 
     def health_store(self, outputs: StackOutputs) -> HealthStore:
         """The stack's cluster bucket as the store of its health records."""
+        ...
+
+    # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
+
+    def offering_problems(self, machine: MachineType, *, region: str, zone: str) -> Iterator[FieldProblem]:
+        """Why the catalog does not offer `machine` in the blueprint's region and zone (path relative to
+        the node group's `machine_type`)."""
+        ...
+
+    def compact_placement_problems(
+        self, machine: MachineType, *, size: int, max_distance: int | None, size_field: FieldPath
+    ) -> Iterator[FieldProblem]:
+        """Why a compact placement cannot hold a group of `size` nodes of `machine` at `max_distance`
+        (None: unspecified); paths relative to the node group, `size_field` the one that sets its size."""
+        ...
+
+    @property
+    def database_machine(self) -> MachineNaming:
+        """How the managed accounting database's service names its machines."""
         ...
