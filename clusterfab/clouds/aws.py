@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
 from clusterfab.catalog.models import AwsMachineType
+from clusterfab.clouds.aws_mocks import PLAN_MOCKS
 from clusterfab.clouds.base import FieldProblem, MachineNaming
 from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.hints import listing
@@ -73,6 +74,10 @@ def _outside_tag_text(text: str) -> str:
 def is_zone_id(zone: str) -> bool:
     """use1-az6 (the same physical zone in every account) rather than us-east-1a (a per-account alias)."""
     return _ZONE_ID.fullmatch(zone) is not None
+
+
+AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
+"""An autoscaling group: the instance group of a node group's nodes."""
 
 
 class AwsProfile:
@@ -339,6 +344,9 @@ class AwsProfile:
     database_machine = MachineNaming(
         re.compile(r"db\.[a-z0-9]+\.[a-z0-9]+"), "an RDS instance class", "db.r7g.xlarge"
     )
+
+    node_group_types = (AUTOSCALING_GROUP,)
+    plan_mocks = PLAN_MOCKS
 
 
 PROFILE = AwsProfile()

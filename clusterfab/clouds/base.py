@@ -11,7 +11,7 @@ Profiles are stateless and cheap (no I/O, no Pulumi): `validate` and `cost` use 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,6 +41,21 @@ class FieldProblem:
     """None: the code's own severity."""
     anchor: FieldPath | None = None
     """Where the finding points when `path` is not written (a blueprint path, not relative)."""
+
+
+ComputedOutputs = Callable[[str, str], dict[str, Any]]
+"""A mock's computed attributes of a resource, from its type token and name."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanMocks:
+    """What the offline plan engine's mocks answer for one cloud's resources and calls."""
+
+    outputs: Mapping[str, ComputedOutputs]
+    """Computed attributes per type-token prefix. The first prefix that gives a property wins: a type's
+    entry goes before its provider's."""
+    call: Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
+    """The result of an invoke, from its token and arguments; None: not one of this cloud's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,4 +242,15 @@ class CloudProfile(Protocol):
     @property
     def database_machine(self) -> MachineNaming:
         """How the managed accounting database's service names its machines."""
+        ...
+
+    @property
+    def node_group_types(self) -> tuple[str, ...]:
+        """The resource types (Pulumi type tokens) of the instance groups that own a node group's nodes:
+        replacing one recreates every node."""
+        ...
+
+    @property
+    def plan_mocks(self) -> PlanMocks:
+        """What the offline plan engine's mocks answer for the cloud's resources and calls."""
         ...

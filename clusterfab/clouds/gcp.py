@@ -10,6 +10,7 @@ from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds.base import FieldProblem, MachineNaming, zone_problems
+from clusterfab.clouds.gcp_mocks import PLAN_MOCKS
 from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.naming import GCP_STACK_NAMES
 from clusterfab.core.vocab import (
@@ -53,6 +54,10 @@ IAP_SOURCE_RANGE = "35.235.240.0/20"
 
 BILLING_ACCOUNT_EXAMPLE = "XXXXXX-XXXXXX-XXXXXX"
 """The form of a Cloud Billing account id (three groups of six hexadecimal digits)."""
+
+
+INSTANCE_GROUP_MANAGER = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+"""A managed instance group: the instance group of a node group's nodes."""
 
 
 class GcpProfile:
@@ -309,6 +314,9 @@ class GcpProfile:
     database_machine = MachineNaming(
         re.compile(r"db-[a-z0-9]+(-[a-z0-9]+)*"), "a Cloud SQL machine type", "db-custom-4-16384"
     )
+
+    node_group_types = (INSTANCE_GROUP_MANAGER,)
+    plan_mocks = PLAN_MOCKS
 
 
 PROFILE = GcpProfile()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from clusterfab.clouds import profiles
 from clusterfab.contract import cents, envelope, exact
 from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding
@@ -20,7 +21,6 @@ from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, ending_lines, ending_title, usd, utc_iso
 from clusterfab.plan.diff import PlanDiff, Update
 from clusterfab.plan.text import fit, short_type, type_column, wrap
-from clusterfab.policy.pricing import ASG, MIG
 from clusterfab.rules.render import findings_markdown, render_text, summary_line
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
@@ -74,17 +74,14 @@ def _data_loss(report: DiffReport) -> list[str]:
     ]
 
 
-NODE_GROUP_TYPES = (ASG, MIG)
-"""The instance groups that own a node group's nodes: replacing one recreates every node."""
-
-
 def _nodes_recreated(report: DiffReport) -> list[str]:
     """Replaced instance groups: no data is lost, but every node of the group goes (and its jobs)."""
+    node_group_types = {t for cloud in profiles() for t in cloud.node_group_types}
     return [
         f"node group {u.after.name} ({u.after.type}) would be replaced: every node of it is recreated and "
         "the jobs running on it end; under Slurm, the nodes Slurm created for the group are deleted first"
         for u in report.resources.replaced
-        if u.after.type in NODE_GROUP_TYPES
+        if u.after.type in node_group_types
     ]
 
 
