@@ -17,8 +17,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from clusterfab.blueprint.names import CloudName
 from clusterfab.core.text import shown
-from clusterfab.core.vocab import CapacityKind, Cloud, FabricChoice
+from clusterfab.core.vocab import CapacityKind, FabricChoice
 
 _KEY_FORMS = (
     "AWS: the key's ARN, arn:aws:kms:<region>:<account>:key/<key id> (not an alias); GCP: "
@@ -918,7 +919,7 @@ class Blueprint(Spec):
             ),
         ),
     ]
-    cloud: Annotated[Cloud, Field(description="aws or gcp.")]
+    cloud: CloudName
     region: Annotated[
         str,
         Field(pattern=r"^[a-z]+(-[a-z0-9]+)+$", description=("Cloud region, e.g. us-east-1 or us-central1.")),

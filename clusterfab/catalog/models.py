@@ -9,11 +9,16 @@ the data fails the catalog tests instead of silently dropping a figure.
 # No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string when each model class is created, on every run of every command.
 import datetime as dt
-from typing import Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from clusterfab.catalog.parts import part
+from clusterfab.core.plugins import BUILTIN_CLOUDS
 from clusterfab.core.vocab import CapacityKind, Cloud, CpuArchitecture, Fabric
+
+if TYPE_CHECKING:
+    from clusterfab.catalog.query import Catalog
 
 Confidence = Literal["official", "vendor-code", "secondary", "unconfirmed"]
 PricingModel = Literal["on_demand", "spot", "capacity_block", "reservation", "flex_start", "cud_1y", "cud_3y"]
@@ -101,22 +106,41 @@ class CapacityBlockTimes(Sourced):
     """An extension can be requested from this long before the end (until an hour before it)."""
 
 
-class AwsMachineType(Sourced):
-    cloud: Literal["aws"] = "aws"
+class MachineType(Sourced):
+    """A GPU machine type; what differs per cloud is in the cloud's own class below."""
+
+    cloud: Cloud
     name: str
     accelerator: Accelerator
     vcpus: int
     memory_gib: int
-    local_nvme_gb: int
     cpu_architecture: CpuArchitecture
     fabric: Fabric
     network_gbps: int
+    nvswitch: bool
+    purchase_options: list[CapacityKind]
+
+    def listing(self, catalog: "Catalog") -> dict[str, Any]:
+        """The cloud's own fields of the type's row in `clusterfab catalog --format json` (its network
+        and where it is offered)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say how it is listed")
+
+
+class AwsMachineType(MachineType):
+    cloud: Literal["aws"] = "aws"
+    local_nvme_gb: int
     network_cards: int
     max_efa_interfaces: int
     efa_layout: str
-    nvswitch: bool
-    purchase_options: list[CapacityKind]
     locations: dict[str, list[str]] = Field(description="Region -> AZ ids offering the type.")
+
+    def listing(self, catalog: "Catalog") -> dict[str, Any]:
+        return {
+            "network_cards": self.network_cards,
+            "max_efa_interfaces": self.max_efa_interfaces,
+            "locations": sorted(z for zones in self.locations.values() for z in zones),
+            "efa_interfaces": [i.model_dump() for i in catalog.efa_interfaces(self)],
+        }
 
 
 class GcpNetworks(Record):
@@ -150,27 +174,23 @@ class GcpPlacement(Record):
         return self.max_vms_by_distance.get(max_distance, self.max_vms)
 
 
-class GcpMachineType(Sourced):
+class GcpMachineType(MachineType):
     cloud: Literal["gcp"] = "gcp"
-    name: str
-    accelerator: Accelerator
-    vcpus: int
-    memory_gib: int
-    cpu_architecture: CpuArchitecture
-    fabric: Fabric
-    network_gbps: int
     gpu_nics: int
     network: GcpNetworks
     placement: GcpPlacement
     boot_disk_type: Literal["pd-ssd", "pd-balanced", "hyperdisk-balanced"] = Field(
         description="Boot disk type the machine type supports and the Cluster Toolkit boots it from."
     )
-    nvswitch: bool
-    purchase_options: list[CapacityKind]
     zones: list[str]
 
-
-MachineType = AwsMachineType | GcpMachineType
+    def listing(self, catalog: "Catalog") -> dict[str, Any]:
+        return {
+            "gpu_nics": self.gpu_nics,
+            "locations": sorted(self.zones),
+            "networks": self.network.model_dump(),
+            "placement": self.placement.model_dump(),
+        }
 
 
 class TpuTopology(Record):
@@ -614,7 +634,7 @@ class ManagedDatabase(Sourced):
 
     @model_validator(mode="after")
     def _cloud_fields(self) -> Self:
-        needed = {"aws": ("parameter_family", "ca_bundle_url"), "gcp": ("edition",)}[self.cloud]
+        needed = part(self.cloud).MANAGED_DATABASE_FIELDS if self.cloud in BUILTIN_CLOUDS else ()
         missing = [name for name in needed if getattr(self, name) is None]
         if missing:
             raise ValueError(f"a {self.cloud} managed database needs {', '.join(missing)}")

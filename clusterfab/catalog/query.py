@@ -68,6 +68,7 @@ from clusterfab.catalog.models import (
     StorageTier,
     TpuGeneration,
 )
+from clusterfab.catalog.parts import parts
 from clusterfab.core.vocab import Cloud
 
 
@@ -241,7 +242,8 @@ def catalog_digest() -> str:
     package = resources.files("clusterfab.catalog")
     digest = hashlib.sha256(_CACHE_FORMAT)
     digest.update(f"{sys.version}|{PYDANTIC_VERSION}".encode())
-    digest.update(package.joinpath("models.py").read_bytes())
+    for module in ["models.py", *(f"{cloud}.py" for cloud, _ in parts())]:
+        digest.update(package.joinpath(module).read_bytes())
     for entry in sorted(package.joinpath("data").iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yaml"):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
@@ -302,66 +304,59 @@ def load_catalog() -> Catalog:
 
 def parse_catalog() -> Catalog:
     """The catalog read and validated from its data files."""
-    aws = _read("aws.yaml")
-    gcp = _read("gcp.yaml")
-    tpu = _read("tpu.yaml")
-    software = _read("software.yaml")
+    cloud_tables: dict[str, Any] = {}
+    for cloud, cloud_part in parts():
+        cloud_tables.update(cloud_part.tables(_read(f"{cloud}.yaml")))
+    return Catalog(**_general_tables(), **_software_tables(_read("software.yaml")), **cloud_tables)
+
+
+def _general_tables() -> dict[str, Any]:
+    """The tables of the data files every cloud shares but software.yaml and packages.yaml."""
+    sources = cast("dict[str, Any]", _read("sources.yaml"))
+    stateful = (StatefulType.model_validate(x) for x in _read("stateful.yaml")["stateful_types"])
+    restarts = (RestartingUpdate.model_validate(x) for x in _read("restarts.yaml")["restarting_updates"])
     packages = _read("packages.yaml")
-    aws_types = [AwsMachineType.model_validate(m) for m in aws["machine_types"]]
-    gcp_types = [GcpMachineType.model_validate(m) for m in gcp["machine_types"]]
-    generations = [TpuGeneration.model_validate(g) for g in tpu["generations"]]
-    fabrics = [FabricSoftware.model_validate(f) for f in software["fabrics"]]
-    gpus = [GpuSupport.model_validate(g) for g in software["gpus"]]
-    return Catalog(
-        index=CatalogIndex.model_validate(_read("catalog.yaml")),
-        sources={
-            k: Source.model_validate(v) for k, v in cast("dict[str, Any]", _read("sources.yaml")).items()
+    return {
+        "index": CatalogIndex.model_validate(_read("catalog.yaml")),
+        "sources": {k: Source.model_validate(v) for k, v in sources.items()},
+        "tpu_generations": {
+            g.name: g for g in (TpuGeneration.model_validate(x) for x in _read("tpu.yaml")["generations"])
         },
-        aws_regions=AwsRegions.model_validate(aws["regions"]),
-        capacity_blocks=CapacityBlockLimits.model_validate(aws["capacity_blocks"]),
-        capacity_block_times=CapacityBlockTimes.model_validate(aws["capacity_block_times"]),
-        network_layouts={k: NetworkLayout.model_validate(v) for k, v in aws["network_layouts"].items()},
-        aws_machine_types={m.name: m for m in aws_types},
-        gcp_machine_types={m.name: m for m in gcp_types},
-        tpu_generations={g.name: g for g in generations},
-        storage_tiers=tuple(StorageTier.model_validate(t) for t in _read("storage.yaml")["tiers"]),
-        prices=tuple(Price.model_validate(p) for p in _read("prices.yaml")["prices"]),
-        cuda_drivers=CudaDriverTable.model_validate(software["cuda_min_driver"]),
-        gpus={g.model: g for g in gpus},
-        monitoring=MonitoringFacts.model_validate(_read("monitoring.yaml")),
-        slurm=SlurmFacts.model_validate(_read("slurm.yaml")),
-        recommended=RecommendedStack.model_validate(software["recommended"]),
-        fabric_software={f.name: f for f in fabrics},
-        healthcheck=HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),
-        pair_bandwidth=PairBandwidthFloors.model_validate(software["healthcheck_pair_busbw_gbytes_per_s"]),
-        node_packages={p.name: p for p in (NodePackage.model_validate(x) for x in software["node_packages"])},
-        images=tuple(OsImage.model_validate(i) for i in _read("images.yaml")["images"]),
-        stateful_types={
-            t.type: t
-            for t in (StatefulType.model_validate(x) for x in _read("stateful.yaml")["stateful_types"])
-        },
-        apt_repositories={
+        "storage_tiers": tuple(StorageTier.model_validate(t) for t in _read("storage.yaml")["tiers"]),
+        "prices": tuple(Price.model_validate(p) for p in _read("prices.yaml")["prices"]),
+        "monitoring": MonitoringFacts.model_validate(_read("monitoring.yaml")),
+        "slurm": SlurmFacts.model_validate(_read("slurm.yaml")),
+        "images": tuple(OsImage.model_validate(i) for i in _read("images.yaml")["images"]),
+        "stateful_types": {t.type: t for t in stateful},
+        "apt_repositories": {
             r.id: r for r in (NodeRepository.model_validate(x) for x in packages["repositories"])
         },
-        apt_packages=tuple(AptPackage.model_validate(x) for x in packages["packages"]),
-        nccl_builds=NcclBuilds.model_validate(_read("nccl_builds.yaml")),
-        nccl_tests_support=NcclTestsSupport.model_validate(software["nccl_tests_min_for_cuda"]),
-        socket_ifnames={
-            i.machine_type: i
-            for i in (SocketIfname.model_validate(x) for x in software["nccl_socket_ifnames"])
-        },
-        local_disks={
-            d.cloud: d for d in (LocalDisks.model_validate(x) for x in software["local_scratch_devices"])
-        },
-        replacements=_replacements(_read("replacements.yaml")),
-        restarting_updates={
-            r.type: r
-            for r in (
-                RestartingUpdate.model_validate(x) for x in _read("restarts.yaml")["restarting_updates"]
-            )
-        },
-        lustre_clients={
-            c.cloud: c for c in (LustreClient.model_validate(x) for x in software["lustre_clients"])
-        },
-        releases={k: ReleaseList.model_validate(v) for k, v in _read("releases.yaml").items()},
-    )
+        "apt_packages": tuple(AptPackage.model_validate(x) for x in packages["packages"]),
+        "nccl_builds": NcclBuilds.model_validate(_read("nccl_builds.yaml")),
+        "replacements": _replacements(_read("replacements.yaml")),
+        "restarting_updates": {r.type: r for r in restarts},
+        "releases": {k: ReleaseList.model_validate(v) for k, v in _read("releases.yaml").items()},
+    }
+
+
+def _software_tables(software: Any) -> dict[str, Any]:
+    """The tables of software.yaml: versions, what supports what, and the health check floors."""
+    fabrics = (FabricSoftware.model_validate(f) for f in software["fabrics"])
+    gpus = (GpuSupport.model_validate(g) for g in software["gpus"])
+    ifnames = (SocketIfname.model_validate(x) for x in software["nccl_socket_ifnames"])
+    disks = (LocalDisks.model_validate(x) for x in software["local_scratch_devices"])
+    lustre = (LustreClient.model_validate(x) for x in software["lustre_clients"])
+    packages = (NodePackage.model_validate(x) for x in software["node_packages"])
+    return {
+        "cuda_drivers": CudaDriverTable.model_validate(software["cuda_min_driver"]),
+        "gpus": {g.model: g for g in gpus},
+        "recommended": RecommendedStack.model_validate(software["recommended"]),
+        "fabric_software": {f.name: f for f in fabrics},
+        "healthcheck": HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),
+        "pair_bandwidth": PairBandwidthFloors.model_validate(software["healthcheck_pair_busbw_gbytes_per_s"]),
+        "node_packages": {p.name: p for p in packages},
+        "nccl_tests_support": NcclTestsSupport.model_validate(software["nccl_tests_min_for_cuda"]),
+        "socket_ifnames": {i.machine_type: i for i in ifnames},
+        "local_disks": {d.cloud: d for d in disks},
+        "lustre_clients": {c.cloud: c for c in lustre},
+    }

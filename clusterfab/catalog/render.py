@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clusterfab.catalog.models import AwsMachineType, GcpMachineType, Sourced
+from clusterfab.catalog.models import MachineType, Sourced
+from clusterfab.catalog.parts import machine_types
 from clusterfab.catalog.query import Catalog
 
 
@@ -18,7 +19,7 @@ def _provenance(record: Sourced) -> dict[str, Any]:
     }
 
 
-def _machine(catalog: Catalog, machine: AwsMachineType | GcpMachineType) -> dict[str, Any]:
+def _machine(catalog: Catalog, machine: MachineType) -> dict[str, Any]:
     accelerator = machine.accelerator
     row: dict[str, Any] = {
         "cloud": machine.cloud,
@@ -37,31 +38,14 @@ def _machine(catalog: Catalog, machine: AwsMachineType | GcpMachineType) -> dict
         "network_gbps": machine.network_gbps,
         "purchase_options": machine.purchase_options,
     }
-    if isinstance(machine, AwsMachineType):
-        row.update(
-            network_cards=machine.network_cards,
-            max_efa_interfaces=machine.max_efa_interfaces,
-            locations=sorted(z for zones in machine.locations.values() for z in zones),
-            efa_interfaces=[i.model_dump() for i in catalog.efa_interfaces(machine)],
-        )
-    else:
-        row.update(
-            gpu_nics=machine.gpu_nics,
-            locations=sorted(machine.zones),
-            networks=machine.network.model_dump(),
-            placement=machine.placement.model_dump(),
-        )
+    row.update(machine.listing(catalog))
     row.update(_provenance(machine))
     return row
 
 
 def catalog_json(catalog: Catalog, cloud: str | None = None) -> dict[str, Any]:
     """The catalog in the `clusterfab catalog --format json` contract, optionally for one cloud."""
-    every: list[AwsMachineType | GcpMachineType] = [
-        *catalog.aws_machine_types.values(),
-        *catalog.gcp_machine_types.values(),
-    ]
-    machines = [m for m in every if cloud in (None, m.cloud)]
+    machines = [m for m in machine_types(catalog) if cloud in (None, m.cloud)]
     tpus = [
         {
             "name": g.name,
@@ -149,9 +133,16 @@ def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 18
     data = catalog_json(catalog, cloud)
     console = Console(width=width, highlight=False)
     console.print(f"clusterfab catalog {data['version']} (as of {data['as_of']})")
+    console.print(_machine_table(data["machine_types"], width))
+    if data["tpu_generations"]:
+        console.print(_tpu_table(data["tpu_generations"], width))
+    console.print(_storage_table(data["storage_tiers"], width))
+    console.print(_price_table(data["prices"], width))
 
+
+def _machine_table(rows: list[dict[str, Any]], width: int) -> Any:
     machines = []
-    for m in data["machine_types"]:
+    for m in rows:
         nics = m["max_efa_interfaces"] if m["max_efa_interfaces"] is not None else m["gpu_nics"]
         accelerators = f"{m['accelerator_count']}x {m['accelerator']} {m['accelerator_memory_gib']} GiB"
         machines.append(
@@ -171,29 +162,32 @@ def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 18
     full = list(machines[0]) if machines else []
     medium = ["cloud", "name", "accelerators", "fabric", "capacity", "locations"]
     narrow = ["name", "accelerators", "fabric", "capacity"]
-    console.print(_table("Machine types", _columns(width, full, medium, narrow), machines))
+    return _table("Machine types", _columns(width, full, medium, narrow), machines)
 
-    if data["tpu_generations"]:
-        tpus = []
-        for g in data["tpu_generations"]:
-            shapes = [t["topology"] for t in g["topologies"]]
-            shown = ", ".join(shapes[:6]) + (f", … ({len(shapes) - 6} more)" if len(shapes) > 6 else "")
-            tpus.append(
-                {
-                    "generation": g["name"],
-                    "naming": f"{g['accelerator_type_prefix']}-N, N = {g['cores_per_chip']} x chips",
-                    "chips/host": str(g["chips_per_host"]),
-                    "topologies": shown,
-                    "runtime": g["runtime_version"],
-                    "zones": str(len(g["zones"])),
-                }
-            )
-        full = list(tpus[0])
-        narrow = ["generation", "naming", "topologies"]
-        console.print(_table("TPU generations", _columns(width, full, full, narrow), tpus))
 
+def _tpu_table(rows: list[dict[str, Any]], width: int) -> Any:
+    tpus = []
+    for g in rows:
+        shapes = [t["topology"] for t in g["topologies"]]
+        shown = ", ".join(shapes[:6]) + (f", … ({len(shapes) - 6} more)" if len(shapes) > 6 else "")
+        tpus.append(
+            {
+                "generation": g["name"],
+                "naming": f"{g['accelerator_type_prefix']}-N, N = {g['cores_per_chip']} x chips",
+                "chips/host": str(g["chips_per_host"]),
+                "topologies": shown,
+                "runtime": g["runtime_version"],
+                "zones": str(len(g["zones"])),
+            }
+        )
+    full = list(tpus[0])
+    narrow = ["generation", "naming", "topologies"]
+    return _table("TPU generations", _columns(width, full, full, narrow), tpus)
+
+
+def _storage_table(rows: list[dict[str, Any]], width: int) -> Any:
     tiers = []
-    for t in data["storage_tiers"]:
+    for t in rows:
         bands = "; ".join(
             f"{b['min_gib']}-{b['max_gib'] or '…'} by {b['step_gib']}" for b in t["capacity_bands"]
         )
@@ -208,8 +202,10 @@ def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 18
             }
         )
     full = ["cloud", "service", "tier", "capacity GiB", "throughput MB/s/TiB"]
-    console.print(_table("Storage tiers", _columns(width, full, full, full[1:]), tiers))
+    return _table("Storage tiers", _columns(width, full, full, full[1:]), tiers)
 
+
+def _price_table(rows: list[dict[str, Any]], width: int) -> Any:
     prices = [
         {
             "cloud": p["cloud"],
@@ -220,10 +216,10 @@ def print_catalog(catalog: Catalog, cloud: str | None = None, *, width: int = 18
             "as of": p["as_of"],
             "confidence": p["confidence"],
         }
-        for p in data["prices"]
+        for p in rows
     ]
     full = ["cloud", "sku", "model", "price", "regions", "as of", "confidence"]
     # The regions tell a SKU's rows apart (one price per set of regions): they stay, wrapped if need be.
     medium = ["cloud", "sku", "model", "price", "regions", "as of"]
     narrow = ["sku", "model", "price", "regions"]
-    console.print(_table("Prices (USD)", _columns(width, full, medium, narrow), prices))
+    return _table("Prices (USD)", _columns(width, full, medium, narrow), prices)

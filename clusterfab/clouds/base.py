@@ -12,12 +12,14 @@ cloud at run time (the cluster bucket's store) loads its client library only whe
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import FieldPath, Severity
+from clusterfab.core.hints import listing
 from clusterfab.core.vocab import Cloud, StorageKind
 
 if TYPE_CHECKING:
@@ -42,6 +44,52 @@ class FieldProblem:
     """For checks whose finding code the cloud decides (its budget's settings); else the rule's own."""
     severity: Severity | None = None
     """None: the code's own severity."""
+    anchor: FieldPath | None = None
+    """Where the finding points when `path` is not written (a blueprint path, not relative)."""
+
+
+ComputedOutputs = Callable[[str, str], dict[str, Any]]
+"""A mock's computed attributes of a resource, from its type token and name."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanMocks:
+    """What the offline plan engine's mocks answer for one cloud's resources and calls."""
+
+    outputs: Mapping[str, ComputedOutputs]
+    """Computed attributes per type-token prefix. The first prefix that gives a property wins: a type's
+    entry goes before its provider's."""
+    call: Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
+    """The result of an invoke, from its token and arguments; None: not one of this cloud's."""
+
+
+@dataclass(frozen=True, slots=True)
+class MachineNaming:
+    """How a cloud service names its machines: the form, what such a name is, and one of them."""
+
+    pattern: re.Pattern[str]
+    what: str
+    """What a name of that form is, in words: an RDS instance class."""
+    example: str
+
+
+def zone_problems(
+    what: str, zones: Sequence[str], note: str | None, *, region: str, zone: str
+) -> Iterator[FieldProblem]:
+    """Why `zone` is not one of the `zones` the catalog lists as offering `what` (a machine type, a TPU
+    generation); `note` is the catalog's own word on an unconfirmed list. Path: the field naming `what`."""
+    if not zones:
+        hint = note or "check availability before deploying"
+        yield FieldProblem((), f"the catalog lists no zones for {what}", hint, severity=Severity.WARNING)
+        return
+    if zone not in zones:
+        in_region = [z for z in zones if z.startswith(region + "-")]
+        hint = (
+            f"zones of {region} that offer it: {listing(in_region)}"
+            if in_region
+            else f"zones that offer it: {listing(zones)}"
+        )
+        yield FieldProblem((), f"{what} is not offered in zone {zone}", hint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,4 +300,34 @@ class CloudProfile(Protocol):
     @property
     def controller_state_device(self) -> str:
         """Where the disk the controller keeps its state on appears on the host (the stack attaches it)."""
+        ...
+
+    # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
+
+    def offering_problems(self, machine: MachineType, *, region: str, zone: str) -> Iterator[FieldProblem]:
+        """Why the catalog does not offer `machine` in the blueprint's region and zone (path relative to
+        the node group's `machine_type`)."""
+        ...
+
+    def compact_placement_problems(
+        self, machine: MachineType, *, size: int, max_distance: int | None, size_field: FieldPath
+    ) -> Iterator[FieldProblem]:
+        """Why a compact placement cannot hold a group of `size` nodes of `machine` at `max_distance`
+        (None: unspecified); paths relative to the node group, `size_field` the one that sets its size."""
+        ...
+
+    @property
+    def database_machine(self) -> MachineNaming:
+        """How the managed accounting database's service names its machines."""
+        ...
+
+    @property
+    def node_group_types(self) -> tuple[str, ...]:
+        """The resource types (Pulumi type tokens) of the instance groups that own a node group's nodes:
+        replacing one recreates every node."""
+        ...
+
+    @property
+    def plan_mocks(self) -> PlanMocks:
+        """What the offline plan engine's mocks answer for the cloud's resources and calls."""
         ...

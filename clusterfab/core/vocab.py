@@ -11,8 +11,12 @@ import re
 from collections.abc import Mapping
 from typing import Literal, get_args
 
-Cloud = Literal["aws", "gcp"]
-CLOUDS: tuple[Cloud, ...] = get_args(Cloud)
+from clusterfab.core.plugins import BUILTIN_CLOUDS
+
+Cloud = str
+"""A cloud's name: an open set (`clusterfab.core.plugins.clouds()` lists the known ones)."""
+CLOUDS: tuple[Cloud, ...] = BUILTIN_CLOUDS
+"""The clouds clusterfab ships (a registered one is not among them)."""
 
 CapacityKind = Literal["on_demand", "spot", "reservation", "capacity_block", "flex_start"]
 CAPACITY_KINDS: tuple[CapacityKind, ...] = get_args(CapacityKind)

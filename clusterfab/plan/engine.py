@@ -28,48 +28,25 @@ from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from clusterfab.clouds import profiles
+from clusterfab.clouds.base import ComputedOutputs
 from clusterfab.core.errors import ClusterfabError
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"
 STACK_TYPE = "pulumi:pulumi:Stack"
 
-# Computed attributes returned by the mocks, per type-token prefix; keyed by Pulumi property name.
-# The first match of a property wins: a specific type's entry goes before its provider's.
-_COMPUTED: dict[str, Callable[[str, str], dict[str, Any]]] = {
-    # Launch templates' ARNs are EC2's own form: IAM statements name them, and the policy pack reads them.
-    "aws:ec2/launchTemplate:": lambda _t, name: {
-        "latestVersion": 1,
-        "arn": f"arn:aws:ec2:mock:123456789012:launch-template/{name}-id",
-    },
-    "aws:": lambda typ, name: {"arn": f"arn:aws:mock:::{typ.split(':')[-1].lower()}/{name}"},
-    "aws:fsx/lustreFileSystem:": lambda _t, name: {"dnsName": f"{name}.fsx.mock", "mountName": "mockmnt"},
-    # A documentation address (RFC 5737): the NAT's public address, which the munge key's policy names.
-    "aws:ec2/eip:": lambda _t, _n: {"publicIp": "198.51.100.7"},
-    "aws:s3/bucket:": lambda _t, name: {"bucket": f"{name}-mock"},
-    "aws:rds/instance:": lambda _t, name: {
-        "address": f"{name}.mock.rds.amazonaws.com",
-        "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:mock:123456789012:secret:rds!{name}"}],
-    },
-    "gcp:": lambda _t, name: {"selfLink": f"https://mock.googleapis.com/{name}"},
-    # A fixed stand-in for the key the provider makes at create (components/health_signing.py).
-    "pulumi-python:dynamic/clusterfab:HealthSigningKey": lambda _t, _n: {"key": "0" * 64},
-    "gcp:filestore/instance:": lambda _t, name: {
-        "networks": [{"ipAddresses": ["10.255.0.2"], "network": "mock", "modes": ["MODE_IPV4"]}]
-    },
-    "gcp:lustre/instance:": lambda _t, name: {"mountPoint": "10.255.0.3@tcp:/mocklfs"},
-    "gcp:sql/databaseInstance:": lambda _t, name: {
-        "connectionName": f"mock-project:mock-region:{name}",
-        "privateIpAddress": "10.255.0.4",
-    },
-    "gcp:compute/instanceTemplate:": lambda _t, name: {
-        "selfLinkUnique": f"https://mock.googleapis.com/{name}?u"
-    },
-    "gcp:serviceaccount/account:": lambda _t, name: {
-        "email": f"{name}@mock-project.iam.gserviceaccount.com",
-        "member": f"serviceAccount:{name}@mock-project.iam.gserviceaccount.com",
-    },
-}
+HEALTH_SIGNING_KEY = "pulumi-python:dynamic/clusterfab:HealthSigningKey"
+"""The health signing key's dynamic resource (components/health_signing.py): no cloud's own."""
+
+
+def _mock_outputs() -> list[tuple[str, ComputedOutputs]]:
+    """The mocks' computed attributes per type-token prefix: every cloud's (`CloudProfile.plan_mocks`)
+    and, as a fixed stand-in for the key the provider makes at create, the health signing key's."""
+    found = [
+        (prefix, outputs) for cloud in profiles() for prefix, outputs in cloud.plan_mocks.outputs.items()
+    ]
+    return [*found, (HEALTH_SIGNING_KEY, lambda _t, _n: {"key": "0" * 64})]
 
 
 def _with_computed(given: Any, computed: Any) -> Any:
@@ -169,12 +146,17 @@ def redact(value: Any) -> Any:
 
 
 class _Mocks(mocks.Mocks):
+    def __init__(self) -> None:
+        super().__init__()
+        self.computed = _mock_outputs()
+        self.calls = [cloud.plan_mocks.call for cloud in profiles()]
+
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         state = dict(args.inputs)
         # The engine knows auto-names at preview (the provider computes them in Check); the real
         # name has a random suffix, the mock uses the logical name.
         state.setdefault("name", args.name)
-        for prefix, computed in _COMPUTED.items():
+        for prefix, computed in self.computed:
             if args.typ.startswith(prefix):
                 for key, value in computed(args.typ, args.name).items():
                     state[key] = _with_computed(state.get(key), value)
@@ -182,24 +164,11 @@ class _Mocks(mocks.Mocks):
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         # No check failures: an empty list (the SDK iterates it; None fails in pulumi 3.272).
-        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:user/mock"}, []
-        if args.token == "aws:iam/getSessionContext:getSessionContext":
-            # The mock caller is a user: its session context is the user itself.
-            return {"arn": args.args["arn"], "issuerArn": args.args["arn"]}, []
-        if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            return {"names": _other_zones(args.args.get("excludeNames") or [])}, []
-        if args.token == "gcp:organizations/getProject:getProject":
-            return {"projectId": args.args.get("projectId", "mock-project"), "number": "123456789"}, []
+        for call in self.calls:
+            result = call(args.token, args.args)
+            if result is not None:
+                return result, []
         return {}, []
-
-
-def _other_zones(excluded: list[str]) -> list[str]:
-    """Zones a, b and c of the excluded zones' region, less those: the account's zones, made up."""
-    if not excluded:
-        return []
-    region = str(excluded[0]).rstrip("abcdefghijklmnopqrstuvwxyz")
-    return [f"{region}{letter}" for letter in "abc" if f"{region}{letter}" not in excluded]
 
 
 class _RecordingMonitor(mocks.MockMonitor):

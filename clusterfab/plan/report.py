@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from clusterfab.clouds import profiles
 from clusterfab.contract import cents, envelope, exact
 from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding
@@ -20,7 +21,6 @@ from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, ending_lines, ending_title, usd, utc_iso
 from clusterfab.plan.diff import PlanDiff, Update
 from clusterfab.plan.text import fit, short_type, type_column, wrap
-from clusterfab.policy.pricing import ASG, MIG
 from clusterfab.rules.render import findings_markdown, render_text, summary_line
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
@@ -74,17 +74,14 @@ def _data_loss(report: DiffReport) -> list[str]:
     ]
 
 
-NODE_GROUP_TYPES = (ASG, MIG)
-"""The instance groups that own a node group's nodes: replacing one recreates every node."""
-
-
 def _nodes_recreated(report: DiffReport) -> list[str]:
     """Replaced instance groups: no data is lost, but every node of the group goes (and its jobs)."""
+    node_group_types = {t for cloud in profiles() for t in cloud.node_group_types}
     return [
         f"node group {u.after.name} ({u.after.type}) would be replaced: every node of it is recreated and "
         "the jobs running on it end; under Slurm, the nodes Slurm created for the group are deleted first"
         for u in report.resources.replaced
-        if u.after.type in NODE_GROUP_TYPES
+        if u.after.type in node_group_types
     ]
 
 
@@ -366,6 +363,43 @@ def mermaid(spec: ClusterSpec) -> str:
     return "\n".join(lines)
 
 
+def _cost_table(cost: CostDiff) -> list[str]:
+    """The priced items that change, before and after (no lines when none does)."""
+    changed = cost.changed_items()
+    if not changed:
+        return []
+    out = [
+        "| Item | Change | Hourly before | Hourly after | Monthly change |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for item in changed:
+        delta = "unpriced" if item.delta_monthly is None else _signed(item.delta_monthly)
+        before = "-" if item.before_hourly is None else usd(item.before_hourly)
+        after = "-" if item.after_hourly is None else usd(item.after_hourly)
+        name, change = md.text(item.name), md.text(item.description())
+        out.append(f"| {name} | {change} | {before} | {after} | {delta} |")
+    return [*out, ""]
+
+
+def _resource_table(diff: PlanDiff) -> list[str]:
+    """The resources created, updated and deleted, folded away (no lines when nothing changes)."""
+    if diff.empty:
+        return []
+    out = [
+        "<details><summary>Resource changes</summary>",
+        "",
+        "| | Type | Name | Changed |",
+        "|---|---|---|---|",
+    ]
+    out += [f"| + | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.create]
+    for update in diff.update:
+        mark, change = _change(update)
+        kind, name = md.code(update.after.type, in_table=True), md.text(update.after.name)
+        out.append(f"| {mark} | {kind} | {name} | {md.text(change)} |")
+    out += [f"| - | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.delete]
+    return [*out, "", "</details>", ""]
+
+
 def report_markdown(report: DiffReport) -> str:
     """A PR comment: what it costs, what changes, what would destroy data, and the cluster. Every value
     (names, types, paths, file names, warnings) is escaped (clusterfab.core.markdown)."""
@@ -373,19 +407,7 @@ def report_markdown(report: DiffReport) -> str:
     env = f"environment {md.code(report.env)}" if report.env else "base blueprint"
     out = [f"### clusterfab diff: {md.code(report.target)} ({env})", "", f"**{md.text(_summary(cost))}**", ""]
     out += [line for at_min in _summary_at_min(cost) for line in (md.text(at_min), "")]
-    changed = cost.changed_items()
-    if changed:
-        out += [
-            "| Item | Change | Hourly before | Hourly after | Monthly change |",
-            "|---|---|---:|---:|---:|",
-        ]
-        for item in changed:
-            delta = "unpriced" if item.delta_monthly is None else _signed(item.delta_monthly)
-            before = "-" if item.before_hourly is None else usd(item.before_hourly)
-            after = "-" if item.after_hourly is None else usd(item.after_hourly)
-            name, change = md.text(item.name), md.text(item.description())
-            out.append(f"| {name} | {change} | {before} | {after} | {delta} |")
-        out.append("")
+    out += _cost_table(cost)
     if cost.after.ending:
         title = ending_title(cost.after)
         out += [f"**{md.text(title[0].upper() + title[1:])}**", ""]
@@ -408,20 +430,7 @@ def report_markdown(report: DiffReport) -> str:
         out += [f"> [!NOTE]\n> {md.text(warning)}", ""]
     if findings := _findings(report):
         out += [f"**Findings:** {summary_line(findings)}", "", *findings_markdown(findings), ""]
-    if not diff.empty:
-        out += [
-            "<details><summary>Resource changes</summary>",
-            "",
-            "| | Type | Name | Changed |",
-            "|---|---|---|---|",
-        ]
-        out += [f"| + | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.create]
-        for update in diff.update:
-            mark, change = _change(update)
-            kind, name = md.code(update.after.type, in_table=True), md.text(update.after.name)
-            out.append(f"| {mark} | {kind} | {name} | {md.text(change)} |")
-        out += [f"| - | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.delete]
-        out += ["", "</details>", ""]
+    out += _resource_table(diff)
     out += [
         "<details><summary>Cluster</summary>",
         "",

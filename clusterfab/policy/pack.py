@@ -187,6 +187,17 @@ def _validate_budget(args: StackValidationArgs, report: ReportViolation) -> None
 def policies() -> list[Policy]:
     """Every clusterfab policy, freshly built (constructing them has no side effects)."""
     return [
+        *_machine_policies(),
+        *_bucket_policies(),
+        *_access_policies(),
+        _protection_policy(),
+        _budget_policy(),
+    ]
+
+
+def _machine_policies() -> list[Policy]:
+    """The policies on the machines: instance metadata, public addresses, encrypted disks."""
+    return [
         _per_resource(
             IMDSV2,
             "AWS launch templates and instances require IMDSv2 (metadataOptions.httpTokens = required).",
@@ -210,6 +221,12 @@ def policies() -> list[Policy]:
             "launch templates and instances map an encrypted root volume.",
             lambda resource, _config: checks.encryption(resource),
         ),
+    ]
+
+
+def _bucket_policies() -> list[Policy]:
+    """The policies on the buckets: encrypted, and never public."""
+    return [
         _per_stack(
             BUCKET_ENCRYPTION,
             "Every S3 bucket has a default server-side encryption configuration.",
@@ -227,6 +244,12 @@ def policies() -> list[Policy]:
             "nothing to allUsers or allAuthenticatedUsers.",
             lambda resource, _config: buckets.public_buckets(resource),
         ),
+    ]
+
+
+def _access_policies() -> list[Policy]:
+    """The policies on who may reach and do what: admin ports, IAM wildcards, secrets, launches."""
+    return [
         _per_resource(
             NO_SSH_RDP_FROM_INTERNET,
             "No security group or firewall rule opens SSH (22) or RDP (3389) to a public range wider than a "
@@ -257,29 +280,35 @@ def policies() -> list[Policy]:
             "ec2:InstanceProfile condition.",
             lambda resource, _config: access.unscoped_terminations(resource),
         ),
-        _per_resource(
-            PROTECT_STATEFUL,
-            "Stateful resources (file systems, buckets) are protected in protected environments: the "
-            "blueprint's environments.<name>.protected, default true for prod (plus protectedStacks).",
-            _protection,
-            config_schema=PolicyConfigSchema(
-                properties={"protectedStacks": {"type": "array", "items": {"type": "string"}}}
-            ),
-        ),
-        StackValidationPolicy(
-            name=BUDGET,
-            description=(
-                "The planned node groups, TPU slices and file systems cost no more than the configured "
-                "budget, priced with the clusterfab catalog (as `clusterfab cost`)."
-            ),
-            validate=_validate_budget,
-            enforcement_level=EnforcementLevel.MANDATORY,
-            config_schema=PolicyConfigSchema(
-                properties={
-                    "maxHourlyUsd": {"type": "number", "exclusiveMinimum": 0},
-                    "maxMonthlyUsd": {"type": "number", "exclusiveMinimum": 0},
-                    "region": {"type": "string"},
-                }
-            ),
-        ),
     ]
+
+
+def _protection_policy() -> Policy:
+    return _per_resource(
+        PROTECT_STATEFUL,
+        "Stateful resources (file systems, buckets) are protected in protected environments: the "
+        "blueprint's environments.<name>.protected, default true for prod (plus protectedStacks).",
+        _protection,
+        config_schema=PolicyConfigSchema(
+            properties={"protectedStacks": {"type": "array", "items": {"type": "string"}}}
+        ),
+    )
+
+
+def _budget_policy() -> Policy:
+    return StackValidationPolicy(
+        name=BUDGET,
+        description=(
+            "The planned node groups, TPU slices and file systems cost no more than the configured "
+            "budget, priced with the clusterfab catalog (as `clusterfab cost`)."
+        ),
+        validate=_validate_budget,
+        enforcement_level=EnforcementLevel.MANDATORY,
+        config_schema=PolicyConfigSchema(
+            properties={
+                "maxHourlyUsd": {"type": "number", "exclusiveMinimum": 0},
+                "maxMonthlyUsd": {"type": "number", "exclusiveMinimum": 0},
+                "region": {"type": "string"},
+            }
+        ),
+    )

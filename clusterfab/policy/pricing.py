@@ -7,15 +7,8 @@ lines `clusterfab cost` makes from a ClusterSpec (sku, capacity kind, quantity) 
 exactly those of `clusterfab cost`. For the example blueprints the two estimates agree item for item
 (tested).
 
-Read back:
-- AWS: autoscaling groups (max size) with the launch template of the same component (instance type;
-  spot / capacity-block market, capacity reservation), single instances, FSx for Lustre (capacity,
-  deployment type, throughput per TiB).
-- GCP: managed instance groups (target size, or the max of the autoscaler of the same component) with
-  the instance template of the same component (machine type, provisioning model, reservation
-  affinity), single instances (the monitoring node as such), TPU VMs (accelerator type; slices of one
-  component and shape form one
-  multislice item), Managed Lustre and Filestore.
+Each cloud's resources are read by `clusterfab.policy.<cloud>` (its `PRICING`: which resource types cost
+money, and what each says of the machine type, the size, the capacity kind and the zone).
 Anything else (networks, roles, buckets, budgets) is not priced, as in `clusterfab cost`.
 """
 
@@ -23,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import importlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN
 from clusterfab.catalog import Catalog
@@ -36,7 +30,6 @@ from clusterfab.core.vocab import (
     BLUEPRINT_TAG,
     CLOUDS,
     COMPONENT_TAG,
-    MAX_NODES_LABEL,
     NODE_GROUP_TAG,
     SLURM_ROLE_TAG,
     CapacityKind,
@@ -52,23 +45,8 @@ from clusterfab.cost.estimate import (
     estimate_lines,
     storage_sku,
 )
-from clusterfab.policy.resources import Resource, integer, items, truthy
+from clusterfab.policy.resources import Resource, integer
 from clusterfab.spec import Budget
-
-ASG = "aws:autoscaling/group:Group"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-AWS_INSTANCE = "aws:ec2/instance:Instance"
-FSX_LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
-AWS_SUBNET = "aws:ec2/subnet:Subnet"
-MIG = "gcp:compute/instanceGroupManager:InstanceGroupManager"
-INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
-AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
-GCP_INSTANCE = "gcp:compute/instance:Instance"
-TPU_VM = "gcp:tpu/v2Vm:V2Vm"
-TPU_QUEUED = "pulumi-python:dynamic/gcp-tpu:QueuedResource"
-"""components.gcp._queued_resource: multislice capacity as one TPU v2 queued resource."""
-GCP_LUSTRE = "gcp:lustre/instance:Instance"
-FILESTORE = "gcp:filestore/instance:Instance"
 
 _ITEM = re.compile(ITEM_NAME_PATTERN)
 _CLUSTER = re.compile(CLUSTER_NAME_PATTERN)
@@ -85,6 +63,29 @@ class ResourceCost:
     """Resources that cost money but could not be read (their items are missing from the estimate)."""
 
 
+ResourceRead = Callable[["Reader", Resource], None]
+"""Reads one resource type's priced item into the reader (or says why it cannot)."""
+
+
+@dataclass(frozen=True)
+class CloudPricing:
+    """How one cloud's resources are priced: `clusterfab.policy.<cloud>` exports it as `PRICING`."""
+
+    readers: Mapping[str, ResourceRead]
+    """Per resource type (Pulumi type token) that costs money, how to read it."""
+    zones: Mapping[str, Callable[[Mapping[str, Any]], Any]]
+    """Per resource type that says where the cluster is, its zone from its properties."""
+
+
+def _pricing() -> CloudPricing:
+    """Every shipped cloud's pricing in one (their type tokens never overlap)."""
+    found = [cast("CloudPricing", importlib.import_module(f"{__package__}.{c}").PRICING) for c in CLOUDS]
+    return CloudPricing(
+        readers={k: v for p in found for k, v in p.readers.items()},
+        zones={k: v for p in found for k, v in p.zones.items()},
+    )
+
+
 def price_resources(
     resources: Sequence[Resource],
     catalog: Catalog,
@@ -96,7 +97,7 @@ def price_resources(
 ) -> ResourceCost:
     """Price the resources (at full size) and judge them against the given limits."""
     cloud = _cloud(resources)
-    reader = _Reader(resources, catalog, cloud)
+    reader = Reader(resources, catalog, cloud)
     reader.read()
     where = region or reader.region()
     if where is None:
@@ -126,8 +127,9 @@ def _cloud(resources: Sequence[Resource]) -> Cloud:
     return found[0] if found else CLOUDS[0]
 
 
-class _Reader:
-    """Reads the priced items of a list of resources, in order."""
+class Reader:
+    """Reads the priced items of a list of resources, in order; each cloud's `CloudPricing` reads its
+    own resource types into it."""
 
     def __init__(self, resources: Sequence[Resource], catalog: Catalog, cloud: Cloud) -> None:
         self.resources = resources
@@ -137,46 +139,33 @@ class _Reader:
         self.skipped: list[str] = []
         self.zone: str | None = None
         self._names: set[str] = set()
+        self._pricing = _pricing()
+        self._slices: dict[tuple[str | None, str, CapacityKind], list[Resource]] = {}
 
     def _path(self, list_name: str) -> tuple[str, int]:
         """Where the next line of a kind would sit in a blueprint (warnings find their item by it)."""
         return (list_name, sum(1 for line in self.lines if line.path[0] == list_name))
 
     def read(self) -> None:
-        tpus: dict[tuple[str | None, str, CapacityKind], list[Resource]] = {}
         for resource in self.resources:
-            kind = resource.type
-            if kind == ASG:
-                self._asg(resource)
-            elif kind == MIG:
-                self._mig(resource)
-            elif kind in {AWS_INSTANCE, GCP_INSTANCE}:
-                self._instance(resource)
-            elif kind == TPU_VM:
-                accelerator = str(resource.props.get("acceleratorType") or _accelerator_config(resource))
-                tpus.setdefault((resource.parent, accelerator, _tpu_capacity(resource)), []).append(resource)
-            elif kind == TPU_QUEUED:
-                self._queued_tpu(resource)
-            elif kind in {FSX_LUSTRE, GCP_LUSTRE, FILESTORE}:
-                self._storage(resource)
+            read = self._pricing.readers.get(resource.type)
+            if read is not None:
+                read(self, resource)
             self._note_zone(resource)
-        for (_, accelerator, capacity), slices in tpus.items():
-            self._tpu(slices[0], accelerator, capacity, len(slices))
+        for (_, accelerator, capacity), slices in self._slices.items():
+            self.tpu(slices[0], accelerator, capacity, len(slices))
+
+    def skip(self, message: str) -> None:
+        """A resource that costs money but cannot be read (`message` says which, and why)."""
+        self.skipped.append(message)
 
     # --- where ------------------------------------------------------------------------------
 
     def _note_zone(self, resource: Resource) -> None:
         if self.zone is not None:
             return
-        props = resource.props
-        if resource.type == AWS_SUBNET:
-            zone = props.get("availabilityZoneId") or props.get("availabilityZone")
-        elif resource.type in {MIG, TPU_VM, GCP_INSTANCE, TPU_QUEUED}:
-            zone = props.get("zone")
-        elif resource.type in {GCP_LUSTRE, FILESTORE}:
-            zone = props.get("location")
-        else:
-            zone = None
+        zone_of = self._pricing.zones.get(resource.type)
+        zone = zone_of(resource.props) if zone_of is not None else None
         if isinstance(zone, str) and self.cloud.region_of_zone(self.catalog, zone):
             self.zone = zone
 
@@ -215,7 +204,7 @@ class _Reader:
         self._names.add(name)
         return name
 
-    def _sibling(self, resource: Resource, kind: str, prop: str) -> Resource | None:
+    def sibling(self, resource: Resource, kind: str, prop: str) -> Resource | None:
         """The resource of type `kind` this one refers to: by dependency, else the one of its component."""
         wanted = set(resource.dependencies.get(prop, ()))
         for other in self.resources:
@@ -224,41 +213,11 @@ class _Reader:
         siblings = [r for r in self.resources if r.type == kind and r.parent == resource.parent]
         return siblings[0] if resource.parent is not None and len(siblings) == 1 else None
 
-    def _asg(self, asg: Resource) -> None:
-        template = self._sibling(asg, LAUNCH_TEMPLATE, "launchTemplate")
-        low, high = integer(asg.props.get("minSize")), integer(asg.props.get("maxSize"))
-        machine = template.props.get("instanceType") if template is not None else None
-        if template is None or not isinstance(machine, str) or high is None:
-            self.skipped.append(f"{asg.name}: no launch template with an instance type, or no max size")
-            return
-        self._group(asg, machine, low if low is not None else high, high, _aws_capacity(template.props))
-
-    def _mig(self, mig: Resource) -> None:
-        template = self._sibling(mig, INSTANCE_TEMPLATE, "versions")
-        machine = template.props.get("machineType") if template is not None else None
-        if template is None or not isinstance(machine, str):
-            self.skipped.append(f"{mig.name}: no instance template with a machine type")
-            return
-        size = integer(mig.props.get("targetSize"))
-        low, high = size, size
-        autoscaler = self._sibling(mig, AUTOSCALER, "target")
-        if autoscaler is not None:
-            policy = next(iter(items(autoscaler.props.get("autoscalingPolicy"))), {})
-            low, high = integer(policy.get("minReplicas")), integer(policy.get("maxReplicas"))
-        elif (most := integer(template.tags().get(MAX_NODES_LABEL))) is not None:
-            high = most  # a group resized by a scheduler: priced at its most, as `clusterfab cost` does
-        if high is None:
-            self.skipped.append(f"{mig.name}: no target size or autoscaler max")
-            return
-        self._group(mig, machine, low if low is not None else high, high, _gcp_capacity(template.props))
-
-    def _instance(self, instance: Resource) -> None:
-        props = instance.props
-        machine = props.get("instanceType") or props.get("machineType")
+    def instance(self, instance: Resource, machine: Any, capacity: CapacityKind) -> None:
+        """A single instance: the monitoring node, a Slurm host, or a node group of one."""
         if not isinstance(machine, str):
             self.skipped.append(f"{instance.name}: no machine type")
             return
-        capacity = _INSTANCE_CAPACITY[instance.type](props)
         if instance.tags().get(COMPONENT_TAG) == MONITORING_ITEM:
             self.lines.append(
                 CostLine(MONITORING_ITEM, "monitoring", ("monitoring",), machine, capacity, 1, None, "hour")
@@ -268,7 +227,7 @@ class _Reader:
         if role in ("controller", "login"):
             self._slurm_host(role, machine, capacity)
             return
-        self._group(instance, machine, 1, 1, capacity)
+        self.group(instance, machine, 1, 1, capacity)
 
     def _slurm_host(self, role: str, machine: str, capacity: CapacityKind) -> None:
         """The controller, or one more login node (`clusterfab cost` prices them as one line)."""
@@ -280,7 +239,8 @@ class _Reader:
                 return
         self.lines.append(CostLine(name, kind_of, ("scheduler", role), machine, capacity, 1, None, "hour"))
 
-    def _group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:
+    def group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:
+        """A node group of `machine`: `high` nodes at most, `low` at least."""
         if high < 1:
             return  # an empty group costs nothing
         self.lines.append(
@@ -296,21 +256,12 @@ class _Reader:
             )
         )
 
-    def _queued_tpu(self, resource: Resource) -> None:
-        body = resource.props.get("body")
-        body = body if isinstance(body, Mapping) else {}
-        specs = items((body.get("tpu") or {}).get("nodeSpec"))
-        spec: Mapping[str, Any] = specs[0] if specs else {}
-        node: Mapping[str, Any] = spec["node"] if isinstance(spec.get("node"), Mapping) else {}
-        count = integer((spec.get("multisliceParams") or {}).get("nodeCount")) or 1
-        if not node.get("acceleratorType"):
-            self.skipped.append(f"{resource.name}: a queued resource without an accelerator type")
-            return
-        reserved = truthy((node.get("schedulingConfig") or {}).get("reserved"))
-        capacity: CapacityKind = "spot" if "spot" in body else "reservation" if reserved else "on_demand"
-        self._tpu(resource, str(node["acceleratorType"]), capacity, count)
+    def add_slice(self, resource: Resource, accelerator: str, capacity: CapacityKind) -> None:
+        """A TPU slice; the slices of one component, shape and capacity form one multislice item."""
+        self._slices.setdefault((resource.parent, accelerator, capacity), []).append(resource)
 
-    def _tpu(self, first: Resource, accelerator: str, capacity: CapacityKind, slices: int) -> None:
+    def tpu(self, first: Resource, accelerator: str, capacity: CapacityKind, slices: int) -> None:
+        """`slices` TPU slices of one accelerator type, priced as one item named after the first."""
         found = self._tpu_shape(accelerator)
         if found is None:
             self.skipped.append(f"{first.name}: TPU accelerator {accelerator!r} is not in the catalog")
@@ -348,20 +299,10 @@ class _Reader:
                 return generation.name, chips
         return None
 
-    def _storage(self, resource: Resource) -> None:
-        props = resource.props
-        if resource.type == FSX_LUSTRE:
-            kind, tier_name = "lustre", str(props.get("deploymentType", ""))
-            capacity = integer(props.get("storageCapacity"))
-            throughput = integer(props.get("perUnitStorageThroughput"))
-        elif resource.type == GCP_LUSTRE:
-            throughput = integer(props.get("perUnitStorageThroughput"))
-            kind, tier_name = "lustre", str(throughput)
-            capacity = integer(props.get("capacityGib"))
-        else:
-            share = next(iter(items(props.get("fileShares"))), {})
-            kind, tier_name = "filestore", str(props.get("tier", ""))
-            capacity, throughput = integer(share.get("capacityGb")), None
+    def storage(
+        self, resource: Resource, kind: str, tier_name: str, capacity: int | None, throughput: int | None
+    ) -> None:
+        """A file system of a catalog tier (by the tier's name), `capacity` GiB."""
         tier = self.catalog.storage_tier(self.cloud.name, kind, tier_name)
         if capacity is None or capacity <= 0 or tier is None:
             self.skipped.append(f"{resource.name}: no capacity, or a {kind} tier the catalog lacks")
@@ -378,48 +319,3 @@ class _Reader:
                 unit="gib_month",
             )
         )
-
-
-def _aws_capacity(props: Mapping[str, Any]) -> CapacityKind:
-    market = next(iter(items(props.get("instanceMarketOptions"))), {}).get("marketType")
-    reservation = next(iter(items(props.get("capacityReservationSpecification"))), {})
-    target = next(iter(items(reservation.get("capacityReservationTarget"))), {})
-    if market == "spot":
-        return "spot"
-    if market == "capacity-block":
-        return "capacity_block"
-    if target.get("capacityReservationId"):
-        return "reservation"
-    return "on_demand"
-
-
-def _gcp_capacity(props: Mapping[str, Any]) -> CapacityKind:
-    scheduling = next(iter(items(props.get("scheduling"))), {})
-    model = str(scheduling.get("provisioningModel") or "").upper()
-    if model == "SPOT" or truthy(scheduling.get("preemptible")):
-        return "spot"
-    if model == "FLEX_START":
-        return "flex_start"
-    affinity = next(iter(items(props.get("reservationAffinity"))), {})
-    if affinity.get("type") == "SPECIFIC_RESERVATION":
-        return "reservation"
-    return "on_demand"
-
-
-_INSTANCE_CAPACITY = {AWS_INSTANCE: _aws_capacity, GCP_INSTANCE: _gcp_capacity}
-"""How a single instance of each type says how it is bought."""
-
-
-def _tpu_capacity(resource: Resource) -> CapacityKind:
-    scheduling = next(iter(items(resource.props.get("schedulingConfig"))), {})
-    if truthy(scheduling.get("spot")) or truthy(scheduling.get("preemptible")):
-        return "spot"
-    if truthy(scheduling.get("reserved")):
-        return "reservation"
-    return "on_demand"
-
-
-def _accelerator_config(resource: Resource) -> str:
-    """`<type>:<topology>` from an acceleratorConfig (the other way to ask for a TPU shape)."""
-    config = next(iter(items(resource.props.get("acceleratorConfig"))), {})
-    return f"{config.get('type', '')}:{config.get('topology', '')}"

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterfab.catalog.models import AwsMachineType, GcpMachineType
 from clusterfab.clouds import profiles
-from clusterfab.clouds.aws.profile import is_zone_id
-from clusterfab.core.findings import Finding, Severity
+from clusterfab.clouds.base import FieldProblem, zone_problems
+from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import closest, did_you_mean, listing
 from clusterfab.rules.context import RuleContext
 from clusterfab.spec.resolve import RESERVED_KINDS
@@ -72,55 +71,9 @@ def check_offered_in_zone(ctx: RuleContext) -> Iterator[Finding]:
     if ctx.cloud.region_of_zone(ctx.catalog, bp.zone) != bp.region:
         return  # check_region_and_zone reports it
     for group in ctx.spec.node_groups:
-        machine = group.machine
         path = (*group.path, "machine_type")
-        if isinstance(machine, AwsMachineType):
-            yield from _aws_offering(ctx, machine, path)
-        elif isinstance(machine, GcpMachineType):
-            yield from zone_offering(
-                ctx,
-                "BP202",
-                what=machine.name,
-                zones=machine.zones,
-                note=machine.unconfirmed.get("zones"),
-                path=path,
-            )
-
-
-def _aws_offering(
-    ctx: RuleContext, machine: AwsMachineType, path: tuple[str | int, ...]
-) -> Iterator[Finding]:
-    bp = ctx.blueprint
-    zones = machine.locations.get(bp.region)
-    note = machine.unconfirmed.get("locations")
-    if zones is None:
-        offered = sorted(machine.locations)
-        yield ctx.finding(
-            "BP202",
-            path,
-            f"{machine.name} is not offered in {bp.region}",
-            hint=f"regions offering it: {listing(offered)}" + (f" ({note})" if note else ""),
-        )
-        return
-    if is_zone_id(bp.zone):
-        if bp.zone not in zones:
-            yield ctx.finding(
-                "BP202",
-                path,
-                f"{machine.name} is not offered in zone {bp.zone}",
-                hint=f"zones of {bp.region} that offer it: {listing(zones)}",
-            )
-    else:
-        # Zone names map to AZ ids differently in each account, so only the region can be checked.
-        yield ctx.finding(
-            "BP202",
-            path,
-            f"cannot check zone {bp.zone} exactly: AWS zone names differ per account",
-            hint=f"use the zone id instead; {machine.name} is offered in {listing(zones)} "
-            "(`aws ec2 describe-availability-zones` maps names to ids)",
-            anchor=("zone",),
-            severity=Severity.INFO,
-        )
+        for problem in ctx.cloud.offering_problems(group.machine, region=bp.region, zone=bp.zone):
+            yield _finding(ctx, "BP202", path, problem)
 
 
 def zone_offering(
@@ -128,23 +81,21 @@ def zone_offering(
 ) -> Iterator[Finding]:
     """Findings (under `code`) when the blueprint's zone is not among `zones` offering `what`."""
     bp = ctx.blueprint
-    if not zones:
-        yield ctx.finding(
-            code,
-            path,
-            f"the catalog lists no zones for {what}",
-            hint=note or "check availability before deploying",
-            severity=Severity.WARNING,
-        )
-        return
-    if bp.zone not in zones:
-        in_region = [z for z in zones if z.startswith(bp.region + "-")]
-        hint = (
-            f"zones of {bp.region} that offer it: {listing(in_region)}"
-            if in_region
-            else f"zones that offer it: {listing(zones)}"
-        )
-        yield ctx.finding(code, path, f"{what} is not offered in zone {bp.zone}", hint=hint)
+    for problem in zone_problems(what, zones, note, region=bp.region, zone=bp.zone):
+        yield _finding(ctx, code, path, problem)
+
+
+def _finding(ctx: RuleContext, code: str, base: FieldPath, problem: FieldProblem) -> Finding:
+    """The finding (under `code`) of a problem the cloud reports about the field `base` or one below it."""
+    return ctx.finding(
+        code,
+        (*base, *problem.path),
+        problem.message,
+        hint=problem.hint,
+        at_key=problem.at_key,
+        anchor=problem.anchor,
+        severity=problem.severity,
+    )
 
 
 def check_fabric(ctx: RuleContext) -> Iterator[Finding]:
@@ -190,34 +141,15 @@ def check_placement(ctx: RuleContext) -> Iterator[Finding]:
                 hint="remove it, or set placement: compact",
                 at_key=True,
             )
-        if not isinstance(machine, GcpMachineType) or placement != "compact":
+        if placement != "compact":
             continue
-        limits = machine.placement
+        size_field = ("autoscaling", "max") if group.autoscaled else ("count",)
         distance = group.placement_max_distance
-        if distance is not None and (limits.min_max_distance is None or distance < limits.min_max_distance):
-            allowed = (
-                f"{limits.min_max_distance}-3"
-                if limits.min_max_distance is not None
-                else "none (it uses an accelerator topology)"
-            )
-            yield ctx.finding(
-                "BP205",
-                (*base, "placement_max_distance"),
-                f"{machine.name} does not support max distance {distance}",
-                hint=f"supported max distances: {allowed}",
-            )
-            continue
-        limit = limits.limit(distance)
-        if size > limit:
-            where = f" at max distance {distance}" if distance is not None else ""
-            size_path = (*base, "autoscaling", "max") if group.autoscaled else (*base, "count")
-            yield ctx.finding(
-                "BP205",
-                size_path,
-                f"compact placement holds at most {limit} {machine.name} VMs{where}; "
-                f"the group can have {size}",
-                hint="split the group, lower its size, or relax placement_max_distance",
-            )
+        problems = ctx.cloud.compact_placement_problems(
+            machine, size=size, max_distance=distance, size_field=size_field
+        )
+        for problem in problems:
+            yield _finding(ctx, "BP205", base, problem)
 
 
 def check_fabric_addresses(ctx: RuleContext) -> Iterator[Finding]:

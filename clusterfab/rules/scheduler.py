@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Literal
 
@@ -113,21 +112,15 @@ def _flex_time_limits(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-DATABASE_MACHINES = {
-    "aws": (re.compile(r"db\.[a-z0-9]+\.[a-z0-9]+"), "an RDS instance class", "db.r7g.xlarge"),
-    "gcp": (re.compile(r"db-[a-z0-9]+(-[a-z0-9]+)*"), "a Cloud SQL machine type", "db-custom-4-16384"),
-}
-"""How each cloud's managed database names its machines (the schema takes either form)."""
-
-
 def _database_machine(ctx: RuleContext) -> Iterator[Finding]:
     spec = ctx.blueprint.scheduler
     machine = spec.database.machine_type if spec is not None else None
     if machine is None:
         return
     cloud = ctx.blueprint.cloud
-    form, what, example = DATABASE_MACHINES[cloud]
-    if not form.fullmatch(machine):
+    naming = ctx.cloud.database_machine
+    what, example = naming.what, naming.example
+    if not naming.pattern.fullmatch(machine):
         yield ctx.finding(
             "BP140",
             ("scheduler", "database", "machine_type"),

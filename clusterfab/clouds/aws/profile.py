@@ -9,8 +9,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
+from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds.aws import access, discovery, hostvars, store
-from clusterfab.clouds.base import FieldProblem
+from clusterfab.clouds.aws.mocks import PLAN_MOCKS
+from clusterfab.clouds.base import FieldProblem, MachineNaming
+from clusterfab.core.findings import FieldPath, Severity
+from clusterfab.core.hints import listing
 from clusterfab.core.vocab import (
     ACTIVATE_COST_TAGS_KEY,
     BLUEPRINT_TAG,
@@ -70,6 +74,10 @@ def _outside_tag_text(text: str) -> str:
 def is_zone_id(zone: str) -> bool:
     """use1-az6 (the same physical zone in every account) rather than us-east-1a (a per-account alias)."""
     return _ZONE_ID.fullmatch(zone) is not None
+
+
+AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
+"""An autoscaling group: the instance group of a node group's nodes."""
 
 
 class AwsProfile:
@@ -301,3 +309,46 @@ class AwsProfile:
     service_location = staticmethod(hostvars.service_location)
     instance_location = staticmethod(hostvars.instance_location)
     controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
+
+    # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
+
+    def offering_problems(self, machine: MachineType, *, region: str, zone: str) -> Iterator[FieldProblem]:
+        if not isinstance(machine, AwsMachineType):
+            return
+        zones = machine.locations.get(region)
+        note = machine.unconfirmed.get("locations")
+        if zones is None:
+            offered = sorted(machine.locations)
+            yield FieldProblem(
+                (),
+                f"{machine.name} is not offered in {region}",
+                f"regions offering it: {listing(offered)}" + (f" ({note})" if note else ""),
+            )
+        elif not is_zone_id(zone):
+            # Zone names map to AZ ids differently in each account, so only the region can be checked.
+            yield FieldProblem(
+                (),
+                f"cannot check zone {zone} exactly: AWS zone names differ per account",
+                f"use the zone id instead; {machine.name} is offered in {listing(zones)} "
+                "(`aws ec2 describe-availability-zones` maps names to ids)",
+                anchor=("zone",),
+                severity=Severity.INFO,
+            )
+        elif zone not in zones:
+            yield FieldProblem(
+                (),
+                f"{machine.name} is not offered in zone {zone}",
+                f"zones of {region} that offer it: {listing(zones)}",
+            )
+
+    def compact_placement_problems(
+        self, machine: MachineType, *, size: int, max_distance: int | None, size_field: FieldPath
+    ) -> Iterator[FieldProblem]:
+        return iter(())  # a cluster placement group has no size limit the catalog knows
+
+    database_machine = MachineNaming(
+        re.compile(r"db\.[a-z0-9]+\.[a-z0-9]+"), "an RDS instance class", "db.r7g.xlarge"
+    )
+
+    node_group_types = (AUTOSCALING_GROUP,)
+    plan_mocks = PLAN_MOCKS

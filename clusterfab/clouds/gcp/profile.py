@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
-from clusterfab.clouds.base import FieldProblem
+from clusterfab.clouds.base import FieldProblem, MachineNaming, zone_problems
 from clusterfab.clouds.gcp import access, discovery, hostvars, store
-from clusterfab.core.findings import Severity
+from clusterfab.clouds.gcp.mocks import PLAN_MOCKS
+from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.naming import GCP_STACK_NAMES
 from clusterfab.core.vocab import (
     BILLING_ACCOUNT_KEY,
@@ -55,6 +56,10 @@ IAP_SOURCE_RANGE = "35.235.240.0/20"
 
 BILLING_ACCOUNT_EXAMPLE = "XXXXXX-XXXXXX-XXXXXX"
 """The form of a Cloud Billing account id (three groups of six hexadecimal digits)."""
+
+
+INSTANCE_GROUP_MANAGER = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+"""A managed instance group: the instance group of a node group's nodes."""
 
 
 class GcpProfile:
@@ -282,3 +287,42 @@ class GcpProfile:
 
     def host_subnet(self, cidr: str) -> IPv4Network:
         return addressing.gcp_subnet(cidr, 0)  # general network 0: the nodes' and the controller's
+
+    # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
+
+    def offering_problems(self, machine: MachineType, *, region: str, zone: str) -> Iterator[FieldProblem]:
+        if isinstance(machine, GcpMachineType):
+            note = machine.unconfirmed.get("zones")
+            yield from zone_problems(machine.name, machine.zones, note, region=region, zone=zone)
+
+    def compact_placement_problems(
+        self, machine: MachineType, *, size: int, max_distance: int | None, size_field: FieldPath
+    ) -> Iterator[FieldProblem]:
+        if not isinstance(machine, GcpMachineType):
+            return
+        limits = machine.placement
+        least = limits.min_max_distance
+        if max_distance is not None and (least is None or max_distance < least):
+            allowed = f"{least}-3" if least is not None else "none (it uses an accelerator topology)"
+            yield FieldProblem(
+                ("placement_max_distance",),
+                f"{machine.name} does not support max distance {max_distance}",
+                f"supported max distances: {allowed}",
+            )
+            return
+        limit = limits.limit(max_distance)
+        if size > limit:
+            where = f" at max distance {max_distance}" if max_distance is not None else ""
+            yield FieldProblem(
+                size_field,
+                f"compact placement holds at most {limit} {machine.name} VMs{where}; "
+                f"the group can have {size}",
+                "split the group, lower its size, or relax placement_max_distance",
+            )
+
+    database_machine = MachineNaming(
+        re.compile(r"db-[a-z0-9]+(-[a-z0-9]+)*"), "a Cloud SQL machine type", "db-custom-4-16384"
+    )
+
+    node_group_types = (INSTANCE_GROUP_MANAGER,)
+    plan_mocks = PLAN_MOCKS

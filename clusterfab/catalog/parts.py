@@ -1,0 +1,52 @@
+"""The catalog's per-cloud parts, found by the cloud's name.
+
+What the catalog holds for one cloud alone (its machine types and their tables, the fields its records
+need) is in `clusterfab.catalog.<cloud>`, which reads `data/<cloud>.yaml`. The generic catalog code asks
+that module instead of naming the cloud's tables, so a cloud's catalog is a module and a data file.
+Only the clouds clusterfab ships have a part: a cloud registered at run time brings its machine types
+through its own profile (`CloudProfile.machine_types`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from clusterfab.core.plugins import BUILTIN_CLOUDS
+
+if TYPE_CHECKING:
+    from clusterfab.catalog.models import MachineType
+    from clusterfab.catalog.query import Catalog
+
+
+class CloudPart(Protocol):
+    """What `clusterfab.catalog.<cloud>` exports."""
+
+    MANAGED_DATABASE_FIELDS: tuple[str, ...]
+    """The fields of `ManagedDatabase` the cloud's managed database service needs (optional for others)."""
+
+    def tables(self, data: Any) -> dict[str, Any]:
+        """The `Catalog` fields read from the cloud's data file (`data/<cloud>.yaml`), validated."""
+        ...
+
+    def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:
+        """The cloud's GPU machine types, by name."""
+        ...
+
+
+def part(cloud: str) -> CloudPart:
+    """The catalog part of a cloud clusterfab ships."""
+    if cloud not in BUILTIN_CLOUDS:
+        raise LookupError(f"the catalog has no part for cloud {cloud!r}")
+    return cast("CloudPart", importlib.import_module(f"{__package__}.{cloud}"))
+
+
+def parts() -> tuple[tuple[str, CloudPart], ...]:
+    """Every shipped cloud with its part, in the registry's order."""
+    return tuple((cloud, part(cloud)) for cloud in BUILTIN_CLOUDS)
+
+
+def machine_types(catalog: Catalog) -> list[MachineType]:
+    """Every shipped cloud's machine types, cloud by cloud in the registry's order."""
+    return [m for _, cloud in parts() for m in cloud.machine_types(catalog).values()]

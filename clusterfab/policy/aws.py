@@ -1,0 +1,63 @@
+"""How the budget policy reads AWS resources: the types that cost money and what each says.
+
+Autoscaling groups (max size) with the launch template of the same component (instance type; spot /
+capacity-block market, capacity reservation), single instances, FSx for Lustre (capacity, deployment
+type, throughput per TiB); subnets say where the cluster is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from clusterfab.clouds.aws.profile import AUTOSCALING_GROUP
+from clusterfab.core.vocab import CapacityKind
+from clusterfab.policy.pricing import CloudPricing, Reader
+from clusterfab.policy.resources import Resource, integer, items
+
+ASG = AUTOSCALING_GROUP
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+INSTANCE = "aws:ec2/instance:Instance"
+FSX_LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+SUBNET = "aws:ec2/subnet:Subnet"
+
+
+def _asg(reader: Reader, asg: Resource) -> None:
+    template = reader.sibling(asg, LAUNCH_TEMPLATE, "launchTemplate")
+    low, high = integer(asg.props.get("minSize")), integer(asg.props.get("maxSize"))
+    machine = template.props.get("instanceType") if template is not None else None
+    if template is None or not isinstance(machine, str) or high is None:
+        reader.skip(f"{asg.name}: no launch template with an instance type, or no max size")
+        return
+    reader.group(asg, machine, low if low is not None else high, high, _capacity(template.props))
+
+
+def _instance(reader: Reader, instance: Resource) -> None:
+    reader.instance(instance, instance.props.get("instanceType"), _capacity(instance.props))
+
+
+def _fsx(reader: Reader, resource: Resource) -> None:
+    props = resource.props
+    capacity = integer(props.get("storageCapacity"))
+    throughput = integer(props.get("perUnitStorageThroughput"))
+    reader.storage(resource, "lustre", str(props.get("deploymentType", "")), capacity, throughput)
+
+
+def _capacity(props: Mapping[str, Any]) -> CapacityKind:
+    """How a launch template or an instance is bought."""
+    market = next(iter(items(props.get("instanceMarketOptions"))), {}).get("marketType")
+    reservation = next(iter(items(props.get("capacityReservationSpecification"))), {})
+    target = next(iter(items(reservation.get("capacityReservationTarget"))), {})
+    if market == "spot":
+        return "spot"
+    if market == "capacity-block":
+        return "capacity_block"
+    if target.get("capacityReservationId"):
+        return "reservation"
+    return "on_demand"
+
+
+PRICING = CloudPricing(
+    readers={ASG: _asg, INSTANCE: _instance, FSX_LUSTRE: _fsx},
+    zones={SUBNET: lambda props: props.get("availabilityZoneId") or props.get("availabilityZone")},
+)
