@@ -19,9 +19,9 @@ from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds import profile
 from clusterfab.clouds.aws import is_zone_id
+from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG
 from clusterfab.cost import monthly_budget_limit
-from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.health import HEALTH_PREFIX
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT

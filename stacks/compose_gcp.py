@@ -25,6 +25,7 @@ from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.clouds import profile
+from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.core.naming import (
     GCP_CONTROLLER,
     GCP_LOGIN,
@@ -37,7 +38,6 @@ from clusterfab.core.naming import (
 )
 from clusterfab.core.vocab import Fabric
 from clusterfab.cost import monthly_budget_limit
-from clusterfab.cost.estimate import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.monitoring.host import RenderedArchive, monitoring_host_vars
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.extravars import healthcheck_vars, storage_vars, tpu_host_vars
