@@ -31,6 +31,7 @@ from typing import Literal
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
 from clusterfab.core.dates import start_of
+from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.core.vocab import CapacityKind, Cloud
 from clusterfab.spec import (
     Budget,
@@ -385,11 +386,6 @@ def cost_lines(spec: ClusterSpec) -> list[CostLine]:
     return lines
 
 
-CONTROLLER_ITEM = "slurm-controller"
-LOGIN_ITEM = "slurm-login"
-"""The cost item names of the Slurm controller and login nodes."""
-
-
 def _scheduler_lines(slurm: Slurm) -> list[CostLine]:
     """The Slurm controller and, when there are any, the login nodes (always on, on demand)."""
     lines = [
@@ -418,10 +414,6 @@ def _scheduler_lines(slurm: Slurm) -> list[CostLine]:
             )
         )
     return lines
-
-
-MONITORING_ITEM = "monitoring"
-"""The cost item (and component) name of the monitoring node."""
 
 
 def _monitoring_lines(monitoring: Monitoring) -> list[CostLine]:

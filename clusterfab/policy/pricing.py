@@ -26,6 +26,7 @@ from typing import Any, cast
 from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN
 from clusterfab.catalog import Catalog
 from clusterfab.clouds import profile
+from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
 from clusterfab.core.vocab import (
     BLUEPRINT_TAG,
     CLOUDS,
@@ -36,9 +37,6 @@ from clusterfab.core.vocab import (
     Cloud,
 )
 from clusterfab.cost.estimate import (
-    CONTROLLER_ITEM,
-    LOGIN_ITEM,
-    MONITORING_ITEM,
     CostEstimate,
     CostLine,
     ItemKind,

@@ -191,7 +191,7 @@ def boot_vars(script: str, name: str = "node-vars") -> dict[str, Any]:
 
 
 def stacks_module(name: str) -> Any:
-    """A module of the Pulumi program (`compose`, `compose_aws`, ...), imported as the program does."""
+    """A module of the Pulumi program (`compose`, `cluster`, `stacks.gcp.network`, ...), as it imports it."""
     import importlib
 
     program = str(PROJECT.program_dir)

@@ -335,7 +335,7 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
 
     plan = aws_plan(BODY, name="slm")
     key = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slm-cluster-slurm-files").inputs["key"]
-    cache = stacks_module("compose").BUNDLE_CACHE
+    cache = stacks_module("cluster").BUNDLE_CACHE
     from tests.conftest import REPO
 
     archive = REPO / cache / f"slurm-{key.removeprefix('slurm/')}"
@@ -392,7 +392,7 @@ def test_the_controller_hosts_monitoring_with_the_slurm_exporter() -> None:
     from tests.conftest import REPO
 
     key = one(plan, "aws:s3/bucketObjectv2:BucketObjectv2", "slmon-cluster-slurm-files").inputs["key"]
-    archive = REPO / stacks_module("compose").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    archive = REPO / stacks_module("cluster").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
     with tarfile.open(archive) as tar:
         names = set(tar.getnames())
     assert {"monitoring/prometheus.yml", "bin/clusterfab-slurm-exporter", "slurm.conf"} <= names

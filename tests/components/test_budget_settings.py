@@ -52,7 +52,7 @@ budget:
   max_hourly_usd: 100
 """
 GCP_BUDGET = "gcp:billing/budget:Budget"
-PROGRAM = ("__main__.py", "compose.py", "compose_aws.py", "compose_gcp.py")
+PROGRAM = ("__main__.py", "compose.py", "cluster.py", "slurm_common.py", "aws", "gcp")
 
 
 def _project(tmp_path: Path, blueprint: str, stacks: dict[str, str]) -> Path:
@@ -61,7 +61,10 @@ def _project(tmp_path: Path, blueprint: str, stacks: dict[str, str]) -> Path:
     (tmp_path / "stacks").mkdir()
     # Copies: the program finds its project from its own file's place.
     for name in PROGRAM:
-        shutil.copy(REPO / "stacks" / name, tmp_path / "stacks" / name)
+        if (REPO / "stacks" / name).is_dir():
+            shutil.copytree(REPO / "stacks" / name, tmp_path / "stacks" / name)
+        else:
+            shutil.copy(REPO / "stacks" / name, tmp_path / "stacks" / name)
     (tmp_path / "playbooks").symlink_to(REPO / "playbooks")
     for stack, config in stacks.items():
         (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(

@@ -93,11 +93,11 @@ def _hook_args(name: str) -> pulumi.ResourceHookArgs:
     ],
 )
 def test_the_hook_empties_the_group_being_deleted(deleted: str, left: list[str]) -> None:
-    compose = stacks_module("compose")
+    shared = stacks_module("slurm_common")
     fleet = _Fleet(
         [ElasticInstance("i-h100", "h100"), ElasticInstance("i-l4", "l4"), ElasticInstance("i-old", "old")]
     )
-    callback = compose.elastic_teardown(lambda _deleted: fleet, {"llm-h100-asg": "h100", "llm-l4-asg": "l4"})
+    callback = shared.elastic_teardown(lambda _deleted: fleet, {"llm-h100-asg": "h100", "llm-l4-asg": "l4"})
     # Its own loop, not asyncio.run: that leaves the thread without a current loop, which the SDK's mock
     # engine needs for the plans that later tests run in this process.
     loop = asyncio.new_event_loop()

@@ -115,7 +115,7 @@ def test_cluster_mls_controller_cannot_act_on_cluster_ml_prods_nodes() -> None:
     """Conditions on name prefixes are exact. `<cluster>-<stack>-<group>-` alone is not, since the parts
     have hyphens of their own: cluster `ml`'s group `prod-h100` and cluster `ml-prod`'s group `h100` both
     make `ml-prod-prod-h100-` in stack prod. Each group's names carry a tag of its cluster, stack and group
-    (compose_gcp._group_name), so one controller's rights reach its own VMs only."""
+    (gcp.names.group_name), so one controller's rights reach its own VMs only."""
     ml, ml_prod = _two_groups("ml", "prod-h100", "a100"), _two_groups("ml-prod", "h100", "a100")
     for cluster, ours, theirs in (("ml", ml, ml_prod), ("ml-prod", ml_prod, ml)):
         found = conditions(ours)

@@ -264,12 +264,11 @@ def test_the_stacks_own_names_are_the_ones_validation_keeps_from_groups() -> Non
     """Every resource the GCP stack names `<cluster>-<stack>-<name>` takes its name from
     clusterfab.core.naming (GCP_STACK_NAMES, which rule BP144 refuses as a node group or TPU slice name),
     or from a blueprint item: no name of its own is written anywhere else."""
-    source = (REPO / "stacks" / "compose_gcp.py").read_text()
-    tree = ast.parse(source)
+    trees = [ast.parse(path.read_text()) for path in sorted((REPO / "stacks" / "gcp").glob("*.py"))]
     constants = {name for name in dir(naming) if name.startswith("GCP_") and name != "GCP_NAME_MAX"}
     named: set[str] = set()
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("physical", "_role_id")):
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("physical", "role_id")):
             continue
         if len(node.args) < 3:
             continue

@@ -8,14 +8,16 @@ from clusterfab.catalog import load_catalog
 from tests.components.harness import stacks_module
 from tests.factories import spec
 
-compose_gcp = stacks_module("compose_gcp")
+gcp_network = stacks_module("stacks.gcp.network")
+gcp_compute = stacks_module("stacks.gcp.compute")
+gcp_site = stacks_module("stacks.gcp.site")
 CATALOG = load_catalog()
 GCP = CATALOG.gcp_machine_types
 GENERAL_SLOTS = max(m.network.general_vpcs for m in GCP.values())
 
 
 def networks(*machines: str, storage: bool = False) -> object:
-    return compose_gcp.plan_networks(
+    return gcp_network.plan_networks(
         project="p",
         zone="us-central1-b",
         cidr="10.0.0.0/16",
@@ -35,23 +37,23 @@ def test_general_networks_take_the_first_slots_and_psa_the_last() -> None:
     assert [s.cidr for s in rdma.subnets] == [f"10.0.{16 * slot}.0/20" for slot in range(2, 10)]
     assert rdma.network_profile == "projects/p/global/networkProfiles/us-central1-b-vpc-roce"
     assert plan.psa_range == "10.0.240.0/20"
-    assert compose_gcp.PSA_SLOT == 15
+    assert gcp_network.PSA_SLOT == 15
 
 
 def test_slots_run_out_before_the_psa_block() -> None:
-    with pytest.raises(compose_gcp.GcpRealizeError, match="needs 8 subnets"):
+    with pytest.raises(gcp_site.GcpRealizeError, match="needs 8 subnets"):
         networks("a3-megagpu-8g", "a3-ultragpu-8g")
 
 
 def test_fabric_nics_follow_the_machine_type() -> None:
     a4 = spec("gcp", node_groups=[{"name": "g", "machine_type": "a4-highgpu-8g", "count": 2}])
     group = a4.node_groups[0]
-    nics = compose_gcp._nics(group, group.machine)
+    nics = gcp_compute._nics(group, group.machine)
     assert [(n.network, n.nic_type) for n in nics] == [("general", "GVNIC")] * 2 + [("fabric", "MRDMA")] * 8
     bare = spec(
         "gcp", node_groups=[{"name": "g", "machine_type": "a4-highgpu-8g", "count": 2, "fabric": "none"}]
     )
-    assert [n.network for n in compose_gcp._nics(bare.node_groups[0], group.machine)] == ["general"]
+    assert [n.network for n in gcp_compute._nics(bare.node_groups[0], group.machine)] == ["general"]
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ environments:
 
 GSE_H100 = "gse-cluster-prod-h100-aaea0b66"
 GSN_H100 = "gsn-cluster-prod-h100-699ea339"
-"""The group's names in the stack: the tag tells cluster, stack and group apart (compose_gcp._group_name):
+"""The group's names in the stack: the tag tells cluster, stack and group apart (gcp.names.group_name):
 the first 8 hex digits of the sha256 of cluster, stack and group joined by NUL, e.g.
 `printf 'gse-cluster\\0prod\\0h100' | sha256sum` starts aaea0b66."""
 
@@ -285,7 +285,7 @@ def test_the_controllers_programs_find_the_groups_mig_and_name_its_vms_as_the_ri
 
     plan = gcp_plan(ELASTIC, name="gse", env="prod")
     key = one(plan, "gcp:storage/bucketObject:BucketObject", "gse-cluster-slurm-files").inputs["name"]
-    archive = REPO / stacks_module("compose").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    archive = REPO / stacks_module("cluster").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
     with tarfile.open(archive) as tar:
         member = tar.extractfile("nodesync.json")
         assert member is not None
@@ -380,7 +380,7 @@ def _nodesync_config(key: str) -> dict[str, object]:
     from tests.components.harness import stacks_module
     from tests.conftest import REPO
 
-    archive = REPO / stacks_module("compose").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    archive = REPO / stacks_module("cluster").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
     with tarfile.open(archive) as tar:
         member = tar.extractfile("nodesync.json")
         assert member is not None

@@ -19,7 +19,7 @@ IGM = "compute.googleapis.com/InstanceGroupManager"
 ZONAL = "projects/test-project/zones/us-central1-b"
 REGIONAL = "projects/test-project/regions/us-central1/resourcePolicies"
 GFX_H100 = "gfx-cluster-prod-h100-68d48832"
-"""The group's names in the stack (compose_gcp._group_name): `printf 'gfx-cluster\\0prod\\0h100' | sha256sum`
+"""The group's names in the stack (gcp.names.group_name): `printf 'gfx-cluster\\0prod\\0h100' | sha256sum`
 starts 68d48832."""
 
 FLEX = """network:

@@ -202,7 +202,7 @@ def _install_programs(lab: FlexLab, cluster: Any, gce_groups: dict[str, GceGroup
 @pytest.fixture(scope="module")
 def flex(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FlexLab, Compute]]:
     cluster = _blueprint()
-    gce_groups = stacks_module("compose_gcp")._gce_groups(cluster, STACK)
+    gce_groups = stacks_module("stacks.gcp.slurm")._gce_groups(cluster, STACK)
     FlexLab.static = ()
     FlexLab.cluster_spec = cluster
     FlexLab.gce_groups = gce_groups

@@ -159,7 +159,7 @@ def test_the_role_installs_the_program_where_the_command_runs_it() -> None:
     role = REPO / "playbooks" / "roles" / "slurm_controller"
     variables = yaml.safe_load((role / "vars" / "main.yml").read_text())
     assert variables["__slurm_controller_health_command"] == "/usr/local/sbin/clusterfab-slurm-healthcheck"
-    # ... with the program and settings the controller's archive ships (stacks/compose.py slurm_files).
+    # ... with the program and settings the controller's archive ships (stacks/slurm_common.py slurm_files).
     spec = example_spec("aws-p5-slurm", env="prod")
     extravars = controller_vars(spec, load_catalog().slurm, stack="prod", files_dir="/opt/f")
     assert set(health_files(spec, load_catalog().pair_bandwidth)) == {
