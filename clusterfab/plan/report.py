@@ -366,33 +366,27 @@ def mermaid(spec: ClusterSpec) -> str:
     return "\n".join(lines)
 
 
-def report_markdown(report: DiffReport) -> str:
-    """A PR comment: what it costs, what changes, what would destroy data, and the cluster. Every value
-    (names, types, paths, file names, warnings) is escaped (clusterfab.core.markdown)."""
-    diff, cost = report.resources, report.cost
-    env = f"environment {md.code(report.env)}" if report.env else "base blueprint"
-    out = [f"### clusterfab diff: {md.code(report.target)} ({env})", "", f"**{md.text(_summary(cost))}**", ""]
-    out += [line for at_min in _summary_at_min(cost) for line in (md.text(at_min), "")]
+def _cost_table_markdown(cost: CostDiff) -> list[str]:
+    """The items whose price changes, one row each; nothing when none does."""
     changed = cost.changed_items()
-    if changed:
-        out += [
-            "| Item | Change | Hourly before | Hourly after | Monthly change |",
-            "|---|---|---:|---:|---:|",
-        ]
-        for item in changed:
-            delta = "unpriced" if item.delta_monthly is None else _signed(item.delta_monthly)
-            before = "-" if item.before_hourly is None else usd(item.before_hourly)
-            after = "-" if item.after_hourly is None else usd(item.after_hourly)
-            name, change = md.text(item.name), md.text(item.description())
-            out.append(f"| {name} | {change} | {before} | {after} | {delta} |")
-        out.append("")
-    if cost.after.ending:
-        title = ending_title(cost.after)
-        out += [f"**{md.text(title[0].upper() + title[1:])}**", ""]
-        out += [f"- {md.text(line)}" for line in ending_lines(cost.after)]
-        out.append("")
-    budget = md.text(budget_verdict(cost.after))
-    out += [f"**Budget:** {budget}", "", f"**Resources:** {_counts(diff)}", ""]
+    if not changed:
+        return []
+    out = [
+        "| Item | Change | Hourly before | Hourly after | Monthly change |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for item in changed:
+        delta = "unpriced" if item.delta_monthly is None else _signed(item.delta_monthly)
+        before = "-" if item.before_hourly is None else usd(item.before_hourly)
+        after = "-" if item.after_hourly is None else usd(item.after_hourly)
+        name, change = md.text(item.name), md.text(item.description())
+        out.append(f"| {name} | {change} | {before} | {after} | {delta} |")
+    return [*out, ""]
+
+
+def _warnings_markdown(report: DiffReport) -> list[str]:
+    """Moves, data loss, recreated nodes, shrinks, restarts and cost notes, as GitHub alerts."""
+    out: list[str] = []
     for warning in _moved(report):
         out += ["> [!WARNING]", f"> {md.text(warning[0].upper() + warning[1:])}.", ""]
     for warning in _data_loss(report):
@@ -406,22 +400,47 @@ def report_markdown(report: DiffReport) -> str:
         out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
     for warning in _cost_warnings(report):
         out += [f"> [!NOTE]\n> {md.text(warning)}", ""]
+    return out
+
+
+def _resource_changes_markdown(diff: PlanDiff) -> list[str]:
+    """The resources created, updated and deleted, folded; nothing when the plan changes none."""
+    if diff.empty:
+        return []
+    out = [
+        "<details><summary>Resource changes</summary>",
+        "",
+        "| | Type | Name | Changed |",
+        "|---|---|---|---|",
+    ]
+    out += [f"| + | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.create]
+    for update in diff.update:
+        mark, change = _change(update)
+        kind, name = md.code(update.after.type, in_table=True), md.text(update.after.name)
+        out.append(f"| {mark} | {kind} | {name} | {md.text(change)} |")
+    out += [f"| - | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.delete]
+    return [*out, "", "</details>", ""]
+
+
+def report_markdown(report: DiffReport) -> str:
+    """A PR comment: what it costs, what changes, what would destroy data, and the cluster. Every value
+    (names, types, paths, file names, warnings) is escaped (clusterfab.core.markdown)."""
+    diff, cost = report.resources, report.cost
+    env = f"environment {md.code(report.env)}" if report.env else "base blueprint"
+    out = [f"### clusterfab diff: {md.code(report.target)} ({env})", "", f"**{md.text(_summary(cost))}**", ""]
+    out += [line for at_min in _summary_at_min(cost) for line in (md.text(at_min), "")]
+    out += _cost_table_markdown(cost)
+    if cost.after.ending:
+        title = ending_title(cost.after)
+        out += [f"**{md.text(title[0].upper() + title[1:])}**", ""]
+        out += [f"- {md.text(line)}" for line in ending_lines(cost.after)]
+        out.append("")
+    budget = md.text(budget_verdict(cost.after))
+    out += [f"**Budget:** {budget}", "", f"**Resources:** {_counts(diff)}", ""]
+    out += _warnings_markdown(report)
     if findings := _findings(report):
         out += [f"**Findings:** {summary_line(findings)}", "", *findings_markdown(findings), ""]
-    if not diff.empty:
-        out += [
-            "<details><summary>Resource changes</summary>",
-            "",
-            "| | Type | Name | Changed |",
-            "|---|---|---|---|",
-        ]
-        out += [f"| + | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.create]
-        for update in diff.update:
-            mark, change = _change(update)
-            kind, name = md.code(update.after.type, in_table=True), md.text(update.after.name)
-            out.append(f"| {mark} | {kind} | {name} | {md.text(change)} |")
-        out += [f"| - | {md.code(r.type, in_table=True)} | {md.text(r.name)} | |" for r in diff.delete]
-        out += ["", "</details>", ""]
+    out += _resource_changes_markdown(diff)
     out += [
         "<details><summary>Cluster</summary>",
         "",
