@@ -363,8 +363,8 @@ def mermaid(spec: ClusterSpec) -> str:
     return "\n".join(lines)
 
 
-def _cost_table(cost: CostDiff) -> list[str]:
-    """The priced items that change, before and after (no lines when none does)."""
+def _cost_table_markdown(cost: CostDiff) -> list[str]:
+    """The items whose price changes, one row each; nothing when none does."""
     changed = cost.changed_items()
     if not changed:
         return []
@@ -381,8 +381,27 @@ def _cost_table(cost: CostDiff) -> list[str]:
     return [*out, ""]
 
 
-def _resource_table(diff: PlanDiff) -> list[str]:
-    """The resources created, updated and deleted, folded away (no lines when nothing changes)."""
+def _warnings_markdown(report: DiffReport) -> list[str]:
+    """Moves, data loss, recreated nodes, shrinks, restarts and cost notes, as GitHub alerts."""
+    out: list[str] = []
+    for warning in _moved(report):
+        out += ["> [!WARNING]", f"> {md.text(warning[0].upper() + warning[1:])}.", ""]
+    for warning in _data_loss(report):
+        out += [
+            "> [!WARNING]",
+            f"> The {md.text(warning)}. The diff fails and promotion refuses this unless "
+            "`--allow-replace` is given.",
+            "",
+        ]
+    for warning in _nodes_recreated(report) + _shrinks(report) + _restarts(report):
+        out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
+    for warning in _cost_warnings(report):
+        out += [f"> [!NOTE]\n> {md.text(warning)}", ""]
+    return out
+
+
+def _resource_changes_markdown(diff: PlanDiff) -> list[str]:
+    """The resources created, updated and deleted, folded; nothing when the plan changes none."""
     if diff.empty:
         return []
     out = [
@@ -407,7 +426,7 @@ def report_markdown(report: DiffReport) -> str:
     env = f"environment {md.code(report.env)}" if report.env else "base blueprint"
     out = [f"### clusterfab diff: {md.code(report.target)} ({env})", "", f"**{md.text(_summary(cost))}**", ""]
     out += [line for at_min in _summary_at_min(cost) for line in (md.text(at_min), "")]
-    out += _cost_table(cost)
+    out += _cost_table_markdown(cost)
     if cost.after.ending:
         title = ending_title(cost.after)
         out += [f"**{md.text(title[0].upper() + title[1:])}**", ""]
@@ -415,22 +434,10 @@ def report_markdown(report: DiffReport) -> str:
         out.append("")
     budget = md.text(budget_verdict(cost.after))
     out += [f"**Budget:** {budget}", "", f"**Resources:** {_counts(diff)}", ""]
-    for warning in _moved(report):
-        out += ["> [!WARNING]", f"> {md.text(warning[0].upper() + warning[1:])}.", ""]
-    for warning in _data_loss(report):
-        out += [
-            "> [!WARNING]",
-            f"> The {md.text(warning)}. The diff fails and promotion refuses this unless "
-            "`--allow-replace` is given.",
-            "",
-        ]
-    for warning in _nodes_recreated(report) + _shrinks(report) + _restarts(report):
-        out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
-    for warning in _cost_warnings(report):
-        out += [f"> [!NOTE]\n> {md.text(warning)}", ""]
+    out += _warnings_markdown(report)
     if findings := _findings(report):
         out += [f"**Findings:** {summary_line(findings)}", "", *findings_markdown(findings), ""]
-    out += _resource_table(diff)
+    out += _resource_changes_markdown(diff)
     out += [
         "<details><summary>Cluster</summary>",
         "",

@@ -180,36 +180,11 @@ def run_playbook(
         raise RunnerError(f"playbook {playbook_path} does not exist")
     project_dir = playbook_path.parent
 
-    runner_inventory: str | dict[str, Any]
-    if isinstance(inventory, Mapping):
-        runner_inventory = dict(inventory)
-    else:
-        inventory_path = Path(inventory).resolve()
-        if not inventory_path.exists():
-            raise RunnerError(f"inventory {inventory_path} does not exist")
-        runner_inventory = str(inventory_path)
-
+    runner_inventory = _runner_inventory(inventory)
     binary = _find_ansible_playbook()
     temporary = private_data_dir is None
-    data_dir = (
-        Path(tempfile.mkdtemp(prefix="clusterfab-runner-"))
-        if private_data_dir is None
-        else Path(private_data_dir).resolve()
-    )
-    if data_dir == project_dir or project_dir in data_dir.parents:
-        raise RunnerError(
-            f"private data dir {data_dir} is inside the project {project_dir}; "
-            "runner artifacts must not be written into the playbooks"
-        )
-    data_dir.mkdir(parents=True, exist_ok=True)
-    # ansible-runner puts extravars given as an argument on the ansible-playbook command line,
-    # where every user can read them in the process list; env/extravars is passed as -e @file.
-    env_dir = data_dir / "env"
-    env_dir.mkdir(exist_ok=True)
-    extravars_file = env_dir / "extravars"
-    extravars_file.touch(mode=0o600)
-    # Marked unsafe: Ansible templates strings in variables; these are data (clusterfab.bootstrap.inert).
-    extravars_file.write_text(json.dumps(inert(dict(extravars or {}))))
+    data_dir = _private_data_dir(private_data_dir, project_dir)
+    _write_extravars(data_dir, extravars or {})
 
     collector = _EventCollector(on_event)
     runner_env = {"PATH": _search_path(binary), "ANSIBLE_NOCOLOR": "1"}
@@ -253,6 +228,44 @@ def run_playbook(
         duration_s=duration,
         artifact_dir=artifact_dir,
     )
+
+
+def _runner_inventory(inventory: str | Path | Mapping[str, Any]) -> str | dict[str, Any]:
+    """The inventory as ansible-runner takes it: a dict, or the path of an existing file."""
+    if isinstance(inventory, Mapping):
+        return dict(inventory)
+    inventory_path = Path(inventory).resolve()
+    if not inventory_path.exists():
+        raise RunnerError(f"inventory {inventory_path} does not exist")
+    return str(inventory_path)
+
+
+def _private_data_dir(private_data_dir: str | Path | None, project_dir: Path) -> Path:
+    """The runner's private data dir, created: a temporary one when none is given; never inside the
+    project, whose playbooks the artifacts must not be written into."""
+    data_dir = (
+        Path(tempfile.mkdtemp(prefix="clusterfab-runner-"))
+        if private_data_dir is None
+        else Path(private_data_dir).resolve()
+    )
+    if data_dir == project_dir or project_dir in data_dir.parents:
+        raise RunnerError(
+            f"private data dir {data_dir} is inside the project {project_dir}; "
+            "runner artifacts must not be written into the playbooks"
+        )
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return data_dir
+
+
+def _write_extravars(data_dir: Path, extravars: Mapping[str, Any]) -> None:
+    # ansible-runner puts extravars given as an argument on the ansible-playbook command line,
+    # where every user can read them in the process list; env/extravars is passed as -e @file.
+    env_dir = data_dir / "env"
+    env_dir.mkdir(exist_ok=True)
+    extravars_file = env_dir / "extravars"
+    extravars_file.touch(mode=0o600)
+    # Marked unsafe: Ansible templates strings in variables; these are data (clusterfab.bootstrap.inert).
+    extravars_file.write_text(json.dumps(inert(dict(extravars))))
 
 
 def _find_ansible_playbook() -> str:

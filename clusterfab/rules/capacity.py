@@ -35,75 +35,86 @@ def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool, bo
 
 
 def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
-    cloud = ctx.cloud
     for base, capacity, autoscaled, scheduled in _items(ctx):
-        path = (*base, "capacity")
-        kind_path = (*path, "kind")
-        needs_reservation = capacity.kind in {"reservation", "capacity_block"}
-        if needs_reservation and capacity.reservation is None:
-            example = cloud.reservation_example
-            yield ctx.finding(
-                "BP105",
-                (*path, "reservation"),
-                f"capacity kind {capacity.kind} needs the id of the reservation to use",
-                hint=f"add `reservation: {example}` under capacity",
-                anchor=kind_path,
-            )
-        if capacity.kind == "flex_start" and capacity.reservation is not None:
-            yield ctx.finding(
-                "BP107",
-                (*path, "reservation"),
-                "flex_start cannot consume a reservation",
-                hint="remove `reservation`, or use kind: reservation to consume it",
-            )
-        elif not needs_reservation and capacity.reservation is not None:
-            yield ctx.finding(
-                "BP119",
-                (*path, "reservation"),
-                f"a reservation is only used with kind reservation or capacity_block, not {capacity.kind}",
-                hint="remove `reservation`, or set kind: reservation",
-            )
-        if capacity.reservation is not None and not cloud.reservation_valid(capacity.reservation):
-            yield ctx.finding(
-                "BP115",
-                (*path, "reservation"),
-                f"'{capacity.reservation}' is not a {cloud.title} reservation id",
-                hint=f"expected {cloud.reservation_format}",
-            )
-        if capacity.kind == "capacity_block" and autoscaled:
-            yield ctx.finding(
-                "BP106",
-                (*base, "autoscaling"),
-                "a capacity block has a fixed number of instances",
-                hint="replace autoscaling with `count:` equal to the block's instance count",
-                at_key=True,
-            )
-        if capacity.kind == "flex_start" and autoscaled and not scheduled:
-            # Under Slurm each job's nodes are one request of their own (elastic nodes); a MIG alone has
-            # no queue to size flex-start requests by.
-            yield ctx.finding(
-                "BP120",
-                (*base, "autoscaling"),
-                "flex-start capacity arrives all at once in a fixed-size group; only Slurm grows one per job",
-                hint="replace autoscaling with `count:`, or schedule the group with Slurm",
-                at_key=True,
-            )
-        if capacity.kind == "flex_start" and capacity.max_run_duration_hours is None:
-            yield ctx.finding(
-                "BP109",
-                (*path, "max_run_duration_hours"),
-                "flex_start needs a maximum run duration",
-                hint="add `max_run_duration_hours:` (1-168) under capacity",
-                anchor=kind_path,
-            )
-        if capacity.kind != "flex_start" and capacity.max_run_duration_hours is not None:
-            yield ctx.finding(
-                "BP109",
-                (*path, "max_run_duration_hours"),
-                f"max_run_duration_hours applies to flex_start, not {capacity.kind}",
-                hint="remove it",
-                at_key=True,
-            )
+        yield from _reservation_fields(ctx, (*base, "capacity"), capacity)
+        yield from _shape_fields(ctx, base, capacity, autoscaled=autoscaled, scheduled=scheduled)
+
+
+def _reservation_fields(ctx: RuleContext, path: FieldPath, capacity: CapacitySpec) -> Iterator[Finding]:
+    """The reservation: there when the kind consumes one, absent otherwise, and in the cloud's format."""
+    cloud = ctx.cloud
+    needs_reservation = capacity.kind in {"reservation", "capacity_block"}
+    if needs_reservation and capacity.reservation is None:
+        example = cloud.reservation_example
+        yield ctx.finding(
+            "BP105",
+            (*path, "reservation"),
+            f"capacity kind {capacity.kind} needs the id of the reservation to use",
+            hint=f"add `reservation: {example}` under capacity",
+            anchor=(*path, "kind"),
+        )
+    if capacity.kind == "flex_start" and capacity.reservation is not None:
+        yield ctx.finding(
+            "BP107",
+            (*path, "reservation"),
+            "flex_start cannot consume a reservation",
+            hint="remove `reservation`, or use kind: reservation to consume it",
+        )
+    elif not needs_reservation and capacity.reservation is not None:
+        yield ctx.finding(
+            "BP119",
+            (*path, "reservation"),
+            f"a reservation is only used with kind reservation or capacity_block, not {capacity.kind}",
+            hint="remove `reservation`, or set kind: reservation",
+        )
+    if capacity.reservation is not None and not cloud.reservation_valid(capacity.reservation):
+        yield ctx.finding(
+            "BP115",
+            (*path, "reservation"),
+            f"'{capacity.reservation}' is not a {cloud.title} reservation id",
+            hint=f"expected {cloud.reservation_format}",
+        )
+
+
+def _shape_fields(
+    ctx: RuleContext, base: FieldPath, capacity: CapacitySpec, *, autoscaled: bool, scheduled: bool
+) -> Iterator[Finding]:
+    """What the kind allows of the group's size and of how long its instances run."""
+    path = (*base, "capacity")
+    if capacity.kind == "capacity_block" and autoscaled:
+        yield ctx.finding(
+            "BP106",
+            (*base, "autoscaling"),
+            "a capacity block has a fixed number of instances",
+            hint="replace autoscaling with `count:` equal to the block's instance count",
+            at_key=True,
+        )
+    if capacity.kind == "flex_start" and autoscaled and not scheduled:
+        # Under Slurm each job's nodes are one request of their own (elastic nodes); a MIG alone has
+        # no queue to size flex-start requests by.
+        yield ctx.finding(
+            "BP120",
+            (*base, "autoscaling"),
+            "flex-start capacity arrives all at once in a fixed-size group; only Slurm grows one per job",
+            hint="replace autoscaling with `count:`, or schedule the group with Slurm",
+            at_key=True,
+        )
+    if capacity.kind == "flex_start" and capacity.max_run_duration_hours is None:
+        yield ctx.finding(
+            "BP109",
+            (*path, "max_run_duration_hours"),
+            "flex_start needs a maximum run duration",
+            hint="add `max_run_duration_hours:` (1-168) under capacity",
+            anchor=(*path, "kind"),
+        )
+    if capacity.kind != "flex_start" and capacity.max_run_duration_hours is not None:
+        yield ctx.finding(
+            "BP109",
+            (*path, "max_run_duration_hours"),
+            f"max_run_duration_hours applies to flex_start, not {capacity.kind}",
+            hint="remove it",
+            at_key=True,
+        )
 
 
 def check_capacity_offered(ctx: RuleContext) -> Iterator[Finding]:
@@ -144,7 +155,6 @@ def _days(days: int) -> str:
 
 def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
     """A capacity block's end: set, only on a block, not past, and said when it is near."""
-    times = ctx.catalog.capacity_block_times
     now = start_of(ctx.today)
     estimate: CostEstimate | None = None
     for base, capacity, _, scheduled in _items(ctx):
@@ -183,28 +193,42 @@ def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
                 "capacity (kind: on_demand, spot or reservation)",
             )
             continue
-        days = (end.date() - ctx.today).days
-        if days <= ENDING_SOON_DAYS:
-            terminates = end - dt.timedelta(minutes=times.termination_lead_minutes)
-            drain = terminates - END_MARGIN
+        if (end.date() - ctx.today).days <= ENDING_SOON_DAYS:
             estimate = estimate or estimate_cost(ctx.spec, ctx.catalog, today=ctx.today)
-            message = (
-                f"capacity block {block} ends {utc_stamp(end)}, {_days(days)}{_term(estimate, base)}: EC2 "
-                f"terminates its instances from {terminates:%H:%M} UTC"
-            )
-            if scheduled:
-                message += (
-                    f"; Slurm starts no job on its nodes that would still run at {drain:%H:%M} UTC "
-                    "(the node sync reserves them from then)"
-                )
-            yield ctx.finding(
-                "BP161",
-                ends_path,
-                message,
-                hint=f"extend the block (extensions are bought from {times.extension_window_days} days until "
-                "an hour before its end, while capacity is free) and set `ends_at` to its new end, or "
-                "plan the work to finish before then",
-            )
+            yield _ending_soon(ctx, base, block, end, estimate, scheduled=scheduled)
+
+
+def _ending_soon(
+    ctx: RuleContext,
+    base: FieldPath,
+    block: str,
+    end: dt.datetime,
+    estimate: CostEstimate,
+    *,
+    scheduled: bool,
+) -> Finding:
+    """BP161: when the block's instances go, what it has cost by then, and how to keep them."""
+    times = ctx.catalog.capacity_block_times
+    days = (end.date() - ctx.today).days
+    terminates = end - dt.timedelta(minutes=times.termination_lead_minutes)
+    drain = terminates - END_MARGIN
+    message = (
+        f"capacity block {block} ends {utc_stamp(end)}, {_days(days)}{_term(estimate, base)}: EC2 "
+        f"terminates its instances from {terminates:%H:%M} UTC"
+    )
+    if scheduled:
+        message += (
+            f"; Slurm starts no job on its nodes that would still run at {drain:%H:%M} UTC "
+            "(the node sync reserves them from then)"
+        )
+    return ctx.finding(
+        "BP161",
+        (*base, "capacity", "ends_at"),
+        message,
+        hint=f"extend the block (extensions are bought from {times.extension_window_days} days until "
+        "an hour before its end, while capacity is free) and set `ends_at` to its new end, or "
+        "plan the work to finish before then",
+    )
 
 
 def _term(estimate: CostEstimate, path: FieldPath) -> str:

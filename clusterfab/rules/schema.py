@@ -447,6 +447,18 @@ def _finding(
         )
         return source_map.finding("BP008", path, message, hint=hint, at_key=at_key)
 
+    return _constraint_finding(error, path, info, source_map, at_key=at_key)
+
+
+def _constraint_finding(
+    error: ErrorDetails, path: FieldPath, info: FieldInfo | None, source_map: SourceMap, *, at_key: bool
+) -> Finding:
+    """BP009: a value of the right type that breaks the field's constraint (pattern, length, bounds, or a
+    custom check)."""
+    kind = error["type"]
+    value = error.get("input")
+    ctx = error.get("ctx", {})
+    about = info.description if info is not None and info.description else ""
     if kind in {"string_pattern_mismatch", "string_too_long", "string_too_short"}:
         subject = "environment name" if at_key else "value"
         hint = _fix_hint(value, ctx.get("pattern")) or about or f"match the pattern {ctx.get('pattern', '')}"

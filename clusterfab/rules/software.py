@@ -10,19 +10,28 @@ from clusterfab.rules.context import RuleContext
 
 
 def check_software(ctx: RuleContext) -> Iterator[Finding]:
-    catalog, groups = ctx.catalog, ctx.spec.node_groups
+    groups = ctx.spec.node_groups
     if not groups:
         return
     versions = ctx.spec.software
-
-    def anchor(field: str, index: int) -> FieldPath:
-        # An unset version comes from the catalog's defaults: point at the group that needs more.
-        path: FieldPath = ("software", field)
-        return path if ctx.written(path) else ("node_groups", index, "machine_type")
-
     first = groups[0].index
-    yield from _unreleased(ctx, "nvidia_driver", versions.nvidia_driver, anchor("nvidia_driver", first))
-    yield from _unreleased(ctx, "nccl", versions.nccl, anchor("nccl", first))
+    yield from _unreleased(ctx, "nvidia_driver", versions.nvidia_driver, _anchor(ctx, "nvidia_driver", first))
+    yield from _unreleased(ctx, "nccl", versions.nccl, _anchor(ctx, "nccl", first))
+    yield from _cuda_driver(ctx, first)
+    yield from _nccl_build(ctx, _anchor(ctx, "nccl", first))
+    yield from _gpu_minimums(ctx)
+    yield from _fabric_minimums(ctx)
+
+
+def _anchor(ctx: RuleContext, field: str, index: int) -> FieldPath:
+    # An unset version comes from the catalog's defaults: point at the group that needs more.
+    path: FieldPath = ("software", field)
+    return path if ctx.written(path) else ("node_groups", index, "machine_type")
+
+
+def _cuda_driver(ctx: RuleContext, first: int) -> Iterator[Finding]:
+    """The driver against the CUDA release's minimum, from the catalog's driver table."""
+    catalog, versions = ctx.catalog, ctx.spec.software
     release = catalog.min_driver_for_cuda(versions.cuda)
     if release is None:
         known = sorted({r.cuda for r in catalog.cuda_drivers.releases})
@@ -32,7 +41,7 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
             f"CUDA {versions.cuda} is not in the catalog's driver table; the driver "
             "cannot be checked against it",
             hint=f"known CUDA releases: {', '.join(known)}",
-            anchor=anchor("cuda", first),
+            anchor=_anchor(ctx, "cuda", first),
         )
     elif not at_least(versions.nvidia_driver, release.driver):
         yield ctx.finding(
@@ -41,11 +50,13 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
             f"driver {versions.nvidia_driver} is older than {release.driver}, the minimum "
             f"for CUDA {versions.cuda}",
             hint=f"use driver {release.driver} or newer, or an older CUDA",
-            anchor=anchor("nvidia_driver", first),
+            anchor=_anchor(ctx, "nvidia_driver", first),
         )
 
-    yield from _nccl_build(ctx, anchor("nccl", first))
 
+def _gpu_minimums(ctx: RuleContext) -> Iterator[Finding]:
+    """The driver and CUDA against each GPU model's minimums, once per model."""
+    catalog, groups, versions = ctx.catalog, ctx.spec.node_groups, ctx.spec.software
     checked: set[str] = set()
     for group in groups:
         machine, index = group.machine, group.index
@@ -64,7 +75,7 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
                 f"driver {versions.nvidia_driver} is older than {support.min_driver}, the "
                 f"minimum for {model} ({machine.name}){note}",
                 hint=f"use driver {support.min_driver} or newer",
-                anchor=anchor("nvidia_driver", index),
+                anchor=_anchor(ctx, "nvidia_driver", index),
                 severity=severity,
             )
         if not at_least(versions.cuda, support.min_cuda):
@@ -74,10 +85,14 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
                 f"CUDA {versions.cuda} does not support {model} ({machine.name}); it needs "
                 f"CUDA {support.min_cuda} or newer{note}",
                 hint=f"use CUDA {support.min_cuda} or newer",
-                anchor=anchor("cuda", index),
+                anchor=_anchor(ctx, "cuda", index),
                 severity=severity,
             )
 
+
+def _fabric_minimums(ctx: RuleContext) -> Iterator[Finding]:
+    """NCCL against the minimum of each group's fabric plugin."""
+    catalog, groups, versions = ctx.catalog, ctx.spec.node_groups, ctx.spec.software
     for group in groups:
         fabric, index = group.fabric, group.index
         software = catalog.fabric_software.get(fabric) if fabric else None
@@ -90,7 +105,7 @@ def check_software(ctx: RuleContext) -> Iterator[Finding]:
                 f"NCCL {versions.nccl} is older than {software.min_nccl}, the minimum for "
                 f"{software.plugin} on {fabric}",
                 hint=f"use NCCL {software.min_nccl} or newer",
-                anchor=anchor("nccl", index),
+                anchor=_anchor(ctx, "nccl", index),
             )
 
 

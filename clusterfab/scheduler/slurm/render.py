@@ -166,9 +166,17 @@ def _check_release(settings: Iterable[_Setting], facts: SlurmFacts, version: str
 
 
 def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) -> list[_Setting]:
+    settings = [*_daemon_settings(spec), *_scheduling_settings(spec), *_accounting_settings(spec, groups)]
+    if any(elastic_nodes(g) for g in groups):
+        settings = _power_saving(spec, slurm, settings, groups)
+    return settings
+
+
+def _daemon_settings(spec: ClusterSpec) -> list[_Setting]:
+    """Where the daemons run, talk and keep their state."""
     host, address = controller_host(spec), controller_address(spec)
     s = _Setting
-    settings = [
+    return [
         s("ClusterName", spec.name),
         # Name and address: nodes need no DNS record for the controller.
         s("SlurmctldHost", f"{host}({address})"),
@@ -189,6 +197,13 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("SlurmdPidFile", "/run/slurm/slurmd.pid"),
         s("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
         s("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
+    ]
+
+
+def _scheduling_settings(spec: ClusterSpec) -> list[_Setting]:
+    """How jobs are placed, contained, prologued and prioritized, teams' QOS included."""
+    s = _Setting
+    settings = [
         s("SchedulerType", "sched/backfill"),
         s("SelectType", "select/cons_tres"),
         s("SelectTypeParameters", "CR_Core_Memory"),
@@ -219,9 +234,15 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         settings.append(s("PriorityUsageResetPeriod", "MONTHLY"))
     if len({team.priority for team in spec.teams}) > 1:
         settings += [s("PreemptType", "preempt/qos"), s("PreemptMode", "REQUEUE")]
-    settings += [
+    return settings
+
+
+def _accounting_settings(spec: ClusterSpec, groups: tuple[NodeGroup, ...]) -> list[_Setting]:
+    """Accounting in slurmdbd on the controller (GPUs by type), no mailer, and the tree topology."""
+    s = _Setting
+    return [
         s("AccountingStorageType", "accounting_storage/slurmdbd"),
-        s("AccountingStorageHost", address),
+        s("AccountingStorageHost", controller_address(spec)),
         s("AccountingStoragePort", "6819"),
         # GPUs are not tracked unless named; typed GRES are tracked beside the untyped count.
         s("AccountingStorageTRES", join(["gres/gpu", *sorted({f"gres/gpu:{gres_type(g)}" for g in groups})])),
@@ -231,9 +252,6 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("MailProg", "/bin/true"),
         s("TopologyPlugin", "topology/tree"),
     ]
-    if any(elastic_nodes(g) for g in groups):
-        settings = _power_saving(spec, slurm, settings, groups)
-    return settings
 
 
 def _power_saving(
