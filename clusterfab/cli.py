@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from clusterfab.deploy.automation import DeployProject, DeployStack, EventHandler, OperationResult
     from clusterfab.deploy.progress import Operation
     from clusterfab.deploy.promote import PromotionCheck
+    from clusterfab.load import Loaded
     from clusterfab.rules.context import StackView
-    from clusterfab.rules.engine import ValidationResult
     from clusterfab.stackinput import StackInput
 
 HEALTH_MAX_AGE_HOURS = 72.0
@@ -143,9 +143,7 @@ def _echo_json(payload: Any) -> None:
     typer.echo(json.dumps(payload, indent=2))
 
 
-def _show_validation(
-    result: ValidationResult, output: Format, env: str | None, *, command: str, verdict: str
-) -> None:
+def _show_validation(result: Loaded, output: Format, env: str | None, *, command: str, verdict: str) -> None:
     """Print a validation result (all its findings) on stdout in the format asked for; `verdict` ends
     the text form's last line (`valid (...)`, `invalid (...); not costed`)."""
     from clusterfab.core import markdown as md
@@ -165,7 +163,7 @@ def _show_validation(
     typer.echo(f"{result.file}: {verdict}")
 
 
-def _invalid(result: ValidationResult, output: Format, env: str | None, command: str, tail: str) -> NoReturn:
+def _invalid(result: Loaded, output: Format, env: str | None, command: str, tail: str) -> NoReturn:
     """A blueprint a command cannot act on: its findings, then exit 1."""
     from clusterfab.rules.render import summary_line
 
@@ -212,8 +210,8 @@ def validate(
     output: FormatOption = Format.text,
 ) -> None:
     """Check a blueprint offline: schema, semantics, catalog facts and budget."""
+    from clusterfab.load import load
     from clusterfab.rules.context import StackView
-    from clusterfab.rules.engine import validate_file
     from clusterfab.rules.render import summary_line
 
     # Without a stack the rules about a deployment say what a stack needs (a GCP budget's billing account).
@@ -223,7 +221,7 @@ def validate(
         if env is None:
             # As the program resolves it: a blueprint without environments serves the stack as it is.
             env, strict, base_only = deployed, False, deployed is None
-    result = validate_file(
+    result = load(
         blueprint,
         display=str(blueprint),
         environment=env,
@@ -242,10 +240,9 @@ def validate(
 def _offline_checks() -> Sequence[Any]:
     """The rules a command that prices the blueprint runs: the budget verdict is part of its result
     (exit 1 after showing it), not a finding that stops it."""
-    from clusterfab.rules.budget import check_budget
-    from clusterfab.rules.registry import CHECKS
+    from clusterfab.rules.registry import CHECKS_BUT_BUDGET
 
-    return [check for check in CHECKS if check is not check_budget]
+    return CHECKS_BUT_BUDGET
 
 
 @app.command()
@@ -282,8 +279,8 @@ def cost(
     from clusterfab.cost import MAX_RUN_HOURS, estimate_cost
     from clusterfab.cost.render import cost_json, render_markdown
     from clusterfab.cost.render import render_text as cost_text
+    from clusterfab.load import load, rule_context
     from clusterfab.rules.budget import PRICE_CAVEATS, price_caveats
-    from clusterfab.rules.engine import rule_context, validate_file
     from clusterfab.rules.render import summary_line
 
     if hours is not None and not (math.isfinite(hours) and 0 < hours <= MAX_RUN_HOURS):
@@ -291,7 +288,7 @@ def cost(
     if utilisation is not None and not (math.isfinite(utilisation) and 0 <= utilisation <= 100):
         raise UsageError(f"--utilisation must be a percentage from 0 to 100, not {utilisation:g}")
     today = dates.today()
-    result = validate_file(
+    result = load(
         blueprint,
         display=str(blueprint),
         environment=env,
@@ -362,8 +359,8 @@ def plan(
     No cloud account, credentials or Pulumi CLI needed. Exits 1 when the blueprint is invalid
     (including over budget).
     """
+    from clusterfab.load import load
     from clusterfab.plan.project import find_project, plan_stack
-    from clusterfab.rules.engine import validate_file
     from clusterfab.stackinput import StackSettings, read_stack_settings, stack_deploys, stack_view
 
     # The stack's settings that decide what its budget is, from its file when it has one: the stack named
@@ -373,7 +370,7 @@ def plan(
     root = find_project(Path.cwd(), blueprint.resolve().parent).root
     applies = stack is not None or stack_deploys(planned_stack, root, blueprint)
     settings = read_stack_settings(planned_stack, root) if applies else StackSettings()
-    result = validate_file(
+    result = load(
         blueprint,
         display=str(blueprint),
         environment=env,
@@ -416,9 +413,9 @@ def policy(
     Exits 1 on a violation or an invalid blueprint.
     """
     from clusterfab.catalog import load_catalog
-    from clusterfab.rules.engine import validate_file
+    from clusterfab.load import load
 
-    result = validate_file(
+    result = load(
         blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)
@@ -948,11 +945,11 @@ def render_monitoring(
     Exits 1 when the blueprint is invalid or has no monitoring.
     """
     from clusterfab.catalog import load_catalog
+    from clusterfab.load import load
     from clusterfab.monitoring import render_monitoring as render
     from clusterfab.monitoring import write_files
-    from clusterfab.rules.engine import validate_file
 
-    result = validate_file(
+    result = load(
         blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)
@@ -985,12 +982,12 @@ def render_slurm(
     Exits 1 when the blueprint is invalid or has no Slurm scheduler.
     """
     from clusterfab.catalog import load_catalog
+    from clusterfab.load import load
     from clusterfab.monitoring import write_files
-    from clusterfab.rules.engine import validate_file
     from clusterfab.scheduler.slurm import SlurmRenderError
     from clusterfab.scheduler.slurm import render_slurm as render
 
-    result = validate_file(
+    result = load(
         blueprint, display=str(blueprint), environment=env, today=dates.today(), base_only=env is None
     )
     validated = result.blueprints.get(env)

@@ -32,11 +32,11 @@ from clusterfab.deploy.gates import (
 )
 from clusterfab.deploy.progress import DeployProgress
 from clusterfab.health import DEFAULT_MAX_AGE, Provenance, health_key
+from clusterfab.load import Loaded
 from clusterfab.outputs import read_outputs
 from clusterfab.plan.compare import InvalidSideError, compare_environments
 from clusterfab.plan.report import DiffReport
 from clusterfab.provision.bundle import bundle_digest
-from clusterfab.rules.engine import ValidationResult
 from clusterfab.stackinput import CONFIG_NAMESPACE, ENVIRONMENT_KEY, resolve_environment
 
 ENVIRONMENT_CONFIG_KEY = f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}"
@@ -69,7 +69,7 @@ class PromotionCheck:
     digest: str
     report: DiffReport | None
     """The offline plan and cost diff, source environment -> target environment."""
-    invalid: ValidationResult | None
+    invalid: Loaded | None
     """The failed validation when the blueprint does not validate for one of the environments."""
     preview: OperationResult
     progress: DeployProgress
@@ -116,7 +116,7 @@ def check_promotion(
     catalog = load_catalog()
 
     report: DiffReport | None = None
-    invalid: ValidationResult | None = None
+    invalid: Loaded | None = None
     try:
         report = compare_environments(
             path, base_env=src.environment, env=dst.environment, today=today, display=relative

@@ -12,7 +12,7 @@ from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding, Severity, count_by_severity
 
 if TYPE_CHECKING:
-    from clusterfab.rules.engine import ValidationResult
+    from clusterfab.load import Loaded
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 WIDE = 10_000
@@ -93,7 +93,7 @@ def render_text(
     return "\n\n".join(render_finding(f, lines, color=color, width=width) for f in findings)
 
 
-def validation_json(result: ValidationResult, env: str | None) -> dict[str, Any]:
+def validation_json(result: Loaded, env: str | None) -> dict[str, Any]:
     """The `clusterfab validate --format json` document (architecture §5, docs/json/validate.md); also
     what cost, plan and diff print for a blueprint they cannot act on."""
     counts = count_by_severity(result.findings)
@@ -111,7 +111,7 @@ def validation_json(result: ValidationResult, env: str | None) -> dict[str, Any]
     }
 
 
-def _where(result: ValidationResult, env: str | None) -> tuple[str | None, str | None]:
+def _where(result: Loaded, env: str | None) -> tuple[str | None, str | None]:
     """The cloud and region of the blueprint (as validated, else as written when they are strings)."""
     validated = result.blueprints.get(env) or result.blueprints.get(None)
     if validated is not None:

@@ -141,7 +141,7 @@ def test_internal_error_exits_3_without_traceback(
     def boom(*_: object, **__: object) -> None:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr("clusterfab.rules.engine.validate_file", boom)
+    monkeypatch.setattr("clusterfab.load.load", boom)
     monkeypatch.setattr(sys, "argv", ["clusterfab", "validate", str(EXAMPLES[0])])
     with pytest.raises(SystemExit) as exit_info:
         cli.main()

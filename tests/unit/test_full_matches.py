@@ -17,7 +17,7 @@ from clusterfab.catalog.refresh.nccl_builds import builds_from_pypi
 from clusterfab.cli import _stack_name
 from clusterfab.clouds import profile
 from clusterfab.health import HealthRecordError, parse_record
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from clusterfab.scheduler.slurm.hostlist import expand
 from tests.conftest import REPO
 from tests.factories import TODAY
@@ -44,7 +44,7 @@ def test_a_gcp_label_value_with_a_newline_is_a_located_finding() -> None:
         'labels:\n  team: "research\\n"\n'
         "tpu_slices:\n  - {name: tpu, generation: v5p, topology: 2x2x1}\n"
     )
-    result = validate_bytes(text.encode(), "labels.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "labels.yaml", today=TODAY)
     assert [(f.code, f.field, f.line, f.column) for f in result.findings if f.severity.value == "error"] == [
         ("BP010", "labels.team", 7, 9)
     ]
