@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from clusterfab import cli
+from clusterfab.cli.promote import HEALTH_MAX_AGE_HOURS
 from tests.conftest import BAD_FIXTURES, EXAMPLES, REPO
 
 FINDING_KEYS = {
@@ -235,7 +236,7 @@ def test_promote_default_health_age_is_the_health_module_default() -> None:
 
     from clusterfab.health import DEFAULT_MAX_AGE
 
-    assert dt.timedelta(hours=cli.HEALTH_MAX_AGE_HOURS) == DEFAULT_MAX_AGE == dt.timedelta(hours=72)
+    assert dt.timedelta(hours=HEALTH_MAX_AGE_HOURS) == DEFAULT_MAX_AGE == dt.timedelta(hours=72)
 
 
 def _command_names() -> list[str]:

@@ -14,7 +14,7 @@ import typer
 
 from clusterfab.catalog import load_catalog
 from clusterfab.catalog.refresh.nccl_builds import builds_from_pypi
-from clusterfab.cli import _stack_name
+from clusterfab.cli.options import stack_name
 from clusterfab.clouds import profile
 from clusterfab.health import HealthRecordError, parse_record
 from clusterfab.load import load_bytes
@@ -83,9 +83,9 @@ def test_aws_zones_end_where_the_value_ends(zone: str, region: str) -> None:
 
 
 def test_stack_names_end_where_the_value_ends() -> None:
-    assert _stack_name("acme/prod") == "acme/prod"
+    assert stack_name("acme/prod") == "acme/prod"
     with pytest.raises(typer.BadParameter):
-        _stack_name("prod\n")
+        stack_name("prod\n")
 
 
 def test_node_names_end_where_the_value_ends() -> None:
