@@ -25,10 +25,9 @@ from clusterfab.core.findings import Finding, Severity
 from clusterfab.core.vocab import ACTIVATE_COST_TAGS_KEY as ACTIVATE_COST_TAGS_KEY  # noqa: PLC0414
 from clusterfab.core.vocab import BILLING_ACCOUNT_KEY as BILLING_ACCOUNT_KEY  # noqa: PLC0414
 from clusterfab.core.vocab import CONFIG_NAMESPACE as CONFIG_NAMESPACE  # noqa: PLC0414
-from clusterfab.rules.budget import check_budget
+from clusterfab.load import load
 from clusterfab.rules.context import StackView
-from clusterfab.rules.engine import validate_file
-from clusterfab.rules.registry import CHECKS
+from clusterfab.rules.registry import CHECKS, CHECKS_BUT_BUDGET
 from clusterfab.rules.render import render_text, summary_line
 from clusterfab.spec import ClusterSpec
 
@@ -111,10 +110,10 @@ def load_stack_input(
     path = Path(blueprint)
     if not path.is_absolute():
         path = project_root / path
-    checks = CHECKS if enforce_budget else tuple(c for c in CHECKS if c is not check_budget)
+    checks = CHECKS if enforce_budget else CHECKS_BUT_BUDGET
     settings = settings or StackSettings()
     # A stack's environment defaults to its name: a blueprint without environments serves it as it is.
-    result = validate_file(
+    result = load(
         path,
         display=blueprint,
         environment=environment,

@@ -22,7 +22,7 @@ from ruamel.yaml import YAML
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import load_catalog
 from clusterfab.cost.estimate import CostEstimate, estimate_cost
-from clusterfab.rules.engine import Validated, validate_bytes, validate_file
+from clusterfab.load import Resolved, load, load_bytes
 from clusterfab.spec import ClusterSpec, resolve
 from tests.conftest import REPO
 
@@ -74,15 +74,13 @@ def spec(cloud: str = "aws", env: str | None = None, **fields: Any) -> ClusterSp
     return resolve(blueprint(cloud, **fields), load_catalog(), env)
 
 
-def validated(
-    source: Path | str, env: str | None = None, *, allow: frozenset[str] = frozenset()
-) -> Validated:
+def validated(source: Path | str, env: str | None = None, *, allow: frozenset[str] = frozenset()) -> Resolved:
     """A blueprint file or YAML text that must validate without errors (codes in `allow` excepted),
     for the base blueprint or environment `env`."""
     if isinstance(source, Path):
-        result = validate_file(source, today=TODAY)
+        result = load(source, today=TODAY)
     else:
-        result = validate_bytes(source.encode(), "test.yaml", environment=env, today=TODAY)
+        result = load_bytes(source.encode(), "test.yaml", environment=env, today=TODAY)
     errors = [f for f in result.findings if f.severity.value == "error" and f.code not in allow]
     assert errors == [], errors
     return result.blueprints[env]

@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from tests.conftest import REPO
 from tests.factories import TODAY
 
@@ -22,7 +22,7 @@ def test_the_readme_has_yaml_blocks() -> None:
 
 @pytest.mark.parametrize("block", YAML_BLOCKS, ids=[f"block-{i}" for i in range(len(YAML_BLOCKS))])
 def test_every_yaml_block_in_the_readme_validates(block: str) -> None:
-    result = validate_bytes(block.encode(), "README.md", today=TODAY)
+    result = load_bytes(block.encode(), "README.md", today=TODAY)
     errors = [f for f in result.findings if f.severity.value != "info"]
     assert errors == []
     assert result.checked == [None, "dev", "prod"]

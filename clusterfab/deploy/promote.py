@@ -32,11 +32,11 @@ from clusterfab.deploy.gates import (
 )
 from clusterfab.deploy.progress import DeployProgress
 from clusterfab.health import DEFAULT_MAX_AGE, Provenance, health_key
+from clusterfab.load import Loaded
 from clusterfab.outputs import read_outputs
 from clusterfab.plan.compare import InvalidSideError, compare_environments
 from clusterfab.plan.report import DiffReport
 from clusterfab.provision.bundle import bundle_digest
-from clusterfab.rules.engine import ValidationResult
 from clusterfab.stackinput import CONFIG_NAMESPACE, ENVIRONMENT_KEY, resolve_environment
 
 ENVIRONMENT_CONFIG_KEY = f"{CONFIG_NAMESPACE}:{ENVIRONMENT_KEY}"
@@ -69,7 +69,7 @@ class PromotionCheck:
     digest: str
     report: DiffReport | None
     """The offline plan and cost diff, source environment -> target environment."""
-    invalid: ValidationResult | None
+    invalid: Loaded | None
     """The failed validation when the blueprint does not validate for one of the environments."""
     preview: OperationResult
     progress: DeployProgress
@@ -101,22 +101,12 @@ def check_promotion(
     source_stack, target_stack = deploy.stack(source), deploy.stack(target)
     target_config = target_stack.config()
     src, dst = stack_info(source, source_stack.config()), stack_info(target, target_config)
-    relative = dst.blueprint or src.blueprint
-    if relative is None:
-        raise UsageError(
-            f"neither {source} nor {target} sets {BLUEPRINT_CONFIG_KEY}: set it in stacks/Pulumi.<stack>.yaml"
-        )
-    path = Path(relative) if Path(relative).is_absolute() else deploy.project.root / relative
-    if not path.is_file():
-        raise UsageError(
-            f"the blueprint {relative} of stack {dst.name} does not exist in {deploy.project.root}"
-        )
+    relative, path = _blueprint(deploy, src, dst)
     approval = approve(target, plan, target_config, path)
     digest = file_digest(path)
-    catalog = load_catalog()
 
     report: DiffReport | None = None
-    invalid: ValidationResult | None = None
+    invalid: Loaded | None = None
     try:
         report = compare_environments(
             path, base_env=src.environment, env=dst.environment, today=today, display=relative
@@ -127,42 +117,7 @@ def check_promotion(
     with progress:
         preview = target_stack.preview(progress.handle, save_plan=plan)
 
-    source_outputs = source_stack.outputs()
-    gates = [
-        blueprint_gate(
-            source=source,
-            target=target,
-            source_blueprint=src.blueprint,
-            target_blueprint=dst.blueprint,
-            local_digest=digest,
-            source_outputs=source_outputs,
-            catalog_version=catalog.version,
-        ),
-        _health(
-            source_stack,
-            source_outputs,
-            Provenance(
-                blueprint_digest=digest,
-                bundle_sha256=bundle_digest(deploy.project.root / "playbooks"),
-                catalog_version=catalog.version,
-                commit=checkout_commit(deploy.project.root),
-            ),
-            max_health_age,
-        ),
-        replacement_gate(
-            target=target,
-            steps=progress.steps,
-            stateful_types=catalog.stateful_types.keys(),
-            allow_replace=allow_replace,
-            preview_error=None if preview.ok else (preview.error or "unknown error"),
-        ),
-        budget_gate(
-            target=target,
-            environment=dst.environment,
-            estimate=report.cost.after if report is not None else None,
-            invalid_reason=None if invalid is None else f"{relative} has errors for this environment",
-        ),
-    ]
+    seen = _Seen(src, dst, relative, digest, report, invalid, preview, progress)
     return PromotionCheck(
         source=src,
         target=dst,
@@ -172,10 +127,88 @@ def check_promotion(
         invalid=invalid,
         preview=preview,
         progress=progress,
-        gates=gates,
+        gates=_gates(deploy, source_stack, seen, allow_replace=allow_replace, max_health_age=max_health_age),
         target_stack=target_stack,
         approval=approval,
     )
+
+
+def _blueprint(deploy: DeployProject, src: StackInfo, dst: StackInfo) -> tuple[str, Path]:
+    """The blueprint the target will deploy (else the source's): as configured, and its file."""
+    relative = dst.blueprint or src.blueprint
+    if relative is None:
+        raise UsageError(
+            f"neither {src.name} nor {dst.name} sets {BLUEPRINT_CONFIG_KEY}: "
+            "set it in stacks/Pulumi.<stack>.yaml"
+        )
+    path = Path(relative) if Path(relative).is_absolute() else deploy.project.root / relative
+    if not path.is_file():
+        raise UsageError(
+            f"the blueprint {relative} of stack {dst.name} does not exist in {deploy.project.root}"
+        )
+    return relative, path
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the offline diff and the target's preview found, for the gates."""
+
+    source: StackInfo
+    target: StackInfo
+    relative: str
+    digest: str
+    report: DiffReport | None
+    invalid: Loaded | None
+    preview: OperationResult
+    progress: DeployProgress
+
+
+def _gates(
+    deploy: DeployProject,
+    source_stack: DeployStack,
+    seen: _Seen,
+    *,
+    allow_replace: bool,
+    max_health_age: dt.timedelta,
+) -> list[GateResult]:
+    """Every gate, in the order they are shown."""
+    catalog = load_catalog()
+    source, target = seen.source.name, seen.target.name
+    source_outputs = source_stack.outputs()
+    root = deploy.project.root
+    expected = Provenance(
+        blueprint_digest=seen.digest,
+        bundle_sha256=bundle_digest(root / "playbooks"),
+        catalog_version=catalog.version,
+        commit=checkout_commit(root),
+    )
+    return [
+        blueprint_gate(
+            source=source,
+            target=target,
+            source_blueprint=seen.source.blueprint,
+            target_blueprint=seen.target.blueprint,
+            local_digest=seen.digest,
+            source_outputs=source_outputs,
+            catalog_version=catalog.version,
+        ),
+        _health(source_stack, source_outputs, expected, max_health_age),
+        replacement_gate(
+            target=target,
+            steps=seen.progress.steps,
+            stateful_types=catalog.stateful_types.keys(),
+            allow_replace=allow_replace,
+            preview_error=None if seen.preview.ok else (seen.preview.error or "unknown error"),
+        ),
+        budget_gate(
+            target=target,
+            environment=seen.target.environment,
+            estimate=seen.report.cost.after if seen.report is not None else None,
+            invalid_reason=None
+            if seen.invalid is None
+            else f"{seen.relative} has errors for this environment",
+        ),
+    ]
 
 
 def _now() -> dt.datetime:

@@ -20,6 +20,7 @@ from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import diff_costs
 from clusterfab.cost.estimate import BudgetStatus, CostEstimate, estimate_cost
+from clusterfab.load import Loaded, load, rule_context
 from clusterfab.plan import baseref
 from clusterfab.plan.diff import diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
@@ -27,7 +28,6 @@ from clusterfab.plan.report import DiffReport
 from clusterfab.rules.budget import check_budget, price_caveats
 from clusterfab.rules.capacity import block_resizes
 from clusterfab.rules.context import Check, RuleContext
-from clusterfab.rules.engine import ValidationResult, rule_context, validate_file
 from clusterfab.rules.registry import CHECKS
 from clusterfab.spec import ClusterSpec
 
@@ -37,7 +37,7 @@ DIFF_STACK = "diff"
 class InvalidSideError(Exception):
     """One side of the diff does not validate; carries the validation result to report."""
 
-    def __init__(self, side: str, result: ValidationResult) -> None:
+    def __init__(self, side: str, result: Loaded) -> None:
         super().__init__(f"the {side} blueprint {result.file} is invalid")
         self.side = side
         self.result = result
@@ -71,7 +71,7 @@ class _Costed:
 
 def _costed(path: Path, display: str, env: str | None, today: dt.date, side: str) -> _Costed:
     """Validate one side (InvalidSideError names it) and price it with this checkout's catalog."""
-    result = validate_file(
+    result = load(
         path, display=display, environment=env, checks=_checks(), today=today, base_only=env is None
     )
     validated = result.blueprints.get(env)

@@ -57,3 +57,7 @@ CHECKS: tuple[Check, ...] = (
     budget.check_cloud_budget,
 )
 """Every rule, in the order they run (findings are sorted by position afterwards)."""
+
+CHECKS_BUT_BUDGET: tuple[Check, ...] = tuple(check for check in CHECKS if check is not budget.check_budget)
+"""The rules of a command that prices the blueprint (cost, plan with the budget off, the stack program
+with `enforceBudget: false`): the budget verdict is part of its result, not a finding that stops it."""

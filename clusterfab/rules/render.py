@@ -1,18 +1,13 @@
-"""Findings as text for people (with the source line and a caret), as Markdown for a pull request
-comment, and as JSON for tools."""
+"""Findings as text for people (with the source line and a caret) and as Markdown for a pull request
+comment (as JSON each is `Finding.to_json`; the CLI's validation document is `clusterfab.cli.output`'s)."""
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
-from clusterfab.contract import envelope
 from clusterfab.core import markdown as md
 from clusterfab.core.findings import Finding, Severity, count_by_severity
-
-if TYPE_CHECKING:
-    from clusterfab.rules.engine import ValidationResult
 
 _COLORS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 WIDE = 10_000
@@ -91,36 +86,6 @@ def render_text(
 ) -> str:
     """All findings, a blank line apart."""
     return "\n\n".join(render_finding(f, lines, color=color, width=width) for f in findings)
-
-
-def validation_json(result: ValidationResult, env: str | None) -> dict[str, Any]:
-    """The `clusterfab validate --format json` document (architecture §5, docs/json/validate.md); also
-    what cost, plan and diff print for a blueprint they cannot act on."""
-    counts = count_by_severity(result.findings)
-    cloud, region = _where(result, env)
-    return {
-        **envelope(blueprint=result.file, env=env, cloud=cloud, region=region),
-        "ok": result.ok,
-        "checked": [e for e in result.checked if env is None or e == env],
-        "summary": {
-            "errors": counts[Severity.ERROR],
-            "warnings": counts[Severity.WARNING],
-            "notes": counts[Severity.INFO],
-        },
-        "findings": [f.to_json() for f in result.findings],
-    }
-
-
-def _where(result: ValidationResult, env: str | None) -> tuple[str | None, str | None]:
-    """The cloud and region of the blueprint (as validated, else as written when they are strings)."""
-    validated = result.blueprints.get(env) or result.blueprints.get(None)
-    if validated is not None:
-        return validated.blueprint.cloud, validated.blueprint.region
-    data = result.document.data if result.document is not None else None
-    if not isinstance(data, dict):
-        return None, None
-    cloud, region = data.get("cloud"), data.get("region")
-    return (cloud if isinstance(cloud, str) else None), (region if isinstance(region, str) else None)
 
 
 def render_markdown(findings: Sequence[Finding], lines: Sequence[str], *, title: str) -> str:

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from clusterfab.load import load_bytes
 from clusterfab.plan.project import Plan
-from clusterfab.rules.engine import validate_bytes
 from tests.apimodels.check import Api, Free, leaf_problems, leaves, resolve
 from tests.apimodels.documented import DOCUMENTED
 from tests.apimodels.mapping import MAPPINGS, TABLES
@@ -260,7 +260,7 @@ def test_flex_start_on_a4x_is_refused_before_planning() -> None:
             }
         ],
     )
-    result = validate_bytes(text.encode(), "a4x.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "a4x.yaml", today=TODAY)
     assert [(f.code, f.field) for f in result.findings if f.severity.value == "error"] == [
         ("BP206", "node_groups[0].capacity.kind")
     ]

@@ -22,6 +22,7 @@ import pytest
 from moto import mock_aws
 
 from clusterfab import cli
+from clusterfab.cli import live
 from clusterfab.deploy import promote
 from clusterfab.plan.compare import compare_environments
 from tests.components.harness import plan_file
@@ -51,7 +52,7 @@ def run(
     answer: str | None = None,
 ) -> tuple[int, str, str]:
     monkeypatch.setattr(sys, "argv", ["clusterfab", *args])
-    monkeypatch.setattr(cli, "_stdin_is_tty", lambda: tty)
+    monkeypatch.setattr(live, "stdin_is_tty", lambda: tty)
     if answer is not None:
         monkeypatch.setattr(sys, "stdin", io.StringIO(answer))
     with pytest.raises(SystemExit) as exited:
@@ -524,7 +525,7 @@ def test_up_refuses_when_the_blueprint_or_config_changed_while_asking(
     blueprint = tmp_path / "bp.yaml"
     blueprint.write_text((REPO / BLUEPRINT).read_text())
     stacks(fake_pulumi, blueprint=str(blueprint))
-    asked = cli._confirm
+    asked = live.confirm
 
     def meanwhile(question: str, yes: bool) -> None:
         asked(question, yes)
@@ -535,7 +536,7 @@ def test_up_refuses_when_the_blueprint_or_config_changed_while_asking(
             state["stacks"]["prod"]["config"]["clusterfab:environment"] = "dev"
             fake_pulumi.write(state)
 
-    monkeypatch.setattr(cli, "_confirm", meanwhile)
+    monkeypatch.setattr(live, "confirm", meanwhile)
     code, _, err = run(monkeypatch, capsys, "up", "--stack", "prod", tty=True, answer="y\n")
     assert code == 1
     changed = (
@@ -562,13 +563,13 @@ def test_promote_updates_with_the_plan_the_gates_saw_and_refuses_a_blueprint_cha
     blueprint = tmp_path / "bp.yaml"
     blueprint.write_text((REPO / BLUEPRINT).read_text())
     stacks(fake_pulumi, blueprint=str(blueprint), digest=hashlib.sha256(blueprint.read_bytes()).hexdigest())
-    asked = cli._confirm
+    asked = live.confirm
 
     def meanwhile(question: str, yes: bool) -> None:
         asked(question, yes)
         blueprint.write_text(blueprint.read_text() + "# edited while the gates ran\n")
 
-    monkeypatch.setattr(cli, "_confirm", meanwhile)
+    monkeypatch.setattr(live, "confirm", meanwhile)
     code, _, err = run(monkeypatch, capsys, "promote", "--from", "dev", "--to", "prod", "--yes")
     assert code == 1
     assert err.startswith("error: not updating prod: the blueprint bp.yaml changed since the preview")

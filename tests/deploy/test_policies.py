@@ -24,6 +24,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from clusterfab.catalog import load_catalog
 from clusterfab.cost import estimate_cost
+from clusterfab.load import load
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.policy import buckets, checks
 from clusterfab.policy.pack import (
@@ -39,7 +40,6 @@ from clusterfab.policy.pack import (
 )
 from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource, from_planned
-from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
 from tests.deploy.crossguard import LT, edited, planned, violations
 from tests.factories import TODAY
@@ -64,7 +64,7 @@ def test_example_plans_violate_no_policy(example: str, env: str) -> None:
 def test_planned_resources_cost_what_the_blueprint_costs(example: str, env: str) -> None:
     """The budget policy prices resources with the estimator of `clusterfab cost`: same items, same money."""
     path = REPO / "blueprints" / "examples" / f"{example}.yaml"
-    validated = validate_file(path, display=str(path), environment=env, today=TODAY).blueprints[env]
+    validated = load(path, display=str(path), environment=env, today=TODAY).blueprints[env]
     expected = estimate_cost(validated.spec, load_catalog(), today=TODAY)
     got = price_resources([from_planned(r) for r in planned(example, env)], load_catalog(), today=TODAY)
     assert got.skipped == ()

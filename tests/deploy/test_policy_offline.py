@@ -19,6 +19,7 @@ import pytest
 
 from clusterfab.catalog import load_catalog
 from clusterfab.core import dates
+from clusterfab.load import load
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import plan_blueprint
 from clusterfab.policy.names import (
@@ -32,7 +33,6 @@ from clusterfab.policy.names import (
 )
 from clusterfab.policy.offline import POLICIES, Violation, check_resources
 from clusterfab.policy.pack import policies
-from clusterfab.rules.engine import validate_file
 from tests.conftest import EXAMPLES, REPO
 from tests.deploy.conftest import cached_plan
 from tests.factories import example_spec
@@ -179,7 +179,7 @@ def test_ssh_from_the_internet_is_refused_by_validate_at_its_line_and_by_the_pac
     opened.write_text(
         text.replace("network:\n", "network:\n  ssh_ingress_cidrs: [0.0.0.0/0, 203.0.113.0/24]\n")
     )
-    result = validate_file(opened, display=opened.name, environment="prod", today=dates.today())
+    result = load(opened, display=opened.name, environment="prod", today=dates.today())
     assert [(f.severity.value, f.code, f.field, f.line) for f in result.findings if f.code == "BP111"] == [
         ("error", "BP111", "network.ssh_ingress_cidrs[0]", text.splitlines().index("network:") + 2)
     ]
@@ -229,7 +229,7 @@ def test_unprotected_storage_in_prod_is_refused_by_validate_before_the_pack(tmp_
     unprotected = tmp_path / "unprotected.yaml"
     overlay = "  prod:\n    storage:\n      - name: datasets\n        protect: false\n"
     unprotected.write_text(text.removesuffix("  prod: {}\n") + overlay)
-    result = validate_file(unprotected, display=unprotected.name, environment="prod", today=dates.today())
+    result = load(unprotected, display=unprotected.name, environment="prod", today=dates.today())
     line = len(text.splitlines()) + 3
     assert [(f.severity.value, f.code, f.field, f.line, f.column) for f in result.findings] == [
         ("error", "BP155", "storage[0].protect", line, 18)
@@ -237,6 +237,6 @@ def test_unprotected_storage_in_prod_is_refused_by_validate_before_the_pack(tmp_
     # Saying that prod keeps nothing is what both accept.
     confirmed = tmp_path / "confirmed.yaml"
     confirmed.write_text(unprotected.read_text().replace("  prod:\n", "  prod:\n    protected: false\n"))
-    assert validate_file(confirmed, display=confirmed.name, environment="prod", today=dates.today()).ok
+    assert load(confirmed, display=confirmed.name, environment="prod", today=dates.today()).ok
     planned = plan_blueprint(confirmed, env="prod", display=confirmed.name).resources
     assert check_resources(planned, protected=False, stateful_types=STATEFUL) == []

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.load import load
 from clusterfab.monitoring import MonitoringFiles, render_monitoring, write_files
-from clusterfab.rules.engine import validate_file
 from clusterfab.spec import ClusterSpec
 from tests.conftest import REPO
 from tests.factories import TODAY
@@ -18,7 +18,7 @@ STACK = "prod"
 
 
 def spec_of(path: Path, environment: str | None = None) -> ClusterSpec:
-    result = validate_file(path, today=TODAY, environment=environment, base_only=environment is None)
+    result = load(path, today=TODAY, environment=environment, base_only=environment is None)
     assert result.ok, result.findings
     return result.blueprints[environment].spec
 

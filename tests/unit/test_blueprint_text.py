@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 from clusterfab.blueprint.models import MOUNT_POINT_PATTERN
 from clusterfab.bootstrap.inert import inert, inert_json, plain
 from clusterfab.core.text import TEMPLATE_MARKERS, shown, text_problem
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from tests.conftest import EXAMPLES, REPO
 from tests.factories import TODAY
 
@@ -37,7 +37,7 @@ PRINTABLE = st.characters(exclude_categories=["Cc", "Cs", "Co", "Cn", "Zl", "Zp"
 
 
 def _findings(text: str) -> list[tuple[str, str, int, int]]:
-    result = validate_bytes(text.encode(), "x.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "x.yaml", today=TODAY)
     return [(f.code, f.field, f.line, f.column) for f in result.findings if f.severity.value == "error"]
 
 

@@ -20,7 +20,7 @@ from moto import mock_aws
 
 from clusterfab.catalog import load_catalog
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from clusterfab.scheduler.slurm import render_slurm
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
 from clusterfab.scheduler.slurm.nodes import __main__ as nodes_main
@@ -54,7 +54,7 @@ def _findings(
     ends_at: str, *, scheduler: str = "", today: dt.date = TODAY
 ) -> list[tuple[str, str, int, str]]:
     text = BLOCK.format(ends_at=ends_at, scheduler=scheduler)
-    result = validate_bytes(text.encode(), "bp.yaml", today=today)
+    result = load_bytes(text.encode(), "bp.yaml", today=today)
     return [(f.code, f.field, f.line, f.message) for f in result.findings]
 
 
@@ -139,7 +139,7 @@ def test_a_blocks_end_is_judged_against_the_start_of_today_in_utc(ends_at: str, 
 
 
 def test_an_ended_block_is_an_error_that_says_what_to_do() -> None:
-    result = validate_bytes(
+    result = load_bytes(
         BLOCK.format(ends_at="2026-11-30T11:30:00Z", scheduler="").encode(), "bp.yaml", today=TODAY
     )
     [finding] = result.findings
@@ -160,7 +160,7 @@ TWO_WEEKS = BLOCK.format(ends_at="2026-12-15T11:30:00Z", scheduler=SLURM)
 
 
 def _spec(text: str = TWO_WEEKS) -> ClusterSpec:
-    result = validate_bytes(text.encode(), "bp.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "bp.yaml", today=TODAY)
     assert result.ok, result.findings
     return result.blueprints[None].spec
 
@@ -176,7 +176,7 @@ def test_slurm_conf_says_when_the_block_ends_and_from_when_its_nodes_take_no_job
     ]
     # Without an end there is nothing to say.
     endless = TWO_WEEKS.replace("      ends_at: 2026-12-15T11:30:00Z\n", "")
-    result = validate_bytes(endless.encode(), "bp.yaml", today=TODAY)
+    result = load_bytes(endless.encode(), "bp.yaml", today=TODAY)
     assert [f.code for f in result.findings] == ["BP162"]
     assert "capacity block" not in render_slurm(result.blueprints[None].spec, FACTS)["slurm.conf"]
 
@@ -185,7 +185,7 @@ def test_the_node_sync_is_told_when_ec2_takes_the_blocks_instances() -> None:
     files = controller_files(_spec(), FACTS, stack="prod")
     assert json.loads(files[SYNC_CONFIG])["ends"] == {"gpus": "2026-12-15T11:00:00Z"}
     endless = TWO_WEEKS.replace("      ends_at: 2026-12-15T11:30:00Z\n", "")
-    spec = validate_bytes(endless.encode(), "bp.yaml", today=TODAY).blueprints[None].spec
+    spec = load_bytes(endless.encode(), "bp.yaml", today=TODAY).blueprints[None].spec
     assert "ends" not in json.loads(controller_files(spec, FACTS, stack="prod")[SYNC_CONFIG])
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from clusterfab import cli
+from clusterfab.cli.promote import HEALTH_MAX_AGE_HOURS
 from tests.conftest import BAD_FIXTURES, EXAMPLES, REPO
 
 FINDING_KEYS = {
@@ -141,7 +142,7 @@ def test_internal_error_exits_3_without_traceback(
     def boom(*_: object, **__: object) -> None:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr("clusterfab.rules.engine.validate_file", boom)
+    monkeypatch.setattr("clusterfab.load.load", boom)
     monkeypatch.setattr(sys, "argv", ["clusterfab", "validate", str(EXAMPLES[0])])
     with pytest.raises(SystemExit) as exit_info:
         cli.main()
@@ -235,7 +236,7 @@ def test_promote_default_health_age_is_the_health_module_default() -> None:
 
     from clusterfab.health import DEFAULT_MAX_AGE
 
-    assert dt.timedelta(hours=cli.HEALTH_MAX_AGE_HOURS) == DEFAULT_MAX_AGE == dt.timedelta(hours=72)
+    assert dt.timedelta(hours=HEALTH_MAX_AGE_HOURS) == DEFAULT_MAX_AGE == dt.timedelta(hours=72)
 
 
 def _command_names() -> list[str]:

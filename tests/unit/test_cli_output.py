@@ -15,6 +15,7 @@ import pytest
 
 from clusterfab import cli
 from clusterfab.catalog import load_catalog
+from clusterfab.cli.options import stack_name
 from tests.conftest import BAD_FIXTURES, REPO
 
 EXAMPLE = "blueprints/examples/aws-p5-efa-fsx.yaml"
@@ -270,7 +271,7 @@ def test_stack_names_are_checked_before_anything_runs(args: list[str]) -> None:
 
 @pytest.mark.parametrize("name", ["dev", "prod-2", "my_org/clusterfab/prod.eu", "org/dev"])
 def test_pulumi_stack_names_are_accepted(name: str) -> None:
-    assert cli._stack_name(name) == name
+    assert stack_name(name) == name
 
 
 @pytest.mark.parametrize("allow", [False, True])

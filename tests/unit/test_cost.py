@@ -21,7 +21,7 @@ from clusterfab.catalog import load_catalog
 from clusterfab.core.vocab import Cloud
 from clusterfab.cost import estimate_cost
 from clusterfab.cost.render import cost_json, render_markdown, render_text, unit_price, usd
-from clusterfab.rules.engine import validate_bytes, validate_file
+from clusterfab.load import load, load_bytes
 from clusterfab.spec import ClusterSpec
 from tests.conftest import BAD_FIXTURES, REPO, assert_golden
 from tests.factories import TODAY, estimate, example_spec, spec, validated
@@ -757,7 +757,7 @@ environments:
     assert big.returncode == 1
     assert "OVER BUDGET (hourly $220.16 over the $100.00 limit)" in big.stdout
     # validate reports the environment's overrun as BP401, pointing at the base's limit
-    result = validate_file(path, today=TODAY)
+    result = load(path, today=TODAY)
     assert [(f.code, f.field, f.line, f.column, f.message) for f in result.findings] == [
         (
             "BP401",
@@ -893,14 +893,14 @@ def test_cost_package_imports_no_pulumi() -> None:
 
 
 def test_budget_findings_messages_and_hints() -> None:
-    result = validate_file(BAD_FIXTURES / "BP401-hourly-budget.yaml", today=TODAY)
+    result = load(BAD_FIXTURES / "BP401-hourly-budget.yaml", today=TODAY)
     (finding,) = result.findings
     assert finding.message == "the estimate of $220.16/h is over the budget of $200.00/h"
     assert finding.hint == (
         "largest costs: trainers (4 x p5.48xlarge, on_demand) $220.16/h (100%); lower them (fewer nodes "
         "or chips, cheaper capacity such as spot) or raise budget.max_hourly_usd"
     )
-    result = validate_file(BAD_FIXTURES / "BP402-monthly-budget.yaml", today=TODAY)
+    result = load(BAD_FIXTURES / "BP402-monthly-budget.yaml", today=TODAY)
     (finding,) = result.findings
     assert finding.message == (
         "the estimate of $40,179.20/month (730 h) is over the budget of $40,000.00/month"
@@ -908,7 +908,7 @@ def test_budget_findings_messages_and_hints() -> None:
 
 
 def test_budget_over_with_unpriced_items_says_so() -> None:
-    result = validate_bytes(
+    result = load_bytes(
         b"""version: 1
 name: partial
 cloud: aws
@@ -929,7 +929,7 @@ budget: {max_hourly_usd: 200}
 
 def test_no_budget_no_budget_findings() -> None:
     # The same unpriced storage without a budget: nothing for validate to say about cost.
-    result = validate_bytes(
+    result = load_bytes(
         b"""version: 1
 name: partial
 cloud: aws
@@ -945,7 +945,7 @@ storage: [{name: data, kind: lustre, capacity_gib: 2400, throughput_mbps_per_tib
 
 
 def test_unknown_catalog_names_get_no_budget_noise() -> None:
-    result = validate_bytes(
+    result = load_bytes(
         b"""version: 1
 name: typo
 cloud: aws

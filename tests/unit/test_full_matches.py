@@ -14,10 +14,10 @@ import typer
 
 from clusterfab.catalog import load_catalog
 from clusterfab.catalog.refresh.nccl_builds import builds_from_pypi
-from clusterfab.cli import _stack_name
+from clusterfab.cli.options import stack_name
 from clusterfab.clouds import profile
 from clusterfab.health import HealthRecordError, parse_record
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from clusterfab.scheduler.slurm.hostlist import expand
 from tests.conftest import REPO
 from tests.factories import TODAY
@@ -44,7 +44,7 @@ def test_a_gcp_label_value_with_a_newline_is_a_located_finding() -> None:
         'labels:\n  team: "research\\n"\n'
         "tpu_slices:\n  - {name: tpu, generation: v5p, topology: 2x2x1}\n"
     )
-    result = validate_bytes(text.encode(), "labels.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "labels.yaml", today=TODAY)
     assert [(f.code, f.field, f.line, f.column) for f in result.findings if f.severity.value == "error"] == [
         ("BP010", "labels.team", 7, 9)
     ]
@@ -83,9 +83,9 @@ def test_aws_zones_end_where_the_value_ends(zone: str, region: str) -> None:
 
 
 def test_stack_names_end_where_the_value_ends() -> None:
-    assert _stack_name("acme/prod") == "acme/prod"
+    assert stack_name("acme/prod") == "acme/prod"
     with pytest.raises(typer.BadParameter):
-        _stack_name("prod\n")
+        stack_name("prod\n")
 
 
 def test_node_names_end_where_the_value_ends() -> None:

@@ -30,10 +30,10 @@ from clusterfab.bootstrap import Mount
 from clusterfab.bootstrap.inert import inert, inert_json, plain
 from clusterfab.catalog import load_catalog
 from clusterfab.core.findings import Finding, Severity
+from clusterfab.load import load_bytes
 from clusterfab.monitoring.host import monitoring_host_vars
 from clusterfab.monitoring.render import render_monitoring
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
-from clusterfab.rules.engine import validate_bytes
 from clusterfab.scheduler.slurm.hostvars import client_vars, controller_files, controller_host_vars, node_vars
 from clusterfab.scheduler.slurm.render import slurm_groups
 from clusterfab.spec import ClusterSpec
@@ -273,7 +273,7 @@ def test_a_hostile_string_is_refused_at_its_field_or_reaches_hosts_as_data(
     hostile = HOSTILE[kind]
     base = BASES[_base_for(path)]
     data = _with(base, path, hostile)
-    result = validate_bytes(_dump(data), "hostile.yaml", today=TODAY)
+    result = load_bytes(_dump(data), "hostile.yaml", today=TODAY)
     errors = [f for f in result.findings if f.severity is Severity.ERROR]
     if errors:
         field = _concrete(data, path)
@@ -281,7 +281,7 @@ def test_a_hostile_string_is_refused_at_its_field_or_reaches_hosts_as_data(
         return
     # Accepted: everything the hosts get from each environment carries it as data.
     assert kind not in {"template", "statement", "comment", "line-feed", "escape", "bidi", "zero-width"}
-    before = validate_bytes(_dump(base), "base.yaml", today=TODAY).blueprints
+    before = load_bytes(_dump(base), "base.yaml", today=TODAY).blueprints
     for environment, validated in result.blueprints.items():
         assert _inert_on_hosts(validated.spec, before[environment].spec, hostile) == [], environment
 
@@ -289,7 +289,7 @@ def test_a_hostile_string_is_refused_at_its_field_or_reaches_hosts_as_data(
 def test_an_overlays_hostile_string_is_refused_where_the_overlay_writes_it() -> None:
     data = copy.deepcopy(BASES["aws"])
     data["environments"]["dev"]["node_groups"][0]["local_scratch"] = {"mount_point": HOSTILE["template"]}
-    result = validate_bytes(_dump(data), "hostile.yaml", today=TODAY)
+    result = load_bytes(_dump(data), "hostile.yaml", today=TODAY)
     assert [(f.code, f.path) for f in result.findings if f.severity is Severity.ERROR] == [
         ("BP010", ("environments", "dev", "node_groups", 0, "local_scratch", "mount_point"))
     ]
@@ -299,5 +299,5 @@ def test_the_cases_run_against_the_examples_the_bases_come_from() -> None:
     for name in ("aws-p5-slurm.yaml", "gcp-tpu-v5p-multislice.yaml", "gcp-a3mega-tcpxo-filestore.yaml"):
         assert Path(EXAMPLES_DIR / name).is_file()
     for name, data in BASES.items():
-        result = validate_bytes(_dump(data), f"{name}.yaml", today=TODAY)
+        result = load_bytes(_dump(data), f"{name}.yaml", today=TODAY)
         assert [f for f in result.findings if f.severity is Severity.ERROR] == [], name

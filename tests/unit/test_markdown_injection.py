@@ -210,9 +210,9 @@ def test_the_mermaid_ids_of_distinct_names_are_distinct() -> None:
 
 
 def test_a_hostile_cost_estimate_stays_values() -> None:
-    from clusterfab.rules.engine import validate_file
+    from clusterfab.load import load
 
-    validated = validate_file(EXAMPLE, environment="dev", today=TODAY).blueprints["dev"]
+    validated = load(EXAMPLE, environment="dev", today=TODAY).blueprints["dev"]
     estimate = estimate_cost(validated.spec, _catalog(), today=TODAY)
     estimate = dataclasses.replace(
         estimate,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 
 BASE = b"""version: 1
 name: ov
@@ -24,7 +24,7 @@ storage:
 
 
 def _result(overlay: bytes, env: str | None = "dev"):  # type: ignore[no-untyped-def]
-    return validate_bytes(BASE + b"environments:\n  dev:\n" + overlay, "bp.yaml", environment=env)
+    return load_bytes(BASE + b"environments:\n  dev:\n" + overlay, "bp.yaml", environment=env)
 
 
 def test_named_items_merge_by_name_and_keep_base_fields() -> None:
@@ -86,7 +86,7 @@ def test_a_value_nothing_sets_is_never_to_be_nulled() -> None:
     # neither sets: the hint says where to add it, never `null` (there is nothing to remove).
     base = BASE.replace(b"    count: 2\n", b"    count: 2\n    capacity: {kind: on_demand}\n")
     overlay = b"    node_groups:\n      - name: eval\n        capacity: {kind: flex_start}\n"
-    result = validate_bytes(base + b"environments:\n  dev:\n" + overlay, "bp.yaml", environment="dev")
+    result = load_bytes(base + b"environments:\n  dev:\n" + overlay, "bp.yaml", environment="dev")
     (needs_duration,) = [f for f in result.findings if f.code == "BP109"]
     field = "node_groups[1].capacity.max_run_duration_hours"
     assert (needs_duration.field, needs_duration.line) == (field, 22)
@@ -121,7 +121,7 @@ def test_an_error_shared_by_two_environments_is_reported_for_each() -> None:
         b"  dev:\n    node_groups: [{name: trainers, capacity: {kind: spot, ends_at: null}}]\n"
         b"  prod:\n    node_groups: [{name: trainers, capacity: {kind: on_demand, ends_at: null}}]\n"
     )
-    result = validate_bytes(text, "bp.yaml")
+    result = load_bytes(text, "bp.yaml")
     assert [(f.code, f.line, f.column, f.environment) for f in result.findings] == [
         ("BP119", 19, 36, "dev"),
         ("BP119", 21, 36, "prod"),
@@ -130,7 +130,7 @@ def test_an_error_shared_by_two_environments_is_reported_for_each() -> None:
 
 def test_an_error_of_the_base_is_reported_once_without_an_environment() -> None:
     text = BASE.replace(b"count: 2", b"count: 0") + b"environments:\n  dev: {}\n  prod: {}\n"
-    result = validate_bytes(text, "bp.yaml")
+    result = load_bytes(text, "bp.yaml")
     assert [(f.code, f.field, f.line, f.environment) for f in result.findings] == [
         ("BP009", "node_groups[1].count", 14, None),
     ]
@@ -183,7 +183,7 @@ def test_null_removes_a_base_value_so_the_field_takes_its_default() -> None:
 
 
 def test_an_empty_environment_is_an_empty_overlay() -> None:
-    result = validate_bytes(BASE + b"environments:\n  dev:\n  prod: {}\n", "bp.yaml")
+    result = load_bytes(BASE + b"environments:\n  dev:\n  prod: {}\n", "bp.yaml")
     assert result.ok, result.findings
     assert result.checked == [None, "dev", "prod"]
     assert result.blueprints["dev"].blueprint.node_groups == result.blueprints[None].blueprint.node_groups
@@ -212,7 +212,7 @@ def test_removing_a_required_field_points_at_the_null() -> None:
 
 def test_with_env_a_problem_inherited_from_the_base_is_still_reported() -> None:
     text = BASE.replace(b"count: 2", b"count: 0") + b"environments:\n  dev: {labels: {x: y}}\n"
-    result = validate_bytes(text, "bp.yaml", environment="dev")
+    result = load_bytes(text, "bp.yaml", environment="dev")
     assert [(f.code, f.field, f.line, f.environment) for f in result.findings] == [
         ("BP009", "node_groups[1].count", 14, None),
     ]

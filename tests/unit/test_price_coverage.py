@@ -26,7 +26,7 @@ from clusterfab.catalog.models import MachineType, PriceUnit, StorageTier
 from clusterfab.clouds import profile
 from clusterfab.core.vocab import CapacityKind, Cloud
 from clusterfab.cost.estimate import CostLine, ItemKind, estimate_lines, storage_sku
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from tests.factories import EXAMPLES_DIR, TODAY, blueprint_yaml, estimate
 
 CATALOG = load_catalog()
@@ -246,7 +246,7 @@ def test_machines_without_an_on_demand_price_refuse_on_demand(cloud: str, machin
         zone=zone,
         node_groups=[{"name": "g", "machine_type": machine, "count": 2, "capacity": {"kind": "on_demand"}}],
     )
-    findings = validate_bytes(text.encode(), "test.yaml", today=TODAY).findings
+    findings = load_bytes(text.encode(), "test.yaml", today=TODAY).findings
     bp206 = [f for f in findings if f.code == "BP206"]
     assert [(f.message, f.hint) for f in bp206] == [
         (f"{machine} is not sold as on_demand", f"{machine} is sold as: {sold_as}")

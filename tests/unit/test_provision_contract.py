@@ -15,8 +15,8 @@ import yaml
 
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import load_catalog
+from clusterfab.load import load
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
-from clusterfab.rules.engine import validate_file
 from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, node_vars
 from tests.conftest import EXAMPLES, REPO
 from tests.factories import example_spec
@@ -125,7 +125,7 @@ def _contract(playbook: str, variables: dict[str, Any], extra_options: dict[str,
 def _cases() -> list[tuple[Path, str | None, str]]:
     cases = []
     for path in EXAMPLES:
-        result = validate_file(path)
+        result = load(path)
         for env, validated in result.blueprints.items():
             items = [g.name for g in validated.spec.node_groups] + [t.name for t in validated.spec.tpu_slices]
             cases += [(path, env, item) for item in items]
@@ -139,7 +139,7 @@ CASES = _cases()
     ("path", "env", "item"), CASES, ids=[f"{p.stem}-{e or 'base'}-{i}" for p, e, i in CASES]
 )
 def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, item: str) -> None:
-    resolved = validate_file(path).blueprints[env].spec
+    resolved = load(path).blueprints[env].spec
     groups = {g.name: g for g in resolved.node_groups}
     slices = {t.name: t for t in resolved.tpu_slices}
     storage = resolved.storage_named((groups[item] if item in groups else slices[item]).storage)
@@ -160,7 +160,7 @@ def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, 
 
 
 SLURM_CASES = list(
-    dict.fromkeys((p, e) for p, e, _ in CASES if validate_file(p).blueprints[e].spec.scheduler is not None)
+    dict.fromkeys((p, e) for p, e, _ in CASES if load(p).blueprints[e].spec.scheduler is not None)
 )
 
 
@@ -169,7 +169,7 @@ SLURM_IDS = [f"{p.stem}-{e or 'base'}" for p, e in SLURM_CASES]
 
 @pytest.mark.parametrize(("path", "env"), SLURM_CASES, ids=SLURM_IDS)
 def test_slurm_hosts_vars_satisfy_their_playbooks(path: Path, env: str | None) -> None:
-    resolved = validate_file(path).blueprints[env].spec
+    resolved = load(path).blueprints[env].spec
     controller = controller_host_vars(resolved, CATALOG, stack="prod", files_dir="/opt/clusterfab/files/x")
     monitoring = yaml.safe_load((PLAYBOOKS / "specs" / "monitoring_argument_specs.yml").read_text())
     playbook_level = {"clusterfab_monitoring_enabled": {"type": "bool"}}

@@ -19,7 +19,7 @@ from clusterfab.core.vocab import (
     reserved_tag_key,
     standard_tags,
 )
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from tests.factories import TODAY
 
 SLURM = """version: 1
@@ -52,7 +52,7 @@ CLOUDS = {
 @pytest.mark.parametrize("cloud", sorted(CLOUDS))
 def test_labels_that_copy_clusterfabs_tags_are_refused_where_they_are_written(cloud: str) -> None:
     text = SLURM.format(cloud=cloud, **CLOUDS[cloud])
-    result = validate_bytes(text.encode(), "impostor.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "impostor.yaml", today=TODAY)
     reserved = [
         (f.code, f.field, f.line, f.column, f.environment) for f in result.findings if f.code == "BP142"
     ]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from clusterfab.core.codes import CODES
+from clusterfab.load import load
 from clusterfab.rules.context import StackView
-from clusterfab.rules.engine import validate_file
 from clusterfab.rules.render import render_text
 from tests.conftest import BAD_FIXTURES, EXAMPLES, assert_golden
 from tests.factories import TODAY
@@ -52,7 +52,7 @@ def _expectations(path: Path) -> set[tuple[str, str, str, int, int]]:
 def test_bad_fixture_produces_exactly_its_findings(path: Path) -> None:
     expected = _expectations(path)
     assert expected, f"{path.name} has no `# expect:` lines"
-    result = validate_file(path, display=path.name, today=TODAY, stack=_stack(path))
+    result = load(path, display=path.name, today=TODAY, stack=_stack(path))
     got = {(f.severity.value, f.code, f.field, f.line, f.column) for f in result.findings}
     assert got == expected
     for finding in result.findings:
@@ -69,7 +69,7 @@ def test_every_registered_code_has_a_fixture() -> None:
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_examples_are_valid_in_every_environment(path: Path) -> None:
     # Price caveats (BP403 warnings, BP404 notes) are allowed: the catalog lacks some prices.
-    result = validate_file(path, today=TODAY)
+    result = load(path, today=TODAY)
     assert [f for f in result.findings if f.severity.value == "error"] == []
     assert set(result.blueprints) == {None, "dev", "prod"}
 
@@ -88,13 +88,13 @@ def test_examples_are_valid_in_every_environment(path: Path) -> None:
 def test_golden_error_text(name: str) -> None:
     path = BAD_FIXTURES / f"{name}.yaml"
     shown = f"tests/fixtures/blueprints/bad/{name}.yaml"
-    result = validate_file(path, display=shown)
+    result = load(path, display=shown)
     lines = result.document.lines if result.document else path.read_text().splitlines()
     assert_golden(f"errors/{name}.txt", render_text(result.findings, lines) + "\n")
 
 
 def test_findings_are_sorted_by_position_and_deduplicated() -> None:
-    result = validate_file(BAD_FIXTURES / "BP108-count-and-autoscaling.yaml")
+    result = load(BAD_FIXTURES / "BP108-count-and-autoscaling.yaml")
     positions = [(f.line, f.column) for f in result.findings]
     assert positions == sorted(positions)
     assert len(result.findings) == len({(f.code, f.field, f.line, f.column) for f in result.findings})

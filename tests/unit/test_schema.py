@@ -10,7 +10,7 @@ from ruamel.yaml import YAML
 
 from clusterfab.blueprint.schema import blueprint_json_schema
 from clusterfab.catalog import load_catalog, schema_choices
-from clusterfab.rules.engine import validate_bytes
+from clusterfab.load import load_bytes
 from tests.conftest import REPO
 from tests.factories import TODAY
 
@@ -48,7 +48,7 @@ def test_overlay_schema_needs_only_names() -> None:
 def _findings(body: str) -> list[tuple[str, str, str, str]]:
     """The schema findings (BP0xx) of a blueprint with `body` under a valid head."""
     head = "version: 1\nname: tt\ncloud: aws\nregion: us-east-1\nzone: use1-az6\n"
-    result = validate_bytes((head + body).encode(), "t.yaml")
+    result = load_bytes((head + body).encode(), "t.yaml")
     return [(f.code, f.field, f.message, f.hint) for f in result.findings if f.code < "BP100"]
 
 
@@ -124,7 +124,7 @@ def test_editor_schema_checks_overlays_as_strictly_as_the_cli(overlay: str, vali
     blueprint = f"{head}environments:\n  dev: {overlay}\n"
     validator = jsonschema.Draft202012Validator(json.loads(SCHEMA_FILE.read_text()))
     schema_errors = [e.message for e in validator.iter_errors(YAML(typ="safe").load(blueprint))]
-    cli = validate_bytes(blueprint.encode(), "bp.yaml", today=TODAY)
+    cli = load_bytes(blueprint.encode(), "bp.yaml", today=TODAY)
     # What a JSON Schema can express: the schema findings and the overlay's own structure.
     cli_errors = [f for f in cli.findings if f.code < "BP100" or f.code in {"BP116", "BP136"}]
     assert (schema_errors == [], cli_errors == []) == (valid, valid), (schema_errors, cli_errors)
@@ -141,7 +141,7 @@ def test_editor_schema_refuses_environment_names_the_cli_refuses() -> None:
 
 def test_one_schema_error_does_not_hide_the_rest() -> None:
     # An unknown key, and three rule errors in the valid rest: all four in one pass, no cascade.
-    findings = validate_bytes(
+    findings = load_bytes(
         b"""version: 1
 name: all-at-once
 cloud: aws
@@ -291,7 +291,7 @@ storage:
 def test_hints_say_how_to_fix(body: str, expected: tuple[str, str, str, str]) -> None:
     head = "version: 1\nname: tt\nregion: us-east-1\nzone: use1-az6\n"
     head += "" if body.startswith("cloud") else "cloud: aws\n"
-    result = validate_bytes((head + body).encode(), "t.yaml", today=TODAY)
+    result = load_bytes((head + body).encode(), "t.yaml", today=TODAY)
     assert [(f.code, f.field, f.message, f.hint) for f in result.findings if f.code < "BP100"] == [expected]
 
 
@@ -328,7 +328,7 @@ def test_a_name_that_does_not_match_is_suggested_written_as_one(
         f"version: 1\nname: {name}\ncloud: aws\nregion: {region}\nzone: use1-az6\n"
         f"node_groups: [{{name: {group}, machine_type: p5.48xlarge, count: 2}}]\n"
     )
-    result = validate_bytes(body.encode(), "t.yaml", today=TODAY)
+    result = load_bytes(body.encode(), "t.yaml", today=TODAY)
     assert [(f.code, f.field, f.hint) for f in result.findings if f.code < "BP100"] == [
         ("BP009", field, hint)
     ]
@@ -354,7 +354,7 @@ zone: use1-az6
 node_groups: [{{name: h100, machine_type: p5.48xlarge, count: 2}}]
 scheduler: {{kind: slurm, partitions: [{{name: gpu, node_groups: [h100], max_time: "{written}"}}]}}
 """
-    findings = validate_bytes(body.encode(), "t.yaml", today=TODAY).findings
+    findings = load_bytes(body.encode(), "t.yaml", today=TODAY).findings
     assert [(f.code, f.field, f.hint) for f in findings] == [
         ("BP009", "scheduler.partitions[0].max_time", hint)
     ]
@@ -373,7 +373,7 @@ node_groups:
   - {name: g, instance_type: p5.48xlarge, instance_count: 2, volumes: [s]}
 storage: [{name: s, kind: lustre, deployment: scratch, size_gib: 1200}]
 """
-    findings = validate_bytes(body, "t.yaml", today=TODAY).findings
+    findings = load_bytes(body, "t.yaml", today=TODAY).findings
     assert [(f.code, f.field, f.line, f.hint) for f in findings] == [
         # `cloud` is there already: no pointer at it
         (

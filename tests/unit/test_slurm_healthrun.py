@@ -16,6 +16,8 @@ import yaml
 
 from clusterfab import cli
 from clusterfab.catalog import load_catalog
+from clusterfab.cli import health as health_command
+from clusterfab.cli import live
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import read_outputs
 from clusterfab.scheduler.slurm.healthrun import (
@@ -285,8 +287,8 @@ def _cli(
         return lines or []
 
     project = SimpleNamespace(stack=lambda name: SimpleNamespace(outputs=lambda: outputs))
-    monkeypatch.setattr(cli, "_deploy_project", lambda: project)
-    monkeypatch.setattr(cli, "_remote_lines", remote)
+    monkeypatch.setattr(live, "deploy_project", lambda: project)
+    monkeypatch.setattr(health_command, "remote_lines", remote)
     monkeypatch.setattr("clusterfab.clouds.missing_host_tools", lambda cloud: missing or [])
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setattr(sys, "argv", ["clusterfab", "health", "--stack", "prod", *args])
@@ -384,7 +386,7 @@ def test_the_sessions_lines_are_kept_and_its_progress_goes_to_stderr(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     program = "print('reserving 3 nodes\\r'); print('{\"nodes\": []}'); raise SystemExit(3)"
-    lines = cli._remote_lines([sys.executable, "-c", program])
+    lines = health_command.remote_lines([sys.executable, "-c", program])
     # A terminal's \r\n reads as \n (universal newlines); the exit status is the report's business.
     assert lines == ["reserving 3 nodes\n", '{"nodes": []}\n']
     assert capsys.readouterr().err == "reserving 3 nodes\n"

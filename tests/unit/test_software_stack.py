@@ -18,8 +18,8 @@ import yaml
 
 from clusterfab.catalog import at_least, load_catalog, version_tuple
 from clusterfab.catalog.refresh.nccl_builds import builds_from_pypi, render
+from clusterfab.load import load_bytes
 from clusterfab.provision.extravars import gpu_node_vars
-from clusterfab.rules.engine import validate_bytes
 from tests.conftest import REPO
 from tests.factories import TODAY, blueprint_yaml, example_spec
 
@@ -163,7 +163,7 @@ def test_an_nccl_without_a_build_for_the_cuda_major_is_refused_with_the_nearest_
         node_groups=[{"name": "g", "machine_type": "p5.48xlarge", "count": 2}],
         software={"nvidia_driver": "580.95.05", "cuda": cuda, "nccl": nccl},
     )
-    result = validate_bytes(text.encode(), "test.yaml", today=TODAY)
+    result = load_bytes(text.encode(), "test.yaml", today=TODAY)
     found = [(f.field, f.message, f.hint) for f in result.findings if f.code == "BP221"]
     assert found == ([] if expected is None else [("software.nccl", *expected)])
 
