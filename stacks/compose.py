@@ -28,7 +28,7 @@ from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.provision.bundle import Bundle, build_bundle
 from clusterfab.provision.extravars import gpu_node_vars
 from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, health_files, node_vars
-from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
 from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.stackinput import StackInput

@@ -7,8 +7,8 @@ with the cluster's blueprint, stack and node group. No Pulumi resource owns them
 security group, a placement group, a GCP subnetwork in use cannot be deleted. The stack's delete hook on
 each node group's auto scaling group / managed instance group calls `delete_elastic` (stacks/compose.py).
 
-The decision (which instances, when to give up) is plain code over a `Fleet` (nodesync's `Ec2Fleet` and
-`GceFleet`: the same queries the controller's node sync runs), built here with the deploying user's
+The decision (which instances, when to give up) is plain code over a `Fleet` (the node programs' `Ec2Fleet`
+and `GceFleet`: the same queries the controller's node sync runs), built here with the deploying user's
 credentials: boto3's default chain in the blueprint's region, google-auth's application default
 credentials for the stack's project and zone, as the Pulumi providers use them.
 """
@@ -20,15 +20,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clusterfab.core.errors import ClusterfabError
-from clusterfab.scheduler.slurm.nodes.nodesync import (
-    GROUP_TAG,
-    CloudError,
-    Ec2Fleet,
-    Ec2Group,
-    ElasticInstance,
-    FlexRequest,
-    GceFleet,
-)
+from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet, Ec2Group
+from clusterfab.scheduler.slurm.nodes.fleet import GROUP_TAG, CloudError, ElasticInstance, FlexRequest
+from clusterfab.scheduler.slurm.nodes.gcp import GceFleet
 
 if TYPE_CHECKING:
     import requests
@@ -152,8 +146,8 @@ def gce_fleet(project: str, zone: str, *, blueprint: str, stack: str) -> GceFlee
 
 
 class _SessionHttp:
-    """nodesync's Http over an authorized requests session; an HTTP error is a TeardownError with
-    Google's message."""
+    """The node programs' Http (gcp_http.py) over an authorized requests session; an HTTP error is a
+    TeardownError with Google's message."""
 
     def __init__(self, session: requests.Session) -> None:
         self._session = session
