@@ -19,7 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from clusterfab.scheduler.slurm.nodes.nodesync import Group, Instance, MarkDown
+from clusterfab.scheduler.slurm.nodes.actions import MarkDown
+from clusterfab.scheduler.slurm.nodes.fleet import Instance
+from clusterfab.scheduler.slurm.nodes.groups import Group
 from clusterfab.scheduler.slurm.nodes.power import ResumeJob, plan_resume, resume
 
 
@@ -58,7 +60,7 @@ def _time_moto(size: int) -> float:
     import boto3
     from moto import mock_aws
 
-    from clusterfab.scheduler.slurm.nodes.nodesync import Ec2Fleet
+    from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet
 
     with mock_aws():
         ec2 = boto3.client("ec2", region_name="us-east-1")

@@ -19,7 +19,7 @@ from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, health_files, node_vars
-from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm

@@ -11,7 +11,7 @@ from cluster import Cluster, NodeGroupExport, SchedulerRealized
 
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.core.vocab import Fabric
-from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.spec import ClusterSpec, NodeGroup
 from components._contracts import MountTarget
 from components.gcp.bucket import GcpClusterBucket

@@ -30,7 +30,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     slurm_node_groups,
 )
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
-from clusterfab.scheduler.slurm.nodes.nodesync import VM_NAME_MAX, GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import VM_NAME_MAX, GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown_gcp import gce_fleet
 from clusterfab.spec import ClusterSpec, NodeGroup

@@ -348,10 +348,21 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
             "__init__.py",
             "__main__.py",
             "accounting.py",
+            "actions.py",
+            "aws.py",
+            "aws_rds.py",
+            "clouds.py",
             "counts.py",
             "files.py",
+            "fleet.py",
+            "gcp.py",
+            "gcp_cloudsql.py",
+            "gcp_http.py",
+            "groups.py",
             "nodesync.py",
             "power.py",
+            "reconcile.py",
+            "scontrol.py",
         )
     ]
     assert "slurm.conf" in names

@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from clusterfab.scheduler.slurm.nodes.nodesync import ElasticInstance
+from clusterfab.scheduler.slurm.nodes.fleet import ElasticInstance
 from tests.components import test_aws_slurm, test_gcp_slurm
 from tests.components.harness import aws_plan, gcp_plan, stacks_module
 

@@ -122,7 +122,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "operation-waits",
-        "clusterfab/scheduler/slurm/nodes/nodesync.py",
+        "clusterfab/scheduler/slurm/nodes/gcp.py",
         replace_once("OPERATION_WAITS = 5\n", "OPERATION_WAITS = 50\n"),
         ("tests/unit/test_slurm_gce_elastic.py::test_a_bulk_insert_that_does_not_finish_is_given_up",),
         "a bulkInsert waited for 100 minutes, past ResumeTimeout (was counted against the constant)",

@@ -24,7 +24,7 @@ import pytest
 from clusterfab.catalog import load_catalog
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_NODE_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
-from clusterfab.scheduler.slurm.nodes.nodesync import COMPUTE_API, GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import COMPUTE_API, GceGroup
 from tests.components.harness import stacks_module
 from tests.factories import spec
 from tests.slurm.labcloud import enter_net

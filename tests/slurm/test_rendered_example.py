@@ -156,7 +156,9 @@ def test_the_node_sync_moves_a_node_and_downs_a_lost_one_in_slurmctld(lab: Slurm
     """The controller's node sync (clusterfab/scheduler/slurm/nodesync.py) against the real slurmctld: it
     reads the nodes' JSON, points a static node at its instance's address (Slurm accepts NodeAddr on
     static nodes), and marks a node no instance holds DOWN with the sync's reason."""
-    from clusterfab.scheduler.slurm.nodes.nodesync import GONE_REASON, MarkDown, Scontrol, SetAddress
+    from clusterfab.scheduler.slurm.nodes.actions import MarkDown, SetAddress
+    from clusterfab.scheduler.slurm.nodes.reconcile import GONE_REASON
+    from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol
 
     def run(command: list[str], **options: object) -> subprocess.CompletedProcess[str]:
         done = lab.run(command, check=bool(options.get("check")))

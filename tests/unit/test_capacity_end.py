@@ -25,6 +25,8 @@ from clusterfab.scheduler.slurm import render_slurm
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
 from clusterfab.scheduler.slurm.nodes import __main__ as nodes_main
 from clusterfab.scheduler.slurm.nodes import nodesync
+from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet, ends_from_config
+from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol
 from clusterfab.spec import ClusterSpec
 from tests.conftest import REPO
 from tests.unit.test_cli_output import run
@@ -205,15 +207,15 @@ def test_the_node_sync_reserves_a_blocks_nodes_from_ten_minutes_before_ec2_takes
     tags = {BLUEPRINT_TAG: "b200", STACK_TAG: "prod", NODE_GROUP_TAG: "gpus"}
     spec = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}]
     ec2.run_instances(ImageId=image, MinCount=2, MaxCount=2, TagSpecifications=spec)
-    ends = nodesync.ends_from_config({"gpus": "2026-12-15T11:00:00Z"})  # the config's, as rendered above
-    fleet = nodesync.Ec2Fleet(ec2, blueprint="b200", stack="prod", ends=ends)
+    ends = ends_from_config({"gpus": "2026-12-15T11:00:00Z"})  # the config's, as rendered above
+    fleet = Ec2Fleet(ec2, blueprint="b200", stack="prod", ends=ends)
     assert {i.ends for i in fleet.instances()} == {dt.datetime(2026, 12, 15, 11, 0, tzinfo=dt.UTC)}
     nodes = [{"name": f"gpus-{i}", "address": f"gpus-{i}", "state": ["IDLE"]} for i in range(2)]
     names = {"gpus": ["gpus-0", "gpus-1"]}
     now = dt.datetime(2026, 12, 1, tzinfo=dt.UTC)
-    nodesync.sync(names, fleet, nodesync.Scontrol(run=_Scontrol(nodes)), ending=True, now=now)  # names them
+    nodesync.sync(names, fleet, Scontrol(run=_Scontrol(nodes)), ending=True, now=now)  # names them
     scontrol = _Scontrol(nodes)
-    nodesync.sync(names, fleet, nodesync.Scontrol(run=scontrol), ending=True, now=now)
+    nodesync.sync(names, fleet, Scontrol(run=scontrol), ending=True, now=now)
     # 2026-12-01 00:00 -> 2026-12-15 10:50 UTC: 14 days and 10 h 50 min = 1,248,600 s
     assert [c for c in scontrol.updates if c[:3] == ["scontrol", "create", "reservation"]] == [
         ["scontrol", "create", "reservation", f"ReservationName=clusterfab-end-gpus-{i}",
@@ -240,7 +242,7 @@ def test_the_node_sync_program_keeps_reservations_for_a_config_with_ends(
     )
     seen: dict[str, Any] = {}
 
-    def sync(names: Any, fleet: nodesync.Ec2Fleet, slurm: Any, **kwargs: Any) -> list[Any]:
+    def sync(names: Any, fleet: Ec2Fleet, slurm: Any, **kwargs: Any) -> list[Any]:
         seen.update(kwargs, ends=fleet._ends)
         return []
 
@@ -249,7 +251,7 @@ def test_the_node_sync_program_keeps_reservations_for_a_config_with_ends(
         config.write_text(json.dumps({**settings, "ends": ends}))
         with mock_aws():
             assert nodes_main.main(["sync", "--config", str(config), "--fleet", str(fleet)]) == 0
-        assert (seen["ending"], seen["ends"]) == (ending, nodesync.ends_from_config(ends))
+        assert (seen["ending"], seen["ends"]) == (ending, ends_from_config(ends))
 
 
 # --- cost, diff and plan on the user's path: a block ending in two weeks -----------------------------------

@@ -20,6 +20,7 @@ from moto import mock_aws
 from clusterfab.scheduler.slurm.nodes import accounting
 from clusterfab.scheduler.slurm.nodes.__main__ import main as nodes_main
 from clusterfab.scheduler.slurm.nodes.accounting import AccountingError, Master
+from clusterfab.scheduler.slurm.nodes.aws_rds import aws_master
 from tests.tls import certificate_authority, common_name, pem
 
 CA = pem(certificate_authority(common_name("clusterfab test"))[1]).strip()
@@ -58,7 +59,7 @@ def _rds_instance(identifier: str, **master: Any) -> Any:
 def test_the_instance_is_found_by_name_with_its_master_credentials_from_the_rds_secret() -> None:
     rds = _rds_instance("clusterfab-acct-prod-slurmdb", ManageMasterUserPassword=True)
     secrets = boto3.client("secretsmanager", region_name="us-east-1")
-    master = accounting.aws_master(rds, secrets, "clusterfab-acct-prod-slurmdb")
+    master = aws_master(rds, secrets, "clusterfab-acct-prod-slurmdb")
     # moto's secret holds admin / P@55w0rd! (RDS's holds the MasterUsername and a generated password).
     assert master == Master(
         host="clusterfab-acct-prod-slurmdb.aaaaaaaaaa.us-east-1.rds.amazonaws.com",
@@ -74,7 +75,7 @@ def test_an_instance_without_a_managed_master_secret_is_refused_with_the_reason(
     rds = _rds_instance("hand-made", MasterUserPassword="not-managed-1")
     secrets = boto3.client("secretsmanager", region_name="us-east-1")
     with pytest.raises(AccountingError, match="keeps no master user secret: it must be created with"):
-        accounting.aws_master(rds, secrets, "hand-made")
+        aws_master(rds, secrets, "hand-made")
 
 
 class _FakeRds:
@@ -96,7 +97,7 @@ class _FakeSecrets:
 def test_an_instance_still_being_created_has_no_endpoint_yet() -> None:
     rds = _FakeRds({"DBInstanceStatus": "creating", "MasterUserSecret": {"SecretArn": "arn"}})
     with pytest.raises(AccountingError, match=r"has no endpoint yet \(status creating\)"):
-        accounting.aws_master(rds, _FakeSecrets("{}"), "db")
+        aws_master(rds, _FakeSecrets("{}"), "db")
 
 
 def test_a_secret_without_credentials_is_refused_without_showing_it() -> None:
@@ -104,7 +105,7 @@ def test_a_secret_without_credentials_is_refused_without_showing_it() -> None:
         {"Endpoint": {"Address": "db.example", "Port": 3306}, "MasterUserSecret": {"SecretArn": "a"}}
     )
     with pytest.raises(AccountingError, match="holds no username and password") as caught:
-        accounting.aws_master(rds, _FakeSecrets('{"password": "hunter2"}'), "db")
+        aws_master(rds, _FakeSecrets('{"password": "hunter2"}'), "db")
     assert "hunter2" not in str(caught.value)
 
 

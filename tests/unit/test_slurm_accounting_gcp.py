@@ -19,7 +19,8 @@ from clusterfab.catalog import load_catalog
 from clusterfab.scheduler.slurm.hostvars import controller_vars
 from clusterfab.scheduler.slurm.nodes import accounting
 from clusterfab.scheduler.slurm.nodes.__main__ import main as nodes_main
-from clusterfab.scheduler.slurm.nodes.accounting import AccountingError, CloudSql
+from clusterfab.scheduler.slurm.nodes.accounting import AccountingError
+from clusterfab.scheduler.slurm.nodes.gcp_cloudsql import OPERATION_POLLS, CloudSql, prepare_gcp
 from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE
 from tests.factories import spec
 from tests.fakes.cloudsql import Call, FakeCloudSql, GoogleServer, route, violations_of
@@ -46,7 +47,7 @@ def fake() -> Iterator[FakeCloudSql]:
     assert found.violations == []
 
 
-def _cloud_sql(fake: FakeCloudSql, sleeps: list[float], polls: int = accounting.OPERATION_POLLS) -> CloudSql:
+def _cloud_sql(fake: FakeCloudSql, sleeps: list[float], polls: int = OPERATION_POLLS) -> CloudSql:
     return CloudSql(
         fake.http,
         project=PROJECT,
@@ -254,7 +255,7 @@ def test_a_password_that_is_not_the_controllers_hex_is_refused_before_anything_s
 ) -> None:
     settings = {"ca_file": str(tmp_path / "ca.pem")}
     with pytest.raises(AccountingError) as caught:
-        accounting.prepare_gcp(settings, _password_file(tmp_path, text), cloud_sql=_cloud_sql(fake, []))
+        prepare_gcp(settings, _password_file(tmp_path, text), cloud_sql=_cloud_sql(fake, []))
     assert str(caught.value) == "slurmdbd's password must be the hex string the controller made"
     assert [c.method for c in fake.calls] == ["sql.instances.get"]
     assert fake.users == {}
@@ -271,16 +272,14 @@ def test_the_server_ca_is_installed_0644_with_its_certificates_only(
     )
     ca_file = tmp_path / "accounting-db-ca.pem"
     settings = {"ca_file": str(ca_file)}
-    endpoint = accounting.prepare_gcp(settings, _password_file(tmp_path), cloud_sql=_cloud_sql(fake, []))
+    endpoint = prepare_gcp(settings, _password_file(tmp_path), cloud_sql=_cloud_sql(fake, []))
     assert endpoint == {"host": ADDRESS, "port": 3306}
     assert ca_file.read_text() == CA
     assert stat.S_IMODE(ca_file.stat().st_mode) == 0o644
     assert fake.users == {("slurm", "%"): PASSWORD}
     # Again: the same certificate is not written again, and the user is given the same password.
     before = ca_file.stat().st_mtime_ns
-    assert (
-        accounting.prepare_gcp(settings, _password_file(tmp_path), cloud_sql=_cloud_sql(fake, [])) == endpoint
-    )
+    assert prepare_gcp(settings, _password_file(tmp_path), cloud_sql=_cloud_sql(fake, [])) == endpoint
     assert ca_file.stat().st_mtime_ns == before
     assert [c.method for c in fake.calls].count("sql.users.update") == 1
 
@@ -302,9 +301,7 @@ def test_a_server_ca_that_is_no_certificate_is_refused_and_nothing_installed(
     fake.server_ca = server_ca
     ca_file = tmp_path / "accounting-db-ca.pem"
     with pytest.raises(AccountingError) as caught:
-        accounting.prepare_gcp(
-            {"ca_file": str(ca_file)}, _password_file(tmp_path), cloud_sql=_cloud_sql(fake, [])
-        )
+        prepare_gcp({"ca_file": str(ca_file)}, _password_file(tmp_path), cloud_sql=_cloud_sql(fake, []))
     assert str(caught.value) == "the instance's serverCaCert holds a malformed certificate"
     assert not ca_file.exists()
     assert fake.users == {}

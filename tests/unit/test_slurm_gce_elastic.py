@@ -14,21 +14,14 @@ from typing import Any
 import pytest
 
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_ELASTIC_TAG, SLURM_NODE_TAG, STACK_TAG
-from clusterfab.scheduler.slurm.nodes import nodesync
-from clusterfab.scheduler.slurm.nodes.nodesync import (
-    LOST_REASON,
-    CloudError,
-    GceFleet,
-    GceGroup,
-    Group,
-    MarkDown,
-    PowerDown,
-    Scontrol,
-    Terminate,
-    elastic_holders,
-    sync,
-)
+from clusterfab.scheduler.slurm.nodes.actions import MarkDown, PowerDown, Terminate
+from clusterfab.scheduler.slurm.nodes.fleet import ELASTIC_TAG, CloudError
+from clusterfab.scheduler.slurm.nodes.gcp import GceFleet, GceGroup
+from clusterfab.scheduler.slurm.nodes.groups import Group
+from clusterfab.scheduler.slurm.nodes.nodesync import sync
 from clusterfab.scheduler.slurm.nodes.power import plan_resume, resume, suspend
+from clusterfab.scheduler.slurm.nodes.reconcile import LOST_REASON, elastic_holders
+from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol
 from tests.unit.test_slurm_nodesync import FakeCompute, RecordingScontrol, _vm
 
 PROJECT, ZONE = "ml-prod", "us-central1-b"
@@ -385,4 +378,4 @@ def test_one_sync_round_deletes_a_powered_down_nodes_vm_and_marks_a_lost_one_dow
 
 
 def test_the_elastic_label_is_the_shipped_constant() -> None:
-    assert nodesync.ELASTIC_TAG == SLURM_ELASTIC_TAG
+    assert ELASTIC_TAG == SLURM_ELASTIC_TAG

@@ -24,22 +24,13 @@ from clusterfab.core.vocab import (
     SLURM_NODE_TAG,
     STACK_TAG,
 )
-from clusterfab.scheduler.slurm.nodes.nodesync import (
-    GRACE,
-    CloudError,
-    FlexRequest,
-    GceFleet,
-    GceGroup,
-    MarkDown,
-    NameInstance,
-    PowerDown,
-    Scontrol,
-    SlurmNode,
-    Withdraw,
-    plan_actions,
-    sync,
-)
+from clusterfab.scheduler.slurm.nodes.actions import MarkDown, NameInstance, PowerDown, Withdraw
+from clusterfab.scheduler.slurm.nodes.fleet import CloudError, FlexRequest
+from clusterfab.scheduler.slurm.nodes.gcp import GceFleet, GceGroup
+from clusterfab.scheduler.slurm.nodes.nodesync import sync
 from clusterfab.scheduler.slurm.nodes.power import plan_resume, requested, resume, suspend
+from clusterfab.scheduler.slurm.nodes.reconcile import GRACE, plan_actions
+from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol, SlurmNode
 from clusterfab.scheduler.slurm.teardown import delete_elastic, group_filter
 from tests.unit.test_slurm_gce_elastic import (
     GROUPS,
@@ -456,13 +447,13 @@ def test_a_flex_vm_ends_at_its_termination_time_else_its_run_duration_after_crea
 
 
 def _ending(node: str, ends: dt.datetime) -> Any:
-    from clusterfab.scheduler.slurm.nodes.nodesync import Instance
+    from clusterfab.scheduler.slurm.nodes.fleet import Instance
 
     return Instance(f"vm-{node}", "h100", "10.0.0.2", CREATED, node, elastic=True, ends=ends)
 
 
 def test_an_ending_machines_node_is_reserved_before_its_end_and_the_reservation_follows_it() -> None:
-    from clusterfab.scheduler.slurm.nodes.nodesync import END_MARGIN, Reserve, Unreserve
+    from clusterfab.scheduler.slurm.nodes.actions import END_MARGIN, Reserve, Unreserve
 
     end = CREATED + dt.timedelta(hours=24)
     plan = {"elastic": {"h100": ["h100-2", "h100-3", "h100-4"]}, "now": CREATED}
@@ -491,7 +482,7 @@ def test_an_ending_machines_node_is_reserved_before_its_end_and_the_reservation_
 
 
 def test_scontrol_reads_our_reservations_and_makes_one_relative_to_its_own_clock() -> None:
-    from clusterfab.scheduler.slurm.nodes.nodesync import Reserve, Unreserve
+    from clusterfab.scheduler.slurm.nodes.actions import Reserve, Unreserve
 
     listed = {
         "reservations": [
@@ -529,6 +520,6 @@ def test_scontrol_reads_our_reservations_and_makes_one_relative_to_its_own_clock
 def test_bp141_allows_jobs_the_run_duration_less_the_node_syncs_reservation_margin() -> None:
     """The rule cannot import the controller's program (validate's import path): the two margins agree."""
     from clusterfab.rules.scheduler import FLEX_END_MARGIN_MINUTES
-    from clusterfab.scheduler.slurm.nodes.nodesync import END_MARGIN
+    from clusterfab.scheduler.slurm.nodes.actions import END_MARGIN
 
     assert dt.timedelta(minutes=FLEX_END_MARGIN_MINUTES) == END_MARGIN

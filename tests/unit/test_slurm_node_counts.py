@@ -14,7 +14,8 @@ import pytest
 from clusterfab.scheduler.slurm import exporter
 from clusterfab.scheduler.slurm.nodes import __main__ as nodes_main
 from clusterfab.scheduler.slurm.nodes import counts
-from clusterfab.scheduler.slurm.nodes.nodesync import CloudError, Instance, SlurmNode
+from clusterfab.scheduler.slurm.nodes.fleet import CloudError, Instance
+from clusterfab.scheduler.slurm.nodes.scontrol import SlurmNode
 
 T0 = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.UTC)
 

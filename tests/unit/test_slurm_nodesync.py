@@ -16,20 +16,15 @@ from moto import mock_aws
 
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.nodes import __main__ as nodes_main
-from clusterfab.scheduler.slurm.nodes import nodesync
-from clusterfab.scheduler.slurm.nodes.nodesync import (
-    GONE_REASON,
-    Ec2Fleet,
-    Instance,
-    MarkDown,
-    NameInstance,
-    Scontrol,
-    SetAddress,
-    SlurmNode,
-    node_names,
-    plan_actions,
-    sync,
-)
+from clusterfab.scheduler.slurm.nodes import fleet as nodes_fleet
+from clusterfab.scheduler.slurm.nodes.actions import MarkDown, NameInstance, SetAddress
+from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet, Ec2Group
+from clusterfab.scheduler.slurm.nodes.fleet import CloudError, Instance
+from clusterfab.scheduler.slurm.nodes.gcp import COMPUTE_API, GceFleet, GceGroup, faulty_host_reportable
+from clusterfab.scheduler.slurm.nodes.groups import node_names
+from clusterfab.scheduler.slurm.nodes.nodesync import sync
+from clusterfab.scheduler.slurm.nodes.reconcile import GONE_REASON, plan_actions
+from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol, SlurmNode
 
 T0 = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
 NAMES = node_names({"h100": 3})
@@ -179,12 +174,12 @@ def test_one_round_against_ec2_and_scontrol() -> None:
 def test_the_tag_names_agree_with_the_vocabulary() -> None:
     from clusterfab.core import vocab
 
-    assert (nodesync.GROUP_TAG, nodesync.BLUEPRINT_TAG, nodesync.STACK_TAG) == (
+    assert (nodes_fleet.GROUP_TAG, nodes_fleet.BLUEPRINT_TAG, nodes_fleet.STACK_TAG) == (
         vocab.NODE_GROUP_TAG,
         vocab.BLUEPRINT_TAG,
         vocab.STACK_TAG,
     )
-    assert nodesync.NODE_TAG == vocab.SLURM_NODE_TAG
+    assert nodes_fleet.NODE_TAG == vocab.SLURM_NODE_TAG
 
 
 @pytest.mark.parametrize("state", [["DOWN"], ["DOWN", "NOT_RESPONDING"], "DOWN"])
@@ -240,7 +235,7 @@ class FakeCompute:
         import urllib.parse
 
         parsed = urllib.parse.urlparse(url)
-        assert url.startswith(nodesync.COMPUTE_API + "/")
+        assert url.startswith(COMPUTE_API + "/")
         path = parsed.path.removeprefix("/compute/v1/")
         known = [m for m in self._methods if m[0] == method and re.fullmatch(m[1], path)]
         assert known, f"{method} {path} is no compute.v1 method the fleet may call"
@@ -549,7 +544,7 @@ def _check_body(document: dict[str, Any], schema: Any, value: Any, where: str) -
 def _vm(name: str, group: str, stack: str, address: str | None, minute: int, node: str | None = None) -> Any:
     items = [{"key": "startup-script", "value": "#!/bin/bash"}]
     if node:
-        items.append({"key": nodesync.NODE_TAG, "value": node})
+        items.append({"key": nodes_fleet.NODE_TAG, "value": node})
     vm: dict[str, Any] = {
         "name": name,
         "status": "RUNNING",
@@ -571,7 +566,7 @@ def test_one_round_against_compute_engine_and_scontrol() -> None:
         ],
         page=1,
     )
-    fleet = nodesync.GceFleet(compute, project="p", zone="us-central1-b", blueprint="llm", stack="prod")
+    fleet = GceFleet(compute, project="p", zone="us-central1-b", blueprint="llm", stack="prod")
     scontrol = RecordingScontrol(
         [{"name": f"h100-{i}", "address": f"h100-{i}", "state": ["UNKNOWN"]} for i in range(3)]
     )
@@ -585,7 +580,7 @@ def test_one_round_against_compute_engine_and_scontrol() -> None:
         # setMetadata replaces the whole list: the startup script must survive the naming.
         assert items == [
             {"key": "startup-script", "value": "#!/bin/bash"},
-            {"key": nodesync.NODE_TAG, "value": node},
+            {"key": nodes_fleet.NODE_TAG, "value": node},
         ]
     assert "llm-h100-d" not in {a.instance_id for a in done if isinstance(a, NameInstance)}
     lists = [path for method, path in compute.calls if method == "compute.instances.list"]
@@ -604,9 +599,7 @@ def test_a_stale_fingerprint_is_an_error_not_a_silent_overwrite() -> None:
         return answer
 
     with pytest.raises(RuntimeError, match="412"):
-        nodesync.GceFleet(racing, project="p", zone="z", blueprint="llm", stack="prod").name(
-            "llm-h100-a", "h100-0"
-        )
+        GceFleet(racing, project="p", zone="z", blueprint="llm", stack="prod").name("llm-h100-a", "h100-0")
     assert compute.instances["llm-h100-a"]["metadata"]["items"][-1]["key"] == "startup-script"
 
 
@@ -629,13 +622,13 @@ def _drained_round(vm: dict[str, Any]) -> tuple[FakeCompute, RecordingScontrol, 
         {"name": "llm-dev-h100-mig-0c2e4d8", "baseInstanceName": "llm-dev-h100"},  # another stack's
     ]
     compute = FakeCompute([vm], migs=migs)
-    fleet = nodesync.GceFleet(
+    fleet = GceFleet(
         compute,
         project="p",
         zone="us-central1-b",
         blueprint="llm",
         stack="prod",
-        groups={"h100": nodesync.GceGroup("llm-prod-h100")},
+        groups={"h100": GceGroup("llm-prod-h100")},
     )
     drained = {"name": "h100-0", "address": "10.50.0.20", "state": ["IDLE", "DRAIN"], "reason": DRAINED_XID}
     scontrol = RecordingScontrol([drained])
@@ -664,17 +657,17 @@ def test_a_static_vm_is_recreated_by_its_mig_never_deleted() -> None:
 
 
 def test_a_vm_of_no_mig_of_its_group_is_not_recreated() -> None:
-    fleet = nodesync.GceFleet(
+    fleet = GceFleet(
         FakeCompute([]),
         project="p",
         zone="z",
         blueprint="llm",
         stack="prod",
-        groups={"h100": nodesync.GceGroup("llm-prod-h100")},
+        groups={"h100": GceGroup("llm-prod-h100")},
     )
-    with pytest.raises(nodesync.CloudError, match="NotInGroup"):
+    with pytest.raises(CloudError, match="NotInGroup"):
         fleet.recreate("h100", "llm-dev-h100-x1z9")
-    with pytest.raises(nodesync.CloudError, match="0 managed instance groups named llm-prod-h100"):
+    with pytest.raises(CloudError, match="0 managed instance groups named llm-prod-h100"):
         fleet.recreate("h100", "llm-prod-h100-x1z9")
 
 
@@ -710,13 +703,13 @@ def test_a_reservation_bound_vm_has_its_host_reported_faulty() -> None:
 
 def test_only_the_documented_machine_types_of_reservation_bound_vms_are_reportable() -> None:
     vm = _vm("llm-prod-h100-x1z9", "h100", "prod", "10.50.0.20", 1)
-    assert nodesync.faulty_host_reportable(_reservation_bound(vm))
-    assert nodesync.faulty_host_reportable(_reservation_bound(vm, "a4-highgpu-8g"))
-    assert not nodesync.faulty_host_reportable(_reservation_bound(vm, "a3-highgpu-4g"))  # 8 GPUs only
-    assert not nodesync.faulty_host_reportable(_reservation_bound(vm, "a2-ultragpu-8g"))
+    assert faulty_host_reportable(_reservation_bound(vm))
+    assert faulty_host_reportable(_reservation_bound(vm, "a4-highgpu-8g"))
+    assert not faulty_host_reportable(_reservation_bound(vm, "a3-highgpu-4g"))  # 8 GPUs only
+    assert not faulty_host_reportable(_reservation_bound(vm, "a2-ultragpu-8g"))
     standard = {**_reservation_bound(vm), "scheduling": {"provisioningModel": "STANDARD"}}
-    assert not nodesync.faulty_host_reportable(standard)  # even on a specific reservation
-    assert not nodesync.faulty_host_reportable(vm)
+    assert not faulty_host_reportable(standard)  # even on a specific reservation
+    assert not faulty_host_reportable(vm)
     models = compute_schema("Scheduling")["properties"]["provisioningModel"]["enum"]
     assert "RESERVATION_BOUND" in models
 
@@ -756,7 +749,7 @@ def test_an_instance_with_the_clusters_tags_but_not_its_profile_is_never_adopted
     ours = launch("llm-h100-profile-1a2b3c4")
     twin = launch("llm-h100-profile-9f8e7d6")  # the same-named deployment's node
     tagged = launch("someone-elses")  # an instance someone tagged like ours
-    groups = {"h100": nodesync.Ec2Group("lt-0abc", profiles["llm-h100-profile-1a2b3c4"])}
+    groups = {"h100": Ec2Group("lt-0abc", profiles["llm-h100-profile-1a2b3c4"])}
     fleet = Ec2Fleet(ec2, blueprint="llm", stack="prod", groups=groups)
     assert [i.id for i in fleet.instances()] == [ours]
     scontrol = RecordingScontrol(
@@ -767,12 +760,12 @@ def test_an_instance_with_the_clusters_tags_but_not_its_profile_is_never_adopted
     # Asked to terminate all three (a stale id, a forged one), it terminates only its own.
     fleet.terminate([ours, twin, tagged])
     states = {
-        i["InstanceId"]: (i["State"]["Name"], {t["Key"] for t in i.get("Tags", [])} & {nodesync.NODE_TAG})
+        i["InstanceId"]: (i["State"]["Name"], {t["Key"] for t in i.get("Tags", [])} & {nodes_fleet.NODE_TAG})
         for r in ec2.describe_instances(InstanceIds=[ours, twin, tagged])["Reservations"]
         for i in r["Instances"]
     }
     assert states == {
-        ours: ("terminated", {nodesync.NODE_TAG}),
+        ours: ("terminated", {nodes_fleet.NODE_TAG}),
         twin: ("running", set()),
         tagged: ("running", set()),
     }

@@ -20,31 +20,33 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_ELASTIC_TAG, SLURM_NODE_TAG, STACK_TAG
-from clusterfab.scheduler.slurm.nodes import nodesync, power
-from clusterfab.scheduler.slurm.nodes.nodesync import (
-    GRACE,
-    INTERRUPTED_PREFIX,
-    LOST_REASON,
-    REPORT_WAIT,
-    RETRY_AFTER,
-    CloudError,
-    Ec2Fleet,
-    Group,
-    Instance,
+from clusterfab.scheduler.slurm.nodes import power
+from clusterfab.scheduler.slurm.nodes.actions import (
     MarkDown,
     PowerDown,
     Recreate,
     Replace,
     ReportFaulty,
     Return,
-    Scontrol,
     SetAddress,
-    SlurmNode,
     Terminate,
+)
+from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet, Ec2Group
+from clusterfab.scheduler.slurm.nodes.fleet import ELASTIC_TAG, CloudError, Instance
+from clusterfab.scheduler.slurm.nodes.groups import Group
+from clusterfab.scheduler.slurm.nodes.power import Launch, ResumeJob, plan_resume, resume, suspend
+from clusterfab.scheduler.slurm.nodes.reconcile import (
+    FAULT_BEHAVIORS,
+    GRACE,
+    INTERRUPTED_PREFIX,
+    LOST_REASON,
+    REPORT_WAIT,
+    RETRY_AFTER,
+    elastic_holders,
     fault_behavior,
     plan_actions,
 )
-from clusterfab.scheduler.slurm.nodes.power import Launch, ResumeJob, plan_resume, resume, suspend
+from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol, SlurmNode
 
 T0 = dt.datetime(2026, 11, 26, 12, 0, tzinfo=dt.UTC)
 
@@ -77,7 +79,7 @@ TAGS = {BLUEPRINT_TAG: "llm", STACK_TAG: "prod", NODE_GROUP_TAG: "h100", "cluste
 
 
 def test_the_vocabulary_and_the_shipped_package_agree() -> None:
-    assert nodesync.ELASTIC_TAG == SLURM_ELASTIC_TAG
+    assert ELASTIC_TAG == SLURM_ELASTIC_TAG
 
 
 def test_a_group_has_its_static_nodes_then_its_elastic_ones() -> None:
@@ -243,7 +245,7 @@ def test_elastic_nodes_are_launched_from_their_groups_template_named_and_tagged(
         assert item["InstanceType"] == "p5.48xlarge"
         interfaces = item["NetworkInterfaces"]
         assert [[g["GroupId"] for g in i["Groups"]] for i in interfaces] == [[group]]
-    held = nodesync.elastic_holders(fleet.instances(), ["h100-2", "h100-3", "h100-4"])
+    held = elastic_holders(fleet.instances(), ["h100-2", "h100-3", "h100-4"])
     assert held == dict(zip(["h100-2", "h100-3"], ids, strict=True))
     # Suspend deletes exactly these; a static node of the group (no elastic tag) is never touched.
     static = ec2.run_instances(
@@ -279,7 +281,7 @@ def test_elastic_nodes_get_their_groups_profile_from_their_groups_own_template()
     profile = iam.create_instance_profile(InstanceProfileName="llm-h100-profile")["InstanceProfile"]["Arn"]
     _node_group(ec2, autoscaling, twin="-twin")  # the other deployment's, created first
     template, subnet, _ = _node_group(ec2, autoscaling)
-    groups = {"h100": nodesync.Ec2Group(template, profile)}
+    groups = {"h100": Ec2Group(template, profile)}
     fleet = Ec2Fleet(ec2, blueprint="llm", stack="prod", autoscaling=autoscaling, groups=groups)
     ids = fleet.create("h100", ["h100-2"])
     item = ec2.describe_instances(InstanceIds=ids)["Reservations"][0]["Instances"][0]
@@ -463,9 +465,9 @@ def test_the_health_categories_map_to_the_reports_fault_behaviors() -> None:
     }
     assert {reason: fault_behavior(reason) for reason in reasons} == reasons
     # Every category the node's health check drains with is decided, and every behavior is one of the API's.
-    assert set(nodesync.FAULT_BEHAVIORS) | {"GPU"} == {*health_categories(), "PERF"}
+    assert set(FAULT_BEHAVIORS) | {"GPU"} == {*health_categories(), "PERF"}
     enum = compute_schema("InstancesReportHostAsFaultyRequestFaultReason")["properties"]["behavior"]["enum"]
-    assert set(nodesync.FAULT_BEHAVIORS.values()) <= set(enum)
+    assert set(FAULT_BEHAVIORS.values()) <= set(enum)
 
 
 def reportable(instance: Instance) -> Instance:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from clusterfab.scheduler.slurm.nodes import nodesync
+from clusterfab.scheduler.slurm.nodes.reconcile import INTERRUPTED_PREFIX
 from tests.conftest import REPO
 from tests.factories import load_program
 
@@ -313,4 +313,4 @@ def test_the_reason_is_safe_for_scontrol_and_short() -> None:
     odd = spot.Notice("stop", "x'\"$(reboot)" + "9" * 300).reason
     assert odd.startswith("clusterfab: spot interruption notice (stop at x (reboot)999")
     assert len(odd) == 200
-    assert spot.REASON_PREFIX == nodesync.INTERRUPTED_PREFIX  # the controller knows the node by it
+    assert spot.REASON_PREFIX == INTERRUPTED_PREFIX  # the controller knows the node by it

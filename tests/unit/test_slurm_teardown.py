@@ -13,8 +13,9 @@ from moto import mock_aws
 
 from clusterfab.core import vocab
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_ELASTIC_TAG, SLURM_NODE_TAG, STACK_TAG
-from clusterfab.scheduler.slurm.nodes import nodesync
-from clusterfab.scheduler.slurm.nodes.nodesync import Ec2Fleet, ElasticInstance, GceFleet
+from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet
+from clusterfab.scheduler.slurm.nodes.fleet import ELASTIC_TAG, ElasticInstance
+from clusterfab.scheduler.slurm.nodes.gcp import COMPUTE_API, GceFleet
 from clusterfab.scheduler.slurm.teardown import TeardownError, delete_elastic, group_filter
 from clusterfab.scheduler.slurm.teardown_aws import ec2_group_of
 from tests.unit.test_slurm_nodesync import FakeCompute
@@ -23,7 +24,7 @@ EVERY_GROUP = group_filter(None, ())
 
 
 def test_the_elastic_tag_agrees_with_the_vocabulary() -> None:
-    assert nodesync.ELASTIC_TAG == vocab.SLURM_ELASTIC_TAG
+    assert ELASTIC_TAG == vocab.SLURM_ELASTIC_TAG
 
 
 # --- EC2 ---------------------------------------------------------------------------------------------
@@ -333,8 +334,8 @@ def test_a_compute_error_is_a_teardown_error_with_googles_message() -> None:
         delete_elastic(_OneVm(fleet), lambda _: True, sleep=lambda _: None)
     assert str(raised.value) == (
         "deleting the instances Slurm created failed: TeardownError: "
-        f"DELETE {nodesync.COMPUTE_API}/projects/p/zones/z/instances/llm-h100-e1: HTTP 403: "
+        f"DELETE {COMPUTE_API}/projects/p/zones/z/instances/llm-h100-e1: HTTP 403: "
         "{'error': {'message': \"Required 'compute.instances.delete'\"}}"
     )
     ok = _SessionHttp(_Session(_Response(200, {"items": []})))
-    assert ok("GET", f"{nodesync.COMPUTE_API}/projects/p/zones/z/instances") == {"items": []}
+    assert ok("GET", f"{COMPUTE_API}/projects/p/zones/z/instances") == {"items": []}

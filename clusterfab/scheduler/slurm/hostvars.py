@@ -14,7 +14,7 @@ from clusterfab.clouds import profile
 from clusterfab.core.naming import physical
 from clusterfab.core.vocab import MUNGE_KEY_PORT, label_value
 from clusterfab.monitoring.host import PROMETHEUS_USER, monitoring_host_vars
-from clusterfab.scheduler.slurm.nodes.nodesync import GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import (
     ACCOUNTING_CA_FILE,
     controller_address,

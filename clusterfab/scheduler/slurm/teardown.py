@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from clusterfab.core.errors import ClusterfabError
-from clusterfab.scheduler.slurm.nodes.nodesync import CloudError, ElasticInstance, FlexRequest
+from clusterfab.scheduler.slurm.nodes.fleet import CloudError, ElasticInstance, FlexRequest
 
 TIMEOUT_S = 1200.0
 """How long a teardown waits for the instances to be gone: a bound of our choosing, not a cloud's figure.

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterfab.scheduler.slurm.nodes.nodesync import GROUP_TAG, Ec2Fleet, Ec2Group
+from clusterfab.scheduler.slurm.nodes.aws import Ec2Fleet, Ec2Group
+from clusterfab.scheduler.slurm.nodes.fleet import GROUP_TAG
 from clusterfab.scheduler.slurm.teardown import TeardownError
 
 

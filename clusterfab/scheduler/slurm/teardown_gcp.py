@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from clusterfab.scheduler.slurm.nodes.nodesync import GceFleet
+from clusterfab.scheduler.slurm.nodes.gcp import GceFleet
 from clusterfab.scheduler.slurm.teardown import TeardownError
 
 if TYPE_CHECKING:

@@ -21,30 +21,50 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import accounting
+from . import accounting, clouds
 from . import counts as totals
-from .nodesync import (
-    COMPUTE_API,
-    METADATA,
-    RETRY_AFTER,
-    Counts,
-    Ec2Fleet,
-    GceFleet,
-    MetadataTokenHttp,
-    Scontrol,
-    ec2_groups_from_config,
-    elastic_holders,
-    ends_from_config,
-    gce_groups_from_config,
-    groups_from_config,
-    sync,
-)
+from .fleet import Fleet
+from .groups import Group, groups_from_config
+from .nodesync import Counts, sync
 from .power import plan_resume, read_resume_file, requested, resume, suspend
+from .reconcile import RETRY_AFTER, elastic_holders
+from .scontrol import Scontrol
 
 COMMANDS = ("sync", "resume", "suspend", "resume-fail", "accounting")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    # Intermixed: the wrappers put the nodes slurmctld passes after the options, which parse_args takes
+    # for an unrecognized argument until CPython's fix of September 2024 (gh-59317, PR #124303; 3.11 here
+    # fails, Debian 13's 3.13 does not): Ubuntu 24.04's controller runs 3.12.3, which predates it.
+    args = parser.parse_intermixed_args(argv)
+    if args.command == "accounting":
+        return _accounting(args.config, args.password_file, parser)
+    settings = _settings(args.config, parser)
+    if args.fleet:
+        with open(args.fleet, encoding="utf-8") as handle:
+            settings["fleet"] = json.load(handle)
+    refusal = _cloud(settings).refusal(settings)
+    if refusal:
+        parser.error(refusal)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
+    groups = groups_from_config(settings["groups"])
+    slurm = Scontrol()
+    fleet = _fleet(settings)
+    if args.command == "sync":
+        return _sync(settings, groups, fleet, slurm, args.counts)
+    if not args.nodes:
+        parser.error(f"{args.command} needs the nodes (a hostlist)")
+    names = slurm.hostnames(args.nodes)
+    if args.command == "resume":
+        return _resume(names, groups, fleet, slurm, args.counts)
+    deleted = suspend(names, fleet)  # resume-fail too: whatever a failed resume left behind goes
+    _count(args.counts, args.command, Counter({"delete": len(deleted)}), Counter())
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="clusterfab_slurm_nodes", description=(__doc__ or "").splitlines()[0]
     )
@@ -65,52 +85,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--counts", help="JSON file of running totals to add this run to (the exporter's)")
     parser.add_argument("--password-file", help="accounting: slurmdbd's database password (the state disk's)")
-    # Intermixed: the wrappers put the nodes slurmctld passes after the options, which parse_args takes
-    # for an unrecognized argument until CPython's fix of September 2024 (gh-59317, PR #124303; 3.11 here
-    # fails, Debian 13's 3.13 does not): Ubuntu 24.04's controller runs 3.12.3, which predates it.
-    args = parser.parse_intermixed_args(argv)
-    if args.command == "accounting":
-        return _accounting(args.config, args.password_file, parser)
-    settings = _settings(args.config, parser)
-    if args.fleet:
-        with open(args.fleet, encoding="utf-8") as handle:
-            settings["fleet"] = json.load(handle)
-    if settings.get("cloud", "aws") == "aws" and not settings.get("fleet"):
-        # Tags alone would let any instance tagged like the cluster's be adopted and terminated.
-        parser.error("AWS needs --fleet: the node groups' launch templates and instance profiles")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s[%(process)d]: %(message)s")
-    groups = groups_from_config(settings["groups"])
-    slurm = Scontrol()
-    fleet = _fleet(settings)
-    if args.command == "sync":
-        static = {g.name: g.static_names for g in groups.values()}
-        elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
-        retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
-        counts = Counts()
-        flex = any(g.get("flex_prefix") for g in settings.get("gce_groups", {}).values())
-        ending = flex or bool(settings.get("ends"))
-        try:
-            sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts, ending=ending)
-        except Exception:
-            counts.failed["round"] += 1  # the cloud or slurmctld did not answer: the alert must see it
-            raise
-        finally:
-            _count(args.counts, "sync", counts.done, counts.failed)
-        return 0
-    if not args.nodes:
-        parser.error(f"{args.command} needs the nodes (a hostlist)")
-    names = slurm.hostnames(args.nodes)
-    if args.command == "resume":
-        jobs = read_resume_file(os.environ.get("SLURM_RESUME_FILE"), slurm.hostnames)
-        existing = [*elastic_holders(fleet.instances(), names), *requested(fleet)]
-        plan = plan_resume(names, jobs, groups, existing)
-        report = resume(plan, fleet, slurm)
-        created = sum(len(ids) for ids in report.created.values())
-        _count(args.counts, "resume", Counter({"create": created}), report.codes)
-        return 1 if report.failed else 0
-    deleted = suspend(names, fleet)  # resume-fail too: whatever a failed resume left behind goes
-    _count(args.counts, args.command, Counter({"delete": len(deleted)}), Counter())
+    return parser
+
+
+def _sync(
+    settings: Mapping[str, Any], groups: Mapping[str, Group], fleet: Fleet, slurm: Scontrol, path: str | None
+) -> int:
+    static = {g.name: g.static_names for g in groups.values()}
+    elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
+    retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
+    counts = Counts()
+    ending = _cloud(settings).ending(settings)
+    try:
+        sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts, ending=ending)
+    except Exception:
+        counts.failed["round"] += 1  # the cloud or slurmctld did not answer: the alert must see it
+        raise
+    finally:
+        _count(path, "sync", counts.done, counts.failed)
     return 0
+
+
+def _resume(
+    names: list[str], groups: Mapping[str, Group], fleet: Fleet, slurm: Scontrol, path: str | None
+) -> int:
+    jobs = read_resume_file(os.environ.get("SLURM_RESUME_FILE"), slurm.hostnames)
+    existing = [*elastic_holders(fleet.instances(), names), *requested(fleet)]
+    plan = plan_resume(names, jobs, groups, existing)
+    report = resume(plan, fleet, slurm)
+    created = sum(len(ids) for ids in report.created.values())
+    _count(path, "resume", Counter({"create": created}), report.codes)
+    return 1 if report.failed else 0
 
 
 def _accounting(config: str, password_file: str | None, parser: argparse.ArgumentParser) -> int:
@@ -135,39 +140,21 @@ def _count(path: str | None, program: str, done: Mapping[str, int], failed: Mapp
         logging.getLogger(__name__).exception("could not add this run to %s", path)
 
 
-def _fleet(settings: Mapping[str, Any]) -> Ec2Fleet | GceFleet:
-    if settings.get("cloud", "aws") == "gcp":
-        # A test stands in for Compute Engine and the metadata server here; never set by the stack.
-        return GceFleet(
-            MetadataTokenHttp(settings.get("metadata_url", METADATA)),
-            project=settings["project"],
-            zone=settings["zone"],
-            blueprint=settings["blueprint"],
-            stack=settings["stack"],
-            groups=gce_groups_from_config(settings.get("gce_groups", {})),
-            api=settings.get("compute_api", COMPUTE_API),
-        )
-    # Ubuntu's python3-boto3 on the controller; only the AWS program needs it.
-    import boto3  # noqa: PLC0415
-    from botocore.config import Config  # noqa: PLC0415
+def _cloud(settings: Mapping[str, Any]) -> clouds.NodeCloud:
+    """The settings' cloud; AWS when they name none."""
+    return clouds.cloud(settings.get("cloud", "aws"))
 
-    # Standard retries back off on throttling (RequestLimitExceeded) and transient errors.
-    config = Config(region_name=settings["region"], retries={"mode": "standard", "max_attempts": 8})
-    endpoint = settings.get("endpoint_url")  # a test stands in for EC2 here; never set by the stack
-    return Ec2Fleet(
-        boto3.client("ec2", config=config, endpoint_url=endpoint),
-        blueprint=settings["blueprint"],
-        stack=settings["stack"],
-        autoscaling=boto3.client("autoscaling", config=config, endpoint_url=endpoint),
-        groups=ec2_groups_from_config(settings["fleet"]),
-        ends=ends_from_config(settings.get("ends", {})),
-    )
+
+def _fleet(settings: Mapping[str, Any]) -> Fleet:
+    return _cloud(settings).fleet(settings)
 
 
 def _settings(path: str, parser: argparse.ArgumentParser) -> dict[str, Any]:
     with open(path, encoding="utf-8") as handle:
         settings: dict[str, Any] = json.load(handle)
-    where = ("project", "zone") if settings.get("cloud") == "gcp" else ("region",)
+    if settings.get("cloud", "aws") not in clouds.CLOUDS:
+        parser.error(f"{path} names no cloud this program knows ({settings['cloud']!r})")
+    where = _cloud(settings).location
     missing = [k for k in ("groups", "blueprint", "stack", *where) if k not in settings]
     if missing:
         parser.error(f"{path} lacks {', '.join(missing)}")

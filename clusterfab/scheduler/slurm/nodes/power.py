@@ -27,16 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from .nodesync import (
-    REASON_PREFIX,
-    CloudError,
-    FlexRequest,
-    Group,
-    Instance,
-    MarkDown,
-    SlurmAction,
-    elastic_holders,
-)
+from .actions import MarkDown, SlurmAction
+from .fleet import CloudError, FlexRequest, Instance
+from .groups import Group
+from .reconcile import REASON_PREFIX, elastic_holders
 
 log = logging.getLogger("clusterfab-slurm-nodes")
 
