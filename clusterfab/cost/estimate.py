@@ -32,6 +32,7 @@ from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
 from clusterfab.core.dates import start_of
 from clusterfab.core.vocab import CapacityKind, Cloud
+from clusterfab.scheduler import PricedHost, plugin
 from clusterfab.spec import (
     Budget,
     CapacityBlock,
@@ -39,7 +40,6 @@ from clusterfab.spec import (
     LustreStorage,
     Monitoring,
     NodeGroup,
-    Slurm,
     Storage,
     Team,
     TpuSlice,
@@ -331,15 +331,9 @@ def estimate_cost(
         utilisation_percent=utilisation_percent,
         today=today,
     )
-    database = spec.scheduler.database if spec.scheduler is not None else None
-    if database is not None:
-        estimate = dataclasses.replace(
-            estimate,
-            not_priced=(
-                f"the accounting database ({database.machine_type}, "
-                f"{database.storage_gib} GiB and its backups)",
-            ),
-        )
+    not_priced = plugin(spec.scheduler.kind).unpriced(spec) if spec.scheduler is not None else ()
+    if not_priced:
+        estimate = dataclasses.replace(estimate, not_priced=not_priced)
     if not spec.teams:
         return estimate
     return dataclasses.replace(estimate, teams=team_budgets(spec.teams, estimate.items, spec.node_groups))
@@ -374,50 +368,37 @@ def team_budgets(
 
 
 def cost_lines(spec: ClusterSpec) -> list[CostLine]:
-    """The lines of a spec: its node groups, TPU slices, storage and monitoring node, in blueprint order."""
+    """The lines of a spec: its node groups, TPU slices, storage, monitoring node and the scheduler's hosts,
+    in blueprint order."""
     lines = [_node_group_line(g) for g in spec.node_groups]
     lines += [_tpu_line(t) for t in spec.tpu_slices]
     lines += [_storage_line(s) for s in spec.storage]
     if spec.monitoring is not None:
         lines += _monitoring_lines(spec.monitoring)
     if spec.scheduler is not None:
-        lines += _scheduler_lines(spec.scheduler)
+        kind = spec.scheduler.kind
+        lines += [_host_line(kind, host) for host in plugin(kind).priced_hosts(spec)]
     return lines
 
 
 CONTROLLER_ITEM = "slurm-controller"
 LOGIN_ITEM = "slurm-login"
-"""The cost item names of the Slurm controller and login nodes."""
+"""The cost item names of the Slurm controller and login nodes (`_host_line` names a scheduler's hosts so),
+which the Slurm realizers and the policy pack's pricing of planned hosts use."""
 
 
-def _scheduler_lines(slurm: Slurm) -> list[CostLine]:
-    """The Slurm controller and, when there are any, the login nodes (always on, on demand)."""
-    lines = [
-        CostLine(
-            name=CONTROLLER_ITEM,
-            kind="controller",
-            path=("scheduler", "controller"),
-            sku=slurm.controller.name,
-            capacity="on_demand",
-            quantity=1,
-            min_quantity=None,
-            unit="hour",
-        )
-    ]
-    if slurm.login is not None and slurm.login_count:
-        lines.append(
-            CostLine(
-                name=LOGIN_ITEM,
-                kind="login",
-                path=("scheduler", "login"),
-                sku=slurm.login.name,
-                capacity="on_demand",
-                quantity=slurm.login_count,
-                min_quantity=None,
-                unit="hour",
-            )
-        )
-    return lines
+def _host_line(kind: str, host: PricedHost) -> CostLine:
+    """Hosts a scheduler runs all the time, on demand: an item named `<kind>-<role>`."""
+    return CostLine(
+        name=f"{kind}-{host.role}",
+        kind=host.role,
+        path=host.path,
+        sku=host.machine_type,
+        capacity="on_demand",
+        quantity=host.count,
+        min_quantity=None,
+        unit="hour",
+    )
 
 
 MONITORING_ITEM = "monitoring"
@@ -425,7 +406,8 @@ MONITORING_ITEM = "monitoring"
 
 
 def _monitoring_lines(monitoring: Monitoring) -> list[CostLine]:
-    """The monitoring node, when the stack has one of its own (on the Slurm controller it costs no more)."""
+    """The monitoring node, when the stack has one of its own (on the scheduler's controller it costs no
+    more)."""
     if monitoring.host != "node" or monitoring.machine is None:
         return []
     line = CostLine(

@@ -17,14 +17,13 @@ from clusterfab.monitoring.counters import COUNTERS_FILE, counters_csv
 from clusterfab.monitoring.grafana import dashboard_provider, dashboards, datasources
 from clusterfab.monitoring.rules import rule_groups
 from clusterfab.monitoring.targets import scrape_configs
+from clusterfab.scheduler import SchedulerPlugin, registered
 from clusterfab.spec import ClusterSpec
 
 MonitoringFiles = dict[str, str]
 """Relative path -> content."""
 
 RULES_DIR = "rules"
-SLURM_DASHBOARD = "slurm.json"
-"""Shipped only where Slurm runs (its metrics come from the controller's Slurm exporter)."""
 ALERTMANAGER_URL = "localhost:9093"
 HEADER = (
     "# Rendered by clusterfab from blueprint {name} (stack {stack}); edit the blueprint, not this file.\n"
@@ -38,6 +37,11 @@ def _yaml(document: Mapping[str, Any], header: str) -> str:
     yaml.width = 4096  # PromQL stays on one line
     yaml.dump(json.loads(json.dumps(document)), stream)  # plain dicts and lists, in insertion order
     return header + stream.getvalue()
+
+
+def monitored_schedulers(spec: ClusterSpec) -> tuple[SchedulerPlugin, ...]:
+    """The schedulers whose exporters, alerts and dashboards the cluster's monitoring has."""
+    return tuple(scheduler for scheduler in registered() if scheduler.monitored(spec))
 
 
 def prometheus_config(
@@ -66,7 +70,7 @@ def prometheus_config(
             catalog.monitoring.exporters,
             stack=stack,
             project=project,
-            slurm=monitoring.slurm,
+            schedulers=monitored_schedulers(spec),
             file_sd_dir=file_sd_dir,
         ),
     }
@@ -94,7 +98,8 @@ def render_monitoring(
     if monitoring is None:
         raise ValueError(f"{spec.name} has no monitoring (monitoring.kind is none)")
     header = HEADER.format(name=spec.name, stack=stack)
-    groups = rule_groups(spec, catalog, slurm=monitoring.slurm, today=today)
+    schedulers = monitored_schedulers(spec)
+    groups = rule_groups(spec, catalog, schedulers=schedulers, today=today)
     files: MonitoringFiles = {}
     for group in groups:
         files[f"{RULES_DIR}/{group.file}"] = _yaml(group.document(), header)
@@ -110,8 +115,11 @@ def render_monitoring(
     files["alertmanager.yml"] = _yaml(alertmanager_config(monitoring, cluster=spec.name, stack=stack), header)
     files["grafana/datasources.yml"] = _yaml(datasources(), header)
     files["grafana/dashboards.yml"] = _yaml(dashboard_provider(), header)
+    # A scheduler's dashboards ship only where it is monitored: their metrics come from its exporter.
+    shown = {name for scheduler in schedulers for name in scheduler.dashboards}
+    hidden = {name for scheduler in registered() for name in scheduler.dashboards} - shown
     for name, dashboard in dashboards().items():
-        if name == SLURM_DASHBOARD and not monitoring.slurm:
+        if name in hidden:
             continue
         files[f"dashboards/{name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
     files[COUNTERS_FILE] = counters_csv()

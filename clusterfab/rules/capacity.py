@@ -13,7 +13,7 @@ from clusterfab.core.hints import listing
 from clusterfab.cost.estimate import CostEstimate, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.scheduler import slurm_groups
+from clusterfab.rules.scheduler import scheduled_groups
 from clusterfab.spec import ClusterSpec
 from clusterfab.spec.capacity import END_MARGIN, CapacityBlock
 
@@ -25,11 +25,11 @@ one, or to move the work, before the end takes the nodes."""
 
 
 def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool, bool]]:
-    """(path of the item, its capacity, whether it is autoscaled, whether Slurm schedules on it) for node
-    groups and TPU slices."""
-    slurm = slurm_groups(ctx)
+    """(path of the item, its capacity, whether it is autoscaled, whether the scheduler schedules on it) for
+    node groups and TPU slices."""
+    scheduled = scheduled_groups(ctx)
     for index, group in enumerate(ctx.blueprint.node_groups):
-        yield ("node_groups", index), group.capacity, group.autoscaling is not None, group.name in slurm
+        yield ("node_groups", index), group.capacity, group.autoscaling is not None, group.name in scheduled
     for index, tpu in enumerate(ctx.blueprint.tpu_slices):
         yield ("tpu_slices", index), tpu.capacity, False, False
 
@@ -78,32 +78,41 @@ def check_capacity_fields(ctx: RuleContext) -> Iterator[Finding]:
                 hint="replace autoscaling with `count:` equal to the block's instance count",
                 at_key=True,
             )
-        if capacity.kind == "flex_start" and autoscaled and not scheduled:
-            # Under Slurm each job's nodes are one request of their own (elastic nodes); a MIG alone has
-            # no queue to size flex-start requests by.
-            yield ctx.finding(
-                "BP120",
-                (*base, "autoscaling"),
-                "flex-start capacity arrives all at once in a fixed-size group; only Slurm grows one per job",
-                hint="replace autoscaling with `count:`, or schedule the group with Slurm",
-                at_key=True,
-            )
-        if capacity.kind == "flex_start" and capacity.max_run_duration_hours is None:
-            yield ctx.finding(
-                "BP109",
-                (*path, "max_run_duration_hours"),
-                "flex_start needs a maximum run duration",
-                hint="add `max_run_duration_hours:` (1-168) under capacity",
-                anchor=kind_path,
-            )
-        if capacity.kind != "flex_start" and capacity.max_run_duration_hours is not None:
-            yield ctx.finding(
-                "BP109",
-                (*path, "max_run_duration_hours"),
-                f"max_run_duration_hours applies to flex_start, not {capacity.kind}",
-                hint="remove it",
-                at_key=True,
-            )
+        yield from _flex_start_fields(ctx, base, capacity, autoscaled=autoscaled, scheduled=scheduled)
+
+
+def _flex_start_fields(
+    ctx: RuleContext, base: FieldPath, capacity: CapacitySpec, *, autoscaled: bool, scheduled: bool
+) -> Iterator[Finding]:
+    """Flex-start's own fields: a run duration, and a fixed size where no scheduler asks per job."""
+    path = (*base, "capacity")
+    kind_path = (*path, "kind")
+    if capacity.kind == "flex_start" and autoscaled and not scheduled:
+        # Under Slurm each job's nodes are one request of their own (elastic nodes); a MIG alone has
+        # no queue to size flex-start requests by.
+        yield ctx.finding(
+            "BP120",
+            (*base, "autoscaling"),
+            "flex-start capacity arrives all at once in a fixed-size group; only Slurm grows one per job",
+            hint="replace autoscaling with `count:`, or schedule the group with Slurm",
+            at_key=True,
+        )
+    if capacity.kind == "flex_start" and capacity.max_run_duration_hours is None:
+        yield ctx.finding(
+            "BP109",
+            (*path, "max_run_duration_hours"),
+            "flex_start needs a maximum run duration",
+            hint="add `max_run_duration_hours:` (1-168) under capacity",
+            anchor=kind_path,
+        )
+    if capacity.kind != "flex_start" and capacity.max_run_duration_hours is not None:
+        yield ctx.finding(
+            "BP109",
+            (*path, "max_run_duration_hours"),
+            f"max_run_duration_hours applies to flex_start, not {capacity.kind}",
+            hint="remove it",
+            at_key=True,
+        )
 
 
 def check_capacity_offered(ctx: RuleContext) -> Iterator[Finding]:
@@ -144,7 +153,6 @@ def _days(days: int) -> str:
 
 def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
     """A capacity block's end: set, only on a block, not past, and said when it is near."""
-    times = ctx.catalog.capacity_block_times
     now = start_of(ctx.today)
     estimate: CostEstimate | None = None
     for base, capacity, _, scheduled in _items(ctx):
@@ -185,26 +193,35 @@ def check_capacity_end(ctx: RuleContext) -> Iterator[Finding]:
             continue
         days = (end.date() - ctx.today).days
         if days <= ENDING_SOON_DAYS:
-            terminates = end - dt.timedelta(minutes=times.termination_lead_minutes)
-            drain = terminates - END_MARGIN
             estimate = estimate or estimate_cost(ctx.spec, ctx.catalog, today=ctx.today)
-            message = (
-                f"capacity block {block} ends {utc_stamp(end)}, {_days(days)}{_term(estimate, base)}: EC2 "
-                f"terminates its instances from {terminates:%H:%M} UTC"
-            )
-            if scheduled:
-                message += (
-                    f"; Slurm starts no job on its nodes that would still run at {drain:%H:%M} UTC "
-                    "(the node sync reserves them from then)"
-                )
-            yield ctx.finding(
-                "BP161",
-                ends_path,
-                message,
-                hint=f"extend the block (extensions are bought from {times.extension_window_days} days until "
-                "an hour before its end, while capacity is free) and set `ends_at` to its new end, or "
-                "plan the work to finish before then",
-            )
+            yield _ending_soon(ctx, base, block, end, _term(estimate, base), scheduled=scheduled)
+
+
+def _ending_soon(
+    ctx: RuleContext, base: FieldPath, block: str, end: dt.datetime, term: str, *, scheduled: bool
+) -> Finding:
+    """BP161: the block ends within ENDING_SOON_DAYS; `term` is what is left of it, as `cost` prices it."""
+    times = ctx.catalog.capacity_block_times
+    days = (end.date() - ctx.today).days
+    terminates = end - dt.timedelta(minutes=times.termination_lead_minutes)
+    drain = terminates - END_MARGIN
+    message = (
+        f"capacity block {block} ends {utc_stamp(end)}, {_days(days)}{term}: EC2 "
+        f"terminates its instances from {terminates:%H:%M} UTC"
+    )
+    if scheduled:
+        message += (
+            f"; Slurm starts no job on its nodes that would still run at {drain:%H:%M} UTC "
+            "(the node sync reserves them from then)"
+        )
+    return ctx.finding(
+        "BP161",
+        (*base, "capacity", "ends_at"),
+        message,
+        hint=f"extend the block (extensions are bought from {times.extension_window_days} days until "
+        "an hour before its end, while capacity is free) and set `ends_at` to its new end, or "
+        "plan the work to finish before then",
+    )
 
 
 def _term(estimate: CostEstimate, path: FieldPath) -> str:

@@ -123,9 +123,10 @@ def real_memory_mib(group: NodeGroup) -> int:
 def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = None) -> dict[str, str]:
     """Every file of the cluster's Slurm configuration, by file name, for Slurm `version` (default: the
     release the nodes run)."""
-    slurm = spec.scheduler
+    slurm = slurm_section(spec)
     if slurm is None:
-        raise SlurmRenderError(f"{spec.name} has no Slurm scheduler (scheduler.kind is none)")
+        kind = spec.scheduler.kind if spec.scheduler is not None else "none"
+        raise SlurmRenderError(f"{spec.name} has no Slurm scheduler (scheduler.kind is {kind})")
     target = version or slurm.version
     groups = slurm_groups(spec)
     if not groups:
@@ -146,9 +147,14 @@ def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = 
     return files
 
 
+def slurm_section(spec: ClusterSpec) -> Slurm | None:
+    """The cluster's Slurm section; None when it runs no scheduler or another one."""
+    return spec.scheduler if isinstance(spec.scheduler, Slurm) else None
+
+
 def slurm_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
     """The node groups the partitions hold, in blueprint order."""
-    slurm = spec.scheduler
+    slurm = slurm_section(spec)
     wanted = {name for p in slurm.partitions for name in p.node_groups} if slurm else set()
     return tuple(g for g in spec.node_groups if g.name in wanted and g.max_size > 0)
 
@@ -165,9 +171,17 @@ def _check_release(settings: Iterable[_Setting], facts: SlurmFacts, version: str
 
 
 def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) -> list[_Setting]:
+    settings = [*_daemon_settings(spec), *_team_settings(spec), *_accounting_settings(spec, groups)]
+    if any(elastic_nodes(g) for g in groups):
+        settings = _power_saving(spec, slurm, settings, groups)
+    return settings
+
+
+def _daemon_settings(spec: ClusterSpec) -> list[_Setting]:
+    """The daemons, their plugins, the prolog and epilog, and the job priority."""
     host, address = controller_host(spec), controller_address(spec)
     s = _Setting
-    settings = [
+    return [
         s("ClusterName", spec.name),
         # Name and address: nodes need no DNS record for the controller.
         s("SlurmctldHost", f"{host}({address})"),
@@ -211,6 +225,12 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("PriorityWeightFairshare", "1000"),
         s("PriorityWeightTRES", "GRES/gpu=1000"),
     ]
+
+
+def _team_settings(spec: ClusterSpec) -> list[_Setting]:
+    """What the teams' QOS need: their priority, a monthly budget, preemption between priorities."""
+    s = _Setting
+    settings = []
     if spec.teams:
         settings.append(s("PriorityWeightQOS", "10000"))
     if any(team.gpu_hours_per_month for team in spec.teams):
@@ -218,7 +238,14 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         settings.append(s("PriorityUsageResetPeriod", "MONTHLY"))
     if len({team.priority for team in spec.teams}) > 1:
         settings += [s("PreemptType", "preempt/qos"), s("PreemptMode", "REQUEUE")]
-    settings += [
+    return settings
+
+
+def _accounting_settings(spec: ClusterSpec, groups: tuple[NodeGroup, ...]) -> list[_Setting]:
+    """slurmdbd on the controller, the GPUs it tracks and the limits it enforces; the topology."""
+    s = _Setting
+    address = controller_address(spec)
+    return [
         s("AccountingStorageType", "accounting_storage/slurmdbd"),
         s("AccountingStorageHost", address),
         s("AccountingStoragePort", "6819"),
@@ -230,9 +257,6 @@ def _settings(spec: ClusterSpec, slurm: Slurm, groups: tuple[NodeGroup, ...]) ->
         s("MailProg", "/bin/true"),
         s("TopologyPlugin", "topology/tree"),
     ]
-    if any(elastic_nodes(g) for g in groups):
-        settings = _power_saving(spec, slurm, settings, groups)
-    return settings
 
 
 def _power_saving(
