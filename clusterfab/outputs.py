@@ -9,14 +9,13 @@ reads its outputs back through these models.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from clusterfab.core.errors import UsageError
-from clusterfab.core.plugins import schedulers
+from clusterfab.core.plugins import load_scheduler, schedulers
 from clusterfab.core.vocab import CapacityKind, Cloud, Fabric, MountFsType, Placement
-from clusterfab.scheduler import plugin
 
 
 class _Output(BaseModel):
@@ -117,6 +116,14 @@ class StackOutputs(_Output):
     signed records."""
 
 
+class _Exports(Protocol):
+    """What the outputs ask of a scheduler plugin, found by kind (clusterfab.scheduler builds on this
+    module)."""
+
+    @property
+    def outputs(self) -> type[BaseModel]: ...
+
+
 def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:
     """A stack's outputs as models (UsageError when the stack was never updated by this clusterfab)."""
     try:
@@ -127,7 +134,8 @@ def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:
     if scheduler is not None and scheduler.kind in schedulers():
         # What the scheduler's plugin exports beyond the common fields must be there too.
         try:
-            plugin(scheduler.kind).outputs.model_validate(raw["scheduler"])
+            exports: _Exports = load_scheduler(scheduler.kind)
+            exports.outputs.model_validate(raw["scheduler"])
         except ValidationError as exc:
             raise _not_ours(exc, ("scheduler",)) from None
     return outputs

@@ -76,8 +76,8 @@ _LOADED: dict[tuple[str, str], Any] = {}
 
 def load_scheduler(kind: str) -> Any:
     """The `PLUGIN` of the module that implements `kind` (imported once; LookupError for `none` and for
-    a kind nobody registered). clusterfab.scheduler.plugin gives it its type; the spec layer, which sits
-    below clusterfab.scheduler, resolves a scheduler's section through this."""
+    a kind nobody registered). clusterfab.scheduler.plugin gives it its type; the packages a plugin builds
+    on (spec, cost, monitoring, outputs) reach it through this, typed by narrow Protocols of their own."""
     module = _SCHEDULERS.get(kind)
     if module is None:
         known = ", ".join(_SCHEDULERS)

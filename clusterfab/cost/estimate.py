@@ -26,13 +26,13 @@ import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, Protocol
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
 from clusterfab.core.dates import start_of
+from clusterfab.core.plugins import load_scheduler
 from clusterfab.core.vocab import CapacityKind, Cloud
-from clusterfab.scheduler import PricedHost, plugin
 from clusterfab.spec import (
     Budget,
     CapacityBlock,
@@ -331,7 +331,7 @@ def estimate_cost(
         utilisation_percent=utilisation_percent,
         today=today,
     )
-    not_priced = plugin(spec.scheduler.kind).unpriced(spec) if spec.scheduler is not None else ()
+    not_priced = _scheduler(spec).unpriced(spec) if spec.scheduler is not None else ()
     if not_priced:
         estimate = dataclasses.replace(estimate, not_priced=not_priced)
     if not spec.teams:
@@ -376,29 +376,28 @@ def cost_lines(spec: ClusterSpec) -> list[CostLine]:
     if spec.monitoring is not None:
         lines += _monitoring_lines(spec.monitoring)
     if spec.scheduler is not None:
-        kind = spec.scheduler.kind
-        lines += [_host_line(kind, host) for host in plugin(kind).priced_hosts(spec)]
+        lines += _scheduler(spec).cost_lines(spec)
     return lines
 
 
 CONTROLLER_ITEM = "slurm-controller"
 LOGIN_ITEM = "slurm-login"
-"""The cost item names of the Slurm controller and login nodes (`_host_line` names a scheduler's hosts so),
-which the Slurm realizers and the policy pack's pricing of planned hosts use."""
+"""The cost item names of the Slurm controller and login nodes."""
 
 
-def _host_line(kind: str, host: PricedHost) -> CostLine:
-    """Hosts a scheduler runs all the time, on demand: an item named `<kind>-<role>`."""
-    return CostLine(
-        name=f"{kind}-{host.role}",
-        kind=host.role,
-        path=host.path,
-        sku=host.machine_type,
-        capacity="on_demand",
-        quantity=host.count,
-        min_quantity=None,
-        unit="hour",
-    )
+class _Priced(Protocol):
+    """What cost asks of the cluster's scheduler plugin (clusterfab.scheduler.SchedulerPlugin)."""
+
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]: ...
+
+    def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]: ...
+
+
+def _scheduler(spec: ClusterSpec) -> _Priced:
+    """The plugin of the cluster's scheduler, found by kind: it builds on cost, so cost does not import it."""
+    assert spec.scheduler is not None
+    found: _Priced = load_scheduler(spec.scheduler.kind)
+    return found
 
 
 MONITORING_ITEM = "monitoring"

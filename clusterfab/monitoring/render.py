@@ -16,8 +16,8 @@ from clusterfab.monitoring.alertmanager import alertmanager_config
 from clusterfab.monitoring.counters import COUNTERS_FILE, counters_csv
 from clusterfab.monitoring.grafana import dashboard_provider, dashboards, datasources
 from clusterfab.monitoring.rules import rule_groups
+from clusterfab.monitoring.schedulers import hidden_dashboards, monitored_schedulers
 from clusterfab.monitoring.targets import scrape_configs
-from clusterfab.scheduler import SchedulerPlugin, registered
 from clusterfab.spec import ClusterSpec
 
 MonitoringFiles = dict[str, str]
@@ -37,11 +37,6 @@ def _yaml(document: Mapping[str, Any], header: str) -> str:
     yaml.width = 4096  # PromQL stays on one line
     yaml.dump(json.loads(json.dumps(document)), stream)  # plain dicts and lists, in insertion order
     return header + stream.getvalue()
-
-
-def monitored_schedulers(spec: ClusterSpec) -> tuple[SchedulerPlugin, ...]:
-    """The schedulers whose exporters, alerts and dashboards the cluster's monitoring has."""
-    return tuple(scheduler for scheduler in registered() if scheduler.monitored(spec))
 
 
 def prometheus_config(
@@ -116,8 +111,7 @@ def render_monitoring(
     files["grafana/datasources.yml"] = _yaml(datasources(), header)
     files["grafana/dashboards.yml"] = _yaml(dashboard_provider(), header)
     # A scheduler's dashboards ship only where it is monitored: their metrics come from its exporter.
-    shown = {name for scheduler in schedulers for name in scheduler.dashboards}
-    hidden = {name for scheduler in registered() for name in scheduler.dashboards} - shown
+    hidden = hidden_dashboards(spec)
     for name, dashboard in dashboards().items():
         if name in hidden:
             continue

@@ -20,8 +20,8 @@ from typing import Any, Literal
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Xid
 from clusterfab.cost.estimate import HOURS_PER_MONTH, estimate_cost
+from clusterfab.monitoring.schedulers import MonitoredScheduler, RuleFile
 from clusterfab.monitoring.targets import DCGM_JOB, NODE_JOB
-from clusterfab.scheduler import RuleFile, SchedulerPlugin
 from clusterfab.spec import ClusterSpec
 
 Severity = Literal["critical", "warning", "info"]
@@ -369,7 +369,7 @@ def _budget_alerts(spec: ClusterSpec) -> Iterable[Rule]:
 
 
 def rule_groups(
-    spec: ClusterSpec, catalog: Catalog, *, schedulers: Sequence[SchedulerPlugin], today: dt.date
+    spec: ClusterSpec, catalog: Catalog, *, schedulers: Sequence[MonitoredScheduler], today: dt.date
 ) -> list[RuleFile]:
     """Every rule file of the cluster, in a fixed order: the cluster's own, then those of the `schedulers`
     it monitors."""

@@ -14,7 +14,7 @@ from typing import Any
 
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
-from clusterfab.scheduler import SchedulerPlugin
+from clusterfab.monitoring.schedulers import MonitoredScheduler
 from clusterfab.spec import ClusterSpec
 
 DCGM_JOB = "dcgm"
@@ -96,7 +96,7 @@ def scrape_configs(
     *,
     stack: str,
     project: str | None,
-    schedulers: Sequence[SchedulerPlugin],
+    schedulers: Sequence[MonitoredScheduler],
     file_sd_dir: str | None = None,
 ) -> list[dict[str, Any]]:
     """The scrape jobs: the GPU nodes' two exporters, the `schedulers`' own, the host itself."""

@@ -1,14 +1,14 @@
 """Workload schedulers behind one Protocol, found by kind (architecture §11.1).
 
 `plugin(kind)` is the `PLUGIN` of the package clusterfab.core.plugins names for `kind` (built in:
-`slurm/`); `scheduler.kind: none` has none. Rules, cost, monitoring, provisioning and the stack outputs ask
-it what they need of the cluster's scheduler.
+`slurm/`); `scheduler.kind: none` has none. The rules and the provisioning ask it what they need of the
+cluster's scheduler (cost, monitoring, outputs and the spec find it by kind: see base.py).
 """
 
 from __future__ import annotations
 
 from clusterfab.core import plugins
-from clusterfab.scheduler.base import PricedHost, RuleFile, RuleView, SchedulerPlugin
+from clusterfab.scheduler.base import RuleView, SchedulerPlugin
 
 
 def plugin(kind: str) -> SchedulerPlugin:
@@ -17,9 +17,4 @@ def plugin(kind: str) -> SchedulerPlugin:
     return loaded
 
 
-def registered() -> tuple[SchedulerPlugin, ...]:
-    """The plugin of every registered scheduler, built-in ones first."""
-    return tuple(plugin(kind) for kind in plugins.schedulers())
-
-
-__all__ = ["PricedHost", "RuleFile", "RuleView", "SchedulerPlugin", "plugin", "registered"]
+__all__ = ["RuleView", "SchedulerPlugin", "plugin"]

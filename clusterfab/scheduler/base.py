@@ -5,16 +5,18 @@ these: how its blueprint section resolves into the spec, its rules, the files it
 on the GPU nodes, the hosts it adds to the bill, and what monitoring scrapes, alerts on and shows of it.
 The rest of the house asks the plugin of `spec.scheduler.kind` and never which scheduler it is.
 
-This module imports only what sits below the scheduler layer (core, blueprint, catalog, spec): the rules,
-cost, monitoring and outputs modules call plugins through it, so what a plugin hands them is described
-here in their terms, narrowly (a host to price, a rule file, what a rule sees), not in their own types.
+This module and the plugins import what sits below or beside them (core, blueprint, catalog, spec, cost,
+monitoring's rule types, the outputs' models). The rules and the provisioning call `plugin(kind)`; cost,
+monitoring, outputs and the spec, which a plugin builds on, find it by kind in the name table
+(clusterfab.core.plugins) and ask it through narrow Protocols of their own, so no package imports
+another that imports it back. What a plugin hands them is theirs to read: cost lines that cost prices,
+rule files, scrape configs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -22,21 +24,9 @@ from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import FieldPath, Finding, Severity
+from clusterfab.cost.estimate import CostLine
+from clusterfab.monitoring.schedulers import RuleFile
 from clusterfab.spec.model import ClusterSpec, NodeGroup, SchedulerSection
-
-HostRole = Literal["controller", "login"]
-"""The hosts a scheduler adds beside the GPU nodes (cost items of these kinds)."""
-
-
-@dataclass(frozen=True, slots=True)
-class PricedHost:
-    """Hosts of one role the scheduler runs all the time, on demand: `clusterfab cost` prices them."""
-
-    role: HostRole
-    path: FieldPath
-    """The blueprint field the hosts come from (findings about their price point there)."""
-    machine_type: str
-    count: int
 
 
 class RuleView(Protocol):
@@ -64,15 +54,6 @@ class RuleView(Protocol):
     ) -> Finding: ...
 
     def written(self, path: FieldPath) -> bool: ...
-
-
-class RuleFile(Protocol):
-    """A Prometheus rule file (clusterfab.monitoring.rules.RuleGroup): its name under rules/ and content."""
-
-    @property
-    def file(self) -> str: ...
-
-    def document(self) -> dict[str, Any]: ...
 
 
 class SchedulerPlugin(Protocol):
@@ -108,8 +89,8 @@ class SchedulerPlugin(Protocol):
         """Whether the GPU nodes need the NVIDIA container toolkit for the scheduler's containers."""
         ...
 
-    def priced_hosts(self, spec: ClusterSpec) -> tuple[PricedHost, ...]:
-        """The hosts it adds to the cluster, for the cost estimate."""
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]:
+        """The hosts it adds to the cluster, as the cost estimate prices them."""
         ...
 
     def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]:

@@ -19,10 +19,11 @@ from clusterfab.core import plugins
 from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.cost import estimate_cost
+from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring import render_monitoring
 from clusterfab.outputs import SchedulerOutput, read_outputs
 from clusterfab.rules.engine import validate_bytes
-from clusterfab.scheduler import PricedHost, RuleView, plugin
+from clusterfab.scheduler import RuleView, plugin
 from clusterfab.spec import ClusterSpec, NodeGroup, SchedulerSection
 from tests.factories import TODAY, blueprint_yaml, validated
 
@@ -76,9 +77,12 @@ class ToyScheduler:
     def container_toolkit(self, spec: ClusterSpec) -> bool:
         return False
 
-    def priced_hosts(self, spec: ClusterSpec) -> tuple[PricedHost, ...]:
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]:
         assert isinstance(spec.scheduler, ToySection)
-        return (PricedHost("controller", ("scheduler",), spec.scheduler.machine_type, 1),)
+        machine = spec.scheduler.machine_type
+        return [
+            CostLine("toy-controller", "controller", ("scheduler",), machine, "on_demand", 1, None, "hour")
+        ]
 
     def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]:
         return ("the toy queue",)

@@ -14,6 +14,7 @@ from clusterfab.scheduler.slurm.render import (
     SlurmRenderError,
     node_names,
     render_slurm,
+    slurm_section,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "hostlist",
     "node_names",
     "render_slurm",
+    "slurm_section",
 ]

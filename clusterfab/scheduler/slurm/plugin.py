@@ -12,8 +12,11 @@ from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import Finding
-from clusterfab.scheduler.base import PricedHost, RuleFile, RuleView
+from clusterfab.cost.estimate import CostLine
+from clusterfab.monitoring.rules import RuleGroup
+from clusterfab.scheduler.base import RuleView, SchedulerPlugin
 from clusterfab.scheduler.slurm import alerts, rules
+from clusterfab.scheduler.slurm.costs import host_lines
 from clusterfab.scheduler.slurm.outputs import SlurmOutput
 from clusterfab.scheduler.slurm.render import render_slurm, slurm_section
 from clusterfab.scheduler.slurm.resolve import resolve_slurm
@@ -56,15 +59,9 @@ class SlurmPlugin:
         slurm = slurm_section(spec)
         return slurm is not None and slurm.containers == "pyxis"
 
-    def priced_hosts(self, spec: ClusterSpec) -> tuple[PricedHost, ...]:
-        """The controller and, when there are any, the login nodes (always on, on demand)."""
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]:
         slurm = slurm_section(spec)
-        if slurm is None:
-            return ()
-        hosts = [PricedHost("controller", ("scheduler", "controller"), slurm.controller.name, 1)]
-        if slurm.login is not None and slurm.login_count:
-            hosts.append(PricedHost("login", ("scheduler", "login"), slurm.login.name, slurm.login_count))
-        return tuple(hosts)
+        return [] if slurm is None else host_lines(slurm)
 
     def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]:
         slurm = slurm_section(spec)
@@ -83,7 +80,7 @@ class SlurmPlugin:
         targets = [f"localhost:{exporters.slurm_exporter_port}"]
         return [{"job_name": alerts.SCRAPE_JOB, "static_configs": [{"targets": targets}]}]
 
-    def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleFile]:
+    def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleGroup]:
         return alerts.rule_files()
 
     @property
@@ -101,4 +98,4 @@ def _slurm(section: SchedulerSection) -> Slurm:
     return section
 
 
-PLUGIN = SlurmPlugin()
+PLUGIN: SchedulerPlugin = SlurmPlugin()
