@@ -9,11 +9,12 @@ reads its outputs back through these models.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from clusterfab.core.errors import UsageError
+from clusterfab.core.plugins import load_scheduler, schedulers
 from clusterfab.core.vocab import CapacityKind, Cloud, Fabric, MountFsType, Placement
 
 
@@ -88,14 +89,13 @@ class MonitoringOutput(_Output):
 
 
 class SchedulerOutput(_Output):
-    """The Slurm controller and login nodes (what `aws ssm start-session --target` / `gcloud compute ssh
-    --tunnel-through-iap` take), and the munge key's secret."""
+    """The scheduler's controller and login nodes (what `aws ssm start-session --target` / `gcloud compute
+    ssh --tunnel-through-iap` take); its plugin's model (`SchedulerPlugin.outputs`) adds what is its own."""
 
     kind: str
     controller: str
     controller_address: str
     login: list[str]
-    munge_secret: str
 
 
 class StackOutputs(_Output):
@@ -116,14 +116,35 @@ class StackOutputs(_Output):
     signed records."""
 
 
+class _Exports(Protocol):
+    """What the outputs ask of a scheduler plugin, found by kind (clusterfab.scheduler builds on this
+    module)."""
+
+    @property
+    def outputs(self) -> type[BaseModel]: ...
+
+
 def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:
     """A stack's outputs as models (UsageError when the stack was never updated by this clusterfab)."""
     try:
-        return StackOutputs.model_validate(dict(raw))
+        outputs = StackOutputs.model_validate(dict(raw))
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise UsageError(
-            f"the stack's outputs are not clusterfab's ({where}: {first['msg']}); "
-            "run `clusterfab up` for it first"
-        ) from None
+        raise _not_ours(exc) from None
+    scheduler = outputs.scheduler
+    if scheduler is not None and scheduler.kind in schedulers():
+        # What the scheduler's plugin exports beyond the common fields must be there too.
+        try:
+            exports: _Exports = load_scheduler(scheduler.kind)
+            exports.outputs.model_validate(raw["scheduler"])
+        except ValidationError as exc:
+            raise _not_ours(exc, ("scheduler",)) from None
+    return outputs
+
+
+def _not_ours(exc: ValidationError, within: tuple[str, ...] = ()) -> UsageError:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in (*within, *first["loc"]))
+    return UsageError(
+        f"the stack's outputs are not clusterfab's ({where}: {first['msg']}); "
+        "run `clusterfab up` for it first"
+    )

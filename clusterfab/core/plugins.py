@@ -10,7 +10,9 @@ them, and the blueprint layer may not import the packages behind them.
 
 from __future__ import annotations
 
+import importlib
 from types import MappingProxyType
+from typing import Any
 
 _CLOUDS: dict[str, str] = {"aws": "clusterfab.clouds.aws", "gcp": "clusterfab.clouds.gcp"}
 _REALIZERS: dict[str, str] = {"aws": "stacks.aws", "gcp": "stacks.gcp"}
@@ -67,3 +69,20 @@ def realizer(cloud: str) -> str:
 def schedulers() -> MappingProxyType[str, str]:
     """Every known scheduler kind (not `none`) and its module, built-in ones first."""
     return MappingProxyType(_SCHEDULERS)
+
+
+_LOADED: dict[tuple[str, str], Any] = {}
+
+
+def load_scheduler(kind: str) -> Any:
+    """The `PLUGIN` of the module that implements `kind` (imported once; LookupError for `none` and for
+    a kind nobody registered). clusterfab.scheduler.plugin gives it its type; the packages a plugin builds
+    on (spec, cost, monitoring, outputs) reach it through this, typed by narrow Protocols of their own."""
+    module = _SCHEDULERS.get(kind)
+    if module is None:
+        known = ", ".join(_SCHEDULERS)
+        raise LookupError(f"no scheduler of kind {kind!r} is registered (known: {known})")
+    key = (kind, module)
+    if key not in _LOADED:
+        _LOADED[key] = importlib.import_module(module).PLUGIN
+    return _LOADED[key]

@@ -26,12 +26,13 @@ import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, Protocol
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Confidence, Price, PriceUnit, PricingModel, StorageTier
 from clusterfab.core.dates import start_of
-from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM
+from clusterfab.core.items import MONITORING_ITEM
+from clusterfab.core.plugins import load_scheduler
 from clusterfab.core.vocab import CapacityKind, Cloud
 from clusterfab.spec import (
     Budget,
@@ -40,7 +41,6 @@ from clusterfab.spec import (
     LustreStorage,
     Monitoring,
     NodeGroup,
-    Slurm,
     Storage,
     Team,
     TpuSlice,
@@ -332,15 +332,9 @@ def estimate_cost(
         utilisation_percent=utilisation_percent,
         today=today,
     )
-    database = spec.scheduler.database if spec.scheduler is not None else None
-    if database is not None:
-        estimate = dataclasses.replace(
-            estimate,
-            not_priced=(
-                f"the accounting database ({database.machine_type}, "
-                f"{database.storage_gib} GiB and its backups)",
-            ),
-        )
+    not_priced = _scheduler(spec).unpriced(spec) if spec.scheduler is not None else ()
+    if not_priced:
+        estimate = dataclasses.replace(estimate, not_priced=not_priced)
     if not spec.teams:
         return estimate
     return dataclasses.replace(estimate, teams=team_budgets(spec.teams, estimate.items, spec.node_groups))
@@ -375,49 +369,36 @@ def team_budgets(
 
 
 def cost_lines(spec: ClusterSpec) -> list[CostLine]:
-    """The lines of a spec: its node groups, TPU slices, storage and monitoring node, in blueprint order."""
+    """The lines of a spec: its node groups, TPU slices, storage, monitoring node and the scheduler's hosts,
+    in blueprint order."""
     lines = [_node_group_line(g) for g in spec.node_groups]
     lines += [_tpu_line(t) for t in spec.tpu_slices]
     lines += [_storage_line(s) for s in spec.storage]
     if spec.monitoring is not None:
         lines += _monitoring_lines(spec.monitoring)
     if spec.scheduler is not None:
-        lines += _scheduler_lines(spec.scheduler)
+        lines += _scheduler(spec).cost_lines(spec)
     return lines
 
 
-def _scheduler_lines(slurm: Slurm) -> list[CostLine]:
-    """The Slurm controller and, when there are any, the login nodes (always on, on demand)."""
-    lines = [
-        CostLine(
-            name=CONTROLLER_ITEM,
-            kind="controller",
-            path=("scheduler", "controller"),
-            sku=slurm.controller.name,
-            capacity="on_demand",
-            quantity=1,
-            min_quantity=None,
-            unit="hour",
-        )
-    ]
-    if slurm.login is not None and slurm.login_count:
-        lines.append(
-            CostLine(
-                name=LOGIN_ITEM,
-                kind="login",
-                path=("scheduler", "login"),
-                sku=slurm.login.name,
-                capacity="on_demand",
-                quantity=slurm.login_count,
-                min_quantity=None,
-                unit="hour",
-            )
-        )
-    return lines
+class _Priced(Protocol):
+    """What cost asks of the cluster's scheduler plugin (clusterfab.scheduler.SchedulerPlugin)."""
+
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]: ...
+
+    def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]: ...
+
+
+def _scheduler(spec: ClusterSpec) -> _Priced:
+    """The plugin of the cluster's scheduler, found by kind: it builds on cost, so cost does not import it."""
+    assert spec.scheduler is not None
+    found: _Priced = load_scheduler(spec.scheduler.kind)
+    return found
 
 
 def _monitoring_lines(monitoring: Monitoring) -> list[CostLine]:
-    """The monitoring node, when the stack has one of its own (on the Slurm controller it costs no more)."""
+    """The monitoring node, when the stack has one of its own (on the scheduler's controller it costs no
+    more)."""
     if monitoring.host != "node" or monitoring.machine is None:
         return []
     line = CostLine(

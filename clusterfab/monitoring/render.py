@@ -16,6 +16,7 @@ from clusterfab.monitoring.alertmanager import alertmanager_config
 from clusterfab.monitoring.counters import COUNTERS_FILE, counters_csv
 from clusterfab.monitoring.grafana import dashboard_provider, dashboards, datasources
 from clusterfab.monitoring.rules import rule_groups
+from clusterfab.monitoring.schedulers import hidden_dashboards, monitored_schedulers
 from clusterfab.monitoring.targets import scrape_configs
 from clusterfab.spec import ClusterSpec
 
@@ -23,8 +24,6 @@ MonitoringFiles = dict[str, str]
 """Relative path -> content."""
 
 RULES_DIR = "rules"
-SLURM_DASHBOARD = "slurm.json"
-"""Shipped only where Slurm runs (its metrics come from the controller's Slurm exporter)."""
 ALERTMANAGER_URL = "localhost:9093"
 HEADER = (
     "# Rendered by clusterfab from blueprint {name} (stack {stack}); edit the blueprint, not this file.\n"
@@ -66,7 +65,7 @@ def prometheus_config(
             catalog.monitoring.exporters,
             stack=stack,
             project=project,
-            slurm=monitoring.slurm,
+            schedulers=monitored_schedulers(spec),
             file_sd_dir=file_sd_dir,
         ),
     }
@@ -94,7 +93,8 @@ def render_monitoring(
     if monitoring is None:
         raise ValueError(f"{spec.name} has no monitoring (monitoring.kind is none)")
     header = HEADER.format(name=spec.name, stack=stack)
-    groups = rule_groups(spec, catalog, slurm=monitoring.slurm, today=today)
+    schedulers = monitored_schedulers(spec)
+    groups = rule_groups(spec, catalog, schedulers=schedulers, today=today)
     files: MonitoringFiles = {}
     for group in groups:
         files[f"{RULES_DIR}/{group.file}"] = _yaml(group.document(), header)
@@ -110,8 +110,10 @@ def render_monitoring(
     files["alertmanager.yml"] = _yaml(alertmanager_config(monitoring, cluster=spec.name, stack=stack), header)
     files["grafana/datasources.yml"] = _yaml(datasources(), header)
     files["grafana/dashboards.yml"] = _yaml(dashboard_provider(), header)
+    # A scheduler's dashboards ship only where it is monitored: their metrics come from its exporter.
+    hidden = hidden_dashboards(spec)
     for name, dashboard in dashboards().items():
-        if name == SLURM_DASHBOARD and not monitoring.slurm:
+        if name in hidden:
             continue
         files[f"dashboards/{name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
     files[COUNTERS_FILE] = counters_csv()

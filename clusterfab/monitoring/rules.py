@@ -1,8 +1,9 @@
 """Alert and recording rules: NVIDIA's Xid catalog, DCGM's error, throttling and health fields, exporter
-and node availability, full file systems, drained Slurm nodes and the cluster's burn rate.
+and node availability, full file systems and the cluster's burn rate; the scheduler's own come from its
+plugin (Slurm's: drained nodes, team budgets, the node sync).
 
 Each rule watches a metric the exporters really expose (dcgm-exporter with clusterfab's counters file,
-the node exporter, the Slurm exporter) or a recording rule defined here; tests check that, and run every
+the node exporter, the scheduler's exporter) or a recording rule defined here; tests check that, and run every
 alert through `promtool test rules` with series that fire it and series that do not. Severities: critical
 (the GPU or node needs an operator now: drain it, reset the GPU, reboot or replace the node), warning
 (degraded, act soon), info (worth seeing on a dashboard, not worth an e-mail).
@@ -19,6 +20,7 @@ from typing import Any, Literal
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import Xid
 from clusterfab.cost.estimate import HOURS_PER_MONTH, estimate_cost
+from clusterfab.monitoring.schedulers import MonitoredScheduler, RuleFile
 from clusterfab.monitoring.targets import DCGM_JOB, NODE_JOB
 from clusterfab.spec import ClusterSpec
 
@@ -129,6 +131,11 @@ def xid_rules(rows: Sequence[Xid]) -> list[Rule]:
 
 def gpu_health_rules() -> list[Rule]:
     """DCGM's error fields, clock events and health checks."""
+    return [*_gpu_error_rules(), *_gpu_throttling_rules(), *_gpu_health_check_rules()]
+
+
+def _gpu_error_rules() -> list[Rule]:
+    """Memory (ECC, row remapping) and NVLink errors."""
     nvlink = " + ".join(
         f"increase(DCGM_FI_DEV_NVLINK_{kind}_ERROR_COUNT_TOTAL[10m])" for kind in ("CRC_DATA", "RECOVERY")
     )
@@ -165,6 +172,12 @@ def gpu_health_rules() -> list[Rule]:
             description="NVLink links of the GPU logged data CRC or recovery errors in the last 10 minutes; "
             "collective bandwidth may drop. Check `nvidia-smi nvlink -e` and reset the GPU if they persist.",
         ),
+    ]
+
+
+def _gpu_throttling_rules() -> list[Rule]:
+    """Clocks held down by temperature or by the hardware's power protection."""
+    return [
         Rule(
             "GpuThermalThrottling",
             'DCGM_EXP_CLOCK_EVENTS_COUNT{clock_event=~"hw_thermal|sw_thermal"} > 0',
@@ -182,6 +195,12 @@ def gpu_health_rules() -> list[Rule]:
             description="The GPU's clocks are cut by the hardware (power brake or slowdown, not the normal "
             "power cap): check the power supply and the board.",
         ),
+    ]
+
+
+def _gpu_health_check_rules() -> list[Rule]:
+    """DCGM's background health watches."""
+    return [
         Rule(
             "GpuHealthFailing",
             f"DCGM_EXP_GPU_HEALTH_STATUS == {HEALTH_FAIL}",
@@ -270,75 +289,6 @@ def storage_rules() -> list[Rule]:
     ]
 
 
-SYNC_STALE_S = 300
-"""The node sync runs every 30 seconds (its systemd timer): ten missed rounds are no hiccup."""
-
-
-def slurm_rules() -> list[Rule]:
-    """From clusterfab's Slurm exporter on the controller (clusterfab/scheduler/slurm/exporter.py)."""
-    return [
-        Rule(
-            "SlurmNodesDrained",
-            "slurm_nodes_drain > 0",
-            duration="10m",
-            severity="warning",
-            summary="{{ $value }} Slurm nodes are drained",
-            description="Drained nodes take no jobs: `sinfo -R` lists why (a failed health check, an Xid).",
-        ),
-        Rule(
-            "SlurmTeamGpuBudgetNearlySpent",
-            "clusterfab_slurm_qos_gpu_minutes_used / clusterfab_slurm_qos_gpu_minutes_limit > 0.9",
-            duration="15m",
-            severity="warning",
-            summary='team {{ $labels.qos }} has spent {{ $value | printf "%.2f" }} of its monthly GPU-hours',
-            description="At its GrpTRESMins budget Slurm holds the team's jobs (QOSGrpGRESMinutes) until the "
-            "month starts over: raise gpu_hours_per_month in the blueprint if the work must go on.",
-        ),
-        Rule(
-            "SlurmExporterDown",
-            'up{job="slurm"} == 0 or clusterfab_slurm_exporter_up == 0',
-            duration="5m",
-            severity="warning",
-            summary="the Slurm exporter on the controller does not answer, or scontrol does not",
-            description="Drained-node and team-budget alerts are blind: check clusterfab-slurm-exporter and "
-            "slurmctld on the controller.",
-        ),
-        Rule(
-            "SlurmNodeSyncStale",
-            "time() - clusterfab_slurm_node_program_last_run_timestamp_seconds"
-            f'{{program="sync"}} > {SYNC_STALE_S}',
-            duration="5m",
-            severity="warning",
-            summary="the Slurm node sync on the controller has not run for over 5 minutes",
-            description="New instances get no node name or address, and lost instances and failed resumes "
-            "are not cleaned up: check `systemctl status clusterfab-slurm-sync.timer` and `journalctl -u "
-            "clusterfab-slurm-sync` on the controller.",
-        ),
-        Rule(
-            "SlurmNodeSyncFailing",
-            'increase(clusterfab_slurm_node_actions_total{program="sync",outcome="failed"}[15m]) > 0',
-            severity="warning",
-            summary="the Slurm node sync fails to {{ $labels.action }}",
-            description="A failed round (action `round`) or a failed action is retried every 30 seconds; "
-            "`journalctl -u clusterfab-slurm-sync` on the controller has the cloud's or scontrol's error.",
-        ),
-        Rule(
-            "SlurmResumeFailing",
-            'increase(clusterfab_slurm_node_actions_total{program="resume",outcome="failed"}[30m]) > 0',
-            severity="warning",
-            summary="elastic Slurm nodes could not be created: {{ $labels.action }}",
-            description="The nodes went back to power saving with the cloud's error as their reason (`sinfo "
-            "-R`) and their jobs wait in the queue; the node sync offers them again after its retry wait. "
-            "Capacity errors that persist call for a reservation, another zone or another machine type.",
-        ),
-        Rule(
-            "clusterfab:team_gpus_in_use",
-            "sum by (account) (clusterfab_slurm_job_gpus)",
-            record=True,
-        ),
-    ]
-
-
 def _usd(amount: Decimal) -> str:
     """A price as PromQL takes it: to the millionth of a dollar, without trailing zeros."""
     return format(amount.quantize(Decimal("0.000001")).normalize(), "f")
@@ -418,14 +368,17 @@ def _budget_alerts(spec: ClusterSpec) -> Iterable[Rule]:
         )
 
 
-def rule_groups(spec: ClusterSpec, catalog: Catalog, *, slurm: bool, today: dt.date) -> list[RuleGroup]:
-    """Every rule file of the cluster, in a fixed order."""
-    groups = [
+def rule_groups(
+    spec: ClusterSpec, catalog: Catalog, *, schedulers: Sequence[MonitoredScheduler], today: dt.date
+) -> list[RuleFile]:
+    """Every rule file of the cluster, in a fixed order: the cluster's own, then those of the `schedulers`
+    it monitors."""
+    groups: list[RuleFile] = [
         RuleGroup("gpu.yml", "gpu", (*xid_rules(catalog.monitoring.xids.rows), *gpu_health_rules())),
         RuleGroup("availability.yml", "availability", tuple(availability_rules(spec))),
         RuleGroup("storage.yml", "storage", tuple(storage_rules())),
         RuleGroup("cost.yml", "cost", tuple(cost_rules(spec, catalog, today))),
     ]
-    if slurm:
-        groups.append(RuleGroup("slurm.yml", "slurm", tuple(slurm_rules())))
+    for scheduler in schedulers:
+        groups += scheduler.alert_rules(spec)
     return groups

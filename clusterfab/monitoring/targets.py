@@ -10,15 +10,16 @@ components tag with.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.clouds import profile
+from clusterfab.monitoring.schedulers import MonitoredScheduler
 from clusterfab.spec import ClusterSpec
 
 DCGM_JOB = "dcgm"
 NODE_JOB = "node"
-SLURM_JOB = "slurm"
 HOST_JOB = "monitoring-host"
 """The monitoring host's own node exporter (its disk holds the samples)."""
 
@@ -34,10 +35,10 @@ def scrape_configs(
     *,
     stack: str,
     project: str | None,
-    slurm: bool,
+    schedulers: Sequence[MonitoredScheduler],
     file_sd_dir: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The scrape jobs: the GPU nodes' two exporters, the Slurm exporter (with Slurm), the host itself."""
+    """The scrape jobs: the GPU nodes' two exporters, the `schedulers`' own, the host itself."""
     jobs: list[dict[str, Any]] = []
     for job, port in ((DCGM_JOB, exporters.dcgm_exporter_port), (NODE_JOB, exporters.node_exporter_port)):
         if file_sd_dir is not None:
@@ -45,14 +46,8 @@ def scrape_configs(
         else:
             discovery = profile(spec.cloud).scrape_discovery(spec, stack=stack, port=port, project=project)
         jobs.append({"job_name": job, **discovery})
-    if slurm:
-        # The exporter runs next to slurmctld, on the monitoring host itself (the controller).
-        jobs.append(
-            {
-                "job_name": SLURM_JOB,
-                "static_configs": [{"targets": [f"localhost:{exporters.slurm_exporter_port}"]}],
-            }
-        )
+    for scheduler in schedulers:
+        jobs += scheduler.scrape_jobs(spec, exporters)
     jobs.append(
         {
             "job_name": HOST_JOB,

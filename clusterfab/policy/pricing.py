@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, cast
 
-from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN, ITEM_NAME_PATTERN
+from clusterfab.blueprint.fields import ITEM_NAME_PATTERN
+from clusterfab.blueprint.models import CLUSTER_NAME_PATTERN
 from clusterfab.catalog import Catalog
 from clusterfab.clouds import profile
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM, MONITORING_ITEM

@@ -17,6 +17,7 @@ from clusterfab.bootstrap import Mount
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import NvlinkService
 from clusterfab.core.vocab import Cloud, Fabric
+from clusterfab.scheduler import plugin
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
 
 FABRIC_ROLES: dict[Fabric, str] = {
@@ -137,10 +138,9 @@ def _container_runtime_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalo
     docker = group.fabric in CONTAINER_FABRICS or (
         group.fabric == "rdma" and group.machine.cpu_architecture == "arm64"
     )
-    # enroot's GPU hook runs nvidia-container-cli in every pyxis container that asks for GPUs (NGC images
-    # set NVIDIA_VISIBLE_DEVICES): pyxis nodes get the NVIDIA container CLI, without Docker.
-    pyxis = spec.scheduler is not None and spec.scheduler.containers == "pyxis"
-    needed = docker or pyxis
+    # The scheduler's containers may need the NVIDIA container CLI without Docker (Slurm's pyxis does).
+    scheduled = spec.scheduler is not None and plugin(spec.scheduler.kind).container_toolkit(spec)
+    needed = docker or scheduled
     result: dict[str, Any] = {"gpu_node_container_runtime": needed}
     if needed:
         result.update(

@@ -13,7 +13,7 @@ from clusterfab.core.hints import listing
 from clusterfab.cost.estimate import CostEstimate, estimate_cost
 from clusterfab.cost.render import usd
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.scheduler import slurm_groups
+from clusterfab.rules.scheduler import scheduled_groups
 from clusterfab.spec import ClusterSpec
 from clusterfab.spec.capacity import END_MARGIN, CapacityBlock
 
@@ -25,11 +25,11 @@ one, or to move the work, before the end takes the nodes."""
 
 
 def _items(ctx: RuleContext) -> Iterator[tuple[FieldPath, CapacitySpec, bool, bool]]:
-    """(path of the item, its capacity, whether it is autoscaled, whether Slurm schedules on it) for node
-    groups and TPU slices."""
-    slurm = slurm_groups(ctx)
+    """(path of the item, its capacity, whether it is autoscaled, whether the scheduler schedules on it) for
+    node groups and TPU slices."""
+    scheduled = scheduled_groups(ctx)
     for index, group in enumerate(ctx.blueprint.node_groups):
-        yield ("node_groups", index), group.capacity, group.autoscaling is not None, group.name in slurm
+        yield ("node_groups", index), group.capacity, group.autoscaling is not None, group.name in scheduled
     for index, tpu in enumerate(ctx.blueprint.tpu_slices):
         yield ("tpu_slices", index), tpu.capacity, False, False
 

@@ -24,9 +24,8 @@ def _keys(blueprint: Blueprint) -> Iterator[tuple[FieldPath, str, bool]]:
     for index, storage in enumerate(blueprint.storage):
         if storage.kms_key is not None:
             yield ("storage", index, "kms_key"), storage.kms_key, False
-    scheduler = blueprint.scheduler
-    if scheduler is not None and scheduler.controller.kms_key is not None:
-        yield ("scheduler", "controller", "kms_key"), scheduler.controller.kms_key, True
+    if blueprint.scheduler is not None:
+        yield from blueprint.scheduler.kms_keys()
 
 
 def check_kms_keys(ctx: RuleContext) -> Iterator[Finding]:

@@ -1,5 +1,5 @@
-"""Names that are already taken: team users that are system accounts of the hosts (BP143), and partitions,
-node groups and TPU slices named like Slurm's or the stack's own (BP144)."""
+"""Names that are already taken: team users that are system accounts of the hosts (BP143), and node groups
+and TPU slices named like the stack's own (BP144; the scheduler's plugin checks the names it keeps)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,11 @@ from collections.abc import Iterator
 
 from clusterfab.core.findings import Finding
 from clusterfab.rules.context import RuleContext
-from clusterfab.rules.scheduler import slurm_groups
-from clusterfab.scheduler.slurm.render import SLURM_TEMPLATE_NAME, TOPOLOGY_ROOT_SWITCH
 from clusterfab.scheduler.slurm.users import ROLE_ACCOUNTS, system_account
 
 
 def check_reserved_names(ctx: RuleContext) -> Iterator[Finding]:
     yield from _users(ctx)
-    yield from _slurm_names(ctx)
     yield from _stack_names(ctx)
 
 
@@ -36,41 +33,6 @@ def _users(ctx: RuleContext) -> Iterator[Finding]:
                 ("teams", index, "users", position),
                 f"'{user}' {why}",
                 hint="list the person's own login name (e.g. alice); system accounts are not team users",
-            )
-
-
-def _slurm_names(ctx: RuleContext) -> Iterator[Finding]:
-    spec = ctx.blueprint.scheduler
-    if spec is None or spec.kind != "slurm":
-        return
-    for index, partition in enumerate(spec.partitions or []):
-        if partition.name.lower() == SLURM_TEMPLATE_NAME:
-            yield ctx.finding(
-                "BP144",
-                ("scheduler", "partitions", index, "name"),
-                f"a partition named {partition.name} is Slurm's template line (PartitionName=DEFAULT), not "
-                "a partition: its nodes would be in none",
-                hint="call it something else, e.g. main; `default: true` makes a partition the default",
-            )
-    scheduled = slurm_groups(ctx)
-    for index, group in enumerate(ctx.blueprint.node_groups):
-        if group.name not in scheduled:
-            continue
-        if spec.partitions is None and group.name.lower() == SLURM_TEMPLATE_NAME:
-            yield ctx.finding(
-                "BP144",
-                ("node_groups", index, "name"),
-                f"node group {group.name} gets a partition of its name, which is Slurm's template line "
-                "(PartitionName=DEFAULT), not a partition: its nodes would be in none",
-                hint="rename the group, or list partitions under scheduler.partitions",
-            )
-        if group.name == TOPOLOGY_ROOT_SWITCH:
-            yield ctx.finding(
-                "BP144",
-                ("node_groups", index, "name"),
-                f"node group {group.name} would be a switch of topology.conf named like the top switch over "
-                "every group's, which would hold itself",
-                hint=f"rename the group, e.g. {group.name}-nodes",
             )
 
 

@@ -50,7 +50,6 @@ CHECKS: tuple[Check, ...] = (
     monitoring.check_monitoring_machine,
     monitoring.check_smtp_secret,
     scheduler.check_scheduler,
-    scheduler.check_scheduler_machines,
     scheduler.check_teams,
     names.check_reserved_names,
     budget.check_budget,

@@ -1,17 +1,15 @@
-"""Scheduler rules: Slurm's partitions and machines, and the teams' quotas."""
+"""Scheduler rules: settings that need a scheduler under `scheduler.kind: none`, the scheduler's own rules
+(its plugin's), and the teams' quotas."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
 
 from clusterfab.core.findings import Finding
-from clusterfab.core.hints import did_you_mean
+from clusterfab.core.plugins import NO_SCHEDULER
 from clusterfab.rules.context import RuleContext
-from clusterfab.spec.capacity import END_MARGIN
+from clusterfab.scheduler import plugin
 
-RESERVED_TEAM_NAMES = ("root", "normal")
-"""Slurm's top account and its default QOS."""
 HOURS_IN_LONGEST_MONTH = 31 * 24
 
 _SETTINGS = ("controller", "login", "accounting", "database", "containers", "partitions")
@@ -22,7 +20,7 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
     spec = ctx.blueprint.scheduler
     if spec is None:
         return
-    if spec.kind == "none":
+    if spec.kind == NO_SCHEDULER:
         for name in _SETTINGS:
             if ctx.written(("scheduler", name)):
                 yield ctx.finding(
@@ -33,83 +31,8 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
                     at_key=True,
                 )
         return
-    yield from _partitions(ctx)
-    yield from _groups(ctx)
-    yield from _flex_time_limits(ctx)
-    if spec.accounting == "embedded" and ctx.written(("scheduler", "database")):
-        yield ctx.finding(
-            "BP139",
-            ("scheduler", "database"),
-            "scheduler.database sizes the managed accounting database; with accounting: embedded there is "
-            "none (MariaDB runs on the controller's state disk, sized by controller.state_disk_gib)",
-            hint="set scheduler.accounting: managed, or remove scheduler.database",
-            at_key=True,
-        )
+    yield from plugin(spec.kind).check(ctx)
     yield from _database_machine(ctx)
-
-
-def slurm_minutes(value: str) -> int | None:
-    """A Slurm time (the schema's forms: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) in whole
-    minutes, rounded up; None for UNLIMITED."""
-    if value == "UNLIMITED":
-        return None
-    days, _, clock = value.rpartition("-")
-    parts = [int(p) for p in clock.split(":")]
-    if days:  # D-HH[:MM[:SS]]
-        hours, minutes, seconds = [*parts, 0, 0][:3]
-        return int(days) * 1440 + hours * 60 + minutes + (seconds > 0)
-    if len(parts) == 1:  # minutes
-        return parts[0]
-    if len(parts) == 2:  # MM:SS
-        return parts[0] + (parts[1] > 0)
-    return parts[0] * 60 + parts[1] + (parts[2] > 0)  # HH:MM:SS
-
-
-FLEX_END_MARGIN_MINUTES = int(END_MARGIN.total_seconds() // 60)
-"""The node sync keeps jobs off a flex-start node from this long before its VM's end (nodesync's
-END_MARGIN): a job may run at most the run duration less this."""
-
-
-def _flex_time_limits(ctx: RuleContext) -> Iterator[Finding]:
-    """A partition whose jobs may run longer than its flex-start VMs live: Compute Engine deletes the VMs
-    at the end of their run duration, whatever runs on them."""
-    spec = ctx.blueprint.scheduler
-    if spec is None:
-        return
-    groups = {g.name: (i, g) for i, g in enumerate(ctx.blueprint.node_groups)}
-    partitions = (
-        [(None, g.name, [g.name], None) for g in ctx.blueprint.node_groups]
-        if spec.partitions is None
-        else [(i, p.name, p.node_groups, p.max_time) for i, p in enumerate(spec.partitions)]
-    )
-    for index, name, members, max_time in partitions:
-        flex = [
-            (groups[m][0], hours)
-            for m in members
-            if m in groups
-            and groups[m][1].capacity.kind == "flex_start"
-            and (hours := groups[m][1].capacity.max_run_duration_hours) is not None
-        ]
-        if not flex:
-            continue
-        group_index, hours = min(flex, key=lambda item: item[1])
-        longest = hours * 60 - FLEX_END_MARGIN_MINUTES
-        limit = slurm_minutes(max_time) if max_time is not None else None
-        if limit is not None and limit <= longest:
-            continue
-        duration = ("node_groups", group_index, "capacity", "max_run_duration_hours")
-        path = ("scheduler", "partitions", index, "max_time") if index is not None else duration
-        anchor = ("scheduler", "partitions", index) if index is not None else duration
-        yield ctx.finding(
-            "BP141",
-            path,
-            f"partition '{name}' lets a job run "
-            f"{'without limit' if limit is None else f'{limit // 60}:{limit % 60:02d}:00'}, "
-            f"but its flex-start VMs are deleted after {hours} hours: such a job is killed with them",
-            hint=f"set max_time: {longest // 60:d}:{longest % 60:02d}:00 (or less) on partition '{name}', "
-            "or lengthen max_run_duration_hours",
-            anchor=anchor,
-        )
 
 
 def _database_machine(ctx: RuleContext) -> Iterator[Finding]:
@@ -129,106 +52,12 @@ def _database_machine(ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _partitions(ctx: RuleContext) -> Iterator[Finding]:
-    spec = ctx.blueprint.scheduler
-    if spec is None or spec.partitions is None:
-        return
-    known = [g.name for g in ctx.blueprint.node_groups]
-    seen: dict[str, int] = {}
-    defaults: list[int] = []
-    for index, partition in enumerate(spec.partitions):
-        if partition.name in seen:
-            yield ctx.finding(
-                "BP122",
-                ("scheduler", "partitions", index, "name"),
-                f"partition '{partition.name}' is already defined by "
-                f"scheduler.partitions[{seen[partition.name]}]",
-                hint="give each partition its own name, or list both node groups in one partition",
-            )
-        seen.setdefault(partition.name, index)
-        if partition.default:
-            defaults.append(index)
-        for position, name in enumerate(partition.node_groups):
-            if name not in known:
-                yield ctx.finding(
-                    "BP121",
-                    ("scheduler", "partitions", index, "node_groups", position),
-                    f"no node group named '{name}'",
-                    hint=did_you_mean(name, known, what="node groups")
-                    or "name a node group of `node_groups`, or remove it from the partition",
-                )
-    for index in defaults[1:]:
-        yield ctx.finding(
-            "BP123",
-            ("scheduler", "partitions", index, "default"),
-            f"scheduler.partitions[{defaults[0]}] is already the default partition",
-            hint="keep `default: true` on one partition only",
-        )
-
-
-def slurm_groups(ctx: RuleContext) -> set[str]:
-    """The node groups Slurm schedules on: those in a partition (every group without `partitions`)."""
+def scheduled_groups(ctx: RuleContext) -> set[str]:
+    """The node groups the scheduler schedules on (none without a `scheduler` section)."""
     spec = ctx.blueprint.scheduler
     if spec is None:
         return set()
-    if spec.partitions is None:
-        return {g.name for g in ctx.blueprint.node_groups}
-    return {name for p in spec.partitions for name in p.node_groups}
-
-
-def _groups(ctx: RuleContext) -> Iterator[Finding]:
-    spec = ctx.blueprint.scheduler
-    if spec is None:
-        return
-    partitioned = slurm_groups(ctx)
-    if not ctx.blueprint.node_groups:
-        yield ctx.finding(
-            "BP130",
-            ("scheduler", "kind"),
-            "Slurm has no node group to schedule on (TPU slices are not Slurm nodes)",
-            hint="add a GPU node group, or set scheduler.kind: none",
-        )
-    for index, group in enumerate(ctx.blueprint.node_groups):
-        if group.autoscaling is not None and group.capacity.kind == "reservation":
-            yield ctx.finding(
-                "BP129",
-                ("node_groups", index, "autoscaling"),
-                f"node group '{group.name}' is elastic on a reservation: a reservation is billed whether "
-                "its instances run or not, so deleting idle nodes saves nothing and makes the next job "
-                "wait for nodes to boot",
-                hint=f"use `count: {group.autoscaling.max}` (static nodes) on reserved capacity",
-                at_key=True,
-            )
-        if group.name not in partitioned and spec.partitions is not None:
-            yield ctx.finding(
-                "BP131",
-                ("node_groups", index, "name"),
-                f"node group '{group.name}' is in no partition: its nodes run, but no job reaches them",
-                hint=f"add '{group.name}' to a partition's node_groups",
-            )
-
-
-def check_scheduler_machines(ctx: RuleContext) -> Iterator[Finding]:
-    spec = ctx.blueprint.scheduler
-    if spec is None or spec.kind != "slurm":
-        return
-    facts = ctx.catalog.slurm
-    cloud = ctx.blueprint.cloud
-    roles: tuple[tuple[Literal["controller", "login"], str | None], ...] = (
-        ("controller", spec.controller.machine_type),
-        ("login", spec.login.machine_type),
-    )
-    for role, machine_type in roles:
-        if machine_type is None or facts.machine(cloud, role, machine_type) is not None:
-            continue
-        known = [m.name for m in facts.machines if m.cloud == cloud]
-        yield ctx.finding(
-            "BP222",
-            ("scheduler", role, "machine_type"),
-            f"'{machine_type}' is not a Slurm {role} machine type the catalog knows for {cloud}",
-            hint=did_you_mean(machine_type, known, what="Slurm machine types")
-            or f"known: {', '.join(known)}; or leave machine_type out for the default",
-        )
+    return spec.scheduled_groups([g.name for g in ctx.blueprint.node_groups])
 
 
 def check_teams(ctx: RuleContext) -> Iterator[Finding]:
@@ -236,7 +65,7 @@ def check_teams(ctx: RuleContext) -> Iterator[Finding]:
     if not teams:
         return
     scheduler = ctx.blueprint.scheduler
-    if scheduler is None or scheduler.kind != "slurm":
+    if scheduler is None or scheduler.kind == NO_SCHEDULER:
         yield ctx.finding(
             "BP125",
             ("teams",),
@@ -244,6 +73,8 @@ def check_teams(ctx: RuleContext) -> Iterator[Finding]:
             hint="add `scheduler: {kind: slurm}`, or remove teams",
             at_key=True,
         )
+    else:
+        yield from plugin(scheduler.kind).check_teams(ctx)
     gpus = ctx.spec.gpu_count
     # A group the catalog cannot resolve, or whose size is invalid (reported where it is written), is
     # missing from the count: comparing quotas with it would blame every team for one bad field.
@@ -251,7 +82,6 @@ def check_teams(ctx: RuleContext) -> Iterator[Finding]:
         group.count is not None or group.autoscaling is not None for group in ctx.blueprint.node_groups
     )
     seen: dict[str, int] = {}
-    users: dict[str, str] = {}
     for index, team in enumerate(teams):
         if team.name in seen:
             yield ctx.finding(
@@ -261,13 +91,6 @@ def check_teams(ctx: RuleContext) -> Iterator[Finding]:
                 hint="give each team its own name",
             )
         seen.setdefault(team.name, index)
-        if team.name in RESERVED_TEAM_NAMES:
-            yield ctx.finding(
-                "BP128",
-                ("teams", index, "name"),
-                f"'{team.name}' is reserved by Slurm",
-                hint=f"call the team something else, e.g. {team.name}-team",
-            )
         if groups_resolved and team.max_gpus > gpus:
             yield ctx.finding(
                 "BP124",
@@ -284,12 +107,3 @@ def check_teams(ctx: RuleContext) -> Iterator[Finding]:
                 f"in 31 days ({usable})",
                 hint=f"lower gpu_hours_per_month to {usable} or less, or raise max_gpus",
             )
-        for position, user in enumerate(team.users):
-            if user in users and users[user] != team.name:
-                yield ctx.finding(
-                    "BP134",
-                    ("teams", index, "users", position),
-                    f"'{user}' is also in team '{users[user]}', which stays their default account",
-                    hint=f"jobs for this team need `sbatch --account={team.name}`",
-                )
-            users.setdefault(user, team.name)

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from clusterfab.blueprint.models import NAMED_LISTS, SLURM_TIME_PATTERN, AutoscalingSpec, Blueprint
+from clusterfab.blueprint.models import NAMED_LISTS, AutoscalingSpec, Blueprint
+from clusterfab.blueprint.scheduler import SLURM_TIME_PATTERN
 from clusterfab.blueprint.sourcemap import SourceMap
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import closest, did_you_mean, listing

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 from clusterfab.catalog.models import (
     MachineType,
@@ -261,6 +261,18 @@ class Partition:
         return ("scheduler", "partitions", self.index) if self.index is not None else ("scheduler",)
 
 
+class SchedulerSection(Protocol):
+    """A scheduler's part of the spec: its blueprint section resolved by the plugin of `kind`
+    (clusterfab.scheduler), which alone reads the rest of it. Slurm's is `Slurm`; a scheduler registered
+    at run time brings its own."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def path(self) -> FieldPath: ...
+
+
 @dataclass(frozen=True)
 class Slurm:
     """The blueprint's `scheduler` (kind slurm), resolved: machines, accounting, partitions, release."""
@@ -290,6 +302,7 @@ class Slurm:
     """How long a flex-start elastic node may wait for capacity and boot (its partitions' ResumeTimeout)."""
     database: ManagedDatabase | None = None
     """Managed accounting's database service (`accounting: managed`); None: MariaDB on the controller."""
+    kind: Literal["slurm"] = "slurm"
 
     @property
     def path(self) -> FieldPath:
@@ -323,8 +336,8 @@ class ClusterSpec:
     unresolved: tuple[Unresolved, ...]
     monitoring: Monitoring | None = None
     """None: no monitoring (the blueprint's monitoring.kind none)."""
-    scheduler: Slurm | None = None
-    """None: no scheduler (the blueprint's scheduler.kind none)."""
+    scheduler: SchedulerSection | None = None
+    """The scheduler's section, told apart by its `kind`; None: no scheduler (scheduler.kind none)."""
     teams: tuple[Team, ...] = ()
     bucket_kms_key: str | None = None
     """The customer-managed key of the cluster bucket; None: the cloud's own key."""

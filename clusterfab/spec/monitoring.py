@@ -1,7 +1,7 @@
 """Resolve the blueprint's `monitoring` into the spec's Monitoring: where the stack runs, on what, with
 how much disk, and who gets the alerts.
 
-The stack runs on the Slurm controller when the cluster has one (`host_for`), else on a small monitoring
+The stack runs on the scheduler's controller when the cluster has one (`host_for`), else on a small monitoring
 node of its own. The monitoring disk is sized with Prometheus' own rule (retention x samples per second
 x bytes per sample) for the cluster at its largest, with headroom.
 """
@@ -23,9 +23,9 @@ DISK_HEADROOM = 1.5
 GIB = 1024**3
 
 
-def host_for(has_slurm_controller: bool) -> MonitoringHost:
-    """Where the stack runs: the Slurm controller when there is one, else its own monitoring node."""
-    return "controller" if has_slurm_controller else "node"
+def host_for(has_controller: bool) -> MonitoringHost:
+    """Where the stack runs: the scheduler's controller when there is one, else its own monitoring node."""
+    return "controller" if has_controller else "node"
 
 
 def series_at_full_size(groups: Sequence[NodeGroup], sizing: StorageSizing) -> int:
@@ -51,13 +51,14 @@ def resolve_monitoring(
     catalog: Catalog,
     groups: Sequence[NodeGroup],
     *,
-    has_slurm_controller: bool = False,
+    controller_of: str | None = None,
 ) -> tuple[Monitoring | None, bool]:
-    """The spec's Monitoring (None for kind none), and whether its machine type is one the catalog knows."""
+    """The spec's Monitoring (None for kind none), and whether its machine type is one the catalog knows.
+    `controller_of`: the kind of the scheduler whose controller hosts the stack; None: there is none."""
     spec = blueprint.monitoring
     if spec is None or spec.kind == "none":
         return None, True
-    host = host_for(has_slurm_controller)
+    host = host_for(controller_of is not None)
     facts = catalog.monitoring
     machine = facts.machine(blueprint.cloud, spec.machine_type) if host == "node" else None
     needed = needed_disk_gib(
@@ -75,7 +76,7 @@ def resolve_monitoring(
         disk_gib=spec.disk_gib or needed,
         needed_disk_gib=needed,
         scrape_interval_seconds=SCRAPE_INTERVAL_SECONDS,
-        slurm=has_slurm_controller,
+        slurm=controller_of == "slurm",
     )
     return monitoring, host == "controller" or machine is not None
 

@@ -8,7 +8,6 @@ rules can run on the spec of any schema-valid blueprint and report everything in
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from decimal import Decimal
 
 from clusterfab.blueprint.models import (
@@ -37,7 +36,7 @@ from clusterfab.spec.model import (
     Unresolved,
 )
 from clusterfab.spec.monitoring import resolve_monitoring
-from clusterfab.spec.scheduler import resolve_scheduler, resolve_teams
+from clusterfab.spec.scheduler import host_monitoring, resolve_scheduler, resolve_teams
 
 RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
 """Capacity kinds bought as a reservation of particular hosts."""
@@ -76,14 +75,14 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
     scheduler, known = resolve_scheduler(blueprint, catalog, groups)
     if not known:
         unresolved.append(Unresolved(("scheduler",), "scheduler"))
-    # A Slurm controller hosts the monitoring stack; without one, clusterfab adds a monitoring node.
+    # A scheduler's controller hosts the monitoring stack; without one, clusterfab adds a monitoring node.
     monitoring, known = resolve_monitoring(
-        blueprint, catalog, groups, has_slurm_controller=scheduler is not None
+        blueprint, catalog, groups, controller_of=scheduler.kind if scheduler is not None else None
     )
     if not known:
         unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     if scheduler is not None and monitoring is not None and monitoring.host == "controller":
-        scheduler = replace(scheduler, monitoring_disk_gib=monitoring.disk_gib)
+        scheduler = host_monitoring(scheduler, monitoring.disk_gib)
     return ClusterSpec(
         name=blueprint.name,
         cloud=blueprint.cloud,

@@ -115,6 +115,6 @@ def test_findings_are_sorted_by_position_and_deduplicated() -> None:
 )
 def test_slurm_times_in_minutes_as_slurm_reads_them(value: str, minutes: int | None) -> None:
     """slurm.conf(5)/sbatch(1) time formats: `MM:SS` for two fields without a day, `HH:MM` after a day."""
-    from clusterfab.rules.scheduler import slurm_minutes
+    from clusterfab.scheduler.slurm.rules import slurm_minutes
 
     assert slurm_minutes(value) == minutes

@@ -519,7 +519,7 @@ def test_scontrol_reads_our_reservations_and_makes_one_relative_to_its_own_clock
 
 def test_bp141_allows_jobs_the_run_duration_less_the_node_syncs_reservation_margin() -> None:
     """The rule cannot import the controller's program (validate's import path): the two margins agree."""
-    from clusterfab.rules.scheduler import FLEX_END_MARGIN_MINUTES
     from clusterfab.scheduler.slurm.nodes.actions import END_MARGIN
+    from clusterfab.scheduler.slurm.rules import FLEX_END_MARGIN_MINUTES
 
     assert dt.timedelta(minutes=FLEX_END_MARGIN_MINUTES) == END_MARGIN

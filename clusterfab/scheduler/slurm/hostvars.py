@@ -21,6 +21,7 @@ from clusterfab.scheduler.slurm.render import (
     controller_host,
     render_slurm,
     slurm_groups,
+    slurm_section,
 )
 from clusterfab.scheduler.slurm.users import user_ids
 from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
@@ -61,9 +62,10 @@ def _database(spec: ClusterSpec, stack: str, project: str | None) -> dict[str, A
 
 
 def _slurm(spec: ClusterSpec) -> Slurm:
-    if spec.scheduler is None:
+    slurm = slurm_section(spec)
+    if slurm is None:
         raise ValueError(f"{spec.name} has no Slurm scheduler")
-    return spec.scheduler
+    return slurm
 
 
 def _munge(spec: ClusterSpec, stack: str, *, controller: bool, project: str | None) -> dict[str, Any]:

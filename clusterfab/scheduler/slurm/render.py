@@ -124,9 +124,10 @@ def real_memory_mib(group: NodeGroup) -> int:
 def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = None) -> dict[str, str]:
     """Every file of the cluster's Slurm configuration, by file name, for Slurm `version` (default: the
     release the nodes run)."""
-    slurm = spec.scheduler
+    slurm = slurm_section(spec)
     if slurm is None:
-        raise SlurmRenderError(f"{spec.name} has no Slurm scheduler (scheduler.kind is none)")
+        kind = spec.scheduler.kind if spec.scheduler is not None else "none"
+        raise SlurmRenderError(f"{spec.name} has no Slurm scheduler (scheduler.kind is {kind})")
     target = version or slurm.version
     groups = slurm_groups(spec)
     if not groups:
@@ -147,9 +148,14 @@ def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = 
     return files
 
 
+def slurm_section(spec: ClusterSpec) -> Slurm | None:
+    """The cluster's Slurm section; None when it runs no scheduler or another one."""
+    return spec.scheduler if isinstance(spec.scheduler, Slurm) else None
+
+
 def slurm_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
     """The node groups the partitions hold, in blueprint order."""
-    slurm = spec.scheduler
+    slurm = slurm_section(spec)
     wanted = {name for p in slurm.partitions for name in p.node_groups} if slurm else set()
     return tuple(g for g in spec.node_groups if g.name in wanted and g.max_size > 0)
 

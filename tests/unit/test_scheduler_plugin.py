@@ -1,0 +1,165 @@
+"""A scheduler registered at run time, defined only here: validation, the spec, cost, monitoring and the
+stack outputs reach it through its plugin, and the published schema still names the built-in kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import BaseModel
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.blueprint.schema import blueprint_json_schema
+from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.catalog.models import ExporterFacts
+from clusterfab.core import plugins
+from clusterfab.core.errors import UsageError
+from clusterfab.core.findings import FieldPath, Finding
+from clusterfab.cost import estimate_cost
+from clusterfab.cost.estimate import CostLine
+from clusterfab.monitoring import render_monitoring
+from clusterfab.outputs import SchedulerOutput, read_outputs
+from clusterfab.rules.engine import validate_bytes
+from clusterfab.scheduler import RuleView, plugin
+from clusterfab.spec import ClusterSpec, NodeGroup, SchedulerSection
+from tests.factories import TODAY, blueprint_yaml, validated
+
+KIND = "toy"
+
+
+@dataclass(frozen=True)
+class ToySection:
+    machine_type: str
+    kind: str = KIND
+
+    @property
+    def path(self) -> FieldPath:
+        return ("scheduler",)
+
+
+@dataclass(frozen=True)
+class ToyRules:
+    file: str = "toy.yml"
+
+    def document(self) -> dict[str, Any]:
+        return {"groups": [{"name": "toy", "rules": [{"alert": "ToyDown", "expr": 'up{job="toy"} == 0'}]}]}
+
+
+class ToyOutput(SchedulerOutput):
+    queue_url: str
+
+
+class ToyScheduler:
+    kind = KIND
+    dashboards: tuple[str, ...] = ()
+    outputs: type[BaseModel] = ToyOutput
+
+    def resolve(
+        self, blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]
+    ) -> tuple[SchedulerSection | None, bool]:
+        return ToySection("c7i.4xlarge"), True
+
+    def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
+        return section
+
+    def check(self, ctx: RuleView) -> Iterator[Finding]:
+        return iter(())
+
+    def check_teams(self, ctx: RuleView) -> Iterator[Finding]:
+        return iter(())
+
+    def render(self, spec: ClusterSpec, catalog: Catalog) -> dict[str, str]:
+        return {"toy.conf": f"cluster={spec.name}\n"}
+
+    def container_toolkit(self, spec: ClusterSpec) -> bool:
+        return False
+
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]:
+        assert isinstance(spec.scheduler, ToySection)
+        machine = spec.scheduler.machine_type
+        return [
+            CostLine("toy-controller", "controller", ("scheduler",), machine, "on_demand", 1, None, "hour")
+        ]
+
+    def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]:
+        return ("the toy queue",)
+
+    def monitored(self, spec: ClusterSpec) -> bool:
+        return spec.monitoring is not None and spec.monitoring.host == "controller"
+
+    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
+        return [{"job_name": KIND, "static_configs": [{"targets": ["localhost:9999"]}]}]
+
+    def alert_rules(self, spec: ClusterSpec) -> Sequence[ToyRules]:
+        return [ToyRules()]
+
+
+PLUGIN = ToyScheduler()
+
+
+@pytest.fixture
+def toy() -> Iterator[None]:
+    plugins.register_scheduler(KIND, __name__)
+    yield
+    plugins.unregister(KIND)
+
+
+def _spec(**fields: Any) -> ClusterSpec:
+    groups = [{"name": "h100", "machine_type": "p5.48xlarge", "count": 2}]
+    text = blueprint_yaml(node_groups=groups, scheduler={"kind": KIND}, **fields)
+    return validated(text).spec
+
+
+def test_a_registered_scheduler_resolves_its_own_section_and_is_priced(toy: None) -> None:
+    spec = _spec()
+    assert spec.scheduler == ToySection("c7i.4xlarge")
+    assert plugin(KIND) is PLUGIN
+    estimate = estimate_cost(spec, load_catalog(), today=TODAY)
+    hosts = [(i.name, i.kind, i.sku, i.quantity) for i in estimate.items if i.kind == "controller"]
+    assert hosts == [("toy-controller", "controller", "c7i.4xlarge", 1)]
+    assert estimate.not_priced == ("the toy queue",)
+
+
+def test_its_monitoring_scrapes_it_and_ships_its_rules_but_not_slurms(toy: None) -> None:
+    spec = _spec(monitoring={"kind": "prometheus"})
+    files = render_monitoring(spec, load_catalog(), stack="dev", project=None, today=TODAY)
+    jobs = [job["job_name"] for job in yaml.safe_load(files["prometheus.yml"])["scrape_configs"]]
+    assert jobs == ["dcgm", "node", KIND, "monitoring-host"]
+    assert "rules/toy.yml" in files
+    assert not {"rules/slurm.yml", "dashboards/slurm.json"} & set(files)
+
+
+def test_a_bad_kind_offers_the_registered_ones_and_the_schema_only_the_built_in(toy: None) -> None:
+    text = blueprint_yaml(scheduler={"kind": "toyy"})
+    found = [
+        (f.code, f.message, f.hint) for f in validate_bytes(text.encode(), "b.yaml", today=TODAY).findings
+    ]
+    assert ("BP007", "'toyy' (a string) is not one of: none, slurm, toy", "did you mean 'toy'?") in found
+    kind = blueprint_json_schema()["$defs"]["SchedulerSpec"]["properties"]["kind"]
+    assert kind["enum"] == ["none", "slurm"]
+
+
+def test_its_stack_outputs_are_checked_against_its_own_model(toy: None) -> None:
+    head = {"kind": KIND, "controller": "i-1", "controller_address": "10.0.0.2", "login": []}
+    outputs = {
+        "blueprint": {
+            "name": "c",
+            "file": "c.yaml",
+            "digest": "d",
+            "bundle_sha256": "b",
+            "environment": None,
+            "catalog_version": "1",
+            "cloud": "aws",
+            "region": "us-east-1",
+            "zone": "use1-az6",
+        },
+        "network": {},
+        "bucket": "b",
+        "node_selector": {},
+    }
+    assert read_outputs({**outputs, "scheduler": {**head, "queue_url": "q"}}).scheduler is not None
+    with pytest.raises(UsageError, match=r"scheduler\.queue_url"):
+        read_outputs({**outputs, "scheduler": head})
