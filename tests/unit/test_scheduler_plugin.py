@@ -20,9 +20,9 @@ from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.cost import estimate_cost
 from clusterfab.cost.estimate import CostLine
+from clusterfab.load import load_bytes
 from clusterfab.monitoring import render_monitoring
 from clusterfab.outputs import SchedulerOutput, read_outputs
-from clusterfab.rules.engine import validate_bytes
 from clusterfab.scheduler import RuleView, plugin
 from clusterfab.spec import ClusterSpec, NodeGroup, SchedulerSection
 from tests.factories import TODAY, blueprint_yaml, validated
@@ -134,9 +134,7 @@ def test_its_monitoring_scrapes_it_and_ships_its_rules_but_not_slurms(toy: None)
 
 def test_a_bad_kind_offers_the_registered_ones_and_the_schema_only_the_built_in(toy: None) -> None:
     text = blueprint_yaml(scheduler={"kind": "toyy"})
-    found = [
-        (f.code, f.message, f.hint) for f in validate_bytes(text.encode(), "b.yaml", today=TODAY).findings
-    ]
+    found = [(f.code, f.message, f.hint) for f in load_bytes(text.encode(), "b.yaml", today=TODAY).findings]
     assert ("BP007", "'toyy' (a string) is not one of: none, slurm, toy", "did you mean 'toy'?") in found
     kind = blueprint_json_schema()["$defs"]["SchedulerSpec"]["properties"]["kind"]
     assert kind["enum"] == ["none", "slurm"]
