@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from clusterfab.catalog import Catalog
     from clusterfab.catalog.models import MachineType
     from clusterfab.outputs import BlueprintOutput, StackOutputs
-    from clusterfab.spec import ClusterSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +117,20 @@ class HealthStoreError(ClusterfabError):
     """The bucket could not be read or written (exit 1); the message says which and why."""
 
     exit_code = 1
+
+
+class Site(Protocol):
+    """Where a cluster runs: its name, region and zone (a ClusterSpec or a Blueprint; the spec builds on
+    the clouds, so the clouds ask only for this much of it)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def region(self) -> str: ...
+
+    @property
+    def zone(self) -> str: ...
 
 
 class CloudProfile(Protocol):
@@ -279,13 +292,17 @@ class CloudProfile(Protocol):
         (`loopback`) of a stack's `host`, which has no open port."""
         ...
 
-    def scrape_discovery(
-        self, spec: ClusterSpec, *, stack: str, port: int, project: str | None
-    ) -> dict[str, Any]:
+    def scrape_discovery(self, spec: Site, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
         """A Prometheus scrape job's service discovery of the stack's GPU nodes (those with a node-group
         tag) through the cloud's API, and its relabeling: `instance` (the id or name that the node's
         exporters share), `node_group` and `machine_type`. `project`: where the nodes live, when the cloud
         has projects."""
+        ...
+
+    @property
+    def discovery_needs_project(self) -> bool:
+        """Whether `scrape_discovery` needs the project the nodes live in (the blueprint's `project`, or one
+        given on the command line): the cloud scopes its resources by project."""
         ...
 
     def service_location(self, region: str, project: str | None) -> dict[str, str]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from clusterfab.core.accounts import ROLE_ACCOUNTS, system_account
 from clusterfab.core.findings import Finding
 from clusterfab.rules.context import RuleContext
-from clusterfab.scheduler.slurm.users import ROLE_ACCOUNTS, system_account
 
 
 def check_reserved_names(ctx: RuleContext) -> Iterator[Finding]:

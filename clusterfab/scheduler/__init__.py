@@ -8,7 +8,7 @@ cluster's scheduler (cost, monitoring, outputs and the spec find it by kind: see
 from __future__ import annotations
 
 from clusterfab.core import plugins
-from clusterfab.scheduler.base import RuleView, SchedulerPlugin
+from clusterfab.scheduler.base import RenderError, RuleView, SchedulerPlugin
 
 
 def plugin(kind: str) -> SchedulerPlugin:
@@ -17,4 +17,4 @@ def plugin(kind: str) -> SchedulerPlugin:
     return loaded
 
 
-__all__ = ["RuleView", "SchedulerPlugin", "plugin"]
+__all__ = ["RenderError", "RuleView", "SchedulerPlugin", "plugin"]

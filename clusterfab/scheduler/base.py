@@ -56,11 +56,25 @@ class RuleView(Protocol):
     def written(self, path: FieldPath) -> bool: ...
 
 
+class RenderError(ValueError):
+    """The spec asks for something the scheduler (or its target release) cannot do: nothing is rendered."""
+
+
 class SchedulerPlugin(Protocol):
     """One workload scheduler: `kind` is what `scheduler.kind` names in a blueprint."""
 
     @property
     def kind(self) -> str: ...
+
+    @property
+    def title(self) -> str:
+        """How people write its name: Slurm."""
+        ...
+
+    @property
+    def render_help(self) -> str:
+        """The help of `clusterfab render <kind>`: what it writes; its first line is the summary."""
+        ...
 
     def resolve(
         self, blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]
@@ -82,7 +96,7 @@ class SchedulerPlugin(Protocol):
         ...
 
     def render(self, spec: ClusterSpec, catalog: Catalog) -> dict[str, str]:
-        """Its configuration files by name (`clusterfab render <kind>`)."""
+        """Its configuration files by name (`clusterfab render <kind>`); RenderError when it cannot."""
         ...
 
     def container_toolkit(self, spec: ClusterSpec) -> bool:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from clusterfab.core.accounts import system_account
 from clusterfab.provision.runner import PlaybookResult, run_playbook
-from clusterfab.scheduler.slurm.users import system_account
 from tests.slurm.hosts import PLAYBOOKS, copy_golden, inventory
 from tests.slurm.rootfs import GoldenRootfs
 

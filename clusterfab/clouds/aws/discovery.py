@@ -8,10 +8,10 @@ from clusterfab.clouds.discovery import meta_label, relabel
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
 
 if TYPE_CHECKING:
-    from clusterfab.spec import ClusterSpec
+    from clusterfab.clouds.base import Site
 
 
-def scrape_discovery(spec: ClusterSpec, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
+def scrape_discovery(spec: Site, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
     """ec2_sd_configs and relabeling: running instances with this cluster's and stack's tags."""
     del project  # an EC2 region is the whole scope
     filters = [

@@ -8,10 +8,10 @@ from clusterfab.clouds.discovery import meta_label, relabel
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
 
 if TYPE_CHECKING:
-    from clusterfab.spec import ClusterSpec
+    from clusterfab.clouds.base import Site
 
 
-def gcp_filter(spec: ClusterSpec, stack: str) -> str:
+def gcp_filter(spec: Site, stack: str) -> str:
     """The instances.list filter of this cluster's and stack's running GPU nodes."""
     terms = [
         f'labels.{BLUEPRINT_TAG} = "{spec.name}"',
@@ -22,7 +22,7 @@ def gcp_filter(spec: ClusterSpec, stack: str) -> str:
     return " AND ".join(f"({term})" for term in terms)
 
 
-def scrape_discovery(spec: ClusterSpec, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
+def scrape_discovery(spec: Site, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
     """gce_sd_configs, one per zone the cluster's nodes live in, and relabeling."""
     if project is None:
         raise ValueError("GCP discovery needs the project the nodes live in")

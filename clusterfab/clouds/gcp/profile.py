@@ -281,6 +281,7 @@ class GcpProfile:
     run_command = staticmethod(access.run_command)
     forward_port = staticmethod(access.forward_port)
     scrape_discovery = staticmethod(discovery.scrape_discovery)
+    discovery_needs_project = True
     service_location = staticmethod(hostvars.service_location)
     instance_location = staticmethod(hostvars.instance_location)
     controller_state_device = hostvars.CONTROLLER_STATE_DEVICE

@@ -27,12 +27,26 @@ DASHBOARD = "slurm.json"
 jobs and budgets, the elastic nodes' actions."""
 
 
+RENDER_HELP = """Write the controller's Slurm configuration: slurm.conf, gres.conf, cgroup.conf,
+topology.conf, slurmdbd.conf (secrets as placeholders), plugstack.conf (pyxis), accounts.cfg and qos.cfg.
+
+Exits 1 when the blueprint is invalid or has no Slurm scheduler."""
+
+
 class SlurmPlugin:
     """The built-in scheduler (`scheduler.kind: slurm`)."""
 
     @property
     def kind(self) -> str:
         return "slurm"
+
+    @property
+    def title(self) -> str:
+        return "Slurm"
+
+    @property
+    def render_help(self) -> str:
+        return RENDER_HELP
 
     def resolve(
         self, blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]

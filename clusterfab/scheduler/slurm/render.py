@@ -22,6 +22,7 @@ from clusterfab import addressing
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
 from clusterfab.clouds import profile
+from clusterfab.scheduler.base import RenderError
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
 from clusterfab.spec.capacity import CapacityBlock
@@ -62,7 +63,7 @@ its budgets (150 s prolog, 420 s epilog with the medium DCGM diagnostic) by itse
 for a check that cannot (Slurm's default is to wait for ever: ParallelCluster's hung prologs)."""
 
 
-class SlurmRenderError(ValueError):
+class SlurmRenderError(RenderError):
     """The spec asks for something the target Slurm release cannot do."""
 
 
