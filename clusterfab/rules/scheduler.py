@@ -32,24 +32,6 @@ def check_scheduler(ctx: RuleContext) -> Iterator[Finding]:
                 )
         return
     yield from plugin(spec.kind).check(ctx)
-    yield from _database_machine(ctx)
-
-
-def _database_machine(ctx: RuleContext) -> Iterator[Finding]:
-    spec = ctx.blueprint.scheduler
-    machine = spec.database.machine_type if spec is not None else None
-    if machine is None:
-        return
-    cloud = ctx.blueprint.cloud
-    naming = ctx.cloud.database_machine
-    what, example = naming.what, naming.example
-    if not naming.pattern.fullmatch(machine):
-        yield ctx.finding(
-            "BP140",
-            ("scheduler", "database", "machine_type"),
-            f"'{machine}' is not {what}, which the managed accounting database takes on {cloud}",
-            hint=f"name {what}, e.g. {example}, or leave machine_type out for the catalog's default",
-        )
 
 
 def scheduled_groups(ctx: RuleContext) -> set[str]:

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
+from clusterfab.clouds import CloudProfile
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.schedulers import RuleFile
@@ -40,6 +41,11 @@ class RuleView(Protocol):
 
     @property
     def catalog(self) -> Catalog: ...
+
+    @property
+    def cloud(self) -> CloudProfile:
+        """The blueprint's cloud's profile."""
+        ...
 
     def finding(
         self,

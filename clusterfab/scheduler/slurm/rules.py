@@ -33,6 +33,23 @@ def check(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
         )
     yield from _machines(ctx, spec)
     yield from _reserved_names(ctx, spec)
+    yield from _database_machine(ctx, spec)
+
+
+def _database_machine(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
+    """BP140: the managed accounting database's machine, named as the cloud's database service names them."""
+    machine = spec.database.machine_type
+    if machine is None:
+        return
+    naming, cloud = ctx.cloud.database_machine, ctx.blueprint.cloud
+    what, example = naming.what, naming.example
+    if not naming.pattern.fullmatch(machine):
+        yield ctx.finding(
+            "BP140",
+            ("scheduler", "database", "machine_type"),
+            f"'{machine}' is not {what}, which the managed accounting database takes on {cloud}",
+            hint=f"name {what}, e.g. {example}, or leave machine_type out for the catalog's default",
+        )
 
 
 def slurm_minutes(value: str) -> int | None:
