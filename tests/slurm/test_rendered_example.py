@@ -153,7 +153,7 @@ def test_rendered_example_runs_a_job_without_a_time_limit(lab: SlurmLab) -> None
 
 
 def test_the_node_sync_moves_a_node_and_downs_a_lost_one_in_slurmctld(lab: SlurmLab) -> None:
-    """The controller's node sync (clusterfab/scheduler/slurm/nodesync.py) against the real slurmctld: it
+    """The controller's node sync (clusterfab/scheduler/slurm/nodes/) against the real slurmctld: it
     reads the nodes' JSON, points a static node at its instance's address (Slurm accepts NodeAddr on
     static nodes), and marks a node no instance holds DOWN with the sync's reason."""
     from clusterfab.scheduler.slurm.nodes.actions import MarkDown, SetAddress

@@ -62,7 +62,7 @@ _TEMPLATE_LINK = re.compile(r"projects/([^/]+)/(global|regions/[^/]+)/instanceTe
 @dataclass(frozen=True, slots=True)
 class GceGroup:
     """A Slurm node group's MIG and, with elastic nodes, what their VMs are called: the config's
-    `gce_groups`, computed by the stack (stacks/compose_gcp.py), which conditions the controller's rights on
+    `gce_groups`, computed by the stack (stacks/gcp/slurm.py), which conditions the controller's rights on
     the same names."""
 
     base_instance_name: str
