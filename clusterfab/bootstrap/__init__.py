@@ -10,14 +10,17 @@ a guest attribute on GCP). Pure: callers pass resolved values, so scripts are go
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 import jinja2
 
 from clusterfab.bootstrap.inert import inert_json
+from clusterfab.core import plugins
 from clusterfab.core.vocab import BOOT_DIGEST_TAG, HEALTH_TAG, Cloud, MountFsType
 
 VARS_DIR = "/etc/clusterfab"
@@ -85,8 +88,39 @@ def files_dir(sha256: str) -> str:
     return f"{FILES_ROOT}/{sha256}"
 
 
+CLOUD_TEMPLATES = ("cloud-{cloud}.sh.j2", "files-{cloud}.sh.j2")
+"""A cloud's parts of node-boot.sh.j2: its functions (fetch_bundle, record_health, fetch_boot_script) and
+the fetch of a host's files archive."""
+
+
+def _registered_cloud_template(name: str) -> tuple[str, str, Callable[[], bool]] | None:
+    """A cloud part (CLOUD_TEMPLATES) of a cloud registered at run time, which cannot add files to this
+    package: the template of that name in the `templates` folder of the package its profile module is in
+    (or is). Up to date while the cloud stays registered to the same module."""
+    cloud = name.partition("-")[2].removesuffix(".sh.j2")
+    module = plugins.clouds().get(cloud)
+    if module is None or cloud in plugins.BUILTIN_CLOUDS or name not in _names(cloud):
+        return None
+    spec = importlib.util.find_spec(module)
+    package = module if spec is not None and spec.submodule_search_locations else module.rpartition(".")[0]
+    found = resources.files(package).joinpath("templates", name)
+    if not found.is_file():
+        return None
+    return found.read_text("utf-8"), str(found), lambda: plugins.clouds().get(cloud) == module
+
+
+def _names(cloud: str) -> tuple[str, ...]:
+    return tuple(template.format(cloud=cloud) for template in CLOUD_TEMPLATES)
+
+
 _ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("clusterfab.bootstrap", "templates"),
+    # The built-in clouds' parts ship here; a cloud registered at run time brings its own.
+    loader=jinja2.ChoiceLoader(
+        [
+            jinja2.PackageLoader("clusterfab.bootstrap", "templates"),
+            jinja2.FunctionLoader(_registered_cloud_template),
+        ]
+    ),
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     trim_blocks=True,

@@ -3,8 +3,8 @@
 What the catalog holds for one cloud alone (its machine types and their tables, the fields its records
 need) is in `clusterfab.catalog.<cloud>`, which reads `data/<cloud>.yaml`. The generic catalog code asks
 that module instead of naming the cloud's tables, so a cloud's catalog is a module and a data file.
-Only the clouds clusterfab ships have a part: a cloud registered at run time brings its machine types
-through its own profile (`CloudProfile.machine_types`).
+A cloud registered at run time cannot add a module or a data file here: its registration names a module
+of its own (`AddedPart`), whose rows the catalog adds to its shared tables when it is loaded.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from clusterfab.core.plugins import BUILTIN_CLOUDS
+from clusterfab.core.plugins import BUILTIN_CLOUDS, catalog_parts
 
 if TYPE_CHECKING:
     from clusterfab.catalog.models import MachineType
@@ -35,6 +35,25 @@ class CloudPart(Protocol):
         ...
 
 
+class AddedPart(Protocol):
+    """What the catalog part of a cloud registered at run time exports (`register_cloud(..., catalog=)`)."""
+
+    def rows(self) -> Mapping[str, Any]:
+        """Its rows of the catalog's shared tables, by `Catalog` field: a tuple table's rows (prices,
+        images, storage_tiers) or a table keyed by cloud or name (local_disks, lustre_clients)."""
+        ...
+
+    def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:
+        """The cloud's GPU machine types, by name (its own: the catalog has no table for them)."""
+        ...
+
+
+def added_parts() -> tuple[tuple[str, AddedPart], ...]:
+    """Every cloud registered at run time with a catalog part, and that part, in registration order."""
+    found = catalog_parts().items()
+    return tuple((cloud, cast("AddedPart", importlib.import_module(module))) for cloud, module in found)
+
+
 def part(cloud: str) -> CloudPart:
     """The catalog part of a cloud clusterfab ships."""
     if cloud not in BUILTIN_CLOUDS:
@@ -48,5 +67,7 @@ def parts() -> tuple[tuple[str, CloudPart], ...]:
 
 
 def machine_types(catalog: Catalog) -> list[MachineType]:
-    """Every shipped cloud's machine types, cloud by cloud in the registry's order."""
-    return [m for _, cloud in parts() for m in cloud.machine_types(catalog).values()]
+    """Every cloud's machine types (the shipped clouds', then those registered with a catalog part), cloud
+    by cloud in the registry's order."""
+    every: list[tuple[str, CloudPart | AddedPart]] = [*parts(), *added_parts()]
+    return [m for _, cloud in every for m in cloud.machine_types(catalog).values()]

@@ -12,6 +12,7 @@ Nothing here imports Pulumi: validation and cost estimates run on the catalog al
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
@@ -21,6 +22,7 @@ import pickle
 import stat
 import sys
 import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -68,7 +70,8 @@ from clusterfab.catalog.models import (
     StorageTier,
     TpuGeneration,
 )
-from clusterfab.catalog.parts import parts
+from clusterfab.catalog.parts import AddedPart, added_parts, parts
+from clusterfab.core.plugins import catalog_parts
 from clusterfab.core.vocab import Cloud
 
 
@@ -288,9 +291,48 @@ def _store(path: Path, catalog: Catalog) -> None:
         return
 
 
-@functools.cache
+def _with_added_parts(load: Callable[[], Catalog]) -> Callable[[], Catalog]:
+    """`load` (the shipped catalog) once per process, with the rows of the clouds registered at run time
+    with a catalog part added (once per set of them).
+
+    Why here: every command gets its catalog from `load_catalog()`, and a cloud may be registered after
+    the first call (a test registers one, a package on import), so the registry's state at each call
+    decides; the shipped catalog stays what is compiled and cached, never mixed with rows from outside."""
+    shipped = functools.cache(load)
+
+    @functools.cache
+    def extended(registered: tuple[tuple[str, str], ...]) -> Catalog:
+        del registered  # the cache key: added_parts() imports the same modules
+        return with_rows(shipped(), added_parts())
+
+    @functools.wraps(load)
+    def loaded() -> Catalog:
+        registered = tuple(catalog_parts().items())
+        return extended(registered) if registered else shipped()
+
+    return loaded
+
+
+def with_rows(catalog: Catalog, added: tuple[tuple[str, AddedPart], ...]) -> Catalog:
+    """`catalog` with each part's rows added to its shared tables; a part may add rows, never replace
+    one the catalog has (ValueError), nor give a field that is not a table (AttributeError, ValueError)."""
+    tables: dict[str, Any] = {}
+    for cloud, added_part in added:
+        for name, rows in added_part.rows().items():
+            table = tables.get(name, getattr(catalog, name))
+            if isinstance(table, tuple):
+                tables[name] = (*table, *rows)
+            elif isinstance(table, dict) and isinstance(rows, Mapping) and not table.keys() & rows.keys():
+                tables[name] = {**table, **rows}
+            else:
+                raise ValueError(f"cloud {cloud}'s catalog part cannot add {name}: not new rows of a table")
+    return dataclasses.replace(catalog, **tables)
+
+
+@_with_added_parts
 def load_catalog() -> Catalog:
-    """The catalog shipped with this version of clusterfab (once per process; compiled cache)."""
+    """The catalog shipped with this version of clusterfab (once per process; compiled cache), with the
+    rows of the clouds registered at run time (`_with_added_parts`)."""
     folder = _cache_dir()
     if folder is None:
         return parse_catalog()

@@ -18,6 +18,10 @@ _CLOUDS: dict[str, str] = {"aws": "clusterfab.clouds.aws", "gcp": "clusterfab.cl
 _REALIZERS: dict[str, str] = {"aws": "stacks.aws", "gcp": "stacks.gcp"}
 """The Pulumi program's realizer of each cloud (a package outside the library: it imports components)."""
 _SCHEDULERS: dict[str, str] = {"slurm": "clusterfab.scheduler.slurm"}
+_CATALOG_PARTS: dict[str, str] = {}
+"""The catalog part of a cloud registered at run time (clusterfab.catalog.parts.AddedPart). A built-in
+cloud's part ships in the catalog package (`clusterfab.catalog.<cloud>`, with its data file); one
+registered at run time cannot add files there, so its registration names the module that holds its rows."""
 
 BUILTIN_CLOUDS: tuple[str, ...] = tuple(_CLOUDS)
 BUILTIN_SCHEDULERS: tuple[str, ...] = tuple(_SCHEDULERS)
@@ -26,11 +30,14 @@ NO_SCHEDULER = "none"
 """`scheduler.kind: none`: a cluster of nodes with no workload scheduler (no plugin behind it)."""
 
 
-def register_cloud(name: str, module: str, realizer: str) -> None:
+def register_cloud(name: str, module: str, realizer: str, catalog: str | None = None) -> None:
     """Make `cloud: <name>` valid; `module` (importable, dotted) exports `PROFILE`, `realizer` is the
-    module the stack program realizes the cluster with on that cloud."""
+    module the stack program realizes the cluster with on that cloud, `catalog` (optional) the module of
+    its catalog part: its machine types and its rows of the catalog's tables (prices, images, ...)."""
     _register(_CLOUDS, name, module)
     _register(_REALIZERS, name, realizer)
+    if catalog is not None:
+        _register(_CATALOG_PARTS, name, catalog)
 
 
 def register_scheduler(kind: str, module: str) -> None:
@@ -45,6 +52,7 @@ def unregister(name: str) -> None:
     if name not in BUILTIN_CLOUDS:
         _CLOUDS.pop(name, None)
         _REALIZERS.pop(name, None)
+        _CATALOG_PARTS.pop(name, None)
     if name not in BUILTIN_SCHEDULERS:
         _SCHEDULERS.pop(name, None)
 
@@ -64,6 +72,12 @@ def clouds() -> MappingProxyType[str, str]:
 def realizer(cloud: str) -> str:
     """The module that realizes a cluster on `cloud` in the stack program."""
     return _REALIZERS[cloud]
+
+
+def catalog_parts() -> MappingProxyType[str, str]:
+    """The catalog part of each cloud registered at run time with one (the built-in ones' ship in the
+    catalog package)."""
+    return MappingProxyType(_CATALOG_PARTS)
 
 
 def schedulers() -> MappingProxyType[str, str]:

@@ -3,106 +3,30 @@ stack outputs reach it through its plugin, and the published schema still names 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
-from pydantic import BaseModel
 
-from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.schema import blueprint_json_schema
-from clusterfab.catalog import Catalog, load_catalog
-from clusterfab.catalog.models import ExporterFacts
+from clusterfab.catalog import load_catalog
 from clusterfab.core import plugins
 from clusterfab.core.errors import UsageError
-from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.cost import estimate_cost
-from clusterfab.cost.estimate import CostLine
 from clusterfab.load import load_bytes
 from clusterfab.monitoring import render_monitoring
-from clusterfab.outputs import SchedulerOutput, read_outputs
-from clusterfab.scheduler import RuleView, plugin
-from clusterfab.spec import ClusterSpec, NodeGroup, SchedulerSection
+from clusterfab.outputs import read_outputs
+from clusterfab.scheduler import plugin
+from clusterfab.spec import ClusterSpec
 from tests.factories import TODAY, blueprint_yaml, validated
-
-KIND = "toy"
-
-
-@dataclass(frozen=True)
-class ToySection:
-    machine_type: str
-    kind: str = KIND
-
-    @property
-    def path(self) -> FieldPath:
-        return ("scheduler",)
-
-
-@dataclass(frozen=True)
-class ToyRules:
-    file: str = "toy.yml"
-
-    def document(self) -> dict[str, Any]:
-        return {"groups": [{"name": "toy", "rules": [{"alert": "ToyDown", "expr": 'up{job="toy"} == 0'}]}]}
-
-
-class ToyOutput(SchedulerOutput):
-    queue_url: str
-
-
-class ToyScheduler:
-    kind = KIND
-    dashboards: tuple[str, ...] = ()
-    outputs: type[BaseModel] = ToyOutput
-
-    def resolve(
-        self, blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]
-    ) -> tuple[SchedulerSection | None, bool]:
-        return ToySection("c7i.4xlarge"), True
-
-    def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
-        return section
-
-    def check(self, ctx: RuleView) -> Iterator[Finding]:
-        return iter(())
-
-    def check_teams(self, ctx: RuleView) -> Iterator[Finding]:
-        return iter(())
-
-    def render(self, spec: ClusterSpec, catalog: Catalog) -> dict[str, str]:
-        return {"toy.conf": f"cluster={spec.name}\n"}
-
-    def container_toolkit(self, spec: ClusterSpec) -> bool:
-        return False
-
-    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]:
-        assert isinstance(spec.scheduler, ToySection)
-        machine = spec.scheduler.machine_type
-        return [
-            CostLine("toy-controller", "controller", ("scheduler",), machine, "on_demand", 1, None, "hour")
-        ]
-
-    def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]:
-        return ("the toy queue",)
-
-    def monitored(self, spec: ClusterSpec) -> bool:
-        return spec.monitoring is not None and spec.monitoring.host == "controller"
-
-    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
-        return [{"job_name": KIND, "static_configs": [{"targets": ["localhost:9999"]}]}]
-
-    def alert_rules(self, spec: ClusterSpec) -> Sequence[ToyRules]:
-        return [ToyRules()]
-
-
-PLUGIN = ToyScheduler()
+from tests.plugins import toy_scheduler
+from tests.plugins.toy_scheduler import KIND, PLUGIN, ToySection
 
 
 @pytest.fixture
 def toy() -> Iterator[None]:
-    plugins.register_scheduler(KIND, __name__)
+    plugins.register_scheduler(KIND, toy_scheduler.__name__)
     yield
     plugins.unregister(KIND)
 
