@@ -14,10 +14,8 @@ from typer.testing import CliRunner
 from clusterfab import cli
 from clusterfab.catalog import load_catalog
 from clusterfab.core import plugins
-from clusterfab.load import load
 from clusterfab.outputs import read_outputs
 from clusterfab.plan.project import plan_blueprint
-from clusterfab.scheduler import plugin
 from tests.components.harness import PROJECT
 from tests.plugins import toy_cloud, toy_scheduler
 
@@ -168,12 +166,22 @@ def test_plan_runs_the_toy_realizer_in_the_stack_program(toy: Path) -> None:
 
 
 def test_render_writes_the_toy_schedulers_files(toy: Path) -> None:
-    # TODO: switch to the CLI once `clusterfab render` dispatches to any registered kind:
-    # `clusterfab render toy toy.yaml --out out`, then compare out/toy.conf.
-    spec = load(toy / "toy.yaml").blueprints[None].spec
-    assert plugin("toy").render(spec, load_catalog()) == {
-        "toy.conf": "cluster=toy-cluster\ncontroller=toy.cpu4\npool trainers toy.gpu8 2-2\n"
-    }
+    # `render toy` exists only because the toy is registered: the command comes from the registry.
+    assert _cli("render", "toy", "toy.yaml", "--out", "out") == (0, "out/toy.conf\n")
+    assert (toy / "out" / "toy.conf").read_text() == (
+        "cluster=toy-cluster\ncontroller=toy.cpu4\npool trainers toy.gpu8 2-2\n"
+    )
+    code, help_text = _cli("render", "--help")
+    assert code == 0
+    assert "  toy         Write the toy scheduler's queue file." in help_text.splitlines()
+
+
+def test_render_of_another_scheduler_says_the_blueprint_has_none(toy: Path) -> None:
+    assert _cli("render", "slurm", "toy.yaml", "--out", "out") == (
+        1,
+        "toy.yaml: no Slurm scheduler (scheduler.kind is toy); nothing to render\n",
+    )
+    assert not (toy / "out").exists()
 
 
 def test_the_toy_rows_leave_the_catalog_with_the_toy(toy: Path) -> None:

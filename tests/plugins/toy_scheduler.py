@@ -47,6 +47,8 @@ class ToyOutput(SchedulerOutput):
 
 class ToyScheduler:
     kind = KIND
+    title = "toy"
+    render_help = "Write the toy scheduler's queue file.\n\nExits 1 without a toy scheduler."
     dashboards: tuple[str, ...] = ()
     outputs: type[BaseModel] = ToyOutput
 
