@@ -30,6 +30,11 @@ def start_of(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), dt.UTC)
 
 
+def utc_iso(when: dt.datetime) -> str:
+    """`2026-12-15T11:30:00Z`: a UTC time as the blueprint writes it."""
+    return f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}"
+
+
 def utc_stamp(when: dt.datetime) -> str:
     """`2026-12-15 11:30 UTC`: a time as findings and cost output show it."""
     return f"{when.astimezone(dt.UTC):%Y-%m-%d %H:%M} UTC"

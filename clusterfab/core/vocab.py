@@ -49,6 +49,10 @@ tag (with the blueprint's and stack's) and delete it."""
 BOOT_DIGEST_TAG = "clusterfab-boot-sha256"
 """On an AWS host that follows the stack: the sha256 of its current boot script, which the host checks the
 bucket's copy against (tagging the instance, not writing the bucket, is what changes what it runs)."""
+CAPACITY_ENDS_TAG = "clusterfab-capacity-ends-at"
+"""On a node group whose capacity ends (a capacity block with `ends_at`) and its instances: when, as
+`2027-07-22T11:30:00Z`. The budget policy, which sees resources and not the blueprint, prices the group for
+what is left of its term from it, as `clusterfab cost` does."""
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""

@@ -17,6 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from clusterfab.contract import cents, envelope, exact
+from clusterfab.core import dates
 from clusterfab.core import markdown as md
 from clusterfab.core.dates import utc_stamp
 from clusterfab.core.findings import Finding
@@ -111,7 +112,7 @@ def _item_json(item: CostItem, expected: Decimal | None) -> dict[str, Any]:
 
 def utc_iso(when: dt.datetime | None) -> str | None:
     """`2026-12-15T11:30:00Z`: a UTC time as the blueprint writes it."""
-    return None if when is None else f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}"
+    return None if when is None else dates.utc_iso(when)
 
 
 # --- formatting for people -------------------------------------------------------------------

@@ -1,17 +1,19 @@
 """How the budget policy reads AWS resources: the types that cost money and what each says.
 
-Autoscaling groups (max size) with the launch template of the same component (instance type; spot /
-capacity-block market, capacity reservation), single instances, FSx for Lustre (capacity, deployment
-type, throughput per TiB); subnets say where the cluster is.
+Autoscaling groups (max size; a capacity block's end from its `clusterfab-capacity-ends-at` tag) with the
+launch template of the same component (instance type; spot / capacity-block market, capacity
+reservation), single instances, FSx for Lustre (capacity, deployment type, throughput per TiB); subnets
+say where the cluster is.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
 from clusterfab.clouds.aws.profile import AUTOSCALING_GROUP
-from clusterfab.core.vocab import CapacityKind
+from clusterfab.core.vocab import CAPACITY_ENDS_TAG, CapacityKind
 from clusterfab.policy.pricing import CloudPricing, Reader
 from clusterfab.policy.resources import Resource, integer, items
 
@@ -29,7 +31,19 @@ def _asg(reader: Reader, asg: Resource) -> None:
     if template is None or not isinstance(machine, str) or high is None:
         reader.skip(f"{asg.name}: no launch template with an instance type, or no max size")
         return
-    reader.group(asg, machine, low if low is not None else high, high, _capacity(template.props))
+    capacity = _capacity(template.props)
+    ends_at = _capacity_end(asg) if capacity == "capacity_block" else None
+    reader.group(asg, machine, low if low is not None else high, high, capacity, ends_at=ends_at)
+
+
+def _capacity_end(asg: Resource) -> dt.datetime | None:
+    """When the group's capacity block ends, from the tag the stack puts on it; None without the tag or
+    with a value that is no UTC time (then the group is priced as running all month, the higher figure)."""
+    value = asg.tags().get(CAPACITY_ENDS_TAG)
+    try:
+        return dt.datetime.strptime(value or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
 
 
 def _instance(reader: Reader, instance: Resource) -> None:

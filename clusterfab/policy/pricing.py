@@ -238,8 +238,18 @@ class Reader:
                 return
         self.lines.append(CostLine(name, kind_of, ("scheduler", role), machine, capacity, 1, None, "hour"))
 
-    def group(self, resource: Resource, machine: str, low: int, high: int, capacity: CapacityKind) -> None:
-        """A node group of `machine`: `high` nodes at most, `low` at least."""
+    def group(
+        self,
+        resource: Resource,
+        machine: str,
+        low: int,
+        high: int,
+        capacity: CapacityKind,
+        *,
+        ends_at: dt.datetime | None = None,
+    ) -> None:
+        """A node group of `machine`: `high` nodes at most, `low` at least; `ends_at`: when its capacity
+        ends (priced for what is left of the term, as `clusterfab cost` prices it)."""
         if high < 1:
             return  # an empty group costs nothing
         self.lines.append(
@@ -252,6 +262,7 @@ class Reader:
                 quantity=high,
                 min_quantity=None if low == high else max(0, min(low, high)),
                 unit="hour",
+                ends_at=ends_at,
             )
         )
 

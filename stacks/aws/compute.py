@@ -9,6 +9,8 @@ import pulumi
 from cluster import Cluster, NodeGroupExport
 
 from clusterfab.catalog.models import AwsMachineType
+from clusterfab.core.dates import utc_iso
+from clusterfab.core.vocab import CAPACITY_ENDS_TAG
 from clusterfab.provision.extravars import healthcheck_vars
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
 from components._contracts import MountTarget
@@ -36,6 +38,15 @@ def _market(group: NodeGroup) -> tuple[Market, str | None]:
             )
         case _:
             assert_never(capacity)
+
+
+def _tags(cluster: Cluster, group: NodeGroup) -> dict[str, str]:
+    """The group's tags; a capacity block's end too, which the budget policy prices the group's term by."""
+    tags = cluster.tags(f"node-group-{group.name}")
+    capacity = group.capacity
+    if isinstance(capacity, CapacityBlock) and capacity.ends_at is not None:
+        tags[CAPACITY_ENDS_TAG] = utc_iso(capacity.ends_at)
+    return tags
 
 
 def _interfaces(cluster: Cluster, group: NodeGroup) -> tuple[NetworkInterface, ...]:
@@ -89,7 +100,7 @@ def node_group(
             root_volume_type=required(group.root_volume_type, "the image's root volume type"),
             root_volume_gib=group.boot_disk_gib,
             kms_key_arn=group.kms_key,
-            tags=cluster.tags(f"node-group-{group.name}"),
+            tags=_tags(cluster, group),
             before_delete=hooks,
         ),
         site.opts,

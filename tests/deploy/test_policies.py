@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime as dt
 import subprocess
 import sys
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -410,3 +412,40 @@ def test_names_taken_from_tags_must_be_whole_names() -> None:
     got = price_resources(resources, load_catalog(), today=TODAY)
     assert got.estimate.name == "planned"
     assert not any("\n" in item.name for item in got.estimate.items)
+
+
+def test_a_capacity_block_is_priced_for_what_is_left_of_its_term_as_cost_prices_it() -> None:
+    """The policy sees resources, not the blueprint: the block's end comes from the tag the stack puts on its
+    group. Ten days and 11.5 hours before the prod block ends (2027-07-22T11:30Z), 251.5 hours are left."""
+    today = dt.date(2027, 7, 12)
+    resources = [from_planned(r) for r in planned("aws-p6-b200-capacity-block", "prod")]
+    (asg,) = [r for r in resources if r.type == "aws:autoscaling/group:Group"]
+    assert asg.tags()["clusterfab-capacity-ends-at"] == "2027-07-22T11:30:00Z"
+    got = price_resources(resources, load_catalog(), today=today)
+    (group,) = [i for i in got.estimate.items if i.kind == "node_group"]
+    assert (group.ends_at, group.term_hours) == (
+        dt.datetime(2027, 7, 22, 11, 30, tzinfo=dt.UTC),
+        Decimal("251.5"),
+    )
+    assert group.hourly_usd is not None
+    assert group.monthly_usd == group.hourly_usd * Decimal("251.5")
+    path = REPO / "blueprints" / "examples" / "aws-p6-b200-capacity-block.yaml"
+    spec = load(path, display=str(path), environment="prod", today=today).blueprints["prod"].spec
+    expected = estimate_cost(spec, load_catalog(), today=today)
+    assert (got.estimate.hourly_usd, got.estimate.monthly_usd) == (expected.hourly_usd, expected.monthly_usd)
+
+
+ENDS = "clusterfab-capacity-ends-at"
+
+
+def test_a_capacity_end_tag_that_is_no_utc_time_prices_the_whole_month() -> None:
+    resources = edited(
+        planned("aws-p6-b200-capacity-block", "prod"),
+        "aws:autoscaling/group:Group",
+        lambda inputs: [t.update(value="summer") for t in inputs["tags"] if t["key"] == ENDS],
+    )
+    got = price_resources([from_planned(r) for r in resources], load_catalog(), today=dt.date(2027, 7, 12))
+    (group,) = [i for i in got.estimate.items if i.kind == "node_group"]
+    assert (group.ends_at, group.term_hours) == (None, None)
+    assert group.hourly_usd is not None
+    assert group.monthly_usd == group.hourly_usd * 730
