@@ -45,9 +45,9 @@ class Cluster:
 
     @property
     def scheduler_kind(self) -> str:
-        """The blueprint's `scheduler.kind` (`none` without one): a realizer realizes the scheduler with the
-        module its table names for this kind."""
-        scheduler = self.input.blueprint.scheduler
+        """The spec's scheduler kind (`none` without one): a realizer realizes the scheduler with the module
+        its table names for this kind."""
+        scheduler = self.input.spec.scheduler
         return scheduler.kind if scheduler is not None else NO_SCHEDULER
 
     def tags(self, component: str) -> dict[str, str]:

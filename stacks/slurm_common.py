@@ -22,20 +22,13 @@ from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files
 from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
-from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
+from clusterfab.spec import ClusterSpec, NodeGroup
 from components._naming import child
 
 KIND = "slurm"
 """The blueprint's `scheduler.kind` these modules realize (the realizers' tables are keyed by it)."""
 SLURM_ITEM = "slurm"
 """The controller component's name (with the login nodes under it)."""
-
-
-def slurm_of(spec: ClusterSpec) -> Slurm:
-    """The cluster's resolved Slurm section: the realizer chose Slurm's module by the scheduler's kind."""
-    if not isinstance(spec.scheduler, Slurm):
-        raise ValueError(f"{spec.name}: scheduler kind {KIND} without a resolved Slurm section")
-    return spec.scheduler
 
 
 def slurmd_vars(cluster: Cluster, group: NodeGroup, project: str | None = None) -> dict[str, Any]:

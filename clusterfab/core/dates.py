@@ -30,9 +30,17 @@ def start_of(day: dt.date) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(), dt.UTC)
 
 
+UTC_ISO = "%Y-%m-%dT%H:%M:%SZ"
+
+
 def utc_iso(when: dt.datetime) -> str:
     """`2026-12-15T11:30:00Z`: a UTC time as the blueprint writes it."""
-    return f"{when.astimezone(dt.UTC):%Y-%m-%dT%H:%M:%SZ}"
+    return when.astimezone(dt.UTC).strftime(UTC_ISO)
+
+
+def parse_utc_iso(text: str) -> dt.datetime:
+    """The UTC time `utc_iso` wrote; ValueError for any other text."""
+    return dt.datetime.strptime(text, UTC_ISO).replace(tzinfo=dt.UTC)
 
 
 def utc_stamp(when: dt.datetime) -> str:

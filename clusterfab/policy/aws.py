@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterfab.clouds.aws.profile import AUTOSCALING_GROUP
+from clusterfab.core.dates import parse_utc_iso
 from clusterfab.core.vocab import CAPACITY_ENDS_TAG, CapacityKind
 from clusterfab.policy.pricing import CloudPricing, Reader
 from clusterfab.policy.resources import Resource, integer, items
@@ -41,7 +42,7 @@ def _capacity_end(asg: Resource) -> dt.datetime | None:
     with a value that is no UTC time (then the group is priced as running all month, the higher figure)."""
     value = asg.tags().get(CAPACITY_ENDS_TAG)
     try:
-        return dt.datetime.strptime(value or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+        return parse_utc_iso(value or "")
     except ValueError:
         return None
 

@@ -13,7 +13,6 @@ from slurm_common import (
     hosts_monitoring,
     slurm_export,
     slurm_files,
-    slurm_of,
     slurmd_vars,
     teardown_hooks,
 )
@@ -29,7 +28,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     munge_secret_name,
     slurm_node_groups,
 )
-from clusterfab.scheduler.slurm.render import controller_address
+from clusterfab.scheduler.slurm.render import controller_address, require_slurm
 from clusterfab.scheduler.slurm.teardown import Fleet
 from clusterfab.scheduler.slurm.teardown_aws import ec2_fleet
 from clusterfab.spec import NodeGroup
@@ -62,7 +61,7 @@ def _realize(
     rights reach their launch templates and instance profiles."""
     cluster, network, bucket = site.cluster, site.network, site.bucket
     spec = cluster.spec
-    slurm = slurm_of(spec)
+    slurm = require_slurm(spec)
     archive = slurm_files(cluster)
     files = FilesArchive(archive.key, archive.sha256)
     slurm_groups = [g for g in slurm_node_groups(spec) if g.name in nodes]
@@ -120,7 +119,7 @@ def _realize(
 def _accounting_database(cluster: Cluster) -> AwsSlurmDatabaseSettings | None:
     """Managed accounting: RDS for MariaDB as the catalog records it, named as the controller looks for it."""
     spec = cluster.spec
-    database = slurm_of(spec).database
+    database = require_slurm(spec).database
     if database is None:
         return None
     return AwsSlurmDatabaseSettings(

@@ -12,7 +12,6 @@ from slurm_common import (
     hosts_monitoring,
     slurm_export,
     slurm_files,
-    slurm_of,
     slurmd_vars,
     teardown_hooks,
 )
@@ -31,7 +30,7 @@ from clusterfab.scheduler.slurm.hostvars import (
 )
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
 from clusterfab.scheduler.slurm.nodes.gcp import VM_NAME_MAX, GceGroup
-from clusterfab.scheduler.slurm.render import controller_address
+from clusterfab.scheduler.slurm.render import controller_address, require_slurm
 from clusterfab.scheduler.slurm.teardown_gcp import gce_fleet
 from clusterfab.spec import ClusterSpec, NodeGroup
 from components._contracts import MountTarget
@@ -71,7 +70,7 @@ def _teardown_hooks(cluster: Cluster, project: str) -> tuple[pulumi.ResourceHook
 
 def _needs_private_services(spec: ClusterSpec) -> bool:
     """Managed accounting's database takes its address from the network's private services access."""
-    return slurm_of(spec).database is not None
+    return require_slurm(spec).database is not None
 
 
 def _realize(
@@ -80,7 +79,7 @@ def _realize(
     """The controller and login nodes, once the node groups (their exports by name) exist: the controller's
     rights reach their MIGs and templates."""
     spec, cluster = site.spec, site.cluster
-    slurm = slurm_of(spec)
+    slurm = require_slurm(spec)
     stack = cluster.stack
     sources = site.gce_groups
     archive = slurm_files(cluster, project=site.project, gce_groups=sources)
@@ -139,7 +138,7 @@ def _realize(
 def _database_settings(cluster: Cluster) -> GcpSlurmDatabaseSettings | None:
     """Managed accounting: Cloud SQL as the catalog records it, named as the controller looks for it."""
     spec = cluster.spec
-    database = slurm_of(spec).database
+    database = require_slurm(spec).database
     if database is None:
         return None
     return GcpSlurmDatabaseSettings(

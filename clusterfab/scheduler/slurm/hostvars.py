@@ -20,11 +20,11 @@ from clusterfab.scheduler.slurm.render import (
     controller_address,
     controller_host,
     render_slurm,
+    require_slurm,
     slurm_groups,
-    slurm_section,
 )
 from clusterfab.scheduler.slurm.users import user_ids
-from clusterfab.spec import ClusterSpec, NodeGroup, Slurm
+from clusterfab.spec import ClusterSpec, NodeGroup
 from clusterfab.spec.capacity import CapacityBlock, Spot
 
 SLURM_USER = "slurm"
@@ -44,7 +44,7 @@ def accounting_database_name(spec: ClusterSpec, stack: str) -> str:
 
 def _database(spec: ClusterSpec, stack: str, project: str | None) -> dict[str, Any]:
     """Managed accounting: what the controller's accounting program needs to find the database."""
-    database = _slurm(spec).database
+    database = require_slurm(spec).database
     if database is None:
         return {}
     where = profile(spec.cloud).service_location(spec.region, project)
@@ -59,13 +59,6 @@ def _database(spec: ClusterSpec, stack: str, project: str | None) -> dict[str, A
             "ca_file": ACCOUNTING_CA_FILE,
         }
     }
-
-
-def _slurm(spec: ClusterSpec) -> Slurm:
-    slurm = slurm_section(spec)
-    if slurm is None:
-        raise ValueError(f"{spec.name} has no Slurm scheduler")
-    return slurm
 
 
 def _munge(spec: ClusterSpec, stack: str, *, controller: bool, project: str | None) -> dict[str, Any]:
@@ -99,7 +92,7 @@ def controller_vars(
     spec: ClusterSpec, facts: SlurmFacts, *, stack: str, files_dir: str, project: str | None = None
 ) -> dict[str, Any]:
     """Extravars of slurm_controller.yml: the rendered files, the state disk, accounting."""
-    slurm = _slurm(spec)
+    slurm = require_slurm(spec)
     return {
         **_munge(spec, stack, controller=True, project=project),
         **_users(spec),
@@ -142,7 +135,7 @@ def _pyxis(
     """The pyxis role's inputs with `containers: pyxis` (none without): the pinned archives it builds and the
     Slurm its plugin builds against. Nodes get enroot too, with the users' containers and the image layer
     cache under `scratch` (local NVMe) when they have it."""
-    slurm = _slurm(spec)
+    slurm = require_slurm(spec)
     if slurm.containers != "pyxis":
         return {}
     pins = facts.containers
@@ -181,7 +174,7 @@ def client_vars(
         **_users(spec),
         "slurm_login_conf_server": _conf_server(spec, facts),
         "slurm_login_packages": list(facts.release.packages.login),
-        "slurm_login_version": _slurm(spec).package_version,
+        "slurm_login_version": require_slurm(spec).package_version,
         # srun, salloc and sbatch load the plugin for their --container-* options.
         **_pyxis(spec, facts, enroot=False),
     }
@@ -200,7 +193,7 @@ def node_vars(
         "clusterfab_slurm_enabled": True,
         "slurm_node_conf_server": _conf_server(spec, facts),
         "slurm_node_packages": list(facts.release.packages.node),
-        "slurm_node_version": _slurm(spec).package_version,
+        "slurm_node_version": require_slurm(spec).package_version,
         "slurm_node_name_source": spec.cloud,
         "slurm_node_gpus": group.gpus_per_node,
         "slurm_node_spot_watch": isinstance(group.capacity, Spot),
@@ -286,7 +279,7 @@ def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, st
     settings, each Slurm node group's machine type and two-node bandwidth floor with its source."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
-    slurm = _slurm(spec)
+    slurm = require_slurm(spec)
     wanted = {name for partition in slurm.partitions for name in partition.node_groups}
     groups = {
         g.name: {
@@ -304,7 +297,7 @@ def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, st
 
 def slurm_node_groups(spec: ClusterSpec) -> list[NodeGroup]:
     """The node groups slurm.conf has nodes of: those in a partition, with nodes."""
-    _slurm(spec)  # a spec without Slurm is a caller's error, not an empty list
+    require_slurm(spec)  # a spec without Slurm is a caller's error, not an empty list
     return list(slurm_groups(spec))
 
 

@@ -154,6 +154,15 @@ def slurm_section(spec: ClusterSpec) -> Slurm | None:
     return spec.scheduler if isinstance(spec.scheduler, Slurm) else None
 
 
+def require_slurm(spec: ClusterSpec) -> Slurm:
+    """The cluster's Slurm section; ValueError when it has none (a caller's error: it asked for Slurm's
+    settings of a cluster that validated without Slurm)."""
+    slurm = slurm_section(spec)
+    if slurm is None:
+        raise ValueError(f"{spec.name} has no Slurm scheduler")
+    return slurm
+
+
 def slurm_groups(spec: ClusterSpec) -> tuple[NodeGroup, ...]:
     """The node groups the partitions hold, in blueprint order."""
     slurm = slurm_section(spec)
