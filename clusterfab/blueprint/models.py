@@ -10,14 +10,13 @@ point at the right line; these models only check what a single field can know.
 # No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string when each model class is created, on every run of every command.
 import datetime as dt
-import ipaddress
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-from clusterfab.blueprint.fields import KEY_FORMS, ItemName, KmsKey, Spec
+from clusterfab.blueprint.fields import KEY_FORMS, Cidr, ItemName, KmsKey, Spec
 from clusterfab.blueprint.names import CloudName
 from clusterfab.blueprint.scheduler import SchedulerSpec, TeamSpec
 from clusterfab.core.text import shown
@@ -40,18 +39,6 @@ MAX_CAPACITY_GIB = 100_000_000
 MAX_THROUGHPUT_MBPS_PER_TIB = 100_000
 MAX_HOURLY_USD = 100_000_000.0
 MAX_MONTHLY_USD = MAX_HOURLY_USD * 730
-
-
-def _ipv4_network(value: str) -> str:
-    try:
-        network = ipaddress.IPv4Network(value, strict=True)
-    except ValueError as exc:
-        raise PydanticCustomError(
-            "cidr",
-            "'{value}' is not an IPv4 network in CIDR form ({reason})",
-            {"value": value, "reason": str(exc)},
-        ) from None
-    return str(network)
 
 
 def _absolute_path(value: str) -> str:
@@ -100,7 +87,6 @@ def _utc_time(value: Any) -> dt.datetime:
     return parsed.astimezone(dt.UTC)
 
 
-Cidr = Annotated[str, AfterValidator(_ipv4_network)]
 UtcTime = Annotated[dt.datetime, BeforeValidator(_utc_time)]
 """An ISO 8601 time with a UTC offset (`2026-12-15T11:30:00Z`), held in UTC."""
 MountPoint = Annotated[str, AfterValidator(_absolute_path)]

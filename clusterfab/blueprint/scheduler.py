@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
-from clusterfab.blueprint.fields import KEY_FORMS, ItemName, KmsKey, Spec, UnixName
+from clusterfab.blueprint.fields import KEY_FORMS, Cidr, ItemName, KmsKey, Spec, TeamUser
 from clusterfab.core.findings import FieldPath
 from clusterfab.core.plugins import BUILTIN_SCHEDULERS, NO_SCHEDULER, schedulers
 
@@ -208,6 +208,24 @@ class ElasticSpec(Spec):
     ] = 240
 
 
+class SystemNodesSpec(Spec):
+    """The nodes of a Kubernetes cluster's system pods."""
+
+    machine_type: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description="Machine type; default the catalog's, e2-standard-8 (GKE) or c7i.2xlarge (EKS).",
+        ),
+    ] = None
+    count: Annotated[
+        int,
+        Field(
+            ge=1, le=10, description="Nodes, spread over the zone's nodes; default 2, so one can be replaced."
+        ),
+    ] = 2
+
+
 class SchedulerSpec(Spec):
     """The workload scheduler of the cluster."""
 
@@ -215,10 +233,38 @@ class SchedulerSpec(Spec):
         SchedulerKind,
         Field(
             description=(
-                "slurm runs a Slurm controller, login nodes and slurmd on every GPU node; none (default)."
+                "slurm runs a Slurm controller, login nodes and slurmd on every GPU node; kubernetes a "
+                "managed Kubernetes cluster (GKE on GCP, EKS on AWS) with a node pool per node group and TPU "
+                "slice; none (default)."
             )
         ),
     ] = "none"
+    version: Annotated[
+        str | None,
+        Field(
+            pattern=r"^1\.[0-9]{2}$",
+            description=(
+                "kubernetes: the control plane's minor version, e.g. 1.35; default the catalog's (GKE's "
+                "Regular channel default, EKS's newest in standard support)."
+            ),
+        ),
+    ] = None
+    api_access_cidrs: Annotated[
+        list[Cidr],
+        Field(
+            description=(
+                "kubernetes: CIDRs allowed to reach the API server's endpoint from outside the cluster's "
+                "network (EKS's public endpoint, GKE's authorized networks). Default none: the endpoint is "
+                "private (GKE's IAM-authenticated DNS endpoint stays reachable for `up` and kubectl)."
+            )
+        ),
+    ] = []
+    system_nodes: Annotated[
+        SystemNodesSpec,
+        Field(
+            description="kubernetes: the node pool that runs the cluster's own pods (DNS, device plugins)."
+        ),
+    ] = SystemNodesSpec.model_construct()
     controller: Annotated[
         SchedulerMachineSpec, Field(description="The controller (slurmctld, slurmdbd) and its state disk.")
     ] = SchedulerMachineSpec.model_construct()
@@ -278,7 +324,10 @@ class SchedulerSpec(Spec):
 class TeamSpec(Spec):
     """A team with a GPU quota: a Slurm account with its own QOS."""
 
-    name: Annotated[ItemName, Field(description="Team name; becomes the Slurm account and QOS name.")]
+    name: Annotated[
+        ItemName,
+        Field(description="Team name; becomes the Slurm account and QOS name, or the Kubernetes namespace."),
+    ]
     max_gpus: Annotated[
         int, Field(ge=1, le=1_000_000, description="Most GPUs the team's running jobs may hold at once.")
     ]
@@ -297,4 +346,12 @@ class TeamSpec(Spec):
         Literal["low", "normal", "high"],
         Field(description="Scheduling priority; a higher team's jobs preempt (requeue) a lower team's."),
     ] = "normal"
-    users: Annotated[list[UnixName], Field(description="Unix user names of the team's members.")] = []
+    users: Annotated[
+        list[TeamUser],
+        Field(
+            description=(
+                "The team's members: Unix user names on Slurm; on Kubernetes the names the cluster "
+                "authenticates (EKS access entries' usernames, Google accounts' e-mail addresses on GKE)."
+            )
+        ),
+    ] = []

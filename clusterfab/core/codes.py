@@ -306,6 +306,60 @@ _CODES = [
         "sync) would share their service account or VM names.",
     ),
     Code(
+        "BP145",
+        "team user is not a Unix name",
+        _E,
+        "Slurm's users are accounts on the hosts, so a team user of a Slurm cluster is a Unix login name "
+        "(lower case, at most 32 characters); e-mail addresses name Google accounts on GKE clusters.",
+    ),
+    Code(
+        "BP170",
+        "Slurm setting on a Kubernetes cluster",
+        _E,
+        "A Kubernetes cluster has no Slurm controller, login nodes, accounting, pyxis, partitions or "
+        "elastic settings: its control plane is the cloud's managed service and its queues are Kueue's.",
+    ),
+    Code(
+        "BP171",
+        "Kubernetes setting on another scheduler",
+        _W,
+        "scheduler.version, api_access_cidrs and system_nodes describe a Kubernetes control plane and "
+        "its system node pool; another scheduler ignores them.",
+    ),
+    Code(
+        "BP172",
+        "no managed Kubernetes on the cloud",
+        _E,
+        "clusterfab builds Kubernetes clusters as GKE (GCP) and EKS (AWS) clusters.",
+    ),
+    Code(
+        "BP173",
+        "Kubernetes version not offered",
+        _E,
+        "The control plane's minor version must be one the cloud's managed service offers a new cluster "
+        "(the catalog records them with the end of their support).",
+    ),
+    Code(
+        "BP174",
+        "Kubernetes version at the end of its support",
+        _W,
+        "Past a version's standard support GKE upgrades the cluster on its own (an error) and EKS moves it "
+        "to extended support at a higher fee per cluster hour; within 30 days of the end it is a warning.",
+    ),
+    Code(
+        "BP175",
+        "unknown system node machine",
+        _E,
+        "The system node pool's machine must be one the catalog knows (and prices) on the cloud.",
+    ),
+    Code(
+        "BP176",
+        "Kubernetes API open to the internet",
+        _E,
+        "The API server's endpoint is private by default; scheduler.api_access_cidrs lets listed ranges "
+        "in, and a range wider than a /8 (0.0.0.0/0 above all) lets nearly anyone try its authentication.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,

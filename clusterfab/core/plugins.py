@@ -17,7 +17,10 @@ from typing import Any
 _CLOUDS: dict[str, str] = {"aws": "clusterfab.clouds.aws", "gcp": "clusterfab.clouds.gcp"}
 _REALIZERS: dict[str, str] = {"aws": "stacks.aws", "gcp": "stacks.gcp"}
 """The Pulumi program's realizer of each cloud (a package outside the library: it imports components)."""
-_SCHEDULERS: dict[str, str] = {"slurm": "clusterfab.scheduler.slurm"}
+_SCHEDULERS: dict[str, str] = {
+    "slurm": "clusterfab.scheduler.slurm",
+    "kubernetes": "clusterfab.scheduler.kubernetes",
+}
 _CATALOG_PARTS: dict[str, str] = {}
 """The catalog part of a cloud registered at run time (clusterfab.catalog.parts.AddedPart). A built-in
 cloud's part ships in the catalog package (`clusterfab.catalog.<cloud>`, with its data file); one

@@ -15,6 +15,7 @@ rule files, scrape configs.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
@@ -41,6 +42,11 @@ class RuleView(Protocol):
 
     @property
     def catalog(self) -> Catalog: ...
+
+    @property
+    def today(self) -> dt.date:
+        """The date dated facts (prices, support ends) are judged against."""
+        ...
 
     @property
     def cloud(self) -> CloudProfile:

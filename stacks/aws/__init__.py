@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import pulumi
 import pulumi_aws as aws
-from cluster import Cluster, Realized, bound_hooks, scheduler_entry
+from cluster import Cluster, Realized, SchedulerRealized, bound_hooks, scheduler_entry
 from slurm_common import KIND as SLURM
 
 from clusterfab.clouds import profile
@@ -39,13 +39,19 @@ def realize(cluster: Cluster) -> Realized:
     site = Site(cluster, opts, network(cluster, opts), bucket(cluster, opts), scheduler)
     mounts, storage = file_systems(cluster, site.network, opts)
     hooks = bound_hooks(cluster, {kind: entry.delete_hooks(cluster) for kind, entry in SCHEDULERS.items()})
-    built = {
-        group.name: node_group(site, group, [mounts[s] for s in group.storage], hooks)
-        for group in spec.node_groups
-    }
-    budget(cluster, opts)
-    nodes = {name: component for name, (_, component) in built.items()}
-    hosted = scheduler.realize(site, nodes, list(mounts.values()))
+    hosted: SchedulerRealized | None
+    if scheduler.compute is not None:
+        exports, hosted = scheduler.compute(site, mounts)
+        budget(cluster, opts)
+    else:
+        built = {
+            group.name: node_group(site, group, [mounts[s] for s in group.storage], hooks)
+            for group in spec.node_groups
+        }
+        budget(cluster, opts)
+        nodes = {name: component for name, (_, component) in built.items()}
+        hosted = scheduler.realize(site, nodes, list(mounts.values()))
+        exports = {name: export for name, (export, _) in built.items()}
     monitoring = monitoring_node(site) or (hosted.monitoring if hosted is not None else None)
     return Realized(
         monitoring=monitoring,
@@ -56,7 +62,7 @@ def realize(cluster: Cluster) -> Realized:
             "node_security_group_id": site.network.node_security_group_id,
         },
         bucket=site.bucket.bucket_name,
-        node_groups={name: export for name, (export, _) in built.items()},
+        node_groups=exports,
         storage=storage,
         node_selector=profile("aws").node_selector(spec.name, cluster.stack),
     )

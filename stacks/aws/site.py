@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from cluster import Cluster, SchedulerRealized
+from cluster import Cluster, NodeGroupExport, SchedulerRealized
 
 from clusterfab.spec import ClusterSpec, NodeGroup
 from components._contracts import MountTarget
@@ -26,6 +26,13 @@ class AwsScheduler:
     """The before-delete hooks it binds to every node group's auto scaling group (`cluster.bound_hooks`)."""
     realize: Callable[[Site, Mapping[str, AwsGpuNodeGroup], list[MountTarget]], SchedulerRealized | None]
     """Its own hosts, once the node groups (by name) and the file systems (for login nodes) exist."""
+    compute: (
+        Callable[[Site, Mapping[str, MountTarget]], tuple[dict[str, NodeGroupExport], SchedulerRealized]]
+        | None
+    ) = None
+    """Set by a scheduler that places the node groups itself (Kubernetes' managed node groups), given the
+    file systems by name: then the realizer builds no auto scaling groups, and this stands for `realize`
+    too."""
 
 
 WITHOUT_SCHEDULER = AwsScheduler(

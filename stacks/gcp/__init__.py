@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import pulumi
 import pulumi_gcp as gcp
-from cluster import Cluster, NetworkExport, Realized, bound_hooks, scheduler_entry
+from cluster import Cluster, NetworkExport, Realized, SchedulerRealized, bound_hooks, scheduler_entry
 from slurm_common import KIND as SLURM
 
 from clusterfab.clouds import profile
@@ -62,10 +62,15 @@ def realize(cluster: Cluster) -> Realized:
         ),
     )
     mounts, storage = file_systems(site)
-    groups = {g.name: node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
-    tpus = {t.name: tpu_slices(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
-    budget(site)
-    hosted = scheduler.realize(site, groups, list(mounts.values()))
+    hosted: SchedulerRealized | None
+    if scheduler.compute is not None:
+        groups, tpus, hosted = scheduler.compute(site, mounts)
+        budget(site)
+    else:
+        groups = {g.name: node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
+        tpus = {t.name: tpu_slices(site, t, [mounts[s] for s in t.storage]) for t in spec.tpu_slices}
+        budget(site)
+        hosted = scheduler.realize(site, groups, list(mounts.values()))
     monitoring = monitoring_node(site) or (hosted.monitoring if hosted is not None else None)
     return Realized(
         network=_network_export(network, fabrics),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
-from cluster import Cluster, NodeGroupExport, SchedulerRealized
+from cluster import Cluster, NodeGroupExport, SchedulerRealized, TpuSliceExport
 
 from clusterfab.catalog.models import GcpMachineType
 from clusterfab.core.vocab import Fabric
@@ -37,6 +37,16 @@ class GcpScheduler:
     realize: Callable[[Site, dict[str, NodeGroupExport], list[MountTarget]], SchedulerRealized | None]
     """Its own hosts, once the node groups (their exports by name) and the file systems (for login nodes)
     exist."""
+    compute: (
+        Callable[
+            [Site, Mapping[str, MountTarget]],
+            tuple[dict[str, NodeGroupExport], dict[str, TpuSliceExport], SchedulerRealized],
+        ]
+        | None
+    ) = None
+    """Set by a scheduler that places the node groups and TPU slices itself (Kubernetes' node pools), given
+    the file systems by name: then the realizer builds no instance groups or queued resources, and this
+    stands for `realize` too."""
 
 
 WITHOUT_SCHEDULER = GcpScheduler(

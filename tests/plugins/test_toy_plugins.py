@@ -188,3 +188,19 @@ def test_the_toy_rows_leave_the_catalog_with_the_toy(toy: Path) -> None:
     assert {p.sku for p in load_catalog().prices if p.cloud == "toy"} == {"toy.gpu8", "toy.cpu4"}
     plugins.unregister("toy")
     assert not [p for p in load_catalog().prices if p.cloud == "toy"]
+
+
+def test_kubernetes_on_a_cloud_without_a_managed_service_is_refused_at_the_kind(toy: Path) -> None:
+    bad = BLUEPRINT.replace(
+        "  kind: toy\n  controller:\n    machine_type: toy.cpu4\n", "  kind: kubernetes\n"
+    )
+    (toy / "kube.yaml").write_text(bad)
+    assert _cli("validate", "kube.yaml") == (
+        1,
+        "kube.yaml:13:9: error[BP172] scheduler.kind: clusterfab has no managed Kubernetes service on toy\n"
+        "   13 |   kind: kubernetes\n"
+        "      |         ^^^^^^^^^^\n"
+        "   hint: use cloud gcp (GKE) or aws (EKS), or scheduler kind slurm\n"
+        "\n"
+        "kube.yaml: invalid (1 error, 0 warnings, 0 notes; checked: base)\n",
+    )

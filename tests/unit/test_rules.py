@@ -59,9 +59,15 @@ def test_bad_fixture_produces_exactly_its_findings(path: Path) -> None:
         assert (finding.message and finding.hint) or finding.code == "BP001", finding
 
 
+NOT_FROM_A_FILE = {
+    "BP172": "needs a cloud without a managed Kubernetes: tests/plugins registers one (the toy cloud)",
+}
+"""Codes no blueprint of the built-in clouds can raise, with the test that raises them instead."""
+
+
 def test_every_registered_code_has_a_fixture() -> None:
     covered = {code for path in FIXTURES for _, code, *_ in _expectations(path)}
-    missing = sorted(c for c in CODES if c not in covered)
+    missing = sorted(c for c in CODES if c not in covered and c not in NOT_FROM_A_FILE)
     assert missing == []
     assert covered <= set(CODES), covered - set(CODES)
 

@@ -59,9 +59,13 @@ def test_its_monitoring_scrapes_it_and_ships_its_rules_but_not_slurms(toy: None)
 def test_a_bad_kind_offers_the_registered_ones_and_the_schema_only_the_built_in(toy: None) -> None:
     text = blueprint_yaml(scheduler={"kind": "toyy"})
     found = [(f.code, f.message, f.hint) for f in load_bytes(text.encode(), "b.yaml", today=TODAY).findings]
-    assert ("BP007", "'toyy' (a string) is not one of: none, slurm, toy", "did you mean 'toy'?") in found
+    assert (
+        "BP007",
+        "'toyy' (a string) is not one of: none, slurm, kubernetes, toy",
+        "did you mean 'toy'?",
+    ) in found
     kind = blueprint_json_schema()["$defs"]["SchedulerSpec"]["properties"]["kind"]
-    assert kind["enum"] == ["none", "slurm"]
+    assert kind["enum"] == ["none", "slurm", "kubernetes"]
 
 
 def test_its_stack_outputs_are_checked_against_its_own_model(toy: None) -> None:

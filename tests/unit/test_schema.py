@@ -412,6 +412,7 @@ def test_nested_defaults_equal_what_validation_would_make() -> None:
         "SchedulerSpec.login": "LoginSpec",
         "SchedulerSpec.database": "AccountingDatabaseSpec",
         "SchedulerSpec.elastic": "ElasticSpec",
+        "SchedulerSpec.system_nodes": "SystemNodesSpec",
         "Blueprint.network": "NetworkSpec",
         "Blueprint.software": "SoftwareSpec",
     }

@@ -3,9 +3,11 @@ itself, and what its accounts make of the teams."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Literal
 
+from clusterfab.blueprint.fields import UNIX_NAME_PATTERN
 from clusterfab.blueprint.scheduler import SchedulerSpec
 from clusterfab.core.findings import Finding
 from clusterfab.core.hints import did_you_mean
@@ -22,6 +24,15 @@ def check(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
     yield from _partitions(ctx, spec)
     yield from _groups(ctx, spec)
     yield from _flex_time_limits(ctx, spec)
+    for name in ("version", "api_access_cidrs", "system_nodes"):
+        if ctx.written(("scheduler", name)):
+            yield ctx.finding(
+                "BP171",
+                ("scheduler", name),
+                f"scheduler.{name} is a Kubernetes setting: Slurm ignores it",
+                hint=f"remove scheduler.{name}",
+                at_key=True,
+            )
     if spec.accounting == "embedded" and ctx.written(("scheduler", "database")):
         yield ctx.finding(
             "BP139",
@@ -247,6 +258,13 @@ def check_teams(ctx: RuleView) -> Iterator[Finding]:
                 hint=f"call the team something else, e.g. {team.name}-team",
             )
         for position, user in enumerate(team.users):
+            if re.fullmatch(UNIX_NAME_PATTERN, user) is None:
+                yield ctx.finding(
+                    "BP145",
+                    ("teams", index, "users", position),
+                    f"'{user}' is not a Unix user name: Slurm's users are the hosts' accounts",
+                    hint="write the person's login name, e.g. alice (e-mail addresses name GKE users)",
+                )
             if user in users and users[user] != team.name:
                 yield ctx.finding(
                     "BP134",

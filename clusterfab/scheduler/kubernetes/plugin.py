@@ -1,0 +1,114 @@
+"""Kubernetes behind the SchedulerPlugin Protocol: a managed cluster (GKE, EKS) whose node pools are the
+blueprint's node groups and TPU slices (architecture §11.2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from clusterfab.blueprint.models import Blueprint
+from clusterfab.catalog import Catalog
+from clusterfab.catalog.models import ExporterFacts
+from clusterfab.core.findings import Finding
+from clusterfab.cost.estimate import CostLine
+from clusterfab.monitoring.schedulers import RuleFile
+from clusterfab.scheduler.base import RuleView, SchedulerPlugin
+from clusterfab.scheduler.kubernetes import rules
+from clusterfab.scheduler.kubernetes.costs import host_lines
+from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
+from clusterfab.scheduler.kubernetes.outputs import KubernetesOutput
+from clusterfab.scheduler.kubernetes.render import kubernetes_section, render_kubernetes
+from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
+from clusterfab.spec.model import ClusterSpec, NodeGroup, SchedulerSection
+
+RENDER_HELP = """Write the Kubernetes cluster's own objects: each team's Namespace and the RoleBinding that
+gives its users the edit role there (teams.yaml).
+
+Exits 1 when the blueprint is invalid or has no Kubernetes scheduler."""
+
+
+class KubernetesPlugin:
+    """`scheduler.kind: kubernetes`."""
+
+    @property
+    def kind(self) -> str:
+        return KIND
+
+    @property
+    def title(self) -> str:
+        return "Kubernetes"
+
+    @property
+    def render_help(self) -> str:
+        return RENDER_HELP
+
+    def resolve(
+        self, blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]
+    ) -> tuple[SchedulerSection | None, bool]:
+        section = blueprint.scheduler
+        facts = kubernetes_facts()
+        plane = facts.control_plane(blueprint.cloud)
+        if section is None or plane is None:
+            return None, plane is not None
+        written = section.system_nodes.machine_type
+        machine = facts.system_machine(blueprint.cloud, written)
+        known = machine is not None
+        machine = machine or facts.system_machine(blueprint.cloud, None)
+        if machine is None:
+            return None, False
+        return (
+            Kubernetes(
+                service=plane.service,
+                version=section.version or plane.default_version,
+                release_channel=plane.release_channel,
+                system_machine=machine.name,
+                system_count=section.system_nodes.count,
+            ),
+            known,
+        )
+
+    def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
+        # No host of its own: monitoring runs on its own node (monitoring.host: node).
+        return section
+
+    def check(self, ctx: RuleView) -> Iterator[Finding]:
+        return rules.check(ctx)
+
+    def check_teams(self, ctx: RuleView) -> Iterator[Finding]:
+        return iter(())
+
+    def render(self, spec: ClusterSpec, catalog: Catalog) -> dict[str, str]:
+        return render_kubernetes(spec)
+
+    def container_toolkit(self, spec: ClusterSpec) -> bool:
+        # The node images of GKE and EKS carry their container runtime and NVIDIA's toolkit.
+        return False
+
+    def cost_lines(self, spec: ClusterSpec) -> list[CostLine]:
+        section = kubernetes_section(spec)
+        return [] if section is None else host_lines(spec.cloud, section)
+
+    def unpriced(self, spec: ClusterSpec) -> tuple[str, ...]:
+        return ()
+
+    def monitored(self, spec: ClusterSpec) -> bool:
+        return False
+
+    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
+        return []
+
+    def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleFile]:
+        return ()
+
+    @property
+    def dashboards(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def outputs(self) -> type[BaseModel]:
+        return KubernetesOutput
+
+
+PLUGIN: SchedulerPlugin = KubernetesPlugin()

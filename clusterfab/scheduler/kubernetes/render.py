@@ -1,0 +1,101 @@
+"""`clusterfab render kubernetes`: the cluster's own objects, as YAML documents by file.
+
+Per team a Namespace (labelled with the cluster, the stack-independent team name and its priority) and a
+RoleBinding that gives the team's `users` the built-in `edit` ClusterRole in it: on GKE a user is the
+Google account's e-mail address, on EKS the username of its access entry (architecture §11.2). The
+program applies the same objects.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from clusterfab.scheduler.base import RenderError
+from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
+from clusterfab.spec.model import ClusterSpec, Team
+
+TEAM_ROLE = "edit"
+"""The built-in ClusterRole a team's users get in its namespace: they run and manage workloads there,
+and cannot change its RBAC or quotas (Kubernetes' user-facing roles)."""
+
+MANAGED_BY = "clusterfab"
+CLUSTER_LABEL = "clusterfab.dev/cluster"
+TEAM_LABEL = "clusterfab.dev/team"
+PRIORITY_LABEL = "clusterfab.dev/priority"
+
+
+def kubernetes_section(spec: ClusterSpec) -> Kubernetes | None:
+    return spec.scheduler if isinstance(spec.scheduler, Kubernetes) else None
+
+
+def require_kubernetes(spec: ClusterSpec) -> Kubernetes:
+    section = kubernetes_section(spec)
+    if section is None:
+        raise RenderError(f"{spec.name} has no {KIND} scheduler")
+    return section
+
+
+def team_objects(spec: ClusterSpec) -> list[dict[str, Any]]:
+    """Each team's Namespace and RoleBinding, in the order `apply` creates them."""
+    objects: list[dict[str, Any]] = []
+    for team in spec.teams:
+        objects.append(namespace(spec.name, team))
+        if team.users:
+            objects.append(role_binding(team))
+    return objects
+
+
+def namespace(cluster: str, team: Team) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {
+            "name": team.name,
+            "labels": {
+                "app.kubernetes.io/managed-by": MANAGED_BY,
+                CLUSTER_LABEL: cluster,
+                TEAM_LABEL: team.name,
+                PRIORITY_LABEL: team.priority,
+            },
+        },
+    }
+
+
+def role_binding(team: Team) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": f"{team.name}-{TEAM_ROLE}",
+            "namespace": team.name,
+            "labels": {"app.kubernetes.io/managed-by": MANAGED_BY, TEAM_LABEL: team.name},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": TEAM_ROLE},
+        "subjects": [
+            {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user} for user in team.users
+        ],
+    }
+
+
+def render_kubernetes(spec: ClusterSpec) -> dict[str, str]:
+    require_kubernetes(spec)
+    return {"teams.yaml": documents(team_objects(spec), f"# {spec.name}: team namespaces and their users\n")}
+
+
+def documents(objects: Sequence[Mapping[str, Any]], header: str) -> str:
+    """Objects as one YAML stream (`---` between documents), keys in the objects' order."""
+    yaml = YAML()
+    yaml.default_flow_style = False
+    yaml.width = 4096
+    stream = io.StringIO()
+    stream.write(header)
+    for index, item in enumerate(objects):
+        if index:
+            stream.write("---\n")
+        yaml.dump(json.loads(json.dumps(item)), stream)
+    return stream.getvalue()

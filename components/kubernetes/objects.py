@@ -1,0 +1,91 @@
+"""KubernetesObjects: plain Kubernetes objects applied to one cluster through its own provider.
+
+The objects are built (and schema-checked) elsewhere as plain manifests, whose values may be Pulumi
+inputs (a VPC's name known once it exists); this component only applies them. Each becomes the
+pulumi-kubernetes resource of its kind, named `<namespace>/<name>` within the component, so adding an
+object never renames another; kinds the SDK has no class for (custom resources) become
+`apiextensions.CustomResource`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components._naming import child
+
+TYPE = "clusterfab:kubernetes:Objects"
+
+_CLASSES: dict[tuple[str, str], Any] = {
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("apps/v1", "DaemonSet"): k8s.apps.v1.DaemonSet,
+    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
+    ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
+    ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,
+    ("v1", "PersistentVolume"): k8s.core.v1.PersistentVolume,
+}
+
+
+@dataclass(frozen=True)
+class KubernetesObjectsArgs:
+    kubeconfig: pulumi.Input[str]
+    """The cluster's kubeconfig as JSON or YAML (clusterfab.scheduler.kubernetes.kubeconfig)."""
+    objects: Sequence[Mapping[str, Any]]
+    """Plain manifests, in the order they are applied (a namespace before what lives in it)."""
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    """What must exist first (the node pools a DaemonSet's pods land on)."""
+
+
+class KubernetesObjects(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, args: KubernetesObjectsArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        self.provider = k8s.Provider(
+            child(name, "provider"),
+            kubeconfig=args.kubeconfig,
+            # Server-side apply: the API server owns defaulting, and a field another manager set stays.
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.resources: dict[str, pulumi.CustomResource] = {}
+        previous: list[pulumi.Resource] = list(args.depends_on)
+        for manifest in args.objects:
+            key = object_key(manifest)
+            resource = _resource(
+                child(name, key),
+                manifest,
+                pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=previous),
+            )
+            self.resources[key] = resource
+            if manifest["kind"] == "Namespace" or manifest["kind"].endswith("Definition"):
+                previous = [*previous, resource]
+        self.register_outputs({})
+
+
+def object_key(manifest: Mapping[str, Any]) -> str:
+    """`<kind>/<namespace>/<name>` in lower case (cluster-scoped objects without the namespace)."""
+    metadata = manifest["metadata"]
+    parts = [str(manifest["kind"]).lower(), metadata.get("namespace"), metadata["name"]]
+    return "/".join(str(part) for part in parts if part)
+
+
+def _resource(name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    api_version, kind = manifest["apiVersion"], manifest["kind"]
+    fields = {key: value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
+    cls = _CLASSES.get((api_version, kind))
+    if cls is not None:
+        resource: pulumi.CustomResource = cls(name, opts=opts, **fields)
+        return resource
+    return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
