@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import shlex
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -79,8 +80,25 @@ FOLLOW_PATH = "/var/lib/clusterfab/follow.sh"
 
 
 def boot_script_key(node_group: str) -> str:
-    """The bucket key of the current boot script of a host that follows the stack on AWS."""
+    """The bucket key of the current boot script of a host that follows the stack on AWS, and of a GCP
+    TPU slice group's hosts (render_boot_fetch)."""
     return f"boot/{node_group}.sh"
+
+
+def render_boot_fetch(*, cloud: str, cluster: str, stack: str, node_group: str, bucket: str) -> str:
+    """The startup script of hosts whose boot script lives in the bucket (`boot_script_key(node_group)`):
+    it fetches and runs the stack's current copy at every boot. Only its bucket and key are in it, so the
+    hosts' own definition (a TPU queued resource, which any change recreates) does not change when the
+    boot script does. GCP only: its TPU hosts are the ones that need it."""
+    key = boot_script_key(node_group)
+    return _ENV.get_template(f"boot-fetch-{cloud}.sh.j2").render(
+        cluster=cluster,
+        stack=stack,
+        node_group=node_group,
+        bucket=bucket,
+        key=key,
+        key_quoted=urllib.parse.quote(key, safe=""),
+    )
 
 
 def files_dir(sha256: str) -> str:

@@ -124,9 +124,12 @@ class ProgramRun:
 
 def redact(value: Any) -> Any:
     """Replace secrets by "[secret]" and unknowns by "[unknown]", recursively; name file assets by
-    their file name (their absolute path differs between machines)."""
+    their file name (their absolute path differs between machines), show a string asset's text."""
     if rpc.is_rpc_secret(value):
         return SECRET
+    if isinstance(value, pulumi.asset.StringAsset):
+        # Its text is what it holds (a boot script kept in a bucket): shown, so a diff sees it change.
+        return value.text
     if isinstance(value, pulumi.asset.Asset | pulumi.asset.Archive):
         location = getattr(value, "path", None) or getattr(value, "uri", None) or type(value).__name__
         return f"[asset {str(location).rsplit('/', 1)[-1]}]"

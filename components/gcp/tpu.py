@@ -48,6 +48,10 @@ class GcpTpuSlicesArgs:
     reservation: str | None = None
     startup_script: pulumi.Input[str] = ""
     """What the TPU hosts run at every boot, as the startup-script."""
+    boot_object: tuple[str, pulumi.Input[str]] | None = None
+    """(key, content): the hosts' boot script, kept in the bucket for a `startup_script` that fetches it
+    at boot. A queued resource is recreated by any change of its request, so what changes with the stack
+    (a file system's address) lives in the object, which is written before the slices are asked for."""
     node_prefix: str = ""
     """Multislice: the queued resource's id and its slices' name prefix (`<prefix>-<i>`), unique in the
     project and zone; default derived from the component's name."""
@@ -83,6 +87,21 @@ class GcpTpuSlices(pulumi.ComponentResource):
             description=args.service_account_description or f"clusterfab TPU VMs of {self._what}",
             bucket_name=args.bucket_name,
         )
+        after: list[pulumi.Resource] = []
+        if args.boot_object is not None:
+            key, content = args.boot_object
+            after.append(
+                gcp.storage.BucketObject(
+                    child(name, "boot"),
+                    bucket=args.bucket_name,
+                    name=key,
+                    # An asset, not `content`, which the provider keeps secret: a plan shows the script.
+                    source=pulumi.Output.from_input(content).apply(pulumi.StringAsset),
+                    content_type="text/x-shellscript",
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
+        self._after = after
         self.node_names = self._queued(sa) if args.slices > 1 else [self._vm(sa)]
         self.service_account_email = sa.email
         self.register_outputs({"node_names": self.node_names, "service_account_email": sa.email})
@@ -121,7 +140,7 @@ class GcpTpuSlices(pulumi.ComponentResource):
             service_account=gcp.tpu.V2VmServiceAccountArgs(email=sa.email, scopes=[CLOUD_PLATFORM_SCOPE]),
             metadata={"startup-script": args.startup_script, "enable-oslogin": "TRUE"},
             labels={**self._labels(), tagging.SLICE_INDEX_LABEL: "0"},
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._after),
         )
         return node.name
 
@@ -169,6 +188,6 @@ class GcpTpuSlices(pulumi.ComponentResource):
                 scopes=(),
             ),
             inputs.apply(body),
-            pulumi.ResourceOptions(parent=self),
+            pulumi.ResourceOptions(parent=self, depends_on=self._after),
         )
         return [queued.id.apply(_node_name(prefix, i)) for i in range(args.slices)]

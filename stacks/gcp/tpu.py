@@ -6,6 +6,7 @@ from typing import Literal, assert_never
 
 from cluster import TpuSliceExport
 
+from clusterfab.bootstrap import boot_script_key, render_boot_fetch
 from clusterfab.core.naming import physical
 from clusterfab.provision.extravars import tpu_host_vars
 from clusterfab.spec import CapacityBlock, FlexStart, OnDemand, Reservation, Spot, TpuSlice
@@ -50,13 +51,21 @@ def tpu_slices(site: Site, tpu: TpuSlice, mounts: list[MountTarget]) -> TpuSlice
             capacity=_tpu_capacity(tpu),
             reservation=tpu.capacity.reservation if isinstance(tpu.capacity, Reservation) else None,
             node_prefix=physical(spec.name, stack, tpu.name, max_length=QUEUED_RESOURCE_ID_MAX - 4),
-            startup_script=site.cluster.boot_script(
-                name=tpu.name,
-                bucket_name=site.bucket.uploaded_name,
-                mounts=mounts,
-                playbook="tpu_host.yml",
-                playbook_vars=lambda resolved: tpu_host_vars(spec, tpu, catalog, resolved),
-                healthcheck_vars=None,
+            startup_script=site.bucket.bucket_name.apply(
+                lambda bucket: render_boot_fetch(
+                    cloud="gcp", cluster=spec.name, stack=stack, node_group=tpu.name, bucket=bucket
+                )
+            ),
+            boot_object=(
+                boot_script_key(tpu.name),
+                site.cluster.boot_script(
+                    name=tpu.name,
+                    bucket_name=site.bucket.uploaded_name,
+                    mounts=mounts,
+                    playbook="tpu_host.yml",
+                    playbook_vars=lambda resolved: tpu_host_vars(spec, tpu, catalog, resolved),
+                    healthcheck_vars=None,
+                ),
             ),
             description=f"{spec.name}/{tpu.name}",
             service_account_description=f"clusterfab TPU VMs of {spec.name}/{tpu.name} ({stack})",

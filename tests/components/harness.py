@@ -108,8 +108,14 @@ def user_data(plan: Plan, launch_template: str) -> str:
 
 
 def startup_script(plan: Plan, type_: str, name: str) -> str:
-    """The startup-script metadata of a GCP instance template or TPU VM."""
-    script = one(plan, type_, name).inputs["metadata"]["startup-script"]
+    """The startup-script metadata of a GCP instance template or TPU VM, or the script a boot object in
+    the bucket holds (a TPU slice's)."""
+    inputs = one(plan, type_, name).inputs
+    script = (
+        inputs["source"]
+        if type_ == "gcp:storage/bucketObject:BucketObject"
+        else inputs["metadata"]["startup-script"]
+    )
     assert isinstance(script, str)
     return script
 

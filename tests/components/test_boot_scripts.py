@@ -14,6 +14,7 @@ GCP_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("gcp-")]
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
+BOOT_OBJECT = "gcp:storage/bucketObject:BucketObject"
 BOOTED = {
     "aws-p5-efa-fsx": {(LAUNCH_TEMPLATE, "llm-pretrain-trainers-lt")},
     "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
@@ -21,16 +22,22 @@ BOOTED = {
     "aws-p6-b200-capacity-block": {(LAUNCH_TEMPLATE, "b200-finetune-gpus-lt")},
     "gcp-a3mega-tcpxo-filestore": {(INSTANCE_TEMPLATE, "mega-train-trainers-template")},
     "gcp-a3ultra-roce-lustre": {(INSTANCE_TEMPLATE, "ultra-train-trainers-template")},
-    "gcp-tpu-v5p-multislice": {(TPU_VM, "v5p-pretrain-pretrain-0")},
-    "gcp-tpu-v6e-spot": {(TPU_VM, "trillium-spot-trillium-0")},
+    "gcp-tpu-v5p-multislice": {(BOOT_OBJECT, "v5p-pretrain-pretrain-boot")},
+    "gcp-tpu-v6e-spot": {(BOOT_OBJECT, "trillium-spot-trillium-boot")},
 }
 """What each example's dev plan boots a node group or TPU slice from: its launch templates (AWS user
-data), instance templates and TPU VMs (GCP startup-script); one node group or slice each."""
+data), instance templates (GCP startup-script) and the TPU slices' boot script objects in the bucket
+(their startup-script only fetches it); one node group or slice each."""
 
 
 def _booted(path: Path) -> set[tuple[str, str]]:
-    types = (LAUNCH_TEMPLATE,) if path.name.startswith("aws-") else (INSTANCE_TEMPLATE, TPU_VM)
-    return {(r.type, r.name) for r in plan_file(path, "dev").resources if r.type in types}
+    types = (LAUNCH_TEMPLATE,) if path.name.startswith("aws-") else (INSTANCE_TEMPLATE, BOOT_OBJECT)
+    resources = plan_file(path, "dev").resources
+    return {
+        (r.type, r.name)
+        for r in resources
+        if r.type in types and r.name.endswith(("-lt", "-template", "-boot"))
+    }
 
 
 def test_every_example_is_listed_and_every_golden_boot_script_is_one_of_them() -> None:

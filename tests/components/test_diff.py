@@ -694,3 +694,26 @@ def test_shrinking_a_fixed_size_group_warns_that_running_nodes_and_their_jobs_go
         EXAMPLE, variant(tmp_path, "grown.yaml", ("    count: 16", "    count: 24")), env="prod", today=TODAY
     )
     assert not [w for w in report_json(grown)["warnings"] if "shrinks" in w]
+
+
+def test_a_new_file_system_under_a_multislice_rewrites_its_boot_object_and_keeps_the_slices(
+    tmp_path: Path,
+) -> None:
+    # Audit item: a Managed Lustre tier change replaced the v5p queued resource (128 chips asked for again)
+    # because its startup script named the file system. The startup script now only fetches the boot
+    # script from the bucket: the file system's replacement rewrites that object, and the slices stay.
+    example = REPO / "blueprints" / "examples" / "gcp-tpu-v5p-multislice.yaml"
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    lustre = (
+        "  - name: scratch\n    kind: lustre\n    capacity_gib: 72000\n    throughput_mbps_per_tib: {tier}\n"
+        "    mount_point: /scratch\n"
+    )
+    base = example.read_text().replace("    slices: 2\n", "    slices: 2\n    attach: [scratch]\n", 1)
+    base = base.replace("storage:\n  - name: checkpoints", "storage:\n" + lustre + "  - name: checkpoints", 1)
+    old.write_text(base.replace("{tier}", "125"))
+    new.write_text(base.replace("{tier}", "500"))
+    report = compare(old, new, env="prod", today=TODAY)
+    assert _replaced(report) == {
+        "v5p-pretrain-scratch-fs": ("perUnitStorageThroughput",),
+        "v5p-pretrain-pretrain-boot": ("source (v5p-pretrain-scratch-fs is replaced)",),
+    }

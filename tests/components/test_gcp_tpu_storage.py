@@ -134,7 +134,18 @@ def test_tpu_network_identity_and_startup_script() -> None:
         "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
     }
     assert node["metadata"]["enable-oslogin"] == "TRUE"
-    variables = boot_vars(node["metadata"]["startup-script"])
+    # The startup script fetches the boot script from the bucket; the script itself is an object there.
+    stub = node["metadata"]["startup-script"]
+    assert "readonly BUCKET=tpunet-cluster-artifacts-bucket\n" in stub
+    assert "readonly OBJECT=boot%2Fs.sh\n" in stub
+    assert "exec /bin/bash /var/lib/clusterfab/boot.sh\n" in stub
+    boot = one(plan, "gcp:storage/bucketObject:BucketObject", name="tpunet-cluster-s-boot").inputs
+    assert (boot["bucket"], boot["name"], boot["contentType"]) == (
+        "tpunet-cluster-artifacts-bucket",
+        "boot/s.sh",
+        "text/x-shellscript",
+    )
+    variables = boot_vars(boot["source"])
     assert variables == {
         "storage_mounts_list": [
             {
@@ -146,13 +157,14 @@ def test_tpu_network_identity_and_startup_script() -> None:
             }
         ]
     }
-    assert "-c local tpu_host.yml" in node["metadata"]["startup-script"]
+    assert "-c local tpu_host.yml" in boot["source"]
     group = one(plan, "clusterfab:compute:GcpTpuSlices")
     assert [t for t, _ in children(plan, group)] == [
         "gcp:projects/iAMMember:IAMMember",
         "gcp:projects/iAMMember:IAMMember",
         "gcp:serviceaccount/account:Account",
         "gcp:storage/bucketIAMMember:BucketIAMMember",
+        "gcp:storage/bucketObject:BucketObject",
         TPU,
     ]
 
