@@ -24,9 +24,10 @@ def check(ctx: RuleView) -> Iterator[Finding]:
         return
     yield from _machines(ctx, pools)
     yield from _reserved_autoscaling(ctx, pools)
-    if ctx.blueprint.cloud == "gcp":
-        yield from _queued_provisioning(ctx)
-        yield from _multislice(ctx)
+    # Flex-start capacity and TPU slices exist on GCP alone: a group or slice the catalog does not sell on
+    # the blueprint's cloud has its own finding (BP206, BP110) and none of these.
+    yield from _queued_provisioning(ctx, pools)
+    yield from _multislice(ctx, pools)
 
 
 def _machines(ctx: RuleView, pools: NodePools) -> Iterator[Finding]:
@@ -55,18 +56,18 @@ def _reserved_autoscaling(ctx: RuleView, pools: NodePools) -> Iterator[Finding]:
             )
 
 
-def _queued_provisioning(ctx: RuleView) -> Iterator[Finding]:
+def _queued_provisioning(ctx: RuleView, pools: NodePools) -> Iterator[Finding]:
     """GKE buys flex-start for a node pool as queued provisioning: the pool holds no node until a
     ProvisioningRequest (Kueue's) gets all of a workload's nodes at once."""
     for group in ctx.spec.node_groups:
-        if group.capacity.kind != "flex_start":
+        if group.capacity.kind != "flex_start" or "flex_start" not in group.machine.purchase_options:
             continue
         if group.autoscaled and group.min_size > 0:
             yield ctx.finding(
                 "BP179",
                 (*group.path, "autoscaling", "min"),
-                f"node group '{group.name}' is flex-start: GKE's queued provisioning pool starts empty and "
-                "gets nodes only for a queued workload, so it has no minimum size",
+                f"node group '{group.name}' is flex-start: {pools.service}'s queued provisioning pool starts "
+                "empty and gets nodes only for a queued workload, so it has no minimum size",
                 hint="set autoscaling.min to 0, or use `count:` (the pool's most nodes)",
             )
         written = ctx.blueprint.node_groups[group.index].placement
@@ -74,21 +75,21 @@ def _queued_provisioning(ctx: RuleView) -> Iterator[Finding]:
             yield ctx.finding(
                 "BP180",
                 (*group.path, "placement"),
-                f"node group '{group.name}' is flex-start: a GKE queued provisioning pool of GPUs takes no "
-                "compact placement policy",
+                f"node group '{group.name}' is flex-start: a {pools.service} queued provisioning pool of "
+                "GPUs takes no compact placement policy",
                 hint="remove placement (flex-start capacity arrives together), or use another capacity kind",
             )
 
 
-def _multislice(ctx: RuleView) -> Iterator[Finding]:
+def _multislice(ctx: RuleView, pools: NodePools) -> Iterator[Finding]:
     for tpu in ctx.spec.tpu_slices:
-        if tpu.slices > 1 and tpu.shape.hosts == 1:
+        if tpu.slices > 1 and tpu.shape.hosts == 1 and tpu.generation.cloud == pools.cloud:
             multi_host = [t for t, shape in tpu.generation.topologies.items() if shape.hosts > 1]
             hint = f"use a topology of several hosts ({multi_host[0]} is the smallest)" if multi_host else ""
             yield ctx.finding(
                 "BP178",
                 (*tpu.path, "slices"),
-                f"GKE joins only multi-host TPU slices into a multislice; a {tpu.generation.name} "
-                f"{tpu.topology} slice is one host",
+                f"{pools.service} joins only multi-host TPU slices into a multislice; a "
+                f"{tpu.generation.name} {tpu.topology} slice is one host",
                 hint=f"{hint}, or slices: 1" if hint else "use slices: 1",
             )
