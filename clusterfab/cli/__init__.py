@@ -32,6 +32,7 @@ from clusterfab.cli import (
     diff,
     health,
     inventory,
+    kubeconfig,
     plan,
     policy,
     promote,
@@ -90,6 +91,7 @@ app.command()(configure.configure)
 app.add_typer(render.render_app, name="render")
 app.command()(dashboard.dashboard)
 app.command()(health.health)
+app.command()(kubeconfig.kubeconfig)
 
 
 def _json_mode(argv: Sequence[str]) -> bool:

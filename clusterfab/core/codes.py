@@ -360,6 +360,41 @@ _CODES = [
         "in, and a range wider than a /8 (0.0.0.0/0 above all) lets nearly anyone try its authentication.",
     ),
     Code(
+        "BP177",
+        "machine without a Kubernetes node image",
+        _E,
+        "A node pool's GPU machines run one of the service's accelerated node images: EKS's AL2023 NVIDIA "
+        "AMIs (x86_64, and ARM for Grace machines) and GKE's image of its GPU node pools; the catalog "
+        "records the machine families each runs (Kubernetes facts).",
+    ),
+    Code(
+        "BP178",
+        "multislice of single-host TPU slices on GKE",
+        _E,
+        "GKE joins only multi-host TPU slice node pools into a multislice (a v5p 2x2x1 or v6e 2x2 slice is "
+        "one host); all slices share one TPU type and topology.",
+    ),
+    Code(
+        "BP179",
+        "flex-start node pool with a minimum size",
+        _E,
+        "GKE buys flex-start for a node pool as queued provisioning: the pool starts empty and gets all of a "
+        "queued workload's nodes at once, so its autoscaling minimum is 0.",
+    ),
+    Code(
+        "BP180",
+        "flex-start node pool with compact placement",
+        _E,
+        "A GKE queued provisioning node pool of GPUs takes no compact placement policy.",
+    ),
+    Code(
+        "BP181",
+        "autoscaled node pool on a reservation",
+        _W,
+        "A reservation is billed whether its instances run or not: a node pool that the cluster autoscaler "
+        "shrinks on reserved capacity saves nothing and makes the next pod wait for a node to boot.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clusterfab.policy import access, buckets, checks
+from clusterfab.policy import access, buckets, checks, kubernetes
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
     BUCKET_PUBLIC_ACCESS_BLOCK,
@@ -22,6 +22,10 @@ from clusterfab.policy.names import (
     EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     IMDSV2,
+    KUBERNETES_NO_LEGACY_ABAC,
+    KUBERNETES_PRIVATE_API,
+    KUBERNETES_SECRETS_ENCRYPTION,
+    KUBERNETES_WORKLOAD_IDENTITY,
     LAUNCH_FROM_TEMPLATES,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
@@ -55,6 +59,10 @@ RESOURCE_CHECKS: tuple[tuple[str, Callable[[Resource], list[str]]], ...] = (
     (EXACT_SECRETS, access.wildcard_secrets),
     (LAUNCH_FROM_TEMPLATES, access.unscoped_launches),
     (TERMINATE_OWN_INSTANCES, access.unscoped_terminations),
+    (KUBERNETES_PRIVATE_API, kubernetes.private_api),
+    (KUBERNETES_SECRETS_ENCRYPTION, kubernetes.secrets_encryption),
+    (KUBERNETES_WORKLOAD_IDENTITY, kubernetes.workload_identity),
+    (KUBERNETES_NO_LEGACY_ABAC, kubernetes.no_legacy_abac),
 )
 """The pack's resource rules that need no config (protection needs the environment: below)."""
 STACK_CHECKS: tuple[tuple[str, Callable[[Sequence[Resource]], list[tuple[Resource, str]]]], ...] = (

@@ -35,7 +35,7 @@ from clusterfab.catalog import load_catalog
 from clusterfab.core import dates
 from clusterfab.cost.render import budget_verdict, usd
 from clusterfab.plan.project import find_project
-from clusterfab.policy import access, buckets, checks
+from clusterfab.policy import access, buckets, checks, kubernetes
 from clusterfab.policy.names import (
     BUCKET_ENCRYPTION,
     BUCKET_PUBLIC_ACCESS_BLOCK,
@@ -44,6 +44,10 @@ from clusterfab.policy.names import (
     EXACT_SECRETS,
     IMDS_HOP_LIMIT,
     IMDSV2,
+    KUBERNETES_NO_LEGACY_ABAC,
+    KUBERNETES_PRIVATE_API,
+    KUBERNETES_SECRETS_ENCRYPTION,
+    KUBERNETES_WORKLOAD_IDENTITY,
     LAUNCH_FROM_TEMPLATES,
     NO_PUBLIC_BUCKETS,
     NO_PUBLIC_IPS,
@@ -65,6 +69,10 @@ __all__ = [
     "EXACT_SECRETS",
     "IMDSV2",
     "IMDS_HOP_LIMIT",
+    "KUBERNETES_NO_LEGACY_ABAC",
+    "KUBERNETES_PRIVATE_API",
+    "KUBERNETES_SECRETS_ENCRYPTION",
+    "KUBERNETES_WORKLOAD_IDENTITY",
     "LAUNCH_FROM_TEMPLATES",
     "NO_PUBLIC_BUCKETS",
     "NO_PUBLIC_IPS",
@@ -190,6 +198,7 @@ def policies() -> list[Policy]:
         *_machine_policies(),
         *_bucket_policies(),
         *_access_policies(),
+        *_kubernetes_policies(),
         _protection_policy(),
         _budget_policy(),
     ]
@@ -279,6 +288,34 @@ def _access_policies() -> list[Policy]:
             "No IAM statement allows ec2:TerminateInstances on * or a wildcard of instances without an "
             "ec2:InstanceProfile condition.",
             lambda resource, _config: access.unscoped_terminations(resource),
+        ),
+    ]
+
+
+def _kubernetes_policies() -> list[Policy]:
+    """The policies on managed Kubernetes clusters (GKE, EKS): the API's reach, secrets, pod identity."""
+    return [
+        _per_resource(
+            KUBERNETES_PRIVATE_API,
+            "GKE clusters have private nodes and a private or authorized-networks-only control plane; EKS "
+            "clusters have no public endpoint or one limited to publicAccessCidrs; no range wider than a /8.",
+            lambda resource, _config: kubernetes.private_api(resource),
+        ),
+        _per_resource(
+            KUBERNETES_SECRETS_ENCRYPTION,
+            "EKS clusters envelope-encrypt Kubernetes secrets with KMS (encryptionConfig resources secrets).",
+            lambda resource, _config: kubernetes.secrets_encryption(resource),
+        ),
+        _per_resource(
+            KUBERNETES_WORKLOAD_IDENTITY,
+            "GKE clusters have a Workload Identity pool and their node pools the GKE_METADATA workload "
+            "metadata mode, so pods never read the node's service account.",
+            lambda resource, _config: kubernetes.workload_identity(resource),
+        ),
+        _per_resource(
+            KUBERNETES_NO_LEGACY_ABAC,
+            "GKE clusters authorize with RBAC alone (enableLegacyAbac off).",
+            lambda resource, _config: kubernetes.no_legacy_abac(resource),
         ),
     ]
 

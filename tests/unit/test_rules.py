@@ -61,6 +61,7 @@ def test_bad_fixture_produces_exactly_its_findings(path: Path) -> None:
 
 NOT_FROM_A_FILE = {
     "BP172": "needs a cloud without a managed Kubernetes: tests/plugins registers one (the toy cloud)",
+    "BP177": "every catalog machine has a node image: tests/unit/test_kubernetes_pools.py takes one away",
 }
 """Codes no blueprint of the built-in clouds can raise, with the test that raises them instead."""
 

@@ -1,6 +1,6 @@
 """The Kubernetes facts (facts.yaml beside this module): control plane versions per cloud, the default
-version, the system node pool's machines. Each record carries its sources (ids of the catalog's
-sources.yaml), read like the catalog's own records."""
+version, the system node pool's machines, the GPU node pools' images and capacity types. Each record
+carries its sources (ids of the catalog's sources.yaml), read like the catalog's own records."""
 
 # No `from __future__ import annotations`: pydantic evaluates the fields' annotations.
 import datetime as dt
@@ -48,9 +48,39 @@ class SystemMachine(Record):
     as_of: dt.date
 
 
+class NodeImage(Record):
+    """A node image of a service's GPU node pools and the machine families it runs on."""
+
+    image: str
+    families: list[str]
+
+    def runs(self, machine: str) -> bool:
+        """Whether `machine` is of one of the families: the family is the name up to its size (p5 of
+        p5.48xlarge, a3-megagpu of a3-megagpu-8g)."""
+        return any(machine.startswith((f"{family}.", f"{family}-")) for family in self.families)
+
+
+class NodePools(Sourced):
+    """What a cloud's managed Kubernetes service's node pools (GKE node pools, EKS managed node groups)
+    run: the node image per machine family and the service's name of each capacity kind."""
+
+    cloud: str
+    service: str
+    images: list[NodeImage]
+    capacity_types: dict[str, str] | None
+
+    def image(self, machine: str) -> str | None:
+        """The node image `machine` runs on (None: none of the service's GPU node images)."""
+        return next((i.image for i in self.images if i.runs(machine)), None)
+
+
 class KubernetesFacts(Record):
     control_planes: list[ControlPlane]
     system_machines: list[SystemMachine]
+    node_pools: list[NodePools]
+
+    def pools(self, cloud: str) -> NodePools | None:
+        return next((p for p in self.node_pools if p.cloud == cloud), None)
 
     def control_plane(self, cloud: str) -> ControlPlane | None:
         return next((c for c in self.control_planes if c.cloud == cloud), None)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from clusterfab.core.findings import Finding, Severity
 from clusterfab.core.hints import did_you_mean
 from clusterfab.scheduler.base import RuleView
+from clusterfab.scheduler.kubernetes import pools
 from clusterfab.scheduler.kubernetes.facts import ControlPlane, kubernetes_facts
 
 SLURM_SETTINGS = ("controller", "login", "accounting", "database", "containers", "partitions", "elastic")
@@ -32,6 +33,7 @@ def check(ctx: RuleView) -> Iterator[Finding]:
     yield from _version(ctx, plane)
     yield from _system_machine(ctx)
     yield from _api_access(ctx)
+    yield from pools.check(ctx)
 
 
 def _slurm_settings(ctx: RuleView) -> Iterator[Finding]:
