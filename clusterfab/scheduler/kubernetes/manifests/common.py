@@ -1,5 +1,5 @@
 """What the pieces share: the node label and GPU taint the node pools carry, and the labels that mark an
-object as clusterfab's."""
+object as clusterfab's. Each call returns new dicts: no two manifests share a mutable part."""
 
 from __future__ import annotations
 
@@ -13,9 +13,14 @@ GPU_TAINT = "nvidia.com/gpu"
 KUBE_SYSTEM = "kube-system"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "clusterfab"}
 
-GPU_TOLERATION: dict[str, Any] = {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
-TOLERATE_ALL: dict[str, Any] = {"operator": "Exists"}
-"""GKE's own fabric recipes tolerate every taint: the installers must run wherever the fabric is."""
+
+def gpu_toleration() -> dict[str, Any]:
+    return {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def tolerate_all() -> dict[str, Any]:
+    """GKE's own fabric recipes tolerate every taint: the installers must run wherever the fabric is."""
+    return {"operator": "Exists"}
 
 
 def metadata(name: str, namespace: str | None, labels: dict[str, str] | None = None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
-    GPU_TOLERATION,
+    gpu_toleration,
     host_path,
     metadata,
     node_groups_affinity,
@@ -103,7 +103,7 @@ def dcgm_exporter(image: str, version: str, groups: Sequence[str], *, gke: bool)
                     "automountServiceAccountToken": False,
                     "priorityClassName": NODE_AGENTS,
                     "affinity": node_groups_affinity(groups),
-                    "tolerations": [GPU_TOLERATION],
+                    "tolerations": [gpu_toleration()],
                     "containers": [container],
                     "volumes": volumes,
                 },

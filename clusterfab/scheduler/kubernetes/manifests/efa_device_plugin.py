@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
-    GPU_TOLERATION,
     KUBE_SYSTEM,
+    gpu_toleration,
     host_path,
     metadata,
     node_groups_affinity,
@@ -35,7 +35,7 @@ def efa_device_plugin(image: str, groups: Sequence[str]) -> dict[str, Any]:
                 "metadata": {"labels": {"name": NAME}},
                 "spec": {
                     "automountServiceAccountToken": False,
-                    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
+                    "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, gpu_toleration()],
                     "priorityClassName": "system-node-critical",
                     "affinity": node_groups_affinity(groups),
                     "hostNetwork": True,

@@ -15,10 +15,10 @@ from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
     KUBE_SYSTEM,
-    TOLERATE_ALL,
     host_path,
     metadata,
     node_groups_affinity,
+    tolerate_all,
 )
 
 TCPXO = "nccl-tcpxo-installer"
@@ -86,7 +86,7 @@ def _installer(name: str, groups: Sequence[str], pod: dict[str, Any]) -> dict[st
                 "spec": {
                     "priorityClassName": "system-node-critical",
                     "affinity": node_groups_affinity(groups),
-                    "tolerations": [TOLERATE_ALL],
+                    "tolerations": [tolerate_all()],
                     "hostNetwork": True,
                     "hostPID": True,
                     **pod,

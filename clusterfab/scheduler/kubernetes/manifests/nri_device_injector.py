@@ -14,10 +14,10 @@ from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
     KUBE_SYSTEM,
-    TOLERATE_ALL,
     host_path,
     metadata,
     node_groups_affinity,
+    tolerate_all,
 )
 
 NAME = "device-injector"
@@ -36,7 +36,7 @@ def nri_device_injector(image: str, groups: Sequence[str]) -> dict[str, Any]:
                 "spec": {
                     "priorityClassName": "system-node-critical",
                     "affinity": node_groups_affinity(groups),
-                    "tolerations": [TOLERATE_ALL],
+                    "tolerations": [tolerate_all()],
                     "hostNetwork": True,
                     "hostPID": True,
                     "containers": [

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
-    GPU_TOLERATION,
     KUBE_SYSTEM,
+    gpu_toleration,
     host_path,
     metadata,
     node_groups_affinity,
@@ -33,7 +33,7 @@ def nvidia_device_plugin(image: str, groups: Sequence[str]) -> dict[str, Any]:
                 "metadata": {"labels": {"name": "nvidia-device-plugin-ds"}},
                 "spec": {
                     "affinity": node_groups_affinity(groups),
-                    "tolerations": [GPU_TOLERATION],
+                    "tolerations": [gpu_toleration()],
                     "priorityClassName": "system-node-critical",
                     "containers": [
                         {
