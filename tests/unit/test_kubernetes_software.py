@@ -16,6 +16,7 @@ import pydantic
 import pytest
 from ruamel.yaml import YAML
 
+from clusterfab.scheduler.kubernetes.section import Kubernetes
 from clusterfab.scheduler.kubernetes.software import Image, in_cluster_objects, kubernetes_software
 from clusterfab.spec.model import ClusterSpec
 from tests.factories import spec
@@ -660,7 +661,7 @@ def test_every_object_is_valid_for_the_clusters_kubernetes_version(
     cloud: str, groups: list[dict[str, Any]], version: str
 ) -> None:
     cluster = kubernetes(cloud, groups, version=version)
-    assert cluster.scheduler is not None
+    assert isinstance(cluster.scheduler, Kubernetes)
     assert schema_problems(in_cluster_objects(cluster, cloud), f"{cluster.scheduler.version}.0") == []
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clusterfab.spec.model import NodeGroup
+
 NODE_GROUP_LABEL = "clusterfab.dev/node-group"
 """The label every node of a node pool (GKE) or managed node group (EKS) carries: its node group's name."""
 GPU_TAINT = "nvidia.com/gpu"
@@ -58,3 +60,12 @@ def host_path(name: str, path: str, kind: str | None = None) -> dict[str, Any]:
     if kind is not None:
         source["type"] = kind
     return {"name": name, "hostPath": source}
+
+
+def node_groups_on(groups: Sequence[NodeGroup], *fabrics: str, architecture: str | None = None) -> list[str]:
+    """The names of the node groups on one of these fabrics (and of this CPU architecture), in order."""
+    return [
+        g.name
+        for g in groups
+        if g.fabric in fabrics and (architecture is None or g.machine.cpu_architecture == architecture)
+    ]

@@ -34,8 +34,6 @@ NODE_AGENTS_PRIORITY = 1_000_000
 the system classes (2,000,000,000 and up): the kubelet evicts a training pod before the exporter. GKE
 admits `system-node-critical` pods only in kube-system, hence a class of our own outside it."""
 
-GKE_DRIVER = "/home/kubernetes/bin/nvidia"
-
 
 def monitoring_namespace() -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata(NAMESPACE, None)}
@@ -54,7 +52,11 @@ def node_agents_priority() -> dict[str, Any]:
     }
 
 
-def dcgm_exporter(image: str, version: str, groups: Sequence[str], *, gke: bool) -> dict[str, Any]:
+def dcgm_exporter(
+    image: str, version: str, groups: Sequence[str], *, host_driver: str | None
+) -> dict[str, Any]:
+    """`host_driver`: the host directory of the NVIDIA driver, mounted into the exporter where no NVIDIA
+    container runtime does it (GKE); None where one does (the EKS AL2023 NVIDIA AMI)."""
     labels = {**APP, "app.kubernetes.io/version": version}
     env: list[dict[str, Any]] = [
         {"name": "DCGM_EXPORTER_LISTEN", "value": f":{PORT}"},
@@ -70,13 +72,13 @@ def dcgm_exporter(image: str, version: str, groups: Sequence[str], *, gke: bool)
         "capabilities": {"add": ["SYS_ADMIN"], "drop": ["ALL"]},
         "allowPrivilegeEscalation": False,
     }
-    if gke:
+    if host_driver is not None:
         env += [
             {"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"},
             {"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"},
         ]
         mounts.append({"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia", "readOnly": True})
-        volumes.append(host_path("nvidia-install-dir-host", GKE_DRIVER, "Directory"))
+        volumes.append(host_path("nvidia-install-dir-host", host_driver, "Directory"))
         security = {"privileged": True, "runAsUser": 0}
     container = {
         "name": NAME,
