@@ -31,8 +31,11 @@ APP = {"app.kubernetes.io/name": NAME}
 NODE_AGENTS = "clusterfab-node-agents"
 NODE_AGENTS_PRIORITY = 1_000_000
 """Above any workload priority a team gets (the scheduler's classes stay in the thousands), far below
-the system classes (2,000,000,000 and up): the kubelet evicts a training pod before the exporter. GKE
-admits `system-node-critical` pods only in kube-system, hence a class of our own outside it."""
+the system classes (2,000,000,000 and up; a class of our own may be at most 1,000,000,000): the kubelet evicts
+a training pod before the exporter. GKE admits `system-node-critical` pods only in namespaces with a
+ResourceQuota for that class (kube-system's gcp-critical-pods; Kubernetes "Limit Priority Class
+consumption by default", https://kubernetes.io/docs/concepts/policy/resource-quotas/, and
+https://github.com/openservicemesh/osm/issues/4408, read 2026-11-29), hence a class of our own."""
 
 
 def monitoring_namespace() -> dict[str, Any]:
