@@ -9,6 +9,7 @@ object never renames another; kinds the SDK has no class for (custom resources) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,10 @@ _CLASSES: dict[tuple[str, str], Any] = {
     ("storage.k8s.io/v1", "StorageClass"): k8s.storage.v1.StorageClass,
     ("v1", "PersistentVolume"): k8s.core.v1.PersistentVolume,
 }
+
+_FIRST = ("Namespace", "PriorityClass")
+"""Kinds the objects after them may need to exist first (a pod of a DaemonSet is refused while its
+PriorityClass is missing), like custom resource definitions."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +74,7 @@ class KubernetesObjects(pulumi.ComponentResource):
                 pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=previous),
             )
             self.resources[key] = resource
-            if manifest["kind"] == "Namespace" or manifest["kind"].endswith("Definition"):
+            if manifest["kind"] in _FIRST or manifest["kind"].endswith("Definition"):
                 previous = [*previous, resource]
         self.register_outputs({})
 
@@ -81,11 +86,18 @@ def object_key(manifest: Mapping[str, Any]) -> str:
     return "/".join(str(part) for part in parts if part)
 
 
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
 def _resource(name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     api_version, kind = manifest["apiVersion"], manifest["kind"]
     fields = {key: value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     cls = _CLASSES.get((api_version, kind))
     if cls is not None:
-        resource: pulumi.CustomResource = cls(name, opts=opts, **fields)
+        # The SDK's classes take the top-level fields by their Python names (a PriorityClass's
+        # `globalDefault` is `global_default`); nested values keep the manifest's own names.
+        keywords = {_snake(key): value for key, value in fields.items()}
+        resource: pulumi.CustomResource = cls(name, opts=opts, **keywords)
         return resource
     return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)

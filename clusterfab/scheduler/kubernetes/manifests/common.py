@@ -1,0 +1,71 @@
+"""What the pieces share: the node label and GPU taint the node pools carry, and the labels that mark an
+object as clusterfab's. Each call returns new dicts: no two manifests share a mutable part."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from clusterfab.spec.model import NodeGroup
+
+NODE_GROUP_LABEL = "clusterfab.dev/node-group"
+"""The label every node of a node pool (GKE) or managed node group (EKS) carries: its node group's name."""
+GPU_TAINT = "nvidia.com/gpu"
+"""The NoSchedule taint of GPU nodes (GKE sets it on GPU node pools itself; EKS node groups get it)."""
+KUBE_SYSTEM = "kube-system"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "clusterfab"}
+
+
+def gpu_toleration() -> dict[str, Any]:
+    return {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def tolerate_all() -> dict[str, Any]:
+    """GKE's own fabric recipes tolerate every taint: the installers must run wherever the fabric is."""
+    return {"operator": "Exists"}
+
+
+def metadata(name: str, namespace: str | None, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    """An object's metadata: its name, namespace (None: cluster-scoped) and labels, clusterfab's mark
+    last."""
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {**(labels or {}), **MANAGED_BY}
+    return meta
+
+
+def node_groups_affinity(groups: Sequence[str]) -> dict[str, Any]:
+    """Required node affinity for the nodes of these node groups (by NODE_GROUP_LABEL), in the given
+    order: the upstream manifests select by accelerator or instance type instead, which would also reach
+    a node group of the same machine that the blueprint keeps off the fabric."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": NODE_GROUP_LABEL, "operator": "In", "values": list(groups)}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+
+def host_path(name: str, path: str, kind: str | None = None) -> dict[str, Any]:
+    """A hostPath volume (with its type, when the upstream manifest gives one)."""
+    source: dict[str, Any] = {"path": path}
+    if kind is not None:
+        source["type"] = kind
+    return {"name": name, "hostPath": source}
+
+
+def node_groups_on(groups: Sequence[NodeGroup], *fabrics: str, architecture: str | None = None) -> list[str]:
+    """The names of the node groups on one of these fabrics (and of this CPU architecture), in order."""
+    return [
+        g.name
+        for g in groups
+        if g.fabric in fabrics and (architecture is None or g.machine.cpu_architecture == architecture)
+    ]
