@@ -15,6 +15,7 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 BOOTED = {
+    "aws-eks-p5": set(),
     "aws-p5-efa-fsx": {(LAUNCH_TEMPLATE, "llm-pretrain-trainers-lt")},
     "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
     "aws-p5-slurm": {(LAUNCH_TEMPLATE, "llm-slurm-h100-lt")},
@@ -25,12 +26,18 @@ BOOTED = {
     "gcp-tpu-v6e-spot": {(TPU_VM, "trillium-spot-trillium-0")},
 }
 """What each example's dev plan boots a node group or TPU slice from: its launch templates (AWS user
-data), instance templates and TPU VMs (GCP startup-script); one node group or slice each."""
+data), instance templates and TPU VMs (GCP startup-script); one node group or slice each. EKS managed
+node groups boot the EKS AMI with the user data EKS writes: their launch templates carry none."""
 
 
 def _booted(path: Path) -> set[tuple[str, str]]:
     types = (LAUNCH_TEMPLATE,) if path.name.startswith("aws-") else (INSTANCE_TEMPLATE, TPU_VM)
-    return {(r.type, r.name) for r in plan_file(path, "dev").resources if r.type in types}
+    resources = plan_file(path, "dev").resources
+    return {
+        (r.type, r.name)
+        for r in resources
+        if r.type in types and (r.type != LAUNCH_TEMPLATE or "userData" in r.inputs)
+    }
 
 
 def test_every_example_is_listed_and_every_golden_boot_script_is_one_of_them() -> None:
