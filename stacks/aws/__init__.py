@@ -17,6 +17,7 @@ from slurm_common import KIND as SLURM
 
 from clusterfab.clouds import profile
 from clusterfab.core.plugins import NO_SCHEDULER
+from clusterfab.scheduler.kubernetes.section import KIND as KUBERNETES
 from components._naming import child
 
 from . import kubernetes, slurm
@@ -30,7 +31,7 @@ from .storage import bucket, file_systems
 SCHEDULERS: Mapping[str, AwsScheduler] = {
     NO_SCHEDULER: WITHOUT_SCHEDULER,
     SLURM: slurm.SLURM,
-    kubernetes.KIND: kubernetes.KUBERNETES,
+    KUBERNETES: kubernetes.KUBERNETES,
 }
 """The scheduler kinds AWS realizes: kind -> its module's entry."""
 
