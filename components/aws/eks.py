@@ -12,9 +12,8 @@ nodes and nothing else: pods get AWS credentials through Pod Identity, never fro
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -172,7 +171,7 @@ class AwsEksCluster(pulumi.ComponentResource):
             aws.iam.RolePolicyAttachment(
                 child(name, f"{role}-{policy}"),
                 role=made.name,
-                policy_arn=partition.apply(functools.partial(managed_policy_arn, name=policy)),
+                policy_arn=partition.apply(_policy_arn(policy)),
                 opts=self._own,
             )
         return made
@@ -235,6 +234,10 @@ class AwsEksCluster(pulumi.ComponentResource):
             tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[logs], protect=args.protect),
         )
+
+
+def _policy_arn(name: str) -> Callable[[str], str]:
+    return lambda partition: managed_policy_arn(partition, name)
 
 
 def _second_zone(others: Sequence[str]) -> str:
