@@ -47,7 +47,12 @@ from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parents[1]
 # The catalog source ids (sources.yaml) of what is read, and the date it was read.
-SOURCES = {"aws": "S-TF-AWS-SCHEMA", "gcp": "S-TF-GOOGLE-BETA-SCHEMA", "clusterfab": "S-CLUSTERFAB-CODE"}
+SOURCES = {
+    "aws": "S-TF-AWS-SCHEMA",
+    "gcp": "S-TF-GOOGLE-BETA-SCHEMA",
+    "clusterfab": "S-CLUSTERFAB-CODE",
+    "kubernetes": "S-PULUMI-K8S-FORCENEW",
+}
 AS_OF = datetime.date(2026, 11, 23)
 OUT = REPO / "clusterfab" / "catalog" / "data" / "replacements.yaml"
 PLANS = REPO / "tests" / "golden" / "plans"
@@ -87,6 +92,10 @@ AWS: dict[str, Upstream] = {
         "aws_ce_cost_allocation_tag", "ce", "resourceCostAllocationTag"
     ),
     "aws:ec2/eip:Eip": _p("aws_eip", "ec2", "resourceEIP"),
+    "aws:eks/addon:Addon": _p("aws_eks_addon", "eks", "resourceAddon"),
+    "aws:eks/cluster:Cluster": _p("aws_eks_cluster", "eks", "resourceCluster"),
+    "aws:eks/nodeGroup:NodeGroup": _p("aws_eks_node_group", "eks", "resourceNodeGroup"),
+    "aws:kms/key:Key": _p("aws_kms_key", "kms", "resourceKey"),
     "aws:ec2/flowLog:FlowLog": _p("aws_flow_log", "ec2", "resourceFlowLog"),
     "aws:ec2/instance:Instance": _p("aws_instance", "ec2", "resourceInstance"),
     "aws:ec2/internetGateway:InternetGateway": _p("aws_internet_gateway", "ec2", "resourceInternetGateway"),
@@ -301,6 +310,21 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
         "always",
         "resourceNATGatewayCustomizeDiff: ForceNew on a change of a private NAT gateway's count",
     ),
+    ("aws:eks/cluster:Cluster", "encryption_config"): (
+        "kind_changes",
+        "resourceCluster CustomizeDiff: ForceNewIfChange encryption_config when it is removed (envelope "
+        "encryption cannot be turned off; adding it is in place, which kind_changes also replaces)",
+    ),
+    ("aws:eks/cluster:Cluster", "compute_config.0.node_role_arn"): (
+        "always",
+        "validateAutoModeComputeConfigCustomizeDiff: ForceNew when Auto Mode's existing node role changes "
+        "(not when one is added, nor when Auto Mode is turned off without one)",
+    ),
+    ("aws:eks/cluster:Cluster", "vpc_config.0.control_plane_egress_mode"): (
+        "always",
+        "resourceCluster CustomizeDiff: ForceNewIfChange control_plane_egress_mode from CUSTOMER_ROUTED back "
+        "to AWS_MANAGED",
+    ),
     ("aws:ec2/vpc:Vpc", "instance_tenancy"): (
         "always",
         "resourceVPCCustomizeDiff: ForceNew on any tenancy change except dedicated -> default",
@@ -420,6 +444,26 @@ DYNAMIC: dict[str, dict[str, Any]] = {
         "why": "components/health_signing.py SigningKeyProvider.diff: no change, the key is made once",
     },
 }
+
+_K8S_METADATA = ["metadata.name", "metadata.namespace"]
+_K8S_WHY = (
+    "pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties: metadataForceNewProperties "
+    "(.metadata.name, .metadata.namespace) for every kind"
+)
+KUBERNETES: dict[str, dict[str, Any]] = {
+    "kubernetes:core/v1:Namespace": {"provider": "kubernetes", "replace_on": _K8S_METADATA, "why": _K8S_WHY},
+    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": {
+        "provider": "kubernetes",
+        "replace_on": [*_K8S_METADATA, "roleRef"],
+        "why": f"{_K8S_WHY}; roleBinding (.roleRef) for RoleBinding and ClusterRoleBinding",
+    },
+    "pulumi:providers:kubernetes": {
+        "provider": "kubernetes",
+        "inherited": {},
+        "why": "a cluster's objects take no input from its provider resource: nothing handed down",
+    },
+}
+"""Objects in a Kubernetes cluster (pulumi-kubernetes bridges no Terraform provider: its diff decides)."""
 
 # The provider resources: which of their inputs each resource inherits when it does not set the
 # property itself, so that changing the provider's value changes (and so may replace) the resource.
@@ -935,6 +979,8 @@ def build(aws: GoTree, gcp: GoTree, extra: tuple[str, ...] = ()) -> dict[str, An
             entries.append(resource_entry(token, AWS[token], aws, "aws"))
         elif token in GCP:
             entries.append(resource_entry(token, GCP[token], gcp, "gcp"))
+        elif token in KUBERNETES:
+            entries.append({"type": token, **KUBERNETES[token], **_provenance("kubernetes")})
         elif token in DYNAMIC:
             entries.append({"type": token, **DYNAMIC[token], **_provenance("clusterfab")})
         elif token in PROVIDER_DEFAULTS:

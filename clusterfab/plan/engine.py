@@ -51,11 +51,14 @@ def _mock_outputs() -> list[tuple[str, ComputedOutputs]]:
 
 def _with_computed(given: Any, computed: Any) -> Any:
     """An input keeps its value; a computed value fills in what the input lacks, including the
-    computed fields of a list of blocks (Filestore's `networks` input gets its `ipAddresses`)."""
+    computed fields of a block or a list of blocks (Filestore's `networks` input gets its `ipAddresses`,
+    an EKS cluster's `vpcConfig` its `clusterSecurityGroupId`)."""
     if given is None:
         return computed
     if isinstance(given, list) and isinstance(computed, list) and computed and isinstance(computed[0], dict):
         return [{**computed[0], **item} if isinstance(item, dict) else item for item in given]
+    if isinstance(given, dict) and isinstance(computed, dict):
+        return {**computed, **given}
     return given
 
 

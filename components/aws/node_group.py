@@ -117,6 +117,25 @@ def _problems(args: AwsGpuNodeGroupArgs) -> list[tuple[str, str]]:
     return problems
 
 
+def template_interfaces(
+    interfaces: Sequence[NetworkInterface], security_groups: Sequence[pulumi.Input[str]]
+) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+    """A launch template's network interfaces for an EFA layout, each in `security_groups`."""
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            network_card_index=i.network_card_index,
+            device_index=i.device_index,
+            interface_type=i.interface_type,
+            security_groups=list(security_groups),
+            delete_on_termination="true",
+            # No associate_public_ip_address: EC2 refuses the field on multi-interface launches
+            # ("cannot be specified when launching with multiple network interfaces"); the
+            # subnet's mapPublicIpOnLaunch=false keeps public addresses off.
+        )
+        for i in interfaces
+    ]
+
+
 def _node_policy(bucket_arn: str, tags: Mapping[str, str], bucket_kms_key_arn: str | None = None) -> str:
     # A node may set only its health tag, only on itself, and only while it belongs to this stack's
     # node group: `${ec2:SourceInstanceARN}` is the instance whose role credentials sign the call.
@@ -238,19 +257,7 @@ class AwsGpuNodeGroup(pulumi.ComponentResource):
                 child(name, "placement"), strategy="cluster", tags=args.tags, opts=own
             )
             placement = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group.name)
-        interfaces = [
-            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                network_card_index=i.network_card_index,
-                device_index=i.device_index,
-                interface_type=i.interface_type,
-                security_groups=[args.security_group_id],
-                delete_on_termination="true",
-                # No associate_public_ip_address: EC2 refuses the field on multi-interface launches
-                # ("cannot be specified when launching with multiple network interfaces"); the
-                # subnet's mapPublicIpOnLaunch=false keeps public addresses off.
-            )
-            for i in args.network_interfaces
-        ]
+        interfaces = template_interfaces(args.network_interfaces, [args.security_group_id])
         user_data = pulumi.Output.from_input(args.boot_script).apply(
             lambda script: base64.b64encode(script.encode()).decode()
         )

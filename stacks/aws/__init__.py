@@ -17,9 +17,10 @@ from slurm_common import KIND as SLURM
 
 from clusterfab.clouds import profile
 from clusterfab.core.plugins import NO_SCHEDULER
+from clusterfab.scheduler.kubernetes.section import KIND as KUBERNETES
 from components._naming import child
 
-from . import slurm
+from . import kubernetes, slurm
 from .budget import budget
 from .compute import node_group
 from .monitoring import monitoring_node
@@ -27,7 +28,11 @@ from .network import network
 from .site import WITHOUT_SCHEDULER, AwsScheduler, Site
 from .storage import bucket, file_systems
 
-SCHEDULERS: Mapping[str, AwsScheduler] = {NO_SCHEDULER: WITHOUT_SCHEDULER, SLURM: slurm.SLURM}
+SCHEDULERS: Mapping[str, AwsScheduler] = {
+    NO_SCHEDULER: WITHOUT_SCHEDULER,
+    SLURM: slurm.SLURM,
+    KUBERNETES: kubernetes.KUBERNETES,
+}
 """The scheduler kinds AWS realizes: kind -> its module's entry."""
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tests.apimodels.check import Free, Table, Target
 from tests.apimodels.mapping_aws import AWS
+from tests.apimodels.mapping_eks import EKS
 from tests.apimodels.mapping_gcp import GCP
 
 # Resources no cloud holds: their inputs reach no cloud API.
@@ -16,5 +17,5 @@ NO_CLOUD: dict[str, dict[str, Target]] = {
     },
 }
 
-MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **NO_CLOUD}
+MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **EKS, **NO_CLOUD}
 TABLES: dict[str, Table] = {token: Table(entries) for token, entries in MAPPINGS.items()}

@@ -23,7 +23,21 @@ from typing import Any, Literal
 Kind = Literal["string", "integer", "number", "boolean", "list", "map", "structure", "any"]
 
 AWS_SERVICES = frozenset(
-    {"ec2", "autoscaling", "fsx", "iam", "s3", "budgets", "ce", "secretsmanager", "logs", "dlm", "rds"}
+    {
+        "ec2",
+        "autoscaling",
+        "fsx",
+        "iam",
+        "s3",
+        "budgets",
+        "ce",
+        "secretsmanager",
+        "logs",
+        "dlm",
+        "rds",
+        "eks",
+        "kms",
+    }
 )
 GOOGLE_DOCUMENTS = frozenset(
     {

@@ -16,6 +16,7 @@ INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 BOOT_OBJECT = "gcp:storage/bucketObject:BucketObject"
 BOOTED = {
+    "aws-eks-p5": set(),
     "aws-p5-efa-fsx": {(LAUNCH_TEMPLATE, "llm-pretrain-trainers-lt")},
     "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
     "aws-p5-slurm": {(LAUNCH_TEMPLATE, "llm-slurm-h100-lt")},
@@ -27,7 +28,8 @@ BOOTED = {
 }
 """What each example's dev plan boots a node group or TPU slice from: its launch templates (AWS user
 data), instance templates (GCP startup-script) and the TPU slices' boot script objects in the bucket
-(their startup-script only fetches it); one node group or slice each."""
+(their startup-script only fetches it); one node group or slice each. EKS managed node groups boot the
+EKS AMI with the user data EKS writes: their launch templates carry none."""
 
 
 def _booted(path: Path) -> set[tuple[str, str]]:
@@ -36,7 +38,9 @@ def _booted(path: Path) -> set[tuple[str, str]]:
     return {
         (r.type, r.name)
         for r in resources
-        if r.type in types and r.name.endswith(("-lt", "-template", "-boot"))
+        if r.type in types
+        and r.name.endswith(("-lt", "-template", "-boot"))
+        and (r.type != LAUNCH_TEMPLATE or "userData" in r.inputs)
     }
 
 

@@ -19,6 +19,9 @@ from clusterfab.provision.bundle import bundle_digest
 from tests.components.harness import PROJECT, normalized, plan_file
 from tests.conftest import EXAMPLES, REPO, assert_golden
 
+P5_EFA_FSX = REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml"
+"""The p5 EFA example, whose plan the tests of one plan's shape read."""
+
 
 def _program(names: list[str], secret: bool = False) -> None:
     import pulumi_aws as aws
@@ -55,7 +58,7 @@ def test_secrets_are_redacted() -> None:
 
 
 def test_nested_components_get_the_engines_urns() -> None:
-    plan = plan_file(EXAMPLES[0], "dev")
+    plan = plan_file(P5_EFA_FSX, "dev")
     node = next(r for r in plan.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate")
     assert node.urn == (
         "urn:pulumi:dev::clusterfab::clusterfab:compute:AwsGpuNodeGroup$"
@@ -67,7 +70,7 @@ def test_nested_components_get_the_engines_urns() -> None:
 
 
 def test_outputs_describe_the_cluster() -> None:
-    outputs = read_outputs(plan_file(EXAMPLES[0], "dev").outputs)
+    outputs = read_outputs(plan_file(P5_EFA_FSX, "dev").outputs)
     assert outputs.node_groups == {
         "trainers": NodeGroupOutput(
             machine_type="p5.48xlarge",
@@ -150,7 +153,7 @@ def test_normalizing_a_plan_for_its_golden_file_leaves_the_plan_alone() -> None:
     """Plans are cached for the session: a golden test that rewrote the cached plan's boot scripts in
     place left the placeholder `<bundle-sha256>` for the next test of its worker (CI saw the boot-script
     tests read it once the modules shared a worker)."""
-    plan = plan_file(EXAMPLES[0], "dev")
+    plan = plan_file(P5_EFA_FSX, "dev")
     before = json.dumps(plan.to_json(), sort_keys=True)
     normalized(plan)
     assert json.dumps(plan.to_json(), sort_keys=True) == before

@@ -34,6 +34,8 @@ UNTAGGABLE = {
     "aws:ec2/routeTable",
     "aws:autoscaling/",
     "aws:ec2/volumeAttachment",
+    # Objects in a Kubernetes cluster: no cloud resource, labelled by the render (team namespaces).
+    "kubernetes:",
 }
 
 

@@ -18,6 +18,7 @@ from clusterfab.catalog import load_catalog
 from clusterfab.load import load
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
 from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, node_vars
+from clusterfab.scheduler.slurm.render import slurm_section
 from tests.conftest import EXAMPLES, REPO
 from tests.factories import example_spec
 from tests.factories import spec as spec_of
@@ -151,7 +152,7 @@ def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, 
     ]
     if item in groups:
         variables = gpu_node_vars(resolved, groups[item], CATALOG, mounts)
-        if resolved.scheduler is not None:
+        if slurm_section(resolved) is not None:
             variables |= node_vars(resolved, CATALOG.slurm, groups[item], stack="prod")
         _contract("gpu_node.yml", variables, _playbook_spec())
         _contract("healthcheck.yml", healthcheck_vars(resolved, groups[item], CATALOG))
@@ -160,7 +161,7 @@ def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, 
 
 
 SLURM_CASES = list(
-    dict.fromkeys((p, e) for p, e, _ in CASES if load(p).blueprints[e].spec.scheduler is not None)
+    dict.fromkeys((p, e) for p, e, _ in CASES if slurm_section(load(p).blueprints[e].spec) is not None)
 )
 
 

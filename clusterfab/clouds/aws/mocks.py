@@ -24,6 +24,13 @@ OUTPUTS: dict[str, ComputedOutputs] = {
     # A documentation address (RFC 5737): the NAT's public address, which the munge key's policy names.
     "aws:ec2/eip:": lambda _t, _n: {"publicIp": "198.51.100.7"},
     "aws:s3/bucket:": lambda _t, name: {"bucket": f"{name}-mock"},
+    # An EKS cluster's API endpoint, CA (base64 of a placeholder, not a certificate) and the security group
+    # EKS creates for it: the kubeconfig and the node groups' launch templates name them.
+    "aws:eks/cluster:": lambda _t, name: {
+        "endpoint": f"https://{name}.mock.eks.amazonaws.com",
+        "certificateAuthority": {"data": "bW9jay1jYQ=="},
+        "vpcConfig": {"clusterSecurityGroupId": f"{name}-cluster-sg-id"},
+    },
     "aws:rds/instance:": lambda _t, name: {
         "address": f"{name}.mock.rds.amazonaws.com",
         "masterUserSecrets": [{"secretArn": f"arn:aws:secretsmanager:mock:{_ACCOUNT}:secret:rds!{name}"}],
