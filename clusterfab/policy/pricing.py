@@ -96,7 +96,7 @@ def price_resources(
 ) -> ResourceCost:
     """Price the resources (at full size) and judge them against the given limits."""
     cloud = _cloud(resources)
-    reader = Reader(resources, catalog, cloud)
+    reader = Reader(resources, catalog, cloud, today)
     reader.read()
     where = region or reader.region()
     if where is None:
@@ -130,8 +130,10 @@ class Reader:
     """Reads the priced items of a list of resources, in order; each cloud's `CloudPricing` reads its
     own resource types into it."""
 
-    def __init__(self, resources: Sequence[Resource], catalog: Catalog, cloud: Cloud) -> None:
+    def __init__(self, resources: Sequence[Resource], catalog: Catalog, cloud: Cloud, today: dt.date) -> None:
         self.resources = resources
+        self.today = today
+        """The date dated facts are judged against (a control plane's support end)."""
         self.catalog = catalog
         self.cloud = profile(cloud)
         self.lines: list[CostLine] = []

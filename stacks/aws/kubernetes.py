@@ -25,6 +25,8 @@ from clusterfab.scheduler.kubernetes.eks_addons import eks_addons
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
+from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
+from clusterfab.scheduler.kubernetes.software import in_cluster_objects
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
 from components._contracts import MountTarget
 from components._naming import child
@@ -138,7 +140,8 @@ def _system_group(
             max_size=section.system_count,
             root_volume_gib=100,
             labels={NODE_GROUP_LABEL: SYSTEM_GROUP},
-            tags=cluster.tags(f"node-group-{SYSTEM_GROUP}"),
+            # The component tag names the cost item, so the budget policy prices it as `cost` does.
+            tags=cluster.tags(SYSTEM_NODES_ITEM),
             after=[addons],
         ),
         site.opts,
@@ -185,10 +188,8 @@ def _kubeconfig(cluster: Cluster, control: AwsEksCluster) -> pulumi.Output[str]:
 
 def _in_cluster_objects(cluster: Cluster) -> list[dict[str, Any]]:
     """The objects the program applies to the cluster, in order."""
-    objects = team_objects(cluster.spec)
-    # IN-CLUSTER SOFTWARE: the device plugins, dcgm-exporter and the rest of the cluster's software
-    # (clusterfab.scheduler.kubernetes.software*, `in_cluster_objects(spec, cloud)`) are appended here.
-    return objects
+    # The cluster's system software (device plugins, dcgm-exporter) first, then the teams' namespaces.
+    return [*in_cluster_objects(cluster.spec, "aws"), *team_objects(cluster.spec)]
 
 
 def _compute(

@@ -3,6 +3,8 @@ per cluster hour and the system node pool."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from clusterfab.core import dates
 from clusterfab.cost.estimate import CostLine
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
@@ -13,44 +15,53 @@ SYSTEM_NODES_ITEM = "system-nodes"
 
 
 def control_plane_sku(cloud: str, section: Kubernetes) -> str | None:
-    """The fee the control plane is billed at today: the extended support fee once the version's standard
-    support has ended (EKS), else the standard one."""
+    """The fee the control plane is billed at today (clusterfab.core.dates.today)."""
+    return fee_sku(cloud, section.version, dates.today())
+
+
+def fee_sku(cloud: str, version: str, today: dt.date) -> str | None:
+    """The fee a control plane of `version` is billed at on `today`: the extended support fee once the
+    version's standard support has ended (EKS), else the standard one; None: no managed service here."""
     plane = kubernetes_facts().control_plane(cloud)
     if plane is None:
         return None
-    support = plane.version(section.version)
-    extended = support is not None and support.standard_support_ends <= dates.today()
+    support = plane.version(version)
+    extended = support is not None and support.standard_support_ends <= today
     if extended and plane.extended_fee_sku is not None:
         return plane.extended_fee_sku
     return plane.fee_sku
 
 
-def host_lines(cloud: str, section: Kubernetes) -> list[CostLine]:
-    lines = []
-    sku = control_plane_sku(cloud, section)
-    if sku is not None:
-        lines.append(
-            CostLine(
-                name=CONTROL_PLANE_ITEM,
-                kind="controller",
-                path=("scheduler",),
-                sku=sku,
-                capacity="on_demand",
-                quantity=1,
-                min_quantity=None,
-                unit="hour",
-            )
-        )
-    lines.append(
-        CostLine(
-            name=SYSTEM_NODES_ITEM,
-            kind="controller",
-            path=("scheduler", "system_nodes"),
-            sku=section.system_machine,
-            capacity="on_demand",
-            quantity=section.system_count,
-            min_quantity=None,
-            unit="hour",
-        )
+def control_plane_line(sku: str) -> CostLine:
+    """The control plane's fee, one cluster's worth."""
+    return CostLine(
+        name=CONTROL_PLANE_ITEM,
+        kind="controller",
+        path=("scheduler",),
+        sku=sku,
+        capacity="on_demand",
+        quantity=1,
+        min_quantity=None,
+        unit="hour",
     )
+
+
+def host_lines(cloud: str, section: Kubernetes) -> list[CostLine]:
+    sku = control_plane_sku(cloud, section)
+    lines = [] if sku is None else [control_plane_line(sku)]
+    lines.append(system_nodes_line(section.system_machine, section.system_count))
     return lines
+
+
+def system_nodes_line(machine: str, count: int) -> CostLine:
+    """The system node pool, always on."""
+    return CostLine(
+        name=SYSTEM_NODES_ITEM,
+        kind="controller",
+        path=("scheduler", "system_nodes"),
+        sku=machine,
+        capacity="on_demand",
+        quantity=count,
+        min_quantity=None,
+        unit="hour",
+    )
