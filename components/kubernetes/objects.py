@@ -9,6 +9,7 @@ object never renames another; kinds the SDK has no class for (custom resources) 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,6 +87,11 @@ def _resource(name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptio
     fields = {key: value for key, value in manifest.items() if key not in ("apiVersion", "kind")}
     cls = _CLASSES.get((api_version, kind))
     if cls is not None:
-        resource: pulumi.CustomResource = cls(name, opts=opts, **fields)
+        # The SDK's classes take an object's top-level fields as snake_case arguments (roleRef: role_ref).
+        resource: pulumi.CustomResource = cls(name, opts=opts, **{_snake(k): v for k, v in fields.items()})
         return resource
     return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
