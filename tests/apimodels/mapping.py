@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.apimodels.check import Free, Table, Target
 from tests.apimodels.mapping_aws import AWS
 from tests.apimodels.mapping_gcp import GCP
+from tests.apimodels.mapping_gke import GKE
 
 # Resources no cloud holds: their inputs reach no cloud API.
 NO_CLOUD: dict[str, dict[str, Target]] = {
@@ -16,5 +17,5 @@ NO_CLOUD: dict[str, dict[str, Target]] = {
     },
 }
 
-MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **NO_CLOUD}
+MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **GKE, **NO_CLOUD}
 TABLES: dict[str, Table] = {token: Table(entries) for token, entries in MAPPINGS.items()}
