@@ -256,8 +256,8 @@ CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("gcp:container/cluster:Cluster", "enable_fqdn_network_policy"): (
         "always",
-        "ResourceContainerCluster CustomizeDiff: ForceNewIfChange enable_fqdn_network_policy isBeenEnabled (it "
-        "may be turned on in place, not off)",
+        "ResourceContainerCluster CustomizeDiff: ForceNewIfChange enable_fqdn_network_policy isBeenEnabled "
+        "(it may be turned on in place, not off)",
     ),
     ("gcp:container/cluster:Cluster", "dns_config.0.additive_vpc_scope_dns_domain"): (
         "always",
