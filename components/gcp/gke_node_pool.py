@@ -222,17 +222,16 @@ class GkeNodePool(pulumi.ComponentResource):
             queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
             if queued
             else None,
-            network_config=(
-                gcp.container.NodePoolNetworkConfigArgs(
-                    additional_node_network_configs=[
-                        gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
-                            network=n.network, subnetwork=n.subnetwork
-                        )
-                        for n in args.additional_networks
-                    ]
-                )
-                if args.additional_networks
-                else None
+            network_config=gcp.container.NodePoolNetworkConfigArgs(
+                # The cluster's nodes are private already; said again here so that no pool is public.
+                enable_private_nodes=True,
+                additional_node_network_configs=[
+                    gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
+                        network=n.network, subnetwork=n.subnetwork
+                    )
+                    for n in args.additional_networks
+                ]
+                or None,
             ),
             # Auto-repair replaces a broken node; a release channel needs auto-upgrade. Queued
             # provisioning pools take neither (Cluster Toolkit's flex-start queued provisioning example):

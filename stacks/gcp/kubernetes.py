@@ -18,11 +18,12 @@ import pulumi
 from cluster import NodeGroupExport, SchedulerRealized, TpuSliceExport
 
 from clusterfab.clouds.kubernetes import credentials
-from clusterfab.core.naming import physical
+from clusterfab.core.naming import GCP_GKE_NODES, physical
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
+from clusterfab.spec import Capacity as SpecCapacity
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot, TpuSlice
 from components._contracts import MountTarget
 from components._naming import child
@@ -119,7 +120,7 @@ def _cluster_args(site: Site, section: Kubernetes, *, multi_networking: bool) ->
         maintenance_window=MAINTENANCE_WINDOW,
         exclusion_start=f"{plane.as_of.isoformat()}T00:00:00Z",
         exclusion_end=f"{support.standard_support_ends.isoformat()}T00:00:00Z",
-        service_account_id=physical(spec.name, stack, "gke-nodes", max_length=SERVICE_ACCOUNT_ID_MAX),
+        service_account_id=physical(spec.name, stack, GCP_GKE_NODES, max_length=SERVICE_ACCOUNT_ID_MAX),
         system_machine_type=section.system_machine,
         system_node_count=section.system_count,
         protect=spec.protected,
@@ -164,8 +165,8 @@ def _pod_networks(site: Site) -> dict[str, list[PodNetwork]]:
     return found
 
 
-def _capacity(name: str, capacity: object) -> tuple[Capacity, str | None]:
-    """A pool's capacity and the reservation it consumes."""
+def _capacity(name: str, capacity: SpecCapacity) -> tuple[Capacity, str | None]:
+    """A GPU pool's capacity and the reservation it consumes."""
     match capacity:
         case OnDemand():
             return "on_demand", None
@@ -177,7 +178,8 @@ def _capacity(name: str, capacity: object) -> tuple[Capacity, str | None]:
             return "queued", None
         case CapacityBlock():
             raise GcpRealizeError(f"{name}: GCP has no capacity blocks (validation rejects them)")
-    raise GcpRealizeError(f"{name}: unknown capacity {capacity!r}")
+        case _:
+            assert_never(capacity)
 
 
 def _gpu_pool(

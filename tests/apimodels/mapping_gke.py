@@ -130,6 +130,7 @@ NODE_POOL: dict[str, Target] = {
     "placementPolicy.type": Api(_API, "NodePool.placementPolicy.type"),
     "placementPolicy.tpuTopology": Api(_API, "NodePool.placementPolicy.tpuTopology"),
     "queuedProvisioning.enabled": Api(_API, "NodePool.queuedProvisioning.enabled"),
+    "networkConfig.enablePrivateNodes": Api(_API, "NodePool.networkConfig.enablePrivateNodes"),
     "networkConfig.additionalNodeNetworkConfigs[].network": Api(
         _API, "NodePool.networkConfig.additionalNodeNetworkConfigs[].network", ref=True
     ),

@@ -14,13 +14,15 @@ GCP_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("gcp-")]
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
-BOOTED = {
+BOOTED: dict[str, set[tuple[str, str]]] = {
     "aws-p5-efa-fsx": {(LAUNCH_TEMPLATE, "llm-pretrain-trainers-lt")},
     "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
     "aws-p5-slurm": {(LAUNCH_TEMPLATE, "llm-slurm-h100-lt")},
     "aws-p6-b200-capacity-block": {(LAUNCH_TEMPLATE, "b200-finetune-gpus-lt")},
     "gcp-a3mega-tcpxo-filestore": {(INSTANCE_TEMPLATE, "mega-train-trainers-template")},
     "gcp-a3ultra-roce-lustre": {(INSTANCE_TEMPLATE, "ultra-train-trainers-template")},
+    # GKE's node pools boot GKE's own node images: no startup script of clusterfab's.
+    "gcp-gke-a3mega": set(),
     "gcp-tpu-v5p-multislice": {(TPU_VM, "v5p-pretrain-pretrain-0")},
     "gcp-tpu-v6e-spot": {(TPU_VM, "trillium-spot-trillium-0")},
 }

@@ -160,7 +160,8 @@ def test_a_reserved_tcpxo_group_is_one_gpu_pool_on_its_reservation_with_the_fabr
                     "subnetwork": f"gke-mega-gpudirect-tcpxo-gpu-{i}-subnet",
                 }
                 for i in range(8)
-            ]
+            ],
+            "enablePrivateNodes": True,
         },
         "nodeConfig": {
             **NODE_BASE,
@@ -201,6 +202,7 @@ def test_each_slice_of_a_multislice_group_is_its_own_tpu_pool() -> None:
             "location": "us-central1",
             "management": {"autoRepair": True, "autoUpgrade": True},
             "name": f"tpu-v5p-{index}",
+            "networkConfig": {"enablePrivateNodes": True},
             "nodeConfig": {
                 **NODE_BASE,
                 "diskSizeGb": 100,

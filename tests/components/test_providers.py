@@ -15,7 +15,11 @@ from tests.conftest import EXAMPLES, REPO
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_every_resource_is_created_by_the_blueprints_provider(path: Path) -> None:
     plan = plan_file(path, "dev")
-    (provider,) = [r for r in plan.resources if r.type.startswith("pulumi:providers:")]
+    # A Kubernetes cluster's objects are applied through the cluster's own provider, made from its kubeconfig.
+    kubernetes = [r for r in plan.resources if r.type == "pulumi:providers:kubernetes"]
+    (provider,) = [
+        r for r in plan.resources if r.type.startswith("pulumi:providers:") and r not in kubernetes
+    ]
     cloud = provider.type.rsplit(":", 1)[1]
     assert provider.type == f"pulumi:providers:{cloud}"
     assert provider.inputs["region"] == plan.outputs["blueprint"]["region"]
@@ -24,7 +28,13 @@ def test_every_resource_is_created_by_the_blueprints_provider(path: Path) -> Non
     # The health signing key alone is no cloud's: its dynamic provider keeps it in the stack's state.
     keys = [r for r in plan.resources if r.type == "pulumi-python:dynamic/clusterfab:HealthSigningKey"]
     assert [r.name for r in keys] == ["health-signing-key"]
-    custom = [r for r in plan.resources if r.custom and r is not provider and r not in keys]
+    in_cluster = [r for r in plan.resources if r.type.startswith("kubernetes:")]
+    assert {r.provider for r in in_cluster} == {f"{p.urn}::{p.name}-id" for p in kubernetes}
+    custom = [
+        r
+        for r in plan.resources
+        if r.custom and r is not provider and r not in [*keys, *kubernetes, *in_cluster]
+    ]
     assert custom
     assert {r.provider for r in custom} == {f"{provider.urn}::{provider.name}-id"}
 

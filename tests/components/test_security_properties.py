@@ -67,7 +67,7 @@ STANDARD_LABELS = ("clusterfab-blueprint", "clusterfab-stack", "clusterfab-compo
 
 def _label_field(type_token: str) -> str | None:
     """The input that holds a GCP resource's labels (None: the resource takes no labels)."""
-    if type_token.startswith(("pulumi:providers:", "pulumi-python:dynamic")):
+    if not type_token.startswith("gcp:"):  # providers, dynamic resources, Kubernetes objects
         return None
     _, module_path, class_name = type_token.split(":")
     module = module_path.partition("/")[0]
@@ -75,10 +75,18 @@ def _label_field(type_token: str) -> str | None:
     params = inspect.signature(cls._internal_init).parameters
     if "user_labels" in params:  # notification channels: `labels` configures the channel itself
         return "userLabels"
+    if "resource_labels" in params:  # a GKE cluster: `labels` are not its own
+        return "resourceLabels"
     return "labels" if "labels" in params else None
 
 
-NODE_ROLES = {"roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/storage.objectViewer"}
+NODE_ROLES = {
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/storage.objectViewer",
+    # GKE's least role for a node service account (logs, metrics, node status), as GKE's docs name it.
+    "roles/container.defaultNodeServiceAccount",
+}
 SECRET_ROLES = {"roles/secretmanager.secretAccessor", "roles/secretmanager.secretVersionAdder"}
 CONDITIONED_PERMISSIONS = {
     # The node sync's naming, and the Slurm controller's elastic VMs (create, name, delete; their boot
@@ -149,6 +157,9 @@ GCP_LABELLED = {
         "v5p-pretrain-pretrain-0",
     ],
     "gcp-tpu-v6e-spot": ["trillium-spot-artifacts-bucket", "trillium-spot-trillium-0"],
+    "gcp-gke-a3mega": [
+        "gke-mega-artifacts-bucket", "gke-mega-gke-cluster", "gke-mega-net-psa-range", "gke-mega-shared-share",
+    ],
 }  # fmt: skip
 """The labelled resources of each example's plan. In prod the v5p slices are a queued resource, whose nodes'
 labels are checked in its node spec."""
@@ -165,7 +176,12 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
         for nic in inputs.get("networkInterfaces", []):
             assert "accessConfigs" not in nic, resource.name
             assert "ipv6AccessConfigs" not in nic, resource.name
-        if "networkConfig" in inputs:
+        if resource.type == "gcp:container/nodePool:NodePool":
+            assert inputs["networkConfig"]["enablePrivateNodes"] is True, resource.name
+        elif resource.type == "gcp:container/cluster:Cluster":
+            assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True, resource.name
+            assert inputs["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
+        elif "networkConfig" in inputs:
             assert inputs["networkConfig"]["enableExternalIps"] is False, resource.name
         for spec in inputs.get("body", {}).get("tpu", {}).get("nodeSpec", []):  # a TPU queued resource
             assert spec["node"]["networkConfig"]["enableExternalIps"] is False, resource.name

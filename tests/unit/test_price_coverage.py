@@ -27,6 +27,7 @@ from clusterfab.clouds import profile
 from clusterfab.core.vocab import CapacityKind, Cloud
 from clusterfab.cost.estimate import CostLine, ItemKind, estimate_lines, storage_sku
 from clusterfab.load import load_bytes
+from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
 from tests.factories import EXAMPLES_DIR, TODAY, blueprint_yaml, estimate
 
 CATALOG = load_catalog()
@@ -113,6 +114,9 @@ def offered_regions() -> dict[tuple[Cloud, str], set[str]]:
     # So are the Slurm controller and login machines.
     for slurm_machine in CATALOG.slurm.machines:
         offered[slurm_machine.cloud, slurm_machine.name] = profile(slurm_machine.cloud).regions(CATALOG)
+    # And a managed Kubernetes control plane's fee.
+    for plane in kubernetes_facts().control_planes:
+        offered[plane.cloud, plane.fee_sku] = profile(plane.cloud).regions(CATALOG)
     return offered
 
 
