@@ -158,11 +158,26 @@ GCP_LABELLED = {
     ],
     "gcp-tpu-v6e-spot": ["trillium-spot-artifacts-bucket", "trillium-spot-trillium-0"],
     "gcp-gke-a3mega": [
-        "gke-mega-artifacts-bucket", "gke-mega-gke-cluster", "gke-mega-net-psa-range", "gke-mega-shared-share",
+        "gke-mega-artifacts-bucket", "gke-mega-gke-cluster", "gke-mega-net-psa-range",
+        "gke-mega-shared-share",
     ],
 }  # fmt: skip
 """The labelled resources of each example's plan. In prod the v5p slices are a queued resource, whose nodes'
 labels are checked in its node spec."""
+
+
+def _assert_no_public_address(type_: str, name: str, inputs: dict[str, Any]) -> None:
+    """No NIC with an external address; GKE's nodes private, its API never open to Google's ranges."""
+    for nic in inputs.get("networkInterfaces", []):
+        assert "accessConfigs" not in nic, name
+        assert "ipv6AccessConfigs" not in nic, name
+    if type_ == "gcp:container/nodePool:NodePool":
+        assert inputs["networkConfig"]["enablePrivateNodes"] is True, name
+    elif type_ == "gcp:container/cluster:Cluster":
+        assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True, name
+        assert inputs["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False, name
+    elif "networkConfig" in inputs:
+        assert inputs["networkConfig"]["enableExternalIps"] is False, name
 
 
 @pytest.mark.parametrize("path", GCP_EXAMPLES, ids=[p.stem for p in GCP_EXAMPLES])
@@ -173,16 +188,7 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
     custom_roles = _custom_roles(plan)
     for resource in plan.resources:
         inputs = resource.inputs
-        for nic in inputs.get("networkInterfaces", []):
-            assert "accessConfigs" not in nic, resource.name
-            assert "ipv6AccessConfigs" not in nic, resource.name
-        if resource.type == "gcp:container/nodePool:NodePool":
-            assert inputs["networkConfig"]["enablePrivateNodes"] is True, resource.name
-        elif resource.type == "gcp:container/cluster:Cluster":
-            assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True, resource.name
-            assert inputs["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False
-        elif "networkConfig" in inputs:
-            assert inputs["networkConfig"]["enableExternalIps"] is False, resource.name
+        _assert_no_public_address(resource.type, resource.name, inputs)
         for spec in inputs.get("body", {}).get("tpu", {}).get("nodeSpec", []):  # a TPU queued resource
             assert spec["node"]["networkConfig"]["enableExternalIps"] is False, resource.name
             assert all(spec["node"]["labels"].get(key) for key in STANDARD_LABELS), resource.name
