@@ -5,6 +5,7 @@ catalog's dates), never derived from the code under test."""
 from __future__ import annotations
 
 import base64
+import copy
 import json
 from typing import Any
 
@@ -132,7 +133,8 @@ def test_the_nodes_run_as_a_service_account_with_the_node_role_only() -> None:
 
 
 def _pool(plan: Plan, name: str) -> dict[str, Any]:
-    inputs = one(plan, POOL, name).inputs
+    """A pool's inputs but its cluster's id, as a copy (the session's cached plans stay as planned)."""
+    inputs = copy.deepcopy(one(plan, POOL, name).inputs)
     return {key: value for key, value in inputs.items() if key != "cluster"}
 
 
