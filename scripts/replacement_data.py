@@ -51,7 +51,7 @@ SOURCES = {
     "aws": "S-TF-AWS-SCHEMA",
     "gcp": "S-TF-GOOGLE-BETA-SCHEMA",
     "clusterfab": "S-CLUSTERFAB-CODE",
-    "kubernetes": "S-PULUMI-K8S-FORCENEW",
+    "kubernetes": "S-PULUMI-K8S-DIFF",
 }
 AS_OF = datetime.date(2026, 11, 23)
 OUT = REPO / "clusterfab" / "catalog" / "data" / "replacements.yaml"
@@ -205,6 +205,14 @@ GCP: dict[str, Upstream] = {
     "gcp:compute/subnetwork:Subnetwork": _p(
         "google_compute_subnetwork", "compute", "ResourceComputeSubnetwork"
     ),
+    "gcp:container/cluster:Cluster": _p("google_container_cluster", "container", "ResourceContainerCluster"),
+    "gcp:container/nodePool:NodePool": Upstream(
+        "google_container_node_pool",
+        (
+            Piece("container", "ResourceContainerNodePool"),
+            Piece("container", "schemaNodePool", "var"),
+        ),
+    ),
     "gcp:filestore/instance:Instance": _p(
         "google_filestore_instance", "filestore", "ResourceFilestoreInstance"
     ),
@@ -245,6 +253,21 @@ GCP: dict[str, Upstream] = {
 #   absent         the attribute is deprecated upstream and gone from the installed SDK: nothing to record
 #   always         replace on any change (the source forces it under conditions we cannot evaluate)
 CONDITIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("gcp:container/cluster:Cluster", "enable_l4_ilb_subsetting"): (
+        "always",
+        "ResourceContainerCluster CustomizeDiff: ForceNewIfChange enable_l4_ilb_subsetting isBeenEnabled (it "
+        "may be turned on in place, not off)",
+    ),
+    ("gcp:container/cluster:Cluster", "enable_fqdn_network_policy"): (
+        "always",
+        "ResourceContainerCluster CustomizeDiff: ForceNewIfChange enable_fqdn_network_policy isBeenEnabled "
+        "(it may be turned on in place, not off)",
+    ),
+    ("gcp:container/cluster:Cluster", "dns_config.0.additive_vpc_scope_dns_domain"): (
+        "always",
+        "containerClusterAutopilotCustomizeDiff: ForceNew on a change of an Autopilot cluster's "
+        "dns_config.additive_vpc_scope_dns_domain",
+    ),
     ("aws:ec2/instance:Instance", "launch_template.0.version"): (
         "always",
         "resourceInstance CustomizeDiff: ForceNew when the launch template version the instance uses changes",
@@ -445,25 +468,22 @@ DYNAMIC: dict[str, dict[str, Any]] = {
     },
 }
 
+# pulumi-kubernetes (provider/pkg/provider/diff.go, forceNewProperties; read at 94977969, 2026-07-01): an
+# object is replaced when its name or namespace changes, and some kinds on more (a RoleBinding's roleRef,
+# which the API server refuses to change); its provider (provider.go DiffConfig) when the kubeconfig's active
+# cluster changes, and every object it applied with it.
 _K8S_METADATA = ["metadata.name", "metadata.namespace"]
-_K8S_WHY = (
-    "pulumi-kubernetes provider/pkg/provider/diff.go forceNewProperties: metadataForceNewProperties "
-    "(.metadata.name, .metadata.namespace) for every kind"
-)
 KUBERNETES: dict[str, dict[str, Any]] = {
-    "kubernetes:core/v1:Namespace": {"provider": "kubernetes", "replace_on": _K8S_METADATA, "why": _K8S_WHY},
-    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": {
-        "provider": "kubernetes",
-        "replace_on": [*_K8S_METADATA, "roleRef"],
-        "why": f"{_K8S_WHY}; roleBinding (.roleRef) for RoleBinding and ClusterRoleBinding",
-    },
+    "kubernetes:core/v1:Namespace": {"replace_on": _K8S_METADATA},
+    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": {"replace_on": [*_K8S_METADATA, "roleRef"]},
+    "kubernetes:networking.gke.io/v1:GKENetworkParamSet": {"replace_on": _K8S_METADATA},
+    "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},
     "pulumi:providers:kubernetes": {
-        "provider": "kubernetes",
-        "inherited": {},
-        "why": "a cluster's objects take no input from its provider resource: nothing handed down",
+        "replace_on": ["kubeconfig"],
+        "why": "DiffConfig: replaced when the kubeconfig's active cluster (server, CA, user) changes",
     },
 }
-"""Objects in a Kubernetes cluster (pulumi-kubernetes bridges no Terraform provider: its diff decides)."""
+
 
 # The provider resources: which of their inputs each resource inherits when it does not set the
 # property itself, so that changing the provider's value changes (and so may replace) the resource.
@@ -980,7 +1000,9 @@ def build(aws: GoTree, gcp: GoTree, extra: tuple[str, ...] = ()) -> dict[str, An
         elif token in GCP:
             entries.append(resource_entry(token, GCP[token], gcp, "gcp"))
         elif token in KUBERNETES:
-            entries.append({"type": token, **KUBERNETES[token], **_provenance("kubernetes")})
+            entries.append(
+                {"type": token, "provider": "kubernetes", **KUBERNETES[token], **_provenance("kubernetes")}
+            )
         elif token in DYNAMIC:
             entries.append({"type": token, **DYNAMIC[token], **_provenance("clusterfab")})
         elif token in PROVIDER_DEFAULTS:

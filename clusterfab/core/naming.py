@@ -48,6 +48,8 @@ GCP_MONITORING_ACCOUNT = "mon"
 """The monitoring VM's service account."""
 GCP_NODE_SYNC_ROLE = "sync"
 """The prefix of the node sync's custom roles."""
+GCP_GKE_NODES = "gke-nodes"
+"""The GKE cluster's node service account."""
 GCP_STACK_NAMES: Mapping[str, str] = MappingProxyType(
     {
         GCP_CONTROLLER: "the Slurm controller's VM",
@@ -56,6 +58,7 @@ GCP_STACK_NAMES: Mapping[str, str] = MappingProxyType(
         GCP_MONITORING: "the monitoring VM",
         GCP_MONITORING_ACCOUNT: "the monitoring VM's service account",
         GCP_NODE_SYNC_ROLE: "the node sync's roles",
+        GCP_GKE_NODES: "the GKE nodes' service account",
     }
 )
 """Every name above, with what it names: a node group or TPU slice called so would share a service account

@@ -51,14 +51,15 @@ def _mock_outputs() -> list[tuple[str, ComputedOutputs]]:
 
 def _with_computed(given: Any, computed: Any) -> Any:
     """An input keeps its value; a computed value fills in what the input lacks, including the
-    computed fields of a block or a list of blocks (Filestore's `networks` input gets its `ipAddresses`,
-    an EKS cluster's `vpcConfig` its `clusterSecurityGroupId`)."""
+    computed fields of a block (an EKS cluster's `vpcConfig` gets its `clusterSecurityGroupId`, a GKE
+    cluster's `controlPlaneEndpointsConfig.dnsEndpointConfig` its `endpoint`) and of a list of blocks
+    (Filestore's `networks` input gets its `ipAddresses`)."""
     if given is None:
         return computed
+    if isinstance(given, dict) and isinstance(computed, dict):
+        return {**computed, **{key: _with_computed(value, computed.get(key)) for key, value in given.items()}}
     if isinstance(given, list) and isinstance(computed, list) and computed and isinstance(computed[0], dict):
         return [{**computed[0], **item} if isinstance(item, dict) else item for item in given]
-    if isinstance(given, dict) and isinstance(computed, dict):
-        return {**computed, **given}
     return given
 
 

@@ -18,10 +18,11 @@ from slurm_common import KIND as SLURM
 from clusterfab.clouds import profile
 from clusterfab.core.plugins import NO_SCHEDULER
 from clusterfab.core.vocab import Fabric
+from clusterfab.scheduler.kubernetes.section import KIND as KUBERNETES
 from components._naming import child
 from components.gcp.network import GcpFabricNetwork, GcpNetwork
 
-from . import slurm
+from . import kubernetes, slurm
 from .budget import budget
 from .compute import node_group
 from .monitoring import monitoring_node
@@ -30,7 +31,11 @@ from .site import WITHOUT_SCHEDULER, GcpScheduler, Site
 from .storage import bucket, file_systems
 from .tpu import tpu_slices
 
-SCHEDULERS: Mapping[str, GcpScheduler] = {NO_SCHEDULER: WITHOUT_SCHEDULER, SLURM: slurm.SLURM}
+SCHEDULERS: Mapping[str, GcpScheduler] = {
+    NO_SCHEDULER: WITHOUT_SCHEDULER,
+    SLURM: slurm.SLURM,
+    KUBERNETES: kubernetes.KUBERNETES,
+}
 """The scheduler kinds GCP realizes: kind -> its module's entry."""
 
 

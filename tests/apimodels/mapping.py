@@ -6,6 +6,7 @@ from tests.apimodels.check import Free, Table, Target
 from tests.apimodels.mapping_aws import AWS
 from tests.apimodels.mapping_eks import EKS
 from tests.apimodels.mapping_gcp import GCP
+from tests.apimodels.mapping_gke import GKE
 
 # Resources no cloud holds: their inputs reach no cloud API.
 NO_CLOUD: dict[str, dict[str, Target]] = {
@@ -17,5 +18,5 @@ NO_CLOUD: dict[str, dict[str, Target]] = {
     },
 }
 
-MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **EKS, **NO_CLOUD}
+MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **EKS, **GKE, **NO_CLOUD}
 TABLES: dict[str, Table] = {token: Table(entries) for token, entries in MAPPINGS.items()}

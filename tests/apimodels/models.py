@@ -52,6 +52,7 @@ GOOGLE_DOCUMENTS = frozenset(
         "monitoring.v3",
         "secretmanager.v1",
         "sqladmin.v1",
+        "container.v1",
     }
 )
 PROTO_APIS = frozenset({"lustre.v1"})

@@ -18,6 +18,7 @@ from tests.components.test_gcp_node_group import group
 from tests.components.test_gcp_slurm import ELASTIC
 from tests.components.test_gcp_slurm_accounting import managed as gcp_managed
 from tests.components.test_gcp_tpu_storage import root_squashed
+from tests.components.test_gke import api_ranges, flex_start
 from tests.conftest import EXAMPLES
 
 ENVIRONMENTS = (None, "dev", "prod")
@@ -77,6 +78,8 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     "gcp-longest-names": lambda: long_plans()[0],
     "gcp-longest-names-roce": lambda: long_plans()[1],
     "gcp-filestore-root-squash": root_squashed,
+    "gcp-gke-flex-start": flex_start,
+    "gcp-gke-api-ranges": api_ranges,
 }
 
 

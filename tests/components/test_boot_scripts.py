@@ -15,7 +15,7 @@ LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 BOOT_OBJECT = "gcp:storage/bucketObject:BucketObject"
-BOOTED = {
+BOOTED: dict[str, set[tuple[str, str]]] = {
     "aws-eks-p5": set(),
     "aws-p5-efa-fsx": {(LAUNCH_TEMPLATE, "llm-pretrain-trainers-lt")},
     "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
@@ -23,6 +23,8 @@ BOOTED = {
     "aws-p6-b200-capacity-block": {(LAUNCH_TEMPLATE, "b200-finetune-gpus-lt")},
     "gcp-a3mega-tcpxo-filestore": {(INSTANCE_TEMPLATE, "mega-train-trainers-template")},
     "gcp-a3ultra-roce-lustre": {(INSTANCE_TEMPLATE, "ultra-train-trainers-template")},
+    # GKE's node pools boot GKE's own node images: no startup script of clusterfab's.
+    "gcp-gke-a3mega": set(),
     "gcp-tpu-v5p-multislice": {(BOOT_OBJECT, "v5p-pretrain-pretrain-boot")},
     "gcp-tpu-v6e-spot": {(BOOT_OBJECT, "trillium-spot-trillium-boot")},
 }

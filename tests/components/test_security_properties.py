@@ -69,7 +69,7 @@ STANDARD_LABELS = ("clusterfab-blueprint", "clusterfab-stack", "clusterfab-compo
 
 def _label_field(type_token: str) -> str | None:
     """The input that holds a GCP resource's labels (None: the resource takes no labels)."""
-    if type_token.startswith(("pulumi:providers:", "pulumi-python:dynamic")):
+    if not type_token.startswith("gcp:"):  # providers, dynamic resources, Kubernetes objects
         return None
     _, module_path, class_name = type_token.split(":")
     module = module_path.partition("/")[0]
@@ -77,10 +77,18 @@ def _label_field(type_token: str) -> str | None:
     params = inspect.signature(cls._internal_init).parameters
     if "user_labels" in params:  # notification channels: `labels` configures the channel itself
         return "userLabels"
+    if "resource_labels" in params:  # a GKE cluster: `labels` are not its own
+        return "resourceLabels"
     return "labels" if "labels" in params else None
 
 
-NODE_ROLES = {"roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/storage.objectViewer"}
+NODE_ROLES = {
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/storage.objectViewer",
+    # GKE's least role for a node service account (logs, metrics, node status), as GKE's docs name it.
+    "roles/container.defaultNodeServiceAccount",
+}
 SECRET_ROLES = {"roles/secretmanager.secretAccessor", "roles/secretmanager.secretVersionAdder"}
 CONDITIONED_PERMISSIONS = {
     # The node sync's naming, and the Slurm controller's elastic VMs (create, name, delete; their boot
@@ -151,9 +159,27 @@ GCP_LABELLED = {
         "v5p-pretrain-pretrain-0",
     ],
     "gcp-tpu-v6e-spot": ["trillium-spot-artifacts-bucket", "trillium-spot-trillium-0"],
+    "gcp-gke-a3mega": [
+        "gke-mega-artifacts-bucket", "gke-mega-gke-cluster", "gke-mega-net-psa-range",
+        "gke-mega-shared-share",
+    ],
 }  # fmt: skip
 """The labelled resources of each example's plan. In prod the v5p slices are a queued resource, whose nodes'
 labels are checked in its node spec."""
+
+
+def _assert_no_public_address(type_: str, name: str, inputs: dict[str, Any]) -> None:
+    """No NIC with an external address; GKE's nodes private, its API never open to Google's ranges."""
+    for nic in inputs.get("networkInterfaces", []):
+        assert "accessConfigs" not in nic, name
+        assert "ipv6AccessConfigs" not in nic, name
+    if type_ == "gcp:container/nodePool:NodePool":
+        assert inputs["networkConfig"]["enablePrivateNodes"] is True, name
+    elif type_ == "gcp:container/cluster:Cluster":
+        assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True, name
+        assert inputs["masterAuthorizedNetworksConfig"]["gcpPublicCidrsAccessEnabled"] is False, name
+    elif "networkConfig" in inputs:
+        assert inputs["networkConfig"]["enableExternalIps"] is False, name
 
 
 @pytest.mark.parametrize("path", GCP_EXAMPLES, ids=[p.stem for p in GCP_EXAMPLES])
@@ -164,11 +190,7 @@ def test_gcp_nothing_is_public_and_everything_is_labelled(path: Path, env: str) 
     custom_roles = _custom_roles(plan)
     for resource in plan.resources:
         inputs = resource.inputs
-        for nic in inputs.get("networkInterfaces", []):
-            assert "accessConfigs" not in nic, resource.name
-            assert "ipv6AccessConfigs" not in nic, resource.name
-        if "networkConfig" in inputs:
-            assert inputs["networkConfig"]["enableExternalIps"] is False, resource.name
+        _assert_no_public_address(resource.type, resource.name, inputs)
         for spec in inputs.get("body", {}).get("tpu", {}).get("nodeSpec", []):  # a TPU queued resource
             assert spec["node"]["networkConfig"]["enableExternalIps"] is False, resource.name
             assert all(spec["node"]["labels"].get(key) for key in STANDARD_LABELS), resource.name

@@ -106,6 +106,13 @@ EXAMPLE_TOTALS = [
     # flex_start at OD 2 x 84.806908493 = 169.613816986/h (123,818.08639978/mo); Managed Lustre unpriced;
     # the same Slurm hosts
     ("gcp-a3ultra-roce-lustre", "dev", "170.015852986", "124111.57267978"),
+    # GKE: a3-megagpu-8g reservation at OD 8 x 93.400712807 = 747.205702456/h; v5p 2x2x4 = 16 chips x 2 slices
+    # x 4.20 = 134.40/h; the cluster fee 0.10/h; system nodes 2 x e2-standard-8 0.268024 = 0.536048/h; ZONAL
+    # 10240 x 0.25 = 2,560/mo
+    ("gcp-gke-a3mega", None, "885.748599771", "646596.47783288"),
+    # spot 2 x 55.894488548 = 111.788977096/h; v5p 2x2x2 = 8 chips spot x 0.9286 = 7.4288/h; the same fee,
+    # system nodes and share
+    ("gcp-gke-a3mega", "dev", "123.360674411", "90053.29232008"),
     # v5p 4x4x4 = 64 chips x 2 slices x 4.20 = 537.60/h (392,448/mo); BASIC_SSD 2560 x 0.30 = 768/mo
     ("gcp-tpu-v5p-multislice", None, "538.652054795", "393216.00"),
     # v5p 2x2x2 = 8 chips spot x 0.9286 = 7.4288/h (5,423.024/mo); BASIC_SSD 768/mo

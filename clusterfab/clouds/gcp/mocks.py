@@ -6,10 +6,14 @@ between resources: plans and golden files stay stable.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
 from clusterfab.clouds.base import ComputedOutputs, PlanMocks
+
+_MOCK_CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n").decode()
+"""A GKE cluster's CA as the API returns it: base64 of a PEM certificate."""
 
 OUTPUTS: dict[str, ComputedOutputs] = {
     "gcp:": lambda _t, name: {"selfLink": f"https://mock.googleapis.com/{name}"},
@@ -23,6 +27,13 @@ OUTPUTS: dict[str, ComputedOutputs] = {
     },
     "gcp:compute/instanceTemplate:": lambda _t, name: {
         "selfLinkUnique": f"https://mock.googleapis.com/{name}?u"
+    },
+    "gcp:container/cluster:": lambda _t, name: {
+        "endpoint": "10.255.0.5",
+        "masterAuth": {"clusterCaCertificate": _MOCK_CA},
+        "controlPlaneEndpointsConfig": {
+            "dnsEndpointConfig": {"endpoint": f"gke-{name}-123456789.mock-region.gke.goog"}
+        },
     },
     "gcp:serviceaccount/account:": lambda _t, name: {
         "email": f"{name}@mock-project.iam.gserviceaccount.com",

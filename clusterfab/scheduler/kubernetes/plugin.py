@@ -65,6 +65,7 @@ class KubernetesPlugin:
                 release_channel=plane.release_channel,
                 system_machine=machine.name,
                 system_count=section.system_nodes.count,
+                api_access_cidrs=tuple(section.api_access_cidrs),
             ),
             known,
         )

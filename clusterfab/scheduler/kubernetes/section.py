@@ -22,6 +22,8 @@ class Kubernetes:
     """GKE's release channel (REGULAR); None where the service has none (EKS)."""
     system_machine: str
     system_count: int
+    api_access_cidrs: tuple[str, ...] = ()
+    """The ranges allowed to reach the API server from outside the cluster's network; none: private."""
     kind: Literal["kubernetes"] = "kubernetes"
 
     @property
