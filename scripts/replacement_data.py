@@ -476,6 +476,9 @@ _K8S_METADATA = ["metadata.name", "metadata.namespace"]
 KUBERNETES: dict[str, dict[str, Any]] = {
     "kubernetes:core/v1:Namespace": {"replace_on": _K8S_METADATA},
     "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": {"replace_on": [*_K8S_METADATA, "roleRef"]},
+    "kubernetes:core/v1:Service": {"replace_on": [*_K8S_METADATA, "spec.clusterIP", "spec.type"]},
+    "kubernetes:apps/v1:DaemonSet": {"replace_on": _K8S_METADATA},
+    "kubernetes:scheduling.k8s.io/v1:PriorityClass": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:GKENetworkParamSet": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},
     "pulumi:providers:kubernetes": {

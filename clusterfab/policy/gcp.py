@@ -3,7 +3,8 @@
 Managed instance groups (target size, or the max of the autoscaler of the same component) with the
 instance template of the same component (machine type, provisioning model, reservation affinity),
 single instances (the monitoring node as such), TPU VMs (accelerator type; slices of one component and
-shape form one multislice item) and queued resources, Managed Lustre and Filestore.
+shape form one multislice item) and queued resources, Managed Lustre and Filestore, GKE clusters (the
+management fee) and node pools (GPU, TPU and system pools).
 """
 
 from __future__ import annotations
@@ -12,9 +13,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterfab.clouds.gcp.profile import INSTANCE_GROUP_MANAGER
-from clusterfab.core.vocab import MAX_NODES_LABEL, CapacityKind
+from clusterfab.core.vocab import COMPONENT_TAG, MAX_NODES_LABEL, CapacityKind
 from clusterfab.policy.pricing import CloudPricing, Reader
 from clusterfab.policy.resources import Resource, integer, items, truthy
+from clusterfab.scheduler.kubernetes.costs import (
+    SYSTEM_NODES_ITEM,
+    control_plane_line,
+    fee_sku,
+    system_nodes_line,
+)
 
 MIG = INSTANCE_GROUP_MANAGER
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
@@ -24,6 +31,11 @@ TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 TPU_QUEUED = "pulumi-python:dynamic/gcp-tpu:QueuedResource"
 """components.gcp._queued_resource: multislice capacity as one TPU v2 queued resource."""
 LUSTRE = "gcp:lustre/instance:Instance"
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+GKE_TPU_MACHINES = {"ct5p": "v5p", "ct5lp": "v5e", "ct6e": "v6e"}
+"""The TPU generation of a GKE TPU machine type's family (Cluster Toolkit's pkg/config/hardware.go
+accelerator table: ct5p-hightpu-4t, ct5lp-hightpu-Nt, ct6e-standard-Nt)."""
 FILESTORE = "gcp:filestore/instance:Instance"
 
 
@@ -45,6 +57,59 @@ def _mig(reader: Reader, mig: Resource) -> None:
         reader.skip(f"{mig.name}: no target size or autoscaler max")
         return
     reader.group(mig, machine, low if low is not None else high, high, _capacity(template.props))
+
+
+def _gke_cluster(reader: Reader, cluster: Resource) -> None:
+    """The cluster management fee per cluster hour."""
+    version = cluster.props.get("minMasterVersion")
+    sku = fee_sku("gcp", version, reader.today) if isinstance(version, str) else None
+    if sku is None:
+        reader.skip(f"{cluster.name}: no Kubernetes version")
+        return
+    reader.lines.append(control_plane_line(sku))
+
+
+def _gke_node_pool(reader: Reader, pool: Resource) -> None:
+    """A GPU node pool (node count per zone, or its autoscaling limits), a TPU slice's pool (its topology),
+    or the system pool."""
+    config = next(iter(items(pool.props.get("nodeConfig"))), {})
+    machine = config.get("machineType")
+    if not isinstance(machine, str):
+        reader.skip(f"{pool.name}: no machine type")
+        return
+    capacity = _pool_capacity(config, pool.props)
+    topology = next(iter(items(pool.props.get("placementPolicy"))), {}).get("tpuTopology")
+    if topology:
+        generation = reader.catalog.tpu_generations.get(GKE_TPU_MACHINES.get(machine.split("-")[0], ""))
+        kind = generation.accelerator_config_type if generation is not None else machine
+        reader.add_slice(pool, f"{kind}:{topology}", capacity, group=pool.tags().get(COMPONENT_TAG))
+        return
+    zones = len(items(pool.props.get("nodeLocations"))) or 1
+    scaling = next(iter(items(pool.props.get("autoscaling"))), {})
+    count = integer(pool.props.get("nodeCount"))
+    low = integer(scaling.get("totalMinNodeCount")) if scaling else count
+    high = integer(scaling.get("totalMaxNodeCount")) if scaling else count
+    if not scaling and count is not None:
+        low = high = count * zones
+    if high is None:
+        reader.skip(f"{pool.name}: no node count or autoscaling limits")
+        return
+    if pool.tags().get(COMPONENT_TAG) == SYSTEM_NODES_ITEM:
+        reader.lines.append(system_nodes_line(machine, high))
+        return
+    reader.group(pool, machine, low if low is not None else high, high, capacity)
+
+
+def _pool_capacity(config: Mapping[str, Any], props: Mapping[str, Any]) -> CapacityKind:
+    """How a node pool's nodes are bought: spot, queued provisioning (flex-start), a reservation."""
+    if truthy(config.get("spot")) or truthy(config.get("preemptible")):
+        return "spot"
+    if truthy(next(iter(items(props.get("queuedProvisioning"))), {}).get("enabled")):
+        return "flex_start"
+    affinity = next(iter(items(config.get("reservationAffinity"))), {})
+    if affinity.get("consumeReservationType") == "SPECIFIC_RESERVATION":
+        return "reservation"
+    return "on_demand"
 
 
 def _instance(reader: Reader, instance: Resource) -> None:
@@ -128,6 +193,8 @@ PRICING = CloudPricing(
         TPU_QUEUED: _queued_tpu,
         LUSTRE: _lustre,
         FILESTORE: _filestore,
+        GKE_CLUSTER: _gke_cluster,
+        GKE_NODE_POOL: _gke_node_pool,
     },
     zones={
         MIG: _zone,

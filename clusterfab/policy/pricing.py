@@ -268,9 +268,13 @@ class Reader:
             )
         )
 
-    def add_slice(self, resource: Resource, accelerator: str, capacity: CapacityKind) -> None:
-        """A TPU slice; the slices of one component, shape and capacity form one multislice item."""
-        self._slices.setdefault((resource.parent, accelerator, capacity), []).append(resource)
+    def add_slice(
+        self, resource: Resource, accelerator: str, capacity: CapacityKind, group: str | None = None
+    ) -> None:
+        """A TPU slice; the slices of one component (or of one `group`: a GKE TPU slice group's node
+        pools, one component each), shape and capacity form one multislice item."""
+        key = group if group is not None else resource.parent
+        self._slices.setdefault((key, accelerator, capacity), []).append(resource)
 
     def tpu(self, first: Resource, accelerator: str, capacity: CapacityKind, slices: int) -> None:
         """`slices` TPU slices of one accelerator type, priced as one item named after the first."""

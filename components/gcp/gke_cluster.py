@@ -79,6 +79,8 @@ class GkeClusterArgs:
     protect: bool = False
     """Keep the cluster from deletion (GKE's deletion protection and Pulumi's)."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    system_labels: Mapping[str, str] | None = None
+    """The system pool's nodes' labels (default `labels`)."""
     description: str = ""
 
 
@@ -192,7 +194,7 @@ class GkeCluster(pulumi.ComponentResource):
                 machine_type=args.system_machine_type,
                 service_account_email=account.email,
                 node_count=args.system_node_count,
-                resource_labels=args.labels,
+                resource_labels=args.labels if args.system_labels is None else args.system_labels,
             ),
             own,
         )

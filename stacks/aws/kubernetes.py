@@ -21,11 +21,12 @@ from clusterfab import addressing
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds.kubernetes import credentials
 from clusterfab.core.naming import physical
+from clusterfab.scheduler.kubernetes import labels
+from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.eks_addons import eks_addons
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
-from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
 from components._contracts import MountTarget
@@ -39,10 +40,8 @@ from .compute import _interfaces, _tags
 from .site import AwsScheduler, Site
 
 SERVICE = "EKS"
-NODE_GROUP_LABEL = "clusterfab.dev/node-group"
-"""The label every node carries with its blueprint node group's name."""
 SYSTEM_GROUP = "system"
-GPU_TAINT = Taint("nvidia.com/gpu", "NO_SCHEDULE")
+GPU_TAINT = Taint(labels.GPU_TAINT, "NO_SCHEDULE")
 """GPU nodes admit only pods that tolerate it (NVIDIA's device plugin and GPU jobs do): system pods stay on
 the system nodes. EFA needs no taint of its own: AWS documents none, and pods ask for
 `vpc.amazonaws.com/efa` as a resource."""
@@ -112,7 +111,7 @@ def _node_group(
             root_volume_gib=group.boot_disk_gib,
             root_volume_type=group.root_volume_type or "gp3",
             kms_key_arn=group.kms_key,
-            labels={NODE_GROUP_LABEL: group.name},
+            labels={labels.NODE_GROUP_LABEL: group.name},
             taints=[GPU_TAINT] if machine.accelerator.count else [],
             tags=_tags(cluster, group),
             after=[addons],
@@ -139,7 +138,7 @@ def _system_group(
             min_size=section.system_count,
             max_size=section.system_count,
             root_volume_gib=100,
-            labels={NODE_GROUP_LABEL: SYSTEM_GROUP},
+            labels={labels.NODE_GROUP_LABEL: SYSTEM_GROUP},
             # The component tag names the cost item, so the budget policy prices it as `cost` does.
             tags=cluster.tags(SYSTEM_NODES_ITEM),
             after=[addons],

@@ -19,10 +19,13 @@ from cluster import NodeGroupExport, SchedulerRealized, TpuSliceExport
 
 from clusterfab.clouds.kubernetes import credentials
 from clusterfab.core.naming import GCP_GKE_NODES, physical
+from clusterfab.scheduler.kubernetes import labels
+from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
+from clusterfab.scheduler.kubernetes.software import in_cluster_objects
 from clusterfab.spec import Capacity as SpecCapacity
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot, TpuSlice
 from components._contracts import MountTarget
@@ -35,12 +38,8 @@ from components.kubernetes.objects import KubernetesObjects, KubernetesObjectsAr
 from .names import SERVICE_ACCOUNT_ID_MAX
 from .site import GcpRealizeError, GcpScheduler, Site, machine_type
 
-NODE_GROUP_LABEL = "clusterfab.dev/node-group"
-"""The Kubernetes label of a GPU pool's nodes: the node group's name (what queues select nodes by)."""
-TPU_SLICE_LABEL = "clusterfab.dev/tpu-slice"
-"""The label of a TPU pool's nodes: the TPU slice group's name."""
-GPU_TAINT = Taint("nvidia.com/gpu", "present")
-TPU_TAINT = Taint("google.com/tpu", "present")
+GPU_TAINT = Taint(labels.GPU_TAINT, "present")
+TPU_TAINT = Taint(labels.TPU_TAINT, "present")
 """Only pods that ask for accelerators (and tolerate them) land on accelerator nodes (Cluster Toolkit's
 gke-node-pool taints)."""
 MAINTENANCE_WINDOW = MaintenanceWindow(
@@ -87,9 +86,8 @@ def _compute(
         slice_pools, tpus[tpu.name] = _tpu_pools(site, gke, tpu)
         pools.extend(slice_pools)
     used = {n.name: n for g in spec.node_groups for n in networks.get(g.name, ())}
-    objects = [*network_objects(list(used.values())), *team_objects(spec)]
-    # In-cluster software (device plugins, fabric installers, Kueue): the Kubernetes scheduler's
-    # `in_cluster_objects(spec, "gcp")` (clusterfab/scheduler/kubernetes/software*.py) is appended here.
+    # The fabric's networks, the system software (fabric installers, dcgm-exporter), the teams' namespaces.
+    objects = [*network_objects(list(used.values())), *in_cluster_objects(spec, "gcp"), *team_objects(spec)]
     KubernetesObjects(
         child(spec.name, "objects"),
         KubernetesObjectsArgs(kubeconfig=_kubeconfig(site, gke), objects=objects, depends_on=pools),
@@ -125,6 +123,8 @@ def _cluster_args(site: Site, section: Kubernetes, *, multi_networking: bool) ->
         system_node_count=section.system_count,
         protect=spec.protected,
         labels=site.cluster.tags(KIND),
+        # The component label names the cost item, so the budget policy prices it as `cost` does.
+        system_labels=site.cluster.tags(SYSTEM_NODES_ITEM),
         description=f"{spec.name} ({stack})",
     )
 
@@ -217,7 +217,7 @@ def _gpu_pool(
             boot_disk_gib=group.boot_disk_gib,
             boot_disk_kms_key=group.kms_key,
             taints=[GPU_TAINT],
-            labels={NODE_GROUP_LABEL: group.name},
+            labels={labels.NODE_GROUP_LABEL: group.name},
             resource_labels=site.cluster.tags(f"node-group-{group.name}"),
             # An upgrade replaces one node at a time in place: no spare GPU capacity is needed for it.
             max_surge=0,
@@ -289,7 +289,7 @@ def _tpu_pools(site: Site, gke: GkeCluster, tpu: TpuSlice) -> tuple[list[GkeNode
                 reservation=reservation,
                 tpu_topology=tpu.topology,
                 taints=[TPU_TAINT],
-                labels={TPU_SLICE_LABEL: tpu.name},
+                labels={labels.TPU_SLICE_LABEL: tpu.name},
                 resource_labels=site.cluster.tags(f"tpu-{tpu.name}"),
                 # A slice's hosts work as one: an upgrade recreates the slice (GKE's TPU pool upgrades).
                 max_surge=0,

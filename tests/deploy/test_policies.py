@@ -47,18 +47,7 @@ from tests.deploy.crossguard import LT, edited, planned, violations
 from tests.factories import TODAY
 
 CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
-UNPRICED_BY_POLICY = {"gcp-gke-a3mega": "the budget policy does not read GKE clusters and node pools yet"}
-"""Examples whose planned resources the budget policy cannot price yet (strict: remove once it does)."""
-COST_CASES = [
-    pytest.param(
-        *case.values,
-        id=case.id,
-        marks=[pytest.mark.xfail(strict=True, reason=UNPRICED_BY_POLICY[case.values[0]])]
-        if case.values[0] in UNPRICED_BY_POLICY
-        else [],
-    )
-    for case in CASES
-]
+COST_CASES = CASES
 
 
 # --- the examples comply -----------------------------------------------------------------------------

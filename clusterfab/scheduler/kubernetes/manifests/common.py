@@ -6,12 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from clusterfab.scheduler.kubernetes.labels import GPU_TAINT, NODE_GROUP_LABEL
 from clusterfab.spec.model import NodeGroup
 
-NODE_GROUP_LABEL = "clusterfab.dev/node-group"
-"""The label every node of a node pool (GKE) or managed node group (EKS) carries: its node group's name."""
-GPU_TAINT = "nvidia.com/gpu"
-"""The NoSchedule taint of GPU nodes (GKE sets it on GPU node pools itself; EKS node groups get it)."""
 KUBE_SYSTEM = "kube-system"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "clusterfab"}
 
