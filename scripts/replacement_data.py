@@ -482,8 +482,9 @@ KUBERNETES: dict[str, dict[str, Any]] = {
     "kubernetes:networking.gke.io/v1:GKENetworkParamSet": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},
     "pulumi:providers:kubernetes": {
-        "replace_on": ["kubeconfig"],
-        "why": "DiffConfig: replaced when the kubeconfig's active cluster (server, CA, user) changes",
+        "replace_on": ["clusterIdentifier"],
+        "why": "DiffConfig: with clusterIdentifier set (as the program always sets it) the provider is replaced "
+        "only when it changes; every other change of its configuration is an update",
     },
 }
 

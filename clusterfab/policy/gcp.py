@@ -78,11 +78,13 @@ def _gke_node_pool(reader: Reader, pool: Resource) -> None:
         reader.skip(f"{pool.name}: no machine type")
         return
     capacity = _pool_capacity(config, pool.props)
+    labels = config.get("resourceLabels")
+    component = labels.get(COMPONENT_TAG) if isinstance(labels, Mapping) else None
     topology = next(iter(items(pool.props.get("placementPolicy"))), {}).get("tpuTopology")
     if topology:
         generation = reader.catalog.tpu_generations.get(GKE_TPU_MACHINES.get(machine.split("-")[0], ""))
         kind = generation.accelerator_config_type if generation is not None else machine
-        reader.add_slice(pool, f"{kind}:{topology}", capacity, group=pool.tags().get(COMPONENT_TAG))
+        reader.add_slice(pool, f"{kind}:{topology}", capacity, group=component)
         return
     zones = len(items(pool.props.get("nodeLocations"))) or 1
     scaling = next(iter(items(pool.props.get("autoscaling"))), {})
@@ -94,7 +96,7 @@ def _gke_node_pool(reader: Reader, pool: Resource) -> None:
     if high is None:
         reader.skip(f"{pool.name}: no node count or autoscaling limits")
         return
-    if pool.tags().get(COMPONENT_TAG) == SYSTEM_NODES_ITEM:
+    if component == SYSTEM_NODES_ITEM:
         reader.lines.append(system_nodes_line(machine, high))
         return
     reader.group(pool, machine, low if low is not None else high, high, capacity)

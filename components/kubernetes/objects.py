@@ -46,6 +46,10 @@ PriorityClass is missing), like custom resource definitions."""
 class KubernetesObjectsArgs:
     kubeconfig: pulumi.Input[str]
     """The cluster's kubeconfig as JSON or YAML (clusterfab.scheduler.kubernetes.kubeconfig)."""
+    cluster_identifier: pulumi.Input[str]
+    """What names the cluster for good (its id): the provider, and with it every object applied through
+    it, is replaced only when this changes. Without it a new kubeconfig (another endpoint, when the API's
+    access changes) would replace the provider and recreate every namespace and what runs in it."""
     objects: Sequence[Mapping[str, Any]]
     """Plain manifests, in the order they are applied (a namespace before what lives in it)."""
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
@@ -60,6 +64,7 @@ class KubernetesObjects(pulumi.ComponentResource):
         self.provider = k8s.Provider(
             child(name, "provider"),
             kubeconfig=args.kubeconfig,
+            cluster_identifier=args.cluster_identifier,
             # Server-side apply: the API server owns defaulting, and a field another manager set stays.
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),

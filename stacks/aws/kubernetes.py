@@ -225,6 +225,7 @@ def _compute(
         child(spec.name, "objects"),
         KubernetesObjectsArgs(
             kubeconfig=_kubeconfig(cluster, control),
+            cluster_identifier=control.arn,
             objects=_in_cluster_objects(cluster),
             depends_on=[system, addons],
         ),

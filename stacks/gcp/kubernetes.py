@@ -90,7 +90,12 @@ def _compute(
     objects = [*network_objects(list(used.values())), *in_cluster_objects(spec, "gcp"), *team_objects(spec)]
     KubernetesObjects(
         child(spec.name, "objects"),
-        KubernetesObjectsArgs(kubeconfig=_kubeconfig(site, gke), objects=objects, depends_on=pools),
+        KubernetesObjectsArgs(
+            kubeconfig=_kubeconfig(site, gke),
+            cluster_identifier=gke.cluster_id,
+            objects=objects,
+            depends_on=pools,
+        ),
         site.opts,
     )
     return groups, tpus, _scheduler_export(site, section, gke)

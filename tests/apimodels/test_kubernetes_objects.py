@@ -70,12 +70,7 @@ BLUEPRINTS: dict[str, str] = {
 
 
 def _plan(text: str) -> Plan:
-    try:
-        return plan_text(text)
-    except ValueError as error:
-        if "has no scheduler of kind 'kubernetes'" not in str(error):
-            raise
-        pytest.skip(f"the realizer does not plan Kubernetes clusters yet: {error}")
+    return plan_text(text)
 
 
 @pytest.mark.parametrize("name", sorted(BLUEPRINTS))
@@ -100,7 +95,9 @@ def test_every_planned_kubernetes_object_is_valid_for_the_clusters_version(name:
 
 def _component_plan(objects: list[dict[str, Any]], cluster: PlannedResource | None = None) -> Plan:
     def program() -> None:
-        KubernetesObjects("system", KubernetesObjectsArgs(kubeconfig="{}", objects=objects))
+        KubernetesObjects(
+            "system", KubernetesObjectsArgs(kubeconfig="{}", cluster_identifier="cluster-1", objects=objects)
+        )
 
     resources = run_program(program, project="clusterfab", stack="dev").resources
     return Plan(

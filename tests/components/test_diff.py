@@ -717,3 +717,30 @@ def test_a_new_file_system_under_a_multislice_rewrites_its_boot_object_and_keeps
         "v5p-pretrain-scratch-fs": ("perUnitStorageThroughput",),
         "v5p-pretrain-pretrain-boot": ("source (v5p-pretrain-scratch-fs is replaced)",),
     }
+
+
+def test_opening_a_gke_api_to_listed_ranges_updates_the_cluster_and_keeps_what_runs_in_it(
+    tmp_path: Path,
+) -> None:
+    # The kubeconfig moves from the DNS endpoint to the IP endpoint: without the provider's cluster
+    # identifier that would replace the provider and recreate every namespace and DaemonSet in the cluster.
+    example = REPO / "blueprints" / "examples" / "gcp-gke-a3mega.yaml"
+    new = tmp_path / "cidrs.yaml"
+    new.write_text(
+        example.read_text().replace(
+            "  kind: kubernetes\n", "  kind: kubernetes\n  api_access_cidrs: [203.0.113.0/24]\n"
+        )
+    )
+    report = compare(example, new, env="prod", today=TODAY)
+    assert _replaced(report) == {}
+    assert [(u.after.name, u.changed) for u in report.resources.updated] == [
+        (
+            "gke-mega-gke-cluster",
+            (
+                "controlPlaneEndpointsConfig.dnsEndpointConfig.allowExternalTraffic",
+                "masterAuthorizedNetworksConfig.cidrBlocks",
+                "privateClusterConfig.enablePrivateEndpoint",
+            ),
+        ),
+        ("gke-mega-objects-provider", ("kubeconfig",)),
+    ]

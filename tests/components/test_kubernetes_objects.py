@@ -19,7 +19,10 @@ KUBECONFIG = '{"apiVersion": "v1", "kind": "Config"}'
 
 def applied(objects: list[dict[str, Any]]) -> list[PlannedResource]:
     def program() -> None:
-        KubernetesObjects("system", KubernetesObjectsArgs(kubeconfig=KUBECONFIG, objects=objects))
+        KubernetesObjects(
+            "system",
+            KubernetesObjectsArgs(kubeconfig=KUBECONFIG, cluster_identifier="cluster-1", objects=objects),
+        )
 
     return run_program(program, project="team-infra", stack="dev").resources
 
@@ -47,7 +50,11 @@ def test_each_object_becomes_its_kinds_resource_through_the_clusters_provider() 
         ("pulumi:providers:kubernetes", "system-provider"),
     ]
     by_name = {r.name: r for r in resources}
-    assert by_name["system-provider"].inputs == {"enableServerSideApply": "true", "kubeconfig": KUBECONFIG}
+    assert by_name["system-provider"].inputs == {
+        "clusterIdentifier": "cluster-1",
+        "enableServerSideApply": "true",
+        "kubeconfig": KUBECONFIG,
+    }
     provider = f"{URN}pulumi:providers:kubernetes::system-provider::system-provider-id"
     inputs = {}
     for resource in resources:

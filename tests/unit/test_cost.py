@@ -75,10 +75,10 @@ def cli(*args: str, today: str = "2026-11-22") -> subprocess.CompletedProcess[st
 EXAMPLE_TOTALS = [
     # p5.48xlarge capacity block 4 x 47.757 = 191.028/h (139,450.44/mo); spot at max 2 x 25.7522 = 51.5044/h
     # (37,598.212/mo); system nodes c7i.2xlarge 2 x 0.357 = 0.714/h (521.22/mo); the EKS control plane's
-    # fee (eks/cluster) has no price in the catalog yet and is left out
-    ("aws-eks-p5", None, "243.246400000", "177569.8720"),
-    # 1 x 47.757 = 47.757/h (34,862.61/mo); spot 1 x 25.7522 (18,799.106/mo); the same system nodes
-    ("aws-eks-p5", "dev", "74.223200000", "54182.9360"),
+    # standard support fee 0.10/h (73/mo)
+    ("aws-eks-p5", None, "243.346400000", "177642.8720"),
+    # 1 x 47.757 = 47.757/h (34,862.61/mo); spot 1 x 25.7522 (18,799.106/mo); the same system nodes and fee
+    ("aws-eks-p5", "dev", "74.323200000", "54255.9360"),
     # p5.48xlarge OD 16 x 55.04 = 880.64/h (642,867.20/mo); FSx PERSISTENT_2/125 36000 x 0.145 = 5,220/mo
     ("aws-p5-efa-fsx", None, "887.790684932", "648087.20"),
     # p5.48xlarge spot us-east-1 2 x 25.7522 = 51.5044/h (37,598.212/mo); FSx 2400 x 0.145 = 348/mo
