@@ -483,8 +483,8 @@ KUBERNETES: dict[str, dict[str, Any]] = {
     "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},
     "pulumi:providers:kubernetes": {
         "replace_on": ["clusterIdentifier"],
-        "why": "DiffConfig: with clusterIdentifier set (as the program always sets it) the provider is replaced "
-        "only when it changes; every other change of its configuration is an update",
+        "why": "DiffConfig: with clusterIdentifier set (as the program always sets it) the provider is "
+        "replaced only when it changes; every other change of its configuration is an update",
     },
 }
 
