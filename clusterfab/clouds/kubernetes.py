@@ -1,15 +1,15 @@
 """A cloud's part of a managed Kubernetes cluster's access: the credential plugin kubectl runs for a token.
 
 A cloud with a managed Kubernetes service has a module `clusterfab.clouds.<cloud>.kubernetes` whose
-`CREDENTIALS` returns the command for one cluster; the Kubernetes scheduler's kubeconfig
-(clusterfab.scheduler.kubernetes.kubeconfig) finds it by the cloud's name.
+`CREDENTIALS` returns the command for one cluster (the Kubernetes scheduler's kubeconfig finds it by the
+cloud's name) and whose `TOPOLOGY_LEVELS` are the node labels of its network hierarchy.
 """
 
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from clusterfab.core.plugins import clouds
 
@@ -29,14 +29,23 @@ class Credentials(Protocol):
     def __call__(self, *, cluster: str, location: str, project: str | None) -> ExecCredential: ...
 
 
+def topology_levels(cloud: str) -> tuple[str, ...]:
+    """The node labels of the cloud's network hierarchy, coarse to fine (a Kueue Topology's levels)."""
+    levels: tuple[str, ...] = _part(cloud).TOPOLOGY_LEVELS
+    return levels
+
+
 def credentials(cloud: str) -> Credentials:
     """The cloud's credential plugin; LookupError when the cloud has no managed Kubernetes here."""
+    found: Credentials = _part(cloud).CREDENTIALS
+    return found
+
+
+def _part(cloud: str) -> Any:
     module = clouds().get(cloud)
     if module is None:
         raise LookupError(f"no cloud named {cloud!r}")
     try:
-        part = importlib.import_module(f"{module}.kubernetes")
+        return importlib.import_module(f"{module}.kubernetes")
     except ModuleNotFoundError:
         raise LookupError(f"{cloud} has no managed Kubernetes in clusterfab") from None
-    found: Credentials = part.CREDENTIALS
-    return found

@@ -15,3 +15,13 @@ def CREDENTIALS(*, cluster: str, location: str, project: str | None) -> ExecCred
             "(https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl)"
         ),
     )
+
+
+TOPOLOGY_LEVELS = (
+    "cloud.google.com/gce-topology-block",
+    "cloud.google.com/gce-topology-subblock",
+    "cloud.google.com/gce-topology-host",
+    "kubernetes.io/hostname",
+)
+"""The node labels of GKE's compact placement hierarchy, coarse to fine: the levels of a Kueue Topology
+(Cluster Toolkit's examples/gke-a3-megagpu/kueue-configuration.yaml.tftpl, Topology `gke-default`)."""

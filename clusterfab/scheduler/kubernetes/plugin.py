@@ -24,7 +24,8 @@ from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.spec.model import ClusterSpec, NodeGroup, SchedulerSection
 
 RENDER_HELP = """Write the Kubernetes cluster's own objects: each team's Namespace and the RoleBinding that
-gives its users the edit role there (teams.yaml).
+gives its users the edit role there (teams.yaml); Kueue's ResourceFlavors, Topology, WorkloadPriorityClasses,
+Cohort, a ClusterQueue per team with its GPU quota and a LocalQueue in its namespace (kueue.yaml).
 
 Exits 1 when the blueprint is invalid or has no Kubernetes scheduler."""
 

@@ -1,4 +1,5 @@
-"""`clusterfab render kubernetes`: the cluster's own objects, as YAML documents by file.
+"""`clusterfab render kubernetes`: the cluster's own objects, as YAML documents by file (the Kueue objects
+are clusterfab.scheduler.kubernetes.queues').
 
 Per team a Namespace (labelled with the cluster, the stack-independent team name and its priority) and a
 RoleBinding that gives the team's `users` the built-in `edit` ClusterRole in it: on GKE a user is the
@@ -16,6 +17,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from clusterfab.scheduler.base import RenderError
+from clusterfab.scheduler.kubernetes.queues import kueue_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.spec.model import ClusterSpec, Team
 
@@ -83,8 +85,14 @@ def role_binding(team: Team) -> dict[str, Any]:
 
 
 def render_kubernetes(spec: ClusterSpec) -> dict[str, str]:
+    """teams.yaml (namespaces and RoleBindings) and kueue.yaml (flavors, topology, priorities, the cohort
+    and the queues), as `up` applies them."""
     require_kubernetes(spec)
-    return {"teams.yaml": documents(team_objects(spec), f"# {spec.name}: team namespaces and their users\n")}
+    files = {"teams.yaml": documents(team_objects(spec), f"# {spec.name}: team namespaces and their users\n")}
+    queues = kueue_objects(spec, spec.cloud)
+    if queues:
+        files["kueue.yaml"] = documents(queues, f"# {spec.name}: Kueue flavors, priorities and queues\n")
+    return files
 
 
 def documents(objects: Sequence[Mapping[str, Any]], header: str) -> str:
