@@ -67,6 +67,10 @@ class AwsEksNodeGroupArgs:
     desired_size: int | None = None
     """Default `min_size`."""
     autoscaled: bool = False
+    auto_repair: bool = True
+    """EKS node auto repair: nodes the node monitoring agent reports unhealthy (a GPU's XID errors and
+    failed DCGM diagnostics set AcceleratedHardwareReady false) are rebooted or replaced after 10 minutes
+    (Amazon EKS UG, "Automatically repair nodes in EKS clusters")."""
     """The group's size belongs to an autoscaler: later updates leave the desired size alone."""
     root_volume_gib: int = 200
     root_volume_type: str = "gp3"
@@ -202,6 +206,7 @@ class AwsEksNodeGroup(pulumi.ComponentResource):
                 desired_size=args.min_size if args.desired_size is None else args.desired_size,
             ),
             labels=dict(args.labels),
+            node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=args.auto_repair),
             taints=[
                 aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect) for t in args.taints
             ]

@@ -81,6 +81,7 @@ EKS: dict[str, dict[str, Target]] = {
         "scalingConfig.minSize": Api("eks", "CreateNodegroupRequest.scalingConfig.minSize"),
         "scalingConfig.maxSize": Api("eks", "CreateNodegroupRequest.scalingConfig.maxSize"),
         "scalingConfig.desiredSize": Api("eks", "CreateNodegroupRequest.scalingConfig.desiredSize"),
+        "nodeRepairConfig.enabled": Api("eks", "CreateNodegroupRequest.nodeRepairConfig.enabled"),
         # A label key has dots and a slash: named whole (`*` stands for one segment).
         f"labels.{NODE_GROUP_LABEL}": Api(
             "eks", "CreateNodegroupRequest.labels{}", key="CreateNodegroupRequest.labels{key}"

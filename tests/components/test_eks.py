@@ -184,6 +184,7 @@ def test_addons_at_the_user_guides_versions_and_the_fsx_driver_on_pod_identity()
         "eks-pod-identity-agent": None,
         "coredns": "v1.14.2-eksbuild.4",
         "aws-fsx-csi-driver": None,
+        "eks-node-monitoring-agent": None,
     }
     fsx = one(plan, ADDON, "add-cluster-addons-aws-fsx-csi-driver").inputs
     assert fsx["podIdentityAssociations"] == [
@@ -236,3 +237,14 @@ def test_the_stack_exports_the_cluster_for_kubeconfig_and_the_node_groups() -> N
     assert all_of(plan, "aws:autoscaling/group:Group") == []
     objects = one(plan, "clusterfab:kubernetes:Objects")
     assert ("pulumi:providers:kubernetes", "out-cluster-objects-provider") in children(plan, objects)
+
+
+def test_gpu_node_groups_repair_their_unhealthy_nodes() -> None:
+    # The node monitoring agent reports a GPU's XID errors as AcceleratedHardwareReady false; EKS reboots
+    # or replaces the node after 10 minutes (Amazon EKS UG, node-repair).
+    plan = aws_plan(EKS + P5, name="repair")
+    groups = all_of(plan, "aws:eks/nodeGroup:NodeGroup")
+    assert {g.name: g.inputs["nodeRepairConfig"] for g in groups} == {
+        g.name: {"enabled": True} for g in groups
+    }
+    assert len(groups) == 2
