@@ -95,6 +95,12 @@ class SchedulerPlugin(Protocol):
         it names (None, False when nothing could be resolved)."""
         ...
 
+    @property
+    def hosts_monitoring(self) -> bool:
+        """Whether its controller runs the monitoring stack (Slurm's does); else a cluster that monitors
+        gets a monitoring node of its own."""
+        ...
+
     def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
         """The section with the monitoring stack on its controller, `disk_gib` of samples beside it."""
         ...

@@ -36,7 +36,7 @@ from clusterfab.spec.model import (
     Unresolved,
 )
 from clusterfab.spec.monitoring import resolve_monitoring
-from clusterfab.spec.scheduler import host_monitoring, resolve_scheduler, resolve_teams
+from clusterfab.spec.scheduler import host_monitoring, hosts_monitoring, resolve_scheduler, resolve_teams
 
 RESERVED_KINDS = frozenset({"reservation", "capacity_block"})
 """Capacity kinds bought as a reservation of particular hosts."""
@@ -76,8 +76,12 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
     if not known:
         unresolved.append(Unresolved(("scheduler",), "scheduler"))
     # A scheduler's controller hosts the monitoring stack; without one, clusterfab adds a monitoring node.
+    hosting = scheduler is not None and hosts_monitoring(scheduler.kind)
     monitoring, known = resolve_monitoring(
-        blueprint, catalog, groups, controller_of=scheduler.kind if scheduler is not None else None
+        blueprint,
+        catalog,
+        groups,
+        controller_of=scheduler.kind if scheduler is not None and hosting else None,
     )
     if not known:
         unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))

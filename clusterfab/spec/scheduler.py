@@ -22,6 +22,9 @@ class _Resolver(Protocol):
         self, blueprint: Blueprint, catalog: Catalog, groups: Sequence[NodeGroup]
     ) -> tuple[SchedulerSection | None, bool]: ...
 
+    @property
+    def hosts_monitoring(self) -> bool: ...
+
     def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection: ...
 
 
@@ -55,3 +58,9 @@ def host_monitoring(section: SchedulerSection, disk_gib: int) -> SchedulerSectio
     """`section` with the monitoring stack on its controller, `disk_gib` of samples beside it."""
     resolver: _Resolver = load_scheduler(section.kind)
     return resolver.host_monitoring(section, disk_gib)
+
+
+def hosts_monitoring(kind: str) -> bool:
+    """Whether the controller of a scheduler of `kind` runs the monitoring stack."""
+    resolver: _Resolver = load_scheduler(kind)
+    return resolver.hosts_monitoring

@@ -20,6 +20,7 @@ from typing import Literal
 import pulumi
 import pulumi_aws as aws
 
+from clusterfab.core import vocab as tagging
 from components._errors import check_inputs
 from components._naming import child
 from components.aws.node_group import PRIMARY_ONLY, NetworkInterface, template_interfaces
@@ -67,6 +68,9 @@ class AwsEksNodeGroupArgs:
     desired_size: int | None = None
     """Default `min_size`."""
     autoscaled: bool = False
+    discoverable: bool = True
+    """Whether its instances carry the node group tag the monitoring host's service discovery finds GPU
+    nodes by (the system node group's do not: it runs no GPU exporters)."""
     auto_repair: bool = True
     """EKS node auto repair: nodes the node monitoring agent reports unhealthy (a GPU's XID errors and
     failed DCGM diagnostics set AcceleratedHardwareReady false) are rebooted or replaced after 10 minutes
@@ -136,7 +140,8 @@ class AwsEksNodeGroup(pulumi.ComponentResource):
         check_inputs(TYPE, _problems(args))
         super().__init__(TYPE, name, None, opts)
         self._name, self._args = name, args
-        self._node_tags = {**args.tags, "Name": name}
+        found = {tagging.NODE_GROUP_TAG: args.node_group} if args.discoverable else {}
+        self._node_tags = {**args.tags, **found, "Name": name}
         template = self._launch_template()
         group = self._node_group(template)
         self.arn = group.arn

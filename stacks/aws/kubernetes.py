@@ -129,6 +129,7 @@ def _system_group(
         AwsEksNodeGroupArgs(
             cluster_name=control.cluster_name,
             node_group=SYSTEM_GROUP,
+            discoverable=False,
             version=section.version,
             node_role_arn=control.node_role_arn,
             subnet_id=network.node_subnet_id,

@@ -19,6 +19,7 @@ from cluster import NodeGroupExport, SchedulerRealized, TpuSliceExport
 
 from clusterfab.clouds.kubernetes import credentials
 from clusterfab.core.naming import GCP_GKE_NODES, physical
+from clusterfab.core.vocab import NODE_GROUP_TAG, label_value
 from clusterfab.scheduler.kubernetes import labels
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
@@ -223,7 +224,11 @@ def _gpu_pool(
             boot_disk_kms_key=group.kms_key,
             taints=[GPU_TAINT],
             labels={labels.NODE_GROUP_LABEL: group.name},
-            resource_labels=site.cluster.tags(f"node-group-{group.name}"),
+            # The node group label: the monitoring host's service discovery finds the pool's VMs by it.
+            resource_labels={
+                **site.cluster.tags(f"node-group-{group.name}"),
+                NODE_GROUP_TAG: label_value(group.name),
+            },
             # An upgrade replaces one node at a time in place: no spare GPU capacity is needed for it.
             max_surge=0,
             max_unavailable=1,

@@ -248,3 +248,15 @@ def test_gpu_node_groups_repair_their_unhealthy_nodes() -> None:
         g.name: {"enabled": True} for g in groups
     }
     assert len(groups) == 2
+
+
+def test_gpu_nodes_carry_the_tag_the_monitoring_host_finds_them_by() -> None:
+    plan = aws_plan(EKS + P5, name="found")
+    tags = {
+        t.name: {spec["resourceType"]: spec["tags"] for spec in t.inputs["tagSpecifications"]}
+        for t in all_of(plan, "aws:ec2/launchTemplate:LaunchTemplate")
+    }
+    assert {name: specs["instance"].get("clusterfab-node-group") for name, specs in tags.items()} == {
+        "found-cluster-g-lt": "g",
+        "found-cluster-system-lt": None,
+    }

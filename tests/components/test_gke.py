@@ -419,3 +419,12 @@ def test_the_component_raises_before_creating_anything() -> None:
 
     with pytest.raises(pulumi.InputPropertiesError, match="clusterfab:compute:GkeNodePool: reservation"):
         GkeNodePool("x", _args(capacity="reservation"))
+
+
+def test_the_gpu_pools_nodes_carry_the_label_the_monitoring_host_finds_them_by() -> None:
+    plan = _prod()
+    gpu = _pool(plan, "gke-mega-h100-pool")["nodeConfig"]["resourceLabels"]
+    system = _pool(plan, "gke-mega-gke-system-pool")["nodeConfig"]["resourceLabels"]
+    assert gpu["clusterfab-node-group"] == "h100"
+    assert system["clusterfab-component"] == "system-nodes"
+    assert "clusterfab-node-group" not in system  # no GPU exporters there to scrape

@@ -58,6 +58,8 @@ class ToyScheduler:
         written = blueprint.scheduler.controller.machine_type if blueprint.scheduler is not None else None
         return ToySection(written or DEFAULT_CONTROLLER), True
 
+    hosts_monitoring = True
+
     def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
         return section
 

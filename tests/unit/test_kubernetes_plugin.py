@@ -174,3 +174,15 @@ def test_the_eks_kubeconfig_asks_aws_eks_get_token_for_the_cluster_in_its_region
 def test_a_cloud_without_a_managed_kubernetes_has_no_credential_plugin() -> None:
     with pytest.raises(LookupError, match="no cloud named 'azure'"):
         credentials("azure")
+
+
+def test_a_monitored_kubernetes_cluster_gets_a_monitoring_node() -> None:
+    # The control plane is the cloud's: nothing of the scheduler's can host Prometheus, so the cluster
+    # gets its own monitoring node, which finds the node pools' nodes by their node group label.
+    monitored = spec(
+        "gcp", node_groups=[GROUP], scheduler={"kind": "kubernetes"}, monitoring={"kind": "prometheus"}
+    )
+    assert monitored.monitoring is not None
+    assert monitored.monitoring.host == "node"
+    assert monitored.monitoring.machine is not None
+    assert monitored.scheduler == Kubernetes("GKE", "1.35", "REGULAR", "e2-standard-8", 2)

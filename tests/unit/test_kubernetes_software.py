@@ -240,6 +240,7 @@ spec:
         ports:
         - name: "metrics"
           containerPort: 9400
+          hostPort: 9400
         securityContext:
           runAsNonRoot: false
           runAsUser: 0
@@ -281,9 +282,75 @@ spec:
 """
 
 
+NODE_EXPORTER = """
+# The node exporter's README, in a container: the host's network and PID namespaces and root file system.
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: node-exporter
+  namespace: clusterfab-monitoring
+  labels:
+    app.kubernetes.io/name: node-exporter
+    app.kubernetes.io/version: 1.7.0
+    app.kubernetes.io/managed-by: clusterfab
+spec:
+  updateStrategy:
+    type: RollingUpdate
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: node-exporter
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: node-exporter
+        app.kubernetes.io/version: 1.7.0
+    spec:
+      automountServiceAccountToken: false
+      priorityClassName: clusterfab-node-agents
+      hostNetwork: true
+      hostPID: true
+      affinity:
+        nodeAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+            nodeSelectorTerms:
+            - matchExpressions:
+              - {key: clusterfab.dev/node-group, operator: In, values: GROUPS}
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      containers:
+      - name: node-exporter
+        image: quay.io/prometheus/node-exporter:v1.7.0
+        args: ["--path.rootfs=/host/root", "--web.listen-address=:9100"]
+        ports:
+        - {name: metrics, containerPort: 9100, hostPort: 9100}
+        securityContext: {readOnlyRootFilesystem: true, runAsNonRoot: true, runAsUser: 65534}
+        volumeMounts:
+        - {name: root, mountPath: /host/root, readOnly: true, mountPropagation: HostToContainer}
+        resources:
+          limits: {cpu: 200m, memory: 128Mi}
+          requests: {cpu: 50m, memory: 64Mi}
+      volumes:
+      - name: root
+        hostPath: {path: /}
+"""
+
+
+def node_exporter(groups: list[str]) -> list[dict[str, Any]]:
+    (daemonset,) = documents(NODE_EXPORTER)
+    daemonset["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] = groups
+    return [daemonset]
+
+
 def test_eks_gets_the_nvidia_and_efa_device_plugins_and_the_dcgm_exporter() -> None:
     objects = in_cluster_objects(kubernetes("aws", AWS_GROUPS), "aws")
-    assert objects == documents(MONITORING) + documents(EKS_DEVICE_PLUGINS) + documents(DCGM_EXPORTER)
+    assert objects == [
+        *documents(MONITORING),
+        *documents(EKS_DEVICE_PLUGINS),
+        *documents(DCGM_EXPORTER),
+        *node_exporter(["train", "spare"]),
+    ]
 
 
 def test_eks_without_efa_groups_has_no_efa_device_plugin() -> None:
@@ -294,6 +361,7 @@ def test_eks_without_efa_groups_has_no_efa_device_plugin() -> None:
         "DaemonSet/kube-system/nvidia-device-plugin-daemonset",
         "DaemonSet/clusterfab-monitoring/dcgm-exporter",
         "Service/clusterfab-monitoring/dcgm-exporter",
+        "DaemonSet/clusterfab-monitoring/node-exporter",
     ]
 
 
@@ -623,6 +691,7 @@ def test_gke_gets_each_fabrics_plugins_and_the_dcgm_exporter_but_no_device_plugi
         *documents(RDMA_X86),
         *documents(RDMA_ARM64),
         *gke_dcgm_exporter(["mega", "high", "ultra", "b200", "nvl", "plain"]),
+        *node_exporter(["mega", "high", "ultra", "b200", "nvl", "plain"]),
     ]
 
 
@@ -635,6 +704,7 @@ def test_gke_a3_mega_alone_gets_the_injector_and_the_tcpxo_installer() -> None:
         "DaemonSet/kube-system/nccl-tcpxo-installer",
         "DaemonSet/clusterfab-monitoring/dcgm-exporter",
         "Service/clusterfab-monitoring/dcgm-exporter",
+        "DaemonSet/clusterfab-monitoring/node-exporter",
     ]
 
 
@@ -723,6 +793,7 @@ def test_the_pins_are_the_ones_their_sources_print() -> None:
                 "pause": pause,
             },
         ),
+        "node-exporter": ("1.7.0", {"exporter": "quay.io/prometheus/node-exporter:v1.7.0"}),
         "dcgm-exporter": (
             "4.5.3-4.8.2",
             {"exporter": "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"},
@@ -775,4 +846,5 @@ def test_no_two_objects_share_a_part_and_each_call_builds_them_anew() -> None:
         *documents(RDMA_X86),
         *documents(RDMA_ARM64),
         *gke_dcgm_exporter(["mega", "high", "ultra", "b200", "nvl", "plain"]),
+        *node_exporter(["mega", "high", "ultra", "b200", "nvl", "plain"]),
     ]

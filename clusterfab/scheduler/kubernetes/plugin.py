@@ -71,8 +71,13 @@ class KubernetesPlugin:
             known,
         )
 
+    @property
+    def hosts_monitoring(self) -> bool:
+        # The control plane is the cloud's: monitoring runs on a node of its own (monitoring.host: node),
+        # which finds the node pools' nodes as it finds any cluster's.
+        return False
+
     def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
-        # No host of its own: monitoring runs on its own node (monitoring.host: node).
         return section
 
     def check(self, ctx: RuleView) -> Iterator[Finding]:

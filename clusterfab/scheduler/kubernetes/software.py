@@ -20,6 +20,7 @@ from ruamel.yaml import YAML
 
 from clusterfab.catalog.models import Record
 from clusterfab.scheduler.kubernetes.manifests import dcgm_exporter as dcgm
+from clusterfab.scheduler.kubernetes.manifests.node_exporter import node_exporter
 from clusterfab.spec.model import ClusterSpec, NodeGroup
 
 
@@ -85,6 +86,7 @@ def in_cluster_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
     software = kubernetes_software()
     part = _cloud_part(cloud)
     exporter = software.piece("dcgm-exporter")
+    node = software.piece("node-exporter")
     names = [g.name for g in groups]
     return [
         dcgm.monitoring_namespace(),
@@ -92,6 +94,7 @@ def in_cluster_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
         *part.node_software(groups, software),
         dcgm.dcgm_exporter(exporter.image("exporter"), exporter.version, names, host_driver=part.HOST_DRIVER),
         dcgm.dcgm_exporter_service(exporter.version),
+        node_exporter(node.image("exporter"), node.version, names),
     ]
 
 

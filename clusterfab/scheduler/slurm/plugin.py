@@ -53,6 +53,10 @@ class SlurmPlugin:
     ) -> tuple[SchedulerSection | None, bool]:
         return resolve_slurm(blueprint, catalog, groups)
 
+    @property
+    def hosts_monitoring(self) -> bool:
+        return True
+
     def host_monitoring(self, section: SchedulerSection, disk_gib: int) -> SchedulerSection:
         # Prometheus' samples live on the controller's state disk, which grows by them.
         return dataclasses.replace(_slurm(section), monitoring_disk_gib=disk_gib)

@@ -87,7 +87,9 @@ def dcgm_exporter(
         "name": NAME,
         "image": image,
         "env": env,
-        "ports": [{"name": "metrics", "containerPort": PORT}],
+        # On the node's own address too: the monitoring host scrapes every GPU node at <node>:9400, as it
+        # scrapes a Slurm cluster's (the cloud's service discovery finds the nodes by their labels).
+        "ports": [{"name": "metrics", "containerPort": PORT, "hostPort": PORT}],
         "securityContext": security,
         "volumeMounts": mounts,
         "resources": {
