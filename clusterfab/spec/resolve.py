@@ -76,13 +76,8 @@ def resolve(blueprint: Blueprint, catalog: Catalog, environment: str | None) -> 
     if not known:
         unresolved.append(Unresolved(("scheduler",), "scheduler"))
     # A scheduler's controller hosts the monitoring stack; without one, clusterfab adds a monitoring node.
-    hosting = scheduler is not None and hosts_monitoring(scheduler.kind)
-    monitoring, known = resolve_monitoring(
-        blueprint,
-        catalog,
-        groups,
-        controller_of=scheduler.kind if scheduler is not None and hosting else None,
-    )
+    host = scheduler.kind if scheduler is not None and hosts_monitoring(scheduler.kind) else None
+    monitoring, known = resolve_monitoring(blueprint, catalog, groups, controller_of=host)
     if not known:
         unresolved.append(Unresolved(("monitoring", "machine_type"), "monitoring"))
     if scheduler is not None and monitoring is not None and monitoring.host == "controller":

@@ -42,6 +42,7 @@ def test_each_object_becomes_its_kinds_resource_through_the_clusters_provider() 
     assert sorted((r.type, r.name) for r in resources) == [
         ("clusterfab:kubernetes:Objects", "system"),
         ("kubernetes:apps/v1:DaemonSet", "system-daemonset/clusterfab-monitoring/dcgm-exporter"),
+        ("kubernetes:apps/v1:DaemonSet", "system-daemonset/clusterfab-monitoring/node-exporter"),
         ("kubernetes:apps/v1:DaemonSet", "system-daemonset/kube-system/aws-efa-k8s-device-plugin"),
         ("kubernetes:apps/v1:DaemonSet", "system-daemonset/kube-system/nvidia-device-plugin-daemonset"),
         ("kubernetes:core/v1:Namespace", "system-namespace/clusterfab-monitoring"),
@@ -71,6 +72,7 @@ def test_each_object_becomes_its_kinds_resource_through_the_clusters_provider() 
         "system-daemonset/kube-system/aws-efa-k8s-device-plugin": objects[3],
         "system-daemonset/clusterfab-monitoring/dcgm-exporter": objects[4],
         "system-service/clusterfab-monitoring/dcgm-exporter": objects[5],
+        "system-daemonset/clusterfab-monitoring/node-exporter": objects[6],
     }
     assert objects[1]["preemptionPolicy"] == "Never"
 
@@ -93,6 +95,7 @@ def test_objects_wait_for_the_namespaces_and_priority_classes_before_them() -> N
         "system-daemonset/kube-system/aws-efa-k8s-device-plugin": (namespace, priority),
         "system-daemonset/clusterfab-monitoring/dcgm-exporter": (namespace, priority),
         "system-service/clusterfab-monitoring/dcgm-exporter": (namespace, priority),
+        "system-daemonset/clusterfab-monitoring/node-exporter": (namespace, priority),
     }
 
 
