@@ -44,15 +44,30 @@ class Image(Record):
         return f"{self.repository}{tag}{digest}"
 
 
+class Chart(Record):
+    """A Helm chart as its publisher releases it: the OCI registry path it is pushed to, the chart's name
+    and its version."""
+
+    repository: str = Field(pattern=r"^oci://")
+    name: str
+    version: str
+
+    @property
+    def reference(self) -> str:
+        """What Helm installs: `oci://<registry path>/<name>`."""
+        return f"{self.repository}/{self.name}"
+
+
 class Piece(Record):
     """One piece of in-cluster software: the upstream manifest or chart version it follows and its
-    images, with the page or repository they were read from."""
+    images, with the page or repository they were read from; a piece installed from a Helm chart names it."""
 
     name: str
     version: str
     source: str = Field(pattern=r"^https://")
     also: tuple[str, ...] = ()
     as_of: dt.date
+    chart: Chart | None = None
     images: dict[str, Image]
 
     def image(self, role: str) -> str:
