@@ -20,7 +20,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from clusterfab.scheduler.kubernetes.software import Piece, kubernetes_software
+from clusterfab.scheduler.kubernetes.software import Piece, cloud_part, kubernetes_software
 from clusterfab.spec import FlexStart
 from clusterfab.spec.model import ClusterSpec
 
@@ -34,10 +34,7 @@ PROVISIONING_CHECK = "dws-prov"
 """The AdmissionCheck a ClusterQueue lists for the flavors of flex-start node groups (GKE's queued
 provisioning): Kueue asks GKE for all of a workload's nodes at once before admitting it."""
 PROVISIONING_CONFIG = "dws-config"
-QUEUED_PROVISIONING_CLASS = "queued-provisioning.gke.io"
-"""GKE's ProvisioningRequest class for queued provisioning (Cluster Toolkit's
-examples/gke-consumption-options/dws-flex-start-queued-provisioning/dws-queues.yaml.tftpl, the names
-GKE's guide uses)."""
+"""The names Cluster Toolkit's DWS flex-start example and GKE's guide give the two objects."""
 
 WAIT_FOR_PODS_READY: dict[str, Any] = {
     # Kueue's default timeout: long enough for a GPU node pool to grow and a multi-gigabyte image to pull.
@@ -152,9 +149,9 @@ def _yaml(value: dict[str, Any]) -> str:
 
 
 def provisioning_groups(spec: ClusterSpec, cloud: str) -> tuple[str, ...]:
-    """The node groups GKE grows by queued provisioning (flex-start capacity): their flavors need the
-    PROVISIONING_CHECK. None on other clouds (validation refuses flex-start there)."""
-    if cloud != "gcp":
+    """The node groups the cloud grows by queued provisioning (flex-start capacity, GKE's): their flavors
+    need the PROVISIONING_CHECK. None where the cloud has no ProvisioningRequest class for it."""
+    if cloud_part(cloud).QUEUED_PROVISIONING_CLASS is None:
         return ()
     return tuple(g.name for g in spec.node_groups if isinstance(g.capacity, FlexStart))
 
@@ -163,17 +160,15 @@ def admission_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
     """The ProvisioningRequestConfig and the AdmissionCheck that make Kueue ask GKE for a queued workload's
     nodes before admitting it, on a GKE cluster with a flex-start node group (Cluster Toolkit's DWS
     flex-start example, kueue.x-k8s.io/v1beta2); empty otherwise."""
-    if not provisioning_groups(spec, cloud):
+    provisioning_class = cloud_part(cloud).QUEUED_PROVISIONING_CLASS
+    if provisioning_class is None or not provisioning_groups(spec, cloud):
         return []
     return [
         {
             "apiVersion": KUEUE_API,
             "kind": "ProvisioningRequestConfig",
             "metadata": {"name": PROVISIONING_CONFIG},
-            "spec": {
-                "provisioningClassName": QUEUED_PROVISIONING_CLASS,
-                "managedResources": ["nvidia.com/gpu"],
-            },
+            "spec": {"provisioningClassName": provisioning_class, "managedResources": ["nvidia.com/gpu"]},
         },
         {
             "apiVersion": KUEUE_API,

@@ -98,7 +98,7 @@ def in_cluster_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
     if not groups:
         return []
     software = kubernetes_software()
-    part = _cloud_part(cloud)
+    part = cloud_part(cloud)
     exporter = software.piece("dcgm-exporter")
     names = [g.name for g in groups]
     return [
@@ -115,6 +115,9 @@ class CloudPart(Protocol):
 
     HOST_DRIVER: str | None
     """Where the node image keeps the NVIDIA driver when no NVIDIA container runtime mounts it."""
+    QUEUED_PROVISIONING_CLASS: str | None
+    """The ProvisioningRequest class that grows a flex-start node group for a queued workload, if the
+    cloud sells flex-start (clusterfab.scheduler.kubernetes.kueue.admission_objects)."""
 
     def node_software(
         self, groups: tuple[NodeGroup, ...], software: KubernetesSoftware
@@ -123,7 +126,7 @@ class CloudPart(Protocol):
         ...
 
 
-def _cloud_part(cloud: str) -> CloudPart:
+def cloud_part(cloud: str) -> CloudPart:
     """The cloud's module, by its name (a cloud's name is a module name's part; nothing else is)."""
     try:
         if not cloud.isidentifier():
