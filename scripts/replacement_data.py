@@ -481,6 +481,13 @@ KUBERNETES: dict[str, dict[str, Any]] = {
     "kubernetes:scheduling.k8s.io/v1:PriorityClass": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:GKENetworkParamSet": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig": {"replace_on": _K8S_METADATA},
+    "kubernetes:helm.sh/v3:Release": {
+        "replace_on": ["name", "namespace"],
+        "why": "helm_release.go Diff: forceNewFields .name and .namespace; another chart, version or values "
+        "upgrades the release in place",
+    },
     "pulumi:providers:kubernetes": {
         "replace_on": ["clusterIdentifier"],
         "why": "DiffConfig: with clusterIdentifier set (as the program always sets it) the provider is "

@@ -4,7 +4,8 @@ The objects are built (and schema-checked) elsewhere as plain manifests, whose v
 inputs (a VPC's name known once it exists); this component only applies them. Each becomes the
 pulumi-kubernetes resource of its kind, named `<namespace>/<name>` within the component, so adding an
 object never renames another; kinds the SDK has no class for (custom resources) become
-`apiextensions.CustomResource`.
+`apiextensions.CustomResource`. Helm charts given with the objects are installed through the same
+provider (components.kubernetes.helm), and the objects of the APIs a chart serves wait for it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components._naming import child
+from components.kubernetes.helm import HelmChart, HelmReleases, HelmReleasesArgs
 
 TYPE = "clusterfab:kubernetes:Objects"
 
@@ -54,6 +56,9 @@ class KubernetesObjectsArgs:
     """Plain manifests, in the order they are applied (a namespace before what lives in it)."""
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
     """What must exist first (the node pools a DaemonSet's pods land on)."""
+    charts: Sequence[HelmChart] = field(default_factory=tuple)
+    """Helm charts installed after `depends_on`, in order; the objects of the API groups a chart serves
+    (its custom resources) wait for its release."""
 
 
 class KubernetesObjects(pulumi.ComponentResource):
@@ -69,14 +74,25 @@ class KubernetesObjects(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        self.charts = (
+            HelmReleases(
+                child(name, "charts"),
+                HelmReleasesArgs(provider=self.provider, charts=args.charts, depends_on=args.depends_on),
+                pulumi.ResourceOptions(parent=self),
+            )
+            if args.charts
+            else None
+        )
         self.resources: dict[str, pulumi.CustomResource] = {}
         previous: list[pulumi.Resource] = list(args.depends_on)
         for manifest in args.objects:
             key = object_key(manifest)
+            served = self.charts.waits_for(str(manifest["apiVersion"])) if self.charts else []
+            after = [*previous, *served]
             resource = _resource(
                 child(name, key),
                 manifest,
-                pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=previous),
+                pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=after),
             )
             self.resources[key] = resource
             if manifest["kind"] in _FIRST or manifest["kind"].endswith("Definition"):

@@ -25,6 +25,7 @@ from clusterfab.scheduler.kubernetes import labels
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.eks_addons import eks_addons
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
+from clusterfab.scheduler.kubernetes.kueue import admission_objects, training_charts
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
@@ -34,6 +35,7 @@ from components._naming import child
 from components.aws.eks import AwsEksCluster, AwsEksClusterArgs
 from components.aws.eks_addons import AwsEksAddons, AwsEksAddonsArgs, ManagedAddon
 from components.aws.eks_node_group import AwsEksNodeGroup, AwsEksNodeGroupArgs, CapacityType, Taint
+from components.kubernetes.helm import HelmChart
 from components.kubernetes.objects import KubernetesObjects, KubernetesObjectsArgs
 
 from .compute import _interfaces, _tags
@@ -188,8 +190,10 @@ def _kubeconfig(cluster: Cluster, control: AwsEksCluster) -> pulumi.Output[str]:
 
 def _in_cluster_objects(cluster: Cluster) -> list[dict[str, Any]]:
     """The objects the program applies to the cluster, in order."""
-    # The cluster's system software (device plugins, dcgm-exporter) first, then the teams' namespaces.
-    return [*in_cluster_objects(cluster.spec, "aws"), *team_objects(cluster.spec)]
+    # The cluster's system software (device plugins, dcgm-exporter) first, then the teams' namespaces and
+    # Kueue's objects (after Kueue's chart).
+    spec = cluster.spec
+    return [*in_cluster_objects(spec, "aws"), *team_objects(spec), *admission_objects(spec, "aws")]
 
 
 def _compute(
@@ -229,6 +233,7 @@ def _compute(
             cluster_identifier=control.arn,
             objects=_in_cluster_objects(cluster),
             depends_on=[system, addons],
+            charts=[HelmChart(**vars(chart)) for chart in training_charts(spec, "aws")],
         ),
         site.opts,
     )

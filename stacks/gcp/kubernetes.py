@@ -24,6 +24,7 @@ from clusterfab.scheduler.kubernetes import labels
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
+from clusterfab.scheduler.kubernetes.kueue import admission_objects, training_charts
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
@@ -34,6 +35,7 @@ from components._naming import child
 from components.gcp.gke_cluster import GkeCluster, GkeClusterArgs, MaintenanceWindow
 from components.gcp.gke_networks import PodNetwork, network_objects
 from components.gcp.gke_node_pool import Capacity, GkeNodePool, GkeNodePoolArgs, NodeNetwork, Taint
+from components.kubernetes.helm import HelmChart
 from components.kubernetes.objects import KubernetesObjects, KubernetesObjectsArgs
 
 from .names import SERVICE_ACCOUNT_ID_MAX
@@ -87,8 +89,14 @@ def _compute(
         slice_pools, tpus[tpu.name] = _tpu_pools(site, gke, tpu)
         pools.extend(slice_pools)
     used = {n.name: n for g in spec.node_groups for n in networks.get(g.name, ())}
-    # The fabric's networks, the system software (fabric installers, dcgm-exporter), the teams' namespaces.
-    objects = [*network_objects(list(used.values())), *in_cluster_objects(spec, "gcp"), *team_objects(spec)]
+    # The fabric's networks, the system software (fabric installers, dcgm-exporter), the teams' namespaces,
+    # Kueue's admission check for queued provisioning (after Kueue's chart).
+    objects = [
+        *network_objects(list(used.values())),
+        *in_cluster_objects(spec, "gcp"),
+        *team_objects(spec),
+        *admission_objects(spec, "gcp"),
+    ]
     KubernetesObjects(
         child(spec.name, "objects"),
         KubernetesObjectsArgs(
@@ -96,6 +104,7 @@ def _compute(
             cluster_identifier=gke.cluster_id,
             objects=objects,
             depends_on=pools,
+            charts=[HelmChart(**vars(chart)) for chart in training_charts(spec, "gcp")],
         ),
         site.opts,
     )

@@ -16,10 +16,13 @@ from ruamel.yaml import YAML
 
 from clusterfab.plan.engine import PlannedResource, run_program
 from clusterfab.plan.project import Plan
+from clusterfab.scheduler.kubernetes.kueue import training_charts
 from clusterfab.scheduler.kubernetes.section import Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
+from components.kubernetes.helm import HelmChart
 from components.kubernetes.objects import KubernetesObjects, KubernetesObjectsArgs
 from tests.apimodels.kubernetes_objects import (
+    HELM_RELEASE,
     checked_here,
     cluster_version,
     kubernetes_resource_problems,
@@ -139,7 +142,16 @@ def test_the_check_catches_a_wrong_field_a_wrong_type_and_an_unknown_kind() -> N
     objects[2]["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = 3
     objects[4]["spec"]["template"]["spec"]["hostNetwrk"] = True
     objects.append(
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "q"}}
+        {"apiVersion": "kueue.x-k8s.io/v1beta3", "kind": "ClusterQueue", "metadata": {"name": "q"}}
+    )
+    # Kueue's kinds are checked against its CRD schemas: v1beta1's `cohort` is v1beta2's `cohortName`.
+    objects.append(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": "research"},
+            "spec": {"cohort": "all"},
+        }
     )
     objects.append(
         {
@@ -150,8 +162,9 @@ def test_the_check_catches_a_wrong_field_a_wrong_type_and_an_unknown_kind() -> N
         }
     )
     assert kubernetes_resource_problems(_component_plan(objects)) == [
-        "ClusterQueue q: Couldn't find schema for kind ClusterQueue with api version kueue.x-k8s.io/v1beta2 "
+        "ClusterQueue q: Couldn't find schema for kind ClusterQueue with api version kueue.x-k8s.io/v1beta3 "
         "for kubernetes version 1.35",
+        "ClusterQueue research spec: Additional properties are not allowed ('cohort' was unexpected)",
         "DaemonSet clusterfab-monitoring/dcgm-exporter spec.template.spec: "
         "Additional properties are not allowed ('hostNetwrk' was unexpected)",
         "DaemonSet kube-system/nvidia-device-plugin-daemonset "
@@ -173,3 +186,54 @@ def test_the_cloud_api_model_check_leaves_kubernetes_objects_to_this_one() -> No
     from tests.apimodels.test_api_models import input_problems
 
     assert input_problems(_component_plan(_eks_objects())) == ([], [])
+
+
+# --- Helm releases: no objects of the API, checked against their pins and their charts' values -----------
+
+
+def _release_plan(charts: list[HelmChart]) -> Plan:
+    def program() -> None:
+        KubernetesObjects(
+            "system",
+            KubernetesObjectsArgs(kubeconfig="{}", cluster_identifier="cluster-1", objects=[], charts=charts),
+        )
+
+    return Plan(
+        blueprint="bp.yaml",
+        env=None,
+        stack="dev",
+        resources=run_program(program, project="clusterfab", stack="dev").resources,
+    )
+
+
+def _charts() -> list[HelmChart]:
+    spec = validated(OWN["eks-p5-efa"]).spec
+    return [HelmChart(**vars(chart)) for chart in training_charts(spec, "aws")]
+
+
+def test_the_training_charts_set_only_values_their_pinned_charts_have() -> None:
+    plan = _release_plan(_charts())
+    assert sorted(r.name for r in plan.resources if r.type == HELM_RELEASE) == [
+        "system-charts-jobset",
+        "system-charts-kueue",
+    ]
+    assert kubernetes_resource_problems(plan) == []
+
+
+def test_the_check_catches_an_unpinned_chart_or_version_and_a_value_the_chart_lacks() -> None:
+    jobset, kueue = _charts()
+    values = copy.deepcopy(dict(kueue.values))
+    values["controllerManager"]["manager"]["imag"] = {"tag": "v0.19.2"}
+    values["enableCertManagr"] = True
+    values["controllerManager"]["manager"]["podAnnotations"] = {"any": "key"}  # a free-form map: any key
+    charts = [
+        dataclasses.replace(jobset, version="0.11.1"),
+        dataclasses.replace(kueue, values=values),
+        dataclasses.replace(jobset, name="other", chart="oci://registry.example.com/charts/other"),
+    ]
+    assert kubernetes_resource_problems(_release_plan(charts)) == [
+        "Release jobset-system/jobset: version 0.11.1, software.yaml pins 0.12.0",
+        "Release jobset-system/other: software.yaml pins no chart oci://registry.example.com/charts/other",
+        "Release kueue-system/kueue values.controllerManager.manager.imag: the chart has no such value",
+        "Release kueue-system/kueue values.enableCertManagr: the chart has no such value",
+    ]

@@ -798,6 +798,8 @@ def test_the_pins_are_the_ones_their_sources_print() -> None:
             "4.5.3-4.8.2",
             {"exporter": "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"},
         ),
+        "kueue": ("v0.19.2", {"manager": "registry.k8s.io/kueue/kueue:v0.19.2"}),
+        "jobset": ("v0.12.0", {"controller": "registry.k8s.io/jobset/jobset:v0.12.0"}),
     }
 
 

@@ -45,15 +45,30 @@ class Image(Record):
         return f"{self.repository}{tag}{digest}"
 
 
+class Chart(Record):
+    """A Helm chart as its publisher releases it: the OCI registry path it is pushed to, the chart's name
+    and its version."""
+
+    repository: str = Field(pattern=r"^oci://")
+    name: str
+    version: str
+
+    @property
+    def reference(self) -> str:
+        """What Helm installs: `oci://<registry path>/<name>`."""
+        return f"{self.repository}/{self.name}"
+
+
 class Piece(Record):
     """One piece of in-cluster software: the upstream manifest or chart version it follows and its
-    images, with the page or repository they were read from."""
+    images, with the page or repository they were read from; a piece installed from a Helm chart names it."""
 
     name: str
     version: str
     source: str = Field(pattern=r"^https://")
     also: tuple[str, ...] = ()
     as_of: dt.date
+    chart: Chart | None = None
     images: dict[str, Image]
 
     def image(self, role: str) -> str:
@@ -84,7 +99,7 @@ def in_cluster_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
     if not groups:
         return []
     software = kubernetes_software()
-    part = _cloud_part(cloud)
+    part = cloud_part(cloud)
     exporter = software.piece("dcgm-exporter")
     node = software.piece("node-exporter")
     names = [g.name for g in groups]
@@ -103,6 +118,9 @@ class CloudPart(Protocol):
 
     HOST_DRIVER: str | None
     """Where the node image keeps the NVIDIA driver when no NVIDIA container runtime mounts it."""
+    QUEUED_PROVISIONING_CLASS: str | None
+    """The ProvisioningRequest class that grows a flex-start node group for a queued workload, if the
+    cloud sells flex-start (clusterfab.scheduler.kubernetes.kueue.admission_objects)."""
 
     def node_software(
         self, groups: tuple[NodeGroup, ...], software: KubernetesSoftware
@@ -111,7 +129,7 @@ class CloudPart(Protocol):
         ...
 
 
-def _cloud_part(cloud: str) -> CloudPart:
+def cloud_part(cloud: str) -> CloudPart:
     """The cloud's module, by its name (a cloud's name is a module name's part; nothing else is)."""
     try:
         if not cloud.isidentifier():

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 HOST_DRIVER: str | None = None
 """The NVIDIA container runtime mounts the driver into containers: nothing to mount from the host."""
+QUEUED_PROVISIONING_CLASS: str | None = None
+"""EKS sells no flex-start capacity (validation refuses it): no ProvisioningRequest class."""
 
 
 def node_software(groups: tuple[NodeGroup, ...], software: KubernetesSoftware) -> list[dict[str, Any]]:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 HOST_DRIVER: str | None = "/home/kubernetes/bin/nvidia"
 """Where GKE's driver installer puts the driver on the node (no NVIDIA container runtime mounts it)."""
+QUEUED_PROVISIONING_CLASS: str | None = "queued-provisioning.gke.io"
+"""GKE's ProvisioningRequest class for queued provisioning, how GKE sells flex-start to a node pool (Cluster
+Toolkit's examples/gke-consumption-options/dws-flex-start-queued-provisioning/dws-queues.yaml.tftpl)."""
 
 
 def node_software(groups: tuple[NodeGroup, ...], software: KubernetesSoftware) -> list[dict[str, Any]]:
