@@ -482,6 +482,12 @@ KUBERNETES: dict[str, dict[str, Any]] = {
     "kubernetes:networking.gke.io/v1:GKENetworkParamSet": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},
     "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:Topology": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:Cohort": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue": {"replace_on": _K8S_METADATA},
+    "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue": {"replace_on": _K8S_METADATA},
     "kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig": {"replace_on": _K8S_METADATA},
     "kubernetes:helm.sh/v3:Release": {
         "replace_on": ["name", "namespace"],

@@ -121,4 +121,15 @@ def _resource(name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptio
         keywords = {_snake(key): value for key, value in fields.items()}
         resource: pulumi.CustomResource = cls(name, opts=opts, **keywords)
         return resource
-    return k8s.apiextensions.CustomResource(name, api_version=api_version, kind=kind, opts=opts, **fields)
+    return CustomObject(name, manifest, opts)
+
+
+class CustomObject(pulumi.CustomResource):
+    """An object of a custom resource with every top-level field of its manifest: the SDK's
+    `apiextensions.CustomResource` takes `spec` alone, and a Kueue WorkloadPriorityClass keeps its `value`
+    beside it. Registered as pulumi-kubernetes registers a custom resource (`kubernetes:<apiVersion>:<kind>`),
+    its fields under their Kubernetes names."""
+
+    def __init__(self, name: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
+        token = f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}"
+        super().__init__(token, name, dict(manifest), opts)

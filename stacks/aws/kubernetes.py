@@ -25,7 +25,8 @@ from clusterfab.scheduler.kubernetes import labels
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.eks_addons import eks_addons
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
-from clusterfab.scheduler.kubernetes.kueue import admission_objects, training_charts
+from clusterfab.scheduler.kubernetes.kueue import training_charts
+from clusterfab.scheduler.kubernetes.queues import kueue_objects
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
@@ -193,7 +194,7 @@ def _in_cluster_objects(cluster: Cluster) -> list[dict[str, Any]]:
     # The cluster's system software (device plugins, dcgm-exporter) first, then the teams' namespaces and
     # Kueue's objects (after Kueue's chart).
     spec = cluster.spec
-    return [*in_cluster_objects(spec, "aws"), *team_objects(spec), *admission_objects(spec, "aws")]
+    return [*in_cluster_objects(spec, "aws"), *team_objects(spec), *kueue_objects(spec, "aws")]
 
 
 def _compute(

@@ -24,7 +24,8 @@ from clusterfab.scheduler.kubernetes import labels
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
-from clusterfab.scheduler.kubernetes.kueue import admission_objects, training_charts
+from clusterfab.scheduler.kubernetes.kueue import training_charts
+from clusterfab.scheduler.kubernetes.queues import kueue_objects
 from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
@@ -95,7 +96,7 @@ def _compute(
         *network_objects(list(used.values())),
         *in_cluster_objects(spec, "gcp"),
         *team_objects(spec),
-        *admission_objects(spec, "gcp"),
+        *kueue_objects(spec, "gcp"),
     ]
     KubernetesObjects(
         child(spec.name, "objects"),

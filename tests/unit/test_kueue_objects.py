@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterfab.scheduler.kubernetes.queues import kueue_objects
+from tests.crd_schema import crd_problems
 from tests.factories import spec
 
 LABELS = {"app.kubernetes.io/managed-by": "clusterfab"}
@@ -144,3 +145,51 @@ def test_without_teams_one_default_queue_holds_everything_and_a_tpu_slice_counts
     }
     assert _by_kind(objects, "Cohort") == []  # the default queue holds every GPU and chip
     assert _by_kind(objects, "LocalQueue")[0]["metadata"]["namespace"] == "default"
+
+
+FLEX = [
+    {
+        "name": "flex",
+        "machine_type": "a3-highgpu-8g",
+        "count": 4,
+        "capacity": {"kind": "flex_start", "max_run_duration_hours": 24},
+    },
+    *GROUPS[:1],
+]
+
+
+def test_on_gke_a_flex_start_flavor_waits_for_queued_provisioning_in_every_queue() -> None:
+    objects = kueue_objects(
+        spec("gcp", node_groups=FLEX, scheduler={"kind": "kubernetes"}, teams=TEAMS), "gcp"
+    )
+    assert [
+        o["metadata"]["name"] for o in objects if o["kind"] in ("AdmissionCheck", "ProvisioningRequestConfig")
+    ] == [
+        "dws-config",
+        "dws-prov",
+    ]
+    for queue in _by_kind(objects, "ClusterQueue"):
+        assert queue["spec"]["admissionChecksStrategy"] == {
+            "admissionChecks": [{"name": "dws-prov", "onFlavors": ["flex-flex-start"]}]
+        }
+
+
+def test_every_kueue_object_is_valid_for_the_pinned_crds() -> None:
+    specs = [
+        ("gcp", spec("gcp", node_groups=GROUPS, scheduler={"kind": "kubernetes"}, teams=TEAMS)),
+        ("gcp", spec("gcp", node_groups=FLEX, scheduler={"kind": "kubernetes"}, teams=TEAMS)),
+        (
+            "aws",
+            spec(
+                "aws",
+                node_groups=[{"name": "p5", "machine_type": "p5.48xlarge", "count": 2}],
+                scheduler={"kind": "kubernetes"},
+            ),
+        ),
+    ]
+    checked = 0
+    for cloud, cluster in specs:
+        for manifest in kueue_objects(cluster, cloud):
+            assert crd_problems(manifest) == [], manifest["kind"]
+            checked += 1
+    assert checked == 31  # 11 + 13 + 7 objects

@@ -12,6 +12,9 @@
   (`reclaimWithinCohort: Any`); a team's own higher-priority work preempts its lower (`withinClusterQueue`)
   and a borrowing workload may preempt lower-priority work of others (`borrowWithinCohort`). The cohort
   itself holds what no team's quota covers, so nothing stands idle for want of an owner.
+- On GKE with a flex-start node group, the ProvisioningRequest admission check (clusterfab.scheduler.
+  kubernetes.kueue) on that group's flavor in every queue: Kueue asks GKE for all of a workload's nodes
+  before it admits it.
 - A LocalQueue per team in its namespace, and a WorkloadPriorityClass per `priority` (Cluster Toolkit's
   scale: low 250, normal 500, high 750).
 Without teams, one ClusterQueue `default` holds everything, with a LocalQueue in namespace `default`.
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterfab.clouds.kubernetes import topology_levels
+from clusterfab.scheduler.kubernetes.kueue import PROVISIONING_CHECK, admission_objects, provisioning_groups
 from clusterfab.scheduler.kubernetes.labels import (
     GPU_TAINT,
     NODE_GROUP_LABEL,
@@ -109,13 +113,19 @@ def kueue_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = [_topology(cloud)] if any(f.topology for f in found) else []
     objects += [_resource_flavor(flavor) for flavor in found]
     objects += [_priority_class(priority) for priority in PRIORITY_VALUES]
+    objects += admission_objects(spec, cloud)
+    queued = [
+        f.name
+        for f, g in zip(found, _flavor_groups(spec), strict=True)
+        if g in provisioning_groups(spec, cloud)
+    ]
     teams = spec.teams
     shares = {team.name: _shares(found, team.max_gpus) for team in teams}
     if not teams:
         shares = {DEFAULT_QUEUE: _shares(found, None)}
     objects += _cohort(found, shares.values())
     for name in shares:
-        objects.append(_cluster_queue(name, found, shares[name], team_label=bool(teams)))
+        objects.append(_cluster_queue(name, found, shares[name], team_label=bool(teams), queued=queued))
     objects += [_local_queue(name, name if teams else DEFAULT_QUEUE) for name in shares]
     return objects
 
@@ -202,10 +212,19 @@ def _cohort(found: Sequence[Flavor], shares: Any) -> list[dict[str, Any]]:
     return [{"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": _metadata(COHORT), "spec": spec}]
 
 
+def _flavor_groups(spec: ClusterSpec) -> list[str]:
+    """The node group or TPU slice group of each flavor, in `flavors` order."""
+    return [g.name for g in spec.node_groups if g.gpus_per_node] + [t.name for t in spec.tpu_slices]
+
+
 def _cluster_queue(
-    name: str, found: Sequence[Flavor], shares: dict[str, int], *, team_label: bool
+    name: str, found: Sequence[Flavor], shares: dict[str, int], *, team_label: bool, queued: Sequence[str]
 ) -> dict[str, Any]:
+    """A team's queue; `queued`: the flavors whose nodes queued provisioning makes (their workloads wait
+    for the ProvisioningRequest admission check)."""
     selector: dict[str, Any] = {"matchLabels": {"clusterfab.dev/team": name}} if team_label else {}
+    check = {"name": PROVISIONING_CHECK, "onFlavors": list(queued)}
+    checks = {"admissionChecksStrategy": {"admissionChecks": [check]}}
     return {
         "apiVersion": KUEUE_API,
         "kind": "ClusterQueue",
@@ -220,6 +239,7 @@ def _cluster_queue(
                 "borrowWithinCohort": {"policy": "LowerPriority"},
                 "withinClusterQueue": "LowerPriority",
             },
+            **(checks if queued else {}),
         },
     }
 
