@@ -77,10 +77,12 @@ integrations:
   - batch/job
   - jobset.x-k8s.io/jobset
   - kubeflow.org/pytorchjob
+resources:
+  quotaCheckStrategy: IgnoreUndeclared
 """
 """The chart's own configuration at v0.19.2 (charts/kueue/values.yaml) with all-or-nothing admission and
 the three job kinds; no fairSharing section (off) and no feature gates (TopologyAwareScheduling is on by
-default)."""
+default); the queues' quotas checked for the resources they declare (accelerators) alone."""
 
 
 def load(text: str) -> Any:

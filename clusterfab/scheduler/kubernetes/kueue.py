@@ -49,6 +49,11 @@ WAIT_FOR_PODS_READY: dict[str, Any] = {
         "backoffMaxSeconds": 3600,
     },
 }
+QUOTA_CHECK = "IgnoreUndeclared"
+"""The queues count accelerators alone (clusterfab.scheduler.kubernetes.queues): with Kueue's default,
+BlockUndeclared, a pod's cpu, memory or EFA request that no queue covers makes its workload inadmissible
+("resource cpu unavailable in ClusterQueue", pkg/scheduler/flavorassigner). IgnoreUndeclared checks only
+the resources a queue declares (apis/config/v1beta2/configuration_types.go at v0.19.2)."""
 FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob")
 """The job kinds Kueue queues. Kueue waits for an integration's API to appear before it starts that
 integration's controller (pkg/controller/jobframework/setup.go), so PyTorchJob needs no Kubeflow here."""
@@ -137,6 +142,7 @@ def kueue_configuration() -> dict[str, Any]:
         **CHART_DEFAULTS,
         "waitForPodsReady": WAIT_FOR_PODS_READY,
         "integrations": {"frameworks": list(FRAMEWORKS)},
+        "resources": {"quotaCheckStrategy": QUOTA_CHECK},
     }
 
 
