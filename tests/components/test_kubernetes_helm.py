@@ -43,6 +43,8 @@ leaderElection:
   resourceName: c1f6bfd2.kueue.x-k8s.io
 metrics:
   bindAddress: :8443
+resources:
+  quotaCheckStrategy: IgnoreUndeclared
 waitForPodsReady:
   blockAdmission: true
   requeuingStrategy:
