@@ -118,6 +118,7 @@ def test_the_releases_wait_for_the_system_nodes_and_add_ons_as_the_other_objects
     assert sorted(jobset.dependencies) == [
         f"{prefix}AwsEksAddons$aws:eks/addon:Addon::eks-pretrain-addons-aws-fsx-csi-driver",
         f"{prefix}AwsEksAddons$aws:eks/addon:Addon::eks-pretrain-addons-coredns",
+        f"{prefix}AwsEksAddons$aws:eks/addon:Addon::eks-pretrain-addons-eks-node-monitoring-agent",
         f"{prefix}AwsEksAddons$aws:iam/role:Role::eks-pretrain-addons-aws-fsx-csi-driver-role",
         f"{prefix}AwsEksAddons$aws:iam/rolePolicy:RolePolicy::eks-pretrain-addons-aws-fsx-csi-driver-policy",
         f"{prefix}AwsEksNodeGroup$aws:ec2/launchTemplate:LaunchTemplate::eks-pretrain-system-lt",
@@ -139,7 +140,12 @@ node_groups:
     made = {r.type: r for r in plan.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/")}
     assert sorted(made) == [
         "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
         "kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+        "kubernetes:kueue.x-k8s.io/v1beta2:Topology",
+        "kubernetes:kueue.x-k8s.io/v1beta2:WorkloadPriorityClass",
     ]
     check = made["kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck"]
     assert check.inputs == {
@@ -159,6 +165,9 @@ node_groups:
         "managedResources": ["nvidia.com/gpu"],
         "provisioningClassName": "queued-provisioning.gke.io",
     }
+    assert made["kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"].inputs["spec"][
+        "admissionChecksStrategy"
+    ] == {"admissionChecks": [{"name": "dws-prov", "onFlavors": ["flex-flex-start"]}]}
     for resource in made.values():
         assert kueue.urn in resource.dependencies
 
