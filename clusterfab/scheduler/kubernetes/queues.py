@@ -8,8 +8,8 @@
   (and of `google.com/tpu` chips where the cluster has TPU slices), laid on the flavors in node group
   order. The queues count accelerators only, as Cluster Toolkit's and xpk's do; Kueue's configuration
   leaves the other resources pods request (cpu, memory, EFA devices) out of its accounting
-  (`quotaCheckStrategy: IgnoreUndeclared`, clusterfab.scheduler.kubernetes.kueue). Idle quota is lent through the cohort and reclaimed
-  (`reclaimWithinCohort: Any`); a team's own higher-priority work preempts its lower (`withinClusterQueue`)
+  (`quotaCheckStrategy: IgnoreUndeclared`, clusterfab.scheduler.kubernetes.kueue). Idle quota is lent
+  through the cohort and reclaimed (`reclaimWithinCohort: Any`); a team's own higher-priority work preempts its lower (`withinClusterQueue`)
   and a borrowing workload may preempt lower-priority work of others (`borrowWithinCohort`). The cohort
   itself holds what no team's quota covers, so nothing stands idle for want of an owner.
 - On GKE with a flex-start node group, the ProvisioningRequest admission check (clusterfab.scheduler.
