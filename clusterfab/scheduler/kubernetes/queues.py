@@ -9,9 +9,10 @@
   order. The queues count accelerators only, as Cluster Toolkit's and xpk's do; Kueue's configuration
   leaves the other resources pods request (cpu, memory, EFA devices) out of its accounting
   (`quotaCheckStrategy: IgnoreUndeclared`, clusterfab.scheduler.kubernetes.kueue). Idle quota is lent
-  through the cohort and reclaimed (`reclaimWithinCohort: Any`); a team's own higher-priority work preempts its lower (`withinClusterQueue`)
-  and a borrowing workload may preempt lower-priority work of others (`borrowWithinCohort`). The cohort
-  itself holds what no team's quota covers, so nothing stands idle for want of an owner.
+  through the cohort and reclaimed (`reclaimWithinCohort: Any`); a team's own higher-priority work
+  preempts its lower (`withinClusterQueue`) and a borrowing workload may preempt lower-priority work of
+  others (`borrowWithinCohort`). The cohort itself holds what no team's quota covers, so nothing stands
+  idle for want of an owner.
 - On GKE with a flex-start node group, the ProvisioningRequest admission check (clusterfab.scheduler.
   kubernetes.kueue) on that group's flavor in every queue: Kueue asks GKE for all of a workload's nodes
   before it admits it.
