@@ -60,6 +60,7 @@ case $url in
   */instance/service-accounts/default/token) reply '{"access_token": "gce-token", "expires_in": 3599}' ;;
   *.s3.*.amazonaws.com/boot/*) cp /stub/boot.sh "$out" ;;
   */instance/attributes/startup-script) cat /stub/boot.sh ;;
+  https://storage.googleapis.com/storage/v1/b/*/o/boot%2F*) cp /stub/boot.sh "$out" ;;
   *.s3.*.amazonaws.com/*|https://storage.googleapis.com/*) cp /stub/bundle.tar.gz "$out" ;;
   https://ec2.*.amazonaws.com/*Action=DescribeTags*)
     item="<resourceId>i-0stub</resourceId><key>clusterfab-boot-sha256</key>"
@@ -287,12 +288,21 @@ def test_gcp_boot_fetches_with_the_metadata_token_and_records_a_guest_attribute(
 
 def test_tpu_hosts_run_their_playbook_and_record_configured(make_node: Callable[..., Node]) -> None:
     plan = plan_file(TPU_EXAMPLE, "dev")
-    script = startup_script(plan, "gcp:tpu/v2Vm:V2Vm", "trillium-spot-trillium-0")
-    node = make_node("tpu-boot", script, STARTUP_SCRIPT)
+    # The TPU VM's startup script fetches the slice group's boot script from the bucket and runs it.
+    stub = startup_script(plan, "gcp:tpu/v2Vm:V2Vm", "trillium-spot-trillium-0")
+    script = startup_script(plan, "gcp:storage/bucketObject:BucketObject", "trillium-spot-trillium-boot")
+    node = make_node("tpu-boot", script, "/stub/boot.sh")
+    node.path(STARTUP_SCRIPT).parent.mkdir(parents=True, exist_ok=True)
+    node.path(STARTUP_SCRIPT).write_text(stub)
+    node.path(STARTUP_SCRIPT).chmod(0o700)
 
     booted = node.boot(STARTUP_SCRIPT)
 
     assert booted.returncode == 0, node.bootstrap_log()
+    assert [line for line in node.log("curl") if "/o/boot%2F" in line] == [
+        "-fsS --retry 10 --retry-connrefused -H Authorization: Bearer gce-token "
+        "-o /var/lib/clusterfab/boot.sh https://storage.googleapis.com/storage/v1/b/trillium-spot-artifacts-bucket/o/boot%2Ftrillium.sh?alt=media"
+    ]
     assert [line.split(" ", 1)[1] for line in node.log("ansible")] == [
         "-i localhost, -c local tpu_host.yml -e @/etc/clusterfab/node-vars.json"
     ]
