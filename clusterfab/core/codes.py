@@ -395,6 +395,14 @@ _CODES = [
         "shrinks on reserved capacity saves nothing and makes the next pod wait for a node to boot.",
     ),
     Code(
+        "BP182",
+        "autoscaled node group without an autoscaler",
+        _W,
+        "EKS managed node groups keep their desired size: only a cluster autoscaler (Cluster Autoscaler, "
+        "Karpenter) running in the cluster resizes them, and clusterfab installs none yet. GKE's node pools "
+        "resize themselves.",
+    ),
+    Code(
         "BP150",
         "alerts go to nobody",
         _W,

@@ -68,6 +68,9 @@ class NodePools(Sourced):
     service: str
     images: list[NodeImage]
     capacity_types: dict[str, str] | None
+    autoscaler: bool
+    """Whether the service resizes a pool between its limits by itself (GKE's cluster autoscaler);
+    False: only a cluster autoscaler installed in the cluster does."""
 
     def image(self, machine: str) -> str | None:
         """The node image `machine` runs on (None: none of the service's GPU node images)."""

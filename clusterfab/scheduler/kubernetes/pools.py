@@ -24,6 +24,7 @@ def check(ctx: RuleView) -> Iterator[Finding]:
         return
     yield from _machines(ctx, pools)
     yield from _reserved_autoscaling(ctx, pools)
+    yield from _no_autoscaler(ctx, pools)
     # Flex-start capacity and TPU slices exist on GCP alone: a group or slice the catalog does not sell on
     # the blueprint's cloud has its own finding (BP206, BP110) and none of these.
     yield from _queued_provisioning(ctx, pools)
@@ -52,6 +53,23 @@ def _reserved_autoscaling(ctx: RuleView, pools: NodePools) -> Iterator[Finding]:
                 "whether its instances run or not, so the cluster autoscaler's removing idle nodes saves "
                 "nothing and makes the next pod wait for a node to boot",
                 hint=f"use `count: {group.max_size}` on reserved capacity",
+                at_key=True,
+            )
+
+
+def _no_autoscaler(ctx: RuleView, pools: NodePools) -> Iterator[Finding]:
+    if pools.autoscaler:
+        return
+    for group in ctx.spec.node_groups:
+        if group.autoscaled and group.capacity.kind != "reservation":
+            yield ctx.finding(
+                "BP182",
+                (*group.path, "autoscaling"),
+                f"{pools.service} resizes node group '{group.name}' only when a cluster autoscaler runs in "
+                f"the cluster, and clusterfab installs none: it keeps {group.min_size} nodes until someone "
+                "scales it",
+                hint=f"use `count: N`, or run Cluster Autoscaler or Karpenter in the cluster (`cost` prices "
+                f"the group at its max, {group.max_size})",
                 at_key=True,
             )
 
