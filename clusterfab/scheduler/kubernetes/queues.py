@@ -32,7 +32,9 @@ from clusterfab.clouds.kubernetes import topology_levels
 from clusterfab.scheduler.kubernetes.kueue import PROVISIONING_CHECK, admission_objects, provisioning_groups
 from clusterfab.scheduler.kubernetes.labels import (
     GPU_TAINT,
+    MANAGED_BY,
     NODE_GROUP_LABEL,
+    TEAM_LABEL,
     TPU_SLICE_LABEL,
     TPU_TAINT,
 )
@@ -48,7 +50,6 @@ PRIORITY_VALUES = {"low": 250, "normal": 500, "high": 750}
 """A team's `priority` as a WorkloadPriorityClass value: Cluster Toolkit's PriorityClasses (very-low 100,
 low 250, medium 500, high 750, very-high 1000) for our three."""
 DEFAULT_QUEUE = "default"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "clusterfab"}
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def _cluster_queue(
 ) -> dict[str, Any]:
     """A team's queue; `queued`: the flavors whose nodes queued provisioning makes (their workloads wait
     for the ProvisioningRequest admission check)."""
-    selector: dict[str, Any] = {"matchLabels": {"clusterfab.dev/team": name}} if team_label else {}
+    selector: dict[str, Any] = {"matchLabels": {TEAM_LABEL: name}} if team_label else {}
     check = {"name": PROVISIONING_CHECK, "onFlavors": list(queued)}
     checks = {"admissionChecksStrategy": {"admissionChecks": [check]}}
     return {

@@ -17,6 +17,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from clusterfab.scheduler.base import RenderError
+from clusterfab.scheduler.kubernetes.labels import CLUSTER_LABEL, MANAGED_BY, PRIORITY_LABEL, TEAM_LABEL
 from clusterfab.scheduler.kubernetes.queues import kueue_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.spec.model import ClusterSpec, Team
@@ -24,11 +25,6 @@ from clusterfab.spec.model import ClusterSpec, Team
 TEAM_ROLE = "edit"
 """The built-in ClusterRole a team's users get in its namespace: they run and manage workloads there,
 and cannot change its RBAC or quotas (Kubernetes' user-facing roles)."""
-
-MANAGED_BY = "clusterfab"
-CLUSTER_LABEL = "clusterfab.dev/cluster"
-TEAM_LABEL = "clusterfab.dev/team"
-PRIORITY_LABEL = "clusterfab.dev/priority"
 
 
 def kubernetes_section(spec: ClusterSpec) -> Kubernetes | None:
@@ -59,7 +55,7 @@ def namespace(cluster: str, team: Team) -> dict[str, Any]:
         "metadata": {
             "name": team.name,
             "labels": {
-                "app.kubernetes.io/managed-by": MANAGED_BY,
+                **MANAGED_BY,
                 CLUSTER_LABEL: cluster,
                 TEAM_LABEL: team.name,
                 PRIORITY_LABEL: team.priority,
@@ -75,7 +71,7 @@ def role_binding(team: Team) -> dict[str, Any]:
         "metadata": {
             "name": f"{team.name}-{TEAM_ROLE}",
             "namespace": team.name,
-            "labels": {"app.kubernetes.io/managed-by": MANAGED_BY, TEAM_LABEL: team.name},
+            "labels": {**MANAGED_BY, TEAM_LABEL: team.name},
         },
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": TEAM_ROLE},
         "subjects": [

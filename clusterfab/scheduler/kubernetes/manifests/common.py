@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clusterfab.scheduler.kubernetes.labels import GPU_TAINT, NODE_GROUP_LABEL
+from clusterfab.scheduler.kubernetes.labels import GPU_TAINT, MANAGED_BY, NODE_GROUP_LABEL
 from clusterfab.spec.model import NodeGroup
 
 KUBE_SYSTEM = "kube-system"
-MANAGED_BY = {"app.kubernetes.io/managed-by": "clusterfab"}
 
 
 def gpu_toleration() -> dict[str, Any]:
