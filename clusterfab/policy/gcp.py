@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from clusterfab.clouds.gcp.kubernetes import tpu_generation
 from clusterfab.clouds.gcp.profile import INSTANCE_GROUP_MANAGER
 from clusterfab.core.vocab import COMPONENT_TAG, MAX_NODES_LABEL, CapacityKind
 from clusterfab.policy.pricing import CloudPricing, Reader
@@ -33,9 +34,6 @@ TPU_QUEUED = "pulumi-python:dynamic/gcp-tpu:QueuedResource"
 LUSTRE = "gcp:lustre/instance:Instance"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
-GKE_TPU_MACHINES = {"ct5p": "v5p", "ct5lp": "v5e", "ct6e": "v6e"}
-"""The TPU generation of a GKE TPU machine type's family (Cluster Toolkit's pkg/config/hardware.go
-accelerator table: ct5p-hightpu-4t, ct5lp-hightpu-Nt, ct6e-standard-Nt)."""
 FILESTORE = "gcp:filestore/instance:Instance"
 
 
@@ -82,7 +80,7 @@ def _gke_node_pool(reader: Reader, pool: Resource) -> None:
     component = labels.get(COMPONENT_TAG) if isinstance(labels, Mapping) else None
     topology = next(iter(items(pool.props.get("placementPolicy"))), {}).get("tpuTopology")
     if topology:
-        generation = reader.catalog.tpu_generations.get(GKE_TPU_MACHINES.get(machine.split("-")[0], ""))
+        generation = reader.catalog.tpu_generations.get(tpu_generation(machine) or "")
         kind = generation.accelerator_config_type if generation is not None else machine
         reader.add_slice(pool, f"{kind}:{topology}", capacity, group=component)
         return

@@ -17,6 +17,7 @@ from typing import Literal, assert_never
 import pulumi
 from cluster import NodeGroupExport, SchedulerRealized, TpuSliceExport
 
+from clusterfab.clouds.gcp.kubernetes import TPU_MACHINES
 from clusterfab.clouds.kubernetes import credentials
 from clusterfab.core.naming import GCP_GKE_NODES, physical
 from clusterfab.core.vocab import NODE_GROUP_TAG, label_value
@@ -52,19 +53,6 @@ MAINTENANCE_WINDOW = MaintenanceWindow(
 """Saturdays and Sundays 04:00-12:00 UTC: 16 hours a week, more than the 48 hours in 32 days GKE asks a
 window to allow."""
 CLUSTER_NAME_MAX = 40
-
-TPU_MACHINES: Mapping[tuple[str, int], str] = {
-    ("v5p", 4): "ct5p-hightpu-4t",
-    ("v5e", 1): "ct5lp-hightpu-1t",
-    ("v5e", 4): "ct5lp-hightpu-4t",
-    ("v5e", 8): "ct5lp-hightpu-8t",
-    ("v6e", 1): "ct6e-standard-1t",
-    ("v6e", 4): "ct6e-standard-4t",
-    ("v6e", 8): "ct6e-standard-8t",
-}
-"""GKE's machine type of a TPU VM: (generation, chips per VM) -> machine type. Cluster Toolkit's
-pkg/config/hardware.go accelerator table (v5p-4, v5litepod-N, v6e-N), read 2026-11-29 at the snapshot of
-2026-06-25."""
 
 
 def _compute(
