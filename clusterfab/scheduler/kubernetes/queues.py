@@ -38,7 +38,7 @@ from clusterfab.scheduler.kubernetes.labels import (
     TPU_SLICE_LABEL,
     TPU_TAINT,
 )
-from clusterfab.spec.model import ClusterSpec, NodeGroup, Team, TpuSlice
+from clusterfab.spec.model import ClusterSpec, NodeGroup, TpuSlice
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 """Kueue's storage version from 0.16 (research note §B2)."""
@@ -57,6 +57,8 @@ class Flavor:
     """One kind of node the queues hand out: its accelerator, how many a node has, and how many nodes."""
 
     name: str
+    group: str
+    """The node group or TPU slice group whose nodes it is."""
     node_labels: dict[str, str]
     taint: str
     resource: str
@@ -85,6 +87,7 @@ def flavors(spec: ClusterSpec) -> list[Flavor]:
 def _gpu_flavor(group: NodeGroup) -> Flavor:
     return Flavor(
         name=f"{group.name}-{group.capacity.kind.replace('_', '-')}",
+        group=group.name,
         node_labels={NODE_GROUP_LABEL: group.name},
         taint=GPU_TAINT,
         resource=GPU,
@@ -98,6 +101,7 @@ def _tpu_flavor(tpu: TpuSlice) -> Flavor:
     hosts = tpu.shape.hosts * tpu.slices
     return Flavor(
         name=f"{tpu.name}-{tpu.capacity.kind.replace('_', '-')}",
+        group=tpu.name,
         node_labels={TPU_SLICE_LABEL: tpu.name},
         taint=TPU_TAINT,
         resource=TPU,
@@ -116,11 +120,8 @@ def kueue_objects(spec: ClusterSpec, cloud: str) -> list[dict[str, Any]]:
     objects += [_resource_flavor(flavor) for flavor in found]
     objects += [_priority_class(priority) for priority in PRIORITY_VALUES]
     objects += admission_objects(spec, cloud)
-    queued = [
-        f.name
-        for f, g in zip(found, _flavor_groups(spec), strict=True)
-        if g in provisioning_groups(spec, cloud)
-    ]
+    provisioned = provisioning_groups(spec, cloud)
+    queued = [flavor.name for flavor in found if flavor.group in provisioned]
     teams = spec.teams
     shares = {team.name: _shares(found, team.max_gpus) for team in teams}
     if not teams:
@@ -214,11 +215,6 @@ def _cohort(found: Sequence[Flavor], shares: Any) -> list[dict[str, Any]]:
     return [{"apiVersion": KUEUE_API, "kind": "Cohort", "metadata": _metadata(COHORT), "spec": spec}]
 
 
-def _flavor_groups(spec: ClusterSpec) -> list[str]:
-    """The node group or TPU slice group of each flavor, in `flavors` order."""
-    return [g.name for g in spec.node_groups if g.gpus_per_node] + [t.name for t in spec.tpu_slices]
-
-
 def _cluster_queue(
     name: str, found: Sequence[Flavor], shares: dict[str, int], *, team_label: bool, queued: Sequence[str]
 ) -> dict[str, Any]:
@@ -253,8 +249,3 @@ def _local_queue(queue: str, namespace: str) -> dict[str, Any]:
         "metadata": _metadata(queue, namespace),
         "spec": {"clusterQueue": queue},
     }
-
-
-def team_priority(team: Team) -> str:
-    """The priority class name a team's jobs carry."""
-    return priority_class(team.priority)
