@@ -56,7 +56,7 @@ clusterfab_kueue_team_gpu_hours_used{{cluster_queue="infra",team="infra"}} {hour
 # HELP clusterfab_kueue_team_gpu_hours_limit A team's monthly GPU-hour budget
 # TYPE clusterfab_kueue_team_gpu_hours_limit gauge
 clusterfab_kueue_team_gpu_hours_limit{{cluster_queue="research",team="research"}} 100
-# HELP clusterfab_kueue_cluster_queue_held Whether a ClusterQueue's stopPolicy holds new admissions, and by whom
+# HELP clusterfab_kueue_cluster_queue_held Whether a ClusterQueue's stopPolicy holds admission, and by whom
 # TYPE clusterfab_kueue_cluster_queue_held gauge
 clusterfab_kueue_cluster_queue_held{{cluster_queue="research",held_by={held_by},team="research"}} {value}
 clusterfab_kueue_cluster_queue_held{{cluster_queue="infra",held_by="none",team="infra"}} 0
@@ -64,7 +64,7 @@ clusterfab_kueue_cluster_queue_held{{cluster_queue="infra",held_by="none",team="
 # TYPE clusterfab_kueue_pending_gpu_workloads gauge
 clusterfab_kueue_pending_gpu_workloads{{cluster_queue="research",team="research"}} 2
 clusterfab_kueue_pending_gpu_workloads{{cluster_queue="infra",team="infra"}} 1
-# HELP clusterfab_kueue_oldest_pending_gpu_workload_seconds Age of the oldest GPU Workload waiting for admission
+# HELP clusterfab_kueue_oldest_pending_gpu_workload_seconds Age of the oldest GPU Workload awaiting admission
 # TYPE clusterfab_kueue_oldest_pending_gpu_workload_seconds gauge
 clusterfab_kueue_oldest_pending_gpu_workload_seconds{{cluster_queue="research",team="research"}} {ages[0]}
 clusterfab_kueue_oldest_pending_gpu_workload_seconds{{cluster_queue="infra",team="infra"}} {ages[1]}
@@ -84,7 +84,7 @@ def agent_text(success: int, last: str, relay: int) -> str:
 # HELP clusterfab_kueue_agent_round_success Whether the agent's last round succeeded
 # TYPE clusterfab_kueue_agent_round_success gauge
 clusterfab_kueue_agent_round_success {success}
-# HELP clusterfab_kueue_agent_last_success_timestamp_seconds When a round of the agent last succeeded (seconds since the epoch)
+# HELP clusterfab_kueue_agent_last_success_timestamp_seconds When a round last succeeded (seconds since epoch)
 # TYPE clusterfab_kueue_agent_last_success_timestamp_seconds gauge
 clusterfab_kueue_agent_last_success_timestamp_seconds {last}
 # HELP clusterfab_kueue_relay_success Whether the last round read Kueue's metrics
@@ -314,3 +314,12 @@ def test_the_loop_survives_an_api_that_fails_and_serves_each_round() -> None:
     thread.join(timeout=10)
     assert not thread.is_alive()
     assert served.text() == team_text(ages=("3630", "90")) + agent_text(1, "1795168830", 1) + RELAYED
+
+
+def test_an_event_an_earlier_round_already_posted_counts_as_posted() -> None:
+    # A round that posted its warning and failed before the ledger was written: the Event's name is the
+    # same the next time, the API server refuses it as existing, and the team is warned once.
+    api = FakeApi(ledger=ledger("2026-11", at("2026-11-20T09:30:00"), (75.0, 24.0), []))
+    api.fail[("POST", "/api/v1/namespaces/research/events")] = ApiError(409, "events already exists")
+    Agent(CONFIG, api, clock=lambda: at("2026-11-20T10:00:00")).round()
+    assert api.stored_ledger()["warned"] == ["research"]

@@ -95,7 +95,7 @@ def team_metrics(
             metrics.add(
                 "clusterfab_kueue_cluster_queue_held",
                 int(queue.held),
-                "Whether a ClusterQueue's stopPolicy holds new admissions, and by whom",
+                "Whether a ClusterQueue's stopPolicy holds admission, and by whom",
                 held_by=held_by,
                 **labels,
             )
@@ -109,7 +109,7 @@ def team_metrics(
         metrics.add(
             "clusterfab_kueue_oldest_pending_gpu_workload_seconds",
             waiting.oldest_seconds,
-            "Age of the oldest GPU Workload waiting for admission",
+            "Age of the oldest GPU Workload awaiting admission",
             **labels,
         )
     return metrics
@@ -123,7 +123,7 @@ def agent_metrics(success: bool, last_success: float, relay: bool | None) -> Exp
     metrics.add(
         "clusterfab_kueue_agent_last_success_timestamp_seconds",
         last_success,
-        "When a round of the agent last succeeded (seconds since the epoch)",
+        "When a round last succeeded (seconds since epoch)",
     )
     if relay is not None:
         metrics.add(
