@@ -3,6 +3,7 @@ against a local API server, and the relay of Kueue's metrics from a local (plain
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import urllib.error
@@ -150,7 +151,7 @@ def test_the_relay_reads_kueues_endpoint_with_the_token_and_keeps_its_families(
     (tmp_path / "token").write_text("agent-token")
     client = InCluster(local_server, token_path=str(tmp_path / "token"), ca_path=None)
     Recorder.answers["/metrics"] = (200, (FIXTURES / "metrics.txt").read_text())
-    config = CONFIG.__class__(**{**CONFIG.__dict__, "kueue_metrics_url": f"{local_server}/metrics"})
+    config = dataclasses.replace(CONFIG, kueue_metrics_url=f"{local_server}/metrics")
     relayed, ok = Agent(config, client)._relay()
     assert ok is True
     assert relayed.splitlines()[-3:] == [
