@@ -331,12 +331,14 @@ def test_catalog_prices_keep_the_regions_that_tell_their_rows_apart(columns: int
 def test_price_notes_of_one_source_are_one_line_and_stand_ins_stay_per_item() -> None:
     # The controller's and login's E2 prices are unconfirmed from one source: one note naming both fields.
     # The reservation and flex-start prices are on-demand stand-ins, each said where its capacity is chosen.
+    # Managed Lustre's price is unconfirmed from another source: its own note, at the file system's kind.
     _, out, _ = run("validate", "blueprints/examples/gcp-a3ultra-roce-lustre.yaml", "--format", "json")
     notes = [
         (f["field"], f["line"], f["environment"]) for f in json.loads(out)["findings"] if f["code"] == "BP404"
     ]
     assert notes == [
         ("node_groups[0].capacity.kind", 21, None),
+        ("storage[0].kind", 26, None),
         ("scheduler.controller.machine_type", 31, None),
         ("node_groups[0].capacity.kind", 59, "dev"),
     ]

@@ -100,12 +100,13 @@ EXAMPLE_TOTALS = [
     ("gcp-a3mega-tcpxo-filestore", None, "750.712551771", "548020.16279288"),
     # spot 2 x 55.894488548 = 111.788977096/h (81,605.95328008/mo); ZONAL 1024 x 0.25 = 256/mo
     ("gcp-a3mega-tcpxo-filestore", "dev", "112.139662028", "81861.95328008"),
-    # reservation at OD 16 x 84.806908493 = 1,356.910535888/h (990,544.69119824/mo); Managed Lustre unpriced;
-    # Slurm controller e2-standard-8 0.268024/h + login e2-standard-4 0.134012/h (x 730 = 293.48628/mo)
-    ("gcp-a3ultra-roce-lustre", None, "1357.312571888", "990838.17747824"),
-    # flex_start at OD 2 x 84.806908493 = 169.613816986/h (123,818.08639978/mo); Managed Lustre unpriced;
-    # the same Slurm hosts
-    ("gcp-a3ultra-roce-lustre", "dev", "170.015852986", "124111.57267978"),
+    # reservation at OD 16 x 84.806908493 = 1,356.910535888/h (990,544.69119824/mo); Managed Lustre 500
+    # 36000 x 0.34 = 12,240/mo (12,240 / 730 = 16.767123287671/h); Slurm controller e2-standard-8 0.268024/h
+    # + login e2-standard-4 0.134012/h (x 730 = 293.48628/mo)
+    ("gcp-a3ultra-roce-lustre", None, "1374.079695176", "1003078.17747824"),
+    # flex_start at OD 2 x 84.806908493 = 169.613816986/h (123,818.08639978/mo); Managed Lustre 500
+    # 18000 x 0.34 = 6,120/mo (8.383561643836/h); the same Slurm hosts
+    ("gcp-a3ultra-roce-lustre", "dev", "178.399414630", "130231.57267978"),
     # GKE: a3-megagpu-8g reservation at OD 8 x 93.400712807 = 747.205702456/h; v5p 2x2x4 = 16 chips x 2 slices
     # x 4.20 = 134.40/h; the cluster fee 0.10/h; system nodes 2 x e2-standard-8 0.268024 = 0.536048/h; ZONAL
     # 10240 x 0.25 = 2,560/mo
@@ -279,27 +280,45 @@ def test_run_cost_for_hours() -> None:
     assert estimate("gcp-tpu-v6e-spot", hours=1.5).run_usd == Decimal("219.9744")
 
 
+UNPRICED_FSX = """
+version: 1
+name: p2-250
+cloud: aws
+region: us-east-1
+zone: use1-az6
+node_groups:
+  - {name: trainers, machine_type: p5.48xlarge, count: 2}
+storage:
+  - name: datasets
+    kind: lustre
+    deployment: persistent
+    capacity_gib: 2400
+    throughput_mbps_per_tib: 250
+"""
+"""FSx for Lustre PERSISTENT_2 at 250 MB/s/TiB: a tier with no citable price (a declared price gap)."""
+
+
 def test_missing_price_is_null_warned_and_left_out() -> None:
-    result = estimate("gcp-a3ultra-roce-lustre")
-    lustre = result.items[1]
-    assert (lustre.name, lustre.sku, lustre.quantity) == ("lustre", "managed-lustre/500", 36000)
-    assert (lustre.unit_price_usd, lustre.hourly_usd, lustre.monthly_usd, lustre.price) == (
+    result = estimate_cost(from_yaml(UNPRICED_FSX), load_catalog(), today=TODAY)
+    datasets = result.items[1]
+    assert (datasets.name, datasets.sku, datasets.quantity) == (
+        "datasets",
+        "fsx-lustre/PERSISTENT_2/250",
+        2400,
+    )
+    assert (datasets.unit_price_usd, datasets.hourly_usd, datasets.monthly_usd, datasets.price) == (
         None,
         None,
         None,
         None,
     )
-    assert result.unpriced == (lustre,)
-    assert "lustre: no price for managed-lustre/500 in us-central1; left out of the totals" in [
+    assert result.unpriced == (datasets,)
+    assert "datasets: no price for fsx-lustre/PERSISTENT_2/250 in us-east-1; left out of the totals" in [
         w.message for w in result.warnings
     ]
-    # The total is the node group's and the Slurm hosts' alone, never the storage at $0 added silently.
-    assert result.items[0].hourly_usd == Decimal("1356.910535888")
-    assert (
-        result.hourly_usd
-        == sum(i.hourly_usd for i in result.items if i.hourly_usd)
-        == Decimal("1357.312571888")
-    )
+    # The total is the node group's alone (2 x 55.04 = 110.08/h), never the storage at $0 added silently.
+    assert result.items[0].hourly_usd == Decimal("110.08")
+    assert result.hourly_usd == sum(i.hourly_usd for i in result.items if i.hourly_usd) == Decimal("110.08")
     item = cost_json(result)["items"][1]
     assert [item[k] for k in ("unit_price_usd", "hourly_usd", "monthly_usd", "source", "as_of")] == [
         None,

@@ -107,9 +107,13 @@ def test_diff_document(tmp_path: Path) -> None:
     document = _json("diff", str(example), str(new), "--env", "dev", code=None)
     _check(document, "diff")
     assert (document["base"], document["blueprint"], document["cloud"]) == (str(example), str(new), "gcp")
-    # The flex-start group and the Slurm controller and login machines (one note: the same unconfirmed
-    # source) are priced with notes; Managed Lustre at 500 MB/s per TiB has no price.
-    assert [f["code"] for f in document["findings"]] == ["BP404", "BP404", "BP403"]
+    # Managed Lustre at 500 MB/s per TiB (an unconfirmed price), the Slurm controller and login machines (one
+    # note: the same unconfirmed source) and the flex-start group are priced with notes.
+    assert [(f["code"], f["field"]) for f in document["findings"]] == [
+        ("BP404", "storage[0].kind"),
+        ("BP404", "scheduler.controller.machine_type"),
+        ("BP404", "node_groups[0].capacity.kind"),
+    ]
 
 
 @pytest.mark.parametrize("cloud", [[], ["--cloud", "aws"], ["--cloud", "gcp"]], ids=["all", "aws", "gcp"])

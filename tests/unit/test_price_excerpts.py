@@ -124,7 +124,8 @@ def test_every_billing_region_of_a3_mega_is_in_the_catalog() -> None:
     assert "us-central1" not in regions
 
 
-# Prices test_cost.py pins whose cited source could not be recorded (tests/fixtures/prices/SOURCES.md):
+# Prices test_cost.py and test_lustre_prices.py pin whose cited source could not be recorded
+# (tests/fixtures/prices/SOURCES.md):
 # (cloud, sku, region, pricing model) -> (source, usd).
 UNRECORDED: dict[tuple[Cloud, str, str, PricingModel], tuple[str, str]] = {
     ("aws", "p6-b200.48xlarge", "us-east-1", "capacity_block"): ("S-CB-OCT26", "113.666"),
@@ -137,6 +138,10 @@ UNRECORDED: dict[tuple[Cloud, str, str, PricingModel], tuple[str, str]] = {
     ("gcp", "e2-standard-4", "us-central1", "on_demand"): ("S-GCE-E2", "0.134012"),
     ("gcp", "filestore/ZONAL", "us-central1", "on_demand"): ("S-FILESTORE", "0.25"),
     ("gcp", "filestore/BASIC_SSD", "us-central1", "on_demand"): ("S-FILESTORE", "0.30"),
+    ("gcp", "managed-lustre/125", "us-central1", "on_demand"): ("S-LUSTRE-TNS", "0.145"),
+    ("gcp", "managed-lustre/250", "us-central1", "on_demand"): ("S-LUSTRE-SKU", "0.21"),
+    ("gcp", "managed-lustre/500", "us-central1", "on_demand"): ("S-LUSTRE-SKU", "0.34"),
+    ("gcp", "managed-lustre/1000", "us-central1", "on_demand"): ("S-LUSTRE-SKU", "0.60"),
 }
 
 
