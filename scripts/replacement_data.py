@@ -470,14 +470,22 @@ DYNAMIC: dict[str, dict[str, Any]] = {
 
 # pulumi-kubernetes (provider/pkg/provider/diff.go, forceNewProperties; read at 94977969, 2026-07-01): an
 # object is replaced when its name or namespace changes, and some kinds on more (a RoleBinding's roleRef,
-# which the API server refuses to change); its provider (provider.go DiffConfig) when the kubeconfig's active
-# cluster changes, and every object it applied with it.
+# which the API server refuses to change, a DaemonSet's or Deployment's selector, a ConfigMap's data); its
+# provider (provider.go DiffConfig) when the kubeconfig's active cluster changes, and every object it
+# applied with it.
 _K8S_METADATA = ["metadata.name", "metadata.namespace"]
 KUBERNETES: dict[str, dict[str, Any]] = {
     "kubernetes:core/v1:Namespace": {"replace_on": _K8S_METADATA},
     "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": {"replace_on": [*_K8S_METADATA, "roleRef"]},
     "kubernetes:core/v1:Service": {"replace_on": [*_K8S_METADATA, "spec.clusterIP", "spec.type"]},
-    "kubernetes:apps/v1:DaemonSet": {"replace_on": _K8S_METADATA},
+    "kubernetes:apps/v1:DaemonSet": {"replace_on": [*_K8S_METADATA, "spec.selector"]},
+    "kubernetes:apps/v1:Deployment": {"replace_on": [*_K8S_METADATA, "spec.selector"]},
+    "kubernetes:core/v1:ServiceAccount": {"replace_on": _K8S_METADATA},
+    # ConfigMaps are immutable to the provider unless it is configured otherwise (enableConfigMapMutable).
+    "kubernetes:core/v1:ConfigMap": {"replace_on": [*_K8S_METADATA, "binaryData", "data"]},
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole": {"replace_on": _K8S_METADATA},
+    "kubernetes:rbac.authorization.k8s.io/v1:Role": {"replace_on": _K8S_METADATA},
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding": {"replace_on": [*_K8S_METADATA, "roleRef"]},
     "kubernetes:scheduling.k8s.io/v1:PriorityClass": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:GKENetworkParamSet": {"replace_on": _K8S_METADATA},
     "kubernetes:networking.gke.io/v1:Network": {"replace_on": _K8S_METADATA},

@@ -292,11 +292,14 @@ class CloudProfile(Protocol):
         (`loopback`) of a stack's `host`, which has no open port."""
         ...
 
-    def scrape_discovery(self, spec: Site, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
+    def scrape_discovery(
+        self, spec: Site, *, stack: str, port: int, project: str | None, component: str | None = None
+    ) -> dict[str, Any]:
         """A Prometheus scrape job's service discovery of the stack's GPU nodes (those with a node-group
         tag) through the cloud's API, and its relabeling: `instance` (the id or name that the node's
         exporters share), `node_group` and `machine_type`. `project`: where the nodes live, when the cloud
-        has projects."""
+        has projects; `component`: the nodes whose component tag names it instead (a Kubernetes
+        cluster's system nodes)."""
         ...
 
     @property

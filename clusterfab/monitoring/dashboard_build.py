@@ -492,6 +492,92 @@ def slurm() -> Any:
     )
 
 
+GPU = 'resource="nvidia.com/gpu"'
+KUEUE_BUDGET = "clusterfab_kueue_team_gpu_hours_used / clusterfab_kueue_team_gpu_hours_limit"
+KUEUE_PANELS: tuple[Panel, ...] = (
+    Panel("stat", "GPUs admitted", (Query("sum(clusterfab_kueue_team_gpus_in_use)"),), width=6, height=4),
+    Panel(
+        "stat",
+        "GPU workloads pending",
+        (Query("sum(clusterfab_kueue_pending_gpu_workloads)"),),
+        width=6,
+        height=4,
+    ),
+    Panel("stat", "Queues held", (Query("sum(clusterfab_kueue_cluster_queue_held)"),), width=6, height=4),
+    Panel(
+        "stat",
+        "Queue agent last round",
+        (Query("time() - max(clusterfab_kueue_agent_last_success_timestamp_seconds)"),),
+        unit="s",
+        width=6,
+        height=4,
+        description="Seconds since the queue agent last read the queues (every 30 s when all is well).",
+    ),
+    Panel("timeseries", "GPUs in use by team", (Query("clusterfab:team_gpus_in_use", "{{team}}"),)),
+    Panel(
+        "timeseries",
+        "Share of the GPU quota in use",
+        (
+            Query(
+                f"sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{{GPU}}}) / "
+                f"sum by (cluster_queue) (kueue_cluster_queue_nominal_quota{{{GPU}}})",
+                "{{cluster_queue}}",
+            ),
+        ),
+        unit="percentunit",
+        description="Admitted GPUs over the queue's nominal quota (its max_gpus): above 100% the team "
+        "borrows idle GPUs of the cohort, which their owners reclaim when they need them.",
+    ),
+    Panel(
+        "timeseries",
+        "Pending workloads by queue",
+        (Query("sum by (cluster_queue, status) (kueue_pending_workloads)", "{{cluster_queue}} {{status}}"),),
+        description="active: in the admission queue; inadmissible: tried and waiting for the cluster to "
+        "change (quota freed, nodes added).",
+    ),
+    Panel(
+        "timeseries",
+        "Admitted workloads by queue",
+        (Query("sum by (cluster_queue) (kueue_admitted_active_workloads)", "{{cluster_queue}}"),),
+    ),
+    Panel(
+        "timeseries",
+        "Oldest pending GPU workload",
+        (Query("clusterfab_kueue_oldest_pending_gpu_workload_seconds", "{{cluster_queue}}"),),
+        unit="s",
+    ),
+    Panel(
+        "timeseries",
+        "Team GPU-hour budget spent",
+        (Query(KUEUE_BUDGET, "{{team}}"),),
+        unit="percentunit",
+        description="The queue agent's count of each team's GPU-hours this month over its "
+        "gpu_hours_per_month: at 100% it holds the team's ClusterQueue until the month starts over.",
+    ),
+    Panel(
+        "table",
+        "GPU-hours this month by team",
+        (
+            Query("clusterfab_kueue_team_gpu_hours_used", instant=True),
+            Query("clusterfab_kueue_team_gpu_hours_limit", instant=True),
+        ),
+        unit="h",
+    ),
+)
+
+
+def kueue() -> Any:
+    """Only on Kubernetes clusters with teams: the queue agent serves its metrics and relays Kueue's."""
+    return build(
+        "clusterfab-kueue",
+        "Kueue",
+        "The teams' queues: GPUs admitted against each quota, pending and admitted workloads, how long GPU "
+        "work waits, and each team's GPU-hour budget.",
+        KUEUE_PANELS,
+        [],
+    )
+
+
 FABRIC_PANELS: tuple[Panel, ...] = (
     Panel(
         "timeseries",
@@ -664,6 +750,7 @@ DASHBOARDS = {
     "gpu-node.json": gpu_node,
     "gpu-cost.json": gpu_cost,
     "slurm.json": slurm,
+    "kueue.json": kueue,
     "fabric.json": fabric,
     "storage.json": storage,
 }

@@ -24,12 +24,21 @@ class RuleFile(Protocol):
     def document(self) -> dict[str, Any]: ...
 
 
+class Discover(Protocol):
+    """How a scrape job finds its targets (monitoring.targets): through the cloud's API, the nodes with a
+    node group tag, or with `component`, the nodes whose component tag names it; in tests from a file."""
+
+    def __call__(self, job: str, port: int, *, component: str | None = None) -> dict[str, Any]: ...
+
+
 class MonitoredScheduler(Protocol):
     """The monitoring part of clusterfab.scheduler.SchedulerPlugin."""
 
     def monitored(self, spec: ClusterSpec) -> bool: ...
 
-    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]: ...
+    def scrape_jobs(
+        self, spec: ClusterSpec, exporters: ExporterFacts, discover: Discover
+    ) -> list[dict[str, Any]]: ...
 
     def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleFile]: ...
 

@@ -39,15 +39,19 @@ def scrape_configs(
     file_sd_dir: str | None = None,
 ) -> list[dict[str, Any]]:
     """The scrape jobs: the GPU nodes' two exporters, the `schedulers`' own, the host itself."""
+
+    def discover(job: str, port: int, *, component: str | None = None) -> dict[str, Any]:
+        if file_sd_dir is not None:
+            return file_discovery(file_sd_dir, job)
+        return profile(spec.cloud).scrape_discovery(
+            spec, stack=stack, port=port, project=project, component=component
+        )
+
     jobs: list[dict[str, Any]] = []
     for job, port in ((DCGM_JOB, exporters.dcgm_exporter_port), (NODE_JOB, exporters.node_exporter_port)):
-        if file_sd_dir is not None:
-            discovery = file_discovery(file_sd_dir, job)
-        else:
-            discovery = profile(spec.cloud).scrape_discovery(spec, stack=stack, port=port, project=project)
-        jobs.append({"job_name": job, **discovery})
+        jobs.append({"job_name": job, **discover(job, port)})
     for scheduler in schedulers:
-        jobs += scheduler.scrape_jobs(spec, exporters)
+        jobs += scheduler.scrape_jobs(spec, exporters, discover)
     jobs.append(
         {
             "job_name": HOST_JOB,
@@ -55,3 +59,17 @@ def scrape_configs(
         }
     )
     return jobs
+
+
+def discovered_ports(jobs: Sequence[dict[str, Any]]) -> tuple[int, ...]:
+    """The ports the scrape jobs reach the cloud's nodes on (their service discoveries' `port`), in order:
+    the ports a cloud's firewall must open to the monitoring host."""
+    ports = {
+        config["port"]
+        for job in jobs
+        for key, configs in job.items()
+        if key.endswith("_sd_configs")
+        for config in configs
+        if "port" in config
+    }
+    return tuple(sorted(ports))

@@ -27,7 +27,7 @@ from clusterfab.catalog.models import ExporterFacts
 from clusterfab.clouds import CloudProfile
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.cost.estimate import CostLine
-from clusterfab.monitoring.schedulers import RuleFile
+from clusterfab.monitoring.schedulers import Discover, RuleFile
 from clusterfab.spec.model import ClusterSpec, NodeGroup, SchedulerSection
 
 
@@ -133,8 +133,10 @@ class SchedulerPlugin(Protocol):
         """Whether the cluster's monitoring scrapes it (then its jobs, alerts and dashboards ship)."""
         ...
 
-    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
-        """Prometheus scrape configs of its exporters."""
+    def scrape_jobs(
+        self, spec: ClusterSpec, exporters: ExporterFacts, discover: Discover
+    ) -> list[dict[str, Any]]:
+        """Prometheus scrape configs of its exporters (`discover` finds nodes of the cluster)."""
         ...
 
     def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleFile]:

@@ -160,6 +160,9 @@ class AwsMonitoringNodeArgs:
     """(object key, local path) of the rendered monitoring files the host's boot fetches."""
     smtp_secret: str | None = None
     tags: Mapping[str, str] = field(default_factory=dict)
+    scrape_ports: Sequence[int] = SCRAPE_PORTS
+    """The ports Prometheus scrapes the nodes on: the GPU nodes' exporters, and a scheduler's own (the
+    queue agent of a Kubernetes cluster, on its system nodes)."""
 
 
 def _problems(args: AwsMonitoringNodeArgs) -> list[tuple[str, str]]:
@@ -226,6 +229,7 @@ class AwsMonitoringNode(pulumi.ComponentResource):
                 role_name=role.name,
                 host_security_group_id=group.id,
                 node_security_group_id=args.node_security_group_id,
+                scrape_ports=args.scrape_ports,
                 region=args.region,
                 smtp_secret=args.smtp_secret,
             ),

@@ -27,7 +27,7 @@ from clusterfab.scheduler.kubernetes.eks_addons import eks_addons
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.kueue import training_charts
 from clusterfab.scheduler.kubernetes.queues import kueue_objects
-from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
+from clusterfab.scheduler.kubernetes.render import agent_objects, require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
@@ -194,7 +194,12 @@ def _in_cluster_objects(cluster: Cluster) -> list[dict[str, Any]]:
     # The cluster's system software (device plugins, dcgm-exporter) first, then the teams' namespaces and
     # Kueue's objects (after Kueue's chart).
     spec = cluster.spec
-    return [*in_cluster_objects(spec, "aws"), *team_objects(spec), *kueue_objects(spec, "aws")]
+    return [
+        *in_cluster_objects(spec, "aws"),
+        *team_objects(spec),
+        *kueue_objects(spec, "aws"),
+        *agent_objects(spec),
+    ]
 
 
 def _compute(

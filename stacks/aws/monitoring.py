@@ -8,6 +8,8 @@ from cluster import Cluster, MonitoringExport
 from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
 from clusterfab.core.items import MONITORING_ITEM
 from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.monitoring.schedulers import monitored_schedulers
+from clusterfab.monitoring.targets import discovered_ports, scrape_configs
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from components._naming import child
 from components.aws.monitoring import (
@@ -60,10 +62,24 @@ def monitoring_node(site: Site) -> MonitoringExport | None:
             files=(archive.key, archive.path),
             smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
             tags=cluster.tags(MONITORING_ITEM),
+            scrape_ports=_scrape_ports(cluster),
         ),
         site.opts,
     )
     return MonitoringExport(node.instance_id, GRAFANA_PORT, monitoring.retention_days)
+
+
+def _scrape_ports(cluster: Cluster) -> tuple[int, ...]:
+    """The nodes' ports the scrape jobs reach (the exporters', a scheduler's own)."""
+    spec = cluster.spec
+    jobs = scrape_configs(
+        spec,
+        cluster.input.catalog.monitoring.exporters,
+        stack=cluster.stack,
+        project=None,
+        schedulers=monitored_schedulers(spec),
+    )
+    return discovered_ports(jobs)
 
 
 def monitoring_access(
@@ -84,6 +100,7 @@ def monitoring_access(
             role_name=role_name,
             host_security_group_id=host_security_group_id,
             node_security_group_id=network.node_security_group_id,
+            scrape_ports=_scrape_ports(cluster),
             region=spec.region,
             smtp_secret=smtp.password_secret if smtp else None,
         ),

@@ -27,7 +27,7 @@ from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.kueue import training_charts
 from clusterfab.scheduler.kubernetes.queues import kueue_objects
-from clusterfab.scheduler.kubernetes.render import require_kubernetes, team_objects
+from clusterfab.scheduler.kubernetes.render import agent_objects, require_kubernetes, team_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.scheduler.kubernetes.software import in_cluster_objects
 from clusterfab.spec import Capacity as SpecCapacity
@@ -85,6 +85,7 @@ def _compute(
         *in_cluster_objects(spec, "gcp"),
         *team_objects(spec),
         *kueue_objects(spec, "gcp"),
+        *agent_objects(spec),
     ]
     KubernetesObjects(
         child(spec.name, "objects"),

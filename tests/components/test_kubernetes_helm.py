@@ -43,6 +43,7 @@ leaderElection:
   resourceName: c1f6bfd2.kueue.x-k8s.io
 metrics:
   bindAddress: :8443
+  enableClusterQueueResources: true
 resources:
   quotaCheckStrategy: IgnoreUndeclared
 waitForPodsReady:

@@ -20,16 +20,36 @@ from clusterfab.monitoring import render_monitoring, write_files
 from clusterfab.monitoring.counters import dcgm_metrics
 from clusterfab.monitoring.dashboard_build import render_all
 from clusterfab.monitoring.grafana import dashboards
+from clusterfab.scheduler.kubernetes.agent.rounds import Agent
 from clusterfab.scheduler.slurm import exporter as slurm_exporter
 from clusterfab.scheduler.slurm.nodes import counts
 from clusterfab.spec import ClusterSpec
+from tests.conftest import REPO
 from tests.factories import TODAY
 from tests.monitoring import tools
-from tests.monitoring.conftest import STACK
+from tests.monitoring.conftest import STACK, spec_of
 from tests.monitoring.node_exporter import node_exporter_names
 from tests.monitoring.promql import metric_names
+from tests.unit.kueue_agent_fakes import CONFIG, FakeApi
 
 PROMETHEUS_OWN = {"up", "ALERTS"}
+KUEUE = {
+    line.strip()
+    for line in (REPO / "tests" / "fixtures" / "kueue" / "metrics-v0.19.2.txt").read_text().splitlines()
+    if line.strip() and not line.startswith("#")
+}
+"""The metrics Kueue v0.19.2 registers (its pkg/metrics/metrics.go), which the queue agent relays."""
+
+
+def _queue_agent() -> set[str]:
+    """Every metric the queue agent serves of its own, after a round on recorded Kueue API answers."""
+    text = Agent(CONFIG, FakeApi(metrics=None), clock=lambda: 1795168800.0).round()
+    return {
+        line.split("{")[0].split(" ")[0] for line in text.splitlines() if line and not line.startswith("#")
+    }
+
+
+QUEUE_AGENT = _queue_agent()
 SCONTROL = {
     "nodes": "NodeName=h100-0 State=IDLE+DRAIN CfgTRES=cpu=192,gres/gpu=8 AllocTRES= Gres=gpu:h100:8\n",
     "jobs": "JobId=7 UserId=alice(20001) Account=research JobState=RUNNING Partition=train "
@@ -75,6 +95,10 @@ def rendered(cluster_spec: ClusterSpec, catalog: Catalog, tmp_path: Path) -> Pat
     )
     write_files(render_monitoring(with_slurm, catalog, stack=STACK, project=None, today=TODAY), tmp_path)
     assert (tmp_path / "rules" / "slurm.yml").exists()
+    # The Kubernetes cluster's rules beside them: every rule file there is.
+    kubernetes = spec_of(REPO / "tests" / "fixtures" / "monitoring" / "kubernetes.yaml")
+    files = render_monitoring(kubernetes, catalog, stack=STACK, project=None, today=TODAY)
+    (tmp_path / "rules" / "kueue.yml").write_text(files["rules/kueue.yml"])
     return tmp_path
 
 
@@ -97,7 +121,15 @@ def test_the_lexer_finds_metric_names_and_nothing_else() -> None:
 
 
 def test_every_dashboard_query_reads_exposed_metrics(node_names: set[str], rendered: Path) -> None:
-    known = dcgm_metrics() | node_names | PROMETHEUS_OWN | SLURM_EXPORTER | _recorded(rendered / "rules")
+    known = (
+        dcgm_metrics()
+        | node_names
+        | PROMETHEUS_OWN
+        | SLURM_EXPORTER
+        | KUEUE
+        | QUEUE_AGENT
+        | _recorded(rendered / "rules")
+    )
     unknown = []
     for name, board in dashboards().items():
         for title, expr in _queries(board):
@@ -109,7 +141,15 @@ def test_every_dashboard_query_reads_exposed_metrics(node_names: set[str], rende
 
 
 def test_every_rule_reads_exposed_metrics(node_names: set[str], rendered: Path) -> None:
-    known = dcgm_metrics() | node_names | PROMETHEUS_OWN | SLURM_EXPORTER | _recorded(rendered / "rules")
+    known = (
+        dcgm_metrics()
+        | node_names
+        | PROMETHEUS_OWN
+        | SLURM_EXPORTER
+        | KUEUE
+        | QUEUE_AGENT
+        | _recorded(rendered / "rules")
+    )
     unknown = []
     for path in sorted((rendered / "rules").glob("*.yml")):
         for group in yaml.safe_load(path.read_text())["groups"]:

@@ -20,9 +20,10 @@ import yaml
 from clusterfab.catalog import Catalog
 from clusterfab.monitoring import render_monitoring, write_files
 from clusterfab.spec import ClusterSpec
+from tests.conftest import REPO
 from tests.factories import TODAY
 from tests.monitoring import tools
-from tests.monitoring.conftest import STACK
+from tests.monitoring.conftest import STACK, spec_of
 
 GPU = (
     'gpu="3",UUID="GPU-0f0f",pci_bus_id="00000000:53:00.0",device="nvidia3",'
@@ -228,6 +229,60 @@ CASES = [
 ]  # fmt: skip
 
 
+AGENT = 'job="queue-agent",instance="i-0sys",machine_type="m7i.xlarge"'
+"""What the discovery relabeling puts on the queue agent's series (a system node has no node group)."""
+AGENT_LABELS = {"job": "queue-agent", "instance": "i-0sys", "machine_type": "m7i.xlarge"}
+RESEARCH = {**AGENT_LABELS, "team": "research", "cluster_queue": "research"}
+
+
+def agent(metric: str, values: str, **labels: str) -> dict[str, str]:
+    extra = "".join(f',{k}="{v}"' for k, v in labels.items())
+    return {f"{metric}{{{AGENT}{extra}}}": values}
+
+
+def research(metric: str, values: str, **labels: str) -> dict[str, str]:
+    return agent(metric, values, team="research", cluster_queue="research", **labels)
+
+
+OLDEST = "clusterfab_kueue_oldest_pending_gpu_workload_seconds"
+HELD = "clusterfab_kueue_cluster_queue_held"
+
+
+def hours(used: int) -> dict[str, str]:
+    """research: 5,000 GPU-hours a month (the fixture's budget)."""
+    return {
+        **research("clusterfab_kueue_team_gpu_hours_used", f"{used}x40"),
+        **research("clusterfab_kueue_team_gpu_hours_limit", "5000x40"),
+    }
+
+
+KUEUE_CASES = [
+    # The oldest waits 15,000 s and counts on: at 11 minutes 15,660 s (4h 21m) > 4 h, for 10 minutes; one
+    # that waits an hour does not.
+    Case("KueueGpuWorkloadPendingTooLong", research(OLDEST, "15000+30x40"), "11m", [RESEARCH], value=15660),
+    Case("KueueGpuWorkloadPendingTooLong", research(OLDEST, "3600+30x40"), "11m"),
+    # A held queue's workloads wait by design: that alert is KueueQueueHeldByBudget's.
+    Case("KueueGpuWorkloadPendingTooLong",
+         {**research(OLDEST, "15000+30x40"), **research(HELD, "1x40", held_by="gpu-budget")}, "11m"),
+    # 4,250 of 5,000 = 85 % >= 80 %; 3,500 = 70 %.
+    Case("KueueTeamGpuBudgetNearlySpent", hours(4250), "16m", [RESEARCH], value=0.85),
+    Case("KueueTeamGpuBudgetNearlySpent", hours(3500), "16m"),
+    Case("KueueQueueHeldByBudget", research(HELD, "1x20", held_by="gpu-budget"), "6m",
+         [{**RESEARCH, "held_by": "gpu-budget"}]),
+    Case("KueueQueueHeldByBudget", research(HELD, "1x20", held_by="other"), "6m"),
+    # Two system nodes, neither answering; then the one the agent runs on answers, the other does not.
+    Case("KueueQueueAgentDown", {**up("queue-agent", "0x30", 'instance="i-0sys"'),
+                                 **up("queue-agent", "0x30", 'instance="i-1sys"')}, "11m", [{}]),
+    Case("KueueQueueAgentDown", {**up("queue-agent", "1x30", 'instance="i-0sys"'),
+                                 **up("queue-agent", "0x30", 'instance="i-1sys"'),
+                                 **agent("clusterfab_kueue_agent_round_success", "1x30")}, "11m"),
+    Case("KueueQueueAgentDown", {**up("queue-agent", "1x30", 'instance="i-0sys"'),
+                                 **agent("clusterfab_kueue_agent_round_success", "0x30")}, "11m", [{}]),
+    Case("KueueMetricsUnavailable", agent("clusterfab_kueue_relay_success", "0x40"), "16m", [{}]),
+    Case("KueueMetricsUnavailable", agent("clusterfab_kueue_relay_success", "1x40"), "16m"),
+]  # fmt: skip
+
+
 def _rules(rules_dir: Path) -> dict[str, dict[str, Any]]:
     found = {}
     for path in sorted(rules_dir.glob("*.yml")):
@@ -238,16 +293,28 @@ def _rules(rules_dir: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
+def _humanize_duration(seconds: float) -> str:
+    """Prometheus' humanizeDuration for a whole number of seconds over a minute (template/template.go)."""
+    whole = int(seconds)
+    days, hours, minutes, secs = whole // 86400, whole // 3600 % 24, whole // 60 % 60, whole % 60
+    if days:
+        return f"{days}d {hours}h {minutes}m {secs}s"
+    return f"{hours}h {minutes}m {secs}s" if hours else f"{minutes}m {secs}s"
+
+
 def _expand(template: str, labels: Mapping[str, str], value: float | None) -> str:
     text = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), template)
+    if value is not None:
+        text = text.replace("{{ $value | humanizeDuration }}", _humanize_duration(value))
+        text = text.replace("{{ $value | humanizePercentage }}", f"{value * 100:.4g}%")
     text = re.sub(r'\{\{ \$value \| printf "(%[.0-9]*f)" \}\}', lambda m: m.group(1) % value, text)
     return text.replace("{{ $value }}", f"{value:g}" if value is not None else "")
 
 
-def _test_file(rules_dir: Path) -> dict[str, Any]:
+def _test_file(rules_dir: Path, cases: list[Case] = CASES, *, cost: bool = True) -> dict[str, Any]:
     rules = _rules(rules_dir)
     tests = []
-    for case in CASES:
+    for case in cases:
         rule = rules[case.alert]
         expected = []
         for extra in case.fires:
@@ -261,7 +328,7 @@ def _test_file(rules_dir: Path) -> dict[str, Any]:
                 "alert_rule_test": [{"eval_time": case.at, "alertname": case.alert, "exp_alerts": expected}],
             }
         )
-    tests.append(_cost_recording_test())
+    tests.append(_cost_recording_test() if cost else _team_gpus_recording_test())
     return {"rule_files": [str(p.relative_to(rules_dir.parent)) for p in sorted(rules_dir.glob("*.yml"))],
             "evaluation_interval": "30s", "tests": tests}  # fmt: skip
 
@@ -274,6 +341,28 @@ def _cost_recording_test() -> dict[str, Any]:
         "promql_expr_test": [
             _sample("clusterfab:cluster_hourly_usd", "clusterfab:cluster_hourly_usd", 331.261348),
             _sample("clusterfab:gpu_hour_usd", 'clusterfab:gpu_hour_usd{node_group="trainers"}', 6.88),
+        ],
+    }
+
+
+def _team_gpus_recording_test() -> dict[str, Any]:
+    """Kubernetes: a team's GPUs in use, over its queues."""
+    series = {
+        **research("clusterfab_kueue_team_gpus_in_use", "16x5"),
+        **agent("clusterfab_kueue_team_gpus_in_use", "8x5", team="infra", cluster_queue="infra"),
+    }
+    return {
+        "interval": "30s",
+        "input_series": [{"series": s, "values": v} for s, v in series.items()],
+        "promql_expr_test": [
+            {
+                "expr": "clusterfab:team_gpus_in_use",
+                "eval_time": "1m",
+                "exp_samples": [
+                    {"labels": 'clusterfab:team_gpus_in_use{team="infra"}', "value": 8},
+                    {"labels": 'clusterfab:team_gpus_in_use{team="research"}', "value": 16},
+                ],
+            }
         ],
     }
 
@@ -304,5 +393,42 @@ def test_promtool_unit_tests_of_every_rule(suite: str, rules_with_slurm: Path) -
     test_file = rules_with_slurm / "rules-test.yml"
     test_file.write_text(yaml.safe_dump(_test_file(rules_with_slurm / "rules"), sort_keys=False, width=4096))
     result = tools.run(suite, "promtool", "test", "rules", test_file, cwd=rules_with_slurm)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
+@pytest.fixture
+def rules_with_kueue(catalog: Catalog, tmp_path: Path) -> Path:
+    """The Kubernetes fixture's rules: the cluster's own and Kueue's."""
+    spec = spec_of(REPO / "tests" / "fixtures" / "monitoring" / "kubernetes.yaml")
+    write_files(render_monitoring(spec, catalog, stack=STACK, project=None, today=TODAY), tmp_path / "out")
+    return tmp_path / "out"
+
+
+def test_kueue_alerts_have_a_case_that_fires_each_and_one_that_does_not(rules_with_kueue: Path) -> None:
+    document = yaml.safe_load((rules_with_kueue / "rules" / "kueue.yml").read_text())
+    alerts = {rule["alert"] for group in document["groups"] for rule in group["rules"] if "alert" in rule}
+    firing = {c.alert for c in KUEUE_CASES if c.fires}
+    quiet = {c.alert for c in KUEUE_CASES if not c.fires}
+    assert (
+        alerts
+        == firing
+        == quiet
+        == {
+            "KueueGpuWorkloadPendingTooLong",
+            "KueueTeamGpuBudgetNearlySpent",
+            "KueueQueueHeldByBudget",
+            "KueueQueueAgentDown",
+            "KueueMetricsUnavailable",
+        }
+    )
+
+
+@pytest.mark.parametrize("suite", tools.SUITES)
+def test_promtool_unit_tests_of_the_kueue_rules(suite: str, rules_with_kueue: Path) -> None:
+    test_file = rules_with_kueue / "rules-test.yml"
+    document = _test_file(rules_with_kueue / "rules", KUEUE_CASES, cost=False)
+    test_file.write_text(yaml.safe_dump(document, sort_keys=False, width=4096))
+    result = tools.run(suite, "promtool", "test", "rules", test_file, cwd=rules_with_kueue)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout + result.stderr

@@ -243,9 +243,10 @@ class ToyProfile:
         return ["toyctl", "forward", "--region", where.region, host, f"{local_port}:{loopback}:{port}"]
 
     def scrape_discovery(
-        self, spec: ClusterSpec, *, stack: str, port: int, project: str | None
+        self, spec: ClusterSpec, *, stack: str, port: int, project: str | None, component: str | None = None
     ) -> dict[str, Any]:
-        return {"file_sd_configs": [{"files": [f"/etc/prometheus/toy-{stack}.json"]}]}
+        name = f"toy-{stack}" if component is None else f"toy-{stack}-{component}"
+        return {"file_sd_configs": [{"files": [f"/etc/prometheus/{name}.json"]}]}
 
     def service_location(self, region: str, project: str | None) -> dict[str, str]:
         return {"region": region}

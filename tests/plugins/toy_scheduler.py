@@ -15,6 +15,7 @@ from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.cost.estimate import CostLine
+from clusterfab.monitoring.schedulers import Discover
 from clusterfab.outputs import SchedulerOutput
 from clusterfab.scheduler import RuleView
 from clusterfab.spec import ClusterSpec, NodeGroup, SchedulerSection
@@ -92,7 +93,9 @@ class ToyScheduler:
     def monitored(self, spec: ClusterSpec) -> bool:
         return spec.monitoring is not None and spec.monitoring.host == "controller"
 
-    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
+    def scrape_jobs(
+        self, spec: ClusterSpec, exporters: ExporterFacts, discover: Discover
+    ) -> list[dict[str, Any]]:
         return [{"job_name": KIND, "static_configs": [{"targets": ["localhost:9999"]}]}]
 
     def alert_rules(self, spec: ClusterSpec) -> Sequence[ToyRules]:

@@ -70,7 +70,7 @@ def test_render_writes_each_teams_namespace_and_its_users_binding() -> None:
         {"name": "interns", "max_gpus": 8},
     ]
     files = render_kubernetes(spec("gcp", node_groups=[GROUP], scheduler={"kind": "kubernetes"}, teams=teams))
-    assert list(files) == ["teams.yaml", "kueue.yaml"]
+    assert list(files) == ["teams.yaml", "kueue.yaml", "agent.yaml"]
     assert list(YAML(typ="safe").load_all(files["teams.yaml"])) == [
         {
             "apiVersion": "v1",

@@ -775,6 +775,7 @@ def test_the_pins_are_the_ones_their_sources_print() -> None:
             {
                 "installer": f"{registry}/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15",
                 "pre-installation": "ubuntu:22.04",
+                "rxdm": f"{registry}/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21",
                 "pause": pause,
             },
         ),
@@ -800,6 +801,7 @@ def test_the_pins_are_the_ones_their_sources_print() -> None:
         ),
         "kueue": ("v0.19.2", {"manager": "registry.k8s.io/kueue/kueue:v0.19.2"}),
         "jobset": ("v0.12.0", {"controller": "registry.k8s.io/jobset/jobset:v0.12.0"}),
+        "queue-agent": ("3.13.9-slim-trixie", {"python": "python:3.13.9-slim-trixie"}),
     }
 
 

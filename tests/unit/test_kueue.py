@@ -48,6 +48,7 @@ health:
   healthProbeBindAddress: :8081
 metrics:
   bindAddress: :8443
+  enableClusterQueueResources: true
 webhook:
   port: 9443
 leaderElection:

@@ -5,19 +5,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clusterfab.clouds.discovery import meta_label, relabel
-from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
+from clusterfab.core.vocab import BLUEPRINT_TAG, COMPONENT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
 
 if TYPE_CHECKING:
     from clusterfab.clouds.base import Site
 
 
-def scrape_discovery(spec: Site, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
-    """ec2_sd_configs and relabeling: running instances with this cluster's and stack's tags."""
+def scrape_discovery(
+    spec: Site, *, stack: str, port: int, project: str | None, component: str | None = None
+) -> dict[str, Any]:
+    """ec2_sd_configs and relabeling: running instances with this cluster's and stack's tags, and a node
+    group tag (or `component`'s component tag)."""
     del project  # an EC2 region is the whole scope
+    selected = (
+        {"name": "tag-key", "values": [NODE_GROUP_TAG]}
+        if component is None
+        else {"name": f"tag:{COMPONENT_TAG}", "values": [component]}
+    )
     filters = [
         {"name": f"tag:{BLUEPRINT_TAG}", "values": [spec.name]},
         {"name": f"tag:{STACK_TAG}", "values": [label_value(stack)]},
-        {"name": "tag-key", "values": [NODE_GROUP_TAG]},
+        selected,
         {"name": "instance-state-name", "values": ["running"]},
     ]
     return {

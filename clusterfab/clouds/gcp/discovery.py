@@ -5,31 +5,37 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from clusterfab.clouds.discovery import meta_label, relabel
-from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
+from clusterfab.core.vocab import BLUEPRINT_TAG, COMPONENT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
 
 if TYPE_CHECKING:
     from clusterfab.clouds.base import Site
 
 
-def gcp_filter(spec: Site, stack: str) -> str:
-    """The instances.list filter of this cluster's and stack's running GPU nodes."""
+def gcp_filter(spec: Site, stack: str, component: str | None = None) -> str:
+    """The instances.list filter of this cluster's and stack's running GPU nodes (or, with `component`,
+    those of that component)."""
+    selected = (
+        f"labels.{NODE_GROUP_TAG}:*" if component is None else f'labels.{COMPONENT_TAG} = "{component}"'
+    )
     terms = [
         f'labels.{BLUEPRINT_TAG} = "{spec.name}"',
         f'labels.{STACK_TAG} = "{label_value(stack)}"',
-        f"labels.{NODE_GROUP_TAG}:*",
+        selected,
         "status = RUNNING",
     ]
     return " AND ".join(f"({term})" for term in terms)
 
 
-def scrape_discovery(spec: Site, *, stack: str, port: int, project: str | None) -> dict[str, Any]:
+def scrape_discovery(
+    spec: Site, *, stack: str, port: int, project: str | None, component: str | None = None
+) -> dict[str, Any]:
     """gce_sd_configs, one per zone the cluster's nodes live in, and relabeling."""
     if project is None:
         raise ValueError("GCP discovery needs the project the nodes live in")
     zones = sorted({spec.zone})  # one zone today (fabrics are single-zone); one config per zone regardless
     return {
         "gce_sd_configs": [
-            {"project": project, "zone": zone, "port": port, "filter": gcp_filter(spec, stack)}
+            {"project": project, "zone": zone, "port": port, "filter": gcp_filter(spec, stack, component)}
             for zone in zones
         ],
         "relabel_configs": relabel(

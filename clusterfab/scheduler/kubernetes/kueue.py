@@ -134,12 +134,16 @@ def kueue_values() -> dict[str, Any]:
 
 def kueue_configuration() -> dict[str, Any]:
     """Kueue's Configuration (config.kueue.x-k8s.io/v1beta2): the chart's settings, all-or-nothing
-    admission with requeuing, and the job kinds it queues. The same on both clouds: the ProvisioningRequest
-    admission check controller runs by default and acts only for the AdmissionCheck of admission_objects."""
+    admission with requeuing, the queues' resource metrics, and the job kinds it queues. The same on both
+    clouds: the ProvisioningRequest admission check controller runs by default and acts only for the
+    AdmissionCheck of admission_objects."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         **CHART_DEFAULTS,
+        # The queues' quotas and usage per flavor as metrics too (kueue_cluster_queue_resource_usage,
+        # ..._nominal_quota): the dashboards show each team's share of its quota from them.
+        "metrics": {**CHART_DEFAULTS["metrics"], "enableClusterQueueResources": True},
         "waitForPodsReady": WAIT_FOR_PODS_READY,
         "integrations": {"frameworks": list(FRAMEWORKS)},
         "resources": {"quotaCheckStrategy": QUOTA_CHECK},

@@ -13,19 +13,23 @@ from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostLine
-from clusterfab.monitoring.schedulers import RuleFile
+from clusterfab.monitoring.schedulers import Discover, RuleFile
 from clusterfab.scheduler.base import RuleView, SchedulerPlugin
-from clusterfab.scheduler.kubernetes import rules
-from clusterfab.scheduler.kubernetes.costs import host_lines
+from clusterfab.scheduler.kubernetes import alerts, rules
+from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM, host_lines
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
+from clusterfab.scheduler.kubernetes.manifests.queue_agent import PORT as AGENT_PORT
 from clusterfab.scheduler.kubernetes.outputs import KubernetesOutput
 from clusterfab.scheduler.kubernetes.render import kubernetes_section, render_kubernetes
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
 from clusterfab.spec.model import ClusterSpec, NodeGroup, SchedulerSection
 
+DASHBOARD = "kueue.json"
+"""The Kueue dashboard (clusterfab.monitoring.dashboard_build.kueue): the teams' queues and budgets."""
 RENDER_HELP = """Write the Kubernetes cluster's own objects: each team's Namespace and the RoleBinding that
 gives its users the edit role there (teams.yaml); Kueue's ResourceFlavors, Topology, WorkloadPriorityClasses,
-Cohort, a ClusterQueue per team with its GPU quota and a LocalQueue in its namespace (kueue.yaml).
+Cohort, a ClusterQueue per team with its GPU quota and a LocalQueue in its namespace (kueue.yaml); the
+queue agent that keeps the teams' GPU-hour budgets, with its rights and its program (agent.yaml).
 
 Exits 1 when the blueprint is invalid or has no Kubernetes scheduler."""
 
@@ -101,17 +105,26 @@ class KubernetesPlugin:
         return ()
 
     def monitored(self, spec: ClusterSpec) -> bool:
-        return False
+        # The queue agent runs on Kubernetes clusters with team queues to watch.
+        return kubernetes_section(spec) is not None and spec.monitoring is not None and bool(spec.teams)
 
-    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
-        return []
+    def scrape_jobs(
+        self, spec: ClusterSpec, exporters: ExporterFacts, discover: Discover
+    ) -> list[dict[str, Any]]:
+        # The agent runs on one of the system nodes, behind each node's port: the job lists them all.
+        return [
+            {
+                "job_name": alerts.SCRAPE_JOB,
+                **discover(alerts.SCRAPE_JOB, AGENT_PORT, component=SYSTEM_NODES_ITEM),
+            }
+        ]
 
     def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleFile]:
-        return ()
+        return alerts.rule_files()
 
     @property
     def dashboards(self) -> tuple[str, ...]:
-        return ()
+        return (DASHBOARD,)
 
     @property
     def outputs(self) -> type[BaseModel]:

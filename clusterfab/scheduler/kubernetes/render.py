@@ -17,9 +17,12 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from clusterfab.scheduler.base import RenderError
+from clusterfab.scheduler.kubernetes.agent_files import package_files
 from clusterfab.scheduler.kubernetes.labels import CLUSTER_LABEL, MANAGED_BY, PRIORITY_LABEL, TEAM_LABEL
+from clusterfab.scheduler.kubernetes.manifests.queue_agent import queue_agent_objects
 from clusterfab.scheduler.kubernetes.queues import kueue_objects
 from clusterfab.scheduler.kubernetes.section import KIND, Kubernetes
+from clusterfab.scheduler.kubernetes.software import kubernetes_software
 from clusterfab.spec.model import ClusterSpec, Team
 
 TEAM_ROLE = "edit"
@@ -80,14 +83,26 @@ def role_binding(team: Team) -> dict[str, Any]:
     }
 
 
+def agent_objects(spec: ClusterSpec) -> list[dict[str, Any]]:
+    """The queue agent that keeps the teams' GPU-hour budgets (manifests/queue_agent.py); none without
+    teams. It listens on its node's port where the monitoring host scrapes it."""
+    image = kubernetes_software().piece("queue-agent").image("python")
+    return queue_agent_objects(spec, image, package_files(), monitored=spec.monitoring is not None)
+
+
 def render_kubernetes(spec: ClusterSpec) -> dict[str, str]:
-    """teams.yaml (namespaces and RoleBindings) and kueue.yaml (flavors, topology, priorities, the cohort
-    and the queues), as `up` applies them."""
+    """teams.yaml (namespaces and RoleBindings), kueue.yaml (flavors, topology, priorities, the cohort
+    and the queues) and agent.yaml (the queue agent), as `up` applies them."""
     require_kubernetes(spec)
     files = {"teams.yaml": documents(team_objects(spec), f"# {spec.name}: team namespaces and their users\n")}
     queues = kueue_objects(spec, spec.cloud)
     if queues:
         files["kueue.yaml"] = documents(queues, f"# {spec.name}: Kueue flavors, priorities and queues\n")
+    agent = agent_objects(spec)
+    if agent:
+        files["agent.yaml"] = documents(
+            agent, f"# {spec.name}: the queue agent (GPU-hour budgets, queue metrics)\n"
+        )
     return files
 
 

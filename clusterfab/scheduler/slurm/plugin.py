@@ -14,6 +14,7 @@ from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.rules import RuleGroup
+from clusterfab.monitoring.schedulers import Discover
 from clusterfab.scheduler.base import RuleView, SchedulerPlugin
 from clusterfab.scheduler.slurm import alerts, rules
 from clusterfab.scheduler.slurm.costs import host_lines
@@ -93,8 +94,10 @@ class SlurmPlugin:
     def monitored(self, spec: ClusterSpec) -> bool:
         return spec.monitoring is not None and spec.monitoring.slurm
 
-    def scrape_jobs(self, spec: ClusterSpec, exporters: ExporterFacts) -> list[dict[str, Any]]:
-        # The exporter runs next to slurmctld, on the monitoring host itself (the controller).
+    def scrape_jobs(
+        self, spec: ClusterSpec, exporters: ExporterFacts, discover: Discover
+    ) -> list[dict[str, Any]]:
+        del discover  # the exporter runs next to slurmctld, on the monitoring host itself (the controller)
         targets = [f"localhost:{exporters.slurm_exporter_port}"]
         return [{"job_name": alerts.SCRAPE_JOB, "static_configs": [{"targets": targets}]}]
 
