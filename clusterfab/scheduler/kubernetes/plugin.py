@@ -14,7 +14,9 @@ from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.schedulers import RuleFile
+from clusterfab.outputs import StackOutputs
 from clusterfab.scheduler.base import RuleView, SchedulerPlugin
+from clusterfab.scheduler.healthreport import HealthReport, Progress
 from clusterfab.scheduler.kubernetes import rules
 from clusterfab.scheduler.kubernetes.costs import host_lines
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
@@ -116,6 +118,13 @@ class KubernetesPlugin:
     @property
     def outputs(self) -> type[BaseModel]:
         return KubernetesOutput
+
+    def health(
+        self, outputs: StackOutputs, level: int, nodes: str | None, progress: Progress
+    ) -> HealthReport:
+        from clusterfab.core.errors import UsageError  # noqa: PLC0415
+
+        raise UsageError("the deep health check does not run on Kubernetes clusters yet")
 
 
 PLUGIN: SchedulerPlugin = KubernetesPlugin()
