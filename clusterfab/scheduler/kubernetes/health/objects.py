@@ -133,33 +133,7 @@ def nccl_jobset(
     labels = {RUN_LABEL: run, CHECK_LABEL: "nccl", JOB_LABEL: name}
     # JobSet's headless service (the JobSet's name) gives pod <jobset>-<job>-<job index>-<pod index> a
     # DNS name under it: rank 0's pod is the leader (kubernetes-sigs/jobset examples/pytorch).
-    leader = f"{name}-{REPLICATED_JOB}-0-0.{name}"
-    first = pair[0]
-    torchrun = [
-        "torchrun", "--nnodes=2", f"--nproc-per-node={first.gpus}", "--node-rank=$(NODE_RANK)",
-        f"--master-addr={leader}", f"--master-port={MASTER_PORT}",
-        f"{PROGRAM_DIR}/{PROGRAM}", f"--bytes={message_bytes}", f"--timeout={NCCL_SECONDS}",
-    ]  # fmt: skip
-    limits: dict[str, int] = {GPU: first.gpus}
-    if first.efa:
-        limits[EFA] = first.efa
-    container = {
-        "name": "allreduce",
-        "image": image,
-        "command": torchrun,
-        "env": [
-            {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": _COMPLETION_INDEX}}},
-            # NCCL says which network it chose ("Using network ..."): the check reads it back.
-            {"name": "NCCL_DEBUG", "value": "INFO"},
-            {"name": "NCCL_DEBUG_SUBSYS", "value": "INIT,NET"},
-        ],
-        "resources": {"limits": limits},
-        "volumeMounts": [
-            {"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True},
-            # NCCL's shared-memory transport needs more than a container's default 64 MiB /dev/shm.
-            {"name": "shm", "mountPath": "/dev/shm"},
-        ],
-    }
+    container = _allreduce_container(f"{name}-{REPLICATED_JOB}-0-0.{name}", pair[0], image, message_bytes)
     pod = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
@@ -189,6 +163,34 @@ def nccl_jobset(
                 }
             ],
         },
+    }
+
+
+def _allreduce_container(leader: str, first: Target, image: str, message_bytes: int) -> dict[str, Any]:
+    torchrun = [
+        "torchrun", "--nnodes=2", f"--nproc-per-node={first.gpus}", "--node-rank=$(NODE_RANK)",
+        f"--master-addr={leader}", f"--master-port={MASTER_PORT}",
+        f"{PROGRAM_DIR}/{PROGRAM}", f"--bytes={message_bytes}", f"--timeout={NCCL_SECONDS}",
+    ]  # fmt: skip
+    limits: dict[str, int] = {GPU: first.gpus}
+    if first.efa:
+        limits[EFA] = first.efa
+    return {
+        "name": "allreduce",
+        "image": image,
+        "command": torchrun,
+        "env": [
+            {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": _COMPLETION_INDEX}}},
+            # NCCL says which network it chose ("Using network ..."): the check reads it back.
+            {"name": "NCCL_DEBUG", "value": "INFO"},
+            {"name": "NCCL_DEBUG_SUBSYS", "value": "INIT,NET"},
+        ],
+        "resources": {"limits": limits},
+        "volumeMounts": [
+            {"name": "program", "mountPath": PROGRAM_DIR, "readOnly": True},
+            # NCCL's shared-memory transport needs more than a container's default 64 MiB /dev/shm.
+            {"name": "shm", "mountPath": "/dev/shm"},
+        ],
     }
 
 

@@ -56,11 +56,14 @@ def settings(outputs: StackOutputs, level: int, catalog: Catalog) -> Settings:
     software = kubernetes_software()
     groups = {}
     for name, group in outputs.node_groups.items():
-        machine = catalog.aws_machine_types.get(group.machine_type)
+        aws = catalog.aws_machine_types.get(group.machine_type)
+        machine = aws or catalog.gcp_machine_types.get(group.machine_type)
         efa = 0
-        if group.fabric == "efa" and machine is not None:
-            efa = sum(1 for i in catalog.efa_interfaces(machine) if i.interface_type != "interface")
-        floor = catalog.pair_bandwidth.floor(group.machine_type)
+        if group.fabric == "efa" and aws is not None:
+            efa = sum(1 for i in catalog.efa_interfaces(aws) if i.interface_type != "interface")
+        # The floor is the machine's on its own fabric: a group kept off it is measured, not judged.
+        on_fabric = machine is not None and group.fabric == machine.fabric
+        floor = catalog.pair_bandwidth.floor(group.machine_type) if on_fabric else None
         groups[name] = Group(group.machine_type, group.fabric, efa, floor)
     program = resources.files("clusterfab.scheduler.kubernetes.health").joinpath("allreduce.py").read_text()
     return Settings(
