@@ -135,9 +135,12 @@ def read_outputs(raw: Mapping[str, Any]) -> StackOutputs:
         # What the scheduler's plugin exports beyond the common fields must be there too.
         try:
             exports: _Exports = load_scheduler(scheduler.kind)
-            exports.outputs.model_validate(raw["scheduler"])
+            own = exports.outputs.model_validate(raw["scheduler"])
         except ValidationError as exc:
             raise _not_ours(exc, ("scheduler",)) from None
+        if isinstance(own, SchedulerOutput):
+            # Kept as the plugin's model, so what it adds (a cluster's CA, ...) reaches its own code.
+            outputs = outputs.model_copy(update={"scheduler": own})
     return outputs
 
 

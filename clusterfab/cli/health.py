@@ -1,8 +1,7 @@
-"""`clusterfab health`: the deep GPU health check on a stack's Slurm nodes."""
+"""`clusterfab health`: the deep GPU health check on a stack's GPU nodes, run by its scheduler's plugin."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated
 
 import typer
@@ -20,45 +19,49 @@ def health(
     ] = 3,
     nodes: Annotated[
         str | None,
-        typer.Option("--nodes", help="Slurm hostlist to check, e.g. trainers-[0-3] (default: idle nodes)."),
+        typer.Option(
+            "--nodes",
+            help="Nodes to check: a Slurm hostlist, e.g. trainers-[0-3], or on Kubernetes comma-separated "
+            "node names (default: the idle GPU nodes).",
+        ),
     ] = None,
     output: TextOrJsonOption = TextOrJson.text,
 ) -> None:
-    """Run the deep GPU health check on the stack's Slurm nodes and report per node (docs/health.md).
+    """Run the deep GPU health check on the stack's idle GPU nodes and report per node (docs/health.md).
 
-    On the controller, in a maintenance reservation of the idle nodes: per node `dcgmi diag -r LEVEL`,
-    nccl-tests across node pairs against the catalog's bandwidth floor; failing nodes are drained. Needs
-    the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or gcloud
-    (GCP). Exit 1 when a node failed, 2 when the check could not run or complete.
+    Per node `dcgmi diag -r LEVEL`, then an NCCL all-reduce across node pairs against the catalog's
+    bandwidth floor; failing nodes are taken out of scheduling. Slurm: on the controller, in a maintenance
+    reservation, failing nodes drained; needs the AWS CLI with the session-manager-plugin (AWS) or gcloud
+    (GCP). Kubernetes: as Jobs and JobSets in the cluster, failing nodes cordoned and tainted; needs the
+    cloud's credential plugin (`aws` or gke-gcloud-auth-plugin) and a route to the API server. Both need
+    the Pulumi CLI and cloud credentials. Exit 1 when a node failed, 2 when the check could not run or
+    complete.
     """
-    from clusterfab.clouds import missing_host_tools
     from clusterfab.outputs import read_outputs
-    from clusterfab.scheduler.slurm.healthrun import expand_hostlist, find_report, health_argv, health_table
+    from clusterfab.scheduler import plugin
 
-    wanted = expand_hostlist(nodes) if nodes is not None else []
     outputs = read_outputs(live.deploy_project().stack(stack).outputs())
-    argv = health_argv(outputs, level, wanted)
-    missing = missing_host_tools(outputs.blueprint.cloud)
-    if missing:
-        raise UsageError(f"clusterfab health needs {', '.join(missing)} on PATH")
-    report = find_report(remote_lines(argv))
+    if outputs.scheduler is None:
+        raise UsageError(
+            f"the stack of {outputs.blueprint.name} has no scheduler to run the check: set scheduler.kind: "
+            "slurm or kubernetes in the blueprint and run `clusterfab up`"
+        )
+    try:
+        scheduler = plugin(outputs.scheduler.kind)
+    except LookupError:
+        raise UsageError(f"this clusterfab knows no scheduler {outputs.scheduler.kind!r}") from None
+    report = scheduler.health(outputs, level, nodes, progress)
     if output is TextOrJson.json:
         echo_json(report.document)
     else:
         from rich.console import Console
 
+        from clusterfab.scheduler.healthreport import health_table
+
         Console(width=width(), highlight=False, no_color=not color()).print(health_table(report, stack))
     raise typer.Exit(report.exit_code)
 
 
-def remote_lines(argv: Sequence[str]) -> list[str]:
-    """Run a command that reaches a host, passing what it says to stderr as progress; its stdout lines."""
-    import subprocess
-
-    lines = []
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, errors="replace") as proc:
-        for line in proc.stdout or ():
-            lines.append(line)
-            if not line.lstrip().startswith("{"):
-                typer.echo(line.rstrip("\r\n"), err=True)
-    return lines
+def progress(line: str) -> None:
+    """What the check says it is doing, on stderr (stdout is the report)."""
+    typer.echo(line, err=True)

@@ -28,6 +28,8 @@ from clusterfab.clouds import CloudProfile
 from clusterfab.core.findings import FieldPath, Finding, Severity
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.schedulers import Discover, RuleFile
+from clusterfab.outputs import StackOutputs
+from clusterfab.scheduler.healthreport import HealthReport, Progress
 from clusterfab.spec.model import ClusterSpec, NodeGroup, SchedulerSection
 
 
@@ -152,4 +154,13 @@ class SchedulerPlugin(Protocol):
     def outputs(self) -> type[BaseModel]:
         """The model of the stack's `scheduler` output for it (clusterfab.outputs.SchedulerOutput and what
         it adds)."""
+        ...
+
+    def health(
+        self, outputs: StackOutputs, level: int, nodes: str | None, progress: Progress
+    ) -> HealthReport:
+        """`clusterfab health`: the deep GPU check of the stack's idle GPU nodes (DCGM level `level`, NCCL
+        across node pairs), failing nodes taken out of scheduling, and its report. `nodes` is what `--nodes`
+        says, in the scheduler's own notation (None: every idle node); UsageError when the check cannot
+        run."""
         ...

@@ -1,6 +1,7 @@
 """The toy scheduler: a SchedulerPlugin written from scratch. Its section is one controller (the
 blueprint's `scheduler.controller.machine_type`, else c7i.4xlarge), priced as a host; it renders one
-file, ships a scrape job and an alert rule file, and its stack output adds a queue URL."""
+file, ships a scrape job and an alert rule file, and its stack output adds a queue URL. Its deep health
+check takes `--nodes` as `+`-separated names and fails the ones whose name starts with `bad`."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from pydantic import BaseModel
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
+from clusterfab.core.errors import UsageError
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.schedulers import Discover
-from clusterfab.outputs import SchedulerOutput
+from clusterfab.outputs import SchedulerOutput, StackOutputs
 from clusterfab.scheduler import RuleView
+from clusterfab.scheduler.healthreport import HealthReport, Progress, read_report
 from clusterfab.spec import ClusterSpec, NodeGroup, SchedulerSection
 
 KIND = "toy"
@@ -100,6 +103,33 @@ class ToyScheduler:
 
     def alert_rules(self, spec: ClusterSpec) -> Sequence[ToyRules]:
         return [ToyRules()]
+
+    def health(
+        self, outputs: StackOutputs, level: int, nodes: str | None, progress: Progress
+    ) -> HealthReport:
+        if outputs.scheduler is None or outputs.scheduler.kind != KIND:
+            raise UsageError("the stack has no toy scheduler")
+        names = sorted(nodes.split("+")) if nodes else ["toy-0"]
+        progress(f"toy: checking {len(names)} node(s) at level {level}")
+        rows = [_toy_node(name) for name in names]
+        failed = any(row["status"] == "failed" for row in rows)
+        return read_report(
+            {"schema_version": 1, "level": level, "reservation": "clusterfab-health-1", "healthy": not failed,
+             "error": None, "nodes": rows}
+        )  # fmt: skip
+
+
+def _toy_node(name: str) -> dict[str, Any]:
+    failures = (
+        [{"category": "GPU", "detail": "toy GPU lost", "reason": "clusterfab-health: GPU: toy GPU lost"}]
+        if name.startswith("bad")
+        else []
+    )
+    return {
+        "node": name, "status": "failed" if failures else "healthy",
+        "reason": failures[0]["reason"] if failures else None, "detail": None, "busbw_gbytes_per_s": None,
+        "floor_gbytes_per_s": None, "partner": None, "failures": failures,
+    }  # fmt: skip
 
 
 PLUGIN = ToyScheduler()

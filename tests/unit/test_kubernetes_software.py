@@ -802,12 +802,19 @@ def test_the_pins_are_the_ones_their_sources_print() -> None:
         "kueue": ("v0.19.2", {"manager": "registry.k8s.io/kueue/kueue:v0.19.2"}),
         "jobset": ("v0.12.0", {"controller": "registry.k8s.io/jobset/jobset:v0.12.0"}),
         "queue-agent": ("3.13.9-slim-trixie", {"python": "python:3.13.9-slim-trixie"}),
+        "dcgm": ("4.6.0", {"diag": "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"}),
+        "pytorch": ("25.12", {"allreduce": "nvcr.io/nvidia/pytorch:25.12-py3"}),
     }
 
 
 def test_every_pin_names_where_it_was_read_and_when() -> None:
     for piece in kubernetes_software().pieces:
-        assert piece.source.startswith("https://github.com/"), piece.name
+        # An NGC framework container is published by its release notes, not in a repository.
+        notes = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-12.html"
+        assert piece.source.startswith("https://github.com/") or (piece.name, piece.source) == (
+            "pytorch",
+            notes,
+        ), piece.name
         assert all(url.startswith("https://") for url in piece.also), piece.name
         assert str(piece.as_of) == "2026-11-29", piece.name
 

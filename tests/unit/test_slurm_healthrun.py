@@ -20,6 +20,7 @@ from clusterfab.cli import health as health_command
 from clusterfab.cli import live
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import read_outputs
+from clusterfab.scheduler.slurm import healthrun
 from clusterfab.scheduler.slurm.healthrun import (
     NodeRow,
     expand_hostlist,
@@ -282,13 +283,13 @@ def _cli(
     """Run `clusterfab health` in this process with the stack's outputs and the session's lines given."""
     ran: list[list[str]] = []
 
-    def remote(argv: list[str]) -> list[str]:
+    def remote(argv: list[str], progress: object) -> list[str]:
         ran.append(list(argv))
         return lines or []
 
     project = SimpleNamespace(stack=lambda name: SimpleNamespace(outputs=lambda: outputs))
     monkeypatch.setattr(live, "deploy_project", lambda: project)
-    monkeypatch.setattr(health_command, "remote_lines", remote)
+    monkeypatch.setattr(healthrun, "remote_lines", remote)
     monkeypatch.setattr("clusterfab.clouds.missing_host_tools", lambda cloud: missing or [])
     monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.setattr(sys, "argv", ["clusterfab", "health", "--stack", "prod", *args])
@@ -334,7 +335,8 @@ def test_the_json_output_is_the_controllers_report(
     ("outputs", "args", "missing", "message"),
     [
         pytest.param(
-            _outputs("aws"), [], None, "has no Slurm controller: set scheduler.kind: slurm", id="no-slurm"
+            _outputs("aws"), [], None, "has no scheduler to run the check: set scheduler.kind: slurm or",
+            id="no-scheduler",
         ),
         pytest.param({"network": {}}, [], None, "the stack's outputs are not clusterfab's", id="not-ours"),
         pytest.param(
@@ -386,7 +388,7 @@ def test_the_sessions_lines_are_kept_and_its_progress_goes_to_stderr(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     program = "print('reserving 3 nodes\\r'); print('{\"nodes\": []}'); raise SystemExit(3)"
-    lines = health_command.remote_lines([sys.executable, "-c", program])
+    lines = healthrun.remote_lines([sys.executable, "-c", program], health_command.progress)
     # A terminal's \r\n reads as \n (universal newlines); the exit status is the report's business.
     assert lines == ["reserving 3 nodes\n", '{"nodes": []}\n']
     assert capsys.readouterr().err == "reserving 3 nodes\n"

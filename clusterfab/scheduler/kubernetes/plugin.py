@@ -14,7 +14,9 @@ from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.schedulers import Discover, RuleFile
+from clusterfab.outputs import StackOutputs
 from clusterfab.scheduler.base import RuleView, SchedulerPlugin
+from clusterfab.scheduler.healthreport import HealthReport, Progress
 from clusterfab.scheduler.kubernetes import alerts, rules
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM, host_lines
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
@@ -129,6 +131,14 @@ class KubernetesPlugin:
     @property
     def outputs(self) -> type[BaseModel]:
         return KubernetesOutput
+
+    def health(
+        self, outputs: StackOutputs, level: int, nodes: str | None, progress: Progress
+    ) -> HealthReport:
+        # Jobs and JobSets in the cluster, through its API server (health/); `nodes`: node names.
+        from clusterfab.scheduler.kubernetes.health.start import run_health  # noqa: PLC0415
+
+        return run_health(outputs, level, nodes, progress)
 
 
 PLUGIN: SchedulerPlugin = KubernetesPlugin()

@@ -14,20 +14,27 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import subprocess
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from clusterfab.clouds import profile
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import SchedulerOutput, StackOutputs
+from clusterfab.scheduler.healthreport import (
+    LEVELS,
+    REPORT_SCHEMA_VERSION,
+    HealthReport,
+    NodeRow,
+    Progress,
+    check_level,
+    health_table,
+    read_report,
+)
 from clusterfab.scheduler.slurm.hostlist import expand
 
 CONTROLLER_PROGRAM = "/usr/local/sbin/clusterfab-slurm-healthcheck"
 """Where the slurm_controller role installs the deep check (its vars/main.yml; a test holds them equal)."""
-REPORT_SCHEMA_VERSION = 1
-LEVELS = (1, 2, 3)
-"""`dcgmi diag -r N`: 1 quick, 2 medium, 3 long (about 15 minutes per node)."""
 
 
 def expand_hostlist(expression: str) -> list[str]:
@@ -40,8 +47,7 @@ def expand_hostlist(expression: str) -> list[str]:
 
 def remote_command(level: int, nodes: Sequence[str] = ()) -> list[str]:
     """What runs on the controller: the deep check as root (`sudo -n`: fail, never prompt)."""
-    if level not in LEVELS:
-        raise UsageError(f"--level must be 1, 2 or 3, not {level}")
+    check_level(level)
     selected = ["--nodes", ",".join(nodes)] if nodes else []
     return ["sudo", "-n", CONTROLLER_PROGRAM, "--level", str(level), *selected, "--json"]
 
@@ -65,40 +71,31 @@ def health_argv(outputs: StackOutputs, level: int, nodes: Sequence[str] = ()) ->
     return profile(outputs.blueprint.cloud).run_command(outputs.blueprint, controller, command)
 
 
+def run_health(outputs: StackOutputs, level: int, nodes: str | None, progress: Progress) -> HealthReport:
+    """`clusterfab health` on a Slurm stack: `nodes` is a Slurm hostlist (None: every idle node)."""
+    from clusterfab.clouds import missing_host_tools  # noqa: PLC0415 - looked up at each call (tests stub it)
+
+    wanted = expand_hostlist(nodes) if nodes is not None else []
+    argv = health_argv(outputs, level, wanted)
+    missing = missing_host_tools(outputs.blueprint.cloud)
+    if missing:
+        raise UsageError(f"clusterfab health needs {', '.join(missing)} on PATH")
+    return find_report(remote_lines(argv, progress))
+
+
+def remote_lines(argv: Sequence[str], progress: Progress) -> list[str]:
+    """Run a command that reaches a host, passing what it says but the report to `progress`; its stdout
+    lines."""
+    lines = []
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, errors="replace") as proc:
+        for line in proc.stdout or ():
+            lines.append(line)
+            if not line.lstrip().startswith("{"):
+                progress(line.rstrip("\r\n"))
+    return lines
+
+
 # ------------------------------------------------------------------------------------------ the report
-@dataclass(frozen=True)
-class NodeRow:
-    """One node of the report as the table shows it."""
-
-    node: str
-    status: str
-    """healthy | failed | skipped"""
-    category: str
-    """The drain reasons' categories (docs/health.md), comma-separated; empty unless failed."""
-    detail: str
-
-
-@dataclass(frozen=True)
-class HealthReport:
-    document: Mapping[str, Any]
-    """The program's JSON document as it printed it."""
-    rows: tuple[NodeRow, ...]
-
-    @property
-    def error(self) -> str | None:
-        """Why the check did not complete (the nodes' rows say what it found before)."""
-        error = self.document.get("error")
-        return str(error) if error else None
-
-    @property
-    def healthy(self) -> bool:
-        return self.error is None and all(row.status != "failed" for row in self.rows)
-
-    @property
-    def exit_code(self) -> int:
-        return 2 if self.error else 0 if self.healthy else 1
-
-
 def find_report(lines: Iterable[str]) -> HealthReport:
     """The report among the session's output: the last line that is a JSON object with `nodes`.
 
@@ -125,53 +122,17 @@ def find_report(lines: Iterable[str]) -> HealthReport:
     return read_report(document)
 
 
-def read_report(document: Mapping[str, Any]) -> HealthReport:
-    """The program's document as table rows (UsageError for a schema this clusterfab does not read)."""
-    version = document.get("schema_version")
-    if version != REPORT_SCHEMA_VERSION:
-        raise UsageError(
-            f"the controller's health report has schema_version {version!r}; this clusterfab reads "
-            f"{REPORT_SCHEMA_VERSION}: run `clusterfab up` with this clusterfab, or upgrade it"
-        )
-    return HealthReport(document, tuple(_row(node) for node in document["nodes"]))
-
-
-def _row(node: Mapping[str, Any]) -> NodeRow:
-    failures = node.get("failures") or []
-    if failures:
-        categories = ", ".join(dict.fromkeys(str(f["category"]) for f in failures))
-        detail = "; ".join(str(f["detail"]) for f in failures)
-        return NodeRow(node["node"], node["status"], categories, detail)
-    return NodeRow(node["node"], node["status"], "", _bandwidth(node) or node.get("detail") or "")
-
-
-def _bandwidth(node: Mapping[str, Any]) -> str | None:
-    busbw = node.get("busbw_gbytes_per_s")
-    if busbw is None:
-        return None
-    floor = node.get("floor_gbytes_per_s")
-    judged = f"floor {floor:g}" if floor is not None else "no floor in the catalog"
-    return f"busbw {busbw:g} GB/s with {node.get('partner')} ({judged})"
-
-
-def health_table(report: HealthReport, stack: str) -> Any:
-    """The report as a Rich table: one row per node (node, status, category, detail)."""
-    from rich.table import Table  # noqa: PLC0415 - only the text output needs Rich
-
-    counts = {s: sum(r.status == s for r in report.rows) for s in ("healthy", "failed", "skipped")}
-    title = f"deep health check of {stack}, DCGM level {report.document.get('level')}: " + ", ".join(
-        f"{n} {s}" for s, n in counts.items()
-    )
-    table = Table(title=title, title_justify="left")
-    table.add_column("node", no_wrap=True)
-    table.add_column("status", no_wrap=True)
-    table.add_column("category", no_wrap=True)
-    table.add_column("detail")
-    styles = {"healthy": "green", "failed": "bold red", "skipped": "yellow"}
-    for row in report.rows:
-        table.add_row(row.node, row.status, row.category, row.detail, style=styles.get(row.status))
-    if report.error:
-        table.caption = f"the check did not complete: {report.error}"
-        table.caption_justify = "left"
-        table.caption_style = "bold red"
-    return table
+__all__ = [
+    "LEVELS",
+    "REPORT_SCHEMA_VERSION",
+    "HealthReport",
+    "NodeRow",
+    "expand_hostlist",
+    "find_report",
+    "health_argv",
+    "health_table",
+    "read_report",
+    "remote_command",
+    "remote_lines",
+    "run_health",
+]

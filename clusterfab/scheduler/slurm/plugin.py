@@ -15,7 +15,9 @@ from clusterfab.core.findings import Finding
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.rules import RuleGroup
 from clusterfab.monitoring.schedulers import Discover
+from clusterfab.outputs import StackOutputs
 from clusterfab.scheduler.base import RuleView, SchedulerPlugin
+from clusterfab.scheduler.healthreport import HealthReport, Progress
 from clusterfab.scheduler.slurm import alerts, rules
 from clusterfab.scheduler.slurm.costs import host_lines
 from clusterfab.scheduler.slurm.outputs import SlurmOutput
@@ -111,6 +113,15 @@ class SlurmPlugin:
     @property
     def outputs(self) -> type[BaseModel]:
         return SlurmOutput
+
+    def health(
+        self, outputs: StackOutputs, level: int, nodes: str | None, progress: Progress
+    ) -> HealthReport:
+        # The check runs on the controller (bin/clusterfab-slurm-healthcheck), reached by the cloud's
+        # remote command; `nodes` is a Slurm hostlist.
+        from clusterfab.scheduler.slurm.healthrun import run_health  # noqa: PLC0415 - only `health` needs it
+
+        return run_health(outputs, level, nodes, progress)
 
 
 def _slurm(section: SchedulerSection) -> Slurm:
