@@ -1,0 +1,137 @@
+"""GPUDirect-TCPXO in a pod: what a pod on a GKE a3-megagpu-8g node needs so that NCCL runs over the
+node's GPU networks and not over the pod's one network. One helper decorates a pod template for it; the
+researcher's example (examples/kubernetes/research-pytorch-jobset.yaml) and the deep check's pair test
+are both what it makes, so the two cannot drift.
+
+What it adds follows Google's recipe at container-engine-accelerators commit 992db812 (2026-06-11),
+gpudirect-tcpxo/nccl-test-latest.yaml and README.md (release of Jan 9, 2026: installer v1.0.15, RxDM
+v1.0.21), and Cluster Toolkit's gpu-direct-workload/scripts/enable-tcpxo-in-workload.py (commit 10470803):
+- GKE's multi-network annotations: `eth0` on the pod network, then one interface per GPU network (the
+  Network objects `vpc1`...`vpcN` the cluster's program creates, gpu_network);
+- the receive data path manager (RxDM) `tcpxo-daemon` as a native sidecar (best-practice.md, "Automatic
+  Sidecar Termination"), whose GPU and NIC devices GKE's NRI device injector puts in by the
+  `devices.gke.io/container.tcpxo-daemon` annotation;
+- in each GPU container the host's driver directory at /usr/local/nvidia (where the installer put the
+  FasTrak plugin, its NCCL and nccl-env-profile.sh), the LLCM aperture devices, and `NCCL_LIB_DIR`; the
+  container's command must `source ${NCCL_LIB_DIR}/nccl-env-profile.sh` (PROFILE) before NCCL starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TCPXO = "gpudirect-tcpxo"
+"""The fabric's name in the blueprint and the catalog."""
+DAEMON = "tcpxo-daemon"
+NCCL_LIB_DIR = "/usr/local/nvidia/lib64"
+PROFILE = "source ${NCCL_LIB_DIR}/nccl-env-profile.sh"
+"""The line a GPU container's shell runs before NCCL starts. The profile (nccl-plugin-gpudirect-tcpxo
+tcpxo_scripts/nccl-env-profile.sh, commit 8f816be3) finds the pod's NICs, prepends NCCL_LIB_DIR to
+LD_LIBRARY_PATH and exports the NCCL settings, `NCCL_DEBUG=WARN` among them."""
+NET_NAME = "FasTrak"
+"""The name NCCL gives the TCPXO network (`NCCL INFO Using network FasTrak`): NCCL prints its net plugin's
+name (NVIDIA/nccl src/init.cc, `"Using network %s", comm->ncclNet->name`; a v7 plugin's name as it is,
+src/plugin/net/net_v7.cc), and the TCPXO plugin's ncclNetPlugin_v7 is named "FasTrak"
+(nccl-plugin-gpudirect-tcpxo tcpdirect_plugin/fastrak_offload/fastrak_plugin.cc, commit 0906f674)."""
+DEVICES_ANNOTATION = f"devices.gke.io/container.{DAEMON}"
+INTERFACES_ANNOTATION = "networking.gke.io/interfaces"
+DEFAULT_INTERFACE_ANNOTATION = "networking.gke.io/default-interface"
+DRIVER_VOLUME = "nvidia-install-dir-host"
+APERTURE = "/dev/aperture_devices"
+RXDM_SCRIPT = (
+    "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n/fts/entrypoint_rxdm_container.sh --num_hops=2\n"
+)
+"""RxDM's start as nccl-test-latest.yaml runs v1.0.21: `--num_nics` has no effect since v1.0.20 and
+`--uid= --alsologtostderr` are obsolete since v1.0.18 (README.md, releases of Nov 19 and Aug 21, 2025)."""
+
+
+def gpu_network(index: int) -> str:
+    """The Network object of a node's GPU NIC `index` (from 0): `vpc1`, `vpc2`..., the names GKE's and
+    Cluster Toolkit's recipes give them; the cluster's program creates them under these names."""
+    return f"vpc{index + 1}"
+
+
+@dataclass(frozen=True)
+class Tcpxo:
+    """What a TCPXO pod of a node group needs from the cluster."""
+
+    networks: tuple[str, ...]
+    """The Network objects of the node's GPU NICs, in NIC order (eth1, eth2...)."""
+    daemon_image: str
+    """RxDM's image (software.yaml: nccl-tcpxo-installer, image `rxdm`)."""
+    host_driver: str
+    """The host's NVIDIA directory, which the installer filled (GKE: /home/kubernetes/bin/nvidia)."""
+
+
+def tcpxo_pod(
+    template: Mapping[str, Any], tcpxo: Tcpxo, gpus: int, containers: Sequence[str]
+) -> dict[str, Any]:
+    """`template` (a pod template: metadata and spec) with TCPXO for a node of `gpus` GPUs: the networks'
+    and devices' annotations, RxDM as the first init container (a sidecar), its volumes after the pod's
+    own, and in each of `containers` (the GPU containers, by name) NCCL's environment and mounts after
+    the container's own."""
+    pod = copy.deepcopy(dict(template))
+    metadata = pod.setdefault("metadata", {})
+    metadata["annotations"] = {**metadata.get("annotations", {}), **_annotations(tcpxo.networks, gpus)}
+    spec = pod["spec"]
+    spec["initContainers"] = [_daemon(tcpxo.daemon_image), *spec.get("initContainers", [])]
+    spec["volumes"] = [
+        *spec.get("volumes", []),
+        {"name": DRIVER_VOLUME, "hostPath": {"path": tcpxo.host_driver}},
+        {"name": "sys", "hostPath": {"path": "/sys"}},
+        {"name": "proc-sys", "hostPath": {"path": "/proc/sys"}},
+        {"name": "aperture-devices", "hostPath": {"path": APERTURE}},
+    ]
+    missing = set(containers) - {c["name"] for c in spec["containers"]}
+    if missing:
+        raise ValueError(f"the pod has no container {', '.join(sorted(missing))}")
+    for container in spec["containers"]:
+        if container["name"] in containers:
+            container["env"] = [
+                *container.get("env", []),
+                {"name": "NCCL_LIB_DIR", "value": NCCL_LIB_DIR},
+                {"name": "LD_LIBRARY_PATH", "value": NCCL_LIB_DIR},
+                {"name": "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY", "value": APERTURE},
+            ]
+            container["volumeMounts"] = [
+                *container.get("volumeMounts", []),
+                {"name": DRIVER_VOLUME, "mountPath": "/usr/local/nvidia"},
+                {"name": "aperture-devices", "mountPath": APERTURE},
+            ]
+    return pod
+
+
+def _annotations(networks: Sequence[str], gpus: int) -> dict[str, str]:
+    devices = [f"/dev/nvidia{i}" for i in range(gpus)]
+    devices += ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/dmabuf_import_helper"]
+    interfaces = [{"interfaceName": "eth0", "network": "default"}] + [
+        {"interfaceName": f"eth{i}", "network": name} for i, name in enumerate(networks, start=1)
+    ]
+    lines = ",\n".join("  " + json.dumps(i, separators=(",", ":")) for i in interfaces)
+    return {
+        DEVICES_ANNOTATION: "".join(f"- path: {d}\n" for d in devices),
+        DEFAULT_INTERFACE_ANNOTATION: "eth0",
+        INTERFACES_ANNOTATION: f"[\n{lines}\n]\n",
+    }
+
+
+def _daemon(image: str) -> dict[str, Any]:
+    return {
+        "name": DAEMON,
+        "image": image,
+        # A sidecar: it starts before the GPU containers and ends when they have, so the Job completes.
+        "restartPolicy": "Always",
+        "command": ["/bin/sh", "-c"],
+        "args": [RXDM_SCRIPT],
+        "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
+        "env": [{"name": "LD_LIBRARY_PATH", "value": NCCL_LIB_DIR}],
+        "volumeMounts": [
+            {"name": DRIVER_VOLUME, "mountPath": "/usr/local/nvidia"},
+            {"name": "sys", "mountPath": "/hostsysfs"},
+            {"name": "proc-sys", "mountPath": "/hostprocsysfs"},
+        ],
+    }
