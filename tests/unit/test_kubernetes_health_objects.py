@@ -12,6 +12,7 @@ import pytest
 
 from clusterfab.catalog import load_catalog
 from clusterfab.outputs import read_outputs
+from clusterfab.scheduler.kubernetes import gpudirect
 from clusterfab.scheduler.kubernetes.health import allreduce
 from clusterfab.scheduler.kubernetes.health import objects as obj
 from clusterfab.scheduler.kubernetes.health.start import parse_nodes, settings
@@ -243,3 +244,127 @@ def test_the_bandwidths_are_nccl_tests_definitions() -> None:
         "busbw_gbytes_per_s": 161.06,
         "correct": True,
     }
+
+
+RXDM = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
+"""RxDM v1.0.21, coupled with installer v1.0.15 (container-engine-accelerators gpudirect-tcpxo/README.md,
+release of Jan 9, 2026)."""
+A3_MEGA_NETWORKS = ("vpc1", "vpc2", "vpc3", "vpc4", "vpc5", "vpc6", "vpc7", "vpc8")
+TCPXO = gpudirect.Tcpxo(A3_MEGA_NETWORKS, RXDM, "/home/kubernetes/bin/nvidia")
+# Google's recipe for an a3-megagpu-8g pod (gpudirect-tcpxo/nccl-test-latest.yaml at commit 992db812).
+TCPXO_DEVICES = (
+    "- path: /dev/nvidia0\n- path: /dev/nvidia1\n- path: /dev/nvidia2\n- path: /dev/nvidia3\n"
+    "- path: /dev/nvidia4\n- path: /dev/nvidia5\n- path: /dev/nvidia6\n- path: /dev/nvidia7\n"
+    "- path: /dev/nvidiactl\n- path: /dev/nvidia-uvm\n- path: /dev/dmabuf_import_helper\n"
+)
+TCPXO_INTERFACES = """[
+  {"interfaceName":"eth0","network":"default"},
+  {"interfaceName":"eth1","network":"vpc1"},
+  {"interfaceName":"eth2","network":"vpc2"},
+  {"interfaceName":"eth3","network":"vpc3"},
+  {"interfaceName":"eth4","network":"vpc4"},
+  {"interfaceName":"eth5","network":"vpc5"},
+  {"interfaceName":"eth6","network":"vpc6"},
+  {"interfaceName":"eth7","network":"vpc7"},
+  {"interfaceName":"eth8","network":"vpc8"}
+]
+"""
+
+
+def test_on_tcpxo_the_pairs_pods_get_the_gpu_networks_rxdm_and_nccls_profile() -> None:
+    jobset = obj.nccl_jobset(RUN, 1, (A, B), PYTORCH, tcpxo=TCPXO)
+    name = f"{RUN}-nccl-1"
+    labels = {obj.RUN_LABEL: RUN, obj.CHECK_LABEL: "nccl", obj.JOB_LABEL: name}
+    template = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    driver = {"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia"}
+    assert template == {
+        "metadata": {
+            "labels": {**labels, **MANAGED},
+            "annotations": {
+                "devices.gke.io/container.tcpxo-daemon": TCPXO_DEVICES,
+                "networking.gke.io/default-interface": "eth0",
+                "networking.gke.io/interfaces": TCPXO_INTERFACES,
+            },
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "In", "values": [A.name, B.name]}
+                ]}]
+            }}},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "initContainers": [{
+                "name": "tcpxo-daemon",
+                "image": RXDM,
+                "restartPolicy": "Always",
+                "command": ["/bin/sh", "-c"],
+                "args": [
+                    "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n"
+                    "/fts/entrypoint_rxdm_container.sh --num_hops=2\n"
+                ],
+                "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
+                "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
+                "volumeMounts": [
+                    driver,
+                    {"name": "sys", "mountPath": "/hostsysfs"},
+                    {"name": "proc-sys", "mountPath": "/hostprocsysfs"},
+                ],
+            }],
+            "containers": [{
+                "name": "allreduce",
+                "image": PYTORCH,
+                "command": [
+                    "/bin/bash", "-c",
+                    "set -e\nsource ${NCCL_LIB_DIR}/nccl-env-profile.sh\n"
+                    "export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET\n"
+                    "exec torchrun --nnodes=2 --nproc-per-node=8 '--node-rank=$(NODE_RANK)' "
+                    f"--master-addr={name}-pair-0-0.{name} --master-port=29500 /clusterfab/allreduce.py "
+                    "--bytes=8589934592 --timeout=600\n",
+                ],
+                "env": [
+                    {"name": "NODE_RANK",
+                     "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{INDEX}']"}}},
+                    {"name": "NCCL_DEBUG", "value": "INFO"},
+                    {"name": "NCCL_DEBUG_SUBSYS", "value": "INIT,NET"},
+                    {"name": "NCCL_LIB_DIR", "value": "/usr/local/nvidia/lib64"},
+                    {"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"},
+                    {"name": "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY", "value": "/dev/aperture_devices"},
+                ],
+                "resources": {"limits": {"nvidia.com/gpu": 8}},
+                "volumeMounts": [
+                    {"name": "program", "mountPath": "/clusterfab", "readOnly": True},
+                    {"name": "shm", "mountPath": "/dev/shm"},
+                    driver,
+                    {"name": "aperture-devices", "mountPath": "/dev/aperture_devices"},
+                ],
+            }],
+            "volumes": [
+                {"name": "program", "configMap": {"name": RUN}},
+                {"name": "shm", "emptyDir": {"medium": "Memory"}},
+                {"name": "nvidia-install-dir-host", "hostPath": {"path": "/home/kubernetes/bin/nvidia"}},
+                {"name": "sys", "hostPath": {"path": "/sys"}},
+                {"name": "proc-sys", "hostPath": {"path": "/proc/sys"}},
+                {"name": "aperture-devices", "hostPath": {"path": "/dev/aperture_devices"}},
+            ],
+        },
+    }  # fmt: skip
+    # The rest of the JobSet is the plain pair's.
+    plain = obj.nccl_jobset(RUN, 1, (A, B), PYTORCH)
+    plain["spec"]["replicatedJobs"][0]["template"]["spec"].pop("template")
+    jobset["spec"]["replicatedJobs"][0]["template"]["spec"].pop("template")
+    assert jobset == plain
+    full = obj.nccl_jobset(RUN, 1, (A, B), PYTORCH, tcpxo=TCPXO)
+    assert object_problems(full, VERSION) == []
+    job = full["spec"]["replicatedJobs"][0]["template"]["spec"]
+    wrapped = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": job}
+    assert object_problems(wrapped, VERSION) == []
+
+
+def test_the_gke_settings_carry_tcpxo_for_the_a3_mega_group_on_its_fabric() -> None:
+    gke = settings(read_outputs(stack_outputs("gcp")), 1, load_catalog())
+    assert gke.groups["mega"].tcpxo == TCPXO
+    assert gke.groups["plain"].tcpxo is None
+    eks = settings(read_outputs(stack_outputs("aws")), 1, load_catalog())
+    assert {g.tcpxo for g in eks.groups.values()} == {None}

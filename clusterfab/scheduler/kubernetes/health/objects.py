@@ -12,6 +12,10 @@ host's driver directory at /usr/local/nvidia and runs privileged, as dcgm-export
 (manifests/dcgm_exporter.py) and as Google's cluster-health-scanner runs `dcgmi diag` on GKE
 (deploy/helm/health_checks/gpu_healthcheck, commit 81c525d8). On EKS the AL2023 NVIDIA AMI's container
 runtime does, and the pod gets SYS_ADMIN as NVIDIA's exporter manifest gives it.
+
+On GPUDirect-TCPXO a pair's pods are decorated by the same helper as the researcher's example
+(gpudirect.tcpxo_pod: the GPU networks, the RxDM sidecar, NCCL's plugin and settings), and torchrun starts
+in a shell that first sources the plugin's NCCL profile.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterfab.scheduler.kubernetes import gpudirect
 from clusterfab.scheduler.kubernetes.manifests.common import gpu_toleration, host_path, metadata
 
 NAMESPACE = "clusterfab-system"
@@ -39,6 +44,8 @@ PROGRAM = "allreduce.py"
 PROGRAM_DIR = "/clusterfab"
 MASTER_PORT = 29500
 REPLICATED_JOB = "pair"
+ALLREDUCE = "allreduce"
+"""The pair pods' container."""
 
 DCGM_SECONDS = {1: 60, 2: 300, 3: 1800}
 """How long `dcgmi diag -r N` may take: the Slurm nodes' own bounds (clusterfab-slurm-health)."""
@@ -124,16 +131,23 @@ def dcgm_job(
 
 
 def nccl_jobset(
-    run: str, index: int, pair: tuple[Target, Target], image: str, message_bytes: int = 8 << 30
+    run: str,
+    index: int,
+    pair: tuple[Target, Target],
+    image: str,
+    message_bytes: int = 8 << 30,
+    *,
+    tcpxo: gpudirect.Tcpxo | None = None,
 ) -> dict[str, Any]:
     """The JobSet of one pair: one Indexed Job of two pods, one per node (each asks for all its node's
     GPUs and may run on either node of the pair), torchrun with the leader pod's stable DNS name as its
-    rendezvous."""
+    rendezvous; with `tcpxo`, NCCL over the nodes' GPU networks."""
     name = f"{run}-nccl-{index}"
     labels = {RUN_LABEL: run, CHECK_LABEL: "nccl", JOB_LABEL: name}
     # JobSet's headless service (the JobSet's name) gives pod <jobset>-<job>-<job index>-<pod index> a
     # DNS name under it: rank 0's pod is the leader (kubernetes-sigs/jobset examples/pytorch).
-    container = _allreduce_container(f"{name}-{REPLICATED_JOB}-0-0.{name}", pair[0], image, message_bytes)
+    leader = f"{name}-{REPLICATED_JOB}-0-0.{name}"
+    container = _allreduce_container(leader, pair[0], image, message_bytes, tcpxo is not None)
     pod = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
@@ -147,6 +161,10 @@ def nccl_jobset(
     }
     job = _job(name, labels, [t.name for t in pair], nccl_deadline(), pod)
     job["spec"] |= {"parallelism": 2, "completions": 2, "completionMode": "Indexed"}
+    if tcpxo is not None:
+        job["spec"]["template"] = gpudirect.tcpxo_pod(
+            job["spec"]["template"], tcpxo, pair[0].gpus, [ALLREDUCE]
+        )
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -166,7 +184,9 @@ def nccl_jobset(
     }
 
 
-def _allreduce_container(leader: str, first: Target, image: str, message_bytes: int) -> dict[str, Any]:
+def _allreduce_container(
+    leader: str, first: Target, image: str, message_bytes: int, tcpxo: bool
+) -> dict[str, Any]:
     torchrun = [
         "torchrun", "--nnodes=2", f"--nproc-per-node={first.gpus}", "--node-rank=$(NODE_RANK)",
         f"--master-addr={leader}", f"--master-port={MASTER_PORT}",
@@ -176,9 +196,9 @@ def _allreduce_container(leader: str, first: Target, image: str, message_bytes: 
     if first.efa:
         limits[EFA] = first.efa
     return {
-        "name": "allreduce",
+        "name": ALLREDUCE,
         "image": image,
-        "command": torchrun,
+        "command": _tcpxo_command(torchrun) if tcpxo else torchrun,
         "env": [
             {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": _COMPLETION_INDEX}}},
             # NCCL says which network it chose ("Using network ..."): the check reads it back.
@@ -192,6 +212,17 @@ def _allreduce_container(leader: str, first: Target, image: str, message_bytes: 
             {"name": "shm", "mountPath": "/dev/shm"},
         ],
     }
+
+
+def _tcpxo_command(torchrun: list[str]) -> list[str]:
+    """torchrun after the TCPXO plugin's NCCL profile, which sets NCCL_DEBUG=WARN: the check sets INFO
+    again so that NCCL still says which network it chose. Kubernetes puts NODE_RANK into `$(NODE_RANK)`
+    before the shell runs."""
+    script = (
+        f"set -e\n{gpudirect.PROFILE}\nexport NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET\n"
+        f"exec {shlex.join(torchrun)}\n"
+    )
+    return ["/bin/bash", "-c", script]
 
 
 _COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"

@@ -9,9 +9,10 @@
    catalog's floor for the machine type (or whose test failed) is measured again with a node that passed,
    so only the slow node is blamed; with no node known good, both nodes of the pair fail. An odd node is
    measured with a node that passed. A run that was not one world of every GPU of both nodes, or that
-   used plain sockets where the node group has EFA, measured nothing: the check stops measuring, blames no
-   node, and says why (`error`, exit 2). Node groups on GPUDirect-TCPX/TCPXO or GKE's RDMA are not
-   measured at all (see `refused`), for the same reason.
+   used plain sockets where the node group has EFA, or not the TCPXO plugin (`FasTrak`) where it is on
+   GPUDirect-TCPXO, measured nothing: the check stops measuring, blames no node, and says why (`error`,
+   exit 2). Node groups on GPUDirect-TCPX or GKE's RDMA are not measured at all (see `REFUSED`), for the
+   same reason.
 4. Every failed node is cordoned and tainted (judge.cordon_patch).
 5. The run's Jobs, JobSets and ConfigMap are deleted (always, also on an error).
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterfab.scheduler.healthreport import Progress
+from clusterfab.scheduler.kubernetes import gpudirect
 from clusterfab.scheduler.kubernetes.health import judge
 from clusterfab.scheduler.kubernetes.health import objects as obj
 from clusterfab.scheduler.kubernetes.health.kubeapi import ApiError, KubeApi
@@ -34,13 +36,13 @@ GRACE = 60
 """Seconds past a Job's own deadline the run waits for its pods' last state."""
 REFUSED = {
     "gpudirect-tcpx": "GPUDirect-TCPX",
-    "gpudirect-tcpxo": "GPUDirect-TCPXO",
     "rdma": "GKE's RDMA (gIB)",
 }
 """Fabrics whose pods need what the check does not set up yet: GKE's multi-network interface annotations
-(`networking.gke.io/interfaces`) and the fabric's NCCL plugin in the pod (TCPX/TCPXO also the receive
-data path sidecar, RDMA the gIB plugin's environment). Without them NCCL would run over the pod's one
-network and the check would blame nodes for the wrong network's bandwidth."""
+(`networking.gke.io/interfaces`) and the fabric's NCCL plugin in the pod (TCPX also its own receive
+daemon and per-machine NCCL settings, RDMA the gIB plugin's environment). Without them NCCL would run
+over the pod's one network and the check would blame nodes for the wrong network's bandwidth.
+GPUDirect-TCPXO is set up (gpudirect.tcpxo_pod) and measured."""
 _CORE = "/api/v1"
 _NS = f"{_CORE}/namespaces/{obj.NAMESPACE}"
 _JOBS = f"/apis/batch/v1/namespaces/{obj.NAMESPACE}/jobs"
@@ -62,6 +64,8 @@ class Group:
     """EFA devices a pod of its nodes asks for (0: no EFA)."""
     floor: float | None
     """The catalog's two-node busbw floor (GB/s) of the machine type; None: none, not judged."""
+    tcpxo: gpudirect.Tcpxo | None = None
+    """What its pair pods need on GPUDirect-TCPXO (None: not on it)."""
 
 
 @dataclass(frozen=True)
@@ -237,7 +241,7 @@ class Check:
         names = []
         for pair in pairs:
             image, size = self.settings.pytorch_image, self.settings.message_bytes
-            jobset = obj.nccl_jobset(self.run, len(self.jobsets), pair, image, size)
+            jobset = obj.nccl_jobset(self.run, len(self.jobsets), pair, image, size, tcpxo=group.tcpxo)
             self.api.create(_JOBSETS, jobset)
             self.jobsets.append(jobset["metadata"]["name"])
             names.append(jobset["metadata"]["name"])
@@ -252,7 +256,7 @@ class Check:
         states = [_state(p) for p in pods]
         if len(pods) < 2 or any(s not in ("Succeeded", "Failed") for s in states):
             return f"all-reduce did not finish within {obj.nccl_deadline()}s ({names})"
-        log = self.api.log(f"{_NS}/pods/{pods[0]['metadata']['name']}/log", {"container": "allreduce"})
+        log = self.api.log(f"{_NS}/pods/{pods[0]['metadata']['name']}/log", {"container": obj.ALLREDUCE})
         result = judge.pair_result(log)
         if result is None or "Failed" in states:
             failed = next((p for p in pods if _state(p) == "Failed"), pods[0])
@@ -282,6 +286,13 @@ class Check:
             raise SetupError(
                 f"NCCL used {result.network or 'an unnamed network'}, not EFA, between {pair[0].name} and "
                 f"{pair[1].name}: the image's NCCL found no EFA plugin (aws-ofi-nccl)"
+            )
+        if group.fabric == gpudirect.TCPXO and result.network != gpudirect.NET_NAME:
+            raise SetupError(
+                f"NCCL used {result.network or 'an unnamed network'}, not {gpudirect.NET_NAME} "
+                f"(GPUDirect-TCPXO), between {pair[0].name} and {pair[1].name}: the pods' NCCL did not load "
+                f"the TCPXO plugin from {gpudirect.NCCL_LIB_DIR} (is the nccl-tcpxo-installer DaemonSet "
+                "running on the nodes?)"
             )
 
     # -------------------------------------------------------------------------------- the whole run
@@ -348,7 +359,8 @@ def refused_error(groups: Sequence[str], facts: Mapping[str, Group]) -> str:
     return (
         f"the NCCL pair test does not run on {' or '.join(fabrics)} node groups ({', '.join(groups)}): their "
         "pods need GKE's multi-network interfaces and the fabric's NCCL plugin, which the check does not set "
-        "up yet, and over the pod network it would measure the wrong network; their DCGM verdicts stand"
+        "up for them yet, and over the pod network it would measure the wrong network; their DCGM verdicts "
+        "stand"
     )
 
 
@@ -363,12 +375,17 @@ def _state(pod: Mapping[str, Any]) -> str:
         c.get("type") == "PodScheduled" and c.get("status") == "False" for c in status.get("conditions", [])
     ):
         return "unscheduled"
-    waiting = [c.get("state", {}).get("waiting", {}) for c in status.get("containerStatuses", [])]
+    waiting = [c.get("state", {}).get("waiting", {}) for c in _statuses(status)]
     return "pull" if any(w.get("reason") in _PULL_ERRORS for w in waiting) else "pending"
 
 
+def _statuses(status: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The statuses of a pod's init containers (TCPXO's RxDM sidecar) and containers."""
+    return [*status.get("initContainerStatuses", []), *status.get("containerStatuses", [])]
+
+
 def _waiting(pod: Mapping[str, Any]) -> str:
-    for container in pod.get("status", {}).get("containerStatuses", []):
+    for container in _statuses(pod.get("status", {})):
         waiting = container.get("state", {}).get("waiting", {})
         if waiting.get("reason") in _PULL_ERRORS:
             return f"{container.get('image')}: {waiting.get('reason')}: {waiting.get('message', '')}".strip(

@@ -11,6 +11,7 @@ from clusterfab.clouds.kubernetes import credentials
 from clusterfab.core.errors import UsageError
 from clusterfab.outputs import StackOutputs
 from clusterfab.scheduler.healthreport import HealthReport, Progress, check_level, read_report
+from clusterfab.scheduler.kubernetes import gpudirect
 from clusterfab.scheduler.kubernetes.health.kubeapi import ApiError, HttpKubeApi, KubeApi
 from clusterfab.scheduler.kubernetes.health.run import Check, Group, Settings, SetupError
 from clusterfab.scheduler.kubernetes.outputs import KubernetesOutput
@@ -54,23 +55,31 @@ def parse_nodes(nodes: str | None) -> list[str] | None:
 
 def settings(outputs: StackOutputs, level: int, catalog: Catalog) -> Settings:
     software = kubernetes_software()
+    host_driver = cloud_part(outputs.blueprint.cloud).HOST_DRIVER
     groups = {}
     for name, group in outputs.node_groups.items():
         aws = catalog.aws_machine_types.get(group.machine_type)
-        machine = aws or catalog.gcp_machine_types.get(group.machine_type)
+        gcp = catalog.gcp_machine_types.get(group.machine_type)
+        machine = aws or gcp
         efa = 0
         if group.fabric == "efa" and aws is not None:
             efa = sum(1 for i in catalog.efa_interfaces(aws) if i.interface_type != "interface")
+        tcpxo = None
+        if group.fabric == gpudirect.TCPXO and gcp is not None and host_driver is not None:
+            # The pods ask for the Network objects the cluster's program made for the machine's GPU NICs.
+            networks = tuple(gpudirect.gpu_network(i) for i in range(gcp.network.gpu_vpcs))
+            rxdm = software.piece("nccl-tcpxo-installer").image("rxdm")
+            tcpxo = gpudirect.Tcpxo(networks, rxdm, host_driver)
         # The floor is the machine's on its own fabric: a group kept off it is measured, not judged.
         on_fabric = machine is not None and group.fabric == machine.fabric
         floor = catalog.pair_bandwidth.floor(group.machine_type) if on_fabric else None
-        groups[name] = Group(group.machine_type, group.fabric, efa, floor)
+        groups[name] = Group(group.machine_type, group.fabric, efa, floor, tcpxo)
     program = resources.files("clusterfab.scheduler.kubernetes.health").joinpath("allreduce.py").read_text()
     return Settings(
         level=level,
         groups=groups,
         dcgm_image=software.piece("dcgm").image("diag"),
         pytorch_image=software.piece("pytorch").image("allreduce"),
-        host_driver=cloud_part(outputs.blueprint.cloud).HOST_DRIVER,
+        host_driver=host_driver,
         program=program,
     )
