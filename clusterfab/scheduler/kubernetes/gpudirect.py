@@ -9,7 +9,7 @@ v1.0.21), and Cluster Toolkit's gpu-direct-workload/scripts/enable-tcpxo-in-work
 - GKE's multi-network annotations: `eth0` on the pod network, then one interface per GPU network (the
   Network objects `vpc1`...`vpcN` the cluster's program creates, gpu_network);
 - the receive data path manager (RxDM) `tcpxo-daemon` as a native sidecar (best-practice.md, "Automatic
-  Sidecar Termination"), whose GPU and NIC devices GKE's NRI device injector puts in by the
+  Sidecar Termination"), whose GPU devices GKE's NRI device injector puts in by the
   `devices.gke.io/container.tcpxo-daemon` annotation;
 - in each GPU container the host's driver directory at /usr/local/nvidia (where the installer put the
   FasTrak plugin, its NCCL and nccl-env-profile.sh), the LLCM aperture devices, and `NCCL_LIB_DIR`; the
