@@ -290,11 +290,11 @@ def test_gcp_storage_and_tpu_from_args() -> None:
     assert tpu["labels"]["clusterfab-slice-count"] == "1"
 
 
-def test_the_readme_example_runs_and_builds_what_it_says() -> None:
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("```python\n", readme.index("## The components in your own Pulumi program"))
-    code = readme[start + len("```python\n") : readme.index("```", start + 3)]
-    made = build(lambda: exec(compile(code, "README.md", "exec"), {}))
+def test_the_documented_example_runs_and_builds_what_it_says() -> None:
+    page = (REPO / "docs" / "components.md").read_text()
+    start = page.index("```python\n")
+    code = page[start + len("```python\n") : page.index("```", start + 3)]
+    made = build(lambda: exec(compile(code, "docs/components.md", "exec"), {}))
     assert made["trainers-placement"].type == "aws:ec2/placementGroup:PlacementGroup"
     lt = made["trainers-lt"].inputs
     assert len(lt["networkInterfaces"]) == 9

@@ -390,9 +390,9 @@ def test_the_pack_serves_every_policy_and_analyzes_a_resource() -> None:
         pack.wait(10)
 
 
-def test_the_readme_names_every_policy() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert [p.name for p in policies() if f"| `{p.name}` |" not in readme] == []
+def test_the_policy_page_names_every_policy() -> None:
+    page = (REPO / "docs" / "policies.md").read_text()
+    assert [p.name for p in policies() if f"| `{p.name}` |" not in page] == []
 
 
 def _newline_tagged(resource: Resource) -> Resource:

@@ -1,8 +1,8 @@
-"""The README's researcher path (issue 32 item 6): the 64-GPU PyTorch JobSet of examples/kubernetes/ is a
-valid JobSet for the pinned JobSet release, its pods valid for the cluster's Kubernetes version, and it
-fits the GKE example it is written for: the queue and priority class it names are rendered there, it asks
-for exactly team research's GPU quota, it tolerates the GPU nodes' taint, and its TCPXO daemon and networks
-are the ones the cluster's program pins and creates."""
+"""The researcher path of docs/kubernetes-job.md (issue 32 item 6): the 64-GPU PyTorch JobSet of
+examples/kubernetes/ is a valid JobSet for the pinned JobSet release, its pods valid for the cluster's
+Kubernetes version, and it fits the GKE example it is written for: the queue and priority class it names
+are rendered there, it asks for exactly team research's GPU quota, it tolerates the GPU nodes' taint, and
+its TCPXO daemon and networks are the ones the cluster's program pins and creates."""
 
 from __future__ import annotations
 
