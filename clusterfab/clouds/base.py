@@ -348,6 +348,13 @@ class CloudProfile(Protocol):
         ...
 
     @property
+    def capacity_types(self) -> Mapping[str, bool]:
+        """The resource types (Pulumi type tokens) that hold a node group's or TPU slice's accelerators,
+        each with whether it is a queued request for them: replacing one releases its GPUs or chips, and
+        a queued request goes back into the queue (`clusterfab diff` says so)."""
+        ...
+
+    @property
     def plan_mocks(self) -> PlanMocks:
         """What the offline plan engine's mocks answer for the cloud's resources and calls."""
         ...

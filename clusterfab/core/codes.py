@@ -487,6 +487,23 @@ _CODES = [
         "An environment that consumes another capacity block (its own reservation) but not its own "
         "`ends_at` inherits the end of the base's block.",
     ),
+    Code(
+        "BP166",
+        "accelerators given up by a replacement",
+        _W,
+        "`clusterfab diff`: the change replaces the instance group, node pool or TPU request that holds a "
+        "node group's GPUs or a TPU slice's chips. They are released while it is recreated; a reservation "
+        "or capacity block keeps them, on-demand and spot capacity may not come back, and a queued request "
+        "(a TPU queued resource, flex-start) is queued again with no guarantee of when it is granted.",
+    ),
+    Code(
+        "BP167",
+        "machine type changed on held capacity",
+        _W,
+        "`clusterfab diff`: a node group keeps its reservation or capacity block but changes its machine "
+        "type. A reservation or block holds the machine type it was made for: nodes of the new type "
+        "cannot use it.",
+    ),
     Code("BP201", "unknown machine type", _E, "The machine type is not in the catalog for this cloud."),
     Code(
         "BP202",

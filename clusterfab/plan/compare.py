@@ -22,7 +22,8 @@ from clusterfab.cost.diff import diff_costs
 from clusterfab.cost.estimate import BudgetStatus, CostEstimate, estimate_cost
 from clusterfab.load import Loaded, load, rule_context
 from clusterfab.plan import baseref
-from clusterfab.plan.diff import diff_plans
+from clusterfab.plan.capacity import CapacityLoss, capacity_losses, held_machine_changes, loss_findings
+from clusterfab.plan.diff import PlanDiff, diff_plans
 from clusterfab.plan.project import Plan, plan_blueprint
 from clusterfab.plan.report import DiffReport
 from clusterfab.rules.budget import check_budget, price_caveats
@@ -166,29 +167,42 @@ def compare(
             raise UsageError("diff needs BASE and NEW blueprints, or one blueprint and --base-ref")
         before = _side(base, str(base), env, today, "base")
     assert after.spec is not None
+    resources = diff_plans(before.plan, after.plan, catalog)
+    losses = _losses(before, after, resources)
     return DiffReport(
         base=before.display,
         target=after.display,
         env=env,
-        resources=diff_plans(before.plan, after.plan, catalog),
+        resources=resources,
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
         base_cloud=before.spec.cloud if before.spec is not None else None,
-        findings=_with_change_findings(before, after),
+        findings=_with_change_findings(before, after, losses),
+        capacity=tuple(losses),
     )
 
 
-def _with_change_findings(before: Side, after: Side) -> tuple[Finding, ...]:
-    """The new side's findings and those about the change itself (a capacity block resized, BP164),
-    each once."""
+def _losses(before: Side, after: Side, resources: PlanDiff) -> list[CapacityLoss]:
+    if before.spec is None or after.spec is None:
+        return []
+    return capacity_losses(before.spec, after.spec, before.plan, resources)
+
+
+def _with_change_findings(
+    before: Side, after: Side, losses: list[CapacityLoss] | None = None
+) -> tuple[Finding, ...]:
+    """The new side's findings and those about the change itself (a capacity block resized, BP164;
+    accelerators given up by a replacement, BP166; another machine type on held capacity, BP167), each
+    once."""
     if before.spec is None or after.context is None:
         return after.findings
     seen = {(f.code, f.field, f.line, f.column) for f in after.findings}
-    changed = [
-        f
-        for f in block_resizes(before.spec, after.context)
-        if (f.code, f.field, f.line, f.column) not in seen
+    about_change = [
+        *block_resizes(before.spec, after.context),
+        *loss_findings(losses or [], after.context),
+        *held_machine_changes(before.spec, after.context, losses or []),
     ]
+    changed = [f for f in about_change if (f.code, f.field, f.line, f.column) not in seen]
     return tuple(sorted([*after.findings, *changed], key=lambda f: f.sort_key))
 
 
@@ -210,13 +224,15 @@ def compare_environments(
     before = _side(blueprint, shown, base_env, today, "base")
     after = _side(blueprint, shown, env, today, "new")
     assert after.spec is not None
+    resources = diff_plans(before.plan, after.plan, catalog)
     return DiffReport(
         base=f"{shown} [{base_env or 'base'}]",
         target=f"{shown} [{env or 'base'}]",
         env=env,
-        resources=diff_plans(before.plan, after.plan, catalog),
+        resources=resources,
         cost=diff_costs(before.estimate, after.estimate),
         spec=after.spec,
         base_cloud=before.spec.cloud if before.spec is not None else None,
         findings=after.findings,
+        capacity=tuple(_losses(before, after, resources)),
     )

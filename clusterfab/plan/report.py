@@ -19,6 +19,7 @@ from clusterfab.core.findings import Finding
 from clusterfab.cost.diff import CostDiff, ItemDelta
 from clusterfab.cost.estimate import HOURS_PER_MONTH
 from clusterfab.cost.render import budget_verdict, ending_lines, ending_title, usd, utc_iso
+from clusterfab.plan.capacity import CapacityLoss
 from clusterfab.plan.diff import PlanDiff, Update
 from clusterfab.plan.text import fit, short_type, type_column, wrap
 from clusterfab.rules.render import findings_markdown, render_text, summary_line
@@ -39,6 +40,8 @@ class DiffReport:
     """The base side's cloud (None: nothing on the base side)."""
     findings: tuple[Finding, ...] = ()
     """The new blueprint's findings (warnings, notes and its price caveats)."""
+    capacity: tuple[CapacityLoss, ...] = ()
+    """The GPUs and TPU chips the change gives up while their resources are replaced."""
 
     @property
     def cross_cloud(self) -> bool:
@@ -115,9 +118,19 @@ def _shrinks(report: DiffReport) -> list[str]:
     return found
 
 
+def _capacity(report: DiffReport) -> list[str]:
+    """Accelerators given up while their instance group, node pool or TPU request is replaced."""
+    return [loss.message() for loss in report.capacity]
+
+
 def _warnings(report: DiffReport) -> list[str]:
     return (
-        _moved(report) + _data_loss(report) + _nodes_recreated(report) + _shrinks(report) + _restarts(report)
+        _moved(report)
+        + _data_loss(report)
+        + _capacity(report)
+        + _nodes_recreated(report)
+        + _shrinks(report)
+        + _restarts(report)
     )
 
 
@@ -202,6 +215,7 @@ def report_json(report: DiffReport, *, allow_replace: bool = False) -> dict[str,
             ],
         },
         "warnings": _warnings(report) + list(_cost_warnings(report)),
+        "capacity": [loss.to_json() for loss in report.capacity],
         "budget": {
             "max_hourly_usd": exact(cost.after.budget.max_hourly_usd),
             "max_monthly_usd": exact(cost.after.budget.max_monthly_usd),
@@ -382,7 +396,8 @@ def _cost_table_markdown(cost: CostDiff) -> list[str]:
 
 
 def _warnings_markdown(report: DiffReport) -> list[str]:
-    """Moves, data loss, recreated nodes, shrinks, restarts and cost notes, as GitHub alerts."""
+    """Moves, data loss, capacity given up, recreated nodes, shrinks, restarts and cost notes, as GitHub
+    alerts."""
     out: list[str] = []
     for warning in _moved(report):
         out += ["> [!WARNING]", f"> {md.text(warning[0].upper() + warning[1:])}.", ""]
@@ -393,7 +408,7 @@ def _warnings_markdown(report: DiffReport) -> list[str]:
             "`--allow-replace` is given.",
             "",
         ]
-    for warning in _nodes_recreated(report) + _shrinks(report) + _restarts(report):
+    for warning in _capacity(report) + _nodes_recreated(report) + _shrinks(report) + _restarts(report):
         out += ["> [!WARNING]", f"> The {md.text(warning)}.", ""]
     for warning in _cost_warnings(report):
         out += [f"> [!NOTE]\n> {md.text(warning)}", ""]

@@ -152,6 +152,7 @@ class ToyProfile:
     controller_state_device = "/dev/toy1"
     database_machine = MachineNaming(re.compile(r"toydb\.[a-z0-9]+"), "a toy database size", "toydb.small")
     node_group_types = (NODE_POOL,)
+    capacity_types: Mapping[str, bool] = MappingProxyType({NODE_POOL: False})
     plan_mocks = PlanMocks(outputs={"toy:": _mock_outputs}, call=lambda _token, _args: None)
 
     def reservation_valid(self, value: str) -> bool:

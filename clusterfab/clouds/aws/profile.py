@@ -78,6 +78,8 @@ def is_zone_id(zone: str) -> bool:
 
 AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
 """An autoscaling group: the instance group of a node group's nodes."""
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+"""An EKS managed node group: a Kubernetes cluster's node group."""
 
 
 class AwsProfile:
@@ -352,4 +354,7 @@ class AwsProfile:
     )
 
     node_group_types = (AUTOSCALING_GROUP,)
+    # Launch templates are not here: a new version changes no running instance (the group has no
+    # instance refresh; an EKS node group rolls its nodes in an update, which is no replacement).
+    capacity_types: Mapping[str, bool] = MappingProxyType({AUTOSCALING_GROUP: False, EKS_NODE_GROUP: False})
     plan_mocks = PLAN_MOCKS

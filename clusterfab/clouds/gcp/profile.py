@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
@@ -60,6 +61,12 @@ BILLING_ACCOUNT_EXAMPLE = "XXXXXX-XXXXXX-XXXXXX"
 
 INSTANCE_GROUP_MANAGER = "gcp:compute/instanceGroupManager:InstanceGroupManager"
 """A managed instance group: the instance group of a node group's nodes."""
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+"""A GKE node pool: a Kubernetes cluster's node group, or one TPU slice."""
+TPU_QUEUED_RESOURCE = "pulumi-python:dynamic/gcp-tpu:QueuedResource"
+"""A Cloud TPU queued resource: a multislice request (components/gcp/_queued_resource.py)."""
+TPU_VM = "gcp:tpu/v2Vm:V2Vm"
+"""A single-host TPU slice's VM."""
 
 
 class GcpProfile:
@@ -326,4 +333,9 @@ class GcpProfile:
     )
 
     node_group_types = (INSTANCE_GROUP_MANAGER,)
+    # Instance templates are not here: the instance group applies a new one as nodes are recreated
+    # (update policy OPPORTUNISTIC), never to running nodes.
+    capacity_types: Mapping[str, bool] = MappingProxyType(
+        {INSTANCE_GROUP_MANAGER: False, GKE_NODE_POOL: False, TPU_QUEUED_RESOURCE: True, TPU_VM: False}
+    )
     plan_mocks = PLAN_MOCKS
