@@ -147,6 +147,8 @@ def test_tpu_network_identity_and_startup_script() -> None:
     )
     variables = boot_vars(boot["source"])
     assert variables == {
+        # Unmonitored: no node exporter on the hosts.
+        "clusterfab_monitoring_enabled": False,
         "storage_mounts_list": [
             {
                 "name": "ckpt",
