@@ -157,7 +157,7 @@ def test_tpu_network_identity_and_startup_script() -> None:
                 "mount_point": "/mnt/ckpt",
                 "options": "defaults",
             }
-        ]
+        ],
     }
     assert "-c local tpu_host.yml" in boot["source"]
     group = one(plan, "clusterfab:compute:GcpTpuSlices")
