@@ -293,13 +293,21 @@ class CloudProfile(Protocol):
         ...
 
     def scrape_discovery(
-        self, spec: Site, *, stack: str, port: int, project: str | None, component: str | None = None
+        self,
+        spec: Site,
+        *,
+        stack: str,
+        port: int,
+        project: str | None,
+        component: str | None = None,
+        tag: tuple[str, str] | None = None,
     ) -> dict[str, Any]:
         """A Prometheus scrape job's service discovery of the stack's GPU nodes (those with a node-group
         tag) through the cloud's API, and its relabeling: `instance` (the id or name that the node's
         exporters share), `node_group` and `machine_type`. `project`: where the nodes live, when the cloud
         has projects; `component`: the nodes whose component tag names it instead (a Kubernetes
-        cluster's system nodes)."""
+        cluster's system nodes); `tag`: the nodes whose tag `tag[0]` is `tag[1]` instead (a Slurm
+        cluster's login nodes)."""
         ...
 
     @property

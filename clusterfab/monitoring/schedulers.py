@@ -26,9 +26,12 @@ class RuleFile(Protocol):
 
 class Discover(Protocol):
     """How a scrape job finds its targets (monitoring.targets): through the cloud's API, the nodes with a
-    node group tag, or with `component`, the nodes whose component tag names it; in tests from a file."""
+    node group tag, or with `component`, the nodes whose component tag names it, or with `tag` (key,
+    value), the nodes whose tag `key` is `value`; in tests from a file."""
 
-    def __call__(self, job: str, port: int, *, component: str | None = None) -> dict[str, Any]: ...
+    def __call__(
+        self, job: str, port: int, *, component: str | None = None, tag: tuple[str, str] | None = None
+    ) -> dict[str, Any]: ...
 
 
 class MonitoredScheduler(Protocol):

@@ -40,11 +40,13 @@ def scrape_configs(
 ) -> list[dict[str, Any]]:
     """The scrape jobs: the GPU nodes' two exporters, the `schedulers`' own, the host itself."""
 
-    def discover(job: str, port: int, *, component: str | None = None) -> dict[str, Any]:
+    def discover(
+        job: str, port: int, *, component: str | None = None, tag: tuple[str, str] | None = None
+    ) -> dict[str, Any]:
         if file_sd_dir is not None:
             return file_discovery(file_sd_dir, job)
         return profile(spec.cloud).scrape_discovery(
-            spec, stack=stack, port=port, project=project, component=component
+            spec, stack=stack, port=port, project=project, component=component, tag=tag
         )
 
     jobs: list[dict[str, Any]] = []

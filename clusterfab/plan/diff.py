@@ -22,6 +22,7 @@ from typing import Any
 
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ReplacementRule, ReplaceWhen
+from clusterfab.core.vocab import BOOT_DIGEST_TAG
 from clusterfab.plan.engine import PlannedResource
 from clusterfab.plan.project import Plan
 
@@ -126,6 +127,18 @@ def _restarting(catalog: Catalog, type_: str, changed: Iterable[str]) -> tuple[s
 def _under(path: str, properties: Iterable[str]) -> bool:
     """Whether `path` is, or lies under, one of `properties` (an `ignore_changes` list, say)."""
     return any(path == prop or path.startswith((f"{prop}.", f"{prop}[")) for prop in properties)
+
+
+def _dependent_path(resource: PlannedResource, path: str) -> str | None:
+    """The input of `resource` that changes when what its `path` refers to is replaced: `path` itself,
+    unless the update ignores it. A host that follows the stack ignores its launch script (the bucket's
+    copy replaces it) and pins that copy with a digest tag: the tag is what changes, in place."""
+    if not _under(path, resource.ignore_changes):
+        return path
+    tags = resource.inputs.get("tags")
+    if isinstance(tags, dict) and BOOT_DIGEST_TAG in tags:
+        return f"tags.{BOOT_DIGEST_TAG}"
+    return None
 
 
 # --- references: which inputs carry another resource's made-up outputs -------------------------------
@@ -304,8 +317,9 @@ def diff_plans(before: Plan, after: Plan, catalog: Catalog) -> PlanDiff:
         progress = False
         for urn in common:
             for path, target in references.get(urn, []):
-                if target in replaced:
-                    dependent[urn].setdefault(path, f"{path} ({new[target].name} is replaced)")
+                shown_path = _dependent_path(new[urn], path) if target in replaced else None
+                if shown_path is not None:
+                    dependent[urn].setdefault(shown_path, f"{shown_path} ({new[target].name} is replaced)")
             shown = {**dependent[urn], **direct[urn]}
             if urn in replaced or not new[urn].custom or not shown:
                 continue
@@ -323,7 +337,10 @@ def diff_plans(before: Plan, after: Plan, catalog: Catalog) -> PlanDiff:
             changed=tuple(sorted({**dependent[urn], **direct[urn]})),
             replaces=tuple(replaced.get(urn, ())),
             stateful=new[urn].type in catalog.stateful_types or new[urn].protect or old[urn].protect,
-            restarts=() if urn in replaced else _restarting(catalog, new[urn].type, direct[urn]),
+            # A replaced resource's new id changes the input as surely as an edit does.
+            restarts=()
+            if urn in replaced
+            else _restarting(catalog, new[urn].type, {**dependent[urn], **direct[urn]}),
         )
         for urn in common
         if direct[urn] or dependent[urn]

@@ -218,9 +218,22 @@ def healthcheck_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> d
     }
 
 
+def node_exporter_vars(spec: ClusterSpec, catalog: Catalog) -> dict[str, Any]:
+    """A host that is no GPU node runs the GPU nodes' node exporter (the dcgm role's `node_exporter`
+    tasks) where the cluster is monitored, for the monitoring host's Prometheus: a login node, a TPU host."""
+    if spec.monitoring is None:
+        return {"clusterfab_monitoring_enabled": False}
+    return {
+        "clusterfab_monitoring_enabled": True,
+        "dcgm_node_exporter_version": _apt_version(catalog, "prometheus-node-exporter"),
+        "dcgm_node_exporter_port": catalog.monitoring.exporters.node_exporter_port,
+    }
+
+
 def tpu_host_vars(
     spec: ClusterSpec, tpu: TpuSlice, catalog: Catalog, mounts: Sequence[Mount]
 ) -> dict[str, Any]:
-    """Extravars of playbooks/tpu_host.yml for the hosts of a TPU slice (tuning and storage only)."""
+    """Extravars of playbooks/tpu_host.yml for the hosts of a TPU slice: tuning, storage, and the node
+    exporter where the cluster is monitored."""
     del tpu  # every slice of a blueprint gets the same host setup today
-    return storage_vars(spec.cloud, catalog, mounts)
+    return storage_vars(spec.cloud, catalog, mounts) | node_exporter_vars(spec, catalog)

@@ -20,7 +20,7 @@ from slurm_common import (
 from clusterfab import addressing
 from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
-from clusterfab.provision.extravars import storage_vars
+from clusterfab.provision.extravars import node_exporter_vars, storage_vars
 from clusterfab.scheduler.slurm.hostvars import (
     accounting_database_name,
     client_vars,
@@ -157,6 +157,7 @@ def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTa
         playbook_vars=lambda resolved: {
             **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
             **storage_vars(spec.cloud, cluster.input.catalog, resolved),
+            **node_exporter_vars(spec, cluster.input.catalog),
         },
         healthcheck_vars=None,
         follows=True,

@@ -20,7 +20,7 @@ from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import GCP_CONTROLLER, GCP_LOGIN, GCP_NODE_SYNC_ROLE, GCP_SLURM_ACCOUNT, physical
 from clusterfab.monitoring.host import RenderedArchive
-from clusterfab.provision.extravars import storage_vars
+from clusterfab.provision.extravars import node_exporter_vars, storage_vars
 from clusterfab.scheduler.slurm.hostvars import (
     accounting_database_name,
     client_vars,
@@ -260,6 +260,7 @@ def _slurm_boot_scripts(
         playbook_vars=lambda resolved: {
             **client_vars(spec, facts, stack=cluster.stack, project=project),
             **storage_vars(spec.cloud, cluster.input.catalog, resolved),
+            **node_exporter_vars(spec, cluster.input.catalog),
         },
         healthcheck_vars=None,
         follows=True,

@@ -147,6 +147,8 @@ def test_tpu_network_identity_and_startup_script() -> None:
     )
     variables = boot_vars(boot["source"])
     assert variables == {
+        # Unmonitored: no node exporter on the hosts.
+        "clusterfab_monitoring_enabled": False,
         "storage_mounts_list": [
             {
                 "name": "ckpt",
@@ -155,7 +157,7 @@ def test_tpu_network_identity_and_startup_script() -> None:
                 "mount_point": "/mnt/ckpt",
                 "options": "defaults",
             }
-        ]
+        ],
     }
     assert "-c local tpu_host.yml" in boot["source"]
     group = one(plan, "clusterfab:compute:GcpTpuSlices")

@@ -244,9 +244,18 @@ class ToyProfile:
         return ["toyctl", "forward", "--region", where.region, host, f"{local_port}:{loopback}:{port}"]
 
     def scrape_discovery(
-        self, spec: ClusterSpec, *, stack: str, port: int, project: str | None, component: str | None = None
+        self,
+        spec: ClusterSpec,
+        *,
+        stack: str,
+        port: int,
+        project: str | None,
+        component: str | None = None,
+        tag: tuple[str, str] | None = None,
     ) -> dict[str, Any]:
         name = f"toy-{stack}" if component is None else f"toy-{stack}-{component}"
+        if tag is not None:
+            name = f"toy-{stack}-{tag[0]}-{tag[1]}"
         return {"file_sd_configs": [{"files": [f"/etc/prometheus/{name}.json"]}]}
 
     def service_location(self, region: str, project: str | None) -> dict[str, str]:

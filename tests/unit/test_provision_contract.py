@@ -16,7 +16,7 @@ import yaml
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import load_catalog
 from clusterfab.load import load
-from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, tpu_host_vars
+from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, node_exporter_vars, tpu_host_vars
 from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, node_vars
 from clusterfab.scheduler.slurm.render import slurm_section
 from tests.conftest import EXAMPLES, REPO
@@ -47,9 +47,11 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _spec(role: str) -> dict[str, Any]:
+def _spec(role: str, entry: str = "main") -> dict[str, Any]:
+    """The options of a role's entry point (`tasks_from`), or of its main one where it declares none."""
     path = PLAYBOOKS / "roles" / role / "meta" / "argument_specs.yml"
-    return dict(yaml.safe_load(path.read_text())["argument_specs"]["main"]["options"])
+    specs = yaml.safe_load(path.read_text())["argument_specs"]
+    return dict(specs.get(entry, specs["main"])["options"])
 
 
 def _playbook_spec() -> dict[str, Any]:
@@ -57,15 +59,16 @@ def _playbook_spec() -> dict[str, Any]:
     return dict(specs["gpu_node_argument_specs"])
 
 
-def _roles(playbook: str, variables: dict[str, Any]) -> list[str]:
-    """The roles `playbook` includes for a node with these variables (its `when:` conditions evaluated)."""
+def _roles(playbook: str, variables: dict[str, Any]) -> list[tuple[str, str]]:
+    """The roles `playbook` includes for a node with these variables (its `when:` conditions evaluated),
+    each with the entry point it runs."""
     play = yaml.safe_load((PLAYBOOKS / playbook).read_text())[0]
     roles = []
     for task in play["tasks"]:
-        role = task["ansible.builtin.include_role"]["name"]
+        include = task["ansible.builtin.include_role"]
         conditions = task.get("when")
         if conditions is None or all(_holds(playbook, c, variables) for c in _listed(conditions)):
-            roles.append(role)
+            roles.append((include["name"], include.get("tasks_from", "main")))
     return roles
 
 
@@ -118,8 +121,8 @@ def _check_options(values: dict[str, Any], options: dict[str, Any], where: str) 
 
 def _contract(playbook: str, variables: dict[str, Any], extra_options: dict[str, Any] | None = None) -> None:
     options: dict[str, Any] = dict(extra_options or {})
-    for role in _roles(playbook, variables):
-        options.update(_spec(role))
+    for role, entry in _roles(playbook, variables):
+        options.update(_spec(role, entry))
     _check_options(variables, options, playbook)
 
 
@@ -160,7 +163,9 @@ def test_generated_vars_satisfy_the_roles_that_run(path: Path, env: str | None, 
         _contract("gpu_node.yml", variables, _playbook_spec())
         _contract("healthcheck.yml", healthcheck_vars(resolved, groups[item], CATALOG))
     else:
-        _contract("tpu_host.yml", tpu_host_vars(resolved, slices[item], CATALOG, mounts))
+        variables = tpu_host_vars(resolved, slices[item], CATALOG, mounts)
+        assert variables["clusterfab_monitoring_enabled"] is (resolved.monitoring is not None)
+        _contract("tpu_host.yml", variables, {"clusterfab_monitoring_enabled": {"type": "bool"}})
 
 
 SLURM_CASES = list(
@@ -183,11 +188,12 @@ def test_slurm_hosts_vars_satisfy_their_playbooks(path: Path, env: str | None) -
     if resolved.monitoring is not None:
         assert controller["clusterfab_monitoring_enabled"] is True
         assert controller["prometheus_files_dir"] == "/opt/clusterfab/files/x/monitoring"
-    _contract(
-        "slurm_login.yml",
-        client_vars(resolved, CATALOG.slurm, stack="prod"),
-        {"clusterfab_pyxis_enabled": {"type": "bool"}},
-    )
+    login = client_vars(resolved, CATALOG.slurm, stack="prod") | node_exporter_vars(resolved, CATALOG)
+    playbook_level = {
+        "clusterfab_pyxis_enabled": {"type": "bool"},
+        "clusterfab_monitoring_enabled": {"type": "bool"},
+    }
+    _contract("slurm_login.yml", login, playbook_level)
     assert controller["slurm_controller_version"] == CATALOG.slurm.release.package_version
     assert {a["name"] for a in controller["slurm_users_accounts"]} == {
         user for team in resolved.teams for user in team.users

@@ -12,15 +12,23 @@ if TYPE_CHECKING:
 
 
 def scrape_discovery(
-    spec: Site, *, stack: str, port: int, project: str | None, component: str | None = None
+    spec: Site,
+    *,
+    stack: str,
+    port: int,
+    project: str | None,
+    component: str | None = None,
+    tag: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """ec2_sd_configs and relabeling: running instances with this cluster's and stack's tags, and a node
-    group tag (or `component`'s component tag)."""
+    group tag (or `component`'s component tag, or the `tag` (key, value))."""
     del project  # an EC2 region is the whole scope
+    if component is not None:
+        tag = (COMPONENT_TAG, component)
     selected = (
         {"name": "tag-key", "values": [NODE_GROUP_TAG]}
-        if component is None
-        else {"name": f"tag:{COMPONENT_TAG}", "values": [component]}
+        if tag is None
+        else {"name": f"tag:{tag[0]}", "values": [tag[1]]}
     )
     filters = [
         {"name": f"tag:{BLUEPRINT_TAG}", "values": [spec.name]},

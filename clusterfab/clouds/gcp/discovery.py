@@ -11,12 +11,14 @@ if TYPE_CHECKING:
     from clusterfab.clouds.base import Site
 
 
-def gcp_filter(spec: Site, stack: str, component: str | None = None) -> str:
+def gcp_filter(
+    spec: Site, stack: str, component: str | None = None, tag: tuple[str, str] | None = None
+) -> str:
     """The instances.list filter of this cluster's and stack's running GPU nodes (or, with `component`,
-    those of that component)."""
-    selected = (
-        f"labels.{NODE_GROUP_TAG}:*" if component is None else f'labels.{COMPONENT_TAG} = "{component}"'
-    )
+    those of that component; with `tag`, those whose label `tag[0]` is `tag[1]`)."""
+    if component is not None:
+        tag = (COMPONENT_TAG, component)
+    selected = f"labels.{NODE_GROUP_TAG}:*" if tag is None else f'labels.{tag[0]} = "{tag[1]}"'
     terms = [
         f'labels.{BLUEPRINT_TAG} = "{spec.name}"',
         f'labels.{STACK_TAG} = "{label_value(stack)}"',
@@ -27,7 +29,13 @@ def gcp_filter(spec: Site, stack: str, component: str | None = None) -> str:
 
 
 def scrape_discovery(
-    spec: Site, *, stack: str, port: int, project: str | None, component: str | None = None
+    spec: Site,
+    *,
+    stack: str,
+    port: int,
+    project: str | None,
+    component: str | None = None,
+    tag: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """gce_sd_configs, one per zone the cluster's nodes live in, and relabeling."""
     if project is None:
@@ -35,7 +43,12 @@ def scrape_discovery(
     zones = sorted({spec.zone})  # one zone today (fabrics are single-zone); one config per zone regardless
     return {
         "gce_sd_configs": [
-            {"project": project, "zone": zone, "port": port, "filter": gcp_filter(spec, stack, component)}
+            {
+                "project": project,
+                "zone": zone,
+                "port": port,
+                "filter": gcp_filter(spec, stack, component, tag),
+            }
             for zone in zones
         ],
         "relabel_configs": relabel(

@@ -7,6 +7,9 @@ from clusterfab.monitoring.rules import Rule, RuleGroup
 
 SCRAPE_JOB = "slurm"
 """The scrape job of the Slurm exporter (its `up` series carry this job)."""
+LOGIN_JOB = "slurm-login"
+"""The scrape job of the login nodes' node exporters (their `up` series carry it and `role="login"`)."""
+LOGIN_ROLE = "login"
 
 
 SYNC_STALE_S = 300
@@ -88,5 +91,21 @@ def _node_program_rules() -> list[Rule]:
     ]
 
 
-def rule_files() -> list[RuleGroup]:
-    return [RuleGroup("slurm.yml", "slurm", tuple(slurm_rules()))]
+def login_rules() -> list[Rule]:
+    """The login nodes, which the node exporter job of the GPU nodes does not see (they have no group)."""
+    return [
+        Rule(
+            "NodeDown",
+            f'up{{job="{LOGIN_JOB}"}} == 0',
+            duration="5m",
+            severity="critical",
+            summary="login node {{ $labels.instance }} does not answer",
+            description="The node exporter of a running login node has not answered for 5 minutes: users "
+            "cannot log in or submit jobs there; the node hangs, is still booting, or its network is down.",
+        ),
+    ]
+
+
+def rule_files(*, logins: bool) -> list[RuleGroup]:
+    """slurm.yml; with `logins`, the login nodes' rules too."""
+    return [RuleGroup("slurm.yml", "slurm", tuple(slurm_rules() + (login_rules() if logins else [])))]

@@ -12,6 +12,7 @@ from clusterfab.blueprint.models import Blueprint
 from clusterfab.catalog import Catalog
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.core.findings import Finding
+from clusterfab.core.vocab import SLURM_ROLE_TAG
 from clusterfab.cost.estimate import CostLine
 from clusterfab.monitoring.rules import RuleGroup
 from clusterfab.monitoring.schedulers import Discover
@@ -99,12 +100,20 @@ class SlurmPlugin:
     def scrape_jobs(
         self, spec: ClusterSpec, exporters: ExporterFacts, discover: Discover
     ) -> list[dict[str, Any]]:
-        del discover  # the exporter runs next to slurmctld, on the monitoring host itself (the controller)
+        # The exporter runs next to slurmctld, on the monitoring host itself (the controller).
         targets = [f"localhost:{exporters.slurm_exporter_port}"]
-        return [{"job_name": alerts.SCRAPE_JOB, "static_configs": [{"targets": targets}]}]
+        jobs = [{"job_name": alerts.SCRAPE_JOB, "static_configs": [{"targets": targets}]}]
+        if _logins(spec):
+            # The login nodes' node exporters, found by their Slurm role tag (they have no node group).
+            login = discover(
+                alerts.LOGIN_JOB, exporters.node_exporter_port, tag=(SLURM_ROLE_TAG, alerts.LOGIN_ROLE)
+            )
+            relabel = [*login.get("relabel_configs", []), {"target_label": "role", "replacement": "login"}]
+            jobs.append({"job_name": alerts.LOGIN_JOB, **login, "relabel_configs": relabel})
+        return jobs
 
     def alert_rules(self, spec: ClusterSpec) -> Sequence[RuleGroup]:
-        return alerts.rule_files()
+        return alerts.rule_files(logins=_logins(spec))
 
     @property
     def dashboards(self) -> tuple[str, ...]:
@@ -122,6 +131,12 @@ class SlurmPlugin:
         from clusterfab.scheduler.slurm.healthrun import run_health  # noqa: PLC0415 - only `health` needs it
 
         return run_health(outputs, level, nodes, progress)
+
+
+def _logins(spec: ClusterSpec) -> bool:
+    """Whether the cluster has login nodes."""
+    slurm = slurm_section(spec)
+    return slurm is not None and slurm.login_count > 0
 
 
 def _slurm(section: SchedulerSection) -> Slurm:

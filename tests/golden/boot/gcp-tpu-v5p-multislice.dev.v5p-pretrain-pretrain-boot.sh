@@ -38,6 +38,7 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
+  "clusterfab_monitoring_enabled": false,
   "storage_mounts_list": [{"fstype": {"__ansible_unsafe": "nfs"}, "mount_point": {"__ansible_unsafe": "/checkpoints"}, "name": {"__ansible_unsafe": "checkpoints"}, "options": {"__ansible_unsafe": "defaults"}, "source": {"__ansible_unsafe": "10.255.0.2:/share"}}]
 }
 CLUSTERFAB_VARS

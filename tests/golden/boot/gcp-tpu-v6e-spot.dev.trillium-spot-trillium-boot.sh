@@ -38,6 +38,7 @@ trap 'record_health failed' ERR
 # The node's Ansible inputs, rendered from the blueprint and the catalog.
 cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
 {
+  "clusterfab_monitoring_enabled": false,
   "storage_mounts_list": []
 }
 CLUSTERFAB_VARS
