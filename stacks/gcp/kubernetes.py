@@ -24,7 +24,7 @@ from clusterfab.core.vocab import NODE_GROUP_TAG, label_value
 from clusterfab.scheduler.kubernetes import labels
 from clusterfab.scheduler.kubernetes.costs import SYSTEM_NODES_ITEM
 from clusterfab.scheduler.kubernetes.facts import kubernetes_facts
-from clusterfab.scheduler.kubernetes.gpudirect import gpu_network
+from clusterfab.scheduler.kubernetes.gpudirect import gpu_network, rdma_network
 from clusterfab.scheduler.kubernetes.kubeconfig import kubeconfig
 from clusterfab.scheduler.kubernetes.kueue import training_charts
 from clusterfab.scheduler.kubernetes.queues import kueue_objects
@@ -143,8 +143,8 @@ def _name(link: pulumi.Input[str]) -> pulumi.Output[str]:
 def _pod_networks(site: Site) -> dict[str, list[PodNetwork]]:
     """Each fabric node group's additional networks, NIC order: the general networks after the system one
     (`gvnic-<i>`), then per GPU VPC `vpc<i>` (TCPX / TCPXO, from 1: gpu_network, the names TCPXO pods
-    ask for) and per RDMA subnet `rdma-<i>` (from 0), the names GKE's and Cluster Toolkit's recipes give
-    them."""
+    ask for) and per RDMA subnet `rdma-<i>` (from 0: rdma_network, the names RDMA pods ask for), the names
+    GKE's and Cluster Toolkit's recipes give them."""
     found: dict[str, list[PodNetwork]] = {}
     for group in site.spec.node_groups:
         if group.fabric is None:
@@ -165,9 +165,8 @@ def _pod_networks(site: Site) -> dict[str, list[PodNetwork]]:
             networks.append(PodNetwork(gpu_network(index), _name(vpc), _name(subnet), "NetDevice"))
         for index in range(net.rdma_subnets):
             subnet = fabric.nic_subnetworks[net.gpu_vpcs + index]
-            networks.append(
-                PodNetwork(f"rdma-{index}", _name(fabric.network_self_links["vpc"]), _name(subnet), "RDMA")
-            )
+            vpc = fabric.network_self_links["vpc"]
+            networks.append(PodNetwork(rdma_network(index), _name(vpc), _name(subnet), "RDMA"))
         found[group.name] = networks
     return found
 

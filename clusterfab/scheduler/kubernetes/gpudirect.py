@@ -14,6 +14,17 @@ v1.0.21), and Cluster Toolkit's gpu-direct-workload/scripts/enable-tcpxo-in-work
 - in each GPU container the host's driver directory at /usr/local/nvidia (where the installer put the
   FasTrak plugin, its NCCL and nccl-env-profile.sh), the LLCM aperture devices, and `NCCL_LIB_DIR`; the
   container's command must `source ${NCCL_LIB_DIR}/nccl-env-profile.sh` (PROFILE) before NCCL starts.
+
+GKE's RDMA (gIB) in a pod, for the a3-ultragpu-8g, a4-highgpu-8g and a4x-highgpu-4g node groups, is a
+second helper, rdma_pod, after Google's recipes: Cluster Toolkit's examples/gke-a3-ultragpu and
+examples/gke-a4 nccl-jobset-example.yaml (commit 10470803) and container-engine-accelerators
+gpudirect-rdma/nccl-test.yaml and nccl-test-imex-a4x.yaml (commit 992db812):
+- the multi-network annotations: `eth0` on the pod network, then `eth2`... on the Network objects
+  `rdma-0`... of the node's RDMA subnets (rdma_network; the cluster's program creates them);
+- in each GPU container the host's driver directory at /usr/local/nvidia and the gIB directory the
+  nccl-rdma-installer filled at /usr/local/gib; the container's command must run GIB_PROFILE (the plugin's
+  libraries first on LD_LIBRARY_PATH, then `source /usr/local/gib/scripts/set_nccl_env.sh`) before NCCL
+  starts. No receive daemon, no extra devices: GKE hands the RDMA NICs to the pod with its networks.
 """
 
 from __future__ import annotations
@@ -49,10 +60,46 @@ RXDM_SCRIPT = (
 `--uid= --alsologtostderr` are obsolete since v1.0.18 (README.md, releases of Nov 19 and Aug 21, 2025)."""
 
 
+RDMA = "rdma"
+"""GKE's RDMA fabric's name in the blueprint and the catalog."""
+GIB_DIR = "/usr/local/gib"
+"""Where a pod sees the gIB directory (the installer's /var/lib/gib: lib64, scripts, configs)."""
+GIB_PROFILE = (
+    f"export LD_LIBRARY_PATH={GIB_DIR}/lib64:/usr/local/nvidia/lib64${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\n"
+    f"source {GIB_DIR}/scripts/set_nccl_env.sh"
+)
+"""The lines a GPU container's shell runs before NCCL starts on RDMA. Google's workload manifest puts
+/usr/local/gib/lib64 and /usr/local/nvidia/lib64 on LD_LIBRARY_PATH, in that order ("Collect and
+understand NCCL/gIB logs for troubleshooting", https://docs.cloud.google.com/ai-hypercomputer/docs/nccl/
+collect-and-understand, "Check GKE workload manifest"; last updated 2026-04-06, read 2026-11-29); the
+shell puts them before the image's own path rather than replacing it (NVIDIA's PyTorch image keeps its
+own libraries there), as Cluster Toolkit's a3ultra-slurm-blueprint.yaml does. The sourced script sets the
+plugin's NCCL settings ("Run NCCL on Compute Engine instances", https://docs.cloud.google.com/
+ai-hypercomputer/docs/nccl/test-vms, "Enable NCCL/gIB", last updated 2026-04-06). NCCL_NET is not forced
+to gIB: without the plugin NCCL falls back to another network ("libibverbs cannot load the provider
+config" on the first page: "NCCL falls back to using TCP") and says which, and the check reports the
+setup instead of failing nodes."""
+GIB_NET_NAME = "gIB"
+"""The name NCCL gives the gIB network (`NCCL INFO Using network gIB`): NCCL prints its net plugin's name
+(NVIDIA/nccl src/init.cc, `"Using network %s", comm->ncclNet->name`), and Google's pages give the line
+a loaded gIB plugin makes NCCL print, `NCCL INFO Using network gIB` ("Collect and understand NCCL/gIB
+logs", "Network plugin (libnccl-net.so)"; "Run NCCL on Compute Engine instances", "Enable NCCL/gIB"),
+against `Using network Socket` or `Using network IB` when it is not loaded. The recipes select it by
+the same name (`export NCCL_NET=gIB`)."""
+FIRST_RDMA_INTERFACE = 2
+"""The pod's first RDMA interface is `eth2`: the recipes leave `eth1` (the node's second gVNIC) out."""
+
+
 def gpu_network(index: int) -> str:
     """The Network object of a node's GPU NIC `index` (from 0): `vpc1`, `vpc2`..., the names GKE's and
     Cluster Toolkit's recipes give them; the cluster's program creates them under these names."""
     return f"vpc{index + 1}"
+
+
+def rdma_network(index: int) -> str:
+    """The Network object of a node's RDMA subnet `index` (from 0): `rdma-0`, `rdma-1`..., the names
+    GKE's and Cluster Toolkit's recipes give them; the cluster's program creates them under these names."""
+    return f"rdma-{index}"
 
 
 @dataclass(frozen=True)
@@ -86,37 +133,79 @@ def tcpxo_pod(
         {"name": "proc-sys", "hostPath": {"path": "/proc/sys"}},
         {"name": "aperture-devices", "hostPath": {"path": APERTURE}},
     ]
-    missing = set(containers) - {c["name"] for c in spec["containers"]}
-    if missing:
-        raise ValueError(f"the pod has no container {', '.join(sorted(missing))}")
-    for container in spec["containers"]:
-        if container["name"] in containers:
-            container["env"] = [
-                *container.get("env", []),
-                {"name": "NCCL_LIB_DIR", "value": NCCL_LIB_DIR},
-                {"name": "LD_LIBRARY_PATH", "value": NCCL_LIB_DIR},
-                {"name": "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY", "value": APERTURE},
-            ]
-            container["volumeMounts"] = [
-                *container.get("volumeMounts", []),
-                {"name": DRIVER_VOLUME, "mountPath": "/usr/local/nvidia"},
-                {"name": "aperture-devices", "mountPath": APERTURE},
-            ]
+    for container in _containers(spec, containers):
+        container["env"] = [
+            *container.get("env", []),
+            {"name": "NCCL_LIB_DIR", "value": NCCL_LIB_DIR},
+            {"name": "LD_LIBRARY_PATH", "value": NCCL_LIB_DIR},
+            {"name": "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY", "value": APERTURE},
+        ]
+        container["volumeMounts"] = [
+            *container.get("volumeMounts", []),
+            {"name": DRIVER_VOLUME, "mountPath": "/usr/local/nvidia"},
+            {"name": "aperture-devices", "mountPath": APERTURE},
+        ]
     return pod
 
 
 def _annotations(networks: Sequence[str], gpus: int) -> dict[str, str]:
     devices = [f"/dev/nvidia{i}" for i in range(gpus)]
     devices += ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/dmabuf_import_helper"]
+    return {DEVICES_ANNOTATION: "".join(f"- path: {d}\n" for d in devices), **_interfaces(networks, 1)}
+
+
+def _interfaces(networks: Sequence[str], first: int) -> dict[str, str]:
+    """GKE's multi-network annotations: `eth0` on the pod network, `eth<first>`... on `networks`."""
     interfaces = [{"interfaceName": "eth0", "network": "default"}] + [
-        {"interfaceName": f"eth{i}", "network": name} for i, name in enumerate(networks, start=1)
+        {"interfaceName": f"eth{i}", "network": name} for i, name in enumerate(networks, start=first)
     ]
     lines = ",\n".join("  " + json.dumps(i, separators=(",", ":")) for i in interfaces)
-    return {
-        DEVICES_ANNOTATION: "".join(f"- path: {d}\n" for d in devices),
-        DEFAULT_INTERFACE_ANNOTATION: "eth0",
-        INTERFACES_ANNOTATION: f"[\n{lines}\n]\n",
-    }
+    return {DEFAULT_INTERFACE_ANNOTATION: "eth0", INTERFACES_ANNOTATION: f"[\n{lines}\n]\n"}
+
+
+@dataclass(frozen=True)
+class Rdma:
+    """What an RDMA (gIB) pod of a node group needs from the cluster."""
+
+    networks: tuple[str, ...]
+    """The Network objects of the node's RDMA subnets, in NIC order."""
+    host_driver: str
+    """The host's NVIDIA directory (GKE: /home/kubernetes/bin/nvidia)."""
+    host_gib: str
+    """The host's gIB directory, which the nccl-rdma-installer filled (GKE: /home/kubernetes/bin/gib)."""
+
+
+def rdma_pod(template: Mapping[str, Any], rdma: Rdma, containers: Sequence[str]) -> dict[str, Any]:
+    """`template` (a pod template: metadata and spec) with GKE's RDMA: the networks' annotations, the
+    driver's and gIB's host directories after the pod's own volumes, and in each of `containers` (the GPU
+    containers, by name) their mounts after the container's own. The containers' commands must run
+    GIB_PROFILE before NCCL starts."""
+    pod = copy.deepcopy(dict(template))
+    metadata = pod.setdefault("metadata", {})
+    annotations = _interfaces(rdma.networks, FIRST_RDMA_INTERFACE)
+    metadata["annotations"] = {**metadata.get("annotations", {}), **annotations}
+    spec = pod["spec"]
+    spec["volumes"] = [
+        *spec.get("volumes", []),
+        {"name": "nvidia", "hostPath": {"path": rdma.host_driver}},
+        {"name": "gib", "hostPath": {"path": rdma.host_gib}},
+    ]
+    for container in _containers(spec, containers):
+        container["volumeMounts"] = [
+            *container.get("volumeMounts", []),
+            # Read-only: the pod only loads the driver's and the plugin's libraries and reads their settings.
+            {"name": "nvidia", "mountPath": "/usr/local/nvidia", "readOnly": True},
+            {"name": "gib", "mountPath": GIB_DIR, "readOnly": True},
+        ]
+    return pod
+
+
+def _containers(spec: Mapping[str, Any], names: Sequence[str]) -> list[dict[str, Any]]:
+    """The pod's containers named `names`; ValueError when one is missing."""
+    missing = set(names) - {c["name"] for c in spec["containers"]}
+    if missing:
+        raise ValueError(f"the pod has no container {', '.join(sorted(missing))}")
+    return [c for c in spec["containers"] if c["name"] in names]
 
 
 def _daemon(image: str) -> dict[str, Any]:

@@ -26,6 +26,8 @@ TCPX = "nccl-tcpx-installer"
 RDMA = "nccl-rdma-installer"
 RDMA_ARM64 = "nccl-rdma-installer-arm64"
 """The Arm recipe's DaemonSet is also named nccl-rdma-installer upstream; a cluster may have both."""
+GIB_HOST_DIR = "/home/kubernetes/bin/gib"
+"""Where the RDMA installers put the gIB plugin's directory on the node (GPU pods mount it)."""
 
 # The TCPXO recipe's pre-installation step, verbatim: it runs in the host's namespaces (nsenter -at 1),
 # opens TCP, loads the import-helper module and bind-mounts the NICs' aperture devices for the plugin.
@@ -164,7 +166,7 @@ def nccl_rdma_installer(name: str, installer: str, pause: str, groups: Sequence[
     pod = {
         "volumes": [
             host_path("library-dir-host", "/home/kubernetes/bin/nvidia/lib64", "DirectoryOrCreate"),
-            host_path("gib", "/home/kubernetes/bin/gib"),
+            host_path("gib", GIB_HOST_DIR),
         ],
         "initContainers": [_install_container(RDMA, installer, mounts, RDMA_INSTALL)],
         "containers": _pause(pause),
