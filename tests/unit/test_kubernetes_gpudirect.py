@@ -1,6 +1,7 @@
 """GPUDirect-TCPXO in a pod (clusterfab/scheduler/kubernetes/gpudirect.py): the researcher's example is
 exactly what the helper makes of its trainer, the deep check's pods get the same from it, and the
-networks the pods ask for are the Network objects the GKE example's program creates."""
+networks the pods ask for are the Network objects the GKE example's program creates; the same for the
+RDMA pods of an a3-ultragpu-8g cluster's program."""
 
 from __future__ import annotations
 
@@ -10,9 +11,15 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from clusterfab.catalog import load_catalog
+from clusterfab.outputs import read_outputs
 from clusterfab.scheduler.kubernetes import gpudirect
+from clusterfab.scheduler.kubernetes.health.start import settings
 from clusterfab.scheduler.kubernetes.software import kubernetes_software
+from tests.components.harness import plan_text
 from tests.conftest import REPO
+from tests.factories import blueprint_yaml
+from tests.unit.kubernetes_health_fixtures import stack_outputs
 
 JOB = REPO / "examples" / "kubernetes" / "research-pytorch-jobset.yaml"
 RXDM = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
@@ -93,3 +100,43 @@ def test_the_pods_networks_are_the_ones_the_gke_examples_program_creates() -> No
 def test_the_helper_names_the_container_it_cannot_find() -> None:
     with pytest.raises(ValueError, match="the pod has no container allreduce"):
         gpudirect.tcpxo_pod(BARE, A3_MEGA, 8, ["allreduce"])
+
+
+ULTRA_BLUEPRINT = blueprint_yaml(
+    "gcp",
+    name="gke-ultra",
+    node_groups=[{"name": "ultra", "machine_type": "a3-ultragpu-8g", "count": 2}],
+    scheduler={"kind": "kubernetes"},
+)
+"""A GKE cluster with an a3-ultragpu-8g group on its RDMA fabric (no example or golden plan has one)."""
+
+
+def test_the_rdma_pods_networks_are_the_ones_the_gke_program_creates() -> None:
+    plan = plan_text(ULTRA_BLUEPRINT)
+    networks = [
+        r.inputs["metadata"]["name"]
+        for r in plan.resources
+        if r.type == "kubernetes:networking.gke.io/v1:Network"
+    ]
+    # a3-ultragpu-8g: the second gVNIC network, then its 8 RDMA subnets (the catalog's rdma_subnets).
+    assert networks == [
+        "gvnic-1",
+        "rdma-0",
+        "rdma-1",
+        "rdma-2",
+        "rdma-3",
+        "rdma-4",
+        "rdma-5",
+        "rdma-6",
+        "rdma-7",
+    ]
+    outputs = stack_outputs("gcp")
+    outputs["node_groups"] = {"ultra": outputs["node_groups"]["mega"] | {"machine_type": "a3-ultragpu-8g"}}
+    outputs["node_groups"]["ultra"]["fabric"] = "rdma"
+    rdma = settings(read_outputs(outputs), 1, load_catalog()).groups["ultra"].rdma
+    assert rdma is not None
+    pod = gpudirect.rdma_pod({"spec": {"containers": [{"name": "allreduce"}]}}, rdma, ["allreduce"])
+    asked = [i["network"] for i in json.loads(pod["metadata"]["annotations"]["networking.gke.io/interfaces"])]
+    # The pods ask for the pod network and every RDMA network the program made; the recipes leave the
+    # second gVNIC network out.
+    assert asked == ["default"] + [n for n in networks if n.startswith("rdma-")]

@@ -40,7 +40,6 @@ TCPXO = Group(
     ),
 )
 TCPX = Group("a3-highgpu-8g", "gpudirect-tcpx", 0, None)
-RDMA = Group("a3-ultragpu-8g", "rdma", 0, None)
 SOFTWARE_FAILURE = (
     "level 1 software failed on GPU 3: Persistence Mode: Persistence mode for GPU 3 is disabled. Enable "
     'persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.'
@@ -180,13 +179,11 @@ def test_a_slow_pair_is_measured_again_with_good_nodes_so_only_the_slow_node_fai
     }
 
 
-@pytest.mark.parametrize(
-    ("group", "fabric"),
-    [pytest.param(TCPX, "GPUDirect-TCPX", id="tcpx"), pytest.param(RDMA, "GKE's RDMA (gIB)", id="rdma")],
-)
-def test_a_tcpx_or_rdma_group_gets_its_dcgm_verdicts_and_no_pair_test(
+@pytest.mark.parametrize(("group", "fabric"), [pytest.param(TCPX, "GPUDirect-TCPX", id="tcpx")])
+def test_a_tcpx_group_gets_its_dcgm_verdicts_and_no_pair_test(
     monkeypatch: pytest.MonkeyPatch, group: Group, fabric: str
 ) -> None:
+    # GKE's RDMA groups are measured (test_kubernetes_health_rdma.py); only GPUDirect-TCPX is refused.
     _no_sleep(monkeypatch)
     dcgm_done = [_dcgm(0, "Succeeded", "x-0"), _dcgm(1, "Succeeded", "x-1")]
     api = FakeApi(

@@ -15,7 +15,9 @@ runtime does, and the pod gets SYS_ADMIN as NVIDIA's exporter manifest gives it.
 
 On GPUDirect-TCPXO a pair's pods are decorated by the same helper as the researcher's example
 (gpudirect.tcpxo_pod: the GPU networks, the RxDM sidecar, NCCL's plugin and settings), and torchrun starts
-in a shell that first sources the plugin's NCCL profile.
+in a shell that first sources the plugin's NCCL profile. On GKE's RDMA the helper is gpudirect.rdma_pod
+(the RDMA networks, the driver's and the gIB plugin's directories), and the shell first runs
+gpudirect.GIB_PROFILE.
 """
 
 from __future__ import annotations
@@ -138,16 +140,18 @@ def nccl_jobset(
     message_bytes: int = 8 << 30,
     *,
     tcpxo: gpudirect.Tcpxo | None = None,
+    rdma: gpudirect.Rdma | None = None,
 ) -> dict[str, Any]:
     """The JobSet of one pair: one Indexed Job of two pods, one per node (each asks for all its node's
     GPUs and may run on either node of the pair), torchrun with the leader pod's stable DNS name as its
-    rendezvous; with `tcpxo`, NCCL over the nodes' GPU networks."""
+    rendezvous; with `tcpxo`, NCCL over the nodes' GPU networks, with `rdma` over their RDMA networks."""
     name = f"{run}-nccl-{index}"
     labels = {RUN_LABEL: run, CHECK_LABEL: "nccl", JOB_LABEL: name}
     # JobSet's headless service (the JobSet's name) gives pod <jobset>-<job>-<job index>-<pod index> a
     # DNS name under it: rank 0's pod is the leader (kubernetes-sigs/jobset examples/pytorch).
     leader = f"{name}-{REPLICATED_JOB}-0-0.{name}"
-    container = _allreduce_container(leader, pair[0], image, message_bytes, tcpxo is not None)
+    profile = gpudirect.PROFILE if tcpxo else gpudirect.GIB_PROFILE if rdma else None
+    container = _allreduce_container(leader, pair[0], image, message_bytes, profile)
     pod = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
@@ -165,6 +169,8 @@ def nccl_jobset(
         job["spec"]["template"] = gpudirect.tcpxo_pod(
             job["spec"]["template"], tcpxo, pair[0].gpus, [ALLREDUCE]
         )
+    if rdma is not None:
+        job["spec"]["template"] = gpudirect.rdma_pod(job["spec"]["template"], rdma, [ALLREDUCE])
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
@@ -185,7 +191,7 @@ def nccl_jobset(
 
 
 def _allreduce_container(
-    leader: str, first: Target, image: str, message_bytes: int, tcpxo: bool
+    leader: str, first: Target, image: str, message_bytes: int, profile: str | None
 ) -> dict[str, Any]:
     torchrun = [
         "torchrun", "--nnodes=2", f"--nproc-per-node={first.gpus}", "--node-rank=$(NODE_RANK)",
@@ -198,7 +204,7 @@ def _allreduce_container(
     return {
         "name": ALLREDUCE,
         "image": image,
-        "command": _tcpxo_command(torchrun) if tcpxo else torchrun,
+        "command": torchrun if profile is None else _profiled_command(profile, torchrun),
         "env": [
             {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": _COMPLETION_INDEX}}},
             # NCCL says which network it chose ("Using network ..."): the check reads it back.
@@ -214,13 +220,12 @@ def _allreduce_container(
     }
 
 
-def _tcpxo_command(torchrun: list[str]) -> list[str]:
-    """torchrun after the TCPXO plugin's NCCL profile, which sets NCCL_DEBUG=WARN: the check sets INFO
-    again so that NCCL still says which network it chose. Kubernetes puts NODE_RANK into `$(NODE_RANK)`
-    before the shell runs."""
+def _profiled_command(profile: str, torchrun: list[str]) -> list[str]:
+    """torchrun after the fabric plugin's NCCL profile (`profile`: shell lines). The TCPXO profile sets
+    NCCL_DEBUG=WARN (the gIB one may set it too): the check sets INFO again so that NCCL still says which
+    network it chose. Kubernetes puts NODE_RANK into `$(NODE_RANK)` before the shell runs."""
     script = (
-        f"set -e\n{gpudirect.PROFILE}\nexport NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET\n"
-        f"exec {shlex.join(torchrun)}\n"
+        f"set -e\n{profile}\nexport NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET\nexec {shlex.join(torchrun)}\n"
     )
     return ["/bin/bash", "-c", script]
 

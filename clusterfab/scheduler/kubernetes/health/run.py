@@ -10,9 +10,9 @@
    so only the slow node is blamed; with no node known good, both nodes of the pair fail. An odd node is
    measured with a node that passed. A run that was not one world of every GPU of both nodes, or that
    used plain sockets where the node group has EFA, or not the TCPXO plugin (`FasTrak`) where it is on
-   GPUDirect-TCPXO, measured nothing: the check stops measuring, blames no node, and says why (`error`,
-   exit 2). Node groups on GPUDirect-TCPX or GKE's RDMA are not measured at all (see `REFUSED`), for the
-   same reason.
+   GPUDirect-TCPXO, or not the gIB plugin (`gIB`) where it is on GKE's RDMA, measured nothing: the check
+   stops measuring, blames no node, and says why (`error`, exit 2). Node groups on GPUDirect-TCPX are not
+   measured at all (see `REFUSED`), for the same reason.
 4. Every failed node is cordoned and tainted (judge.cordon_patch).
 5. The run's Jobs, JobSets and ConfigMap are deleted (always, also on an error).
 """
@@ -30,19 +30,43 @@ from clusterfab.scheduler.kubernetes.health import judge
 from clusterfab.scheduler.kubernetes.health import objects as obj
 from clusterfab.scheduler.kubernetes.health.kubeapi import ApiError, KubeApi
 from clusterfab.scheduler.kubernetes.labels import NODE_GROUP_LABEL
+from clusterfab.scheduler.kubernetes.manifests import nccl_installers as installers
 
 POLL_SECONDS = 10.0
 GRACE = 60
 """Seconds past a Job's own deadline the run waits for its pods' last state."""
 REFUSED = {
     "gpudirect-tcpx": "GPUDirect-TCPX",
-    "rdma": "GKE's RDMA (gIB)",
 }
 """Fabrics whose pods need what the check does not set up yet: GKE's multi-network interface annotations
 (`networking.gke.io/interfaces`) and the fabric's NCCL plugin in the pod (TCPX also its own receive
-daemon and per-machine NCCL settings, RDMA the gIB plugin's environment). Without them NCCL would run
-over the pod's one network and the check would blame nodes for the wrong network's bandwidth.
-GPUDirect-TCPXO is set up (gpudirect.tcpxo_pod) and measured."""
+daemon and per-machine NCCL settings). Without them NCCL would run over the pod's one network and the
+check would blame nodes for the wrong network's bandwidth. GPUDirect-TCPXO (gpudirect.tcpxo_pod) and
+GKE's RDMA (gpudirect.rdma_pod) are set up and measured."""
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A GKE fabric's NCCL net plugin, which the pair's pods must load: NCCL names the network it uses by
+    the plugin's name (`NCCL INFO Using network <network>`)."""
+
+    network: str
+    fabric: str
+    name: str
+    directory: str
+    installer: str
+    """The DaemonSet that puts it on the nodes (manifests/nccl_installers.py)."""
+
+
+PLUGINS = {
+    gpudirect.TCPXO: Plugin(
+        gpudirect.NET_NAME, "GPUDirect-TCPXO", "TCPXO", gpudirect.NCCL_LIB_DIR, installers.TCPXO
+    ),
+    gpudirect.RDMA: Plugin(
+        gpudirect.GIB_NET_NAME, "GKE's RDMA", "gIB", f"{gpudirect.GIB_DIR}/lib64", installers.RDMA
+    ),
+}
+"""By fabric: a pair that did not use the plugin's network measured the wrong network (SetupError)."""
 _CORE = "/api/v1"
 _NS = f"{_CORE}/namespaces/{obj.NAMESPACE}"
 _JOBS = f"/apis/batch/v1/namespaces/{obj.NAMESPACE}/jobs"
@@ -66,6 +90,8 @@ class Group:
     """The catalog's two-node busbw floor (GB/s) of the machine type; None: none, not judged."""
     tcpxo: gpudirect.Tcpxo | None = None
     """What its pair pods need on GPUDirect-TCPXO (None: not on it)."""
+    rdma: gpudirect.Rdma | None = None
+    """What its pair pods need on GKE's RDMA (None: not on it)."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +267,9 @@ class Check:
         names = []
         for pair in pairs:
             image, size = self.settings.pytorch_image, self.settings.message_bytes
-            jobset = obj.nccl_jobset(self.run, len(self.jobsets), pair, image, size, tcpxo=group.tcpxo)
+            jobset = obj.nccl_jobset(
+                self.run, len(self.jobsets), pair, image, size, tcpxo=group.tcpxo, rdma=group.rdma
+            )
             self.api.create(_JOBSETS, jobset)
             self.jobsets.append(jobset["metadata"]["name"])
             names.append(jobset["metadata"]["name"])
@@ -287,11 +315,12 @@ class Check:
                 f"NCCL used {result.network or 'an unnamed network'}, not EFA, between {pair[0].name} and "
                 f"{pair[1].name}: the image's NCCL found no EFA plugin (aws-ofi-nccl)"
             )
-        if group.fabric == gpudirect.TCPXO and result.network != gpudirect.NET_NAME:
+        plugin = PLUGINS.get(str(group.fabric))
+        if plugin is not None and result.network != plugin.network:
             raise SetupError(
-                f"NCCL used {result.network or 'an unnamed network'}, not {gpudirect.NET_NAME} "
-                f"(GPUDirect-TCPXO), between {pair[0].name} and {pair[1].name}: the pods' NCCL did not load "
-                f"the TCPXO plugin from {gpudirect.NCCL_LIB_DIR} (is the nccl-tcpxo-installer DaemonSet "
+                f"NCCL used {result.network or 'an unnamed network'}, not {plugin.network} "
+                f"({plugin.fabric}), between {pair[0].name} and {pair[1].name}: the pods' NCCL did not load "
+                f"the {plugin.name} plugin from {plugin.directory} (is the {plugin.installer} DaemonSet "
                 "running on the nodes?)"
             )
 

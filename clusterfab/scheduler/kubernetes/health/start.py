@@ -14,6 +14,7 @@ from clusterfab.scheduler.healthreport import HealthReport, Progress, check_leve
 from clusterfab.scheduler.kubernetes import gpudirect
 from clusterfab.scheduler.kubernetes.health.kubeapi import ApiError, HttpKubeApi, KubeApi
 from clusterfab.scheduler.kubernetes.health.run import Check, Group, Settings, SetupError
+from clusterfab.scheduler.kubernetes.manifests.nccl_installers import GIB_HOST_DIR
 from clusterfab.scheduler.kubernetes.outputs import KubernetesOutput
 from clusterfab.scheduler.kubernetes.software import cloud_part, kubernetes_software
 
@@ -70,10 +71,15 @@ def settings(outputs: StackOutputs, level: int, catalog: Catalog) -> Settings:
             networks = tuple(gpudirect.gpu_network(i) for i in range(gcp.network.gpu_vpcs))
             rxdm = software.piece("nccl-tcpxo-installer").image("rxdm")
             tcpxo = gpudirect.Tcpxo(networks, rxdm, host_driver)
+        rdma = None
+        if group.fabric == gpudirect.RDMA and gcp is not None and host_driver is not None:
+            # The Network objects the cluster's program made for the machine's RDMA subnets.
+            subnets = tuple(gpudirect.rdma_network(i) for i in range(gcp.network.rdma_subnets))
+            rdma = gpudirect.Rdma(subnets, host_driver, GIB_HOST_DIR)
         # The floor is the machine's on its own fabric: a group kept off it is measured, not judged.
         on_fabric = machine is not None and group.fabric == machine.fabric
         floor = catalog.pair_bandwidth.floor(group.machine_type) if on_fabric else None
-        groups[name] = Group(group.machine_type, group.fabric, efa, floor, tcpxo)
+        groups[name] = Group(group.machine_type, group.fabric, efa, floor, tcpxo, rdma)
     program = resources.files("clusterfab.scheduler.kubernetes.health").joinpath("allreduce.py").read_text()
     return Settings(
         level=level,
