@@ -57,7 +57,15 @@ def test_the_dcgm_job_on_gke_mounts_the_hosts_driver_and_asks_for_all_the_nodes_
                     "restartPolicy": "Never",
                     "automountServiceAccountToken": False,
                     "nodeSelector": {"kubernetes.io/hostname": A.hostname},
-                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "tolerations": [
+                        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                        {
+                            "key": "kubernetes.io/arch",
+                            "operator": "Equal",
+                            "value": "arm64",
+                            "effect": "NoSchedule",
+                        },
+                    ],
                     "containers": [
                         {
                             "name": "dcgm",
@@ -294,7 +302,10 @@ def test_on_tcpxo_the_pairs_pods_get_the_gpu_networks_rxdm_and_nccls_profile() -
                     {"key": "kubernetes.io/hostname", "operator": "In", "values": [A.name, B.name]}
                 ]}]
             }}},
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"},
+            ],
             "initContainers": [{
                 "name": "tcpxo-daemon",
                 "image": RXDM,

@@ -86,7 +86,10 @@ def test_on_rdma_the_pairs_pods_get_the_rdma_networks_and_the_gib_plugins_settin
                     {"key": "kubernetes.io/hostname", "operator": "In", "values": [A.name, B.name]}
                 ]}]
             }}},
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            "tolerations": [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+                {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"},
+            ],
             "containers": [{
                 "name": "allreduce",
                 "image": PYTORCH,

@@ -225,6 +225,7 @@ spec:
               - {key: clusterfab.dev/node-group, operator: In, values: [train, spare]}
       tolerations:
       - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      - {key: kubernetes.io/arch, operator: Equal, value: arm64, effect: NoSchedule}
       containers:
       - image: "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
         env:
@@ -317,6 +318,7 @@ spec:
               - {key: clusterfab.dev/node-group, operator: In, values: GROUPS}
       tolerations:
       - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      - {key: kubernetes.io/arch, operator: Equal, value: arm64, effect: NoSchedule}
       containers:
       - name: node-exporter
         image: quay.io/prometheus/node-exporter:v1.7.0

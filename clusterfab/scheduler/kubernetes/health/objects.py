@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clusterfab.scheduler.kubernetes import gpudirect
-from clusterfab.scheduler.kubernetes.manifests.common import gpu_toleration, host_path, metadata
+from clusterfab.scheduler.kubernetes.manifests.common import gpu_node_tolerations, host_path, metadata
 
 NAMESPACE = "clusterfab-system"
 RUN_LABEL = "clusterfab.dev/health-run"
@@ -124,7 +124,7 @@ def dcgm_job(
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "nodeSelector": {HOSTNAME_LABEL: target.hostname},
-        "tolerations": [gpu_toleration()],
+        "tolerations": gpu_node_tolerations(),
         "containers": [container],
     }
     if volumes:
@@ -156,7 +156,7 @@ def nccl_jobset(
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "affinity": _on_nodes([t.hostname for t in pair]),
-        "tolerations": [gpu_toleration()],
+        "tolerations": gpu_node_tolerations(),
         "containers": [container],
         "volumes": [
             {"name": "program", "configMap": {"name": run}},

@@ -16,6 +16,18 @@ def gpu_toleration() -> dict[str, Any]:
     return {"key": GPU_TAINT, "operator": "Exists", "effect": "NoSchedule"}
 
 
+def arm_toleration() -> dict[str, Any]:
+    """GKE taints every Arm node `kubernetes.io/arch=arm64:NoSchedule` (GKE, "Prepare to deploy an Arm
+    workload in a Standard cluster", read 2026-11-29): the pods clusterfab runs on every GPU node of a group
+    (whose machine may be Grace-based, a4x) tolerate it; EKS puts no such taint."""
+    return {"key": "kubernetes.io/arch", "operator": "Equal", "value": "arm64", "effect": "NoSchedule"}
+
+
+def gpu_node_tolerations() -> list[dict[str, Any]]:
+    """What a pod on any GPU node, x86 or Arm, tolerates: the GPU taint and GKE's Arm taint."""
+    return [gpu_toleration(), arm_toleration()]
+
+
 def tolerate_all() -> dict[str, Any]:
     """GKE's own fabric recipes tolerate every taint: the installers must run wherever the fabric is."""
     return {"operator": "Exists"}

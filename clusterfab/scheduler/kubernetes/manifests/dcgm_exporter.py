@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
-    gpu_toleration,
+    gpu_node_tolerations,
     host_path,
     metadata,
     node_groups_affinity,
@@ -110,7 +110,7 @@ def dcgm_exporter(
                     "automountServiceAccountToken": False,
                     "priorityClassName": NODE_AGENTS,
                     "affinity": node_groups_affinity(groups),
-                    "tolerations": [gpu_toleration()],
+                    "tolerations": gpu_node_tolerations(),
                     "containers": [container],
                     "volumes": volumes,
                 },

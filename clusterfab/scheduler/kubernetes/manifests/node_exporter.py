@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clusterfab.scheduler.kubernetes.manifests.common import (
-    gpu_toleration,
+    gpu_node_tolerations,
     host_path,
     metadata,
     node_groups_affinity,
@@ -60,7 +60,7 @@ def node_exporter(image: str, version: str, groups: Sequence[str]) -> dict[str, 
                     "hostNetwork": True,
                     "hostPID": True,
                     "affinity": node_groups_affinity(groups),
-                    "tolerations": [gpu_toleration()],
+                    "tolerations": gpu_node_tolerations(),
                     "containers": [container],
                     "volumes": [host_path("root", "/")],
                 },
