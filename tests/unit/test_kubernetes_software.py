@@ -785,6 +785,7 @@ def test_the_pins_are_the_ones_their_sources_print() -> None:
             commit,
             {
                 "installer": f"{registry}/gpudirect-tcpx/nccl-plugin-gpudirecttcpx-dev:v3.1.9",
+                "rxdm": f"{registry}/gpudirect-tcpx/tcpgpudmarxd-dev:v2.0.12",
                 "pause": pause,
             },
         ),
