@@ -39,7 +39,6 @@ TCPXO = Group(
         "/home/kubernetes/bin/nvidia",
     ),
 )
-TCPX = Group("a3-highgpu-8g", "gpudirect-tcpx", 0, None)
 SOFTWARE_FAILURE = (
     "level 1 software failed on GPU 3: Persistence Mode: Persistence mode for GPU 3 is disabled. Enable "
     'persistence mode by running "nvidia-smi -i <gpuId> -pm 1 " as root.'
@@ -177,33 +176,6 @@ def test_a_slow_pair_is_measured_again_with_good_nodes_so_only_the_slow_node_fai
         "value": "PERF",
         "effect": "NoSchedule",
     }
-
-
-@pytest.mark.parametrize(("group", "fabric"), [pytest.param(TCPX, "GPUDirect-TCPX", id="tcpx")])
-def test_a_tcpx_group_gets_its_dcgm_verdicts_and_no_pair_test(
-    monkeypatch: pytest.MonkeyPatch, group: Group, fabric: str
-) -> None:
-    # GKE's RDMA groups are measured (test_kubernetes_health_rdma.py); only GPUDirect-TCPX is refused.
-    _no_sleep(monkeypatch)
-    dcgm_done = [_dcgm(0, "Succeeded", "x-0"), _dcgm(1, "Succeeded", "x-1")]
-    api = FakeApi(
-        nodes=[node("x-0", "high"), node("x-1", "high")],
-        rounds=[dcgm_done],
-        logs={f"{RUN}-dcgm-{i}-0-x": dcgm_log("dcgmi-diag-r1-pass.json") for i in range(2)},
-        namespace_exists=True,
-    )
-    report, _ = _check(api, {"high": group})
-    assert report.exit_code == 2
-    assert report.error == (
-        f"the NCCL pair test does not run on {fabric} node groups (high): their pods need GKE's "
-        "multi-network interfaces and the fabric's NCCL plugin, which the check does not set up for them "
-        "yet, and over the pod network it would measure the wrong network; their DCGM verdicts stand"
-    )
-    assert [(r.node, r.status, r.detail) for r in report.rows] == [
-        ("x-0", "healthy", "DCGM passed; NCCL pair test not run (see the error)"),
-        ("x-1", "healthy", "DCGM passed; NCCL pair test not run (see the error)"),
-    ]
-    assert not [c for c in api.calls if c[1].endswith("/jobsets") and c[0] == "POST"]
 
 
 def test_a_tcpxo_group_is_measured_over_fastrak_against_the_a3_mega_floor(

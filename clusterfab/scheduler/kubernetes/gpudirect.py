@@ -25,6 +25,19 @@ gpudirect-rdma/nccl-test.yaml and nccl-test-imex-a4x.yaml (commit 992db812):
   nccl-rdma-installer filled at /usr/local/gib; the container's command must run GIB_PROFILE (the plugin's
   libraries first on LD_LIBRARY_PATH, then `source /usr/local/gib/scripts/set_nccl_env.sh`) before NCCL
   starts. No receive daemon, no extra devices: GKE hands the RDMA NICs to the pod with its networks.
+
+GPUDirect-TCPX in a pod, for the a3-highgpu-8g node groups, is a third helper, tcpx_pod, after Google's
+recipe at container-engine-accelerators commit 992db812, gpudirect-tcpx/nccl-test-latest.yaml and
+nccl-config.yaml, and Cluster Toolkit's gpu-direct-workload/scripts/enable-tcpx-in-workload.py (commit
+10470803):
+- the multi-network annotations as on TCPXO (`eth1`... on `vpc1`..., gpu_network);
+- the receive daemon `tcpx-daemon` (tcpgpudmarxd) as a native sidecar, its GPU devices put in by the
+  `devices.gke.io/container.tcpx-daemon` annotation; it serves the plugin over a unix socket in an
+  emptyDir, at /run/tcpx in the daemon and at /tmp in the GPU containers, where the plugin looks for it
+  by default (nccl-plugin-gpudirecttcpx scripts/unix_client_prefix_selection.sh, commit 91e86936);
+- in each GPU container the host's driver libraries at NCCL_LIB_DIR (where the nccl-tcpx-installer put
+  the plugin and its NCCL), and TCPX_NCCL_ENV. There is no profile to source: the recipe passes NCCL's
+  settings in the environment.
 """
 
 from __future__ import annotations
@@ -88,6 +101,50 @@ against `Using network Socket` or `Using network IB` when it is not loaded. The 
 the same name (`export NCCL_NET=gIB`)."""
 FIRST_RDMA_INTERFACE = 2
 """The pod's first RDMA interface is `eth2`: the recipes leave `eth1` (the node's second gVNIC) out."""
+
+
+TCPX = "gpudirect-tcpx"
+"""GPUDirect-TCPX's name in the blueprint and the catalog."""
+TCPX_DAEMON = "tcpx-daemon"
+TCPX_SOCKET_VOLUME = "tcpx-socket"
+TCPX_LIBRARIES_VOLUME = "libraries"
+TCPX_NET_NAME = "GPUDirectTCPX_v7"
+"""The name NCCL gives the TCPX network (`NCCL INFO Using network GPUDirectTCPX_v7`): NCCL prints its
+net plugin's name (see NET_NAME), and the TCPX plugin's only table, ncclNetPlugin_v7, is named
+"GPUDirectTCPX_v7" (nccl-plugin-gpudirecttcpx src/nccl_plugin.cc, commit 4b8ea7f2)."""
+TCPX_DAEMON_COMMAND = (
+    "/tcpgpudmarxd/build/app/tcpgpudmarxd", "--gpu_nic_preset", "a3vm", "--gpu_shmem_type", "fd",
+    "--uds_path", "/run/tcpx", "--setup_param", '\\"--verbose 128 2 0 \\"',
+)  # fmt: skip
+"""The daemon's command as nccl-test-latest.yaml gives it, the last argument's backslashes and quotes
+included (the manifest's plain YAML scalar keeps them)."""
+TCPX_NCCL_ENV = (
+    ("NCCL_SOCKET_IFNAME", "eth0"),
+    ("NCCL_ALGO", "Ring,Tree"),
+    ("NCCL_PROTO", "Simple"),
+    ("NCCL_CROSS_NIC", "0"),
+    ("NCCL_NET_GDR_LEVEL", "PIX"),
+    ("NCCL_P2P_PXN_LEVEL", "0"),
+    ("NCCL_GPUDIRECTTCPX_SOCKET_IFNAME", "eth1,eth2,eth3,eth4"),
+    ("NCCL_GPUDIRECTTCPX_CTRL_DEV", "eth0"),
+    ("NCCL_DYNAMIC_CHUNK_SIZE", "524288"),
+    ("NCCL_P2P_NET_CHUNKSIZE", "524288"),
+    ("NCCL_P2P_PCI_CHUNKSIZE", "524288"),
+    ("NCCL_P2P_NVL_CHUNKSIZE", "1048576"),
+    ("NCCL_BUFFSIZE", "4194304"),
+    ("NCCL_NSOCKS_PERTHREAD", "4"),
+    ("NCCL_SOCKET_NTHREADS", "1"),
+    ("NCCL_GPUDIRECTTCPX_TX_BINDINGS",
+     "eth1:8-21,112-125;eth2:8-21,112-125;eth3:60-73,164-177;eth4:60-73,164-177"),
+    ("NCCL_GPUDIRECTTCPX_RX_BINDINGS",
+     "eth1:22-35,126-139;eth2:22-35,126-139;eth3:74-87,178-191;eth4:74-87,178-191"),
+    ("NCCL_GPUDIRECTTCPX_PROGRAM_FLOW_STEERING_WAIT_MICROS", "500000"),
+)  # fmt: skip
+"""NCCL's settings for TCPX on an a3-highgpu-8g node, those container-engine-accelerators
+gpudirect-tcpx/nccl-config.yaml (run-nccl.sh) passes its test, in its order: the control traffic on
+eth0, the data on the 4 GPU NICs eth1-eth4, and the plugin's threads bound to the cores of each NIC's
+NUMA node (the machine's; TCPX runs on no other machine type). The recipe's LD_LIBRARY_PATH is set by
+tcpx_pod, its NCCL_DEBUG by the check."""
 
 
 def gpu_network(index: int) -> str:
@@ -161,6 +218,74 @@ def _interfaces(networks: Sequence[str], first: int) -> dict[str, str]:
     ]
     lines = ",\n".join("  " + json.dumps(i, separators=(",", ":")) for i in interfaces)
     return {DEFAULT_INTERFACE_ANNOTATION: "eth0", INTERFACES_ANNOTATION: f"[\n{lines}\n]\n"}
+
+
+@dataclass(frozen=True)
+class Tcpx:
+    """What a TCPX pod of a node group needs from the cluster."""
+
+    networks: tuple[str, ...]
+    """The Network objects of the node's GPU NICs, in NIC order (eth1, eth2...)."""
+    daemon_image: str
+    """The receive daemon's image (software.yaml: nccl-tcpx-installer, image `rxdm`)."""
+    host_driver: str
+    """The host's NVIDIA directory, whose lib64 the installer filled (GKE: /home/kubernetes/bin/nvidia)."""
+
+
+def tcpx_pod(template: Mapping[str, Any], tcpx: Tcpx, gpus: int, containers: Sequence[str]) -> dict[str, Any]:
+    """`template` (a pod template: metadata and spec) with TCPX for a node of `gpus` GPUs: the networks'
+    and devices' annotations, the receive daemon as the first init container (a sidecar), its volumes
+    after the pod's own, and in each of `containers` (the GPU containers, by name) NCCL's environment
+    and mounts after the container's own."""
+    pod = copy.deepcopy(dict(template))
+    metadata = pod.setdefault("metadata", {})
+    devices = [f"/dev/nvidia{i}" for i in range(gpus)] + ["/dev/nvidiactl", "/dev/nvidia-uvm"]
+    annotations = {
+        f"devices.gke.io/container.{TCPX_DAEMON}": "".join(f"- path: {d}\n" for d in devices),
+        **_interfaces(tcpx.networks, 1),
+    }
+    metadata["annotations"] = {**metadata.get("annotations", {}), **annotations}
+    spec = pod["spec"]
+    spec["initContainers"] = [_tcpx_daemon(tcpx.daemon_image), *spec.get("initContainers", [])]
+    spec["volumes"] = [
+        *spec.get("volumes", []),
+        {"name": TCPX_LIBRARIES_VOLUME, "hostPath": {"path": f"{tcpx.host_driver}/lib64"}},
+        # The socket is the pod's own: Cluster Toolkit's script gives it an emptyDir, not a host directory.
+        {"name": TCPX_SOCKET_VOLUME, "emptyDir": {}},
+        {"name": "sys", "hostPath": {"path": "/sys"}},
+        {"name": "proc-sys", "hostPath": {"path": "/proc/sys"}},
+    ]
+    for container in _containers(spec, containers):
+        container["env"] = [
+            *container.get("env", []),
+            {"name": "LD_LIBRARY_PATH", "value": NCCL_LIB_DIR},
+            *({"name": name, "value": value} for name, value in TCPX_NCCL_ENV),
+        ]
+        container["volumeMounts"] = [
+            *container.get("volumeMounts", []),
+            {"name": TCPX_SOCKET_VOLUME, "mountPath": "/tmp"},
+            {"name": TCPX_LIBRARIES_VOLUME, "mountPath": NCCL_LIB_DIR},
+        ]
+    return pod
+
+
+def _tcpx_daemon(image: str) -> dict[str, Any]:
+    return {
+        "name": TCPX_DAEMON,
+        "image": image,
+        # A sidecar (the recipe's is a plain container): it starts before the GPU containers and ends when
+        # they have, so the Job completes.
+        "restartPolicy": "Always",
+        "command": list(TCPX_DAEMON_COMMAND),
+        "securityContext": {"capabilities": {"add": ["NET_ADMIN"]}},
+        "env": [{"name": "LD_LIBRARY_PATH", "value": NCCL_LIB_DIR}],
+        "volumeMounts": [
+            {"name": TCPX_LIBRARIES_VOLUME, "mountPath": NCCL_LIB_DIR},
+            {"name": TCPX_SOCKET_VOLUME, "mountPath": "/run/tcpx"},
+            {"name": "sys", "mountPath": "/hostsysfs"},
+            {"name": "proc-sys", "mountPath": "/hostprocsysfs"},
+        ],
+    }
 
 
 @dataclass(frozen=True)

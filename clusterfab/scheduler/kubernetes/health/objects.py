@@ -15,7 +15,9 @@ runtime does, and the pod gets SYS_ADMIN as NVIDIA's exporter manifest gives it.
 
 On GPUDirect-TCPXO a pair's pods are decorated by the same helper as the researcher's example
 (gpudirect.tcpxo_pod: the GPU networks, the RxDM sidecar, NCCL's plugin and settings), and torchrun starts
-in a shell that first sources the plugin's NCCL profile. On GKE's RDMA the helper is gpudirect.rdma_pod
+in a shell that first sources the plugin's NCCL profile. On GPUDirect-TCPX the helper is
+gpudirect.tcpx_pod (the GPU networks, the receive daemon sidecar, NCCL's plugin and its settings in the
+environment; torchrun starts as on a plain pair). On GKE's RDMA the helper is gpudirect.rdma_pod
 (the RDMA networks, the driver's and the gIB plugin's directories), and the shell first runs
 gpudirect.GIB_PROFILE.
 """
@@ -141,10 +143,12 @@ def nccl_jobset(
     *,
     tcpxo: gpudirect.Tcpxo | None = None,
     rdma: gpudirect.Rdma | None = None,
+    tcpx: gpudirect.Tcpx | None = None,
 ) -> dict[str, Any]:
     """The JobSet of one pair: one Indexed Job of two pods, one per node (each asks for all its node's
     GPUs and may run on either node of the pair), torchrun with the leader pod's stable DNS name as its
-    rendezvous; with `tcpxo`, NCCL over the nodes' GPU networks, with `rdma` over their RDMA networks."""
+    rendezvous; with `tcpxo` or `tcpx`, NCCL over the nodes' GPU networks, with `rdma` over their RDMA
+    networks."""
     name = f"{run}-nccl-{index}"
     labels = {RUN_LABEL: run, CHECK_LABEL: "nccl", JOB_LABEL: name}
     # JobSet's headless service (the JobSet's name) gives pod <jobset>-<job>-<job index>-<pod index> a
@@ -169,6 +173,8 @@ def nccl_jobset(
         job["spec"]["template"] = gpudirect.tcpxo_pod(
             job["spec"]["template"], tcpxo, pair[0].gpus, [ALLREDUCE]
         )
+    if tcpx is not None:
+        job["spec"]["template"] = gpudirect.tcpx_pod(job["spec"]["template"], tcpx, pair[0].gpus, [ALLREDUCE])
     if rdma is not None:
         job["spec"]["template"] = gpudirect.rdma_pod(job["spec"]["template"], rdma, [ALLREDUCE])
     return {

@@ -9,10 +9,9 @@
    catalog's floor for the machine type (or whose test failed) is measured again with a node that passed,
    so only the slow node is blamed; with no node known good, both nodes of the pair fail. An odd node is
    measured with a node that passed. A run that was not one world of every GPU of both nodes, or that
-   used plain sockets where the node group has EFA, or not the TCPXO plugin (`FasTrak`) where it is on
-   GPUDirect-TCPXO, or not the gIB plugin (`gIB`) where it is on GKE's RDMA, measured nothing: the check
-   stops measuring, blames no node, and says why (`error`, exit 2). Node groups on GPUDirect-TCPX are not
-   measured at all (see `REFUSED`), for the same reason.
+   used plain sockets where the node group has EFA, or not its GKE fabric's NCCL plugin (PLUGINS:
+   `FasTrak` on GPUDirect-TCPXO, `GPUDirectTCPX_v7` on GPUDirect-TCPX, `gIB` on GKE's RDMA), measured
+   nothing: the check stops measuring, blames no node, and says why (`error`, exit 2).
 4. Every failed node is cordoned and tainted (judge.cordon_patch).
 5. The run's Jobs, JobSets and ConfigMap are deleted (always, also on an error).
 """
@@ -35,14 +34,6 @@ from clusterfab.scheduler.kubernetes.manifests import nccl_installers as install
 POLL_SECONDS = 10.0
 GRACE = 60
 """Seconds past a Job's own deadline the run waits for its pods' last state."""
-REFUSED = {
-    "gpudirect-tcpx": "GPUDirect-TCPX",
-}
-"""Fabrics whose pods need what the check does not set up yet: GKE's multi-network interface annotations
-(`networking.gke.io/interfaces`) and the fabric's NCCL plugin in the pod (TCPX also its own receive
-daemon and per-machine NCCL settings). Without them NCCL would run over the pod's one network and the
-check would blame nodes for the wrong network's bandwidth. GPUDirect-TCPXO (gpudirect.tcpxo_pod) and
-GKE's RDMA (gpudirect.rdma_pod) are set up and measured."""
 
 
 @dataclass(frozen=True)
@@ -62,11 +53,15 @@ PLUGINS = {
     gpudirect.TCPXO: Plugin(
         gpudirect.NET_NAME, "GPUDirect-TCPXO", "TCPXO", gpudirect.NCCL_LIB_DIR, installers.TCPXO
     ),
+    gpudirect.TCPX: Plugin(
+        gpudirect.TCPX_NET_NAME, "GPUDirect-TCPX", "TCPX", gpudirect.NCCL_LIB_DIR, installers.TCPX
+    ),
     gpudirect.RDMA: Plugin(
         gpudirect.GIB_NET_NAME, "GKE's RDMA", "gIB", f"{gpudirect.GIB_DIR}/lib64", installers.RDMA
     ),
 }
-"""By fabric: a pair that did not use the plugin's network measured the wrong network (SetupError)."""
+"""By fabric: a pair that did not use the plugin's network measured the wrong network (SetupError): over
+the pod's one network the check would blame nodes for the wrong network's bandwidth."""
 _CORE = "/api/v1"
 _NS = f"{_CORE}/namespaces/{obj.NAMESPACE}"
 _JOBS = f"/apis/batch/v1/namespaces/{obj.NAMESPACE}/jobs"
@@ -92,6 +87,8 @@ class Group:
     """What its pair pods need on GPUDirect-TCPXO (None: not on it)."""
     rdma: gpudirect.Rdma | None = None
     """What its pair pods need on GKE's RDMA (None: not on it)."""
+    tcpx: gpudirect.Tcpx | None = None
+    """What its pair pods need on GPUDirect-TCPX (None: not on it)."""
 
 
 @dataclass(frozen=True)
@@ -214,15 +211,8 @@ class Check:
         for target, group in self.targets.values():
             if self.verdicts[target.name].status == "healthy":
                 by_group.setdefault(group, []).append(target)
-        refused = sorted({g for g in by_group if self.settings.groups[g].fabric in REFUSED})
         for group, members in by_group.items():
-            if group in refused:
-                for target in members:
-                    self.verdicts[target.name].detail = "DCGM passed; NCCL pair test not run (see the error)"
-            else:
-                self.measure_group(members, self.settings.groups[group])
-        if refused:
-            self.error = refused_error(refused, self.settings.groups)
+            self.measure_group(members, self.settings.groups[group])
 
     def measure_group(self, members: Sequence[obj.Target], group: Group) -> None:
         if len(members) < 2:
@@ -268,7 +258,14 @@ class Check:
         for pair in pairs:
             image, size = self.settings.pytorch_image, self.settings.message_bytes
             jobset = obj.nccl_jobset(
-                self.run, len(self.jobsets), pair, image, size, tcpxo=group.tcpxo, rdma=group.rdma
+                self.run,
+                len(self.jobsets),
+                pair,
+                image,
+                size,
+                tcpxo=group.tcpxo,
+                rdma=group.rdma,
+                tcpx=group.tcpx,
             )
             self.api.create(_JOBSETS, jobset)
             self.jobsets.append(jobset["metadata"]["name"])
@@ -383,16 +380,6 @@ class Check:
         self.progress(f"could not cordon {verdict.node}: it kept changing under the patch")
 
 
-def refused_error(groups: Sequence[str], facts: Mapping[str, Group]) -> str:
-    fabrics = sorted({REFUSED[str(facts[g].fabric)] for g in groups})
-    return (
-        f"the NCCL pair test does not run on {' or '.join(fabrics)} node groups ({', '.join(groups)}): their "
-        "pods need GKE's multi-network interfaces and the fabric's NCCL plugin, which the check does not set "
-        "up for them yet, and over the pod network it would measure the wrong network; their DCGM verdicts "
-        "stand"
-    )
-
-
 # ---------------------------------------------------------------------------------------- pod reading
 def _state(pod: Mapping[str, Any]) -> str:
     """Succeeded | Failed | Running | unscheduled | pull (its image cannot be pulled) | pending."""
@@ -409,7 +396,7 @@ def _state(pod: Mapping[str, Any]) -> str:
 
 
 def _statuses(status: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The statuses of a pod's init containers (TCPXO's RxDM sidecar) and containers."""
+    """The statuses of a pod's init containers (the TCPXO and TCPX receive daemons) and containers."""
     return [*status.get("initContainerStatuses", []), *status.get("containerStatuses", [])]
 
 

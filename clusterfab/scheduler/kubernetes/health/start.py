@@ -71,6 +71,12 @@ def settings(outputs: StackOutputs, level: int, catalog: Catalog) -> Settings:
             networks = tuple(gpudirect.gpu_network(i) for i in range(gcp.network.gpu_vpcs))
             rxdm = software.piece("nccl-tcpxo-installer").image("rxdm")
             tcpxo = gpudirect.Tcpxo(networks, rxdm, host_driver)
+        tcpx = None
+        if group.fabric == gpudirect.TCPX and gcp is not None and host_driver is not None:
+            # The same GPU networks as on TCPXO: the machine's gpu_vpcs (4 on a3-highgpu-8g).
+            networks = tuple(gpudirect.gpu_network(i) for i in range(gcp.network.gpu_vpcs))
+            daemon = software.piece("nccl-tcpx-installer").image("rxdm")
+            tcpx = gpudirect.Tcpx(networks, daemon, host_driver)
         rdma = None
         if group.fabric == gpudirect.RDMA and gcp is not None and host_driver is not None:
             # The Network objects the cluster's program made for the machine's RDMA subnets.
@@ -79,7 +85,7 @@ def settings(outputs: StackOutputs, level: int, catalog: Catalog) -> Settings:
         # The floor is the machine's on its own fabric: a group kept off it is measured, not judged.
         on_fabric = machine is not None and group.fabric == machine.fabric
         floor = catalog.pair_bandwidth.floor(group.machine_type) if on_fabric else None
-        groups[name] = Group(group.machine_type, group.fabric, efa, floor, tcpxo, rdma)
+        groups[name] = Group(group.machine_type, group.fabric, efa, floor, tcpxo, rdma, tcpx)
     program = resources.files("clusterfab.scheduler.kubernetes.health").joinpath("allreduce.py").read_text()
     return Settings(
         level=level,
