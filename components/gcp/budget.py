@@ -1,4 +1,13 @@
-"""A Cloud Billing budget for the cluster's project and labels, with e-mail alerts at 80 % and 100 %."""
+"""A Cloud Billing budget for one stack of a cluster, with e-mail alerts at 80 % and 100 %.
+
+The budget counts the project's costs labelled with the stack (vocab.STACK_TAG), so dev and prod of one
+blueprint in one project never count each other's spend. It cannot also filter on the blueprint label:
+the Cloud Billing Budget API takes a single label with a single value (billingbudgets v1,
+`GoogleCloudBillingBudgetsV1Filter.labels`: "Currently, multiple entries or multiple values per entry are
+not allowed"). The stack is the one that tells the environments apart; a stack's name is unique among the
+stacks of one clusterfab project (each `stacks/Pulumi.<stack>.yaml` deploys one blueprint), so within a
+project the stack label also names the blueprint.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from clusterfab.core import vocab as tagging
+from components._errors import check_inputs
 from components._naming import child
 
 TYPE = "clusterfab:billing:GcpBudget"
@@ -20,8 +30,10 @@ ALERT_THRESHOLDS = (0.8, 1.0)
 @dataclass(frozen=True, kw_only=True)
 class GcpBudgetArgs:
     cluster: str
-    """The value of the resources' blueprint label (vocab.BLUEPRINT_TAG): the budget counts their costs."""
+    """The blueprint's name, shown in the budget's and the alert channels' names."""
     stack: str
+    """The stack whose resources the budget counts: their stack label (vocab.STACK_TAG) is
+    `label_value(stack)`."""
     project: str
     billing_account: str
     """The billing account id the budget is created under."""
@@ -30,16 +42,22 @@ class GcpBudgetArgs:
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
-class GcpBudget(pulumi.ComponentResource):
-    """The budget, filtered to the project and the cluster's blueprint label, and its e-mail channels.
+def budget_labels(stack: str) -> dict[str, str]:
+    """The budget filter's one label: the stack's, as every resource of the stack carries it."""
+    return {tagging.STACK_TAG: tagging.label_value(stack)}
 
-    Costs are attributed by the blueprint label (vocab.BLUEPRINT_TAG), which every labelable resource carries.
+
+class GcpBudget(pulumi.ComponentResource):
+    """The budget, filtered to the project and the stack's label, and its e-mail channels.
+
+    Costs are attributed by the stack label (vocab.STACK_TAG), which every labelable resource carries.
     """
 
     budget_name: pulumi.Output[str]
     """The budget's resource name."""
 
     def __init__(self, name: str, args: GcpBudgetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        check_inputs(TYPE, [("stack", "is empty: the budget would count nothing")] if not args.stack else [])
         super().__init__(TYPE, name, None, opts)
         own = pulumi.ResourceOptions(parent=self)
         channels = [
@@ -68,7 +86,7 @@ class GcpBudget(pulumi.ComponentResource):
             ),
             budget_filter=gcp.billing.BudgetBudgetFilterArgs(
                 projects=[project.number.apply(lambda number: f"projects/{number}")],
-                labels={tagging.BLUEPRINT_TAG: args.cluster},
+                labels=budget_labels(args.stack),
                 calendar_period="MONTH",
             ),
             threshold_rules=[

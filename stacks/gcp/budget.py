@@ -1,5 +1,5 @@
-"""The cluster's budget under the stack's billing account, counting the project's cost by the cluster's
-labels."""
+"""The cluster's budget under the stack's billing account, counting the project's cost by the stack's
+label."""
 
 from __future__ import annotations
 

@@ -361,7 +361,7 @@ def test_budget_with_a_billing_account() -> None:
     assert budget["thresholdRules"] == [{"thresholdPercent": 0.8}, {"thresholdPercent": 1}]
     assert budget["budgetFilter"] == {
         "projects": ["projects/123456789"],
-        "labels": {"clusterfab-blueprint": "bud-cluster"},
+        "labels": {"clusterfab-stack": "plan"},
         "calendarPeriod": "MONTH",
     }
     channels = {
