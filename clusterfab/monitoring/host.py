@@ -19,6 +19,7 @@ from typing import Any
 from clusterfab.catalog import Catalog
 from clusterfab.clouds import profile
 from clusterfab.monitoring.render import MonitoringFiles
+from clusterfab.monitoring.tpu_hosts import tpu_discovery_enabled
 from clusterfab.spec import ClusterSpec
 
 FILES_PREFIX = "monitoring/"
@@ -104,6 +105,7 @@ def monitoring_host_vars(
         "prometheus_node_exporter_version": _node_exporter_version(catalog),
         "prometheus_files_dir": files_dir,
         "prometheus_retention_days": monitoring.retention_days,
+        "prometheus_tpu_discovery": tpu_discovery_enabled(spec),
         "alertmanager_version": facts.package("alertmanager").version,
         "alertmanager_files_dir": files_dir,
         "alertmanager_cloud": spec.cloud,

@@ -18,6 +18,7 @@ from clusterfab.monitoring.grafana import dashboard_provider, dashboards, dataso
 from clusterfab.monitoring.rules import rule_groups
 from clusterfab.monitoring.schedulers import hidden_dashboards, monitored_schedulers
 from clusterfab.monitoring.targets import scrape_configs
+from clusterfab.monitoring.tpu_hosts import tpu_discovery_enabled, tpu_discovery_files
 from clusterfab.spec import ClusterSpec
 
 MonitoringFiles = dict[str, str]
@@ -117,6 +118,9 @@ def render_monitoring(
             continue
         files[f"dashboards/{name}"] = json.dumps(dashboard, indent=2, sort_keys=True) + "\n"
     files[COUNTERS_FILE] = counters_csv()
+    if tpu_discovery_enabled(spec):
+        port = catalog.monitoring.exporters.node_exporter_port
+        files |= tpu_discovery_files(spec, stack=stack, project=project, port=port)
     return files
 
 

@@ -22,6 +22,7 @@ from clusterfab.catalog.models import Xid
 from clusterfab.cost.estimate import HOURS_PER_MONTH, estimate_cost
 from clusterfab.monitoring.schedulers import MonitoredScheduler, RuleFile
 from clusterfab.monitoring.targets import DCGM_JOB, NODE_JOB
+from clusterfab.monitoring.tpu_hosts import TPU_JOB, tpu_discovery_enabled
 from clusterfab.spec import ClusterSpec
 
 Severity = Literal["critical", "warning", "info"]
@@ -262,6 +263,18 @@ def availability_rules(spec: ClusterSpec) -> list[Rule]:
                 description=f"A {group.machine.name} node of {group.name} has {gpus} GPUs; DCGM "
                 f"reports fewer "
                 "(a GPU fell off the bus or the driver lost it): drain and reboot the node.",
+            )
+        )
+    if tpu_discovery_enabled(spec):
+        rules.append(
+            Rule(
+                "TpuHostDown",
+                f'up{{job="{TPU_JOB}"}} == 0',
+                duration="5m",
+                severity="critical",
+                summary="TPU host {{ $labels.instance }} ({{ $labels.tpu_slice }}) does not answer",
+                description="The node exporter of a worker of a READY TPU VM has not answered for 5 "
+                "minutes: the host hangs, is still booting, or its network is down.",
             )
         )
     return rules

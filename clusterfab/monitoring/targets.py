@@ -16,6 +16,7 @@ from typing import Any
 from clusterfab.catalog.models import ExporterFacts
 from clusterfab.clouds import profile
 from clusterfab.monitoring.schedulers import MonitoredScheduler
+from clusterfab.monitoring.tpu_hosts import tpu_discovery_enabled, tpu_scrape_job
 from clusterfab.spec import ClusterSpec
 
 DCGM_JOB = "dcgm"
@@ -38,7 +39,8 @@ def scrape_configs(
     schedulers: Sequence[MonitoredScheduler],
     file_sd_dir: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The scrape jobs: the GPU nodes' two exporters, the `schedulers`' own, the host itself."""
+    """The scrape jobs: the GPU nodes' two exporters, the TPU hosts' node exporter (tpu_hosts.py), the
+    `schedulers`' own, the host itself."""
 
     def discover(
         job: str, port: int, *, component: str | None = None, tag: tuple[str, str] | None = None
@@ -52,6 +54,8 @@ def scrape_configs(
     jobs: list[dict[str, Any]] = []
     for job, port in ((DCGM_JOB, exporters.dcgm_exporter_port), (NODE_JOB, exporters.node_exporter_port)):
         jobs.append({"job_name": job, **discover(job, port)})
+    if tpu_discovery_enabled(spec):
+        jobs.append(tpu_scrape_job(file_sd_dir))
     for scheduler in schedulers:
         jobs += scheduler.scrape_jobs(spec, exporters, discover)
     jobs.append(

@@ -29,6 +29,10 @@ ACCESS_TYPE = "clusterfab:monitoring:GcpMonitoringAccess"
 NODE_TYPE = "clusterfab:monitoring:GcpMonitoringNode"
 DISCOVERY_PERMISSIONS = ("compute.instances.list",)
 """All Prometheus' gce_sd_configs call (instances.list per zone)."""
+TPU_DISCOVERY_PERMISSIONS = ("tpu.nodes.list",)
+"""All the TPU discovery program calls: the Cloud TPU API's tpu.projects.locations.nodes.list (googleapis
+discovery document tpu.v2.json, revision 20261001), whose permission is tpu.nodes.list (Cloud TPU's IAM
+permissions, https://cloud.google.com/iam/docs/roles-permissions/tpu, read 2026-11-29)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,6 +46,8 @@ class GcpMonitoringAccessArgs:
     """The host's service account as an IAM member (serviceAccount:...)."""
     smtp_secret: str | None = None
     """The Secret Manager secret holding the SMTP password; None: no mail login."""
+    tpu_discovery: bool = False
+    """The host lists the cluster's TPU VMs (the Cloud TPU API) for Prometheus, too."""
 
 
 class GcpMonitoringAccess(pulumi.ComponentResource):
@@ -58,7 +64,7 @@ class GcpMonitoringAccess(pulumi.ComponentResource):
             role_id=args.role_id,
             title=f"clusterfab monitoring discovery ({name})",
             description="List instances: what Prometheus' GCE service discovery calls",
-            permissions=list(DISCOVERY_PERMISSIONS),
+            permissions=[*DISCOVERY_PERMISSIONS, *(TPU_DISCOVERY_PERMISSIONS if args.tpu_discovery else ())],
             opts=own,
         )
         gcp.projects.IAMMember(
@@ -94,6 +100,8 @@ class GcpMonitoringNodeArgs:
     files: tuple[str, Path] | None = None
     """(object name, local path) of the rendered monitoring files the host's boot fetches."""
     smtp_secret: str | None = None
+    tpu_discovery: bool = False
+    """The host lists the cluster's TPU VMs for Prometheus (GcpMonitoringAccessArgs.tpu_discovery)."""
     instance_name: str = ""
     """The VM's name (what `gcloud compute ssh` takes); default the component's name."""
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -138,6 +146,7 @@ class GcpMonitoringNode(pulumi.ComponentResource):
                 role_id=args.role_id,
                 member=sa.member,
                 smtp_secret=args.smtp_secret,
+                tpu_discovery=args.tpu_discovery,
             ),
             own,
         )

@@ -9,6 +9,7 @@ from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.core.items import MONITORING_ITEM
 from clusterfab.core.naming import GCP_MONITORING, GCP_MONITORING_ACCOUNT, physical
 from clusterfab.monitoring.host import monitoring_host_vars
+from clusterfab.monitoring.tpu_hosts import tpu_discovery_enabled
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
 from components._naming import child
 from components.gcp.monitoring import (
@@ -66,6 +67,7 @@ def monitoring_node(site: Site) -> MonitoringExport | None:
             ),
             files=(archive.key, archive.path),
             smtp_secret=monitoring.smtp.password_secret if monitoring.smtp else None,
+            tpu_discovery=tpu_discovery_enabled(spec),
             instance_name=physical(spec.name, cluster.stack, GCP_MONITORING),
             labels=cluster.tags(MONITORING_ITEM),
         ),
@@ -88,6 +90,7 @@ def monitoring_access(site: Site, *, member: pulumi.Input[str]) -> GcpMonitoring
             role_id=_discovery_role_id(site),
             member=member,
             smtp_secret=smtp.password_secret if smtp else None,
+            tpu_discovery=tpu_discovery_enabled(spec),
         ),
         site.opts,
     )

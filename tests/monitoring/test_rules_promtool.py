@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -311,7 +311,11 @@ def _expand(template: str, labels: Mapping[str, str], value: float | None) -> st
     return text.replace("{{ $value }}", f"{value:g}" if value is not None else "")
 
 
-def _test_file(rules_dir: Path, cases: list[Case] = CASES, *, cost: bool = True) -> dict[str, Any]:
+def _test_file(
+    rules_dir: Path, cases: list[Case] = CASES, *, recording: Callable[[], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The promtool test file of `cases`, and the recording rules' test `recording` makes (default: the
+    cost rules')."""
     rules = _rules(rules_dir)
     tests = []
     for case in cases:
@@ -328,7 +332,7 @@ def _test_file(rules_dir: Path, cases: list[Case] = CASES, *, cost: bool = True)
                 "alert_rule_test": [{"eval_time": case.at, "alertname": case.alert, "exp_alerts": expected}],
             }
         )
-    tests.append(_cost_recording_test() if cost else _team_gpus_recording_test())
+    tests.append((recording or _cost_recording_test)())
     return {"rule_files": [str(p.relative_to(rules_dir.parent)) for p in sorted(rules_dir.glob("*.yml"))],
             "evaluation_interval": "30s", "tests": tests}  # fmt: skip
 
@@ -427,8 +431,66 @@ def test_kueue_alerts_have_a_case_that_fires_each_and_one_that_does_not(rules_wi
 @pytest.mark.parametrize("suite", tools.SUITES)
 def test_promtool_unit_tests_of_the_kueue_rules(suite: str, rules_with_kueue: Path) -> None:
     test_file = rules_with_kueue / "rules-test.yml"
-    document = _test_file(rules_with_kueue / "rules", KUEUE_CASES, cost=False)
+    document = _test_file(rules_with_kueue / "rules", KUEUE_CASES, recording=_team_gpus_recording_test)
     test_file.write_text(yaml.safe_dump(document, sort_keys=False, width=4096))
     result = tools.run(suite, "promtool", "test", "rules", test_file, cwd=rules_with_kueue)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "SUCCESS" in result.stdout + result.stderr
+
+
+TPU_WORKER = {
+    "job": "tpu-node",
+    "instance": "pretrain-0-w3",
+    "tpu_slice": "pretrain",
+    "machine_type": "v5p-128",
+}
+"""What the tpu-node job's file puts on a TPU worker's target (monitoring/tpu_discovery)."""
+TPU_UP = 'up{job="tpu-node",instance="pretrain-0-w3",tpu_slice="pretrain",machine_type="v5p-128"}'
+TPU_CASES = [
+    Case("TpuHostDown", {TPU_UP: "0x20"}, "6m", [TPU_WORKER]),
+    Case("TpuHostDown", {TPU_UP: "1x20"}, "6m"),
+]
+
+
+def _tpu_up_test() -> dict[str, Any]:
+    """The TPU job's targets as the file puts them: a worker that answers is up."""
+    return {
+        "interval": "30s",
+        "input_series": [{"series": TPU_UP, "values": "1x5"}],
+        "promql_expr_test": [_sample('up{job="tpu-node"}', TPU_UP, 1)],
+    }
+
+
+@pytest.fixture
+def rules_with_tpu(catalog: Catalog, tmp_path: Path) -> Path:
+    """A monitored TPU cluster's rules (the v5p multislice example with monitoring)."""
+    example = REPO / "blueprints" / "examples" / "gcp-tpu-v5p-multislice.yaml"
+    path = tmp_path / "tpu.yaml"
+    path.write_text(
+        example.read_text().replace("environments:", "monitoring:\n  kind: prometheus\nenvironments:", 1)
+    )
+    spec = spec_of(path, "dev")
+    files = render_monitoring(spec, catalog, stack=STACK, project="my-project-123", today=TODAY)
+    write_files(files, tmp_path / "out")
+    return tmp_path / "out"
+
+
+def test_the_tpu_host_alert_has_a_case_that_fires_it_and_one_that_does_not(rules_with_tpu: Path) -> None:
+    alerts = set(_rules(rules_with_tpu / "rules")) - {c.alert for c in CASES}
+    assert alerts == {c.alert for c in TPU_CASES if c.fires} == {c.alert for c in TPU_CASES if not c.fires}
+    assert alerts == {"TpuHostDown"}
+
+
+@pytest.mark.parametrize("suite", tools.SUITES)
+def test_promtool_unit_tests_of_the_tpu_host_rule(suite: str, rules_with_tpu: Path) -> None:
+    test_file = rules_with_tpu / "rules-test.yml"
+    test_file.write_text(
+        yaml.safe_dump(
+            _test_file(rules_with_tpu / "rules", TPU_CASES, recording=_tpu_up_test),
+            sort_keys=False,
+            width=4096,
+        )
+    )
+    result = tools.run(suite, "promtool", "test", "rules", test_file, cwd=rules_with_tpu)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout + result.stderr

@@ -1,0 +1,1 @@
+../../scheduler/slurm/nodes/gcp_http.py
