@@ -26,7 +26,11 @@ FAKE_CURL = r"""#!/bin/bash
 printf '%s\n' "$@" >>"$CURL_LOG"; echo >>"$CURL_LOG"
 out=""; url=""
 while [ $# -gt 0 ]; do
-  case "$1" in -o) out=$2; shift 2 ;; -H|-X|--data-binary|--noproxy|--retry) shift 2 ;; *) url=$1; shift ;; esac
+  case "$1" in
+    -o) out=$2; shift 2 ;;
+    -H|-X|--data-binary|--noproxy|--retry) shift 2 ;;
+    *) url=$1; shift ;;
+  esac
 done
 case "$url" in
   *identity/oauth2/token*) body='{"access_token": "tok-123", "expires_in": "3599"}' ;;
@@ -50,7 +54,8 @@ def _boot(follows: bool) -> NodeBootstrap:
 def _cloud_part(script: str) -> str:
     """The script up to its own work: its settings and the cloud's functions."""
     start = script.index("readonly BUCKET=")
-    ends = [script.find(mark) for mark in ("# This host follows the stack", 'echo "clusterfab bootstrap started')]
+    marks = ("# This host follows the stack", 'echo "clusterfab bootstrap started')
+    ends = [script.find(mark) for mark in marks]
     return script[start : min(end for end in ends if end >= 0)]
 
 
@@ -67,7 +72,9 @@ def _run(tmp_path: Path, script: str, calls: str) -> tuple[str, list[list[str]]]
         "CURL_LOG": str(log),
         "USER_DATA_B64": base64.b64encode(b"#!/bin/bash\necho current\n").decode(),
     }
-    done = subprocess.run(["bash", "-c", program], env=env, cwd=tmp_path, capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", "-c", program], check=False, env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     requests = [call.split("\n") for call in log.read_text().strip("\n").split("\n\n")]
     return done.stdout, requests
@@ -75,7 +82,7 @@ def _run(tmp_path: Path, script: str, calls: str) -> tuple[str, list[list[str]]]
 
 def test_the_bundle_is_read_with_the_nodes_identity_token(tmp_path: Path) -> None:
     script = render_boot_script(_boot(follows=False))
-    out, requests = _run(tmp_path, script, 'fetch_bundle bundle.tgz; cat bundle.tgz')
+    out, requests = _run(tmp_path, script, "fetch_bundle bundle.tgz; cat bundle.tgz")
     assert requests == [
         ["-fsS", "--noproxy", "*", "-H", "Metadata: true", TOKEN_URL],
         [
