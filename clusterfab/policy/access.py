@@ -23,6 +23,7 @@ from typing import Any
 
 from clusterfab.core import exposure
 from clusterfab.core.vocab import IAP_TCP_FORWARDING_RANGE
+from clusterfab.policy import azure_checks
 from clusterfab.policy.checks import short
 from clusterfab.policy.resources import Resource, document, integer, items, strings
 
@@ -123,6 +124,7 @@ _INGRESS_CHECKS: dict[str, Callable[[Resource], list[str]]] = {
     "aws:ec2/securityGroupRule:SecurityGroupRule": _security_group_rule,
     "aws:ec2/securityGroup:SecurityGroup": _security_group,
     "gcp:compute/firewall:Firewall": _firewall,
+    **azure_checks.INGRESS_CHECKS,
 }
 
 
@@ -193,6 +195,8 @@ def _statement_problems(resource: Resource, problems: Callable[[Any], Iterator[s
 
 
 def wildcard_iam(resource: Resource) -> list[str]:
+    if (check := azure_checks.ROLE_CHECKS.get(resource.type)) is not None:
+        return check(resource)
     where = f"{short(resource)} {resource.name}"
     found = _statement_problems(resource, _wildcard_statements)
     found += [

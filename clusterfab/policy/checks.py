@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 
+from clusterfab.policy import azure_checks
 from clusterfab.policy.resources import Resource, block, integer, items, strings, truthy
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -207,6 +208,7 @@ _PUBLIC_IP_CHECKS: dict[str, Callable[[Resource], list[str]]] = {
     "gcp:compute/address:Address": _gce_external_address,
     "gcp:tpu/v2Vm:V2Vm": _tpu_external_ips,
     "pulumi-python:dynamic/gcp-tpu:QueuedResource": _queued_tpu_external_ips,
+    **azure_checks.PUBLIC_IP_CHECKS,
 }
 """Per resource type: how it could expose a node to the internet."""
 
@@ -259,6 +261,8 @@ def _instance_disks(resource: Resource) -> list[str]:
 
 
 def encryption(resource: Resource) -> list[str]:
+    if (check := azure_checks.ENCRYPTION_CHECKS.get(resource.type)) is not None:
+        return check(resource)
     if resource.type == LAUNCH_TEMPLATE:
         return _launch_template_disks(resource)
     if resource.type in {AWS_INSTANCE, SPOT_INSTANCE}:

@@ -221,13 +221,15 @@ def _machine_policies() -> list[Policy]:
         _per_resource(
             NO_PUBLIC_IPS,
             "No public IPv4 or IPv6 address on any compute type (AWS instances, launch-template NICs, "
-            "network interfaces, subnets, Elastic IPs; GCP access configs, external addresses, TPUs).",
+            "network interfaces, subnets, Elastic IPs; GCP access configs, external addresses, TPUs; "
+            "Azure scale sets' and network interfaces' IP configurations).",
             lambda resource, _config: checks.public_ips(resource),
         ),
         _per_resource(
             ENCRYPTION,
             "EBS volumes (launch templates, instances, volumes) and EFS file systems are encrypted at rest; "
-            "launch templates and instances map an encrypted root volume.",
+            "launch templates and instances map an encrypted root volume; Azure scale sets "
+            "and VMs encrypt at host (or name a disk encryption set).",
             lambda resource, _config: checks.encryption(resource),
         ),
     ]
@@ -262,13 +264,15 @@ def _access_policies() -> list[Policy]:
         _per_resource(
             NO_SSH_RDP_FROM_INTERNET,
             "No security group or firewall rule opens SSH (22) or RDP (3389) to a public range wider than a "
-            "/24 (IPv6: /48); IAP's range is accepted.",
+            "/24 (IPv6: /48), the Internet service tag or *; IAP's range is accepted.",
             lambda resource, _config: access.admin_ports_from_internet(resource),
         ),
         _per_resource(
             NO_WILDCARD_IAM,
             "No IAM policy allows every action on every resource, or allows with NotAction; no "
-            "AdministratorAccess attachment.",
+            "AdministratorAccess attachment; no Azure role assignment at a "
+            "subscription or management group, or of Owner, Contributor or User Access "
+            "Administrator; no role definition allowing *.",
             lambda resource, _config: access.wildcard_iam(resource),
         ),
         _per_resource(

@@ -174,7 +174,8 @@ class Reader:
         if self.zone is not None:
             return self.cloud.region_of_zone(self.catalog, self.zone)
         for resource in self.resources:
-            region = resource.props.get("region")
+            # GCP and AWS resources name their region; Azure's their location.
+            region = resource.props.get("region") or resource.props.get("location")
             if isinstance(region, str) and region:
                 return region
         return None

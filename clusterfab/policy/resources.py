@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from clusterfab.plan.engine import PlannedResource
 
 
+PACKAGE_CLOUDS = {"azure-native": "azure"}
+"""The cloud of a Pulumi package whose name is not the cloud's (a type token starts with its package)."""
+
+
 @dataclass(frozen=True)
 class Resource:
     type: str
@@ -44,7 +48,8 @@ class Resource:
 
     @property
     def cloud(self) -> str:
-        return self.type.split(":", 1)[0]
+        package = self.type.split(":", 1)[0]
+        return PACKAGE_CLOUDS.get(package, package)
 
     def tags(self) -> dict[str, str]:
         """Tags (AWS: a map, or an autoscaling group's list of {key, value}) or labels (GCP)."""
