@@ -640,7 +640,8 @@ _CODES = [
         "BP227",
         "network overlaps Azure's RDMA range",
         _E,
-        "Azure's InfiniBand (RDMA) network reserves 172.16.0.0/16: the cluster's network must not overlap it.",
+        "Azure's InfiniBand (RDMA) network reserves 172.16.0.0/16: the cluster's network must not overlap "
+        "it.",
     ),
     Code(
         "BP250",

@@ -48,8 +48,8 @@ def check_fabric_units(ctx: RuleContext) -> Iterator[Finding]:
                 f"{size} {machine.name} VMs are more than one InfiniBand fabric holds ({unit}): the group "
                 f"becomes {len(units)} scale sets ({_sizes(units)} VMs), and InfiniBand does not span "
                 "scale sets",
-                hint=f"keep multi-node jobs within one scale set, or lower the group to {unit} (Azure support "
-                "can raise a scale set's limit to 300)",
+                hint=f"keep multi-node jobs within one scale set, or lower the group to {unit} (Azure "
+                "support can raise a scale set's limit to 300)",
             )
 
 
@@ -65,5 +65,4 @@ def check_rdma_range(ctx: RuleContext) -> Iterator[Finding]:
             ("network", "cidr"),
             f"{cidr} overlaps {reserved}, which Azure's InfiniBand (RDMA) network reserves",
             hint="use a range outside 172.16.0.0/16, e.g. 10.20.0.0/16",
-            anchor=("network",),
         )
