@@ -45,6 +45,14 @@ GCP_BASE: dict[str, Any] = {
     "zone": "us-central1-b",
     "project": "test-project",
 }
+AZURE_BASE: dict[str, Any] = {
+    "version": 1,
+    "name": "test-cluster",
+    "cloud": "azure",
+    "region": "southcentralus",
+    "zone": "1",
+}
+_BASES = {"aws": AWS_BASE, "gcp": GCP_BASE, "azure": AZURE_BASE}
 
 
 def example(name: str) -> Path:
@@ -54,7 +62,7 @@ def example(name: str) -> Path:
 
 def blueprint_data(cloud: str = "aws", **fields: Any) -> dict[str, Any]:
     """A blueprint as data: the cloud's minimal head plus `fields` (which override it)."""
-    return {**(AWS_BASE if cloud == "aws" else GCP_BASE), **fields}
+    return {**_BASES[cloud], **fields}
 
 
 def blueprint_yaml(cloud: str = "aws", **fields: Any) -> str:

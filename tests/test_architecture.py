@@ -102,7 +102,7 @@ def _functions(path: Path) -> Iterator[tuple[str, int]]:
 
 # --- Architecture §11.1: plugins, no cycles, size limits ------------------------------------------------
 
-CLOUD_NAMES = ("aws", "gcp")
+CLOUD_NAMES = ("aws", "gcp", "azure")
 MAX_MODULE_LINES = 800
 PLUGIN_ROOTS = ("clusterfab", "components", "stacks")
 

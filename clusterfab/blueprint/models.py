@@ -639,15 +639,19 @@ class Blueprint(Spec):
     cloud: CloudName
     region: Annotated[
         str,
-        Field(pattern=r"^[a-z]+(-[a-z0-9]+)+$", description=("Cloud region, e.g. us-east-1 or us-central1.")),
+        Field(
+            pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$",
+            description=("Cloud region, e.g. us-east-1, us-central1 or southcentralus."),
+        ),
     ]
     zone: Annotated[
         str,
         Field(
-            pattern=r"^[a-z0-9]+(-[a-z0-9]+)+$",
+            pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$",
             description=(
                 "The one zone of the cluster (fabrics and compact placement are single-zone). AWS: a zone "
-                "name (us-east-1a) or, better, a zone id (use1-az6), which is the same in every account."
+                "name (us-east-1a) or, better, a zone id (use1-az6), which is the same in every account. "
+                'Azure: the zone\'s number in the region ("1").'
             ),
         ),
     ]

@@ -115,10 +115,13 @@ class MachineType(Sourced):
     vcpus: int
     memory_gib: int
     cpu_architecture: CpuArchitecture
-    fabric: Fabric
+    fabric: Fabric | None
+    """None: no high-speed fabric, only the general network (an Azure size without `r`)."""
     network_gbps: int
     nvswitch: bool
     purchase_options: list[CapacityKind]
+    not_sold_as: dict[CapacityKind, str] = {}
+    """Why the type is not sold with a capacity kind, and what to use instead (rule BP206's hint)."""
 
     def listing(self, catalog: "Catalog") -> dict[str, Any]:
         """The cloud's own fields of the type's row in `clusterfab catalog --format json` (its network
@@ -236,7 +239,7 @@ class CapacityBand(Record):
 class StorageTier(Sourced):
     cloud: Cloud
     kind: Literal["lustre", "filestore"]
-    service: Literal["fsx-lustre", "managed-lustre", "filestore"]
+    service: Literal["fsx-lustre", "managed-lustre", "filestore", "amlfs"]
     tier: str
     deployment: Literal["persistent", "scratch"]
     capacity_bands: list[CapacityBand]
@@ -251,6 +254,8 @@ class StorageTier(Sourced):
     """Whether the tier's file systems can be encrypted with a key of the customer's (`kms_key`)."""
     network_mtu: int | None = None
     """The VPC MTU the service's performance guide recommends for its clients' network."""
+    capacity_unit: Literal["GiB", "TiB"] = "GiB"
+    """The unit the service sizes in, for messages (the bands stay in GiB, as the blueprint writes it)."""
 
     def fits(self, capacity: int) -> bool:
         return any(band.contains(capacity) for band in self.capacity_bands)

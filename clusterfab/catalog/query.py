@@ -31,6 +31,7 @@ from typing import Any, cast
 from pydantic.version import VERSION as PYDANTIC_VERSION
 from ruamel.yaml import YAML
 
+from clusterfab.catalog.azure_models import AzureTables
 from clusterfab.catalog.models import (
     AptPackage,
     AwsMachineType,
@@ -98,6 +99,8 @@ class Catalog:
     network_layouts: dict[str, NetworkLayout]
     aws_machine_types: dict[str, AwsMachineType]
     gcp_machine_types: dict[str, GcpMachineType]
+    azure: AzureTables
+    """Azure's sizes, regions, RDMA range and AMLFS subnets (clusterfab.catalog.azure)."""
     tpu_generations: dict[str, TpuGeneration]
     storage_tiers: tuple[StorageTier, ...]
     prices: tuple[Price, ...]
@@ -245,7 +248,8 @@ def catalog_digest() -> str:
     package = resources.files("clusterfab.catalog")
     digest = hashlib.sha256(_CACHE_FORMAT)
     digest.update(f"{sys.version}|{PYDANTIC_VERSION}".encode())
-    for module in ["models.py", *(f"{cloud}.py" for cloud, _ in parts())]:
+    # Every module of the package: the models and each cloud's part (and the models of its own).
+    for module in sorted(e.name for e in package.iterdir() if e.name.endswith(".py")):
         digest.update(package.joinpath(module).read_bytes())
     for entry in sorted(package.joinpath("data").iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".yaml"):

@@ -91,6 +91,18 @@ def zone_problems(
         yield FieldProblem((), f"{what} is not offered in zone {zone}", hint)
 
 
+def zone_region(cloud: CloudProfile, catalog: Catalog, *, region: str, zone: str) -> str | None:
+    """The region of the blueprint's `zone`: read from the zone's name (`region_of_zone`), or, on a cloud
+    whose zones are numbered within their region (Azure writes zone "1"), `region` when the cloud lists the
+    zone there. Such a cloud's profile has `numbered_zones(catalog, region) -> list[str]` (optional, so the
+    Protocol and the clouds whose zone names carry their region stay as they are)."""
+    found = cloud.region_of_zone(catalog, zone)
+    numbered: Callable[[Catalog, str], Sequence[str]] | None = getattr(cloud, "numbered_zones", None)
+    if found is None and numbered is not None and zone in numbered(catalog, region):
+        return region
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class StoredObject:
     body: bytes

@@ -623,6 +623,27 @@ _CODES = [
         "is most likely written in another time zone.",
     ),
     Code(
+        "BP225",
+        "InfiniBand group split into fabric units",
+        _W,
+        "An Azure InfiniBand fabric is one scale set with a single placement group, of at most 100 VMs by "
+        "default: a larger group becomes several scale sets, and InfiniBand does not span them (a job across "
+        "two units talks over Ethernet).",
+    ),
+    Code(
+        "BP226",
+        "rack-scale group not whole racks",
+        _E,
+        "Azure GB200 / GB300 VMs come in NVL72 racks of 18: a group's size must be a multiple of 18.",
+    ),
+    Code(
+        "BP227",
+        "network overlaps Azure's RDMA range",
+        _E,
+        "Azure's InfiniBand (RDMA) network reserves 172.16.0.0/16: the cluster's network must not overlap "
+        "it.",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,

@@ -14,8 +14,12 @@ import importlib
 from types import MappingProxyType
 from typing import Any
 
-_CLOUDS: dict[str, str] = {"aws": "clusterfab.clouds.aws", "gcp": "clusterfab.clouds.gcp"}
-_REALIZERS: dict[str, str] = {"aws": "stacks.aws", "gcp": "stacks.gcp"}
+_CLOUDS: dict[str, str] = {
+    "aws": "clusterfab.clouds.aws",
+    "gcp": "clusterfab.clouds.gcp",
+    "azure": "clusterfab.clouds.azure",
+}
+_REALIZERS: dict[str, str] = {"aws": "stacks.aws", "gcp": "stacks.gcp", "azure": "stacks.azure"}
 """The Pulumi program's realizer of each cloud (a package outside the library: it imports components)."""
 _SCHEDULERS: dict[str, str] = {
     "slurm": "clusterfab.scheduler.slurm",

@@ -21,9 +21,9 @@ CLOUDS: tuple[Cloud, ...] = BUILTIN_CLOUDS
 CapacityKind = Literal["on_demand", "spot", "reservation", "capacity_block", "flex_start"]
 CAPACITY_KINDS: tuple[CapacityKind, ...] = get_args(CapacityKind)
 
-Fabric = Literal["efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+Fabric = Literal["efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma", "infiniband"]
 """A high-speed GPU fabric a machine type attaches to."""
-FabricChoice = Literal["auto", "none", "efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma"]
+FabricChoice = Literal["auto", "none", "efa", "gpudirect-tcpx", "gpudirect-tcpxo", "rdma", "infiniband"]
 """What a blueprint may ask for: the machine's own fabric (auto), none, or a named one."""
 
 Placement = Literal["compact", "none"]

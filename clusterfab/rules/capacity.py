@@ -127,7 +127,8 @@ def check_capacity_offered(ctx: RuleContext) -> Iterator[Finding]:
                 "BP206",
                 (*group.path, "capacity", "kind"),
                 f"{machine.name} is not sold as {kind}",
-                hint=f"{machine.name} is sold as: {listing(machine.purchase_options)}",
+                hint=machine.not_sold_as.get(kind)
+                or f"{machine.name} is sold as: {listing(machine.purchase_options)}",
             )
         if kind == "capacity_block" and not group.autoscaled and group.max_size > limit:
             yield ctx.finding(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterfab.clouds import profiles
-from clusterfab.clouds.base import FieldProblem, zone_problems
+from clusterfab.clouds.base import FieldProblem, zone_problems, zone_region
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.core.hints import closest, did_you_mean, listing
 from clusterfab.rules.context import RuleContext
@@ -23,25 +23,25 @@ def check_region_and_zone(ctx: RuleContext) -> Iterator[Finding]:
             hint=did_you_mean(bp.region, sorted(regions), what="known regions"),
         )
         return
-    zone_region = cloud.region_of_zone(ctx.catalog, bp.zone)
-    if zone_region is None:
+    found = zone_region(cloud, ctx.catalog, region=bp.region, zone=bp.zone)
+    if found is None:
         yield ctx.finding(
             "BP203", ("zone",), f"'{bp.zone}' is not a zone name", hint=f"e.g. {cloud.zone_example}"
         )
-    elif zone_region != bp.region and ctx.from_overlay(("region",)) and not ctx.from_overlay(("zone",)):
+    elif found != bp.region and ctx.from_overlay(("region",)) and not ctx.from_overlay(("zone",)):
         # The overlay moved the region and kept the base's zone: the overlay is what to edit.
         yield ctx.finding(
             "BP203",
             ("region",),
-            f"region {bp.region} has no zone {bp.zone} (the base's zone, in {zone_region})",
+            f"region {bp.region} has no zone {bp.zone} (the base's zone, in {found})",
             hint=f"set a zone of {bp.region} in environments.{ctx.environment} too",
         )
-    elif zone_region != bp.region:
+    elif found != bp.region:
         yield ctx.finding(
             "BP203",
             ("zone",),
-            f"zone {bp.zone} is in {zone_region}, not in region {bp.region}",
-            hint=f"use a zone of {bp.region}, or set region: {zone_region}",
+            f"zone {bp.zone} is in {found}, not in region {bp.region}",
+            hint=f"use a zone of {bp.region}, or set region: {found}",
         )
 
 
@@ -68,7 +68,7 @@ def check_machine_types(ctx: RuleContext) -> Iterator[Finding]:
 
 def check_offered_in_zone(ctx: RuleContext) -> Iterator[Finding]:
     bp = ctx.blueprint
-    if ctx.cloud.region_of_zone(ctx.catalog, bp.zone) != bp.region:
+    if zone_region(ctx.cloud, ctx.catalog, region=bp.region, zone=bp.zone) != bp.region:
         return  # check_region_and_zone reports it
     for group in ctx.spec.node_groups:
         path = (*group.path, "machine_type")
@@ -102,6 +102,15 @@ def check_fabric(ctx: RuleContext) -> Iterator[Finding]:
     for resolved in ctx.spec.node_groups:
         group, machine = ctx.blueprint.node_groups[resolved.index], resolved.machine
         if group.fabric in {"auto", "none"} or group.fabric == machine.fabric:
+            continue
+        if machine.fabric is None:
+            yield ctx.finding(
+                "BP204",
+                (*resolved.path, "fabric"),
+                f"{machine.name} has no {group.fabric} fabric; it has no high-speed fabric at all",
+                hint="use a machine type with one (on Azure a size with `r`: Standard_ND96isr_H100_v5 for "
+                "Standard_ND96is_H100_v5), or fabric: none",
+            )
             continue
         yield ctx.finding(
             "BP204",

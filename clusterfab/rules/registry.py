@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from clusterfab.rules import (
+    azure,
     budget,
     capacity,
     compute,
@@ -40,6 +41,8 @@ CHECKS: tuple[Check, ...] = (
     compute.check_fabric,
     compute.check_placement,
     compute.check_fabric_addresses,
+    azure.check_fabric_units,
+    azure.check_rdma_range,
     tpu.check_tpu_topology,
     tpu.check_tpu_zone,
     storage.check_storage,

@@ -81,23 +81,33 @@ def check_storage(ctx: RuleContext) -> Iterator[Finding]:
             )
         if storage.kms_key is not None and not tier.customer_managed_key:
             yield _keyless_tier(ctx, storage, index, tier)
-        capacity = storage.capacity_gib
-        if not tier.fits(capacity):
-            label = cloud.storage_title(storage.kind, tier_name)
-            low, high = tier.capacity_bands[0].min_gib, tier.capacity_bands[-1].max_gib
-            if capacity < low:
-                message = f"{capacity} GiB is below the {label} minimum of {low} GiB"
-            elif high is not None and capacity > high:
-                message = f"{capacity} GiB is above the {label} maximum of {high} GiB"
-            else:
-                message = f"{capacity} GiB is not on the {label} capacity grid"
-            nearest = " or ".join(str(v) for v in tier.nearest(capacity))
-            yield ctx.finding(
-                "BP208",
-                (*base, "capacity_gib"),
-                message,
-                hint=f"nearest valid: {nearest} GiB (grid: {grid_text(tier)})",
-            )
+        yield from _capacity_grid(ctx, storage, base, tier)
+
+
+def _capacity_grid(
+    ctx: RuleContext, storage: LustreSpec | FilestoreSpec, base: tuple[str | int, ...], tier: StorageTier
+) -> Iterator[Finding]:
+    """BP208: the capacity within the tier's range and on its step grid."""
+    cloud, tier_name = ctx.cloud, tier.tier
+    capacity = storage.capacity_gib
+    if not tier.fits(capacity) and tier.capacity_unit == "TiB":
+        yield _off_tib_grid(ctx, (*base, "capacity_gib"), capacity, tier)
+    elif not tier.fits(capacity):
+        label = cloud.storage_title(storage.kind, tier_name)
+        low, high = tier.capacity_bands[0].min_gib, tier.capacity_bands[-1].max_gib
+        if capacity < low:
+            message = f"{capacity} GiB is below the {label} minimum of {low} GiB"
+        elif high is not None and capacity > high:
+            message = f"{capacity} GiB is above the {label} maximum of {high} GiB"
+        else:
+            message = f"{capacity} GiB is not on the {label} capacity grid"
+        nearest = " or ".join(str(v) for v in tier.nearest(capacity))
+        yield ctx.finding(
+            "BP208",
+            (*base, "capacity_gib"),
+            message,
+            hint=f"nearest valid: {nearest} GiB (grid: {grid_text(tier)})",
+        )
 
 
 def _tier_name(ctx: RuleContext, storage: LustreSpec | FilestoreSpec) -> str | None:
@@ -174,3 +184,23 @@ def _keyless_tier(
         f"{ctx.cloud.storage_title(storage.kind, tier.tier)} is always encrypted with the service's own key",
         hint=f"remove `kms_key`, or use {choice}" if keyed else "remove `kms_key`",
     )
+
+
+def _off_tib_grid(ctx: RuleContext, path: tuple[str | int, ...], capacity: int, tier: StorageTier) -> Finding:
+    """BP208 for a tier sized in TiB (one band): the service rounds a size up, never down, so the hint gives
+    the valid size just above (Azure Managed Lustre)."""
+    band, tib = tier.capacity_bands[0], 1024
+    low, step = band.min_gib // tib, band.step_gib // tib
+    high = None if band.max_gib is None else band.max_gib // tib
+    label = ctx.cloud.storage_title("lustre", tier.tier)
+    grid = f"{low}-{high} TiB in steps of {step} TiB" if high is not None else f"multiples of {step} TiB"
+    asked = f"{capacity} GiB ({capacity / tib:g} TiB)"
+    if high is not None and capacity > band.max_gib:  # type: ignore[operator]
+        message = f"{asked} is above the {label} maximum of {high} TiB"
+        hint = f"at most {high} TiB = {band.max_gib} GiB (grid: {grid}; larger sizes only on request)"
+    else:
+        up = max(low, -(-capacity // band.step_gib) * step)
+        below = "below the minimum" if capacity < band.min_gib else "not a multiple of the step"
+        message = f"{asked} is {below} of {label} ({grid})"
+        hint = f"rounded up: {up} TiB = {up * tib} GiB (the service rounds a size up, never down)"
+    return ctx.finding("BP208", path, message, hint=hint)

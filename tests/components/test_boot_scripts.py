@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.components.harness import plan_file, stable, startup_script, user_data
-from tests.conftest import EXAMPLES, GOLDEN, assert_golden
+from tests.conftest import GOLDEN, PLANNED_EXAMPLES, assert_golden
 
-AWS_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("aws-")]
-GCP_EXAMPLES = [p for p in EXAMPLES if p.name.startswith("gcp-")]
+AWS_EXAMPLES = [p for p in PLANNED_EXAMPLES if p.name.startswith("aws-")]
+GCP_EXAMPLES = [p for p in PLANNED_EXAMPLES if p.name.startswith("gcp-")]
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
@@ -47,7 +47,7 @@ def _booted(path: Path) -> set[tuple[str, str]]:
 
 
 def test_every_example_is_listed_and_every_golden_boot_script_is_one_of_them() -> None:
-    assert sorted(BOOTED) == [p.stem for p in EXAMPLES]
+    assert sorted(BOOTED) == [p.stem for p in PLANNED_EXAMPLES]
     goldens = sorted(p.name for p in (GOLDEN / "boot").iterdir())
     assert goldens == sorted(f"{stem}.dev.{name}.sh" for stem, made in BOOTED.items() for _, name in made)
 

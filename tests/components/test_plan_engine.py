@@ -17,7 +17,7 @@ from clusterfab.plan.engine import PlanError, run_program
 from clusterfab.plan.project import plan_blueprint
 from clusterfab.provision.bundle import bundle_digest
 from tests.components.harness import PROJECT, normalized, plan_file
-from tests.conftest import EXAMPLES, REPO, assert_golden
+from tests.conftest import PLANNED_EXAMPLES, REPO, assert_golden
 
 P5_EFA_FSX = REPO / "blueprints" / "examples" / "aws-p5-efa-fsx.yaml"
 """The p5 EFA example, whose plan the tests of one plan's shape read."""
@@ -111,7 +111,7 @@ def _checkout_playbooks() -> dict[str, bytes]:
     return {str(p.relative_to(REPO / "playbooks")): p.read_bytes() for p in paths if not p.is_symlink()}
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("path", PLANNED_EXAMPLES, ids=[p.stem for p in PLANNED_EXAMPLES])
 def test_every_example_exports_the_outputs_push_mode_and_promotion_read(path: Path) -> None:
     outputs = read_outputs(plan_file(path, "dev").outputs)
     assert set(outputs.node_groups) | set(outputs.tpu_slices) | set(outputs.storage)
@@ -142,7 +142,7 @@ def test_an_invalid_blueprint_fails_the_program_with_its_findings(tmp_path: Path
     )
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("path", PLANNED_EXAMPLES, ids=[p.stem for p in PLANNED_EXAMPLES])
 @pytest.mark.parametrize("env", [None, "dev", "prod"])
 def test_golden_plans(path: Path, env: str | None) -> None:
     payload = normalized(plan_file(path, env))

@@ -9,10 +9,10 @@ import pytest
 from clusterfab.plan.engine import PlanError
 from clusterfab.stackinput import StackConfigError, StackSettings, load_stack_input
 from tests.components.harness import plan_configured, plan_file
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import PLANNED_EXAMPLES, REPO
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("path", PLANNED_EXAMPLES, ids=[p.stem for p in PLANNED_EXAMPLES])
 def test_every_resource_is_created_by_the_blueprints_provider(path: Path) -> None:
     plan = plan_file(path, "dev")
     providers = [r for r in plan.resources if r.type.startswith("pulumi:providers:")]

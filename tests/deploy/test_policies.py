@@ -42,11 +42,11 @@ from clusterfab.policy.pack import (
 )
 from clusterfab.policy.pricing import PricingError, price_resources
 from clusterfab.policy.resources import Resource, from_planned
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import PLANNED_EXAMPLES, REPO
 from tests.deploy.crossguard import LT, edited, planned, violations
 from tests.factories import TODAY
 
-CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
+CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in PLANNED_EXAMPLES for env in ("dev", "prod")]
 COST_CASES = CASES
 
 

@@ -33,13 +33,13 @@ from clusterfab.policy.names import (
 )
 from clusterfab.policy.offline import POLICIES, Violation, check_resources
 from clusterfab.policy.pack import policies
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import PLANNED_EXAMPLES, REPO
 from tests.deploy.conftest import cached_plan
 from tests.factories import example_spec
 
 EXAMPLE = "blueprints/examples/aws-p5-efa-fsx.yaml"
 STATEFUL = load_catalog().stateful_types.keys()
-CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in EXAMPLES for env in ("dev", "prod")]
+CASES = [pytest.param(p.stem, env, id=f"{p.stem}-{env}") for p in PLANNED_EXAMPLES for env in ("dev", "prod")]
 
 
 def _check(example: str, env: str, resources: list[PlannedResource] | None = None) -> list[Violation]:

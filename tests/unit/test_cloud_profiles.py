@@ -15,12 +15,12 @@ from clusterfab.core.errors import UsageError
 
 def test_each_builtin_cloud_is_its_packages_profile() -> None:
     assert profile("aws") is clusterfab.clouds.aws.PROFILE
-    assert [p.name for p in profiles()] == ["aws", "gcp"]
+    assert [p.name for p in profiles()] == ["aws", "gcp", "azure"]
 
 
 def test_an_unknown_cloud_is_a_usage_error_naming_the_known_ones() -> None:
-    with pytest.raises(UsageError, match="no cloud named 'azure': clusterfab knows aws, gcp"):
-        profile("azure")
+    with pytest.raises(UsageError, match="no cloud named 'oracle': clusterfab knows aws, gcp, azure"):
+        profile("oracle")
 
 
 @pytest.fixture
@@ -33,4 +33,4 @@ def registered() -> Iterator[str]:
 
 def test_a_registered_cloud_is_found_by_its_name_and_listed_after_the_builtin_ones(registered: str) -> None:
     assert profile(registered) is clusterfab.clouds.aws.PROFILE
-    assert len(list(profiles())) == 3
+    assert len(list(profiles())) == 4

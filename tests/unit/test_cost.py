@@ -122,6 +122,10 @@ EXAMPLE_TOTALS = [
     ("gcp-tpu-v6e-spot", None, "146.649600000", "107054.208"),
     # v6e 4x4 = 16 chips x 0.57285 = 9.1656/h (6,690.888/mo)
     ("gcp-tpu-v6e-spot", "dev", "9.165600000", "6690.888"),
+    # Azure: neither Standard_ND96isr_H100_v5 nor AMLFS has a citable price (declared price gaps): 0 in the
+    # totals, both lines unpriced
+    ("azure-ndv5-ib", None, "0", "0"),
+    ("azure-ndv5-ib", "dev", "0", "0"),
 ]
 
 

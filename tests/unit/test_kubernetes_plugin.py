@@ -172,7 +172,7 @@ def test_the_eks_kubeconfig_asks_aws_eks_get_token_for_the_cluster_in_its_region
 
 
 def test_a_cloud_without_a_managed_kubernetes_has_no_credential_plugin() -> None:
-    with pytest.raises(LookupError, match="no cloud named 'azure'"):
+    with pytest.raises(LookupError, match="azure has no managed Kubernetes in clusterfab"):
         credentials("azure")
 
 

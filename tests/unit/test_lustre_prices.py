@@ -59,8 +59,13 @@ TIERS = [
     Tier("gcp", "persistent", 500, 18000, "managed-lustre/500", "S-LUSTRE-SKU", "6120", "8.383561644"),
     # 1000 MB/s/TiB (S-LUSTRE-SKU): 9,000 x 0.60 = 5,400/mo; 5,400 / 730 = 7.397260274/h
     Tier("gcp", "persistent", 1000, 9000, "managed-lustre/1000", "S-LUSTRE-SKU", "5400", "7.397260274"),
+    # Azure Managed Lustre, southcentralus, each tier at its smallest capacity: no citable price (price_gaps).
+    Tier("azure", "persistent", 40, 49152, "amlfs/AMLFS-Durable-Premium-40", None, None, None),
+    Tier("azure", "persistent", 125, 16384, "amlfs/AMLFS-Durable-Premium-125", None, None, None),
+    Tier("azure", "persistent", 250, 8192, "amlfs/AMLFS-Durable-Premium-250", None, None, None),
+    Tier("azure", "persistent", 500, 4096, "amlfs/AMLFS-Durable-Premium-500", None, None, None),
 ]
-REGION: dict[Cloud, str] = {"aws": "us-east-1", "gcp": "us-central1"}
+REGION: dict[Cloud, str] = {"aws": "us-east-1", "gcp": "us-central1", "azure": "southcentralus"}
 
 
 def _blueprint(tier: Tier) -> str:

@@ -105,6 +105,9 @@ def offered_regions() -> dict[tuple[Cloud, str], set[str]]:
         offered["gcp", gcp.name] = _zone_regions("gcp", gcp.zones)
     for tpu in CATALOG.tpu_generations.values():
         offered["gcp", f"tpu-{tpu.name}"] = _zone_regions("gcp", tpu.zones)
+    # No stored source lists an Azure size's regions: every region the catalog knows may offer it.
+    for azure in CATALOG.azure.machine_types.values():
+        offered["azure", azure.name] = set(azure.regions) or profile("azure").regions(CATALOG)
     for tier in CATALOG.storage_tiers:
         for sku in storage_skus(tier):
             offered[tier.cloud, sku] = profile(tier.cloud).regions(CATALOG)
@@ -124,7 +127,11 @@ def offered_regions() -> dict[tuple[Cloud, str], set[str]]:
 
 def _compute_wants() -> Iterator[tuple[Want, PriceUnit]]:
     offered = offered_regions()
-    machines: list[MachineType] = [*CATALOG.aws_machine_types.values(), *CATALOG.gcp_machine_types.values()]
+    machines: list[MachineType] = [
+        *CATALOG.aws_machine_types.values(),
+        *CATALOG.gcp_machine_types.values(),
+        *CATALOG.azure.machine_types.values(),
+    ]
     for machine in machines:
         for region in offered[machine.cloud, machine.name]:
             for kind in machine.purchase_options:

@@ -19,7 +19,7 @@ from clusterfab.load import load
 from clusterfab.provision.extravars import gpu_node_vars, healthcheck_vars, node_exporter_vars, tpu_host_vars
 from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, node_vars
 from clusterfab.scheduler.slurm.render import slurm_section
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import PLANNED_EXAMPLES, REPO
 from tests.factories import example_spec
 from tests.factories import spec as spec_of
 
@@ -128,7 +128,7 @@ def _contract(playbook: str, variables: dict[str, Any], extra_options: dict[str,
 
 def _cases() -> list[tuple[Path, str | None, str]]:
     cases = []
-    for path in EXAMPLES:
+    for path in PLANNED_EXAMPLES:
         result = load(path)
         for env, validated in result.blueprints.items():
             scheduler = validated.spec.scheduler

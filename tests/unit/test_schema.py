@@ -186,7 +186,7 @@ storage:
     [
         (
             "cloud: AWS\n",
-            ("BP007", "cloud", "'AWS' (a string) is not one of: aws, gcp", "did you mean 'aws'?"),
+            ("BP007", "cloud", "'AWS' (a string) is not one of: aws, gcp, azure", "did you mean 'aws'?"),
         ),
         (
             "node_groups: [{name: g, machine_type: p5.48xlarge, count: 2, capacity: spot}]\n",
@@ -211,7 +211,8 @@ storage:
             (
                 "BP007",
                 "node_groups[0].fabric",
-                "'EFA' (a string) is not one of: auto, none, efa, gpudirect-tcpx, gpudirect-tcpxo, rdma",
+                "'EFA' (a string) is not one of: auto, none, efa, gpudirect-tcpx, gpudirect-tcpxo, rdma, "
+                "infiniband",
                 "did you mean 'efa'?",
             ),
         ),

@@ -66,7 +66,8 @@ def test_the_shipped_package_loads_every_cloud_without_clusterfab_or_boto3(tmp_p
 
 
 def test_the_node_programs_know_the_clouds_the_library_knows() -> None:
-    assert tuple(clouds.CLOUDS) == plugins.BUILTIN_CLOUDS
+    # Azure's Slurm node programs come with Slurm on Azure (a later issue): Azure has no Slurm yet.
+    assert tuple(clouds.CLOUDS) == tuple(c for c in plugins.BUILTIN_CLOUDS if c != "azure")
     for name in clouds.CLOUDS:
         cloud = clouds.cloud(name)
         assert cloud.location

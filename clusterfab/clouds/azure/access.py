@@ -1,0 +1,90 @@
+"""Reaching an Azure host from the operator's machine with the `az` CLI, through no open port.
+
+- A command: Run Command (`az vm run-command invoke` / `az vmss run-command invoke --instance-id`), which
+  hands the script to the VM agent over Azure's control plane. It needs the VM agent running on the host,
+  the host's outbound reach to Azure, and the caller's `Microsoft.Compute/virtualMachines/runCommand/action`
+  (e.g. Virtual Machine Contributor); it returns the output when the script ends (no streaming), and a
+  script runs for at most 90 minutes (learn.microsoft.com/azure/virtual-machines/linux/run-command).
+- A port: SSH over Azure Bastion's native client support (`az network bastion ssh ... -- -N -L`), which
+  needs a Standard (or Premium) Bastion with native client (tunneling) enabled in the cluster's network,
+  the `ssh` CLI extension, and Microsoft Entra login on the VM (the AADSSHLoginForLinux extension, the
+  caller's Virtual Machine Administrator Login role) (learn.microsoft.com/azure/bastion/connect-vm-native-
+  client-linux). `az network bastion tunnel` reaches the VM's network address only, where a service that
+  listens on the loopback address (Grafana) is not, so the port is forwarded by SSH instead.
+
+`host` is the VM's resource id (a scale set instance's: `.../virtualMachineScaleSets/<set>/virtualMachines/
+<instance id>`), which names its resource group; the stack's Bastion is `<resource group>-bastion`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from clusterfab.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from clusterfab.outputs import BlueprintOutput
+
+_VM_ID = re.compile(
+    r"^/subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Compute/"
+    r"(?:virtualMachines/(?P<vm>[^/]+)|virtualMachineScaleSets/(?P<set>[^/]+)/virtualMachines/(?P<index>\d+))$",
+    re.IGNORECASE,
+)
+
+
+def bastion_name(resource_group: str) -> str:
+    """The Bastion host the stack creates in its resource group (the realizer names it so)."""
+    return f"{resource_group}-bastion"
+
+
+def _parse(host: str) -> re.Match[str]:
+    match = _VM_ID.match(host)
+    if match is None:
+        raise UsageError(
+            f"'{host}' is not an Azure VM resource id (/subscriptions/<id>/resourceGroups/<group>/providers/"
+            "Microsoft.Compute/virtualMachines/<name>, or a scale set instance's)"
+        )
+    return match
+
+
+def run_command(where: BlueprintOutput, host: str, command: str) -> list[str]:
+    """`command` on the VM or scale set instance `host`, through Run Command."""
+    del where  # the resource id names the subscription and resource group
+    match = _parse(host)
+    scope = ["--subscription", match["subscription"], "--resource-group", match["group"]]
+    if match["vm"] is not None:
+        target = ["vm", "run-command", "invoke", *scope, "--name", match["vm"]]
+    else:
+        target = [
+            "vmss",
+            "run-command",
+            "invoke",
+            *scope,
+            "--name",
+            match["set"],
+            "--instance-id",
+            match["index"],
+        ]
+    return ["az", *target, "--command-id", "RunShellScript", "--scripts", command]
+
+
+def forward_port(
+    where: BlueprintOutput, host: str, port: int, *, loopback: str, local_port: int
+) -> list[str]:
+    """An SSH port forward to `host` through the stack's Bastion. After `--`, ssh's own arguments: forward
+    only (-N), and fail rather than sit there when the local port is taken (ExitOnForwardFailure)."""
+    del where
+    match = _parse(host)
+    return [
+        "az", "network", "bastion", "ssh",
+        "--subscription", match["subscription"],
+        "--resource-group", match["group"],
+        "--name", bastion_name(match["group"]),
+        "--target-resource-id", host,
+        "--auth-type", "AAD",
+        "--",
+        "-N",
+        "-L", f"{local_port}:{loopback}:{port}",
+        "-o", "ExitOnForwardFailure=yes",
+    ]  # fmt: skip

@@ -1,0 +1,19 @@
+"""Where an Azure cluster's hosts find what they call: the region's services, and the region's VMs."""
+
+from __future__ import annotations
+
+CONTROLLER_STATE_DEVICE = "/dev/disk/azure/data/by-lun/0"
+"""The link Azure's udev rules (azure-vm-utils / waagent, 66-azure-storage.rules) make for the data disk
+at LUN 0: the realizer attaches the controller's state disk there."""
+
+
+def service_location(region: str, project: str | None) -> dict[str, str]:
+    """Key Vault and Azure Database for MySQL are addressed by name; the region is what a host needs."""
+    del project  # Azure has subscriptions, which a host's managed identity already belongs to
+    return {"region": region}
+
+
+def instance_location(region: str, zone: str, project: str | None) -> dict[str, str]:
+    """Scale sets are listed per region; a cluster's nodes are in one zone of it."""
+    del project
+    return {"region": region, "zone": zone}
