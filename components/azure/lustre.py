@@ -3,8 +3,8 @@ integration (Lustre HSM) that imports a container's contents and archives back t
 
 Facts (learn.microsoft.com/azure/azure-managed-lustre/amlfs-prerequisites and create-file-system-portal):
 one file system per subnet; size, throughput tier and key type are fixed at creation, and so is the
-blob integration; a weekly 30-minute maintenance window is required; clients mount
-`<mgs address>@tcp:/lustrefs`, the command `clientInfo.mountCommand` gives. The tier (SKU) and its
+blob integration; a weekly 30-minute maintenance window is required. Clients mount it with the command
+the file system reports (`clientInfo.mountCommand`, built on `clientInfo.mgsAddress`). The tier (SKU) and its
 capacity steps are the catalog's and the blueprint rules' to check; this component takes them as given.
 """
 

@@ -2,7 +2,7 @@
 
 Nodes have no public IPs. Every subnet turns Azure's implicit default outbound access off and leaves
 the VNet through one NAT gateway with a Standard static public IP (Microsoft: explicit outbound
-connectivity "is the recommended approach"; default outbound IPs are being retired -
+connectivity is "the recommended approach" -
 learn.microsoft.com/azure/virtual-network/ip-services/default-outbound-access). Each subnet role has its
 own NSG: SSH only from the VNet's own ranges, an explicit deny of anything from the Internet (below
 Azure's default rules it changes nothing today, and it states the intent where policy checks read it),

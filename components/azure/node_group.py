@@ -171,6 +171,8 @@ class AzureGpuScaleSet(pulumi.ComponentResource):
                 admin_username=user,
                 linux_configuration=compute.LinuxConfigurationArgs(
                     disable_password_authentication=True,
+                    # The Linux agent brings IPoIB up on the HPC images (OS.EnableRDMA=y in waagent.conf,
+                    # learn.microsoft.com/azure/virtual-machines/extensions/enable-infiniband).
                     provision_vm_agent=True,
                     ssh=compute.SshConfigurationArgs(
                         public_keys=[
