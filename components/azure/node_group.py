@@ -164,25 +164,8 @@ class AzureGpuScaleSet(pulumi.ComponentResource):
     def _profile(
         name: str, args: AzureGpuScaleSetArgs, spot: bool
     ) -> compute.VirtualMachineScaleSetVMProfileArgs:
-        user = args.admin_username
         return compute.VirtualMachineScaleSetVMProfileArgs(
-            os_profile=compute.VirtualMachineScaleSetOSProfileArgs(
-                computer_name_prefix=args.computer_name_prefix or name,
-                admin_username=user,
-                linux_configuration=compute.LinuxConfigurationArgs(
-                    disable_password_authentication=True,
-                    # The Linux agent brings IPoIB up on the HPC images (OS.EnableRDMA=y in waagent.conf,
-                    # learn.microsoft.com/azure/virtual-machines/extensions/enable-infiniband).
-                    provision_vm_agent=True,
-                    ssh=compute.SshConfigurationArgs(
-                        public_keys=[
-                            compute.SshPublicKeyArgs(
-                                path=f"/home/{user}/.ssh/authorized_keys", key_data=args.ssh_public_key
-                            )
-                        ]
-                    ),
-                ),
-            ),
+            os_profile=_os_profile(name, args),
             storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
                 image_reference=compute.ImageReferenceArgs(
                     publisher=args.image.publisher,
@@ -225,6 +208,28 @@ class AzureGpuScaleSet(pulumi.ComponentResource):
                 )
             ),
         )
+
+
+def _os_profile(name: str, args: AzureGpuScaleSetArgs) -> compute.VirtualMachineScaleSetOSProfileArgs:
+    """Host names from the prefix; the admin user logs in with its SSH key only."""
+    user = args.admin_username
+    return compute.VirtualMachineScaleSetOSProfileArgs(
+        computer_name_prefix=args.computer_name_prefix or name,
+        admin_username=user,
+        linux_configuration=compute.LinuxConfigurationArgs(
+            disable_password_authentication=True,
+            # The Linux agent brings IPoIB up on the HPC images (OS.EnableRDMA=y in waagent.conf,
+            # learn.microsoft.com/azure/virtual-machines/extensions/enable-infiniband).
+            provision_vm_agent=True,
+            ssh=compute.SshConfigurationArgs(
+                public_keys=[
+                    compute.SshPublicKeyArgs(
+                        path=f"/home/{user}/.ssh/authorized_keys", key_data=args.ssh_public_key
+                    )
+                ]
+            ),
+        ),
+    )
 
 
 def _nic(args: AzureGpuScaleSetArgs) -> compute.VirtualMachineScaleSetNetworkConfigurationArgs:
