@@ -67,6 +67,7 @@ def test_components_import_only_pulumi_their_own_helpers_the_vocabulary_and_nami
         "pulumi",
         "pulumi_aws",
         "pulumi_gcp",
+        "pulumi_azure_native",
         "pulumi_kubernetes",
         "base64",
         "json",

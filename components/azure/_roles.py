@@ -1,0 +1,61 @@
+"""Role assignments the Azure components make: built-in roles, each scoped to one blob container.
+
+Role definition ids are Azure's built-in ids, the same in every tenant (learn.microsoft.com/azure/
+role-based-access-control/built-in-roles/storage, read 2026-11-29). A scope is always a resource id
+that the caller's component made (a container), never a subscription, a resource group or a wildcard.
+"""
+
+from __future__ import annotations
+
+import pulumi
+from pulumi_azure_native import authorization
+
+STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+"""Storage Blob Data Reader: read and list blobs (data actions .../containers/blobs/read) and nothing
+else; the nodes' role on the bundle container."""
+STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+"""Storage Blob Data Contributor: read, write and delete blobs; the deploy identity's role on the bundle
+container, which it uploads to with Entra ID once shared keys are off."""
+CONTAINER_MARK = "/blobServices/default/containers/"
+"""What a blob container's resource id contains (and a storage account's, a group's or a subscription's
+does not)."""
+
+
+def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
+    """The subscription-scoped id of a built-in role, as role assignments name it."""
+    return pulumi.Output.concat(
+        "/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role
+    )
+
+
+def container_scope_problems(field_name: str, scope: pulumi.Input[str]) -> list[tuple[str, str]]:
+    """A known scope that is not one blob container's id (an Output is checked where it is made)."""
+    if isinstance(scope, str) and (CONTAINER_MARK not in scope or "*" in scope):
+        return [(field_name, f"'{scope}' is not a blob container's resource id")]
+    return []
+
+
+def grant_on_container(
+    logical: str,
+    *,
+    owner: pulumi.Resource,
+    subscription_id: pulumi.Input[str],
+    role: str,
+    container_id: pulumi.Input[str],
+    principal_id: pulumi.Input[str],
+    principal_type: str | None,
+    description: str,
+) -> authorization.RoleAssignment:
+    """One role assignment on one container; its name is a GUID the provider generates."""
+    return authorization.RoleAssignment(
+        logical,
+        scope=container_id,
+        role_definition_id=role_definition_id(subscription_id, role),
+        principal_id=principal_id,
+        # A managed identity's assignment names its type, so Azure need not find the new principal in
+        # Entra ID first ("PrincipalNotFound" while it replicates) - learn.microsoft.com/azure/
+        # role-based-access-control/role-assignments-template#new-service-principal.
+        principal_type=principal_type,
+        description=description,
+        opts=pulumi.ResourceOptions(parent=owner),
+    )
