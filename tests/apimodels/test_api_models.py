@@ -20,6 +20,7 @@ import pytest
 
 from clusterfab.load import load_bytes
 from clusterfab.plan.project import Plan
+from tests.apimodels.azure_resources import checked_here as azure_checked_here
 from tests.apimodels.check import Api, Free, leaf_problems, leaves, resolve
 from tests.apimodels.documented import DOCUMENTED
 from tests.apimodels.kubernetes_objects import checked_here
@@ -35,8 +36,9 @@ def input_problems(plan: Plan) -> tuple[list[str], list[str]]:
     problems: Counter[str] = Counter()
     unmapped: set[str] = set()
     for resource in plan.resources:
-        # Kubernetes objects are checked against Kubernetes' own schema: test_kubernetes_objects.py.
-        if not resource.custom or checked_here(resource.type):
+        # Kubernetes objects are checked against Kubernetes' own schema (test_kubernetes_objects.py),
+        # Azure resources against Azure's REST API specifications (test_azure_specs.py).
+        if not resource.custom or checked_here(resource.type) or azure_checked_here(resource.type):
             continue
         table = TABLES.get(resource.type)
         for leaf in leaves(resource.inputs):

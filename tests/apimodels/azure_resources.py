@@ -1,0 +1,173 @@
+"""Planned pulumi-azure-native resources, checked against Azure's REST API specification of their type
+at the API version the SDK uses (the entry point: `azure_resource_problems(plan)`).
+
+Per Pulumi type token: the fixture and ARM resource type (`Microsoft.X/things@version`, the version the
+SDK's docstring names: "Uses Azure REST API version ..."), and the inputs that are the parameters of the
+REST path (`PUT .../resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/virtualMachineScaleSets/
+{vmScaleSetName}`): those are no part of the body. The last of them is the resource's name, checked
+against the body type's `name`. Everything else is mapped back to the request body (azure_spec.py) and
+checked there. The cloud API-model test (test_api_models.py) leaves these types to this check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from clusterfab.plan.project import Plan
+from tests.apimodels.azure_spec import Spec, body_problems, request_body_of, spec
+
+PREFIX = "azure-native:"
+PROVIDER = "pulumi:providers:azure-native"
+"""Its inputs configure the client (subscription, credentials): no resource of the API."""
+
+
+@dataclass(frozen=True)
+class AzureType:
+    fixture: str
+    arm_type: str
+    path: tuple[str, ...]
+    """The Pulumi inputs that are the REST path's parameters, the resource's own name last."""
+
+    @property
+    def spec(self) -> Spec:
+        return spec(self.fixture)
+
+
+COMPUTE = "microsoft.compute@2024-11-01.json"
+NETWORK = "microsoft.network@2024-05-01.json"
+STORAGE = "microsoft.storage@2024-01-01.json"
+RG = "resourceGroupName"
+
+AZURE: dict[str, AzureType] = {
+    "azure-native:resources:ResourceGroup": AzureType(
+        "microsoft.resources@2024-03-01.json", "Microsoft.Resources/resourceGroups@2024-03-01", (RG,)
+    ),
+    "azure-native:network:VirtualNetwork": AzureType(
+        NETWORK, "Microsoft.Network/virtualNetworks@2024-05-01", (RG, "virtualNetworkName")
+    ),
+    "azure-native:network:Subnet": AzureType(
+        NETWORK,
+        "Microsoft.Network/virtualNetworks/subnets@2024-05-01",
+        (RG, "virtualNetworkName", "subnetName"),
+    ),
+    "azure-native:network:NetworkSecurityGroup": AzureType(
+        NETWORK, "Microsoft.Network/networkSecurityGroups@2024-05-01", (RG, "networkSecurityGroupName")
+    ),
+    "azure-native:network:NatGateway": AzureType(
+        NETWORK, "Microsoft.Network/natGateways@2024-05-01", (RG, "natGatewayName")
+    ),
+    "azure-native:network:PublicIPAddress": AzureType(
+        NETWORK, "Microsoft.Network/publicIPAddresses@2024-05-01", (RG, "publicIpAddressName")
+    ),
+    "azure-native:storage:StorageAccount": AzureType(
+        STORAGE, "Microsoft.Storage/storageAccounts@2024-01-01", (RG, "accountName")
+    ),
+    "azure-native:storage:BlobContainer": AzureType(
+        STORAGE,
+        "Microsoft.Storage/storageAccounts/blobServices/containers@2024-01-01",
+        (RG, "accountName", "containerName"),
+    ),
+    "azure-native:managedidentity:UserAssignedIdentity": AzureType(
+        "microsoft.managedidentity@2023-01-31.json",
+        "Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31",
+        (RG, "resourceName"),
+    ),
+    "azure-native:authorization:RoleAssignment": AzureType(
+        "microsoft.authorization@2022-04-01.json",
+        "Microsoft.Authorization/roleAssignments@2022-04-01",
+        ("scope", "roleAssignmentName"),
+    ),
+    "azure-native:compute:VirtualMachineScaleSet": AzureType(
+        COMPUTE, "Microsoft.Compute/virtualMachineScaleSets@2024-11-01", (RG, "vmScaleSetName")
+    ),
+    "azure-native:compute:CapacityReservationGroup": AzureType(
+        COMPUTE,
+        "Microsoft.Compute/capacityReservationGroups@2024-11-01",
+        (RG, "capacityReservationGroupName"),
+    ),
+    "azure-native:compute:CapacityReservation": AzureType(
+        COMPUTE,
+        "Microsoft.Compute/capacityReservationGroups/capacityReservations@2024-11-01",
+        (RG, "capacityReservationGroupName", "capacityReservationName"),
+    ),
+    "azure-native:compute:ProximityPlacementGroup": AzureType(
+        COMPUTE, "Microsoft.Compute/proximityPlacementGroups@2024-11-01", (RG, "proximityPlacementGroupName")
+    ),
+    "azure-native:storagecache:AmlFilesystem": AzureType(
+        "microsoft.storagecache@2024-03-01.json",
+        "Microsoft.StorageCache/amlFilesystems@2024-03-01",
+        (RG, "amlFilesystemName"),
+    ),
+}
+
+BLOB = "azure-native:storage:Blob"
+BLOB_INPUTS = frozenset(
+    {
+        "accessTier", "accountName", "blobName", "containerName", "contentMd5", "contentType",
+        "metadata", "resourceGroupName", "source", "type",
+    }
+)  # fmt: skip
+"""A blob is no resource of Azure Resource Manager: the provider writes it through the Blob service's
+data-plane API (Put Blob), which no ARM specification describes. What is checked: its inputs are the
+SDK's (`storage/blob.py`), and its account and container names satisfy the ARM specification of the
+storage account and container they name."""
+
+
+def checked_here(type_: str) -> bool:
+    """Whether this module, not the cloud API-model table, checks a planned resource type."""
+    return type_.startswith(PREFIX) or type_ == PROVIDER
+
+
+def request_body(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The ARM request body a planned resource's inputs become (the path's parameters left out)."""
+    azure = AZURE[type_]
+    body = {key: value for key, value in inputs.items() if key not in azure.path}
+    return request_body_of(azure.spec, azure.arm_type, body)
+
+
+def input_problems(type_: str, inputs: Mapping[str, Any]) -> list[str]:
+    """`<body path>: <reason>` for what the type's specification rejects in these inputs."""
+    if type_ == BLOB:
+        return _blob_problems(inputs)
+    azure = AZURE.get(type_)
+    if azure is None:
+        return [": no REST API specification pinned for this type (scripts/azure_specs.py, AZURE)"]
+    s = azure.spec
+    body_type = s.body(azure.arm_type)
+    problems = _name_problems(s, body_type, inputs.get(azure.path[-1]), azure.path[-1])
+    # The body's `name` is the path's; the provider fills `location` in from the resource group
+    # (pulumi-azure-native provider.go, getDefaultLocation) when the inputs name one.
+    provided = {"name"} | ({"location"} if RG in inputs else set())
+    body = request_body(type_, inputs)
+    return problems + body_problems(s, body_type, body, provided=frozenset(provided))
+
+
+def _name_problems(s: Spec, body_type: dict[str, Any], name: Any, key: str) -> list[str]:
+    if name is None:
+        return []  # the provider names it (auto-naming)
+    name_type = s.at(body_type["properties"]["name"]["type"])
+    return [f"{key}{p}" for p in body_problems(s, name_type, name)]
+
+
+def _blob_problems(inputs: Mapping[str, Any]) -> list[str]:
+    problems = [f"{key}: not an input of {BLOB}" for key in inputs if key not in BLOB_INPUTS]
+    for type_, key in (
+        ("azure-native:storage:StorageAccount", "accountName"),
+        ("azure-native:storage:BlobContainer", "containerName"),
+    ):
+        azure = AZURE[type_]
+        problems += _name_problems(azure.spec, azure.spec.body(azure.arm_type), inputs.get(key), key)
+    return problems
+
+
+def azure_resource_problems(plan: Plan) -> list[str]:
+    """What Azure's REST API specifications reject in the plan's azure-native resources, one line per
+    problem (`<type token> <resource name> <body path>: <reason>`), sorted."""
+    return sorted(
+        f"{resource.type} {resource.name} {problem}"
+        for resource in plan.resources
+        if resource.custom and resource.type.startswith(PREFIX)
+        for problem in input_problems(resource.type, resource.inputs)
+    )
