@@ -48,7 +48,8 @@ class FieldProblem:
 
 
 ComputedOutputs = Callable[[str, str], dict[str, Any]]
-"""A mock's computed attributes of a resource, from its type token and name."""
+"""A mock's computed attributes of a resource, from its type token and name (an attribute's value may be a
+function of its input value, for an output whose type differs from its input's)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,11 @@ def _with_computed(given: Any, computed: Any) -> Any:
     """An input keeps its value; a computed value fills in what the input lacks, including the
     computed fields of a block (an EKS cluster's `vpcConfig` gets its `clusterSecurityGroupId`, a GKE
     cluster's `controlPlaneEndpointsConfig.dnsEndpointConfig` its `endpoint`) and of a list of blocks
-    (Filestore's `networks` input gets its `ipAddresses`)."""
+    (Filestore's `networks` input gets its `ipAddresses`). A computed value that is a function makes the
+    output from the input: an output whose type differs from its input's (Azure takes a scale set's
+    user-assigned identities as a list of ids and returns them as a map)."""
+    if callable(computed):
+        return computed(given)
     if given is None:
         return computed
     if isinstance(given, dict) and isinstance(computed, dict):

@@ -25,6 +25,7 @@ FABRIC_ROLES: dict[Fabric, str] = {
     "gpudirect-tcpx": "gpudirect_tcpx",
     "gpudirect-tcpxo": "gpudirect_tcpxo",
     "rdma": "rdma_gib",
+    "infiniband": "infiniband",
 }
 """Which fabric role of gpu_node.yml (`gpu_node_fabric`) serves each catalog fabric."""
 

@@ -59,6 +59,8 @@ class AzureClusterBucketArgs:
     """The subscription the role definitions are named in; needed with `uploader_principal_id`."""
     container: str = "bootstrap"
     """The blob container's name."""
+    verdict_container: str | None = None
+    """A second private container, which the nodes write their boot verdicts to; None: none."""
     objects: Mapping[str, tuple[str, pulumi.Asset]] = field(default_factory=dict)
     """Blobs to upload: child role -> (blob name, asset), e.g. `bundle` -> ("bundles/<sha>.tar.gz", asset)."""
     allowed_ip_ranges: Sequence[str] = ()
@@ -81,8 +83,10 @@ class AzureClusterBucketArgs:
 
 def _problems(args: AzureClusterBucketArgs) -> list[tuple[str, str]]:
     problems = []
-    if not _CONTAINER_NAME.fullmatch(args.container):
-        problems.append(("container", f"'{args.container}' is not a blob container name"))
+    for field_name in ("container", "verdict_container"):
+        value = getattr(args, field_name)
+        if value is not None and not _CONTAINER_NAME.fullmatch(value):
+            problems.append((field_name, f"'{value}' is not a blob container name"))
     if args.uploader_principal_id is not None and args.subscription_id == "":
         problems.append(("subscription_id", "the uploader's role assignment names its subscription"))
     return problems
@@ -97,6 +101,8 @@ class AzureClusterBucket(pulumi.ComponentResource):
     container_name: pulumi.Output[str]
     container_id: pulumi.Output[str]
     """The container's resource id: the only scope the nodes' role assignment may take."""
+    verdict_container_id: pulumi.Output[str] | None
+    """The verdict container's resource id (None without one)."""
     container_url: pulumi.Output[str]
     """https://<account>.blob.<suffix>/<container>, known once `objects` are uploaded: a boot script that
     fetches them names it, so hosts are created, or follow it, only after the uploads."""
@@ -119,6 +125,17 @@ class AzureClusterBucket(pulumi.ComponentResource):
             public_access=storage.PublicAccess.NONE,
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[account]),
         )
+        self.verdict_container_id = None
+        if args.verdict_container is not None:
+            verdicts = storage.BlobContainer(
+                child(name, "verdicts"),
+                resource_group_name=args.resource_group_name,
+                account_name=account_name,
+                container_name=args.verdict_container,
+                public_access=storage.PublicAccess.NONE,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[account]),
+            )
+            self.verdict_container_id = verdicts.id
         grants = self._uploader(container)
         uploads = [
             storage.Blob(

@@ -17,7 +17,12 @@ from pulumi_azure_native import managedidentity
 
 from components._errors import check_inputs
 from components._naming import child
-from components.azure._roles import STORAGE_BLOB_DATA_READER, container_scope_problems, grant_on_container
+from components.azure._roles import (
+    STORAGE_BLOB_DATA_CONTRIBUTOR,
+    STORAGE_BLOB_DATA_READER,
+    container_scope_problems,
+    grant_on_container,
+)
 
 TYPE = "clusterfab:identity:AzureNodeIdentity"
 
@@ -32,6 +37,9 @@ class AzureNodeIdentityArgs:
     """The subscription the role definition is named in."""
     bundle_container_id: pulumi.Input[str]
     """The bundle container's resource id (AzureClusterBucket.container_id): the role's only scope."""
+    verdict_container_id: pulumi.Input[str] | None = None
+    """The container the nodes write their boot verdicts to (AzureClusterBucket.verdict_container_id):
+    Storage Blob Data Contributor there alone; None: the nodes write nothing."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -48,7 +56,10 @@ class AzureNodeIdentity(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: AzureNodeIdentityArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        check_inputs(TYPE, container_scope_problems("bundle_container_id", args.bundle_container_id))
+        problems = container_scope_problems("bundle_container_id", args.bundle_container_id)
+        if args.verdict_container_id is not None:
+            problems += container_scope_problems("verdict_container_id", args.verdict_container_id)
+        check_inputs(TYPE, problems)
         super().__init__(TYPE, name, None, opts)
         identity = managedidentity.UserAssignedIdentity(
             child(name, "identity"),
@@ -67,6 +78,17 @@ class AzureNodeIdentity(pulumi.ComponentResource):
             principal_type="ServicePrincipal",
             description=f"clusterfab {name}: nodes read their bootstrap bundle",
         )
+        if args.verdict_container_id is not None:
+            grant_on_container(
+                child(name, "verdict-writer"),
+                owner=self,
+                subscription_id=args.subscription_id,
+                role=STORAGE_BLOB_DATA_CONTRIBUTOR,
+                container_id=args.verdict_container_id,
+                principal_id=identity.principal_id,
+                principal_type="ServicePrincipal",
+                description=f"clusterfab {name}: nodes record their boot verdicts",
+            )
         self.identity_id = identity.id
         self.principal_id = identity.principal_id
         self.client_id = identity.client_id

@@ -68,14 +68,18 @@ class AzureGpuScaleSetArgs:
     identity_id: pulumi.Input[str]
     """The nodes' user-assigned identity (AzureNodeIdentity.identity_id)."""
     image: AzureImage
-    ssh_public_key: str
+    ssh_public_key: pulumi.Input[str]
     """The OpenSSH public key admin_username logs in with (password login is off)."""
     admin_username: str = "clusterfab"
     computer_name_prefix: str = ""
     """Host names are the prefix and six base-36 characters of the instance id; default the component's
     name."""
     boot_script: pulumi.Input[str] = ""
-    """What nodes run at boot (cloud-init user data), as plain text; it is base64-encoded here."""
+    """The nodes' boot script, as plain text: their user data (base64-encoded here), which changes in place
+    and the VMs read from the instance metadata service."""
+    launcher: str = ""
+    """The custom data cloud-init runs at a VM's first boot, as plain text (base64-encoded here): the script
+    that runs the user data at every boot. Azure never changes a VM's custom data, so it must not change."""
     single_placement_group: bool = True
     """True for InfiniBand (ND v5 and the like); False only where Azure asks for it (GB200/GB300 racks)."""
     zone: str | None = None
@@ -106,7 +110,7 @@ def _problems(args: AzureGpuScaleSetArgs) -> list[tuple[str, str]]:
     low, high = NOTICE_MINUTES
     if notice is None or not low <= int(notice[1]) <= high:
         problems.append(("terminate_notice", f"must be PT{low}M to PT{high}M"))
-    if not args.ssh_public_key.strip():
+    if isinstance(args.ssh_public_key, str) and not args.ssh_public_key.strip():
         problems.append(("ssh_public_key", "nodes take SSH keys only: give one"))
     if not _USERNAME.fullmatch(args.admin_username) or args.admin_username == "root":
         problems.append(("admin_username", f"'{args.admin_username}' is not a usable Linux user name"))
@@ -216,6 +220,7 @@ def _os_profile(name: str, args: AzureGpuScaleSetArgs) -> compute.VirtualMachine
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=args.computer_name_prefix or name,
         admin_username=user,
+        custom_data=_encode(args.launcher) if args.launcher else None,
         linux_configuration=compute.LinuxConfigurationArgs(
             disable_password_authentication=True,
             # The Linux agent brings IPoIB up on the HPC images (OS.EnableRDMA=y in waagent.conf,

@@ -23,6 +23,17 @@ def _uuid(kind: str, name: str) -> str:
     return str(uuid.uuid5(_NAMESPACE, f"{kind}/{name}"))
 
 
+def _identities_as_returned(given: Any) -> Any:
+    """A scale set's `identity` as Azure returns it: the user-assigned identities it was given as a list
+    of ids come back as a map of id -> principal and client id (the SDK's output type; a list echoed back
+    fails its output translation)."""
+    if not isinstance(given, Mapping) or not isinstance(given.get("userAssignedIdentities"), list):
+        return given
+    ids = given["userAssignedIdentities"]
+    found = {i: {"principalId": _uuid("principal", str(i)), "clientId": _uuid("client", str(i))} for i in ids}
+    return {**given, "userAssignedIdentities": found}
+
+
 OUTPUTS: dict[str, ComputedOutputs] = {
     "azure-native:resources:ResourceGroup": lambda _t, name: {"name": name},
     "azure-native:storage:StorageAccount": lambda _t, name: {
@@ -36,10 +47,13 @@ OUTPUTS: dict[str, ComputedOutputs] = {
     },
     "azure-native:storagecache:AmlFilesystem": lambda _t, name: {
         "clientInfo": {
+            "containerStorageInterface": {},
+            "lustreVersion": "2.15.7_29_gbae4fcd",
             "mgsAddress": "192.0.2.10",
             "mountCommand": "sudo mount -t lustre -o noatime,flock 192.0.2.10@tcp:/lustrefs /lustre",
         }
     },
+    "azure-native:compute:VirtualMachineScaleSet": lambda _t, name: {"identity": _identities_as_returned},
     "azure-native:network:PublicIPAddress": lambda _t, name: {"ipAddress": "203.0.113.10"},
 }
 """Per type token (the engine gives every resource its logical name as `name` unless an input sets it)."""

@@ -1,0 +1,78 @@
+"""ClusterSpec -> Azure components: the only place that maps a resolved cluster to Azure component Args.
+
+One resource group per stack holds everything of it (`network`): the VNet with the nodes', the
+controller's and Managed Lustre's subnets and NAT egress, the cluster bucket and Managed Lustre per file
+system (`storage`), the nodes' identity, a scale set per InfiniBand fabric unit of each node group
+(`compute`) and the budget of the resource group (`budget`). Resources are registered in that order.
+Azure realizes no scheduler yet: its node software and Slurm come with the next increment.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_azure_native as azure
+from cluster import Cluster, Realized, scheduler_entry
+
+from clusterfab.clouds import profile
+from clusterfab.core.plugins import NO_SCHEDULER
+from components._naming import child
+from components.azure.admin_key import AdminSshKey
+from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
+
+from .budget import budget
+from .compute import node_group
+from .network import network, resource_group
+from .site import Site, deployer
+from .storage import bucket, file_systems
+
+SCHEDULERS = {NO_SCHEDULER: "the node groups alone"}
+"""The scheduler kinds Azure realizes, with what each builds."""
+
+
+def realize(cluster: Cluster) -> Realized:
+    spec = cluster.spec
+    scheduler_entry(cluster, SCHEDULERS, "Azure")
+    # One explicit provider, in the blueprint's region: the stack's azure-native:location cannot move it.
+    provider = azure.Provider(child(spec.name, "azure"), location=spec.region)
+    opts = pulumi.ResourceOptions(providers=[provider])
+    who = deployer(provider)
+    group = resource_group(cluster, opts)
+    net = network(cluster, group.resource_group_name, opts)
+    store = bucket(cluster, group.resource_group_name, net.node_subnet_id, who, opts)
+    identity = AzureNodeIdentity(
+        child(spec.name, "nodes"),
+        AzureNodeIdentityArgs(
+            resource_group_name=group.resource_group_name,
+            location=spec.region,
+            subscription_id=who.subscription_id,
+            bundle_container_id=store.container_id,
+            verdict_container_id=store.verdict_container_id,
+            tags=cluster.tags("identity"),
+        ),
+        opts,
+    )
+    key = AdminSshKey(child(spec.name, "admin-key"))
+    site = Site(
+        cluster,
+        opts,
+        group.resource_group_name,
+        group.resource_group_id,
+        net,
+        store,
+        identity,
+        key.public_key,
+    )
+    mounts, storage = file_systems(cluster, group.resource_group_name, net, opts)
+    exports = {g.name: node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
+    budget(site)
+    return Realized(
+        network={
+            "resource_group": group.resource_group_name,
+            "vnet_id": net.vnet_id,
+            "node_subnet_id": net.node_subnet_id,
+        },
+        bucket=pulumi.Output.concat(store.account_name, "/", store.container_name),
+        node_groups=exports,
+        storage=storage,
+        node_selector=profile("azure").node_selector(spec.name, cluster.stack),
+    )

@@ -1,0 +1,102 @@
+"""The GPU node groups: a Uniform scale set per InfiniBand fabric unit of each group (one scale set is one
+fabric: VMs in different scale sets never reach each other over InfiniBand)."""
+
+from __future__ import annotations
+
+from typing import Final, assert_never
+
+import pulumi
+from cluster import NodeGroupExport
+
+from clusterfab.bootstrap import render_boot_fetch
+from clusterfab.clouds.azure.fabric import fabric_units
+from clusterfab.provision.extravars import healthcheck_vars
+from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
+from components._contracts import MountTarget
+from components._naming import child
+from components.azure.node_group import AzureGpuScaleSet, AzureGpuScaleSetArgs, AzureImage, Priority
+
+from .site import Site
+
+SPOT_EVICTION: Final = "Delete"
+"""An evicted spot VM is deleted, not deallocated: a deallocated VM keeps its disks (billed) and its place
+in the scale set's count, and comes back only when someone starts it."""
+
+
+def priority(group: NodeGroup) -> Priority:
+    match group.capacity:
+        case OnDemand():
+            return "Regular"
+        case Spot():
+            return "Spot"
+        case Reservation() | CapacityBlock() | FlexStart():
+            raise ValueError(
+                f"node group {group.name}: Azure realizes no {group.capacity.kind} (validation rejects it)"
+            )
+        case _:
+            assert_never(group.capacity)
+
+
+def image(reference: str) -> AzureImage:
+    """A marketplace image written publisher:offer:sku:version (the catalog's and the blueprint's form)."""
+    publisher, offer, sku, version = reference.split(":")
+    return AzureImage(publisher=publisher, offer=offer, sku=sku, version=version)
+
+
+def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeGroupExport:
+    """A node group's scale sets, one per fabric unit, all booting the same script."""
+    cluster, spec = site.cluster, site.spec
+    bucket = pulumi.Output.concat(site.bucket.account_name, "/", site.bucket.container_name)
+    boot_script = cluster.boot_script(
+        name=group.name,
+        bucket_name=bucket,
+        mounts=mounts,
+        playbook="gpu_node.yml",
+        playbook_vars=lambda resolved: cluster.gpu_node_playbook_vars(group, resolved, {}),
+        healthcheck_vars=healthcheck_vars(spec, group, cluster.input.catalog),
+    )
+    launcher = render_boot_fetch(
+        cloud=spec.cloud, cluster=spec.name, stack=cluster.stack, node_group=group.name, bucket=""
+    )
+    units = fabric_units(group.machine, group.max_size) or (0,)
+    sets = [
+        AzureGpuScaleSet(
+            child(spec.name, group.name if len(units) == 1 else f"{group.name}-{index}"),
+            AzureGpuScaleSetArgs(
+                resource_group_name=site.resource_group_name,
+                location=spec.region,
+                node_group=group.name,
+                vm_size=group.machine.name,
+                capacity=size,
+                subnet_id=site.network.node_subnet_id,
+                identity_id=site.identity.identity_id,
+                image=image(group.image),
+                ssh_public_key=site.admin_key,
+                launcher=launcher,
+                boot_script=boot_script,
+                single_placement_group=group.fabric is not None,
+                zone=spec.zone,
+                os_disk_gib=group.boot_disk_gib,
+                priority=priority(group),
+                eviction_policy=SPOT_EVICTION if isinstance(group.capacity, Spot) else None,
+                tags=cluster.tags(f"node-group-{group.name}"),
+            ),
+            # The nodes' role assignments exist before a node boots and fetches its bundle.
+            pulumi.ResourceOptions.merge(site.opts, pulumi.ResourceOptions(depends_on=[site.identity])),
+        )
+        for index, size in enumerate(units)
+    ]
+    names = pulumi.Output.all(*[s.scale_set_name for s in sets]).apply(",".join)
+    return NodeGroupExport(
+        machine_type=group.machine.name,
+        min_size=group.min_size,
+        max_size=group.max_size,
+        capacity=group.capacity.kind,
+        placement=group.placement,
+        fabric=group.fabric,
+        group=names,
+        template=sets[0].scale_set_id,
+        identity=site.identity.identity_id,
+        interfaces=1,
+        fabric_interfaces=0,
+    )

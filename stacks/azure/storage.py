@@ -1,0 +1,93 @@
+"""The cluster's storage: the bucket (playbook bundle, hosts' files, health records) and Azure Managed
+Lustre per file system."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import pulumi
+from cluster import Cluster, StorageExport
+
+from clusterfab.core.vocab import HEALTH_TAG
+from clusterfab.spec import LustreStorage
+from components._contracts import MountTarget
+from components._naming import child
+from components.azure.bucket import AzureClusterBucket, AzureClusterBucketArgs
+from components.azure.lustre import AzureManagedLustre, AzureManagedLustreArgs
+from components.azure.network import AzureNetwork
+
+from .site import Deployer
+
+GIB_PER_TIB = 1024
+LUSTRE_FS_NAME = "lustrefs"
+"""The file system name every Managed Lustre file system has: clients mount <MGS>@tcp:/lustrefs
+(learn.microsoft.com/azure/azure-managed-lustre/connect-clients)."""
+LUSTRE_OPTIONS = "noatime,flock"
+"""The mount options of the client command Azure gives for the file system (clientInfo.mountCommand)."""
+MAINTENANCE_DAY: Final = "Sunday"
+MAINTENANCE_TIME_UTC = "03:00"
+"""Managed Lustre's required weekly 30-minute maintenance window: early Sunday, UTC."""
+
+
+def bucket(
+    cluster: Cluster,
+    group: pulumi.Input[str],
+    node_subnet_id: pulumi.Input[str],
+    deployer: Deployer,
+    opts: pulumi.ResourceOptions,
+) -> AzureClusterBucket:
+    spec = cluster.spec
+    return AzureClusterBucket(
+        child(spec.name, "artifacts"),
+        AzureClusterBucketArgs(
+            resource_group_name=group,
+            location=spec.region,
+            node_subnet_id=node_subnet_id,
+            subscription_id=deployer.subscription_id,
+            verdict_container=HEALTH_TAG,
+            objects={"bundle": (cluster.bundle.key, pulumi.FileAsset(str(cluster.bundle.path)))},
+            allowed_ip_ranges=deployer.ranges,
+            uploader_principal_id=deployer.object_id,
+            uploader_principal_type=deployer.principal_type,
+            protect=spec.protected,
+            tags=cluster.tags("artifacts"),
+        ),
+        opts,
+    )
+
+
+def file_systems(
+    cluster: Cluster, group: pulumi.Input[str], network: AzureNetwork, opts: pulumi.ResourceOptions
+) -> tuple[dict[str, MountTarget], dict[str, StorageExport]]:
+    """Every file system of the blueprint: where the nodes mount it, and its outputs."""
+    mounts: dict[str, MountTarget] = {}
+    storage: dict[str, StorageExport] = {}
+    for item in cluster.spec.storage:
+        if not isinstance(item, LustreStorage) or network.lustre_subnet_id is None:
+            raise ValueError(f"storage {item.name}: Azure offers no {item.kind} (validation rejects it)")
+        fs = AzureManagedLustre(
+            child(cluster.spec.name, item.name),
+            AzureManagedLustreArgs(
+                resource_group_name=group,
+                location=cluster.spec.region,
+                subnet_id=network.lustre_subnet_id,
+                sku=item.tier.tier,
+                storage_capacity_tib=item.capacity_gib // GIB_PER_TIB,
+                zone=cluster.spec.zone,
+                maintenance_day=MAINTENANCE_DAY,
+                maintenance_time_utc=MAINTENANCE_TIME_UTC,
+                protect=item.protected,
+                tags=cluster.tags(f"storage-{item.name}"),
+            ),
+            opts,
+        )
+        target = MountTarget(
+            name=item.name,
+            fs_type="lustre",
+            source=fs.mgs_address.apply(lambda mgs: f"{mgs}@tcp:/{LUSTRE_FS_NAME}"),
+            mount_point=item.mount_point,
+            options=LUSTRE_OPTIONS,
+        )
+        mounts[item.name] = target
+        storage[item.name] = StorageExport.of(target, fs.filesystem_id)
+    return mounts, storage
