@@ -94,8 +94,11 @@ def _renumber(node: Any, new: dict[int, int]) -> Any:
     if isinstance(node, dict):
         if set(node) == {"$ref"}:
             return {"$ref": f"#/{new[_index(node)]}"}
-        # Descriptions are left out: the check needs the structure, and the source has them.
-        return {k: _renumber(v, new) for k, v in node.items() if k != "description"}
+        # Descriptions (documentation strings) are left out: the check needs the structure, and the source
+        # has them. A property named `description` (a role assignment's, a security rule's) stays.
+        return {
+            k: _renumber(v, new) for k, v in node.items() if not (k == "description" and isinstance(v, str))
+        }
     if isinstance(node, list):
         return [_renumber(v, new) for v in node]
     return node

@@ -14,9 +14,8 @@ from tests.timings import REPORTS, merge
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "blueprints" / "examples").glob("*.yaml"))
-PLANNED_EXAMPLES = [p for p in EXAMPLES if not p.name.startswith("azure-")]
-"""The examples the Pulumi program plans: Azure's have no realizer yet (stacks/azure), so `validate`,
-`cost` and `catalog` take them, and plan, boot-script and policy tests leave them out until it exists."""
+PLANNED_EXAMPLES = EXAMPLES
+"""The examples the Pulumi program plans: every one."""
 BAD_FIXTURES = REPO / "tests" / "fixtures" / "blueprints" / "bad"
 GOLDEN = REPO / "tests" / "golden"
 

@@ -644,10 +644,24 @@ _CODES = [
         "it.",
     ),
     Code(
+        "BP228",
+        "no Slurm hosts on the cloud",
+        _E,
+        "The catalog records no Slurm controller machine for the blueprint's cloud: clusterfab does not "
+        "build Slurm there yet, and the scheduler section would be dropped.",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,
         "The monitoring node's machine type is not one the catalog knows for this cloud.",
+    ),
+    Code(
+        "BP251",
+        "no monitoring host on the cloud",
+        _E,
+        "The catalog records no monitoring machine for the blueprint's cloud: clusterfab does not build its "
+        "monitoring host there yet, and the monitoring section would be dropped.",
     ),
     Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
     Code(

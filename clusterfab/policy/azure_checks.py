@@ -9,6 +9,7 @@ nests them one level deeper.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -150,10 +151,14 @@ INGRESS_CHECKS: dict[str, Check] = {SECURITY_GROUP: _security_group, SECURITY_RU
 # --- role assignments ---------------------------------------------------------------------------------
 
 
+_BROAD_SCOPE = re.compile(
+    r"/?|/subscriptions/[^/]+/?|/providers/microsoft\.management/managementgroups/[^/]+/?", re.IGNORECASE
+)
+"""The root, a subscription, a management group: scopes that reach beyond the cluster's own resources."""
+
+
 def _scope_problem(what: str, scope: str) -> list[str]:
-    parts = [p for p in scope.lower().split("/") if p]
-    if len(parts) <= 2 or (parts and parts[0] == "providers"):
-        # /, /subscriptions/<id>, /providers/Microsoft.Management/managementGroups/<id>
+    if _BROAD_SCOPE.fullmatch(scope.strip()):
         return [f"{what} is scoped to {scope or '/'}: scope it to the one resource it needs"]
     return []
 

@@ -132,6 +132,8 @@ def _fabric_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
             result["rdma_gib_version"] = _apt_version(catalog, "nccl-gib")
     elif fabric == "gpudirect-tcpxo":
         result["gpudirect_tcpxo_helper_version"] = _apt_version(catalog, "dmabuf-import-helper")
+    elif fabric == "infiniband":
+        result["infiniband_doca_version"] = catalog.node_packages["doca-ofed"].version or ""
     return result
 
 

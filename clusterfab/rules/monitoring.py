@@ -65,6 +65,18 @@ def check_monitoring(ctx: RuleContext) -> Iterator[Finding]:
 
 def check_monitoring_machine(ctx: RuleContext) -> Iterator[Finding]:
     spec, monitoring = ctx.blueprint.monitoring, ctx.spec.monitoring
+    cloud = ctx.blueprint.cloud
+    if spec is not None and spec.kind != "none" and ctx.catalog.monitoring.machine(cloud) is None:
+        clouds = sorted({m.cloud for m in ctx.catalog.monitoring.machines})
+        yield ctx.finding(
+            "BP251",
+            ("monitoring",),
+            f"clusterfab builds no monitoring host on {cloud} yet: the catalog has no monitoring machine "
+            "for it",
+            hint=f"remove monitoring on {cloud}, or monitor a cluster on {' or '.join(clouds)}",
+            at_key=True,
+        )
+        return
     if spec is None or monitoring is None or spec.machine_type is None or monitoring.host != "node":
         return
     if monitoring.machine is None:

@@ -151,9 +151,11 @@ class AzureClusterBucket(pulumi.ComponentResource):
             )
             for role, (blob_name, asset) in sorted(args.objects.items())
         ]
-        self.account_name = account.name
+        # The names given above are the names Azure gives (the API takes them, not generates them): the
+        # outputs carry them once the resources exist, so what names them waits for their creation.
+        self.account_name = account.id.apply(lambda _: account_name)
         self.account_id = account.id
-        self.container_name = container.name
+        self.container_name = container.id.apply(lambda _: args.container)
         self.container_id = container.id
         url = account.primary_endpoints.apply(lambda endpoints: f"{endpoints.blob}{args.container}")
         self.container_url = known_after(url, [container, *uploads])

@@ -120,10 +120,50 @@ def checked_here(type_: str) -> bool:
     return type_.startswith(PREFIX) or type_ == PROVIDER
 
 
+CLIENT_NAMES: dict[str, dict[str, str]] = {
+    # Microsoft.Storage 2024-01-01 storage.json: StorageAccountPropertiesCreateParameters'
+    # `supportsHttpsTrafficOnly` ("x-ms-client-name": "EnableHttpsTrafficOnly") and `networkAcls`
+    # ("NetworkRuleSet"), VirtualNetworkRule's `id` ("VirtualNetworkResourceId"); pulumi-azure-native names
+    # its inputs by the client names.
+    "azure-native:storage:StorageAccount": {
+        "enableHttpsTrafficOnly": "supportsHttpsTrafficOnly",
+        "networkRuleSet": "networkAcls",
+        "networkRuleSet.virtualNetworkRules[].virtualNetworkResourceId": "id",
+    },
+}
+"""Per type, the inputs pulumi-azure-native names by the specification's `x-ms-client-name`: the input's
+path (`a.b[].c`: c of every item of b) -> the body's (wire) name."""
+
+
+def _renamed(value: Any, renames: Mapping[str, str], path: str = "") -> Any:
+    """`value` with the keys at the `renames` paths given their wire names."""
+    if isinstance(value, list):
+        return [_renamed(item, renames, f"{path}[]") for item in value]
+    if not isinstance(value, dict):
+        return value
+    found = {}
+    for key, item in value.items():
+        here = f"{path}.{key}" if path else key
+        found[renames.get(here, key)] = _renamed(item, renames, here)
+    return found
+
+
+def _identity_as_sent(identity: Any) -> Any:
+    """pulumi-azure-native takes user-assigned identities as a list of their resource ids and sends the
+    map the API defines (id -> {}): `ManagedServiceIdentity.userAssignedIdentities` (provider's
+    `userAssignedIdentities` flattening, pulumi-azure-native v2 release notes)."""
+    if isinstance(identity, dict) and isinstance(identity.get("userAssignedIdentities"), list):
+        return {**identity, "userAssignedIdentities": {i: {} for i in identity["userAssignedIdentities"]}}
+    return identity
+
+
 def request_body(type_: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The ARM request body a planned resource's inputs become (the path's parameters left out)."""
     azure = AZURE[type_]
-    body = {key: value for key, value in inputs.items() if key not in azure.path}
+    given = {key: value for key, value in inputs.items() if key not in azure.path}
+    body = _renamed(given, CLIENT_NAMES.get(type_, {}))
+    if "identity" in body:
+        body["identity"] = _identity_as_sent(body["identity"])
     return request_body_of(azure.spec, azure.arm_type, body)
 
 

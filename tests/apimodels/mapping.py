@@ -16,6 +16,13 @@ NO_CLOUD: dict[str, dict[str, Target]] = {
             "the dynamic provider's serialized code: kept in the state, never sent to a cloud"
         ),
     },
+    # components/azure/admin_key.py: the public key is made by the dynamic provider; the scale sets'
+    # osProfile carries it, checked there against Azure's specification.
+    "pulumi-python:dynamic/clusterfab:AzureAdminSshKey": {
+        "__provider": Free(
+            "the dynamic provider's serialized code: kept in the state, never sent to a cloud"
+        ),
+    },
 }
 
 MAPPINGS: dict[str, dict[str, Target]] = {**AWS, **GCP, **EKS, **GKE, **NO_CLOUD}

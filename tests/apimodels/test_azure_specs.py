@@ -628,3 +628,37 @@ def test_the_fixture_holds_what_the_script_extracts_from_the_samples() -> None:
     text = "{\n  a: 'it\\'s'\n  'b-c': [\n    1\n    -2.5\n    true\n    null\n  ]\n  d: {\n  }\n}"
     assert bicep_literal(text) == {"a": "it's", "b-c": [1, -2.5, True, None], "d": {}}
     assert json.loads(json.dumps(_samples(VMSS)[0]["body"])) == _samples(VMSS)[0]["body"]
+
+
+def test_client_names_and_identity_lists_map_back_to_the_wire_form() -> None:
+    """pulumi-azure-native names a few inputs by the specification's x-ms-client-name and takes user-assigned
+    identities as a list: the body uses the wire names and the API's map."""
+    inputs = {
+        "resourceGroupName": "g",
+        "accountName": "acct",
+        "location": "southcentralus",
+        "kind": "StorageV2",
+        "sku": {"name": "Standard_LRS"},
+        "enableHttpsTrafficOnly": True,
+        "networkRuleSet": {
+            "defaultAction": "Deny",
+            "virtualNetworkRules": [{"virtualNetworkResourceId": "s"}],
+        },
+    }
+    assert request_body("azure-native:storage:StorageAccount", inputs) == {
+        "location": "southcentralus",
+        "kind": "StorageV2",
+        "sku": {"name": "Standard_LRS"},
+        "properties": {
+            "supportsHttpsTrafficOnly": True,
+            "networkAcls": {"defaultAction": "Deny", "virtualNetworkRules": [{"id": "s"}]},
+        },
+    }
+    scale_set = {
+        "resourceGroupName": "g",
+        "vmScaleSetName": "v",
+        "identity": {"type": "UserAssigned", "userAssignedIdentities": ["i"]},
+    }
+    assert request_body("azure-native:compute:VirtualMachineScaleSet", scale_set) == {
+        "identity": {"type": "UserAssigned", "userAssignedIdentities": {"i": {}}}
+    }

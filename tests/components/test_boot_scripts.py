@@ -1,16 +1,20 @@
-"""Boot scripts nodes run (AWS user-data, GCP startup-script) as rendered for the examples: golden files."""
+"""Boot scripts nodes run (AWS user-data, GCP startup-script, Azure user and custom data) as rendered for the
+examples: golden files."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
 
-from tests.components.harness import plan_file, stable, startup_script, user_data
+from tests.components.harness import one, plan_file, stable, startup_script, user_data
 from tests.conftest import GOLDEN, PLANNED_EXAMPLES, assert_golden
 
 AWS_EXAMPLES = [p for p in PLANNED_EXAMPLES if p.name.startswith("aws-")]
 GCP_EXAMPLES = [p for p in PLANNED_EXAMPLES if p.name.startswith("gcp-")]
+AZURE_EXAMPLES = [p for p in PLANNED_EXAMPLES if p.name.startswith("azure-")]
+SCALE_SET = "azure-native:compute:VirtualMachineScaleSet"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 TPU_VM = "gcp:tpu/v2Vm:V2Vm"
@@ -21,6 +25,7 @@ BOOTED: dict[str, set[tuple[str, str]]] = {
     "aws-p5-monitored": {(LAUNCH_TEMPLATE, "llm-monitored-trainers-lt")},
     "aws-p5-slurm": {(LAUNCH_TEMPLATE, "llm-slurm-h100-lt")},
     "aws-p6-b200-capacity-block": {(LAUNCH_TEMPLATE, "b200-finetune-gpus-lt")},
+    "azure-ndv5-ib": {(SCALE_SET, "ndv5-train-trainers-vmss")},
     "gcp-a3mega-tcpxo-filestore": {(INSTANCE_TEMPLATE, "mega-train-trainers-template")},
     "gcp-a3ultra-roce-lustre": {(INSTANCE_TEMPLATE, "ultra-train-trainers-template")},
     # GKE's node pools boot GKE's own node images: no startup script of clusterfab's.
@@ -29,19 +34,22 @@ BOOTED: dict[str, set[tuple[str, str]]] = {
     "gcp-tpu-v6e-spot": {(BOOT_OBJECT, "trillium-spot-trillium-boot")},
 }
 """What each example's dev plan boots a node group or TPU slice from: its launch templates (AWS user
-data), instance templates (GCP startup-script) and the TPU slices' boot script objects in the bucket
-(their startup-script only fetches it); one node group or slice each. EKS managed node groups boot the
-EKS AMI with the user data EKS writes: their launch templates carry none."""
+data), instance templates (GCP startup-script), the TPU slices' boot script objects in the bucket
+(their startup-script only fetches it) and Azure scale sets (user data, with the custom data that runs
+it); one node group or slice each. EKS managed node groups boot the EKS AMI with the user data EKS
+writes: their launch templates carry none."""
 
 
 def _booted(path: Path) -> set[tuple[str, str]]:
-    types = (LAUNCH_TEMPLATE,) if path.name.startswith("aws-") else (INSTANCE_TEMPLATE, BOOT_OBJECT)
+    types = (
+        (LAUNCH_TEMPLATE,) if path.name.startswith("aws-") else (INSTANCE_TEMPLATE, BOOT_OBJECT, SCALE_SET)
+    )
     resources = plan_file(path, "dev").resources
     return {
         (r.type, r.name)
         for r in resources
         if r.type in types
-        and r.name.endswith(("-lt", "-template", "-boot"))
+        and r.name.endswith(("-lt", "-template", "-boot", "-vmss"))
         and (r.type != LAUNCH_TEMPLATE or "userData" in r.inputs)
     }
 
@@ -49,7 +57,9 @@ def _booted(path: Path) -> set[tuple[str, str]]:
 def test_every_example_is_listed_and_every_golden_boot_script_is_one_of_them() -> None:
     assert sorted(BOOTED) == [p.stem for p in PLANNED_EXAMPLES]
     goldens = sorted(p.name for p in (GOLDEN / "boot").iterdir())
-    assert goldens == sorted(f"{stem}.dev.{name}.sh" for stem, made in BOOTED.items() for _, name in made)
+    made = [f"{stem}.dev.{name}.sh" for stem, made in BOOTED.items() for _, name in made]
+    launchers = [f"{p.stem}.dev.{name}.custom-data.sh" for p in AZURE_EXAMPLES for _, name in BOOTED[p.stem]]
+    assert goldens == sorted(made + launchers)
 
 
 @pytest.mark.parametrize("path", AWS_EXAMPLES, ids=[p.stem for p in AWS_EXAMPLES])
@@ -66,6 +76,21 @@ def test_startup_script_golden(path: Path) -> None:
     assert _booted(path) == BOOTED[path.stem]  # a plan without its template or TPU VM fails here
     for type_, name in sorted(BOOTED[path.stem]):
         assert_golden(f"boot/{path.stem}.dev.{name}.sh", stable(startup_script(plan, type_, name)))
+
+
+@pytest.mark.parametrize("path", AZURE_EXAMPLES, ids=[p.stem for p in AZURE_EXAMPLES])
+def test_scale_set_boot_golden(path: Path) -> None:
+    """A scale set's user data is the boot script; its custom data the launcher that runs it at every boot."""
+    plan = plan_file(path, "dev")
+    assert _booted(path) == BOOTED[path.stem]
+    for type_, name in sorted(BOOTED[path.stem]):
+        profile = one(plan, type_, name).inputs["virtualMachineProfile"]
+        scripts = {
+            "": base64.b64decode(profile["userData"]).decode(),
+            ".custom-data": base64.b64decode(profile["osProfile"]["customData"]).decode(),
+        }
+        for suffix, script in scripts.items():
+            assert_golden(f"boot/{path.stem}.dev.{name}{suffix}.sh", stable(script))
 
 
 def test_ansible_core_comes_from_the_checked_bundle_by_hash() -> None:

@@ -123,7 +123,8 @@ def test_every_example_exports_the_outputs_push_mode_and_promotion_read(path: Pa
     digest = outputs.blueprint.bundle_sha256
     [upload] = [r for r in plan_file(path, "dev").resources if r.name.endswith("-artifacts-bundle")]
     assert upload.inputs["source"] == f"[asset {digest}.tar.gz]"
-    assert upload.inputs.get("key", upload.inputs.get("name")) == f"bundles/{digest}.tar.gz"
+    named = upload.inputs.get("key") or upload.inputs.get("name") or upload.inputs.get("blobName")
+    assert named == f"bundles/{digest}.tar.gz"
     archive = (REPO / ".cache" / "bundles" / f"{digest}.tar.gz").read_bytes()
     assert hashlib.sha256(archive).hexdigest() == digest
     assert _archived(archive) == _checkout_playbooks()

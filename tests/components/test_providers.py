@@ -21,12 +21,20 @@ def test_every_resource_is_created_by_the_blueprints_provider(path: Path) -> Non
     (provider,) = [r for r in providers if r not in in_cluster]
     cloud = provider.type.rsplit(":", 1)[1]
     assert provider.type == f"pulumi:providers:{cloud}"
-    assert provider.inputs["region"] == plan.outputs["blueprint"]["region"]
+    # azure-native names the region `location`.
+    assert (
+        provider.inputs.get("region", provider.inputs.get("location")) == plan.outputs["blueprint"]["region"]
+    )
     if cloud == "gcp":
         assert provider.inputs["project"] == plan.outputs["blueprint"]["project"]
-    # The health signing key alone is no cloud's: its dynamic provider keeps it in the stack's state.
-    keys = [r for r in plan.resources if r.type == "pulumi-python:dynamic/clusterfab:HealthSigningKey"]
-    assert [r.name for r in keys] == ["health-signing-key"]
+    # The health signing key (and Azure's administrator key) are no cloud's: their dynamic providers keep
+    # them in the stack's state.
+    keys = [r for r in plan.resources if r.type.startswith("pulumi-python:dynamic/clusterfab:")]
+    assert sorted(r.name for r in keys) == (
+        ["health-signing-key", f"{plan.outputs['blueprint']['name']}-admin-key"]
+        if cloud == "azure-native"
+        else ["health-signing-key"]
+    )
     objects = [r for r in plan.resources if r.type.startswith("kubernetes:")]
     assert {r.provider for r in objects} <= {f"{p.urn}::{p.name}-id" for p in in_cluster}
     custom = [

@@ -112,6 +112,8 @@ CONTAINER = (
 
 def test_role_assignments_stay_on_the_clusters_own_resources() -> None:
     assert access.wildcard_iam(_assignment(CONTAINER, READER)) == []
+    group_scope = "/subscriptions/s/resourceGroups/g"
+    assert access.wildcard_iam(_assignment(group_scope, READER)) == []  # the cluster's own resource group
     assert access.wildcard_iam(_assignment("/subscriptions/s", "b24988ac-6180-42a0-ab88-20f7382dd24c")) == [
         "role assignment nodes-read is scoped to /subscriptions/s: scope it to the one resource it needs",
         "role assignment nodes-read grants Contributor, which allows every action: grant a narrower role",

@@ -196,6 +196,16 @@ def _groups(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
 def _machines(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
     facts = ctx.catalog.slurm
     cloud = ctx.blueprint.cloud
+    if facts.machine(cloud, "controller", None) is None:
+        clouds = sorted({m.cloud for m in facts.machines})
+        yield ctx.finding(
+            "BP228",
+            ("scheduler", "kind"),
+            f"clusterfab builds no Slurm hosts on {cloud} yet: the catalog has no Slurm controller machine "
+            "for it",
+            hint=f"use scheduler kind none on {cloud}, or Slurm on {' or '.join(clouds)}",
+        )
+        return
     roles: tuple[tuple[Literal["controller", "login"], str | None], ...] = (
         ("controller", spec.controller.machine_type),
         ("login", spec.login.machine_type),
