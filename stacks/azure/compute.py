@@ -9,6 +9,7 @@ import pulumi
 from cluster import NodeGroupExport
 
 from clusterfab.bootstrap import render_boot_fetch
+from clusterfab.catalog.azure_models import AzureMachineType
 from clusterfab.clouds.azure.fabric import fabric_units
 from clusterfab.provision.extravars import healthcheck_vars
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
@@ -35,6 +36,16 @@ def priority(group: NodeGroup) -> Priority:
             )
         case _:
             assert_never(group.capacity)
+
+
+def _single_placement_group(group: NodeGroup) -> bool:
+    """InfiniBand needs a scale set with a single placement group (learn.microsoft.com/azure/virtual-
+    machines/setup-infiniband), except Azure's GB200 / GB300 racks: an 18-VM rack scale set with one is
+    refused ("Vertical Connect Feature is not available for this Virtual Machine Scale Set", Azure/
+    AgentBaker's GB300 end-to-end test, which creates them without)."""
+    machine = group.machine
+    rack = isinstance(machine, AzureMachineType) and machine.fabric_unit_kind == "rack"
+    return group.fabric is not None and not rack
 
 
 def image(reference: str) -> AzureImage:
@@ -74,7 +85,7 @@ def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeG
                 ssh_public_key=site.admin_key,
                 launcher=launcher,
                 boot_script=boot_script,
-                single_placement_group=group.fabric is not None,
+                single_placement_group=_single_placement_group(group),
                 zone=spec.zone,
                 os_disk_gib=group.boot_disk_gib,
                 priority=priority(group),

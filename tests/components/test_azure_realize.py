@@ -68,6 +68,21 @@ def test_250_nodes_split_into_near_equal_units() -> None:
     assert [capacity for _, capacity, _, _ in _sets(plan)] == [84, 83, 83]
 
 
+def test_gb300_racks_are_scale_sets_of_18_without_a_single_placement_group() -> None:
+    plan = azure_plan(_group("Standard_ND128isr_GB300_v6", "count: 36"), name="gb")
+    assert _sets(plan) == [
+        ("gb-gpus-0-vmss", 18, False, "Standard_ND128isr_GB300_v6"),
+        ("gb-gpus-1-vmss", 18, False, "Standard_ND128isr_GB300_v6"),
+    ]
+    image = one(plan, SCALE_SET, "gb-gpus-0-vmss").inputs["virtualMachineProfile"]["storageProfile"]
+    assert image["imageReference"] == {
+        "offer": "ubuntu-hpc",
+        "publisher": "microsoft-dsvm",
+        "sku": "2404-gb",
+        "version": "latest",
+    }
+
+
 def test_a_group_without_infiniband_is_one_scale_set_without_a_single_placement_group() -> None:
     plan = azure_plan(_group("Standard_ND96isr_H100_v5", "count: 4", "    fabric: none\n"), name="plain")
     assert _sets(plan) == [("plain-gpus-vmss", 4, False, "Standard_ND96isr_H100_v5")]
