@@ -26,6 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = "blueprints/examples/aws-p5-efa-fsx.yaml"
+AZURE_EXAMPLE = "blueprints/examples/azure-ndv5-ib.yaml"
 CLI = [sys.executable, "-m", "clusterfab"]
 
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -65,6 +66,8 @@ COMMANDS: list[tuple[str, list[str]]] = [
     ("clusterfab validate --env dev", [*CLI, "validate", EXAMPLE, "--env", "dev"]),
     ("clusterfab validate --format json", [*CLI, "validate", EXAMPLE, "-f", "json"]),
     ("clusterfab cost (example)", [*CLI, "cost", EXAMPLE]),
+    ("clusterfab validate (Azure example)", [*CLI, "validate", AZURE_EXAMPLE]),
+    ("clusterfab cost (Azure example)", [*CLI, "cost", AZURE_EXAMPLE]),
     ("clusterfab cost --format json --hours 336", [*CLI, "cost", EXAMPLE, "-f", "json", "--hours", "336"]),
     (
         "clusterfab cost --env dev --format markdown",
