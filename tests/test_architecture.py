@@ -80,8 +80,11 @@ def test_components_import_only_pulumi_their_own_helpers_the_vocabulary_and_nami
         "pathlib",
         "decimal",
         "time",
+        "datetime",
         # The health signing key's dynamic provider makes the key (at `pulumi up` only).
         "secrets",
+        # Azure's administrator key: its dynamic provider makes an Ed25519 key pair (at `pulumi up` only).
+        "cryptography",
         # The TPU queued resource's dynamic provider calls Google's API itself (at `pulumi up` only).
         "google",
     }
