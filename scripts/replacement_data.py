@@ -21,6 +21,10 @@ version.
 What the code cannot read on its own (conditional replacements in CustomizeDiff functions) is in
 CONDITIONS below, one line per case, and the script fails when the source forces a replacement that
 CONDITIONS does not explain, or explains one the source no longer has.
+
+pulumi-azure-native decides replacements itself, from metadata generated out of Azure's REST API
+specifications; its rules are the pinned table of scripts/replacement_azure.py (read by hand, each with
+the files it came from), which this script checks against the installed SDK's inputs and writes out.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import replacement_azure  # the pinned azure-native table beside this script
+
 REPO = Path(__file__).resolve().parents[1]
 # The catalog source ids (sources.yaml) of what is read, and the date it was read.
 SOURCES = {
@@ -52,8 +59,12 @@ SOURCES = {
     "gcp": "S-TF-GOOGLE-BETA-SCHEMA",
     "clusterfab": "S-CLUSTERFAB-CODE",
     "kubernetes": "S-PULUMI-K8S-DIFF",
+    "azure-native": "S-AZ-NATIVE-DIFF",
 }
+# pulumi-azure-native's rules come from its own code and from the Azure REST API specifications.
+AZURE_SOURCES = ["S-AZ-NATIVE-DIFF", "S-AZ-REST-SPECS"]
 AS_OF = datetime.date(2026, 11, 23)
+AS_OF_AZURE = datetime.date(2026, 11, 29)
 OUT = REPO / "clusterfab" / "catalog" / "data" / "replacements.yaml"
 PLANS = REPO / "tests" / "golden" / "plans"
 
@@ -466,6 +477,11 @@ DYNAMIC: dict[str, dict[str, Any]] = {
         "replace_on": [],
         "why": "components/health_signing.py SigningKeyProvider.diff: no change, the key is made once",
     },
+    "pulumi-python:dynamic/clusterfab:AzureAdminSshKey": {
+        "provider": "clusterfab",
+        "replace_on": [],
+        "why": "components/azure/admin_key.py AdminKeyProvider.diff: no change, the key is made once",
+    },
 }
 
 # pulumi-kubernetes (provider/pkg/provider/diff.go, forceNewProperties; read at 94977969, 2026-07-01): an
@@ -827,7 +843,7 @@ class PulumiNames:
     def __init__(self, token: str) -> None:
         package, rest = token.split(":", 1)
         module_name, cls_name = rest.split(":")[0].split("/")[0], rest.split(":")[1]
-        self.module = importlib.import_module(f"pulumi_{package}.{module_name}")
+        self.module = importlib.import_module(f"pulumi_{package.replace('-', '_')}.{module_name}")
         resource = getattr(self.module, cls_name)
         self.inputs_source = Path(inspect.getsourcefile(self.module) or "").parent / "_inputs.py"
         source = Path(inspect.getsourcefile(resource) or "")
@@ -907,13 +923,29 @@ def plan_types() -> list[str]:
 _CONSTRUCTED = re.compile(r"\b(aws|gcp)\.(\w+)\.([A-Z]\w*)\(")
 
 
+# Azure components import the SDK's modules by name (`from pulumi_azure_native import network`) and
+# construct `network.VirtualNetwork(...)`.
+_AZURE_IMPORT = re.compile(r"^from pulumi_azure_native import ([\w, ]+)$", re.MULTILINE)
+
+
+def _constructed(text: str) -> list[tuple[str, str, str]]:
+    """(SDK package, module, class) of every `module.Class(` call of a component's source."""
+    found = [(f"pulumi_{cloud}", module, name) for cloud, module, name in _CONSTRUCTED.findall(text)]
+    modules = {m.strip() for line in _AZURE_IMPORT.findall(text) for m in line.split(",")}
+    if modules:
+        calls = re.findall(rf"\b({'|'.join(sorted(modules))})\.([A-Z]\w*)\(", text)
+        found += [("pulumi_azure_native", module, name) for module, name in calls]
+    return found
+
+
 def component_types() -> list[str]:
-    """Type tokens of the cloud resources components/ constructs (`aws.ec2.Vpc(...)`), read from the
-    installed SDKs' sources without importing them."""
+    """Type tokens of the cloud resources components/ constructs (`aws.ec2.Vpc(...)`,
+    `network.VirtualNetwork(...)` from pulumi_azure_native), read from the installed SDKs' sources
+    without importing them."""
     tokens = set()
     for source in sorted((REPO / "components").rglob("*.py")):
-        for cloud, module, name in _CONSTRUCTED.findall(source.read_text()):
-            spec = importlib.util.find_spec(f"pulumi_{cloud}")
+        for package, module, name in _constructed(source.read_text()):
+            spec = importlib.util.find_spec(package)
             assert spec is not None
             assert spec.origin is not None
             folder = Path(spec.origin).parent / module
@@ -1028,6 +1060,12 @@ def build(aws: GoTree, gcp: GoTree, extra: tuple[str, ...] = ()) -> dict[str, An
             entries.append(
                 {"type": token, "provider": "kubernetes", **KUBERNETES[token], **_provenance("kubernetes")}
             )
+        elif token in replacement_azure.AZURE:
+            entries.append(azure_entry(token))
+        elif token == "pulumi:providers:azure-native":
+            entries.append(
+                {"type": token, "provider": "azure-native", **replacement_azure.AZURE_PROVIDER, **_azure()}
+            )
         elif token in DYNAMIC:
             entries.append({"type": token, **DYNAMIC[token], **_provenance("clusterfab")})
         elif token in PROVIDER_DEFAULTS:
@@ -1038,13 +1076,52 @@ def build(aws: GoTree, gcp: GoTree, extra: tuple[str, ...] = ()) -> dict[str, An
         else:
             missing.append(token)
     if missing:
-        raise SystemExit(f"no upstream schema is named for {missing}: add them to AWS / GCP above")
+        raise SystemExit(
+            f"no upstream schema is named for {missing}: add them to AWS / GCP above, or to "
+            "replacement_azure.AZURE"
+        )
     return {
         "providers": {
             "aws": _provider("aws", "hashicorp/terraform-provider-aws", aws, entries),
+            "azure-native": _azure_provider(),
             "gcp": _provider("gcp", "hashicorp/terraform-provider-google-beta", gcp, entries),
         },
         "types": entries,
+    }
+
+
+def _azure() -> dict[str, Any]:
+    return {"source": AZURE_SOURCES, "as_of": AS_OF_AZURE, "confidence": "vendor-code"}
+
+
+def azure_entry(token: str) -> dict[str, Any]:
+    """The pinned rule of an azure-native type, every property it names checked against the SDK's inputs."""
+    rule = replacement_azure.AZURE[token]
+    inputs = {name for name, _ in PulumiNames(token).top.values()}
+    unknown = sorted(p for p in rule["replace_on"] if p.split(".")[0] not in inputs)
+    if unknown:
+        raise SystemExit(f"{token}: {unknown} are no inputs of the installed SDK; read the source again")
+    entry = {"type": token, "provider": "azure-native", "read": rule["read"]}
+    entry |= {"replace_on": sorted(rule["replace_on"]), "why": rule["why"], **_azure()}
+    if "unconfirmed" in rule:
+        entry["unconfirmed"] = rule["unconfirmed"]
+    return entry
+
+
+def _azure_provider() -> dict[str, Any]:
+    version = importlib.metadata.version("pulumi-azure-native")
+    return {
+        "pulumi_package": "pulumi-azure-native",
+        "pulumi_version": version,
+        "upstream": "pulumi/pulumi-azure-native",
+        "upstream_version": f"v{version}",
+        "read_from": replacement_azure.READ_FROM,
+        **_azure(),
+        "unconfirmed": {
+            "upstream_version": "the provider's code was read at the commits the index holds "
+            "(per type in `read`), not at the v" + version + " tag; the specifications at the API versions "
+            "pulumi-azure-native uses by default (the SDK's docstrings)"
+        },
     }
 
 
@@ -1091,7 +1168,10 @@ HEADER = """\
 # (`inherits`; the provider resources list what they hand down as `inherited`), whose change on the provider
 # therefore changes the resource too. Paths name the nested properties of blocks with dots and leave out
 # list indexes (`networkInterfaces.subnetwork`). `not_in_upstream`: inputs the installed SDK has and the
-# upstream release read lacks (the SDK bridges a later release; see `providers`).
+# upstream release read lacks (the SDK bridges a later release; see `providers`). pulumi-azure-native bridges
+# no Terraform provider: its rules are a table pinned by hand in scripts/replacement_azure.py (each type's
+# `read` names the provider code and REST specification files, repository @ commit : path), not read by
+# the script; `unconfirmed` says where a specification was not read.
 """
 
 
