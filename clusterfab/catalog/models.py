@@ -416,6 +416,15 @@ class SocketIfname(Sourced):
     ifname: str
 
 
+class NcclFabricEnv(Sourced):
+    """The NCCL environment of a machine type's fabric beyond NCCL_SOCKET_IFNAME: NCCL_TOPO_FILE, a file
+    its image carries (None: NCCL detects the topology), and further variables."""
+
+    machine_type: str
+    topo_file: str | None
+    env: dict[str, str]
+
+
 class LocalDisks(Sourced):
     """The /dev/disk/by-id link names of a cloud's local NVMe disks (glob patterns)."""
 
@@ -480,6 +489,9 @@ class OsImage(Sourced):
     """The root volume type nodes boot from, where the cloud's launch configuration names it (AWS)."""
     driver_branch: str | None = None
     """The NVIDIA driver branch the image ships; None: nodes install the driver themselves."""
+    carries: list[str] = []
+    """Other node software the image ships, which nodes verify and hold instead of installing: node_packages
+    names (at the catalog's version) and absolute paths of files."""
 
 
 class MonitoringMachine(Sourced):

@@ -50,6 +50,7 @@ from clusterfab.catalog.models import (
     LustreClient,
     MonitoringFacts,
     NcclBuilds,
+    NcclFabricEnv,
     NcclTestsSupport,
     NetworkLayout,
     NodePackage,
@@ -127,6 +128,8 @@ class Catalog:
     nccl_builds: NcclBuilds
     nccl_tests_support: NcclTestsSupport
     socket_ifnames: dict[str, SocketIfname]
+    fabric_env: dict[str, NcclFabricEnv]
+    """Per machine type, the fabric's NCCL topology file and variables (software.yaml `nccl_fabric_env`)."""
     local_disks: dict[str, LocalDisks]
     releases: dict[str, ReleaseList]
     """`nvidia_driver` and `nccl`: the versions NVIDIA released, to warn about one that does not exist."""
@@ -390,6 +393,7 @@ def _software_tables(software: Any) -> dict[str, Any]:
     fabrics = (FabricSoftware.model_validate(f) for f in software["fabrics"])
     gpus = (GpuSupport.model_validate(g) for g in software["gpus"])
     ifnames = (SocketIfname.model_validate(x) for x in software["nccl_socket_ifnames"])
+    fabric_env = (NcclFabricEnv.model_validate(x) for x in software["nccl_fabric_env"])
     disks = (LocalDisks.model_validate(x) for x in software["local_scratch_devices"])
     lustre = (LustreClient.model_validate(x) for x in software["lustre_clients"])
     packages = (NodePackage.model_validate(x) for x in software["node_packages"])
@@ -403,6 +407,7 @@ def _software_tables(software: Any) -> dict[str, Any]:
         "node_packages": {p.name: p for p in packages},
         "nccl_tests_support": NcclTestsSupport.model_validate(software["nccl_tests_min_for_cuda"]),
         "socket_ifnames": {i.machine_type: i for i in ifnames},
+        "fabric_env": {e.machine_type: e for e in fabric_env},
         "local_disks": {d.cloud: d for d in disks},
         "lustre_clients": {c.cloud: c for c in lustre},
     }

@@ -15,7 +15,7 @@ from typing import Any
 
 from clusterfab.bootstrap import Mount
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import NvlinkService
+from clusterfab.catalog.models import NvlinkService, OsImage
 from clusterfab.core.vocab import Cloud, Fabric
 from clusterfab.scheduler import plugin
 from clusterfab.spec import ClusterSpec, NodeGroup, TpuSlice
@@ -91,11 +91,17 @@ def nvlink_services(group: NodeGroup, catalog: Catalog) -> list[NvlinkService]:
     return list(support.nvlink_services)
 
 
+def booted_image(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> OsImage | None:
+    """The catalog's record of the image the group's nodes boot; None: an image the blueprint names."""
+    image = catalog.default_image(spec.cloud, group.machine.cpu_architecture)
+    return image if group.image == image.image else None
+
+
 def driver_source(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> str:
     """`image` when the node boots the catalog's default image and that image ships a driver (GCP's
     accelerator images), else `cuda_repository`."""
-    image = catalog.default_image(spec.cloud, group.machine.cpu_architecture)
-    return "image" if group.image == image.image and image.driver_branch else "cuda_repository"
+    image = booted_image(spec, group, catalog)
+    return "image" if image is not None and image.driver_branch else "cuda_repository"
 
 
 def _nvlink_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
@@ -112,7 +118,31 @@ def _nvlink_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[
     return result
 
 
-def _fabric_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+DOCA_PACKAGES: dict[str, str] = {"x86_64": "doca-ofed", "arm64": "doca-ofed-arm64"}
+"""The node_packages entry of each CPU architecture's DOCA-OFED release."""
+
+
+def _infiniband_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+    """DOCA-OFED (verified and held where the image carries it, else installed) and the machine type's
+    NCCL environment; NCCL_TOPO_FILE only where the image carries the file."""
+    machine = group.machine
+    image = booted_image(spec, group, catalog)
+    carried = image.carries if image is not None else []
+    doca = DOCA_PACKAGES[machine.cpu_architecture]
+    nccl = catalog.fabric_env.get(machine.name)
+    result: dict[str, Any] = {
+        "infiniband_doca_version": catalog.node_packages[doca].version or "",
+        "infiniband_doca_preinstalled": doca in carried,
+        "infiniband_nccl_topo_file": nccl.topo_file if nccl and nccl.topo_file in carried else "",
+        "infiniband_nccl_env": dict(nccl.env) if nccl else {},
+    }
+    ifname = catalog.socket_ifnames.get(machine.name)
+    if ifname is not None:
+        result["infiniband_socket_ifname"] = ifname.ifname
+    return result
+
+
+def _fabric_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
     fabric, machine = group.fabric, group.machine
     result: dict[str, Any] = {}
     if fabric == "efa":
@@ -133,7 +163,7 @@ def _fabric_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
     elif fabric == "gpudirect-tcpxo":
         result["gpudirect_tcpxo_helper_version"] = _apt_version(catalog, "dmabuf-import-helper")
     elif fabric == "infiniband":
-        result["infiniband_doca_version"] = catalog.node_packages["doca-ofed"].version or ""
+        result.update(_infiniband_vars(spec, group, catalog))
     return result
 
 
@@ -203,7 +233,7 @@ def gpu_node_vars(
         result["gdrcopy_checksum"] = gdrcopy.checksum
     result.update(_nvlink_vars(spec, group, catalog))
     result.update(_container_runtime_vars(spec, group, catalog))
-    result.update(_fabric_vars(group, catalog))
+    result.update(_fabric_vars(spec, group, catalog))
     result.update(storage_vars(spec.cloud, catalog, mounts))
     return result
 

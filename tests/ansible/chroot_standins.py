@@ -81,6 +81,15 @@ IMAGE_DRIVER_PACKAGES = (
 LUSTRE = "2.15.6"
 DOCA = "2.9.1"
 DOCA_OFED = "24.10-1.1.4.0"
+# Azure's Ubuntu-HPC 24.04 image installs DOCA-OFED through doca-host, whose version these are: the
+# vendor's package file names (azhpc-images versions.json `doca`: ubuntu24.04 x86_64
+# doca-host_3.2.3-019000-25.10-ubuntu2404_amd64.deb, ubuntu22.04
+# doca-host_3.2.1-044000-25.10-ubuntu2204_amd64.deb).
+AZURE_DOCA_HOST_DEB = "3.2.3-019000-25.10-ubuntu2404"
+AZURE_OTHER_DOCA_HOST_DEB = "3.2.1-044000-25.10-ubuntu2204"
+# No stored source gives the doca-ofed version on that image: a stand-in (the role reads the release from
+# doca-host, as Azure's recipe does).
+AZURE_DOCA_OFED_DEB = "0.standin-1"
 NODE_EXPORTER_DEB = _version("prometheus-node-exporter")
 EFA_INSTALLER = CATALOG.node_packages["efa-installer"].version or ""
 # Synthetic: a release after the catalog's, for the day-2 upgrade.
@@ -555,6 +564,11 @@ def _doca_debs() -> list[Deb]:
     ]
 
 
+def _azure_doca_debs(doca_host: str) -> list[Deb]:
+    """DOCA-OFED as Azure's image carries it: doca-host and the doca-ofed it pulled in."""
+    return [Deb("doca-host", doca_host), Deb("doca-ofed", AZURE_DOCA_OFED_DEB)]
+
+
 def _lustre_debs(kernel_release: str) -> list[Deb]:
     return [
         Deb(
@@ -917,8 +931,9 @@ def build_standins(dest: Path, kernel_release: str) -> Standins:
 
 def _image_debs(dest: Path, kernel_release: str) -> None:
     """What a node image carries before any role runs: the GCP accelerator image's driver packages
-    (recorded in the catalog's `ubuntu` repository) and a kernel package named after the running kernel
-    as Ubuntu names them (a fixture for the kernel hold, not catalog data)."""
+    (recorded in the catalog's `ubuntu` repository), a kernel package named after the running kernel
+    as Ubuntu names them (a fixture for the kernel hold, not catalog data), and the DOCA-OFED of Azure's
+    Ubuntu-HPC image (and of another release of it)."""
     dest.mkdir(parents=True)
     behaviour = _behaviour(kernel_release)
     for package in CATALOG.apt_packages:
@@ -927,6 +942,10 @@ def _image_debs(dest: Path, kernel_release: str) -> None:
                 _as_deb(package, package.version, behaviour.get(package.name, {}), {}), dest / "gcp-driver"
             )
     build_deb(Deb(f"linux-image-{kernel_release}", "1.0-1"), dest / "kernel")
+    azure = {"azure-doca": AZURE_DOCA_HOST_DEB, "azure-doca-other": AZURE_OTHER_DOCA_HOST_DEB}
+    for name, doca_host in azure.items():
+        for deb in _azure_doca_debs(doca_host):
+            build_deb(deb, dest / name)
 
 
 DOCKER = _script('echo "Docker version 28.5.2, build stand-in"\n')
@@ -939,7 +958,8 @@ def install_into(standins: Standins, rootfs: Path) -> None:
 
 def preinstall(rootfs: Path, what: str) -> None:
     """Install the image's own packages into ``rootfs`` as the image would carry them: `gcp-driver`
-    (Canonical's driver of the GCP accelerator image) or `kernel` (the running kernel's package)."""
+    (Canonical's driver of the GCP accelerator image), `kernel` (the running kernel's package), `azure-doca`
+    (the DOCA-OFED of Azure's Ubuntu-HPC image) or `azure-doca-other` (another DOCA release)."""
     debs = sorted((rootfs / MOUNT.lstrip("/") / "image" / what).glob("*.deb"))
     inside = [f"{MOUNT}/image/{what}/{deb.name}" for deb in debs]
     subprocess.run(["chroot", str(rootfs), "dpkg", "--install", *inside], check=True, capture_output=True)

@@ -169,11 +169,18 @@ def infiniband_nd_h100(standins: Standins) -> dict[str, Any]:
     }
 
 
+def infiniband_azure_ndv5(standins: Standins) -> dict[str, Any]:
+    """Azure ND H100 v5 (example azure-ndv5-ib) on Azure's Ubuntu-HPC image: the DOCA-OFED it carries is
+    verified and held, and the NCCL environment is Azure's."""
+    return node_vars(example_spec("azure-ndv5-ib"), standins)
+
+
 VARIANTS = {"efa_p5": efa_p5, "gib_a3_ultra": gib_a3_ultra}
 # Variants whose fabric role (with the container runtime it needs) is exercised alone, by tags.
 FABRIC_ONLY_VARIANTS = {
     "gpudirect_tcpxo": tcpxo_a3_mega,
     "gpudirect_tcpx": tcpx_a3_high,
     "infiniband": infiniband_nd_h100,
+    "infiniband_azure": infiniband_azure_ndv5,
     "container_cli": container_cli_p5,
 }

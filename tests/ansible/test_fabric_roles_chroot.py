@@ -46,6 +46,8 @@ FABRIC_TAGS = {
     "gpudirect_tcpxo": ["container_runtime", "gpudirect_tcpxo"],
     "gpudirect_tcpx": ["container_runtime", "gpudirect_tcpx"],
     "infiniband": ["infiniband"],
+    # The same role on Azure's Ubuntu-HPC image, which carries DOCA-OFED.
+    "infiniband_azure": ["infiniband"],
     # A pyxis node without a container fabric: the container runtime role in its CLI-only mode.
     "container_cli": ["container_runtime"],
 }
@@ -90,12 +92,35 @@ def infiniband_node(fresh_rootfs: Callable[[str], Path], built_standins: standin
     return apply_fabric_role("infiniband", fresh_rootfs("infiniband"), built_standins)
 
 
+# NCCL_TOPO_FILE's target, which Azure's image copies from its recipe's topology/ (stand-in content).
+AZURE_TOPO_FILE = "/opt/microsoft/ndv5-topo.xml"
+
+
+def azure_hpc_image(rootfs: Path, doca: str = "azure-doca") -> Path:
+    """Make ``rootfs`` look like Azure's Ubuntu-HPC image: its DOCA-OFED, the ND v5 topology file."""
+    standins.preinstall(rootfs, doca)
+    topo = rootfs / AZURE_TOPO_FILE.lstrip("/")
+    topo.parent.mkdir(parents=True, exist_ok=True)
+    topo.write_text('<system version="1"/>\n')
+    return rootfs
+
+
+@pytest.fixture(scope="module")
+def infiniband_azure_node(
+    fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins
+) -> FabricRun:
+    rootfs = azure_hpc_image(fresh_rootfs("infiniband-azure"))
+    return apply_fabric_role("infiniband_azure", rootfs, built_standins)
+
+
 @pytest.fixture(scope="module")
 def container_cli_node(fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins) -> FabricRun:
     return apply_fabric_role("container_cli", fresh_rootfs("container-cli"), built_standins)
 
 
-@pytest.fixture(params=["tcpxo_node", "tcpx_node", "infiniband_node", "container_cli_node"])
+@pytest.fixture(
+    params=["tcpxo_node", "tcpx_node", "infiniband_node", "infiniband_azure_node", "container_cli_node"]
+)
 def fabric_node(request: pytest.FixtureRequest) -> FabricRun:
     run: FabricRun = request.getfixturevalue(request.param)
     return run
@@ -272,7 +297,7 @@ def test_infiniband_stack(infiniband_node: FabricRun) -> None:
     assert version == f"{standins.DOCA_OFED}-1"
     assert infiniband_node.output("apt-mark", "showhold").split() == ["doca-ofed"]
     assert infiniband_node.path("/etc/modules-load.d/clusterfab-infiniband.conf").read_text() == (
-        MANAGED + "ib_umad\nrdma_ucm\nib_ipoib\n"
+        MANAGED + "ib_umad\nrdma_ucm\nib_ipoib\nnvidia-peermem\n"
     )
     assert infiniband_node.path("/etc/profile.d/nccl-fabric.sh").read_text() == MANAGED + (
         "# NCCL over InfiniBand with its native IB transport and GPUDirect RDMA; no network plugin.\n"
@@ -282,6 +307,73 @@ def test_infiniband_stack(infiniband_node: FabricRun) -> None:
         f"*** System restart required: DOCA-OFED {standins.DOCA} ***\n"
     )
     assert not infiniband_node.path("/etc/systemd/system/multi-user.target.wants/opensm.service").exists()
+
+
+def test_infiniband_on_azures_image_verifies_and_holds_its_doca_and_writes_azures_nccl_environment(
+    infiniband_azure_node: FabricRun,
+) -> None:
+    node = infiniband_azure_node
+    installed = node.output("dpkg-query", "-W", "-f", "${Package} ${Version}\n", "doca-host", "doca-ofed")
+    assert installed == (
+        f"doca-host {standins.AZURE_DOCA_HOST_DEB}\ndoca-ofed {standins.AZURE_DOCA_OFED_DEB}\n"
+    )
+    assert node.output("apt-mark", "showhold").split() == ["doca-host", "doca-ofed"]
+    # Nothing installed: no DOCA repository, no key, no reboot.
+    assert not node.path("/etc/apt/sources.list.d/clusterfab-doca.sources").exists()
+    assert not node.path("/etc/apt/keyrings/clusterfab-doca.asc").exists()
+    assert not node.path("/run/reboot-required").exists()
+    install = {e.task for e in node.first_events if e.kind == "runner_on_ok" and e.task.startswith("Install")}
+    assert install == set()
+    # nvidia-peermem at boot, as Azure's ndv5.sh loads it.
+    assert node.path("/etc/modules-load.d/clusterfab-infiniband.conf").read_text() == (
+        MANAGED + "ib_umad\nrdma_ucm\nib_ipoib\nnvidia-peermem\n"
+    )
+    # Azure's hopper.conf less SHARP, the MPI launcher's UCX and NCCL_DEBUG; its topology file.
+    assert node.path("/etc/profile.d/nccl-fabric.sh").read_text() == MANAGED + (
+        "# NCCL over InfiniBand with its native IB transport and GPUDirect RDMA; no network plugin.\n"
+        "export NCCL_SOCKET_IFNAME=eth0\n"
+        "export NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml\n"
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID\n"
+        "export NCCL_IB_PCI_RELAXED_ORDERING=1\n"
+        "export NCCL_IB_QPS_PER_CONNECTION=4\n"
+        "export NCCL_IGNORE_CPU_AFFINITY=1\n"
+        "export NCCL_MIN_NCHANNELS=32\n"
+        "export NCCL_P2P_NET_CHUNKSIZE=2097152\n"
+        "export NCCL_PXN_DISABLE=1\n"
+    )
+
+
+def test_infiniband_refuses_an_image_with_another_doca_release(
+    fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins
+) -> None:
+    rootfs = azure_hpc_image(fresh_rootfs("infiniband-azure-other"), "azure-doca-other")
+    extravars = variants.FABRIC_ONLY_VARIANTS["infiniband_azure"](built_standins)
+    result = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=FABRIC_TAGS["infiniband_azure"])
+    assert not result.succeeded
+    (failure,) = result.failed_tasks
+    assert failure.task == "Assert the host carries no other DOCA release"
+    assert failure.message == (
+        f"This host carries DOCA 3.2.1 (doca-host {standins.AZURE_OTHER_DOCA_HOST_DEB}), but the catalog pins"
+        " DOCA-OFED 3.2.3. Boot the image release the catalog names, or update the catalog's doca-ofed"
+        " release to the image's."
+    )
+    assert rootfs.joinpath("etc/apt/sources.list.d/clusterfab-doca.sources").exists() is False
+
+
+def test_infiniband_refuses_an_image_said_to_carry_doca_that_does_not(
+    fresh_rootfs: Callable[[str], Path], built_standins: standins.Standins
+) -> None:
+    rootfs = fresh_rootfs("infiniband-azure-bare")
+    extravars = variants.FABRIC_ONLY_VARIANTS["infiniband_azure"](built_standins)
+    result = run_in_chroot("gpu_node.yml", rootfs, extravars, tags=FABRIC_TAGS["infiniband_azure"])
+    assert not result.succeeded
+    (failure,) = result.failed_tasks
+    assert failure.task == "Assert the image carries the DOCA-OFED packages"
+    assert failure.message == (
+        "infiniband_doca_preinstalled says this host's image carries DOCA-OFED 3.2.3, but the host lacks"
+        " doca-host, doca-ofed. Boot the image the catalog names, or install DOCA-OFED from its repository"
+        " (infiniband_doca_preinstalled: false)."
+    )
 
 
 def test_a_pyxis_node_gets_the_nvidia_container_cli_and_no_docker(container_cli_node: FabricRun) -> None:
