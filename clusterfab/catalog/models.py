@@ -9,7 +9,7 @@ the data fails the catalog tests instead of silently dropping a figure.
 # No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string when each model class is created, on every run of every command.
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -106,6 +106,13 @@ class CapacityBlockTimes(Sourced):
     """An extension can be requested from this long before the end (until an hour before it)."""
 
 
+class InfinibandPorts(NamedTuple):
+    """A machine type's InfiniBand: its HCAs (one port each) and the rate every port must run at."""
+
+    hcas: int
+    gbps_per_port: int
+
+
 class MachineType(Sourced):
     """A GPU machine type; what differs per cloud is in the cloud's own class below."""
 
@@ -127,6 +134,10 @@ class MachineType(Sourced):
         """The cloud's own fields of the type's row in `clusterfab catalog --format json` (its network
         and where it is offered)."""
         raise NotImplementedError(f"{type(self).__name__} does not say how it is listed")
+
+    def infiniband_ports(self) -> InfinibandPorts | None:
+        """The type's InfiniBand HCAs and their rated speed; None: the type has no InfiniBand."""
+        return None
 
 
 class AwsMachineType(MachineType):
@@ -431,6 +442,14 @@ class NcclTestsSupport(Sourced):
 
 class HealthcheckThresholds(Sourced):
     per_accelerator: dict[str, float]
+
+
+class GdrLoopbackFloors(Sourced):
+    """The node health check's floor on `ib_write_bw` GPUDirect loopback bandwidth per HCA (Gbps), per
+    machine type; a type without a floor has the bandwidth measured and reported, never judged."""
+
+    message_size_bytes: int = Field(gt=0)
+    per_machine_type: dict[str, float]
 
 
 class PairBandwidthFloors(Sourced):
