@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from clusterfab.catalog.models import MachineType, Record, Sourced
+from clusterfab.catalog.models import InfinibandPorts, MachineType, Record, Sourced
 
 if TYPE_CHECKING:
     from clusterfab.catalog.query import Catalog
@@ -45,6 +45,11 @@ class AzureMachineType(MachineType):
             "fabric_unit_kind": self.fabric_unit_kind,
             "locations": sorted(self.regions),
         }
+
+    def infiniband_ports(self) -> InfinibandPorts | None:
+        if self.fabric != "infiniband" or self.ib_gbps_per_port is None:
+            return None
+        return InfinibandPorts(self.ib_hcas, self.ib_gbps_per_port)
 
 
 class AzureRegions(Sourced):

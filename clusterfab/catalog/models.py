@@ -9,7 +9,7 @@ the data fails the catalog tests instead of silently dropping a figure.
 # No `from __future__ import annotations`: pydantic would compile and evaluate every field's annotation
 # string when each model class is created, on every run of every command.
 import datetime as dt
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -106,6 +106,13 @@ class CapacityBlockTimes(Sourced):
     """An extension can be requested from this long before the end (until an hour before it)."""
 
 
+class InfinibandPorts(NamedTuple):
+    """A machine type's InfiniBand: its HCAs (one port each) and the rate every port must run at."""
+
+    hcas: int
+    gbps_per_port: int
+
+
 class MachineType(Sourced):
     """A GPU machine type; what differs per cloud is in the cloud's own class below."""
 
@@ -127,6 +134,10 @@ class MachineType(Sourced):
         """The cloud's own fields of the type's row in `clusterfab catalog --format json` (its network
         and where it is offered)."""
         raise NotImplementedError(f"{type(self).__name__} does not say how it is listed")
+
+    def infiniband_ports(self) -> InfinibandPorts | None:
+        """The type's InfiniBand HCAs and their rated speed; None: the type has no InfiniBand."""
+        return None
 
 
 class AwsMachineType(MachineType):
@@ -436,23 +447,6 @@ class NcclTestsSupport(Sourced):
     """The oldest nccl-tests release that compiles with each CUDA major."""
 
     per_cuda_major: dict[int, str]
-
-
-class HealthcheckThresholds(Sourced):
-    per_accelerator: dict[str, float]
-
-
-class PairBandwidthFloors(Sourced):
-    """`clusterfab health`'s floor on two-node all_reduce_perf bus bandwidth (GB/s), per machine type:
-    a reference result of the machine type less `tolerance` (no vendor publishes an acceptance figure).
-    A machine type without a reference has no floor: its bandwidth is measured and reported only."""
-
-    tolerance: float = Field(gt=0, lt=1)
-    reference: dict[str, float]
-
-    def floor(self, machine_type: str) -> float | None:
-        reference = self.reference.get(machine_type)
-        return None if reference is None else round(reference * (1 - self.tolerance), 1)
 
 
 class LustreClient(Sourced):

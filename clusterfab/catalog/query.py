@@ -32,6 +32,7 @@ from pydantic.version import VERSION as PYDANTIC_VERSION
 from ruamel.yaml import YAML
 
 from clusterfab.catalog.azure_models import AzureTables
+from clusterfab.catalog.health_models import GdrLoopbackFloors, HealthcheckThresholds, PairBandwidthFloors
 from clusterfab.catalog.models import (
     AptPackage,
     AwsMachineType,
@@ -45,7 +46,6 @@ from clusterfab.catalog.models import (
     FabricSoftware,
     GcpMachineType,
     GpuSupport,
-    HealthcheckThresholds,
     LocalDisks,
     LustreClient,
     MonitoringFacts,
@@ -56,7 +56,6 @@ from clusterfab.catalog.models import (
     NodePackage,
     NodeRepository,
     OsImage,
-    PairBandwidthFloors,
     Price,
     PricingModel,
     ProviderSchemas,
@@ -111,6 +110,8 @@ class Catalog:
     fabric_software: dict[str, FabricSoftware]
     healthcheck: HealthcheckThresholds
     pair_bandwidth: PairBandwidthFloors
+    gdr_loopback: GdrLoopbackFloors
+    """The node health check's ib_write_bw GPUDirect loopback floors (InfiniBand machine types)."""
     images: tuple[OsImage, ...]
     monitoring: MonitoringFacts
     """The monitoring node, the monitoring host's packages, the exporters and NVIDIA's Xid catalog."""
@@ -404,6 +405,7 @@ def _software_tables(software: Any) -> dict[str, Any]:
         "fabric_software": {f.name: f for f in fabrics},
         "healthcheck": HealthcheckThresholds.model_validate(software["healthcheck_min_busbw_gbytes_per_s"]),
         "pair_bandwidth": PairBandwidthFloors.model_validate(software["healthcheck_pair_busbw_gbytes_per_s"]),
+        "gdr_loopback": GdrLoopbackFloors.model_validate(software["healthcheck_ib_write_bw_gdr_gbps"]),
         "node_packages": {p.name: p for p in packages},
         "nccl_tests_support": NcclTestsSupport.model_validate(software["nccl_tests_min_for_cuda"]),
         "socket_ifnames": {i.machine_type: i for i in ifnames},

@@ -613,6 +613,15 @@ FABRIC_PANELS: tuple[Panel, ...] = (
                 f"sum by (instance, device) (increase(node_infiniband_link_downed_total{{{GROUP}}}[5m]))",
                 "link down {{instance}} {{device}}",
             ),
+            Query(
+                f"sum by (instance, device) (increase(node_infiniband_symbol_error_total{{{GROUP}}}[5m]))",
+                "symbol errors {{instance}} {{device}}",
+            ),
+            Query(
+                f"sum by (instance, device) "
+                f"(increase(node_infiniband_link_error_recovery_total{{{GROUP}}}[5m]))",
+                "link recoveries {{instance}} {{device}}",
+            ),
         ),
     ),
     Panel(

@@ -1,6 +1,7 @@
 """Alert and recording rules: NVIDIA's Xid catalog, DCGM's error, throttling and health fields, exporter
-and node availability, full file systems and the cluster's burn rate; the scheduler's own come from its
-plugin (Slurm's: drained nodes, team budgets, the node sync).
+and node availability, InfiniBand ports (clusters with an InfiniBand node group), full file systems and the
+cluster's burn rate; the scheduler's own come from its plugin (Slurm's: drained nodes, team budgets, the
+node sync).
 
 Each rule watches a metric the exporters really expose (dcgm-exporter with clusterfab's counters file,
 the node exporter, the scheduler's exporter) or a recording rule defined here; tests check that, and run every
@@ -18,7 +19,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import Xid
+from clusterfab.catalog.models import InfinibandPorts, Xid
 from clusterfab.cost.estimate import HOURS_PER_MONTH, estimate_cost
 from clusterfab.monitoring.schedulers import MonitoredScheduler, RuleFile
 from clusterfab.monitoring.targets import DCGM_JOB, NODE_JOB
@@ -280,6 +281,101 @@ def availability_rules(spec: ClusterSpec) -> list[Rule]:
     return rules
 
 
+IB_ACTIVE, IB_LINK_UP = 4, 5
+"""The kernel's port state 4: ACTIVE and physical state 5: LinkUp, node_exporter's
+node_infiniband_state_id and node_infiniband_physical_state_id (collector/infiniband_linux.go)."""
+
+BYTES_PER_SECOND_PER_GBPS = 125_000_000
+"""node_infiniband_rate_bytes_per_second is the port's rate file ("400 Gb/sec (4X NDR)") in Gb/s times
+125,000,000 (prometheus/procfs v0.12.0, the node exporter v1.7.0's: sysfs/class_infiniband.go parseRate)."""
+
+IB_ERROR_COUNTERS: tuple[tuple[str, str, int, str, str], ...] = (
+    ("InfinibandLinkDowned", "node_infiniband_link_downed_total", 0, "the link went down",
+     "The port failed to recover from an error state and went down: jobs using it lost their "
+     "connections. Check the cable and the switch port; `ibstat` shows the port now."),
+    ("InfinibandSymbolErrors", "node_infiniband_symbol_error_total", 0, "symbol errors",
+     "Minor link errors on the physical lanes (a cable or transceiver going bad): watch the port and "
+     "replace the cable if they keep rising."),
+    ("InfinibandLinkErrorRecovery", "node_infiniband_link_error_recovery_total", 0,
+     "link error recoveries", "The link retrained after errors (it flaps): bandwidth drops while it "
+     "does; check the cable and the switch port."),
+    ("InfinibandPortReceiveErrors", "node_infiniband_port_errors_received_total", 100,
+     "more than 100 receive errors", "The port received malformed packets: a bad cable or a remote "
+     "port in trouble."),
+)  # fmt: skip
+"""The error counters watched, each an alert when it grows more than its limit in 10 minutes: the
+counters Azure's InfiniBand link validation reads with perfquery and the counts it calls for a look
+("Investigate": SymbolErrorCounter, LinkErrorRecoveryCounter, LinkDownedCounter above 0, PortRcvErrors
+above 100), Azure/ai-infrastructure-on-azure a01b073 skills/slurm/ib_link_validation/SKILL.md
+"Threshold guidance", read 2026-11-29."""
+
+
+def _port(what: str) -> str:
+    return (
+        f"{what} on InfiniBand port {{{{ $labels.device }}}}:{{{{ $labels.port }}}} of "
+        "{{ $labels.instance }} ({{ $labels.node_group }})"
+    )
+
+
+def infiniband_rules(spec: ClusterSpec) -> list[Rule]:
+    """Port state, speed and error counters of the node groups whose fabric is InfiniBand, from the node
+    exporter's infiniband collector; the speed a group's ports must run at is its machine type's."""
+    groups = [
+        (group, ports)
+        for group in spec.node_groups
+        if group.fabric == "infiniband" and (ports := group.machine.infiniband_ports()) is not None
+    ]
+    if not groups:
+        return []
+    names = [group.name for group, _ in groups]
+    matcher = f'node_group="{names[0]}"' if len(names) == 1 else f'node_group=~"{"|".join(names)}"'
+    selector = f'job="{NODE_JOB}", {matcher}'
+    rules = [
+        Rule(
+            "InfinibandPortDown",
+            f"node_infiniband_state_id{{{selector}}} != {IB_ACTIVE} "
+            f"or node_infiniband_physical_state_id{{{selector}}} != {IB_LINK_UP}",
+            duration="2m",
+            severity="critical",
+            summary=_port("not Active or not LinkUp"),
+            description="The port is not in state 4: ACTIVE with physical state 5: LinkUp, so NCCL cannot "
+            "use it: drain the node; `ibstat` shows the port's state.",
+        ),
+        *(_rated_speed_rule(group.name, group.machine.name, ports) for group, ports in groups),
+    ]
+    for name, metric, limit, what, description in IB_ERROR_COUNTERS:
+        rules.append(
+            Rule(
+                name,
+                f"increase({metric}{{{selector}}}[10m]) > {limit}",
+                severity="warning",
+                summary=_port(f"{what} in 10 minutes"),
+                description=description,
+            )
+        )
+    return rules
+
+
+def _rated_speed_rule(group: str, machine: str, ports: InfinibandPorts) -> Rule:
+    """Counted per node, not per port: a port that vanished has no rate to compare, and RDMA devices of
+    a node that are not its InfiniBand HCAs (an Ethernet one) run at other speeds."""
+    selector = f'job="{NODE_JOB}", node_group="{group}"'
+    rated = ports.gbps_per_port * BYTES_PER_SECOND_PER_GBPS
+    return Rule(
+        "InfinibandPortsBelowRatedSpeed",
+        f"(up{{{selector}}} == 1) unless on (instance) (count by (instance) "
+        f"(node_infiniband_rate_bytes_per_second{{{selector}}} >= {rated}) >= {ports.hcas})",
+        duration="5m",
+        severity="critical",
+        labels={"expected_ports": str(ports.hcas), "rated_gbps": str(ports.gbps_per_port)},
+        summary=f"node {{{{ $labels.instance }}}} ({{{{ $labels.node_group }}}}) has fewer than {ports.hcas} "
+        f"InfiniBand ports at {ports.gbps_per_port} Gb/s",
+        description=f"A {machine} node has {ports.hcas} InfiniBand HCAs at {ports.gbps_per_port} Gb/s "
+        "each; fewer run at that rate (an HCA is missing or a link trained at a lower speed), which slows "
+        "every collective the node is in: drain the node and read /sys/class/infiniband/*/ports/1/rate.",
+    )
+
+
 def storage_rules() -> list[Rule]:
     ratio = f"node_filesystem_avail_bytes{{{FILESYSTEMS}}} / node_filesystem_size_bytes{{{FILESYSTEMS}}}"
     return [
@@ -381,6 +477,12 @@ def _budget_alerts(spec: ClusterSpec) -> Iterable[Rule]:
         )
 
 
+def _infiniband_group(spec: ClusterSpec) -> list[RuleGroup]:
+    """The InfiniBand rule file, only for a cluster with an InfiniBand node group."""
+    rules = infiniband_rules(spec)
+    return [RuleGroup("infiniband.yml", "infiniband", tuple(rules))] if rules else []
+
+
 def rule_groups(
     spec: ClusterSpec, catalog: Catalog, *, schedulers: Sequence[MonitoredScheduler], today: dt.date
 ) -> list[RuleFile]:
@@ -390,6 +492,7 @@ def rule_groups(
         RuleGroup("gpu.yml", "gpu", (*xid_rules(catalog.monitoring.xids.rows), *gpu_health_rules())),
         RuleGroup("availability.yml", "availability", tuple(availability_rules(spec))),
         RuleGroup("storage.yml", "storage", tuple(storage_rules())),
+        *_infiniband_group(spec),
         RuleGroup("cost.yml", "cost", tuple(cost_rules(spec, catalog, today))),
     ]
     for scheduler in schedulers:

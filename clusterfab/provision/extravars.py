@@ -248,6 +248,22 @@ def healthcheck_vars(spec: ClusterSpec, group: NodeGroup, catalog: Catalog) -> d
         "gpu_healthcheck_expected_gpu_count": machine.accelerator.count,
         "gpu_healthcheck_min_busbw_gbps": minimum * GBITS_PER_GBYTE,
         "gpu_healthcheck_expected_driver_version": "" if image_driver else spec.software.nvidia_driver,
+        **_infiniband_healthcheck_vars(group, catalog),
+    }
+
+
+def _infiniband_healthcheck_vars(group: NodeGroup, catalog: Catalog) -> dict[str, Any]:
+    """The InfiniBand checks' expectations (fabric infiniband only; elsewhere the role skips them): the
+    machine type's HCAs and port rate, and the GPUDirect loopback floor where the catalog records one."""
+    ports = group.machine.infiniband_ports() if group.fabric == "infiniband" else None
+    if ports is None:
+        return {}
+    floors = catalog.gdr_loopback
+    return {
+        "gpu_healthcheck_ib_expected_hcas": ports.hcas,
+        "gpu_healthcheck_ib_gbps_per_port": ports.gbps_per_port,
+        "gpu_healthcheck_ib_min_gdr_gbps": floors.per_machine_type.get(group.machine.name, 0.0),
+        "gpu_healthcheck_ib_gdr_message_size": floors.message_size_bytes,
     }
 
 

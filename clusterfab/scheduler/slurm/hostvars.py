@@ -9,7 +9,8 @@ from dataclasses import asdict
 from typing import Any
 
 from clusterfab.catalog import Catalog
-from clusterfab.catalog.models import PairBandwidthFloors, SlurmFacts
+from clusterfab.catalog.health_models import PairBandwidthFloors
+from clusterfab.catalog.models import SlurmFacts
 from clusterfab.clouds import profile
 from clusterfab.core.naming import physical
 from clusterfab.core.vocab import MUNGE_KEY_PORT, label_value

@@ -96,6 +96,10 @@ cat > /etc/clusterfab/healthcheck-vars.json <<'CLUSTERFAB_VARS'
 {
   "gpu_healthcheck_expected_driver_version": {"__ansible_unsafe": ""},
   "gpu_healthcheck_expected_gpu_count": 8,
+  "gpu_healthcheck_ib_expected_hcas": 8,
+  "gpu_healthcheck_ib_gbps_per_port": 400,
+  "gpu_healthcheck_ib_gdr_message_size": 8388608,
+  "gpu_healthcheck_ib_min_gdr_gbps": 380.0,
   "gpu_healthcheck_min_busbw_gbps": 3200.0
 }
 CLUSTERFAB_VARS
