@@ -18,6 +18,7 @@ from clusterfab.blueprint.loader import read_blueprint
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog import Catalog, load_catalog
+from clusterfab.clouds import profile
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import Finding, Severity
 
@@ -150,7 +151,7 @@ def _check_settings(spec: ClusterSpec, settings: StackSettings, file: str) -> No
     problems = [
         f"the stack config {key} is {value} but {file} says region {spec.region}"
         for key, value in sorted(settings.provider_regions.items())
-        if key.split(":")[0] == spec.cloud and value != spec.region
+        if key == profile(spec.cloud).provider_region_setting and value != spec.region
     ]
     if spec.project and settings.gcp_project and settings.gcp_project != spec.project:
         problems.append(

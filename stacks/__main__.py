@@ -20,8 +20,8 @@ import pulumi
 # Pulumi runs this directory as a script with it first on sys.path: compose.py sits next to it.
 from compose import compose
 
+from clusterfab.clouds import profiles
 from clusterfab.core.errors import ClusterfabError
-from clusterfab.core.vocab import CLOUDS
 from clusterfab.stackinput import (
     ACTIVATE_COST_TAGS_KEY,
     BILLING_ACCOUNT_KEY,
@@ -36,6 +36,19 @@ from clusterfab.stackinput import (
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
+
+def provider_regions() -> dict[str, str]:
+    """The region settings of the clouds' providers that the stack sets (`aws:region`,
+    `azure-native:location`, ...): the stack input refuses one that disagrees with the blueprint."""
+    found = {}
+    for cloud in profiles():
+        namespace, _, name = cloud.provider_region_setting.partition(":")
+        value = pulumi.Config(namespace).get(name)
+        if value:
+            found[cloud.provider_region_setting] = value
+    return found
+
+
 config = pulumi.Config(CONFIG_NAMESPACE)
 stack = pulumi.get_stack()
 try:
@@ -48,11 +61,7 @@ try:
             gcp_project=pulumi.Config("gcp").get("project"),
             billing_account=config.get(BILLING_ACCOUNT_KEY),
             activate_cost_tags=config.get_bool(ACTIVATE_COST_TAGS_KEY) is True,
-            provider_regions={
-                f"{cloud}:region": region
-                for cloud in CLOUDS
-                if (region := pulumi.Config(cloud).get("region"))
-            },
+            provider_regions=provider_regions(),
         ),
         stack=stack,
     )

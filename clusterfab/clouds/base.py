@@ -176,6 +176,13 @@ class CloudProfile(Protocol):
     def offers_tpus(self) -> bool: ...
 
     @property
+    def provider_region_setting(self) -> str:
+        """The stack setting that names the region of the cloud's Pulumi provider (`aws:region`,
+        `azure-native:location`): the program builds its provider in the blueprint's region, so a stack
+        that sets another is refused."""
+        ...
+
+    @property
     def reserved_capacity_is_placed(self) -> bool:
         """Whether reserved capacity (a targeted reservation, a capacity block) already decides where
         the nodes are, so that a placement group of our own can only strand part of it (AWS: yes)."""

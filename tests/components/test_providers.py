@@ -64,3 +64,15 @@ def test_a_stack_whose_gcp_project_disagrees_is_refused_without_the_program() ->
         )
     assert "gcp:project is someone-else but" in str(info.value)
     assert info.value.exit_code == 2
+
+
+def test_a_stack_whose_azure_location_disagrees_with_the_blueprint_is_refused() -> None:
+    """azure-native names its region `location` (stack setting azure-native:location)."""
+    text = (REPO / "blueprints/examples/azure-ndv5-ib.yaml").read_text()
+    with pytest.raises(
+        PlanError,
+        match=r"the stack config azure-native:location is westus3 but .* says region southcentralus\. ",
+    ):
+        plan_configured(text, (("azure-native:location", "westus3"),), "dev")
+    agreeing = plan_configured(text, (("azure-native:location", "southcentralus"),), "dev")
+    assert agreeing.outputs["blueprint"]["region"] == "southcentralus"

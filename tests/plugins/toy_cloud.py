@@ -141,6 +141,7 @@ class ToyProfile:
     lustre_product = "Toy Lustre"
     reserved_addresses = 3
     offers_tpus = False
+    provider_region_setting = "toy:region"
     reserved_capacity_is_placed = False
     reservation_example = "res-42"
     reservation_format = "res- followed by digits, e.g. res-42"

@@ -68,6 +68,7 @@ class AzureProfile:
     """Azure keeps the first four and the last address of every subnet (catalog source S-AZ-VNET)."""
     reserved_capacity_is_placed = False
     offers_tpus = False
+    provider_region_setting = "azure-native:location"
     reservation_example = (
         "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/my-group/providers/"
         "Microsoft.Compute/capacityReservationGroups/my-reservations"

@@ -79,6 +79,7 @@ class GcpProfile:
     reserved_addresses = 4
     reserved_capacity_is_placed = False
     offers_tpus = True
+    provider_region_setting = "gcp:region"
     reservation_example = "my-reservation"
     reservation_format = "a reservation name or projects/PROJECT/reservations/NAME"
     kms_key_example = "projects/my-project/locations/us-central1/keyRings/my-ring/cryptoKeys/my-key"
