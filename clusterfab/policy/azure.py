@@ -11,11 +11,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from clusterfab.clouds.azure.profile import SCALE_SET
 from clusterfab.core.vocab import NODE_GROUP_TAG, CapacityKind
 from clusterfab.policy.pricing import CloudPricing, Reader
 from clusterfab.policy.resources import Resource, integer
 
-SCALE_SET = "azure-native:compute:VirtualMachineScaleSet"
 AMLFS = "azure-native:storagecache:AmlFilesystem"
 GIB_PER_TIB = 1024
 

@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from clusterfab.clouds.azure.profile import SCALE_SET
 from clusterfab.core import exposure
 from clusterfab.policy.resources import Resource, items, strings, truthy
 
-SCALE_SET = "azure-native:compute:VirtualMachineScaleSet"
 VIRTUAL_MACHINE = "azure-native:compute:VirtualMachine"
 NETWORK_INTERFACE = "azure-native:network:NetworkInterface"
 SECURITY_GROUP = "azure-native:network:NetworkSecurityGroup"

@@ -71,7 +71,7 @@ def realize(cluster: Cluster) -> Realized:
             "vnet_id": net.vnet_id,
             "node_subnet_id": net.node_subnet_id,
         },
-        bucket=pulumi.Output.concat(store.account_name, "/", store.container_name),
+        bucket=site.bucket_name,
         node_groups=exports,
         storage=storage,
         node_selector=profile("azure").node_selector(spec.name, cluster.stack),

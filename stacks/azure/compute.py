@@ -57,10 +57,9 @@ def image(reference: str) -> AzureImage:
 def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeGroupExport:
     """A node group's scale sets, one per fabric unit, all booting the same script."""
     cluster, spec = site.cluster, site.spec
-    bucket = pulumi.Output.concat(site.bucket.account_name, "/", site.bucket.container_name)
     boot_script = cluster.boot_script(
         name=group.name,
-        bucket_name=bucket,
+        bucket_name=site.bucket_name,
         mounts=mounts,
         playbook="gpu_node.yml",
         playbook_vars=lambda resolved: cluster.gpu_node_playbook_vars(group, resolved, {}),

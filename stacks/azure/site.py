@@ -66,3 +66,9 @@ class Site:
     @property
     def spec(self) -> ClusterSpec:
         return self.cluster.spec
+
+    @property
+    def bucket_name(self) -> pulumi.Output[str]:
+        """The cluster bucket as the stack outputs and the nodes' boot scripts name it:
+        <storage account>/<container> (clusterfab.clouds.azure.store reads that form)."""
+        return pulumi.Output.concat(self.bucket.account_name, "/", self.bucket.container_name)
