@@ -105,6 +105,17 @@ def zone_region(cloud: CloudProfile, catalog: Catalog, *, region: str, zone: str
 
 
 @dataclass(frozen=True, slots=True)
+class FabricUnit:
+    """Nodes of a group that share one fabric and no other (an Azure scale set): Slurm's nodes
+    `<group>-<first>` .. `<group>-<first + size - 1>`, which register by the unit's name."""
+
+    name: str
+    """The unit's name: the Slurm feature its nodes register by, the value of its fabric-unit tag."""
+    first: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoredObject:
     body: bytes
     written_at: dt.datetime
@@ -348,6 +359,13 @@ class CloudProfile(Protocol):
     @property
     def controller_state_device(self) -> str:
         """Where the disk the controller keeps its state on appears on the host (the stack attaches it)."""
+        ...
+
+    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+        """How `count` Slurm nodes of a group register. None: the node sync gives each instance its node
+        name (a tag, a metadata key) and the groups' leaf switches hang under one root. Units: each node
+        takes a free name of its unit itself (Slurm's dynamic future nodes, `slurmd -F<unit>`), and no
+        switch joins two units: the fabric does not span them, so neither may a job."""
         ...
 
     # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------

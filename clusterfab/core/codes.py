@@ -651,6 +651,14 @@ _CODES = [
         "build Slurm there yet, and the scheduler section would be dropped.",
     ),
     Code(
+        "BP232",
+        "elastic Slurm nodes on a cloud without node programs",
+        _E,
+        "Slurm's elastic nodes are created and deleted by the controller's node programs, which exist for "
+        "some clouds only (Azure's scale-set nodes register with Slurm by their fabric unit and cannot be "
+        "created by name).",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,

@@ -8,14 +8,14 @@ from cluster import Cluster
 
 from clusterfab import addressing
 from clusterfab.clouds import profile
+from clusterfab.clouds.azure.hostvars import NODE_BLOCK
 from clusterfab.spec import LustreStorage
 from components._naming import child
 from components.azure.network import AzureNetwork, AzureNetworkArgs
 from components.azure.resource_group import AzureResourceGroup, AzureResourceGroupArgs
 
-CONTROLLER_BLOCK = 1
 LUSTRE_BLOCK = 2
-"""Blocks of the cluster range (clusterfab.addressing.blocks): the hosts' block is the profile's."""
+"""The block of the cluster range (clusterfab.addressing.blocks) Managed Lustre's subnet takes."""
 
 
 def resource_group(cluster: Cluster, opts: pulumi.ResourceOptions) -> AzureResourceGroup:
@@ -41,8 +41,8 @@ def network(cluster: Cluster, group: pulumi.Input[str], opts: pulumi.ResourceOpt
             resource_group_name=group,
             location=spec.region,
             address_space=[spec.cidr],
-            node_cidr=str(profile("azure").host_subnet(spec.cidr)),
-            controller_cidr=str(blocks[CONTROLLER_BLOCK]),
+            node_cidr=str(blocks[NODE_BLOCK]),
+            controller_cidr=str(profile("azure").host_subnet(spec.cidr)),
             lustre_cidr=str(blocks[LUSTRE_BLOCK]) if lustre else None,
             zone=spec.zone,
             tags=cluster.tags("network"),

@@ -204,3 +204,20 @@ def test_kubernetes_on_a_cloud_without_a_managed_service_is_refused_at_the_kind(
         "\n"
         "kube.yaml: invalid (1 error, 0 warnings, 0 notes; checked: base)\n",
     )
+
+
+def test_slurm_on_a_cloud_without_slurm_hosts_is_refused_at_the_kind(toy: Path) -> None:
+    """BP228: the catalog records no Slurm controller machine for the toy cloud, so Slurm is refused
+    there instead of planning a cluster without its scheduler."""
+    bad = BLUEPRINT.replace("  kind: toy\n  controller:\n    machine_type: toy.cpu4\n", "  kind: slurm\n")
+    (toy / "slurm.yaml").write_text(bad)
+    assert _cli("validate", "slurm.yaml") == (
+        1,
+        "slurm.yaml:13:9: error[BP228] scheduler.kind: clusterfab builds no Slurm hosts on toy yet: the "
+        "catalog has no Slurm controller machine for it\n"
+        "   13 |   kind: slurm\n"
+        "      |         ^^^^^\n"
+        "   hint: use scheduler kind none on toy, or Slurm on aws or azure or gcp\n"
+        "\n"
+        "slurm.yaml: invalid (1 error, 0 warnings, 0 notes; checked: base)\n",
+    )

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
 from clusterfab.catalog.models import Accelerator, LocalDisks, MachineType, OsImage, Price, SocketIfname
-from clusterfab.clouds.base import FieldProblem, MachineNaming, PlanMocks, StoredObject, zone_problems
+from clusterfab.clouds.base import (
+    FabricUnit,
+    FieldProblem,
+    MachineNaming,
+    PlanMocks,
+    StoredObject,
+    zone_problems,
+)
 from clusterfab.core.findings import FieldPath
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, STACK_TAG, StorageKind
 
@@ -151,6 +158,10 @@ class ToyProfile:
     inventory_suffix = ".toy.yml"
     host_access_tools = ("toyctl",)
     controller_state_device = "/dev/toy1"
+
+    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+        return None  # the node sync names each instance
+
     database_machine = MachineNaming(re.compile(r"toydb\.[a-z0-9]+"), "a toy database size", "toydb.small")
     node_group_types = (NODE_POOL,)
     capacity_types: Mapping[str, bool] = MappingProxyType({NODE_POOL: False})

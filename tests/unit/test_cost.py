@@ -126,6 +126,8 @@ EXAMPLE_TOTALS = [
     # totals, both lines unpriced
     ("azure-ndv5-ib", None, "0", "0"),
     ("azure-ndv5-ib", "dev", "0", "0"),
+    ("azure-ndv5-ib-slurm", None, "0", "0"),
+    ("azure-ndv5-ib-slurm", "dev", "0", "0"),
 ]
 
 

@@ -136,6 +136,11 @@ def _compute_wants() -> Iterator[tuple[Want, PriceUnit]]:
         for region in offered[machine.cloud, machine.name]:
             for kind in machine.purchase_options:
                 yield Want(machine.cloud, machine.name, kind, region), "hour"
+    # The Slurm controller and login nodes and the monitoring node: bought on demand where examples run.
+    regions = example_regions()
+    for host in [*CATALOG.slurm.machines, *CATALOG.monitoring.machines]:
+        for region in regions[host.cloud]:
+            yield Want(host.cloud, host.name, "on_demand", region), "hour"
     for tpu in CATALOG.tpu_generations.values():
         sku = f"tpu-{tpu.name}"
         for region in offered["gcp", sku]:

@@ -12,7 +12,7 @@ from clusterfab import addressing
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds.aws import access, discovery, hostvars, store
 from clusterfab.clouds.aws.mocks import PLAN_MOCKS
-from clusterfab.clouds.base import FieldProblem, MachineNaming
+from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming
 from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.hints import listing
 from clusterfab.core.vocab import (
@@ -313,6 +313,9 @@ class AwsProfile:
     service_location = staticmethod(hostvars.service_location)
     instance_location = staticmethod(hostvars.instance_location)
     controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
+
+    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+        return None  # the node sync names each instance
 
     # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from clusterfab.catalog.azure_models import AzureMachineType
+from clusterfab.clouds.base import FabricUnit
 
 if TYPE_CHECKING:
     from clusterfab.catalog.models import MachineType
@@ -36,3 +37,19 @@ def fabric_units(machine: MachineType, count: int) -> tuple[int, ...]:
     units = -(-count // unit)
     base, extra = divmod(count, units)
     return (base + 1,) * extra + (base,) * (units - extra)
+
+
+def unit_names(group: str, units: int) -> tuple[str, ...]:
+    """The units' names: the group's own for one unit, `<group>-<i>` for several. They name the scale
+    sets (a one-unit group keeps the name it had before units existed) and Slurm's features."""
+    return (group,) if units == 1 else tuple(f"{group}-{index}" for index in range(units))
+
+
+def slurm_units(group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...]:
+    """The group's fabric units with their Slurm nodes, numbered across the units in order."""
+    sizes = fabric_units(machine, count)
+    firsts = [sum(sizes[:index]) for index in range(len(sizes))]
+    return tuple(
+        FabricUnit(name, first, size)
+        for name, first, size in zip(unit_names(group, len(sizes)), firsts, sizes, strict=True)
+    )

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+NODE_BLOCK = 0
+CONTROLLER_BLOCK = 1
+"""Blocks of the cluster range (clusterfab.addressing.blocks): the GPU nodes' subnet, and the subnet of the
+Slurm controller and login hosts (the profile's `host_subnet`, where the controller has its fixed address)."""
+
 CONTROLLER_STATE_DEVICE = "/dev/disk/azure/data/by-lun/0"
 """The link Azure's udev rules (azure-vm-utils / waagent, 66-azure-storage.rules) make for the data disk
 at LUN 0: the realizer attaches the controller's state disk there."""

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.azure_models import AzureMachineType
-from clusterfab.clouds.azure import access, discovery, hostvars, store
+from clusterfab.clouds.azure import access, discovery, fabric, hostvars, store
 from clusterfab.clouds.azure.mocks import PLAN_MOCKS
-from clusterfab.clouds.base import FieldProblem, MachineNaming
+from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming
 from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.hints import listing
 from clusterfab.core.vocab import (
@@ -228,8 +228,14 @@ class AzureProfile:
     instance_location = staticmethod(hostvars.instance_location)
     controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
 
+    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+        """A scale set's VMs cannot carry tags of their own (Uniform instances take no resource tags), so
+        no node sync can name them: each VM joins as a free node of its scale set's unit."""
+        return fabric.slurm_units(group, machine, count)
+
     def host_subnet(self, cidr: str) -> IPv4Network:
-        return addressing.blocks(cidr)[0]  # the nodes' subnet: the range's first block
+        """The controller subnet (the range's second block): the Slurm controller and login hosts."""
+        return addressing.blocks(cidr)[hostvars.CONTROLLER_BLOCK]
 
     # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
 

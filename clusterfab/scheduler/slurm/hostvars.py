@@ -13,8 +13,9 @@ from clusterfab.catalog.health_models import PairBandwidthFloors
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.clouds import profile
 from clusterfab.core.naming import physical
-from clusterfab.core.vocab import MUNGE_KEY_PORT, label_value
+from clusterfab.core.vocab import FABRIC_UNIT_TAG, MUNGE_KEY_PORT, label_value
 from clusterfab.monitoring.host import PROMETHEUS_USER, monitoring_host_vars
+from clusterfab.scheduler.slurm.nodes.clouds import CLOUDS as NODE_PROGRAM_CLOUDS
 from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import (
     ACCOUNTING_CA_FILE,
@@ -104,7 +105,8 @@ def controller_vars(
         "slurm_controller_state_device_name": profile(spec.cloud).controller_state_device,
         "slurm_controller_packages": list(facts.release.packages.controller),
         "slurm_controller_version": slurm.package_version,
-        "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}",
+        # A cloud without node programs (Azure: its nodes join by fabric unit) runs no node sync.
+        "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}" if spec.cloud in NODE_PROGRAM_CLOUDS else "",
         "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
         "slurm_controller_health_program": f"{files_dir}/{HEALTH_PROGRAM}",
         "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
@@ -196,6 +198,7 @@ def node_vars(
         "slurm_node_packages": list(facts.release.packages.node),
         "slurm_node_version": require_slurm(spec).package_version,
         "slurm_node_name_source": spec.cloud,
+        **_name_tag(spec, group),
         "slurm_node_gpus": group.gpus_per_node,
         "slurm_node_spot_watch": isinstance(group.capacity, Spot),
         # Images and their unpacked copies are large (tens of GB each): on the local NVMe when there is one.
@@ -206,6 +209,12 @@ def node_vars(
             scratch=group.local_scratch.mount_point if group.local_scratch.enabled else None,
         ),
     }
+
+
+def _name_tag(spec: ClusterSpec, group: NodeGroup) -> dict[str, Any]:
+    """Where nodes join by fabric unit, the tag their slurmd reads the unit's name from."""
+    units = profile(spec.cloud).slurm_units(group.name, group.machine, group.max_size)
+    return {} if units is None else {"slurm_node_name_tag": FABRIC_UNIT_TAG}
 
 
 def controller_host_vars(

@@ -22,6 +22,7 @@ from clusterfab import addressing
 from clusterfab.catalog.models import SlurmFacts
 from clusterfab.catalog.query import at_least
 from clusterfab.clouds import profile
+from clusterfab.clouds.base import FabricUnit
 from clusterfab.scheduler.base import RenderError
 from clusterfab.scheduler.slurm.hostlist import hostlist, join
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
@@ -95,6 +96,11 @@ def static_nodes(group: NodeGroup) -> str | None:
     return hostlist(group.name, group.static_size) if group.static_size else None
 
 
+def fabric_units(spec: ClusterSpec, group: NodeGroup) -> tuple[FabricUnit, ...] | None:
+    """The group's fabric units, where its nodes register by unit (`CloudProfile.slurm_units`)."""
+    return profile(spec.cloud).slurm_units(group.name, group.machine, group.max_size)
+
+
 def elastic_nodes(group: NodeGroup) -> str | None:
     """The nodes Slurm creates on demand, numbered after the static ones; None when it has none."""
     count = group.max_size - group.static_size
@@ -139,7 +145,7 @@ def render_slurm(spec: ClusterSpec, facts: SlurmFacts, *, version: str | None = 
         "slurm.conf": _slurm_conf(spec, slurm, settings, groups, target),
         "gres.conf": _gres_conf(groups),
         "cgroup.conf": _cgroup_conf(),
-        "topology.conf": _topology_conf(groups),
+        "topology.conf": _topology_conf(spec, groups),
         "slurmdbd.conf": _slurmdbd_conf(spec, slurm, facts),
         "accounts.cfg": _accounts_cfg(spec),
         "qos.cfg": _qos_cfg(spec.name, spec.teams),
@@ -322,16 +328,27 @@ def _slurm_conf(
         "",
     ]
     lines += [f"{setting.key}={setting.value}" for setting in settings]
+    by_unit = any(fabric_units(spec, g) is not None for g in groups)
     lines += [
         "",
         "# Nodes: the machine's CPUs, memory and GPUs from the catalog; a group's always-up nodes first,",
-        "# then its elastic ones (State=CLOUD: created by the resume program when a job needs them).",
+        "# a node for each VM of a fabric unit (State=FUTURE: the VM takes a free one as it starts)."
+        if by_unit
+        else "# then its elastic ones (State=CLOUD: created by the resume program when a job needs them).",
     ]
     for group in groups:
         hardware = (
             f"CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
             f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node}"
         )
+        if (units := fabric_units(spec, group)) is not None:
+            # Each VM takes a free node of its unit when its slurmd starts (`slurmd -F<unit>`).
+            lines += [
+                f"NodeName={hostlist(group.name, unit.size, start=unit.first)} {hardware} "
+                f"Feature={unit.name} State=FUTURE"
+                for unit in units
+            ]
+            continue
         if (static := static_nodes(group)) is not None:
             lines.append(f"NodeName={static} {hardware} State=UNKNOWN")
         if (elastic := elastic_nodes(group)) is not None:
@@ -402,9 +419,21 @@ TOPOLOGY_ROOT_SWITCH = "root"
 may take its name (rule BP144), or the root would list itself among its switches."""
 
 
-def _topology_conf(groups: tuple[NodeGroup, ...]) -> str:
+def _topology_conf(spec: ClusterSpec, groups: tuple[NodeGroup, ...]) -> str:
     """A leaf switch per node group (a placement group or compact placement keeps a group close), joined
-    by a root when there are several: Slurm places a job under the lowest switch that holds it."""
+    by a root when there are several: Slurm places a job under the lowest switch that holds it. Where the
+    cloud's fabric comes in units it does not span (Azure's InfiniBand scale sets), a leaf per unit and no
+    root: "jobs can only span nodes connected by the same switch fabric" (topology.conf(5))."""
+    units = {g.name: fabric_units(spec, g) for g in groups}
+    if any(found is not None for found in units.values()):
+        lines = ["# Tree topology: a leaf per fabric unit, joined by none (the fabric does not span units)."]
+        for group in groups:
+            found = units[group.name] or ()
+            lines += [
+                f"SwitchName={unit.name} Nodes={hostlist(group.name, unit.size, start=unit.first)}"
+                for unit in found
+            ]
+        return "\n".join(lines) + "\n"
     lines = ["# Tree topology: a leaf per node group, a root over them."]
     for group in groups:
         lines.append(f"SwitchName={group.name} Nodes={node_names(group)}")
