@@ -44,6 +44,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
         "Microsoft.Network/networkSecurityGroups@2024-05-01",
         "Microsoft.Network/natGateways@2024-05-01",
         "Microsoft.Network/publicIPAddresses@2024-05-01",
+        "Microsoft.Network/networkInterfaces@2024-05-01",
     ),
     "generated/storage/microsoft.storage/2024-01-01": (
         "Microsoft.Storage/storageAccounts@2024-01-01",
@@ -60,7 +61,10 @@ SOURCES: dict[str, tuple[str, ...]] = {
         "Microsoft.Compute/capacityReservationGroups@2024-11-01",
         "Microsoft.Compute/capacityReservationGroups/capacityReservations@2024-11-01",
         "Microsoft.Compute/proximityPlacementGroups@2024-11-01",
+        "Microsoft.Compute/virtualMachines@2024-11-01",
     ),
+    "generated/compute_1/microsoft.compute/2024-03-02": ("Microsoft.Compute/disks@2024-03-02",),
+    "generated/keyvault/microsoft.keyvault/2024-11-01": ("Microsoft.KeyVault/vaults@2024-11-01",),
     "generated/storagecache/microsoft.storagecache/2024-03-01": (
         "Microsoft.StorageCache/amlFilesystems@2024-03-01",
     ),

@@ -75,6 +75,11 @@ AMLFS_JSON = (
     "specification/storagecache/resource-manager/Microsoft.StorageCache/stable/2024-03-01/amlfilesystem.json"
 )
 
+KEYVAULT_JSON = (
+    f"{SPECS} @ 315e54b7359504c9af7e9783946a6b62f4434eb0 : "
+    "specification/keyvault/resource-manager/Microsoft.KeyVault/stable/2024-11-01/keyvault.json"
+)
+
 _NOT_READ = (
     "the REST specification of this API version ({}) was not read: x-ms-mutability create-only properties, "
     "if it has any, are missing here (path parameters and forceNewMap entries are complete)"
@@ -190,6 +195,31 @@ AZURE: dict[str, dict[str, Any]] = {
         "compute common Resource mark nothing create-only and forceNewMap has no Compute entry, so sku "
         "(size and capacity), zones and location change in place as far as the provider is concerned "
         "(Azure refuses a zone change: zones can be set only at creation)",
+    },
+    "azure-native:compute:VirtualMachine": {
+        "replace_on": ["resourceGroupName", "vmName"],
+        "read": [REPLACEMENT_GO + " (no Compute entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no Compute entry, so a changed zone, size or OS profile "
+        "updates in place as far as the provider is concerned (Azure refuses a zone or computer name change)",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Compute 2024-11-01 virtualMachine.json")},
+    },
+    "azure-native:compute:Disk": {
+        "replace_on": ["diskName", "resourceGroupName"],
+        "read": [REPLACEMENT_GO + " (no Compute entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no Compute entry",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Compute 2024-03-02 disk.json")},
+    },
+    "azure-native:network:NetworkInterface": {
+        "replace_on": ["networkInterfaceName", "resourceGroupName"],
+        "read": [REPLACEMENT_GO + " (no Network/NetworkInterface entry)", NETWORK_JSON, DIFF_GO],
+        "why": "path parameters; no forceNewMap entry; network.json's Resource location is not create-only",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Network 2024-05-01 networkInterface.json")},
+    },
+    "azure-native:keyvault:Vault": {
+        "replace_on": ["resourceGroupName", "vaultName"],
+        "read": [REPLACEMENT_GO + " (no KeyVault entry)", KEYVAULT_JSON, DIFF_GO],
+        "why": "path parameters only: VaultCreateOrUpdateParameters and VaultProperties mark nothing "
+        "create-only (createMode is create and update) and forceNewMap has no KeyVault entry",
     },
     "azure-native:storagecache:AmlFilesystem": {
         "replace_on": [

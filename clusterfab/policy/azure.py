@@ -2,7 +2,8 @@
 
 Scale sets (`sku.name` is the VM size, `sku.capacity` the VMs, `virtualMachineProfile.priority` Spot or
 Regular; the scale sets of one node group, its InfiniBand fabric units, are one item, as `clusterfab cost`
-prices the group) and Managed Lustre (`sku.name` is the tier, `storageCapacityTiB` its size).
+prices the group), single VMs (the Slurm controller and login nodes, by their role tag) and Managed
+Lustre (`sku.name` is the tier, `storageCapacityTiB` its size).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from clusterfab.policy.pricing import CloudPricing, Reader
 from clusterfab.policy.resources import Resource, integer
 
 AMLFS = "azure-native:storagecache:AmlFilesystem"
+VIRTUAL_MACHINE = "azure-native:compute:VirtualMachine"
 GIB_PER_TIB = 1024
 
 
@@ -49,6 +51,14 @@ def _scale_set(reader: Reader, scale_set: Resource) -> None:
     reader.group(scale_set, size, capacity, capacity, _capacity(scale_set.props))
 
 
+def _virtual_machine(reader: Reader, vm: Resource) -> None:
+    """A single VM: the Slurm controller or a login node (`hardwareProfile.vmSize`)."""
+    profile = vm.props.get("hardwareProfile")
+    size = profile.get("vmSize") if isinstance(profile, Mapping) else None
+    spot = vm.props.get("priority") in ("Spot", "Low")
+    reader.instance(vm, size, "spot" if spot else "on_demand")
+
+
 def _amlfs(reader: Reader, resource: Resource) -> None:
     tib = integer(resource.props.get("storageCapacityTiB"))
     tier = _sku(resource.props).get("name")
@@ -56,6 +66,6 @@ def _amlfs(reader: Reader, resource: Resource) -> None:
 
 
 PRICING = CloudPricing(
-    readers={SCALE_SET: _scale_set, AMLFS: _amlfs},
+    readers={SCALE_SET: _scale_set, VIRTUAL_MACHINE: _virtual_machine, AMLFS: _amlfs},
     zones={},
 )

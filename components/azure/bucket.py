@@ -55,6 +55,9 @@ class AzureClusterBucketArgs:
     location: str
     node_subnet_id: pulumi.Input[str]
     """The subnet whose nodes may reach the account (it has the Microsoft.Storage service endpoint)."""
+    host_subnet_id: pulumi.Input[str] | None = None
+    """The subnet of the Slurm controller and login hosts, which read their files from the account too
+    (with the same service endpoint); None: no such hosts."""
     subscription_id: pulumi.Input[str] = ""
     """The subscription the role definitions are named in; needed with `uploader_principal_id`."""
     container: str = "bootstrap"
@@ -216,15 +219,18 @@ class AzureClusterBucket(pulumi.ComponentResource):
                     file=storage.EncryptionServiceArgs(enabled=True, key_type="Account"),
                 ),
             ),
-            # Deny by default; the node subnet and the deployer's addresses only, and no exception for
-            # "trusted Azure services" (learn.microsoft.com/azure/storage/common/storage-network-security).
+            # Deny by default; the node (and host) subnets and the deployer's addresses only, and no
+            # exception for "trusted Azure services"
+            # (learn.microsoft.com/azure/storage/common/storage-network-security).
             network_rule_set=storage.NetworkRuleSetArgs(
                 default_action=storage.DefaultAction.DENY,
                 bypass="None",
                 virtual_network_rules=[
                     storage.VirtualNetworkRuleArgs(
-                        virtual_network_resource_id=args.node_subnet_id, action=storage.Action.ALLOW
+                        virtual_network_resource_id=subnet, action=storage.Action.ALLOW
                     )
+                    for subnet in (args.node_subnet_id, args.host_subnet_id)
+                    if subnet is not None
                 ],
                 ip_rules=[
                     storage.IPRuleArgs(i_p_address_or_range=cidr, action=storage.Action.ALLOW)

@@ -33,6 +33,9 @@ not overlap" it (learn.microsoft.com/azure/virtual-machines/setup-infiniband).""
 LUSTRE_PORTS = ("988", "1019-1023")
 """The ports AMLFS needs between clients and servers (learn.microsoft.com/azure/azure-managed-lustre/
 amlfs-prerequisites, "Subnet access and permissions")."""
+KEY_VAULT_SERVICE = "Microsoft.KeyVault"
+"""The service endpoint a key vault's virtual network rule requires on the subnet
+(learn.microsoft.com/azure/key-vault/general/network-security)."""
 STORAGE_SERVICE = "Microsoft.Storage"
 """The service endpoint a storage account's virtual network rule requires on the subnet
 (learn.microsoft.com/azure/storage/common/storage-network-security)."""
@@ -56,6 +59,9 @@ class AzureNetworkArgs:
     """The GPU nodes' subnet."""
     controller_cidr: str
     """The controller's (and login / monitoring hosts') subnet."""
+    controller_service_endpoints: Sequence[str] = ()
+    """Service endpoints of the controller subnet (Microsoft.Storage for the cluster bucket's network rule,
+    Microsoft.KeyVault for the munge key's vault): a subnet without hosts has none."""
     lustre_cidr: str | None = None
     """The subnet AMLFS takes for itself (one file system per subnet, /27 to /23 by capacity); None: no
     AMLFS."""
@@ -282,6 +288,9 @@ class AzureNetwork(pulumi.ComponentResource):
         name, args = self._name, self._args
         vnet_ranges = list(args.address_space)
         rules = lustre_rules(vnet_ranges, cidr) if role == "lustre" else host_rules(vnet_ranges)
+        endpoints = {"nodes": [STORAGE_SERVICE], "controller": list(args.controller_service_endpoints)}.get(
+            role, []
+        )
         nsg = network.NetworkSecurityGroup(
             child(name, f"{role}-nsg"),
             resource_group_name=args.resource_group_name,
@@ -300,11 +309,8 @@ class AzureNetwork(pulumi.ComponentResource):
             default_outbound_access=False,
             nat_gateway=network.SubResourceArgs(id=nat.id),
             network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
-            service_endpoints=(
-                [network.ServiceEndpointPropertiesFormatArgs(service=STORAGE_SERVICE)]
-                if role == "nodes"
-                else None
-            ),
+            service_endpoints=[network.ServiceEndpointPropertiesFormatArgs(service=s) for s in endpoints]
+            or None,
             # One subnet at a time: Azure refuses concurrent changes to one VNet's subnets
             # ("AnotherOperationInProgress").
             opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),

@@ -4,14 +4,17 @@ One resource group per stack holds everything of it (`network`): the VNet with t
 controller's and Managed Lustre's subnets and NAT egress, the cluster bucket and Managed Lustre per file
 system (`storage`), the nodes' identity, a scale set per InfiniBand fabric unit of each node group
 (`compute`) and the budget of the resource group (`budget`). Resources are registered in that order.
-Azure realizes no scheduler yet: its node software and Slurm come with the next increment.
+Slurm's controller and login hosts come after them (`slurm`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 import pulumi_azure_native as azure
 from cluster import Cluster, Realized, scheduler_entry
+from slurm_common import KIND as SLURM
 
 from clusterfab.clouds import profile
 from clusterfab.core.plugins import NO_SCHEDULER
@@ -19,26 +22,28 @@ from components._naming import child
 from components.azure.admin_key import AdminSshKey
 from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
 
+from . import slurm
 from .budget import budget
 from .compute import node_group
 from .network import network, resource_group
-from .site import Site, deployer
+from .site import WITHOUT_SCHEDULER, AzureScheduler, Site, deployer
 from .storage import bucket, file_systems
 
-SCHEDULERS = {NO_SCHEDULER: "the node groups alone"}
-"""The scheduler kinds Azure realizes, with what each builds."""
+SCHEDULERS: Mapping[str, AzureScheduler] = {NO_SCHEDULER: WITHOUT_SCHEDULER, SLURM: slurm.SLURM}
+"""The scheduler kinds Azure realizes: kind -> its module's entry."""
 
 
 def realize(cluster: Cluster) -> Realized:
     spec = cluster.spec
-    scheduler_entry(cluster, SCHEDULERS, "Azure")
+    scheduler = scheduler_entry(cluster, SCHEDULERS, "Azure")
+    files = scheduler.files(cluster)
     # One explicit provider, in the blueprint's region: the stack's azure-native:location cannot move it.
     provider = azure.Provider(child(spec.name, "azure"), location=spec.region)
     opts = pulumi.ResourceOptions(providers=[provider])
     who = deployer(provider)
     group = resource_group(cluster, opts)
-    net = network(cluster, group.resource_group_name, opts)
-    store = bucket(cluster, group.resource_group_name, net.node_subnet_id, who, opts)
+    net = network(cluster, group.resource_group_name, hosts=files is not None, opts=opts)
+    store = bucket(cluster, group.resource_group_name, net, who, files=files, opts=opts)
     identity = AzureNodeIdentity(
         child(spec.name, "nodes"),
         AzureNodeIdentityArgs(
@@ -61,11 +66,16 @@ def realize(cluster: Cluster) -> Realized:
         store,
         identity,
         key.public_key,
+        who,
+        scheduler,
     )
     mounts, storage = file_systems(cluster, group.resource_group_name, net, opts)
     exports = {g.name: node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
     budget(site)
+    hosted = scheduler.realize(site, list(mounts.values()), files) if files is not None else None
     return Realized(
+        monitoring=hosted.monitoring if hosted is not None else None,
+        scheduler=hosted.scheduler if hosted is not None else None,
         network={
             "resource_group": group.resource_group_name,
             "vnet_id": net.vnet_id,

@@ -10,7 +10,9 @@ from cluster import NodeGroupExport
 
 from clusterfab.bootstrap import render_boot_fetch
 from clusterfab.catalog.azure_models import AzureMachineType
-from clusterfab.clouds.azure.fabric import fabric_units
+from clusterfab.clouds.azure.fabric import named_units
+from clusterfab.clouds.base import FabricUnit
+from clusterfab.core.vocab import FABRIC_UNIT_TAG
 from clusterfab.provision.extravars import healthcheck_vars
 from clusterfab.spec import CapacityBlock, FlexStart, NodeGroup, OnDemand, Reservation, Spot
 from components._contracts import MountTarget
@@ -62,22 +64,24 @@ def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeG
         bucket_name=site.bucket_name,
         mounts=mounts,
         playbook="gpu_node.yml",
-        playbook_vars=lambda resolved: cluster.gpu_node_playbook_vars(group, resolved, {}),
+        playbook_vars=lambda resolved: cluster.gpu_node_playbook_vars(
+            group, resolved, site.scheduler.node_vars(cluster, group)
+        ),
         healthcheck_vars=healthcheck_vars(spec, group, cluster.input.catalog),
     )
     launcher = render_boot_fetch(
         cloud=spec.cloud, cluster=spec.name, stack=cluster.stack, node_group=group.name, bucket=""
     )
-    units = fabric_units(group.machine, group.max_size) or (0,)
+    units = named_units(group.name, group.machine, group.max_size) or (FabricUnit(group.name, 0, 0),)
     sets = [
         AzureGpuScaleSet(
-            child(spec.name, group.name if len(units) == 1 else f"{group.name}-{index}"),
+            child(spec.name, unit.name),
             AzureGpuScaleSetArgs(
                 resource_group_name=site.resource_group_name,
                 location=spec.region,
                 node_group=group.name,
                 vm_size=group.machine.name,
-                capacity=size,
+                capacity=unit.size,
                 subnet_id=site.network.node_subnet_id,
                 identity_id=site.identity.identity_id,
                 image=image(group.image),
@@ -89,12 +93,13 @@ def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeG
                 os_disk_gib=group.boot_disk_gib,
                 priority=priority(group),
                 eviction_policy=SPOT_EVICTION if isinstance(group.capacity, Spot) else None,
-                tags=cluster.tags(f"node-group-{group.name}"),
+                # A VM reads its unit from its scale set's tags: Slurm nodes join by it.
+                tags={**cluster.tags(f"node-group-{group.name}"), FABRIC_UNIT_TAG: unit.name},
             ),
             # The nodes' role assignments exist before a node boots and fetches its bundle.
             pulumi.ResourceOptions.merge(site.opts, pulumi.ResourceOptions(depends_on=[site.identity])),
         )
-        for index, size in enumerate(units)
+        for unit in units
     ]
     names = pulumi.Output.all(*[s.scale_set_name for s in sets]).apply(",".join)
     return NodeGroupExport(

@@ -11,7 +11,7 @@ from clusterfab.clouds import profile
 from clusterfab.clouds.azure.hostvars import NODE_BLOCK
 from clusterfab.spec import LustreStorage
 from components._naming import child
-from components.azure.network import AzureNetwork, AzureNetworkArgs
+from components.azure.network import KEY_VAULT_SERVICE, STORAGE_SERVICE, AzureNetwork, AzureNetworkArgs
 from components.azure.resource_group import AzureResourceGroup, AzureResourceGroupArgs
 
 LUSTRE_BLOCK = 2
@@ -31,7 +31,11 @@ def resource_group(cluster: Cluster, opts: pulumi.ResourceOptions) -> AzureResou
     )
 
 
-def network(cluster: Cluster, group: pulumi.Input[str], opts: pulumi.ResourceOptions) -> AzureNetwork:
+def network(
+    cluster: Cluster, group: pulumi.Input[str], *, hosts: bool, opts: pulumi.ResourceOptions
+) -> AzureNetwork:
+    """`hosts`: the scheduler has hosts in the controller subnet, which reach the cluster bucket and the
+    munge key's vault through their service endpoints."""
     spec = cluster.spec
     blocks = addressing.blocks(spec.cidr)
     lustre = any(isinstance(item, LustreStorage) for item in spec.storage)
@@ -43,6 +47,7 @@ def network(cluster: Cluster, group: pulumi.Input[str], opts: pulumi.ResourceOpt
             address_space=[spec.cidr],
             node_cidr=str(blocks[NODE_BLOCK]),
             controller_cidr=str(profile("azure").host_subnet(spec.cidr)),
+            controller_service_endpoints=(STORAGE_SERVICE, KEY_VAULT_SERVICE) if hosts else (),
             lustre_cidr=str(blocks[LUSTRE_BLOCK]) if lustre else None,
             zone=spec.zone,
             tags=cluster.tags("network"),

@@ -3,15 +3,18 @@ bucket and the nodes' identity, and who deploys them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_azure_native as azure
-from cluster import Cluster
+from cluster import Cluster, SchedulerRealized
 
 from clusterfab.core.vocab import CONFIG_NAMESPACE
-from clusterfab.spec import ClusterSpec
+from clusterfab.monitoring.host import RenderedArchive
+from clusterfab.spec import ClusterSpec, NodeGroup
+from components._contracts import MountTarget
 from components.azure.bucket import AzureClusterBucket, PrincipalType
 from components.azure.identity import AzureNodeIdentity
 from components.azure.network import AzureNetwork
@@ -29,6 +32,7 @@ class Deployer:
     """Who runs the program: the subscription, the principal that uploads the bundle, and from where."""
 
     subscription_id: pulumi.Output[str]
+    tenant_id: pulumi.Output[str]
     object_id: pulumi.Output[str]
     principal_type: PrincipalType
     ranges: Sequence[str]
@@ -42,10 +46,33 @@ def deployer(provider: azure.Provider) -> Deployer:
         raise ValueError(f"{CONFIG_NAMESPACE}:{DEPLOYER_TYPE_KEY} is {kind!r}: User or ServicePrincipal")
     return Deployer(
         subscription_id=client.subscription_id,
+        tenant_id=client.tenant_id,
         object_id=client.object_id,
         principal_type="User" if kind == "User" else "ServicePrincipal",
         ranges=tuple(config.get_object(DEPLOYER_RANGES_KEY) or ()),
     )
+
+
+@dataclass(frozen=True)
+class AzureScheduler:
+    """One scheduler kind on Azure (the realizer's table holds one per kind it realizes)."""
+
+    node_vars: Callable[[Cluster, NodeGroup], dict[str, Any]]
+    """gpu_node.yml's vars of the scheduler's part for a node group."""
+    files: Callable[[Cluster], RenderedArchive | None]
+    """The files its hosts fetch from the cluster bucket (the bucket uploads them), if it has hosts."""
+    realize: Callable[[Site, list[MountTarget], RenderedArchive], SchedulerRealized]
+    """Its own hosts, once the node groups and the file systems (for login nodes) exist."""
+
+
+def _no_hosts(site: Site, mounts: list[MountTarget], files: RenderedArchive) -> SchedulerRealized:
+    raise AssertionError("a scheduler without files builds no hosts")
+
+
+WITHOUT_SCHEDULER = AzureScheduler(
+    node_vars=lambda _cluster, _group: {}, files=lambda _cluster: None, realize=_no_hosts
+)
+"""The node groups alone."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +89,8 @@ class Site:
     identity: AzureNodeIdentity
     admin_key: pulumi.Output[str]
     """The administrator's SSH public key, whose private half nobody holds (components.azure.admin_key)."""
+    deployer: Deployer
+    scheduler: AzureScheduler
 
     @property
     def spec(self) -> ClusterSpec:

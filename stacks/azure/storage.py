@@ -9,6 +9,7 @@ import pulumi
 from cluster import Cluster, StorageExport
 
 from clusterfab.core.vocab import HEALTH_TAG
+from clusterfab.monitoring.host import RenderedArchive
 from clusterfab.spec import LustreStorage
 from components._contracts import MountTarget
 from components._naming import child
@@ -32,20 +33,28 @@ MAINTENANCE_TIME_UTC = "03:00"
 def bucket(
     cluster: Cluster,
     group: pulumi.Input[str],
-    node_subnet_id: pulumi.Input[str],
+    network: AzureNetwork,
     deployer: Deployer,
+    *,
+    files: RenderedArchive | None,
     opts: pulumi.ResourceOptions,
 ) -> AzureClusterBucket:
+    """The cluster bucket with the playbook bundle and the scheduler hosts' `files`, which those hosts
+    read from the controller subnet."""
     spec = cluster.spec
+    objects = {"bundle": (cluster.bundle.key, pulumi.FileAsset(str(cluster.bundle.path)))}
+    if files is not None:
+        objects["files"] = (files.key, pulumi.FileAsset(str(files.path)))
     return AzureClusterBucket(
         child(spec.name, "artifacts"),
         AzureClusterBucketArgs(
             resource_group_name=group,
             location=spec.region,
-            node_subnet_id=node_subnet_id,
+            node_subnet_id=network.node_subnet_id,
+            host_subnet_id=network.controller_subnet_id if files is not None else None,
             subscription_id=deployer.subscription_id,
             verdict_container=HEALTH_TAG,
-            objects={"bundle": (cluster.bundle.key, pulumi.FileAsset(str(cluster.bundle.path)))},
+            objects=objects,
             allowed_ip_ranges=deployer.ranges,
             uploader_principal_id=deployer.object_id,
             uploader_principal_type=deployer.principal_type,

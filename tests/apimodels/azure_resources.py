@@ -95,6 +95,18 @@ AZURE: dict[str, AzureType] = {
     "azure-native:compute:ProximityPlacementGroup": AzureType(
         COMPUTE, "Microsoft.Compute/proximityPlacementGroups@2024-11-01", (RG, "proximityPlacementGroupName")
     ),
+    "azure-native:compute:VirtualMachine": AzureType(
+        COMPUTE, "Microsoft.Compute/virtualMachines@2024-11-01", (RG, "vmName")
+    ),
+    "azure-native:compute:Disk": AzureType(
+        "microsoft.compute@2024-03-02.json", "Microsoft.Compute/disks@2024-03-02", (RG, "diskName")
+    ),
+    "azure-native:network:NetworkInterface": AzureType(
+        NETWORK, "Microsoft.Network/networkInterfaces@2024-05-01", (RG, "networkInterfaceName")
+    ),
+    "azure-native:keyvault:Vault": AzureType(
+        "microsoft.keyvault@2024-11-01.json", "Microsoft.KeyVault/vaults@2024-11-01", (RG, "vaultName")
+    ),
     "azure-native:storagecache:AmlFilesystem": AzureType(
         "microsoft.storagecache@2024-03-01.json",
         "Microsoft.StorageCache/amlFilesystems@2024-03-01",

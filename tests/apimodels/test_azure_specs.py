@@ -22,6 +22,7 @@ import pytest
 from pulumi_azure_native import (
     authorization,
     compute,
+    keyvault,
     managedidentity,
     network,
     resources,
@@ -125,6 +126,10 @@ SAMPLE_COUNTS = {
     "azure-native:authorization:RoleAssignment": 3,
     "azure-native:compute:CapacityReservation": 1,
     "azure-native:compute:CapacityReservationGroup": 1,
+    "azure-native:compute:Disk": 25,
+    "azure-native:compute:VirtualMachine": 50,
+    "azure-native:keyvault:Vault": 2,
+    "azure-native:network:NetworkInterface": 2,
     "azure-native:compute:ProximityPlacementGroup": 1,
     VMSS: 49,
     "azure-native:managedidentity:UserAssignedIdentity": 1,
@@ -310,6 +315,7 @@ def _program() -> None:
     vnet, lustre_subnet = _network(rg)
     _storage(rg)
     _compute(rg, vnet)
+    _hosts(rg)
     storagecache.AmlFilesystem(
         "lustre",
         resource_group_name=rg.name,
@@ -320,6 +326,58 @@ def _program() -> None:
         zones=["1"],
         maintenance_window=storagecache.AmlFilesystemMaintenanceWindowArgs(
             day_of_week=storagecache.MaintenanceDayOfWeekType.SUNDAY, time_of_day_utc="02:00"
+        ),
+    )
+
+
+def _hosts(rg: resources.ResourceGroup) -> None:
+    """A VM with a NIC and an attached data disk, and a key vault: the Slurm hosts' resource types."""
+    disk = compute.Disk(
+        "state",
+        resource_group_name=rg.name,
+        sku=compute.DiskSkuArgs(name="Premium_LRS"),
+        creation_data=compute.CreationDataArgs(create_option="Empty"),
+        disk_size_gb=100,
+    )
+    nic = network.NetworkInterface(
+        "nic",
+        resource_group_name=rg.name,
+        ip_configurations=[
+            network.NetworkInterfaceIPConfigurationArgs(
+                name="primary",
+                subnet=network.SubnetArgs(id="host-subnet-id"),
+                private_ip_address="10.0.16.10",
+                private_ip_allocation_method="Static",
+            )
+        ],
+    )
+    compute.VirtualMachine(
+        "vm",
+        resource_group_name=rg.name,
+        hardware_profile=compute.HardwareProfileArgs(vm_size="Standard_D16s_v5"),
+        network_profile=compute.NetworkProfileArgs(
+            network_interfaces=[compute.NetworkInterfaceReferenceArgs(id=nic.id, primary=True)]
+        ),
+        storage_profile=compute.StorageProfileArgs(
+            image_reference=compute.ImageReferenceArgs(
+                publisher="Canonical", offer="ubuntu-24_04-lts", sku="server", version="latest"
+            ),
+            os_disk=compute.OSDiskArgs(create_option="FromImage"),
+            data_disks=[
+                compute.DataDiskArgs(
+                    lun=0, create_option="Attach", managed_disk=compute.ManagedDiskParametersArgs(id=disk.id)
+                )
+            ],
+        ),
+    )
+    keyvault.Vault(
+        "vault",
+        resource_group_name=rg.name,
+        vault_name="train-kv",
+        properties=keyvault.VaultPropertiesArgs(
+            tenant_id="00000000-0000-0000-0000-000000000000",
+            sku=keyvault.SkuArgs(family="A", name="standard"),
+            enable_rbac_authorization=True,
         ),
     )
 

@@ -8,9 +8,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-import pytest
-
-from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
 from tests.components.harness import all_of, one, plan_configured, plan_text
 
@@ -148,11 +145,3 @@ def test_the_deployers_ranges_and_principal_type_come_from_the_stack_config() ->
     assert account["networkRuleSet"]["defaultAction"] == "Deny"
     assert [r["iPAddressOrRange"] for r in account["networkRuleSet"]["ipRules"]] == ["198.51.100.0/28"]
     assert _role(plan, "dep-artifacts-uploader")["principalType"] == "ServicePrincipal"
-
-
-def test_slurm_which_azure_does_not_build_yet_is_refused_before_the_program_runs() -> None:
-    body = _group("Standard_ND96isr_H100_v5", "count: 2") + "scheduler: {kind: slurm}\n"
-    with pytest.raises(
-        PlanError, match=r"error\[BP228\] scheduler.kind: clusterfab builds no Slurm hosts on azure"
-    ):
-        azure_plan(body, name="slurm")

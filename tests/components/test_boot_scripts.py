@@ -26,6 +26,7 @@ BOOTED: dict[str, set[tuple[str, str]]] = {
     "aws-p5-slurm": {(LAUNCH_TEMPLATE, "llm-slurm-h100-lt")},
     "aws-p6-b200-capacity-block": {(LAUNCH_TEMPLATE, "b200-finetune-gpus-lt")},
     "azure-ndv5-ib": {(SCALE_SET, "ndv5-train-trainers-vmss")},
+    "azure-ndv5-ib-slurm": {(SCALE_SET, "ndv5-slurm-h100-vmss")},
     "gcp-a3mega-tcpxo-filestore": {(INSTANCE_TEMPLATE, "mega-train-trainers-template")},
     "gcp-a3ultra-roce-lustre": {(INSTANCE_TEMPLATE, "ultra-train-trainers-template")},
     # GKE's node pools boot GKE's own node images: no startup script of clusterfab's.
@@ -55,7 +56,7 @@ def _booted(path: Path) -> set[tuple[str, str]]:
 
 
 def test_every_example_is_listed_and_every_golden_boot_script_is_one_of_them() -> None:
-    assert sorted(BOOTED) == [p.stem for p in PLANNED_EXAMPLES]
+    assert sorted(BOOTED) == sorted(p.stem for p in PLANNED_EXAMPLES)
     goldens = sorted(p.name for p in (GOLDEN / "boot").iterdir())
     made = [f"{stem}.dev.{name}.sh" for stem, made in BOOTED.items() for _, name in made]
     launchers = [f"{p.stem}.dev.{name}.custom-data.sh" for p in AZURE_EXAMPLES for _, name in BOOTED[p.stem]]

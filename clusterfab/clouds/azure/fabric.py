@@ -45,8 +45,9 @@ def unit_names(group: str, units: int) -> tuple[str, ...]:
     return (group,) if units == 1 else tuple(f"{group}-{index}" for index in range(units))
 
 
-def slurm_units(group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...]:
-    """The group's fabric units with their Slurm nodes, numbered across the units in order."""
+def named_units(group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...]:
+    """The group's fabric units, named, with their nodes numbered across the units in order (Slurm names
+    them `<group>-<i>`)."""
     sizes = fabric_units(machine, count)
     firsts = [sum(sizes[:index]) for index in range(len(sizes))]
     return tuple(

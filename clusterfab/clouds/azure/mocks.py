@@ -54,6 +54,11 @@ OUTPUTS: dict[str, ComputedOutputs] = {
         }
     },
     "azure-native:compute:VirtualMachineScaleSet": lambda _t, name: {"identity": _identities_as_returned},
+    "azure-native:compute:VirtualMachine": lambda _t, name: {"identity": _identities_as_returned},
+    # The vault's address, from its logical name (its real name is known once the stack's key exists).
+    "azure-native:keyvault:Vault": lambda _t, name: {
+        "properties": lambda given: {**(given or {}), "vaultUri": f"https://{name}.vault.azure.net/"}
+    },
     "azure-native:network:PublicIPAddress": lambda _t, name: {"ipAddress": "203.0.113.10"},
 }
 """Per type token (the engine gives every resource its logical name as `name` unless an input sets it)."""

@@ -231,7 +231,7 @@ class AzureProfile:
     def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
         """A scale set's VMs cannot carry tags of their own (Uniform instances take no resource tags), so
         no node sync can name them: each VM joins as a free node of its scale set's unit."""
-        return fabric.slurm_units(group, machine, count)
+        return fabric.named_units(group, machine, count)
 
     def host_subnet(self, cidr: str) -> IPv4Network:
         """The controller subnet (the range's second block): the Slurm controller and login hosts."""

@@ -1,0 +1,196 @@
+"""Slurm on Azure: the controller (which keeps the munge key in the cluster's Key Vault and serves it to root
+on the nodes) and the login nodes. The GPU nodes join Slurm by their scale set's fabric unit, so no node
+sync names them, and Slurm creates no elastic nodes here (rule BP232)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pulumi
+from cluster import Cluster, SchedulerRealized
+from slurm_common import SLURM_ITEM, slurm_export, slurm_files, slurmd_vars
+
+from clusterfab.bootstrap import FilesArchive, files_dir, render_boot_fetch
+from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
+from clusterfab.core.naming import physical
+from clusterfab.monitoring.host import RenderedArchive
+from clusterfab.provision.extravars import node_exporter_vars, storage_vars
+from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, munge_secret_name
+from clusterfab.scheduler.slurm.render import controller_address, controller_host, require_slurm
+from components._contracts import MountTarget
+from components._naming import child
+from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
+from components.azure.slurm import (
+    AzureSlurmController,
+    AzureSlurmControllerArgs,
+    AzureSlurmHost,
+    AzureSlurmVault,
+    AzureSlurmVaultArgs,
+)
+
+from .compute import image
+from .site import AzureScheduler, Site
+
+VAULT_PREFIX_MAX = 15
+"""A vault name is <cluster>-<stack> cut to 15 characters, a dash and 8 hex digits: 24, Key Vault's most."""
+
+
+def vault_name(cluster: Cluster, admin_key: pulumi.Output[str]) -> pulumi.Output[str]:
+    """Key Vault names are global, and a deleted vault keeps its name while it can be recovered (7 days at
+    least, longer than a destroy and a new `up`): the suffix is a hash of the stack's administrator key,
+    made once per stack, so a recreated stack never asks for the name its deleted vault still holds."""
+    prefix = physical(cluster.spec.name, cluster.stack, max_length=VAULT_PREFIX_MAX)
+    return admin_key.apply(lambda key: f"{prefix}-{hashlib.sha256(key.encode()).hexdigest()[:8]}")
+
+
+def _files(cluster: Cluster) -> RenderedArchive:
+    return slurm_files(cluster)
+
+
+def _realize(site: Site, mounts: list[MountTarget], archive: RenderedArchive) -> SchedulerRealized:
+    """The controller's identity and vault, then the controller and login VMs."""
+    cluster, spec = site.cluster, site.spec
+    identity, vault = _vault(site)
+    controller = AzureSlurmController(
+        child(spec.name, SLURM_ITEM),
+        _controller_args(site, mounts, archive, identity, vault),
+        # The identities' role assignments exist before a host boots and fetches its files.
+        pulumi.ResourceOptions.merge(
+            site.opts, pulumi.ResourceOptions(depends_on=[identity, vault, site.identity])
+        ),
+    )
+    secret = pulumi.Output.concat(vault.vault_uri, "secrets/", munge_secret_name(spec, cluster.stack))
+    return slurm_export(
+        cluster,
+        controller=controller.controller_id,
+        login=controller.login_ids,
+        munge_secret=secret,
+        accounting_database=None,
+    )
+
+
+def _vault(site: Site) -> tuple[AzureNodeIdentity, AzureSlurmVault]:
+    """The controller's own identity (the bundle, the boot verdicts) and the munge key's vault, on which
+    that identity alone holds a role."""
+    cluster, spec = site.cluster, site.spec
+    identity = AzureNodeIdentity(
+        child(spec.name, "slurm-controller"),
+        AzureNodeIdentityArgs(
+            resource_group_name=site.resource_group_name,
+            location=spec.region,
+            subscription_id=site.deployer.subscription_id,
+            bundle_container_id=site.bucket.container_id,
+            verdict_container_id=site.bucket.verdict_container_id,
+            tags=cluster.tags("identity"),
+        ),
+        site.opts,
+    )
+    vault = AzureSlurmVault(
+        child(spec.name, "slurm-vault"),
+        AzureSlurmVaultArgs(
+            resource_group_name=site.resource_group_name,
+            location=spec.region,
+            vault_name=vault_name(cluster, site.admin_key),
+            tenant_id=site.deployer.tenant_id,
+            subscription_id=site.deployer.subscription_id,
+            subnet_id=site.network.controller_subnet_id,
+            controller_principal_id=identity.principal_id,
+            protect=spec.protected,
+            tags=cluster.tags(SLURM_ITEM),
+        ),
+        site.opts,
+    )
+    return identity, vault
+
+
+def _controller_args(
+    site: Site,
+    mounts: list[MountTarget],
+    archive: RenderedArchive,
+    identity: AzureNodeIdentity,
+    vault: AzureSlurmVault,
+) -> AzureSlurmControllerArgs:
+    cluster, spec = site.cluster, site.spec
+    slurm = require_slurm(spec)
+    return AzureSlurmControllerArgs(
+        cluster=spec.name,
+        resource_group_name=site.resource_group_name,
+        location=spec.region,
+        zone=spec.zone,
+        subnet_id=site.network.controller_subnet_id,
+        image=image(slurm.controller.image),
+        ssh_public_key=site.admin_key,
+        controller=AzureSlurmHost(
+            vm_size=slurm.controller.name,
+            computer_name=controller_host(spec),
+            identity_id=identity.identity_id,
+            launcher=_launcher(cluster, CONTROLLER_ITEM),
+            boot_script=_controller_boot(site, archive, vault, identity),
+            private_ip=controller_address(spec),
+        ),
+        logins=tuple(
+            AzureSlurmHost(
+                vm_size=slurm.login.name if slurm.login else slurm.controller.name,
+                computer_name=f"{spec.name}-{LOGIN_ITEM}-{index}",
+                # The nodes' identity: the bundle and the boot verdicts, no right to the vault.
+                identity_id=site.identity.identity_id,
+                launcher=_launcher(cluster, LOGIN_ITEM),
+                boot_script=_login_boot(site, mounts),
+            )
+            for index in range(slurm.login_count)
+        ),
+        state_disk_gib=slurm.disk_gib,
+        disk_type=slurm.controller.disk_type,
+        protect=spec.protected,
+        tags=cluster.tags(SLURM_ITEM),
+    )
+
+
+def _launcher(cluster: Cluster, name: str) -> str:
+    spec = cluster.spec
+    return render_boot_fetch(
+        cloud=spec.cloud, cluster=spec.name, stack=cluster.stack, node_group=name, bucket=""
+    )
+
+
+def _controller_boot(
+    site: Site, archive: RenderedArchive, vault: AzureSlurmVault, identity: AzureNodeIdentity
+) -> pulumi.Output[str]:
+    cluster = site.cluster
+    host_vars = controller_host_vars(
+        cluster.spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(archive.sha256)
+    )
+    return cluster.boot_script(
+        name=CONTROLLER_ITEM,
+        bucket_name=site.bucket_name,
+        mounts=[],
+        playbook="slurm_controller.yml",
+        playbook_vars=lambda _mounts: host_vars,
+        healthcheck_vars=None,
+        files=FilesArchive(archive.key, archive.sha256),
+        follows=True,
+        # Where the controller keeps the munge key, known once the vault and the identity exist.
+        playbook_inputs={"munge_key_vault_url": vault.vault_uri, "munge_key_client_id": identity.client_id},
+    )
+
+
+def _login_boot(site: Site, mounts: list[MountTarget]) -> pulumi.Output[str]:
+    cluster = site.cluster
+    spec = cluster.spec
+    return cluster.boot_script(
+        name=LOGIN_ITEM,
+        bucket_name=site.bucket_name,
+        mounts=mounts,
+        playbook="slurm_login.yml",
+        playbook_vars=lambda resolved: {
+            **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
+            **storage_vars(spec.cloud, cluster.input.catalog, resolved),
+            **node_exporter_vars(spec, cluster.input.catalog),
+        },
+        healthcheck_vars=None,
+        follows=True,
+    )
+
+
+SLURM = AzureScheduler(node_vars=slurmd_vars, files=_files, realize=_realize)
+"""Slurm's entry in the Azure realizer's table of schedulers."""

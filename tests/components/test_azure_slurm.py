@@ -1,0 +1,180 @@
+"""Slurm on Azure under the mock engine: the controller VM at its fixed address in the controller subnet
+with a protected state disk at LUN 0, a login VM, the munge key's vault that the controller alone may use
+and only from its subnet, the hosts' reach to the cluster bucket, the nodes' fabric-unit tag and the Slurm
+variables each host's boot script carries."""
+
+from __future__ import annotations
+
+import base64
+
+from clusterfab.plan.project import Plan
+from tests.components.harness import all_of, boot_vars, one, plan_text
+
+VM = "azure-native:compute:VirtualMachine"
+ROLE = "azure-native:authorization:RoleAssignment"
+SUBNET = "azure-native:network:Subnet"
+BLUEPRINT = """version: 1
+name: hpc
+cloud: azure
+region: southcentralus
+zone: "1"
+network: {cidr: 10.20.0.0/16}
+node_groups:
+  - name: h100
+    machine_type: Standard_ND96isr_H100_v5
+    count: 150
+scheduler:
+  kind: slurm
+  login: {count: 1}
+teams:
+  - {name: research, max_gpus: 64, users: [alice]}
+"""
+SUBSCRIPTION = "/subscriptions/00000000-0000-0000-0000-000000000000/providers/Microsoft.Authorization/"
+
+
+def _plan() -> Plan:
+    return plan_text(BLUEPRINT, None)
+
+
+PLAN = _plan()
+
+
+def _script(vm: dict[str, object]) -> str:
+    data = vm["userData"]
+    assert isinstance(data, str)
+    return base64.b64decode(data).decode()
+
+
+def test_the_controller_vm_has_its_fixed_address_its_state_disk_and_no_public_ip() -> None:
+    controller = one(PLAN, VM, "hpc-slurm-controller").inputs
+    assert controller["hardwareProfile"] == {"vmSize": "Standard_D16s_v5"}
+    assert controller["osProfile"]["computerName"] == "hpc-controller"
+    assert controller["zones"] == ["1"]
+    assert controller["securityProfile"] == {"encryptionAtHost": True}
+    assert controller["identity"]["userAssignedIdentities"] == ["hpc-slurm-controller-identity-id"]
+    assert controller["storageProfile"]["imageReference"] == {
+        "publisher": "Canonical",
+        "offer": "ubuntu-24_04-lts",
+        "sku": "server",
+        "version": "latest",
+    }
+    assert controller["storageProfile"]["dataDisks"] == [
+        {
+            "lun": 0,
+            "createOption": "Attach",
+            "deleteOption": "Detach",
+            "managedDisk": {"id": "hpc-slurm-state-id"},
+        }
+    ]
+    nic = one(PLAN, "azure-native:network:NetworkInterface", "hpc-slurm-controller-nic").inputs
+    assert nic["ipConfigurations"] == [
+        {
+            "name": "primary",
+            "primary": True,
+            "privateIPAddress": "10.20.16.10",
+            "privateIPAllocationMethod": "Static",
+            "subnet": {"id": "hpc-net-controller-id"},
+        }
+    ]
+    disk = one(PLAN, "azure-native:compute:Disk", "hpc-slurm-state")
+    assert disk.protect is False  # protected where the environment is (prod)
+    assert (disk.inputs["diskSizeGB"], disk.inputs["sku"], disk.inputs["networkAccessPolicy"]) == (
+        100,
+        {"name": "Premium_LRS"},
+        "DenyAll",
+    )
+
+
+def test_one_login_vm_with_the_nodes_identity_and_a_dynamic_address() -> None:
+    logins = all_of(PLAN, VM)
+    assert sorted(r.name for r in logins) == ["hpc-slurm-controller", "hpc-slurm-login-0"]
+    login = one(PLAN, VM, "hpc-slurm-login-0").inputs
+    assert login["hardwareProfile"] == {"vmSize": "Standard_D8s_v5"}
+    assert login["identity"]["userAssignedIdentities"] == ["hpc-nodes-identity-id"]
+    assert "dataDisks" not in login["storageProfile"]
+    nic = one(PLAN, "azure-native:network:NetworkInterface", "hpc-slurm-login-0-nic").inputs
+    assert nic["ipConfigurations"][0]["privateIPAllocationMethod"] == "Dynamic"
+
+
+def test_the_vault_admits_the_controller_subnet_alone_and_the_controller_alone_holds_a_role_on_it() -> None:
+    vault = one(PLAN, "azure-native:keyvault:Vault", "hpc-slurm-vault-vault")
+    assert vault.protect is False  # the blueprint protects nothing outside prod
+    props = vault.inputs["properties"]
+    assert props["enableRbacAuthorization"] is True
+    assert props["softDeleteRetentionInDays"] == 7
+    assert props["networkAcls"] == {
+        "bypass": "None",
+        "defaultAction": "Deny",
+        "virtualNetworkRules": [{"id": "hpc-net-controller-id"}],
+    }
+    on_vault = [r for r in all_of(PLAN, ROLE) if r.inputs["scope"] == "hpc-slurm-vault-vault-id"]
+    controller = one(PLAN, ROLE, "hpc-slurm-controller-bundle-reader").inputs["principalId"]
+    assert [(r.name, r.inputs["roleDefinitionId"], r.inputs["principalId"]) for r in on_vault] == [
+        (
+            "hpc-slurm-vault-controller-secrets",
+            # Key Vault Secrets Officer
+            f"{SUBSCRIPTION}roleDefinitions/b86a8fe4-44ce-4948-aee5-eccb2c155cd7",
+            controller,
+        )
+    ]
+    assert controller != one(PLAN, ROLE, "hpc-nodes-bundle-reader").inputs["principalId"]
+
+
+def test_the_controller_subnet_reaches_the_bucket_and_the_vault_through_service_endpoints() -> None:
+    controller = one(PLAN, SUBNET, "hpc-net-controller").inputs
+    assert controller["addressPrefix"] == "10.20.16.0/20"
+    assert controller["serviceEndpoints"] == [
+        {"service": "Microsoft.Storage"},
+        {"service": "Microsoft.KeyVault"},
+    ]
+    account = one(PLAN, "azure-native:storage:StorageAccount").inputs
+    assert [r["virtualNetworkResourceId"] for r in account["networkRuleSet"]["virtualNetworkRules"]] == [
+        "hpc-net-nodes-id",
+        "hpc-net-controller-id",
+    ]
+
+
+def test_each_scale_set_carries_its_fabric_unit_and_the_nodes_join_slurm_by_it() -> None:
+    sets = {r.name: r.inputs for r in all_of(PLAN, "azure-native:compute:VirtualMachineScaleSet")}
+    assert {name: inputs["tags"]["clusterfab-fabric-unit"] for name, inputs in sets.items()} == {
+        "hpc-h100-0-vmss": "h100-0",
+        "hpc-h100-1-vmss": "h100-1",
+    }
+    script = base64.b64decode(sets["hpc-h100-0-vmss"]["virtualMachineProfile"]["userData"]).decode()
+    node = boot_vars(script)
+    assert (node["slurm_node_name_source"], node["slurm_node_name_tag"]) == (
+        "azure",
+        "clusterfab-fabric-unit",
+    )
+    assert (node["munge_key_source"], node["munge_key_server"]) == ("controller", "10.20.16.10")
+    assert node["slurm_node_conf_server"] == "10.20.16.10:6817"
+
+
+def test_the_controller_keeps_the_munge_key_in_the_vault_and_runs_no_node_sync() -> None:
+    script = _script(one(PLAN, VM, "hpc-slurm-controller").inputs)
+    host = boot_vars(script)
+    assert (host["munge_key_source"], host["munge_key_generate"], host["munge_key_serve"]) == (
+        "azure",
+        True,
+        True,
+    )
+    assert host["munge_key_secret"] == "clusterfab-hpc-plan-munge-key"
+    assert host["munge_key_vault_url"] == "https://hpc-slurm-vault-vault.vault.azure.net/"
+    # The controller identity's client id, as the plan engine's mock gives it (a UUID of its name).
+    assert host["munge_key_client_id"] == "0d1a7d49-ba2c-5273-8bd4-a3e81a6c0f47"
+    assert host["slurm_controller_nodes_lib"] == ""
+    assert host["slurm_controller_state_device_name"] == "/dev/disk/azure/data/by-lun/0"
+
+
+def test_the_stack_exports_the_controller_for_health_runs() -> None:
+    scheduler = PLAN.outputs["scheduler"]
+    assert (scheduler["kind"], scheduler["controller"], scheduler["controller_address"]) == (
+        "slurm",
+        "hpc-slurm-controller-id",
+        "10.20.16.10",
+    )
+    assert scheduler["login"] == ["hpc-slurm-login-0-id"]
+    assert (
+        scheduler["munge_secret"]
+        == "https://hpc-slurm-vault-vault.vault.azure.net/secrets/clusterfab-hpc-plan-munge-key"
+    )
