@@ -168,6 +168,9 @@ def deep_check(
     (reports/<recorded>.json), and return its exit status and the report."""
     program = REPO / "clusterfab/scheduler/slurm/healthcheck.py"
     lab.path(DEEP).write_text(program.read_text())
+    # The InfiniBand pair step's module, imported from the program's directory as the archive ships it.
+    ibpair = REPO / "clusterfab/scheduler/slurm/ibpair.py"
+    lab.path(f"{DEEP.rsplit('/', 1)[0]}/clusterfab_slurm_ibpair.py").write_text(ibpair.read_text())
     node_program = lab.path("/usr/local/sbin/clusterfab-slurm-health")
     node_program.write_text(
         (REPO / "playbooks/roles/slurm_node/files/clusterfab_slurm_health.py").read_text()

@@ -167,6 +167,7 @@ def test_the_role_installs_the_program_where_the_command_runs_it() -> None:
     extravars = controller_vars(spec, load_catalog().slurm, stack="prod", files_dir="/opt/f")
     assert set(health_files(spec, load_catalog().pair_bandwidth)) == {
         "bin/clusterfab-slurm-healthcheck",
+        "bin/clusterfab_slurm_ibpair.py",  # the InfiniBand pair step, imported from the program's directory
         "healthcheck.json",
     }
     assert (extravars["slurm_controller_health_program"], extravars["slurm_controller_health_config"]) == (

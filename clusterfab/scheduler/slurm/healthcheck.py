@@ -16,9 +16,14 @@ node sync, and runs with the controller's python3 as root. It
    A run that was not one world of every rank across both nodes (a build without MPI prints one
    single-rank test per process, with a bus bandwidth of 0) measured nothing: the check stops measuring,
    says why, blames no node and exits 2;
-4. drains each failing node with the health contract's reason (`clusterfab-health: <CATEGORY>: ...`);
-5. deletes the reservation (always: also on an error or an interrupt);
-6. prints a report per node, as text or JSON (`schema_version` 1, docs/health.md); exit 0 when every
+4. on node groups with InfiniBand, runs perftest's ib_write_bw between the same pairs, every HCA at
+   once from GPU memory as Azure's node health checks do (clusterfab_slurm_ibpair, beside this program),
+   and compares each HCA's bandwidth with the catalog's floor; without a floor it is reported only. A
+   pair that fails is re-run with a node that passed, as in step 3; a node without ib_write_bw stops the
+   step, as in step 3, and blames no node;
+5. drains each failing node with the health contract's reason (`clusterfab-health: <CATEGORY>: ...`);
+6. deletes the reservation (always: also on an error or an interrupt);
+7. prints a report per node, as text or JSON (`schema_version` 1, docs/health.md); exit 0 when every
    node passed, 1 when one failed, 2 when the check could not complete (its `error`).
 
 Every srun has a time limit and a timeout here; a job that outlives it is cancelled, so a hanging
@@ -41,6 +46,11 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+try:  # in the clusterfab package: its tests and the CLI's import
+    from clusterfab.scheduler.slurm import ibpair
+except ImportError:  # on the controller: shipped beside this program (hostvars.health_files)
+    import clusterfab_slurm_ibpair as ibpair  # type: ignore[import-not-found,no-redef]
 
 SCHEMA_VERSION = 1
 REASON_PREFIX = "clusterfab-health: "
@@ -74,6 +84,8 @@ class Node:
     state: str
     partition: str
     gpus: int
+    address: str = ""
+    """NodeAddr, where ib_write_bw's client finds the server (empty: scontrol gave none; the name is used)."""
 
     @property
     def idle(self) -> bool:
@@ -94,6 +106,7 @@ def parse_nodes(text: str) -> list[Node]:
                 state=fields.get("State", "UNKNOWN"),
                 partition=fields.get("Partitions", "").split(",")[0],
                 gpus=int(gres.group(1)) if gres else 0,
+                address=fields.get("NodeAddr", ""),
             )
         )
     return nodes
@@ -110,6 +123,8 @@ class Verdict:
     floor_gbytes_per_s: float | None = None
     partner: str | None = None
     failures: list[dict[str, str]] = field(default_factory=list)
+    ib_write_bw: dict[str, Any] | None = None
+    """On InfiniBand: {"partner", "gbps" (HCA -> Gb/s), "floor_gbps"}; None: not measured."""
 
     def fail(self, category: str, detail: str) -> None:
         reason = drain_reason(category, detail)
@@ -204,6 +219,9 @@ class Check:
     nccl_seconds: int = NCCL_SECONDS
     nccl_mpi: str = "pmix"
     """srun's --mpi plugin for the NCCL test: what wires its processes into one MPI world."""
+    ib_program: str = "ib_write_bw"
+    """perftest's ib_write_bw on the nodes, built with CUDA (a name is looked up on the node's PATH)."""
+    ib_seconds: int = ibpair.SECONDS
     setup_error: str | None = None
     reservation: str = field(default_factory=lambda: f"clusterfab-health-{int(time.time())}")
     verdicts: dict[str, Verdict] = field(default_factory=dict)
@@ -256,7 +274,10 @@ class Check:
         return [n for n in chosen if n.idle]
 
     def reserve(self, nodes: Sequence[Node]) -> None:
-        minutes = -(-(DCGM_SECONDS[self.level] + MARGIN + 4 * (self.nccl_seconds + GRACE)) // 60)
+        seconds = DCGM_SECONDS[self.level] + MARGIN + 4 * (self.nccl_seconds + GRACE)
+        if any("ib_write_bw" in self.group_of(n.name) for n in nodes):
+            seconds += 4 * (self.ib_seconds + GRACE)
+        minutes = -(-seconds // 60)
         ran = self.scontrol(
             "create",
             "reservation",
@@ -321,21 +342,24 @@ class Check:
             )
         return busbw
 
-    def measure_pairs(self, nodes: Sequence[Node]) -> None:
-        """Pair the nodes that passed; a pair below its floor is retried with a node known good."""
-        passed = [n for n in nodes if self.verdicts[n.name].status == "healthy"]
+    def measure_pairs(self, passed: Sequence[Node]) -> None:
+        """The NCCL test across pairs of the nodes that passed."""
         if len(passed) < 2:
             for node in passed:
                 self.verdicts[node.name].detail = "no partner for the NCCL test"
             return
+        self.blame(passed, lambda pair: self._judge(pair, self.bandwidth(pair)))
+
+    def blame(self, passed: Sequence[Node], test: Callable[[Sequence[Node]], str | None]) -> None:
+        """Pair the nodes (the last of an odd number with the first); a pair that fails `test` (None:
+        passed, else what is wrong) is retried with a node known good, so only the bad node fails."""
         pairs = [passed[i : i + 2] for i in range(0, len(passed) - 1, 2)]
         if len(passed) % 2:
             pairs.append([passed[-1], passed[0]])
         good: list[Node] = []
         suspects: list[tuple[Node, str]] = []
         for pair in pairs:
-            result = self.bandwidth(pair)
-            slow = self._judge(pair, result)
+            slow = test(pair)
             if slow is None:
                 good += [n for n in pair if n not in good]
             else:
@@ -346,7 +370,7 @@ class Check:
             partners = [g for g in good if g is not node]
             detail: str | None = first
             if partners:
-                detail = self._judge([node, partners[0]], self.bandwidth([node, partners[0]]))
+                detail = test([node, partners[0]])
             if detail is None:
                 good.append(node)
             else:
@@ -368,6 +392,53 @@ class Check:
             return None
         return f"all_reduce busbw {result:g} GB/s below floor {float(floor):g} ({names})"
 
+    # ------------------------------------------------------------------------- InfiniBand pairs
+    def measure_ib_pairs(self, passed: Sequence[Node]) -> None:
+        """ib_write_bw across the same pairs, for the nodes of groups with InfiniBand."""
+        nodes = [n for n in passed if "ib_write_bw" in self.group_of(n.name)]
+        if len(nodes) >= 2:
+            self.blame(nodes, self.ib_pair)
+
+    def ib_pair(self, pair: Sequence[Node]) -> str | None:
+        """Run ib_write_bw from pair[0] (server) to pair[1] (client) on every HCA, record what each HCA
+        measured, and say what is wrong (None: nothing, or no floor to judge by); SetupError when
+        ib_write_bw is not on a node."""
+        settings = self.group_of(pair[0].name)["ib_write_bw"]
+        names = [n.name for n in pair]
+        command = ibpair.command(pair[0].address or pair[0].name, self.ib_program, settings)
+        ran = self.srun(pair, command, self.ib_seconds, int(settings["hcas"]), ["--kill-on-bad-exit=1"])
+        if ran.returncode is None:
+            return f"ib_write_bw did not finish within {self.ib_seconds}s ({names[0]} and {names[1]})"
+        if missing := ibpair.missing_program(ran.stderr):
+            raise SetupError(f"{missing}: the InfiniBand pair test needs perftest's ib_write_bw (with CUDA)")
+        measured = ibpair.parse(ran.stdout, int(settings["message_size_bytes"]))
+        floor = settings.get("min_gbps")
+        for node in pair:
+            verdict = self.verdicts[node.name]
+            if verdict.ib_write_bw is None or node is pair[0]:  # a retry re-measures its suspect, pair[0]
+                partner = pair[1].name if node is pair[0] else pair[0].name
+                verdict.ib_write_bw = {"partner": partner, "gbps": measured, "floor_gbps": floor}
+        if ran.returncode != 0:
+            last = ibpair.last_words(ran.stderr, ran.stdout)
+            return f"ib_write_bw failed (exit {ran.returncode}): {last} ({names[0]} and {names[1]})"
+        return ibpair.shortfall(measured, int(settings["hcas"]), floor, names)
+
+    def not_measured(self, nodes: Sequence[Node], step: str, error: str) -> None:
+        """A pair step the setup kept from measuring: the check's error; no node is blamed for it."""
+        self.setup_error = error if self.setup_error is None else f"{self.setup_error}; {error}"
+        self.log(f"clusterfab health: {step} not measured: {error}")
+        for node in nodes:
+            verdict = self.verdicts[node.name]
+            if step == "ib_write_bw":
+                verdict.ib_write_bw = None
+            if verdict.status != "healthy":
+                continue
+            if step != "ib_write_bw":
+                verdict.busbw_gbytes_per_s = verdict.floor_gbytes_per_s = None
+                verdict.partner = None
+            note = f"{step} not measured (see the error)"
+            verdict.detail = f"{verdict.detail}; {note}" if verdict.detail else f"DCGM passed; {note}"
+
     def execute(self, nodes: Sequence[Node], wanted: Sequence[str] | None) -> list[Verdict]:
         candidates = self.select(nodes, wanted)
         if candidates:
@@ -376,17 +447,15 @@ class Check:
                 with ThreadPoolExecutor(max_workers=min(32, len(candidates))) as pool:
                     for verdict in pool.map(self.diagnose, candidates):
                         self.verdicts[verdict.node] = verdict
+                passed = [n for n in candidates if self.verdicts[n.name].status == "healthy"]
                 try:
-                    self.measure_pairs(candidates)
+                    self.measure_pairs(passed)
                 except SetupError as err:
-                    self.setup_error = str(err)
-                    self.log(f"clusterfab health: NCCL test not measured: {err}")
-                    for node in candidates:
-                        verdict = self.verdicts[node.name]
-                        if verdict.status == "healthy":
-                            verdict.busbw_gbytes_per_s = verdict.floor_gbytes_per_s = None
-                            verdict.partner = None
-                            verdict.detail = "DCGM passed; NCCL test not measured (see the error)"
+                    self.not_measured(candidates, "NCCL test", str(err))
+                try:
+                    self.measure_ib_pairs(passed)
+                except SetupError as err:
+                    self.not_measured(candidates, "ib_write_bw", str(err))
             finally:
                 self.release()
             for node in candidates:
@@ -426,6 +495,7 @@ def report(
                 "floor_gbytes_per_s": v.floor_gbytes_per_s,
                 "partner": v.partner,
                 "failures": v.failures,
+                **({"ib_write_bw": v.ib_write_bw} if v.ib_write_bw is not None else {}),
             }
             for v in verdicts
         ],
@@ -443,9 +513,18 @@ def text_report(data: Mapping[str, Any]) -> str:
             )
         why = node["reason"] or node["detail"] or ""
         lines.append(f"  {node['node']:<24} {node['status']:<8}{bandwidth}{'  ' + why if why else ''}")
+        if ib := node.get("ib_write_bw"):
+            lines.append(f"  {'':<24} {'':<8} {_ib_line(ib)}")
     if data.get("error"):
         lines.append(f"the check did not complete: {data['error']}")
     return "\n".join(lines)
+
+
+def _ib_line(ib: Mapping[str, Any]) -> str:
+    gbps = ", ".join(f"{hca} {value:g}" for hca, value in ib["gbps"].items()) or "no HCA measured"
+    floor = ib["floor_gbps"]
+    judged = f"(floor {floor:g})" if floor is not None else "(no floor in the catalog)"
+    return f"ib_write_bw Gb/s with {ib['partner']}: {gbps} {judged}"
 
 
 def main(argv: Sequence[str] | None = None, runner: Runner = run) -> int:
@@ -467,6 +546,8 @@ def main(argv: Sequence[str] | None = None, runner: Runner = run) -> int:
         nccl_test=settings.get("nccl_test", "/opt/nccl-tests/build/all_reduce_perf"),
         nccl_seconds=int(settings.get("nccl_seconds", NCCL_SECONDS)),
         nccl_mpi=str(settings.get("nccl_mpi", "pmix")),
+        ib_program=str(settings.get("ib_write_bw_program", "ib_write_bw")),
+        ib_seconds=int(settings.get("ib_seconds", ibpair.SECONDS)),
     )
     ran = runner(["scontrol", "show", "nodes", "-o"], 30)
     if ran.returncode != 0:

@@ -282,11 +282,13 @@ def controller_files(
 
 HEALTH_PROGRAM = "bin/clusterfab-slurm-healthcheck"
 HEALTH_CONFIG = "healthcheck.json"
+HEALTH_IB_PAIR = "bin/clusterfab_slurm_ibpair.py"
 
 
 def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, str]:
-    """The deep health check (`clusterfab health`) beside the controller's files: the program and its
-    settings, each Slurm node group's machine type and two-node bandwidth floor with its source."""
+    """The deep health check (`clusterfab health`) beside the controller's files: the program, its
+    InfiniBand pair module and its settings, each Slurm node group's machine type and two-node bandwidth
+    floors with their source."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
     slurm = require_slurm(spec)
@@ -296,13 +298,18 @@ def health_files(spec: ClusterSpec, floors: PairBandwidthFloors) -> dict[str, st
             "machine_type": g.machine.name,
             "min_pair_busbw_gbytes_per_s": floors.floor(g.machine.name),
             "floor_source": ",".join(floors.source) if floors.floor(g.machine.name) is not None else None,
+            **floors.ib_write_bw.settings(g.machine),
         }
         for g in spec.node_groups
         if g.name in wanted
     }
-    program = resources.files("clusterfab.scheduler.slurm").joinpath("healthcheck.py").read_text()
+    package = resources.files("clusterfab.scheduler.slurm")
     config = json.dumps({"groups": groups}, indent=2, sort_keys=True)
-    return {HEALTH_PROGRAM: program, HEALTH_CONFIG: config}
+    return {
+        HEALTH_PROGRAM: package.joinpath("healthcheck.py").read_text(),
+        HEALTH_IB_PAIR: package.joinpath("ibpair.py").read_text(),  # imported from the program's directory
+        HEALTH_CONFIG: config,
+    }
 
 
 def slurm_node_groups(spec: ClusterSpec) -> list[NodeGroup]:
