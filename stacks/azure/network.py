@@ -1,5 +1,6 @@
 """The stack's resource group and VNet: the nodes' subnet (the hosts' block of the cluster range), a
-controller subnet and Managed Lustre's own subnet, with NAT egress and no inbound from the internet."""
+controller subnet and a subnet per Managed Lustre file system, with NAT egress and no inbound from the
+internet."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ from cluster import Cluster
 
 from clusterfab import addressing
 from clusterfab.clouds import profile
+from clusterfab.clouds.azure.lustre import lustre_subnets
 from clusterfab.spec import LustreStorage
 from components._naming import child
-from components.azure.network import AzureNetwork, AzureNetworkArgs
+from components.azure.network import AzureLustreSubnet, AzureNetwork, AzureNetworkArgs
 from components.azure.resource_group import AzureResourceGroup, AzureResourceGroupArgs
 
 CONTROLLER_BLOCK = 1
-LUSTRE_BLOCK = 2
-"""Blocks of the cluster range (clusterfab.addressing.blocks): the hosts' block is the profile's."""
+"""A block of the cluster range (clusterfab.addressing.blocks): the hosts' block is the profile's, the file
+systems' are clusterfab.addressing.azure_lustre_subnets'."""
 
 
 def resource_group(cluster: Cluster, opts: pulumi.ResourceOptions) -> AzureResourceGroup:
@@ -34,7 +36,6 @@ def resource_group(cluster: Cluster, opts: pulumi.ResourceOptions) -> AzureResou
 def network(cluster: Cluster, group: pulumi.Input[str], opts: pulumi.ResourceOptions) -> AzureNetwork:
     spec = cluster.spec
     blocks = addressing.blocks(spec.cidr)
-    lustre = any(isinstance(item, LustreStorage) for item in spec.storage)
     return AzureNetwork(
         child(spec.name, "net"),
         AzureNetworkArgs(
@@ -43,9 +44,27 @@ def network(cluster: Cluster, group: pulumi.Input[str], opts: pulumi.ResourceOpt
             address_space=[spec.cidr],
             node_cidr=str(profile("azure").host_subnet(spec.cidr)),
             controller_cidr=str(blocks[CONTROLLER_BLOCK]),
-            lustre_cidr=str(blocks[LUSTRE_BLOCK]) if lustre else None,
+            lustre_subnets=file_system_subnets(cluster),
             zone=spec.zone,
             tags=cluster.tags("network"),
         ),
         opts,
     )
+
+
+def file_system_subnets(cluster: Cluster) -> list[AzureLustreSubnet]:
+    """Each Managed Lustre file system's subnet, sized by the catalog for its capacity, in blueprint order
+    (clusterfab.clouds.azure.lustre)."""
+    spec = cluster.spec
+    items = [item for item in spec.storage if isinstance(item, LustreStorage)]
+    planned = lustre_subnets(
+        spec.cidr, [item.capacity_gib for item in items], cluster.input.catalog.azure.amlfs_subnets
+    )
+    subnets = []
+    for item, plan in zip(items, planned, strict=True):
+        if plan.prefix is None or plan.subnet is None:
+            raise ValueError(f"storage {item.name}: no subnet fits it in {spec.cidr} (validation rejects it)")
+        subnets.append(
+            AzureLustreSubnet(file_system=item.name, cidr=str(plan.subnet), min_prefix=plan.prefix)
+        )
+    return subnets

@@ -63,14 +63,14 @@ def file_systems(
     mounts: dict[str, MountTarget] = {}
     storage: dict[str, StorageExport] = {}
     for item in cluster.spec.storage:
-        if not isinstance(item, LustreStorage) or network.lustre_subnet_id is None:
+        if not isinstance(item, LustreStorage) or item.name not in network.lustre_subnet_ids:
             raise ValueError(f"storage {item.name}: Azure offers no {item.kind} (validation rejects it)")
         fs = AzureManagedLustre(
             child(cluster.spec.name, item.name),
             AzureManagedLustreArgs(
                 resource_group_name=group,
                 location=cluster.spec.region,
-                subnet_id=network.lustre_subnet_id,
+                subnet_id=network.lustre_subnet_ids[item.name],
                 sku=item.tier.tier,
                 storage_capacity_tib=item.capacity_gib // GIB_PER_TIB,
                 zone=cluster.spec.zone,
