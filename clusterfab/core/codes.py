@@ -654,9 +654,9 @@ _CODES = [
         "BP229",
         "no subnet for a Managed Lustre file system",
         _E,
-        "Azure wants each Managed Lustre file system in a subnet of its own, at least as large as its capacity "
-        "needs (/27 for 4-16 TiB up to /23 for 200-400 TiB): the file system is larger than Microsoft's table, "
-        "or the cluster's network has no room left for its subnet.",
+        "Azure wants each Managed Lustre file system in a subnet of its own, at least as large as its "
+        "capacity needs (/27 for 4-16 TiB up to /23 for 200-400 TiB): the file system is larger than "
+        "Microsoft's table, or the cluster's network has no room left for its subnet.",
     ),
     Code(
         "BP250",

@@ -127,8 +127,8 @@ def _lustre_problems(lustre: Sequence[AzureLustreSubnet]) -> list[tuple[str, str
             problems.append(
                 (
                     f"lustre_subnets[{index}].cidr",
-                    f"{subnet.cidr} is smaller than the /{subnet.min_prefix} file system {subnet.file_system} "
-                    "needs",
+                    f"{subnet.cidr} is smaller than the /{subnet.min_prefix} file system "
+                    f"{subnet.file_system} needs",
                 )
             )
     return problems

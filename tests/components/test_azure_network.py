@@ -266,3 +266,43 @@ def test_ranges_that_azure_or_the_layout_refuses_are_refused(space: str, nodes: 
     with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
         build(program)
     assert message in str(info.value)
+
+
+def test_each_file_system_has_its_own_subnet_and_nsg_the_first_under_the_shared_subnets_names() -> None:
+    run = network(more=(("archive", "10.20.48.0/25", 25),))
+    made = by_name(run)
+    assert made["ml-net-lustre"].inputs == subnet("10.20.32.0/24", "lustre")
+    assert made["ml-net-lustre-archive"].inputs == subnet("10.20.48.0/25", "lustre-archive")
+    rules = made["ml-net-lustre-archive-nsg"].inputs["securityRules"]
+    assert [(r["sourceAddressPrefix"], r["destinationAddressPrefix"]) for r in rules] == [
+        (VNET, "10.20.48.0/25"),
+        ("10.20.48.0/25", VNET),
+        ("Internet", "*"),
+    ]
+    assert made["ml-net-lustre"].urn in made["ml-net-lustre-archive"].dependencies
+    assert run.outputs["lustre_subnet_ids"] == {
+        "scratch": "ml-net-lustre-id",
+        "archive": "ml-net-lustre-archive-id",
+    }
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        (
+            (("archive", "10.20.48.0/27", 25),),
+            "lustre_subnets[1].cidr: 10.20.48.0/27 is smaller than the /25 file system archive needs",
+        ),
+        ((("scratch", "10.20.48.0/25", 25),), "lustre_subnets[1].file_system: scratch has two subnets"),
+        (
+            (("archive", "10.20.32.128/25", 25),),
+            "lustre_subnets[0].cidr: 10.20.32.0/24 overlaps lustre_subnets[1].cidr (10.20.32.128/25)",
+        ),
+    ],
+)
+def test_lustre_subnets_azure_or_the_file_system_would_refuse_are_refused(
+    more: tuple[tuple[str, str, int], ...], message: str
+) -> None:
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        network(more=more)
+    assert message in str(info.value)
