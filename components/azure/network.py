@@ -7,7 +7,7 @@ connectivity is "the recommended approach" -
 learn.microsoft.com/azure/virtual-network/ip-services/default-outbound-access). Each subnet role has its
 own NSG: SSH only from the VNet's own ranges, an explicit deny of anything from the Internet (below
 Azure's default rules it changes nothing today, and it states the intent where policy checks read it),
-and on the AMLFS subnet the Lustre ports within the VNet. The node subnet has the Microsoft.Storage
+and on each AMLFS subnet the Lustre ports within the VNet. The node subnet has the Microsoft.Storage
 service endpoint, which the cluster bucket's network rule names.
 
 Subnets are standalone resources and the VNet lists none inline: pulumi-azure-native warns that mixing

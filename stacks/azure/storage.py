@@ -8,6 +8,7 @@ from typing import Final
 import pulumi
 from cluster import Cluster, StorageExport
 
+from clusterfab.clouds.azure.lustre import capacity_tib
 from clusterfab.core.vocab import HEALTH_TAG
 from clusterfab.spec import LustreStorage
 from components._contracts import MountTarget
@@ -18,7 +19,6 @@ from components.azure.network import AzureNetwork
 
 from .site import Deployer
 
-GIB_PER_TIB = 1024
 LUSTRE_FS_NAME = "lustrefs"
 """The file system name every Managed Lustre file system has: clients mount <MGS>@tcp:/lustrefs
 (learn.microsoft.com/azure/azure-managed-lustre/connect-clients)."""
@@ -72,7 +72,7 @@ def file_systems(
                 location=cluster.spec.region,
                 subnet_id=network.lustre_subnet_ids[item.name],
                 sku=item.tier.tier,
-                storage_capacity_tib=item.capacity_gib // GIB_PER_TIB,
+                storage_capacity_tib=capacity_tib(item.capacity_gib),
                 zone=cluster.spec.zone,
                 maintenance_day=MAINTENANCE_DAY,
                 maintenance_time_utc=MAINTENANCE_TIME_UTC,

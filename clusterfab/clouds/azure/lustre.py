@@ -31,6 +31,7 @@ class LustreSubnet:
 
 
 def capacity_tib(capacity_gib: int) -> int:
+    """Whole TiB, rounded up (the tiers' steps are whole TiB, which the rules check: BP208)."""
     return -(-capacity_gib // GIB_PER_TIB)
 
 
