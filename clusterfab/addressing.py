@@ -5,12 +5,15 @@ plan is stable when groups change: slot i is always the same subnet. The range i
 blocks. AWS uses block 0 for the nodes' private subnet, the last block for the public subnet that
 holds only the NAT gateway, and the one before it for the accounting database's second subnet (managed
 accounting: RDS wants a subnet group over two zones). GCP uses block i for general network i, then one
-block per extra GPU network or RDMA subnet, in order.
+block per extra GPU network or RDMA subnet, in order. Azure uses block 0 for the nodes, block 1 for the
+controller, block 2 for the first Managed Lustre file system and blocks 3-13 for the others
+(`azure_lustre_subnets`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 
 SPLIT_BITS = 4
 BLOCKS = 1 << SPLIT_BITS
@@ -61,3 +64,40 @@ def slurm_controller_address(host_subnet: ipaddress.IPv4Network) -> str:
     """The Slurm controller's private address in the cluster's hosts' subnet: nodes and clients reach
     slurmctld there."""
     return str(host_subnet[SLURM_CONTROLLER_HOST])
+
+
+AZURE_LUSTRE_BLOCK = 2
+"""Azure: the first Managed Lustre file system's subnet is this whole block. Before each file system had
+a subnet of its own, all of them shared this block; keeping the first one there means a stack made then
+sees no change: Azure cannot move a file system to another subnet, so a moved subnet replaces the file
+system and its data."""
+AZURE_LUSTRE_AREA = (3, BLOCKS - 3)
+"""Azure: the blocks (first and last, inclusive) that hold the subnets of the file systems after the first.
+The last two blocks stay free, as AWS uses them, for a later subnet an Azure service delegates to itself."""
+
+
+def azure_lustre_subnets(cidr: str, prefixes: Sequence[int]) -> list[ipaddress.IPv4Network | None]:
+    """Each Managed Lustre file system's subnet, in blueprint order, from the longest prefix it may have
+    (the catalog's size for its capacity); None where the range has no room for it.
+
+    The first takes the whole `AZURE_LUSTRE_BLOCK` when that is at least its size. Each later one takes the
+    next free range of exactly its size (aligned to it) in `AZURE_LUSTRE_AREA`, after those before it: a
+    file system added at the end never moves one before it. Removing or reordering file systems moves the
+    ones after the change, which the plan shows as their replacement."""
+    parts = blocks(cidr)
+    first = parts[AZURE_LUSTRE_BLOCK]
+    low, high = AZURE_LUSTRE_AREA
+    cursor, end = int(parts[low].network_address), int(parts[high].broadcast_address)
+    subnets: list[ipaddress.IPv4Network | None] = []
+    for index, prefix in enumerate(prefixes):
+        if index == 0:
+            subnets.append(first if first.prefixlen <= prefix else None)
+            continue
+        size = 1 << (32 - prefix)
+        start = -(-cursor // size) * size
+        if start + size - 1 > end:
+            subnets.append(None)
+            continue
+        subnets.append(ipaddress.IPv4Network((start, prefix)))
+        cursor = start + size
+    return subnets

@@ -651,6 +651,14 @@ _CODES = [
         "build Slurm there yet, and the scheduler section would be dropped.",
     ),
     Code(
+        "BP229",
+        "no subnet for a Managed Lustre file system",
+        _E,
+        "Azure wants each Managed Lustre file system in a subnet of its own, at least as large as its "
+        "capacity needs (/27 for 4-16 TiB up to /23 for 200-400 TiB): the file system is larger than "
+        "Microsoft's table, or the cluster's network has no room left for its subnet.",
+    ),
+    Code(
         "BP232",
         "elastic Slurm nodes on a cloud without node programs",
         _E,

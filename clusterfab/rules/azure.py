@@ -1,13 +1,17 @@
 """Catalog rules of Azure's InfiniBand fabrics: fabric units (scale sets of at most 100 VMs, NVL72 racks of
-18) and the RDMA network's reserved range. They speak only of Azure sizes and Azure blueprints."""
+18) and the RDMA network's reserved range; and the subnets of Managed Lustre file systems. They speak only
+of Azure sizes and Azure blueprints."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterator
 
-from clusterfab.catalog.azure_models import AzureMachineType
+from clusterfab import addressing
+from clusterfab.blueprint.models import LustreSpec
+from clusterfab.catalog.azure_models import AmlfsSubnets, AzureMachineType
 from clusterfab.clouds.azure.fabric import fabric_units
+from clusterfab.clouds.azure.lustre import LustreSubnet, lustre_subnets
 from clusterfab.core.findings import Finding
 from clusterfab.rules.context import RuleContext
 
@@ -66,3 +70,66 @@ def check_rdma_range(ctx: RuleContext) -> Iterator[Finding]:
             f"{cidr} overlaps {reserved}, which Azure's InfiniBand (RDMA) network reserves",
             hint="use a range outside 172.16.0.0/16, e.g. 10.20.0.0/16",
         )
+
+
+def check_lustre_subnets(ctx: RuleContext) -> Iterator[Finding]:
+    """Each Managed Lustre file system needs a subnet of its own, of the catalog's size for its capacity,
+    where the layout puts it (clusterfab.addressing.azure_lustre_subnets): a file system beyond the
+    catalog's table, or one the network has no room for, is an error at its storage entry."""
+    bp = ctx.blueprint
+    cidr = ipaddress.IPv4Network(bp.network.cidr, strict=False)
+    if bp.cloud != AZURE or cidr.prefixlen > addressing.MAX_CLUSTER_PREFIX:
+        return  # a range too small for the layout is BP112
+    items = [(index, s) for index, s in enumerate(bp.storage) if isinstance(s, LustreSpec)]
+    table = ctx.catalog.azure.amlfs_subnets
+    capacities = [s.capacity_gib for _, s in items]
+    planned = lustre_subnets(str(cidr), capacities, table)
+    placed = [plan for plan in planned if plan.prefix is not None]
+    largest = table.sizes[-1]
+    for (index, storage), plan in zip(items, planned, strict=True):
+        if plan.prefix is None:
+            yield ctx.finding(
+                "BP229",
+                ("storage", index),
+                f"storage {storage.name} is {plan.tib} TiB: Microsoft's subnet table for Managed Lustre ends "
+                f"at {largest.max_tib} TiB (a /{largest.prefix}), so no subnet size is known for it",
+                hint=f"keep each file system at {largest.max_tib} TiB or less (split it into several), or "
+                "record the size Microsoft gives for it in the catalog",
+            )
+        elif plan.subnet is None:
+            wide = _fitting_prefix(cidr, capacities, table)
+            yield ctx.finding(
+                "BP229",
+                ("storage", index),
+                _no_room(cidr, storage.name, plan, placed),
+                hint=f"use a larger network.cidr (a /{wide} holds them all), or fewer or smaller file "
+                "systems",
+            )
+
+
+def _no_room(cidr: ipaddress.IPv4Network, name: str, plan: LustreSubnet, placed: list[LustreSubnet]) -> str:
+    """Why `plan` has no subnet: the sizes it and the file systems before it need, and the room there is."""
+    blocks = addressing.blocks(str(cidr))
+    need = f"storage {name} ({plan.tib} TiB) needs a subnet of /{plan.prefix} or larger"
+    position = next(i for i, other in enumerate(placed) if other is plan)
+    if position == 0:
+        block = blocks[addressing.AZURE_LUSTRE_BLOCK]
+        return (
+            f"{need}, but the first file system's subnet is block {addressing.AZURE_LUSTRE_BLOCK} of {cidr}, "
+            f"{block} (blocks 0 and 1 are the nodes' and the controller's)"
+        )
+    low, high = addressing.AZURE_LUSTRE_AREA
+    taken = ", ".join(f"/{p.prefix}" for p in placed[1:position]) or "none"
+    return (
+        f"{need}, but the other file systems' blocks of {cidr} ({low}-{high}: {blocks[low].network_address}-"
+        f"{blocks[high].broadcast_address}) have no room left for it (taken before it: {taken})"
+    )
+
+
+def _fitting_prefix(cidr: ipaddress.IPv4Network, capacities: list[int], table: AmlfsSubnets) -> int:
+    """The longest prefix of a cluster range that holds every file system's subnet."""
+    for prefix in range(cidr.prefixlen - 1, 0, -1):
+        wider = str(cidr.supernet(new_prefix=prefix))
+        if all(plan.subnet is not None for plan in lustre_subnets(wider, capacities, table) if plan.prefix):
+            return prefix
+    return 0

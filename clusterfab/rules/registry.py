@@ -43,6 +43,7 @@ CHECKS: tuple[Check, ...] = (
     compute.check_fabric_addresses,
     azure.check_fabric_units,
     azure.check_rdma_range,
+    azure.check_lustre_subnets,
     tpu.check_tpu_topology,
     tpu.check_tpu_zone,
     storage.check_storage,

@@ -47,7 +47,7 @@ class AzureManagedLustreArgs:
     resource_group_name: pulumi.Input[str]
     location: str
     subnet_id: pulumi.Input[str]
-    """The file system's own subnet (AzureNetwork.lustre_subnet_id)."""
+    """The file system's own subnet (AzureNetwork.lustre_subnet_ids)."""
     sku: str
     """The throughput tier, e.g. AMLFS-Durable-Premium-125 (MB/s per TiB)."""
     storage_capacity_tib: int

@@ -1,4 +1,5 @@
-"""An Azure cluster's network: one VNet with a node, a controller and (optionally) an AMLFS subnet.
+"""An Azure cluster's network: one VNet with a node subnet, a controller subnet and one subnet per AMLFS
+file system (Azure wants each file system in a subnet of its own, sized for its capacity).
 
 Nodes have no public IPs. Every subnet turns Azure's implicit default outbound access off and leaves
 the VNet through one NAT gateway with a Standard static public IP (Microsoft: explicit outbound
@@ -6,7 +7,7 @@ connectivity is "the recommended approach" -
 learn.microsoft.com/azure/virtual-network/ip-services/default-outbound-access). Each subnet role has its
 own NSG: SSH only from the VNet's own ranges, an explicit deny of anything from the Internet (below
 Azure's default rules it changes nothing today, and it states the intent where policy checks read it),
-and on the AMLFS subnet the Lustre ports within the VNet. The node subnet has the Microsoft.Storage
+and on each AMLFS subnet the Lustre ports within the VNet. The node subnet has the Microsoft.Storage
 service endpoint, which the cluster bucket's network rule names.
 
 Subnets are standalone resources and the VNet lists none inline: pulumi-azure-native warns that mixing
@@ -48,6 +49,19 @@ LAST_CUSTOM_PRIORITY = 4096
 
 
 @dataclass(frozen=True, kw_only=True)
+class AzureLustreSubnet:
+    """The subnet of one AMLFS file system."""
+
+    file_system: str
+    """The file system's name: its key in `AzureNetwork.lustre_subnet_ids` and, for all but the first, part
+    of the subnet's name."""
+    cidr: str
+    min_prefix: int
+    """The longest prefix the file system's capacity allows (the caller's table: /27 for 4-16 TiB up to /23
+    for 200-400 TiB); the subnet may be larger, never smaller."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class AzureNetworkArgs:
     """Inputs of AzureNetwork."""
 
@@ -62,9 +76,10 @@ class AzureNetworkArgs:
     controller_service_endpoints: Sequence[str] = ()
     """Service endpoints of the controller subnet (Microsoft.Storage for the cluster bucket's network rule,
     Microsoft.KeyVault for the munge key's vault): a subnet without hosts has none."""
-    lustre_cidr: str | None = None
-    """The subnet AMLFS takes for itself (one file system per subnet, /27 to /23 by capacity); None: no
-    AMLFS."""
+    lustre_subnets: Sequence[AzureLustreSubnet] = ()
+    """One subnet per AMLFS file system, in a stable order: the first keeps the names of the one subnet all
+    file systems once shared (`lustre`, `lustre-nsg`), so a stack made then keeps its subnet; the others are
+    `lustre-<file system>`. Empty: no AMLFS."""
     zone: str | None = None
     """The availability zone of the NAT gateway and its IP (a NAT gateway is zonal or no-zone); None: no
     zone."""
@@ -84,15 +99,11 @@ def _problems(args: AzureNetworkArgs) -> list[tuple[str, str]]:
         for space in spaces
         if space.overlaps(RDMA_RANGE)
     )
-    subnets = {
-        key: ipaddress.IPv4Network(cidr)
-        for key, cidr in (
-            ("node_cidr", args.node_cidr),
-            ("controller_cidr", args.controller_cidr),
-            ("lustre_cidr", args.lustre_cidr),
-        )
-        if cidr is not None
-    }
+    subnets = {"node_cidr": ipaddress.IPv4Network(args.node_cidr)}
+    subnets["controller_cidr"] = ipaddress.IPv4Network(args.controller_cidr)
+    problems.extend(_lustre_problems(args.lustre_subnets))
+    for index, lustre in enumerate(args.lustre_subnets):
+        subnets[f"lustre_subnets[{index}].cidr"] = ipaddress.IPv4Network(lustre.cidr)
     for key, subnet in subnets.items():
         if not any(subnet.subnet_of(space) for space in spaces):
             problems.append((key, f"{subnet} is not inside the address space"))
@@ -106,6 +117,33 @@ def _problems(args: AzureNetworkArgs) -> list[tuple[str, str]]:
     if not 4 <= args.nat_idle_timeout_minutes <= 120:
         problems.append(("nat_idle_timeout_minutes", "must be between 4 and 120"))
     return problems
+
+
+def _lustre_problems(lustre: Sequence[AzureLustreSubnet]) -> list[tuple[str, str]]:
+    problems: list[tuple[str, str]] = []
+    names = [subnet.file_system for subnet in lustre]
+    problems.extend(
+        (f"lustre_subnets[{index}].file_system", f"{name} has two subnets")
+        for index, name in enumerate(names)
+        if name in names[:index]
+    )
+    for index, subnet in enumerate(lustre):
+        size = ipaddress.IPv4Network(subnet.cidr).prefixlen
+        if size > subnet.min_prefix:
+            problems.append(
+                (
+                    f"lustre_subnets[{index}].cidr",
+                    f"{subnet.cidr} is smaller than the /{subnet.min_prefix} file system "
+                    f"{subnet.file_system} needs",
+                )
+            )
+    return problems
+
+
+def lustre_role(index: int, subnet: AzureLustreSubnet) -> str:
+    """The name part of a file system's subnet and NSG: `lustre` for the first (the name the one shared
+    subnet had, so that it stays where it is), `lustre-<file system>` for the others."""
+    return "lustre" if index == 0 else f"lustre-{subnet.file_system}"
 
 
 def _rule(
@@ -207,8 +245,8 @@ class AzureNetwork(pulumi.ComponentResource):
     node_subnet_id: pulumi.Output[str]
     """The GPU nodes' subnet (scale sets' NICs, the bucket's network rule)."""
     controller_subnet_id: pulumi.Output[str]
-    lustre_subnet_id: pulumi.Output[str] | None
-    """AMLFS's subnet (None without `lustre_cidr`)."""
+    lustre_subnet_ids: dict[str, pulumi.Output[str]]
+    """Each AMLFS file system's subnet, by file system name."""
     nat_public_ip: pulumi.Output[str]
     """The address all egress leaves from (for allow lists elsewhere)."""
 
@@ -226,24 +264,29 @@ class AzureNetwork(pulumi.ComponentResource):
             opts=self._own,
         )
         nat, ip = self._nat()
-        roles = [("nodes", args.node_cidr), ("controller", args.controller_cidr)]
-        if args.lustre_cidr is not None:
-            roles.append(("lustre", args.lustre_cidr))
+        roles = [("nodes", args.node_cidr, False), ("controller", args.controller_cidr, False)]
+        roles.extend(
+            (lustre_role(index, lustre), lustre.cidr, True)
+            for index, lustre in enumerate(args.lustre_subnets)
+        )
         subnets: dict[str, network.Subnet] = {}
         previous: network.Subnet | None = None
-        for role, cidr in roles:
-            previous = subnets[role] = self._subnet(vnet, nat, role, cidr, previous)
+        for role, cidr, lustre in roles:
+            previous = subnets[role] = self._subnet(vnet, nat, role, cidr, previous, lustre=lustre)
         self.vnet_id = vnet.id
         self.node_subnet_id = subnets["nodes"].id
         self.controller_subnet_id = subnets["controller"].id
-        self.lustre_subnet_id = subnets["lustre"].id if "lustre" in subnets else None
+        self.lustre_subnet_ids = {
+            lustre.file_system: subnets[lustre_role(index, lustre)].id
+            for index, lustre in enumerate(args.lustre_subnets)
+        }
         self.nat_public_ip = ip.ip_address.apply(lambda address: address or "")
         self.register_outputs(
             {
                 "vnet_id": self.vnet_id,
                 "node_subnet_id": self.node_subnet_id,
                 "controller_subnet_id": self.controller_subnet_id,
-                "lustre_subnet_id": self.lustre_subnet_id,
+                "lustre_subnet_ids": self.lustre_subnet_ids,
                 "nat_public_ip": self.nat_public_ip,
             }
         )
@@ -284,10 +327,12 @@ class AzureNetwork(pulumi.ComponentResource):
         role: str,
         cidr: str,
         previous: network.Subnet | None,
+        *,
+        lustre: bool,
     ) -> network.Subnet:
         name, args = self._name, self._args
         vnet_ranges = list(args.address_space)
-        rules = lustre_rules(vnet_ranges, cidr) if role == "lustre" else host_rules(vnet_ranges)
+        rules = lustre_rules(vnet_ranges, cidr) if lustre else host_rules(vnet_ranges)
         endpoints = {"nodes": [STORAGE_SERVICE], "controller": list(args.controller_service_endpoints)}.get(
             role, []
         )
@@ -304,7 +349,7 @@ class AzureNetwork(pulumi.ComponentResource):
             resource_group_name=args.resource_group_name,
             virtual_network_name=vnet.name,
             address_prefix=cidr,
-            # No implicit outbound IP: egress goes through the NAT gateway alone (the AMLFS subnet too,
+            # No implicit outbound IP: egress goes through the NAT gateway alone (the AMLFS subnets too,
             # whose servers must reach the AzureCloud service tag - amlfs-prerequisites).
             default_outbound_access=False,
             nat_gateway=network.SubResourceArgs(id=nat.id),

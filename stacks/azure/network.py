@@ -1,5 +1,6 @@
 """The stack's resource group and VNet: the nodes' subnet (the hosts' block of the cluster range), a
-controller subnet and Managed Lustre's own subnet, with NAT egress and no inbound from the internet."""
+controller subnet and a subnet per Managed Lustre file system, with NAT egress and no inbound from the
+internet."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ from cluster import Cluster
 from clusterfab import addressing
 from clusterfab.clouds import profile
 from clusterfab.clouds.azure.hostvars import NODE_BLOCK
+from clusterfab.clouds.azure.lustre import lustre_subnets
 from clusterfab.spec import LustreStorage
 from components._naming import child
-from components.azure.network import KEY_VAULT_SERVICE, STORAGE_SERVICE, AzureNetwork, AzureNetworkArgs
+from components.azure.network import (
+    KEY_VAULT_SERVICE,
+    STORAGE_SERVICE,
+    AzureLustreSubnet,
+    AzureNetwork,
+    AzureNetworkArgs,
+)
 from components.azure.resource_group import AzureResourceGroup, AzureResourceGroupArgs
-
-LUSTRE_BLOCK = 2
-"""The block of the cluster range (clusterfab.addressing.blocks) Managed Lustre's subnet takes."""
 
 
 def resource_group(cluster: Cluster, opts: pulumi.ResourceOptions) -> AzureResourceGroup:
@@ -38,7 +43,6 @@ def network(
     munge key's vault through their service endpoints."""
     spec = cluster.spec
     blocks = addressing.blocks(spec.cidr)
-    lustre = any(isinstance(item, LustreStorage) for item in spec.storage)
     return AzureNetwork(
         child(spec.name, "net"),
         AzureNetworkArgs(
@@ -48,9 +52,27 @@ def network(
             node_cidr=str(blocks[NODE_BLOCK]),
             controller_cidr=str(profile("azure").host_subnet(spec.cidr)),
             controller_service_endpoints=(STORAGE_SERVICE, KEY_VAULT_SERVICE) if hosts else (),
-            lustre_cidr=str(blocks[LUSTRE_BLOCK]) if lustre else None,
+            lustre_subnets=file_system_subnets(cluster),
             zone=spec.zone,
             tags=cluster.tags("network"),
         ),
         opts,
     )
+
+
+def file_system_subnets(cluster: Cluster) -> list[AzureLustreSubnet]:
+    """Each Managed Lustre file system's subnet, sized by the catalog for its capacity, in blueprint order
+    (clusterfab.clouds.azure.lustre)."""
+    spec = cluster.spec
+    items = [item for item in spec.storage if isinstance(item, LustreStorage)]
+    planned = lustre_subnets(
+        spec.cidr, [item.capacity_gib for item in items], cluster.input.catalog.azure.amlfs_subnets
+    )
+    subnets = []
+    for item, plan in zip(items, planned, strict=True):
+        if plan.prefix is None or plan.subnet is None:
+            raise ValueError(f"storage {item.name}: no subnet fits it in {spec.cidr} (validation rejects it)")
+        subnets.append(
+            AzureLustreSubnet(file_system=item.name, cidr=str(plan.subnet), min_prefix=plan.prefix)
+        )
+    return subnets

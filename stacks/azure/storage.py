@@ -8,6 +8,7 @@ from typing import Final
 import pulumi
 from cluster import Cluster, StorageExport
 
+from clusterfab.clouds.azure.lustre import capacity_tib
 from clusterfab.core.vocab import HEALTH_TAG
 from clusterfab.monitoring.host import RenderedArchive
 from clusterfab.spec import LustreStorage
@@ -19,7 +20,6 @@ from components.azure.network import AzureNetwork
 
 from .site import Deployer
 
-GIB_PER_TIB = 1024
 LUSTRE_FS_NAME = "lustrefs"
 """The file system name every Managed Lustre file system has: clients mount <MGS>@tcp:/lustrefs
 (learn.microsoft.com/azure/azure-managed-lustre/connect-clients)."""
@@ -72,16 +72,16 @@ def file_systems(
     mounts: dict[str, MountTarget] = {}
     storage: dict[str, StorageExport] = {}
     for item in cluster.spec.storage:
-        if not isinstance(item, LustreStorage) or network.lustre_subnet_id is None:
+        if not isinstance(item, LustreStorage) or item.name not in network.lustre_subnet_ids:
             raise ValueError(f"storage {item.name}: Azure offers no {item.kind} (validation rejects it)")
         fs = AzureManagedLustre(
             child(cluster.spec.name, item.name),
             AzureManagedLustreArgs(
                 resource_group_name=group,
                 location=cluster.spec.region,
-                subnet_id=network.lustre_subnet_id,
+                subnet_id=network.lustre_subnet_ids[item.name],
                 sku=item.tier.tier,
-                storage_capacity_tib=item.capacity_gib // GIB_PER_TIB,
+                storage_capacity_tib=capacity_tib(item.capacity_gib),
                 zone=cluster.spec.zone,
                 maintenance_day=MAINTENANCE_DAY,
                 maintenance_time_utc=MAINTENANCE_TIME_UTC,

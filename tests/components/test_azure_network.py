@@ -15,8 +15,17 @@ VNET = "10.20.0.0/16"
 TAGS = {"clusterfab-blueprint": "ml"}
 
 
-def network(lustre: str | None = "10.20.32.0/24", zone: str | None = "1") -> ProgramRun:
-    from components.azure.network import AzureNetwork, AzureNetworkArgs
+def network(
+    lustre: str | None = "10.20.32.0/24",
+    zone: str | None = "1",
+    more: tuple[tuple[str, str, int], ...] = (),
+) -> ProgramRun:
+    """`lustre`: the first file system's subnet (file system `scratch`, /24 needed); `more`: further
+    file systems (name, subnet, longest prefix)."""
+    from components.azure.network import AzureLustreSubnet, AzureNetwork, AzureNetworkArgs
+
+    first = [("scratch", lustre, 24)] if lustre else []
+    subnets = [AzureLustreSubnet(file_system=f, cidr=c, min_prefix=p) for f, c, p in [*first, *more]]
 
     def program() -> None:
         net = AzureNetwork(
@@ -27,7 +36,7 @@ def network(lustre: str | None = "10.20.32.0/24", zone: str | None = "1") -> Pro
                 address_space=[VNET],
                 node_cidr="10.20.0.0/20",
                 controller_cidr="10.20.16.0/24",
-                lustre_cidr=lustre,
+                lustre_subnets=subnets,
                 zone=zone,
                 tags=TAGS,
             ),
@@ -35,7 +44,7 @@ def network(lustre: str | None = "10.20.32.0/24", zone: str | None = "1") -> Pro
         pulumi.export("nat_public_ip", net.nat_public_ip)
         pulumi.export("node_subnet_id", net.node_subnet_id)
         pulumi.export("controller_subnet_id", net.controller_subnet_id)
-        pulumi.export("lustre_subnet_id", net.lustre_subnet_id)
+        pulumi.export("lustre_subnet_ids", net.lustre_subnet_ids)
         pulumi.export("vnet_id", net.vnet_id)
 
     return build(program)
@@ -216,7 +225,7 @@ def test_outputs_are_the_subnets_vnet_and_nat_address() -> None:
         "nat_public_ip": NAT_IP,
         "node_subnet_id": "ml-net-nodes-id",
         "controller_subnet_id": "ml-net-controller-id",
-        "lustre_subnet_id": "ml-net-lustre-id",
+        "lustre_subnet_ids": {"scratch": "ml-net-lustre-id"},
         "vnet_id": "ml-net-vnet-id",
     }
 
@@ -225,7 +234,7 @@ def test_without_amlfs_there_is_no_lustre_subnet_and_without_a_zone_no_zones() -
     run = network(lustre=None, zone=None)
     names = set(by_name(run))
     assert {"ml-net-lustre", "ml-net-lustre-nsg"}.isdisjoint(names)
-    assert run.outputs["lustre_subnet_id"] is None
+    assert run.outputs["lustre_subnet_ids"] == {}
     made = by_name(run)
     assert "zones" not in made["ml-net-nat"].inputs
     assert "zones" not in made["ml-net-nat-ip"].inputs
@@ -256,4 +265,44 @@ def test_ranges_that_azure_or_the_layout_refuses_are_refused(space: str, nodes: 
 
     with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
         build(program)
+    assert message in str(info.value)
+
+
+def test_each_file_system_has_its_own_subnet_and_nsg_the_first_under_the_shared_subnets_names() -> None:
+    run = network(more=(("archive", "10.20.48.0/25", 25),))
+    made = by_name(run)
+    assert made["ml-net-lustre"].inputs == subnet("10.20.32.0/24", "lustre")
+    assert made["ml-net-lustre-archive"].inputs == subnet("10.20.48.0/25", "lustre-archive")
+    rules = made["ml-net-lustre-archive-nsg"].inputs["securityRules"]
+    assert [(r["sourceAddressPrefix"], r["destinationAddressPrefix"]) for r in rules] == [
+        (VNET, "10.20.48.0/25"),
+        ("10.20.48.0/25", VNET),
+        ("Internet", "*"),
+    ]
+    assert made["ml-net-lustre"].urn in made["ml-net-lustre-archive"].dependencies
+    assert run.outputs["lustre_subnet_ids"] == {
+        "scratch": "ml-net-lustre-id",
+        "archive": "ml-net-lustre-archive-id",
+    }
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        (
+            (("archive", "10.20.48.0/27", 25),),
+            "lustre_subnets[1].cidr: 10.20.48.0/27 is smaller than the /25 file system archive needs",
+        ),
+        ((("scratch", "10.20.48.0/25", 25),), "lustre_subnets[1].file_system: scratch has two subnets"),
+        (
+            (("archive", "10.20.32.128/25", 25),),
+            "lustre_subnets[0].cidr: 10.20.32.0/24 overlaps lustre_subnets[1].cidr (10.20.32.128/25)",
+        ),
+    ],
+)
+def test_lustre_subnets_azure_or_the_file_system_would_refuse_are_refused(
+    more: tuple[tuple[str, str, int], ...], message: str
+) -> None:
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        network(more=more)
     assert message in str(info.value)
