@@ -116,6 +116,18 @@ class FabricUnit:
 
 
 @dataclass(frozen=True, slots=True)
+class ReportChannel:
+    """How a report leaves a host when the remote command's own output cannot carry it whole (Azure's Run
+    Command returns the last 4096 bytes of it): the command stores it, and the caller reads it back."""
+
+    wrap: Callable[[str, str], str]
+    """(a shell command, a key) -> a shell command that runs it and stores its standard output under the
+    key, with the command's exit status."""
+    fetch: Callable[[str], bytes | None]
+    """The report stored under a key (None: none was stored)."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoredObject:
     body: bytes
     written_at: dt.datetime
@@ -314,6 +326,10 @@ class CloudProfile(Protocol):
     def run_command(self, where: BlueprintOutput, host: str, command: str) -> list[str]:
         """The local command that runs `command` (one shell line) on a stack's `host`, which has no open
         port, and streams its output (the cloud's CLI with `host_access_tools`)."""
+        ...
+
+    def report_channel(self, outputs: StackOutputs) -> ReportChannel | None:
+        """Where a command's report goes when `run_command`'s output cannot carry it; None: on that output."""
         ...
 
     def forward_port(

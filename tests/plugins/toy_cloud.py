@@ -22,6 +22,7 @@ from clusterfab.clouds.base import (
     FieldProblem,
     MachineNaming,
     PlanMocks,
+    ReportChannel,
     StoredObject,
     zone_problems,
 )
@@ -161,6 +162,9 @@ class ToyProfile:
 
     def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
         return None  # the node sync names each instance
+
+    def report_channel(self, outputs: StackOutputs) -> ReportChannel | None:
+        return None  # the remote command's output carries the report
 
     database_machine = MachineNaming(re.compile(r"toydb\.[a-z0-9]+"), "a toy database size", "toydb.small")
     node_group_types = (NODE_POOL,)

@@ -124,6 +124,7 @@ def test_commands_reach_hosts_through_the_az_cli() -> None:
         "--subscription", "00000000-0000-0000-0000-000000000000", "--resource-group", "rg1",
         "--name", "trainers-0", "--instance-id", "3",
         "--command-id", "RunShellScript", "--scripts", "uptime",
+        "--query", "value[0].message", "--output", "tsv",
     ]  # fmt: skip
     controller = f"{VM}/virtualMachines/ctl"
     assert azure.forward_port(WHERE, controller, 3000, loopback="127.0.0.1", local_port=8080) == [

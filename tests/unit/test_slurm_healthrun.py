@@ -393,3 +393,49 @@ def test_the_sessions_lines_are_kept_and_its_progress_goes_to_stderr(
     # A terminal's \r\n reads as \n (universal newlines); the exit status is the report's business.
     assert lines == ["reserving 3 nodes\n", '{"nodes": []}\n']
     assert capsys.readouterr().err == "reserving 3 nodes\n"
+
+
+def test_on_azure_the_report_comes_back_through_the_health_container(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Run Command returns only the last 4096 bytes of the script's output: the controller stores the
+    report in the cluster's clusterfab-health container, and the CLI reads that blob back."""
+    from clusterfab.clouds.azure.access import upload_command
+    from clusterfab.clouds.azure.store import AzureBlobHealthStore
+
+    controller = (
+        "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg1/providers/Microsoft.Compute/"
+        "virtualMachines/llm-slurm-controller"
+    )
+    outputs = {
+        "blueprint": {"name": "llm", "file": "bp.yaml", "digest": "0" * 64, "bundle_sha256": "1" * 64,
+                      "environment": "prod", "catalog_version": "x", "cloud": "azure",
+                      "region": "southcentralus", "zone": "1"},
+        "network": {}, "bucket": "acct/artifacts", "node_selector": {},
+        "scheduler": {"kind": "slurm", "controller": controller, "controller_address": "10.20.16.10",
+                      "login": [], "munge_secret": "https://kv.vault.azure.net/secrets/m"},
+    }  # fmt: skip
+    report = (REPORTS / "level3-dcgm-failed.json").read_text()
+    read: list[str] = []
+
+    def stored(store: AzureBlobHealthStore, key: str) -> object:
+        read.append(store.location(key))
+        return SimpleNamespace(body=report.encode())
+
+    monkeypatch.setattr(AzureBlobHealthStore, "get", stored)
+    monkeypatch.setattr(healthrun.uuid, "uuid4", lambda: SimpleNamespace(hex="r1"))
+    code, out, _, ran = _cli(
+        monkeypatch, capsys, outputs, "--level", "3", "-f", "json", lines=["[stdout]\n", "[stderr]\n"]
+    )
+    assert code == 1
+    assert json.loads(out) == json.loads(report)
+    url = "https://acct.blob.core.windows.net/clusterfab-health/health-reports/r1.json"
+    assert read == [url]
+    program = "/usr/local/sbin/clusterfab-slurm-healthcheck"
+    assert ran == [
+        ["az", "vm", "run-command", "invoke",
+         "--subscription", "00000000-0000-0000-0000-000000000000", "--resource-group", "rg1",
+         "--name", "llm-slurm-controller", "--command-id", "RunShellScript",
+         "--scripts", upload_command(f"sudo -n {program} --level 3 --json", url),
+         "--query", "value[0].message", "--output", "tsv"],
+    ]  # fmt: skip

@@ -12,7 +12,7 @@ from clusterfab import addressing
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds.aws import access, discovery, hostvars, store
 from clusterfab.clouds.aws.mocks import PLAN_MOCKS
-from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming
+from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming, ReportChannel
 from clusterfab.core.findings import FieldPath, Severity
 from clusterfab.core.hints import listing
 from clusterfab.core.vocab import (
@@ -316,6 +316,9 @@ class AwsProfile:
 
     def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
         return None  # the node sync names each instance
+
+    def report_channel(self, outputs: StackOutputs) -> ReportChannel | None:
+        return None  # the remote command's output carries the report
 
     # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------
 

@@ -19,12 +19,16 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import TYPE_CHECKING
 
+from clusterfab.clouds.azure import store
+from clusterfab.clouds.base import ReportChannel
 from clusterfab.core.errors import UsageError
+from clusterfab.core.vocab import HEALTH_TAG
 
 if TYPE_CHECKING:
-    from clusterfab.outputs import BlueprintOutput
+    from clusterfab.outputs import BlueprintOutput, StackOutputs
 
 _VM_ID = re.compile(
     r"^/subscriptions/(?P<subscription>[^/]+)/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Compute/"
@@ -66,7 +70,55 @@ def run_command(where: BlueprintOutput, host: str, command: str) -> list[str]:
             "--instance-id",
             match["index"],
         ]
-    return ["az", *target, "--command-id", "RunShellScript", "--scripts", command]
+    # The script's output alone (Run Command wraps it in a JSON status: "[stdout]" and "[stderr]"
+    # sections in its message), as text.
+    query = ["--query", "value[0].message", "--output", "tsv"]
+    return ["az", *target, "--command-id", "RunShellScript", "--scripts", command, *query]
+
+
+RUN_COMMAND_OUTPUT_BYTES = 4096
+"""Run Command returns only the last 4096 bytes of a script's output (learn.microsoft.com/azure/
+virtual-machines/linux/run-command, "Restrictions"): a longer report travels through the cluster's
+`clusterfab-health` container instead (`report_channel`)."""
+_TOKEN = (
+    "http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01"
+    "&resource=https%3A%2F%2Fstorage.azure.com%2F"
+)
+
+
+def upload_command(command: str, url: str) -> str:
+    """`command` with its standard output stored as a block blob at `url`, with the token of the host's
+    identity (the controller's has Storage Blob Data Contributor on the container, as for its boot
+    verdicts); its standard error still reaches Run Command's output. Exits with the command's status."""
+    return "\n".join(
+        [
+            "report=$(mktemp)",
+            "trap 'rm -f \"$report\"' EXIT",
+            f'( {command} ) >"$report"',
+            "status=$?",
+            f"token=$(curl -fsS --noproxy '*' -H 'Metadata: true' {shlex.quote(_TOKEN)}"
+            " | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"access_token\"])')",
+            'printf \'Authorization: Bearer %s\\n\' "$token" >"$report.auth"',
+            "curl -fsS -X PUT -H @\"$report.auth\" -H 'x-ms-version: 2021-08-06'"
+            " -H 'x-ms-blob-type: BlockBlob' -H 'Content-Type: application/json'"
+            f" --data-binary @\"$report\" {shlex.quote(url)}"
+            " || echo 'the report could not be stored' >&2",
+            'rm -f "$report.auth"',
+            "exit $status",
+        ]
+    )
+
+
+def report_channel(outputs: StackOutputs) -> ReportChannel:
+    """Reports through the cluster bucket's `clusterfab-health` container, read back with `az`."""
+    account = outputs.bucket.partition("/")[0]
+    health = store.AzureBlobHealthStore(f"{account}/{HEALTH_TAG}")
+
+    def fetch(key: str) -> bytes | None:
+        found = health.get(key)
+        return found.body if found is not None else None
+
+    return ReportChannel(wrap=lambda command, key: upload_command(command, health.location(key)), fetch=fetch)
 
 
 def forward_port(

@@ -220,6 +220,7 @@ class AzureProfile:
     # At run time (see CloudProfile): the modules beside this one.
     health_store = staticmethod(store.health_store)
     run_command = staticmethod(access.run_command)
+    report_channel = staticmethod(access.report_channel)
     forward_port = staticmethod(access.forward_port)
     scrape_discovery = staticmethod(discovery.scrape_discovery)
     discovery_needs_project = True

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import GcpMachineType
-from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming, zone_problems
+from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming, ReportChannel, zone_problems
 from clusterfab.clouds.gcp import access, discovery, hostvars, store
 from clusterfab.clouds.gcp.mocks import PLAN_MOCKS
 from clusterfab.core.findings import FieldPath, Severity
@@ -296,6 +296,9 @@ class GcpProfile:
 
     def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
         return None  # the node sync names each instance
+
+    def report_channel(self, outputs: StackOutputs) -> ReportChannel | None:
+        return None  # the remote command's output carries the report
 
     def host_subnet(self, cidr: str) -> IPv4Network:
         return addressing.gcp_subnet(cidr, 0)  # general network 0: the nodes' and the controller's

@@ -1,7 +1,8 @@
 """`clusterfab health`: run the deep health check on a stack's Slurm controller and read its report.
 
 The controller has no public address and no open port: the check runs through the cloud's remote command
-(`CloudProfile.run_command`: an SSM Session Manager session on AWS, SSH over IAP on GCP), as
+(`CloudProfile.run_command`: an SSM Session Manager session on AWS, SSH over IAP on GCP, Run Command on
+Azure, whose report comes back through the cluster's health container), as
 `clusterfab dashboard`'s tunnel does. What to run and what its report says are pure and tested here;
 running it needs the cloud's CLI and credentials.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -33,6 +35,8 @@ from clusterfab.scheduler.healthreport import (
 )
 from clusterfab.scheduler.slurm.hostlist import expand
 
+REPORT_PREFIX = "health-reports/"
+"""Where a report that travels through the cloud's report channel is stored (one key per run)."""
 CONTROLLER_PROGRAM = "/usr/local/sbin/clusterfab-slurm-healthcheck"
 """Where the slurm_controller role installs the deep check (its vars/main.yml; a test holds them equal)."""
 
@@ -64,23 +68,38 @@ def _scheduler(outputs: StackOutputs) -> SchedulerOutput:
     return scheduler
 
 
-def health_argv(outputs: StackOutputs, level: int, nodes: Sequence[str] = ()) -> list[str]:
-    """The local command that runs the deep check on the stack's controller and prints its output."""
+def health_argv(
+    outputs: StackOutputs, level: int, nodes: Sequence[str] = (), *, report_key: str | None = None
+) -> list[str]:
+    """The local command that runs the deep check on the stack's controller and prints its output; with
+    `report_key`, the check's report goes to the cloud's report channel under that key instead."""
     controller = _scheduler(outputs).controller
+    cloud = profile(outputs.blueprint.cloud)
     command = shlex.join(remote_command(level, nodes))
-    return profile(outputs.blueprint.cloud).run_command(outputs.blueprint, controller, command)
+    channel = cloud.report_channel(outputs) if report_key is not None else None
+    if channel is not None and report_key is not None:
+        command = channel.wrap(command, report_key)
+    return cloud.run_command(outputs.blueprint, controller, command)
 
 
 def run_health(outputs: StackOutputs, level: int, nodes: str | None, progress: Progress) -> HealthReport:
-    """`clusterfab health` on a Slurm stack: `nodes` is a Slurm hostlist (None: every idle node)."""
+    """`clusterfab health` on a Slurm stack: `nodes` is a Slurm hostlist (None: every idle node). Where the
+    cloud's remote command cannot carry the report whole, it comes back through the cloud's report
+    channel (`CloudProfile.report_channel`)."""
     from clusterfab.clouds import missing_host_tools  # noqa: PLC0415 - looked up at each call (tests stub it)
 
     wanted = expand_hostlist(nodes) if nodes is not None else []
-    argv = health_argv(outputs, level, wanted)
+    channel = profile(outputs.blueprint.cloud).report_channel(outputs)
+    key = f"{REPORT_PREFIX}{uuid.uuid4().hex}.json" if channel is not None else None
+    argv = health_argv(outputs, level, wanted, report_key=key)
     missing = missing_host_tools(outputs.blueprint.cloud)
     if missing:
         raise UsageError(f"clusterfab health needs {', '.join(missing)} on PATH")
-    return find_report(remote_lines(argv, progress))
+    lines = remote_lines(argv, progress)
+    if channel is not None and key is not None:
+        stored = channel.fetch(key)
+        lines.append(stored.decode(errors="replace") if stored is not None else "")
+    return find_report(lines)
 
 
 def remote_lines(argv: Sequence[str], progress: Progress) -> list[str]:
