@@ -86,6 +86,15 @@ class FutureLab(SlurmLab):
         self._daemon(f"slurmd-{machine}", command)
         return None
 
+    def stop_future_slurmd(self, machine: str, node: str) -> None:
+        """Stop the slurmd started for `machine`, by the pid it wrote (SlurmdPidFile /run/slurmd/%n.pid)."""
+        self.run(f"kill $(cat /run/slurmd/{node}.pid)")
+        self._daemons.pop(f"slurmd-{machine}").wait(timeout=30)
+
+    def stop_future_slurmd_exited(self, machine: str) -> int:
+        """The exit status of the slurmd started for `machine`, once it has exited by itself."""
+        return self._daemons.pop(f"slurmd-{machine}").wait(timeout=60)
+
     def diagnosis(self, machine: str) -> str:
         """What slurmd printed and slurmctld logged last, for a failure's message."""
         out = (self.logs / f"slurmd-{machine}.out").read_text(errors="replace")[-2000:]
@@ -189,3 +198,43 @@ def test_a_slurmd_with_its_units_feature_becomes_one_of_its_nodes_and_runs_a_job
     assert job["nodes"] == name
     output = lab.run(f"cat /home/alice/out-{job_id}.txt").stdout
     assert output == f"{name} {MACHINE} 0,1,2,3,4,5,6,7\n"
+
+
+def test_a_restarted_slurmd_finds_its_node_by_host_name_but_reads_no_gpus_from_a_gres_conf_naming_nodes(
+    lab: FutureLab,
+) -> None:
+    """A reboot or a slurmd restart (the role's handler restarts it): slurmctld knows the machine by its
+    NodeHostname and takes it as the node it had, not as the unit's next free FUTURE node. But slurmd reads
+    gres.conf before it knows that name: a gres.conf line for NodeName=trainers-[0-2] does not match the
+    host name, slurmd reports no GPUs, and slurmctld refuses the node (INVAL, drained). A gres.conf line that
+    names no node holds for every node, and the restarted slurmd registers with its GPUs."""
+    [name] = [n for n, node in lab.future_nodes().items() if node["hostname"] == MACHINE]
+    lab.stop_future_slurmd(MACHINE, name)
+    lab.start_future_slurmd(MACHINE, "trainers-0")
+    refused = (
+        f"error: Setting node {name} state to INVAL with reason:"
+        "gres/gpu count reported lower than configured (0 < 8)"
+    )
+    lab.wait_for(lambda: refused in lab.log("slurmctld"), timeout=60, what="the restarted node refused")
+    assert lab.future_nodes()[name]["hostname"] == MACHINE
+    assert lab.stop_future_slurmd_exited(MACHINE) == 1
+
+    gres = lab.path("/etc/slurm/gres.conf")
+    assert "NodeName=trainers-[0-2] Name=gpu Type=h100 File=/dev/nvidia[0-7]\n" in gres.read_text()
+    gres.write_text("Name=gpu Type=h100 File=/dev/nvidia[0-7]\n")
+    lab.run("scontrol reconfigure")
+    lab.wait_for(
+        lambda: lab.run("scontrol ping", check=False).returncode == 0, timeout=60, what="slurmctld back"
+    )
+    lab.start_future_slurmd(MACHINE, "trainers-0")
+    lab.run(f"scontrol update NodeName={name} State=RESUME", check=False)
+
+    def back() -> bool:
+        node = lab.future_nodes()[name]
+        return bool(node["hostname"] == MACHINE and node["state"] == ["IDLE", "DYNAMIC_FUTURE"])
+
+    try:
+        lab.wait_for(back, timeout=90, what=f"{name} IDLE again")
+    except LabError as err:
+        raise AssertionError(f"{err}\n{lab.diagnosis(MACHINE)}") from err
+    assert [n for n, node in lab.future_nodes().items() if node["hostname"] == MACHINE] == [name]
