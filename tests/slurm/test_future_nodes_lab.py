@@ -205,9 +205,9 @@ def test_a_restarted_slurmd_finds_its_node_by_host_name_but_reads_no_gpus_from_a
 ) -> None:
     """A reboot or a slurmd restart (the role's handler restarts it): slurmctld knows the machine by its
     NodeHostname and takes it as the node it had, not as the unit's next free FUTURE node. But slurmd reads
-    gres.conf before it knows that name: a gres.conf line for NodeName=trainers-[0-2] does not match the
-    host name, slurmd reports no GPUs, and slurmctld refuses the node (INVAL, drained). A gres.conf line that
-    names no node holds for every node, and the restarted slurmd registers with its GPUs."""
+    gres.conf before it knows that name: the rendered line for NodeName=trainers-[0-2] does not match the
+    host name, slurmd reports no GPUs, and slurmctld refuses the node (INVAL, drained) and slurmd exits.
+    What the rendering for future nodes must change (see the slurm_node README)."""
     [name] = [n for n, node in lab.future_nodes().items() if node["hostname"] == MACHINE]
     lab.stop_future_slurmd(MACHINE, name)
     lab.start_future_slurmd(MACHINE, "trainers-0")
@@ -216,25 +216,8 @@ def test_a_restarted_slurmd_finds_its_node_by_host_name_but_reads_no_gpus_from_a
         "gres/gpu count reported lower than configured (0 < 8)"
     )
     lab.wait_for(lambda: refused in lab.log("slurmctld"), timeout=60, what="the restarted node refused")
-    assert lab.future_nodes()[name]["hostname"] == MACHINE
     assert lab.stop_future_slurmd_exited(MACHINE) == 1
-
-    gres = lab.path("/etc/slurm/gres.conf")
-    assert "NodeName=trainers-[0-2] Name=gpu Type=h100 File=/dev/nvidia[0-7]\n" in gres.read_text()
-    gres.write_text("Name=gpu Type=h100 File=/dev/nvidia[0-7]\n")
-    lab.run("scontrol reconfigure")
-    lab.wait_for(
-        lambda: lab.run("scontrol ping", check=False).returncode == 0, timeout=60, what="slurmctld back"
-    )
-    lab.start_future_slurmd(MACHINE, "trainers-0")
-    lab.run(f"scontrol update NodeName={name} State=RESUME", check=False)
-
-    def back() -> bool:
-        node = lab.future_nodes()[name]
-        return bool(node["hostname"] == MACHINE and node["state"] == ["IDLE", "DYNAMIC_FUTURE"])
-
-    try:
-        lab.wait_for(back, timeout=90, what=f"{name} IDLE again")
-    except LabError as err:
-        raise AssertionError(f"{err}\n{lab.diagnosis(MACHINE)}") from err
-    assert [n for n, node in lab.future_nodes().items() if node["hostname"] == MACHINE] == [name]
+    node = lab.future_nodes()[name]
+    assert node["hostname"] == MACHINE
+    assert node["state"] == ["IDLE", "DRAIN", "DYNAMIC_FUTURE", "INVALID_REG"]
+    assert [n for n, other in lab.future_nodes().items() if other["hostname"] == MACHINE] == [name]
