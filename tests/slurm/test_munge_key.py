@@ -4,16 +4,21 @@ Debian 13's root file system (its munge user, curl and python3): the controller 
 stores it, a second run changes nothing, a node installs the same key, and a node whose secret never
 gets a key gives up with a message that says what to check. The same on GCP against a stand-in for the
 metadata server's token and Secret Manager's access/addVersion, whose paths are checked against the
-secretmanager.v1 discovery document (no Secret Manager emulator exists).
+secretmanager.v1 discovery document (no Secret Manager emulator exists). The same on Azure against a
+stand-in for the instance metadata service's managed identity token and Key Vault's Get Secret / Set Secret
+(REST api-version 7.4), with a curl on PATH that logs every command line: neither the token nor the key
+ever appears on one.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import shlex
 import subprocess
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -104,7 +109,13 @@ def root(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Path
 
 
 def _program(
-    secret: str, *, generate: bool, wait_seconds: int = 1800, source: str = "aws", project: str = ""
+    secret: str,
+    *,
+    generate: bool,
+    wait_seconds: int = 1800,
+    source: str = "aws",
+    project: str = "",
+    vault_url: str = "",
 ) -> str:
     """The role's template rendered as Ansible would for these inputs."""
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -116,6 +127,8 @@ def _program(
         ansible_managed="Ansible managed",
         munge_key_source=source,
         munge_key_project=project,
+        munge_key_vault_url=vault_url,
+        munge_key_client_id=AZURE_CLIENT_ID,
         munge_key_secret=secret,
         munge_key_region=REGION,
         munge_key_generate=generate,
@@ -287,6 +300,140 @@ def test_on_gcp_the_controller_adds_the_first_version_and_a_node_reads_it(
     node = _run(root, aws, _program(secret, generate=False, source="gcp", project="ml"), env)
     assert (node.returncode, node.stdout) == (0, "changed\n"), node.stderr
     assert key.read_bytes() == stored
+
+
+AZURE_CLIENT_ID = "6a9c2f4e-1b7d-4c3a-9e8f-0d5b7a1c2e3f"
+AZURE_TOKEN = "lab-key-vault-token"
+AZURE_TOKEN_QUERY = {
+    "api-version": "2018-02-01",
+    "resource": "https://vault.azure.net",
+    "client_id": AZURE_CLIENT_ID,
+}
+
+
+class _Azure(BaseHTTPRequestHandler):
+    """The instance metadata service's managed identity token and Key Vault's secrets as the program calls
+    them: the token for the client id's identity, Get Secret (404 SecretNotFound while absent) and Set
+    Secret (a new version), each at api-version 7.4."""
+
+    secrets: ClassVar[dict[str, list[str]]] = {}
+    requests: ClassVar[list[tuple[str, str]]] = []
+
+    def do_GET(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        self.requests.append(("GET", self.path))
+        if url.path == "/metadata/identity/oauth2/token":
+            ok = (
+                self.headers.get("Metadata") == "true"
+                and dict(urllib.parse.parse_qsl(url.query)) == AZURE_TOKEN_QUERY
+            )
+            token = {"access_token": AZURE_TOKEN, "expires_in": "86399", "token_type": "Bearer"}
+            self._json(token if ok else {"error": "invalid_request"}, 200 if ok else 400)
+            return
+        name = self._secret(url)
+        if name is None:
+            return
+        versions = self.secrets.get(name)
+        if not versions:
+            message = f"A secret with (name/id) {name} was not found in this key vault."
+            self._json({"error": {"code": "SecretNotFound", "message": message}}, 404)
+            return
+        self._json(
+            {"value": versions[-1], "id": f"https://lab.vault.azure.net/secrets/{name}/v{len(versions)}"}, 200
+        )
+
+    def do_PUT(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        self.requests.append(("PUT", self.path))
+        name = self._secret(url)
+        if name is None:
+            return
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.secrets.setdefault(name, []).append(body["value"])
+        self._json({"value": body["value"], "id": f"https://lab.vault.azure.net/secrets/{name}/v1"}, 200)
+
+    def _secret(self, url: urllib.parse.SplitResult) -> str | None:
+        if self.headers.get("Authorization") != f"Bearer {AZURE_TOKEN}":
+            self._json({"error": {"code": "Unauthorized"}}, 401)
+            return None
+        match = re.fullmatch(r"/secrets/([0-9A-Za-z-]+)", url.path)
+        if match is None or url.query != "api-version=7.4":
+            self._json({"error": {"code": "BadParameter"}}, 400)
+            return None
+        return match.group(1)
+
+    def _json(self, body: Any, status: int) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def azure() -> Iterator[str]:
+    _Azure.secrets, _Azure.requests = {}, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Azure)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def test_on_azure_the_controller_sets_the_secret_once_and_a_host_reads_it(
+    root: Path, aws: Aws, azure: str
+) -> None:
+    """The stand-in answers as both the metadata service (CLUSTERFAB_AZURE_IMDS) and the vault (the
+    program's munge_key_vault_url); a curl spy logs every command line the program runs."""
+    secret = "clusterfab-llm-prod-munge-key"
+    env = {"PATH": "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "CLUSTERFAB_AZURE_IMDS": azure}
+    key = root / KEY.lstrip("/")
+    key.unlink(missing_ok=True)
+    spy = root / "usr/local/bin/curl"
+    spy.parent.mkdir(parents=True, exist_ok=True)
+    spy.write_text(SPY)
+    spy.chmod(0o755)
+    (root / "var/log/curl-argv.log").unlink(missing_ok=True)
+    try:
+        first = _run(root, aws, _program(secret, generate=True, source="azure", vault_url=azure), env)
+        assert (first.returncode, first.stdout) == (0, "changed\n"), first.stderr
+        [stored] = _Azure.secrets[secret]
+        assert len(base64.b64decode(stored)) == 1024
+        assert key.read_bytes() == base64.b64decode(stored)
+        again = _run(root, aws, _program(secret, generate=True, source="azure", vault_url=azure), env)
+        assert (again.returncode, again.stdout) == (0, "unchanged\n"), again.stderr
+        assert len(_Azure.secrets[secret]) == 1
+        key.unlink()
+        host = _run(root, aws, _program(secret, generate=False, source="azure", vault_url=azure), env)
+        assert (host.returncode, host.stdout) == (0, "changed\n"), host.stderr
+        assert key.read_bytes() == base64.b64decode(stored)
+        argv = (root / "var/log/curl-argv.log").read_text()
+    finally:
+        spy.unlink()
+    token = "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https%3A%2F%2Fvault.azure.net"
+    get, put = ("GET", f"/secrets/{secret}?api-version=7.4"), ("PUT", f"/secrets/{secret}?api-version=7.4")
+    token_call = ("GET", f"{token}&client_id={AZURE_CLIENT_ID}")
+    # First run: absent, set, read back; second: read; the host: read. A token before each call.
+    assert _Azure.requests == [token_call, get, token_call, put, token_call, get] + [token_call, get] * 2
+    assert AZURE_TOKEN not in argv
+    assert stored not in argv
+    assert "Authorization" not in argv
+
+
+def test_on_azure_a_host_whose_secret_is_absent_gives_up_and_says_why(
+    root: Path, aws: Aws, azure: str
+) -> None:
+    secret = "clusterfab-none-prod-munge-key"
+    env = {"CLUSTERFAB_AZURE_IMDS": azure}
+    result = _run(
+        root, aws, _program(secret, generate=False, wait_seconds=0, source="azure", vault_url=azure), env
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"{secret} holds no MUNGE key after 0s: has the Slurm controller booted?"
 
 
 ALERTMANAGER = Path(__file__).resolve().parents[2] / "playbooks" / "roles" / "alertmanager"

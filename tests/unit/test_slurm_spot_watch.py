@@ -1,12 +1,14 @@
 """The spot interruption watcher (playbooks/roles/slurm_node/files/clusterfab_spot_watch.py) against a local
-stand-in for EC2's instance metadata service (IMDSv2 tokens, 404 until a notice) and Compute Engine's
-metadata server (Metadata-Flavor, wait_for_change with last_etag and timeout_sec), with a stand-in scontrol
-on PATH that records its exact argv."""
+stand-in for EC2's instance metadata service (IMDSv2 tokens, 404 until a notice), Compute Engine's
+metadata server (Metadata-Flavor, wait_for_change with last_etag and timeout_sec) and Azure's (Metadata:
+true, Scheduled Events, compute/name), with a stand-in scontrol (and sinfo, which lists the nodes' host
+names) on PATH that records its exact argv."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -39,6 +41,39 @@ if os.path.exists(failures):
     sys.exit(1)
 """
 
+SINFO = """#!{python}
+import json, os, sys
+root = os.environ["FAKE_SCONTROL_DIR"]
+with open(os.path.join(root, "sinfo-argv.jsonl"), "a") as log:
+    log.write(json.dumps(sys.argv[1:]) + "\\n")
+listing = os.path.join(root, "sinfo-out")
+if os.path.exists(listing):
+    sys.stdout.write(open(listing).read())
+"""
+AZURE_EVENTS = "/metadata/scheduledevents?api-version=2020-07-01"
+AZURE_NAME = "/metadata/instance/compute/name?api-version=2021-02-01&format=text"
+VM = "trainers_4"
+"""This VM's name (compute/name): a Uniform scale set's instance, <scale set>_<instance id>."""
+NOT_BEFORE = "Mon, 30 Nov 2026 12:00:30 GMT"
+AZURE_REASON = f"clusterfab: spot interruption notice (Preempt at {NOT_BEFORE})"
+
+
+def azure_event(
+    kind: str, resources: list[str], event_id: str = "A123BC45-1234-5678-AB90-ABCDEF123456"
+) -> dict[str, Any]:
+    """One event as Scheduled Events documents it (api-version 2020-07-01)."""
+    return {
+        "EventId": event_id,
+        "EventStatus": "Scheduled",
+        "EventType": kind,
+        "ResourceType": "VirtualMachine",
+        "Resources": resources,
+        "NotBefore": NOT_BEFORE,
+        "Description": "",
+        "EventSource": "Platform",
+        "DurationInSeconds": -1,
+    }
+
 
 spot = load_program("clusterfab_spot_watch", PROGRAM)
 
@@ -57,6 +92,8 @@ class Metadata:
         self.expire_after_first_get = False
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.changed = threading.Condition()
+        self.azure_events: list[list[dict[str, Any]]] = []
+        """Azure: the Events of each Scheduled Events read in turn (the last one repeats)."""
 
     def flip(self, value: str) -> None:
         with self.changed:
@@ -101,6 +138,9 @@ class Handler(BaseHTTPRequestHandler):
         if url.path.startswith("/computeMetadata/"):
             self._gce(state, url)
             return
+        if url.path.startswith("/metadata/"):
+            self._azure(state)
+            return
         token = self.headers.get("X-aws-ec2-metadata-token", "")
         if token not in state.tokens:
             self._send(401)
@@ -114,6 +154,18 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, json.dumps(state.notice)) if shown else self._send(404)
         elif url.path == "/latest/meta-data/events/recommendations/rebalance" and state.rebalance:
             self._send(200, json.dumps(state.rebalance))
+        else:
+            self._send(404)
+
+    def _azure(self, state: Metadata) -> None:
+        if self.headers.get("Metadata") != "true":
+            self._send(400, json.dumps({"error": "Bad request. Required metadata header not specified"}))
+        elif self.path == AZURE_NAME:
+            self._send(200, VM)
+        elif self.path == AZURE_EVENTS:
+            reads = sum(1 for _, p, _ in state.requests if p == AZURE_EVENTS)
+            events = state.azure_events[min(reads, len(state.azure_events)) - 1] if state.azure_events else []
+            self._send(200, json.dumps({"DocumentIncarnation": reads, "Events": events}))
         else:
             self._send(404)
 
@@ -155,6 +207,9 @@ def node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     scontrol = bin_dir / "scontrol"
     scontrol.write_text(SCONTROL.format(python=sys.executable))
     scontrol.chmod(0o755)
+    sinfo = bin_dir / "sinfo"
+    sinfo.write_text(SINFO.format(python=sys.executable))
+    sinfo.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     monkeypatch.setenv("FAKE_SCONTROL_DIR", str(tmp_path))
     (tmp_path / "node-name").write_text(f"{NODE}\n")
@@ -162,7 +217,11 @@ def node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def config(root: Path, endpoint: str, cloud: str = "aws", **extra: str) -> dict[str, str]:
-    key = "CLUSTERFAB_SPOT_IMDS" if cloud == "aws" else "CLUSTERFAB_SPOT_GCE_METADATA"
+    key = {
+        "aws": "CLUSTERFAB_SPOT_IMDS",
+        "gcp": "CLUSTERFAB_SPOT_GCE_METADATA",
+        "azure": "CLUSTERFAB_SPOT_AZURE_IMDS",
+    }[cloud]
     return {
         **spot.DEFAULTS,
         "CLUSTERFAB_SPOT_CLOUD": cloud,
@@ -314,3 +373,86 @@ def test_the_reason_is_safe_for_scontrol_and_short() -> None:
     assert odd.startswith("clusterfab: spot interruption notice (stop at x (reboot)999")
     assert len(odd) == 200
     assert spot.REASON_PREFIX == INTERRUPTED_PREFIX  # the controller knows the node by it
+
+
+def sinfo_calls(root: Path) -> list[list[str]]:
+    log = root / "sinfo-argv.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_an_azure_preempt_event_for_this_vm_sets_its_future_node_down(
+    metadata: tuple[Metadata, str], node: Path
+) -> None:
+    """Run as the service runs it, the metadata service's address from CLUSTERFAB_AZURE_IMDS: no event,
+    then a Preempt for another VM of the scale set and a Freeze for this one (both ignored), then a Preempt
+    that names this VM. The node is the one whose NodeHostname is this host (a dynamic future node)."""
+    state, endpoint = metadata
+    state.azure_events = [
+        [],
+        [azure_event("Preempt", ["trainers_7"]), azure_event("Freeze", [VM], "F1")],
+        [azure_event("Preempt", ["trainers_7", VM])],
+    ]
+    host = socket.gethostname().split(".")[0]
+    # sinfo -N lists a node once per partition; a FUTURE node no slurmd took is not listed.
+    (node / "sinfo-out").write_text(f"trainers-0 trainers-vmss000002\n{NODE} {host}\n{NODE} {host}\n")
+    (node / "node-name").unlink()  # nothing writes one on Azure
+    ran = subprocess.run(
+        [sys.executable, str(PROGRAM), "--rounds", "4"],
+        env={
+            "PATH": f"{node / 'bin'}:/usr/bin:/bin",
+            "FAKE_SCONTROL_DIR": str(node),
+            "CLUSTERFAB_AZURE_IMDS": endpoint,
+            "CLUSTERFAB_SPOT_CONFIG": str(node / "none"),
+            **{
+                k: v
+                for k, v in config(node, endpoint, cloud="azure").items()
+                if k != "CLUSTERFAB_SPOT_AZURE_IMDS"
+            },
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert scontrol_calls(node) == down(AZURE_REASON)
+    assert sinfo_calls(node) == [["-N", "-h", "-o", "%N %n"]]
+    assert [(m, p) for m, p, _ in state.requests] == [
+        ("GET", AZURE_EVENTS),
+        ("GET", AZURE_EVENTS),
+        ("GET", AZURE_NAME),
+        ("GET", AZURE_EVENTS),
+        ("GET", AZURE_EVENTS),
+    ]
+    assert all(h.get("metadata") == "true" for _, _, h in state.requests)
+    assert f"{NODE}: set DOWN: {AZURE_REASON}" in (node / "watch.log").read_text()
+
+
+def test_an_azure_notice_before_the_node_registered_is_acted_on_once_it_has(
+    metadata: tuple[Metadata, str], node: Path
+) -> None:
+    state, endpoint = metadata
+    state.azure_events = [[azure_event("Preempt", [VM])]]
+    cfg = config(node, endpoint, cloud="azure")
+    spot.watch(cfg, rounds=2)
+    assert scontrol_calls(node) == []
+    assert len(sinfo_calls(node)) == 2  # asked again at each look
+    host = socket.gethostname().split(".")[0]
+    (node / "sinfo-out").write_text(f"{NODE} {host}\n")
+    spot.watch(cfg, rounds=2)
+    assert scontrol_calls(node) == down(AZURE_REASON)
+    # Acted on once: the second look of that watch found the notice done.
+    assert json.loads((node / "state" / f"acted-{NODE}.json").read_text()) == {
+        "action": "Preempt",
+        "time": NOT_BEFORE,
+    }
+
+
+def test_an_azure_answer_of_another_shape_is_logged_not_raised(
+    metadata: tuple[Metadata, str], node: Path
+) -> None:
+    state, endpoint = metadata
+    state.azure_events = [[{"EventType": "Preempt"}]]
+    assert spot.watch(config(node, endpoint, cloud="azure"), rounds=1) == 0
+    assert scontrol_calls(node) == []
+    assert "scheduledevents is not the documented JSON" in (node / "watch.log").read_text()

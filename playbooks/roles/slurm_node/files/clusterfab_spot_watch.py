@@ -21,6 +21,17 @@ Kubernetes node (cordon and drain on the same metadata items).
   (wait_for_change=true with the ETag it read as last_etag, so a change between the two calls is not missed,
   and timeout_sec, so the request ends and is made again), as Google's own metadata client subscribes
   [S-GCP-METADATA-WAIT].
+- Azure: every CLUSTERFAB_SPOT_INTERVAL seconds GET /metadata/scheduledevents?api-version=2020-07-01 with
+  Metadata: true (never through a proxy): {"DocumentIncarnation": n, "Events": [{"EventId", "EventType",
+  "ResourceType", "Resources": [VM names], "EventStatus", "NotBefore", ...}]}. An event of EventType
+  "Preempt" is a Spot VM's eviction, scheduled at least 30 s ahead; events of a scale set's placement group
+  reach every VM of it, so only one whose Resources name this VM (instance/compute/name) is acted on. The
+  first request enables the service and may take up to two minutes to answer
+  (https://learn.microsoft.com/azure/virtual-machines/linux/scheduled-events, read 2026-11-29).
+  CLUSTERFAB_AZURE_IMDS replaces the metadata service's address (the tests' stand-in; Azure's SDKs name no
+  variable for it). A scale-set node is a Slurm dynamic future node whose name slurmctld gives at
+  registration (slurmd -F, see clusterfab-slurmd): the watcher finds it as the node whose NodeHostname is
+  this host's short name (`sinfo -N -h -o '%N %n'`), once, and keeps it.
 
 Rebalance recommendations (AWS, /latest/meta-data/events/recommendations/rebalance, {"noticeTime": ...})
 are logged once and not acted on: AWS sends one when the instance is "at elevated risk of interruption",
@@ -34,7 +45,8 @@ succeeded, so a failed or timed-out scontrol (slurmctld restarting) is tried aga
 notice already acted on is not sent again. Every HTTP request and every scontrol has a timeout; an error is
 logged and the loop goes on (the service never exits on a metadata or Slurm error, so systemd never
 restarts it in a loop). The node's Slurm name is the one its slurmd runs as, written by slurmd's start
-program (clusterfab-slurmd) to CLUSTERFAB_SPOT_NODE_FILE. Settings: /etc/default/clusterfab-spot-watch.
+program (clusterfab-slurmd) to CLUSTERFAB_SPOT_NODE_FILE (on Azure, found by NodeHostname, see above).
+Settings: /etc/default/clusterfab-spot-watch.
 """
 
 from __future__ import annotations
@@ -44,6 +56,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -67,6 +80,9 @@ DEFAULTS = {
     "CLUSTERFAB_SPOT_HTTP_TIMEOUT": "2",
     # Seconds the GCE metadata server may hold a wait_for_change request (its timeout_sec).
     "CLUSTERFAB_SPOT_GCE_WAIT": "60",
+    # Seconds a Scheduled Events request may take: the first one enables the service and may take up to
+    # two minutes to answer (Azure's documentation); later ones answer at once.
+    "CLUSTERFAB_SPOT_AZURE_EVENTS_TIMEOUT": "120",
     # Seconds one scontrol call may take.
     "CLUSTERFAB_SPOT_SCONTROL_TIMEOUT": "20",
     "CLUSTERFAB_SPOT_NODE_FILE": "/run/clusterfab-slurm-node",
@@ -206,6 +222,48 @@ class GceMetadata:
         return body.decode(errors="replace").strip().upper() == "TRUE"
 
 
+# ----------------------------------------------------------------------------------------------- Azure
+AZURE_EVENTS = "/metadata/scheduledevents?api-version=2020-07-01"
+AZURE_VM_NAME = "/metadata/instance/compute/name?api-version=2021-02-01&format=text"
+
+
+class AzureMetadata:
+    """Azure's instance metadata service: this VM's name, and its Scheduled Events."""
+
+    def __init__(self, endpoint: str, timeout: float, events_timeout: float, http: Http = urlopen) -> None:
+        self._base = endpoint.rstrip("/")
+        self._timeout = timeout
+        self._events_timeout = events_timeout
+        self._http = http
+        self._vm = ""
+
+    def _get(self, path: str, timeout: float) -> bytes:
+        request = urllib.request.Request(f"{self._base}{path}", headers={"Metadata": "true"})
+        status, _, body = self._http(request, timeout)
+        if status != 200:
+            raise MetadataError(f"GET {path} answered {status}")
+        return body
+
+    def vm_name(self) -> str:
+        if not self._vm:
+            self._vm = self._get(AZURE_VM_NAME, self._timeout).decode(errors="replace").strip()
+        return self._vm
+
+    def preemptions(self) -> list[tuple[str, str]]:
+        """(EventId, NotBefore) of each Preempt event that names this VM."""
+        body = self._get(AZURE_EVENTS, self._events_timeout)
+        try:
+            events = json.loads(body)["Events"]
+            found = [
+                (str(e["EventId"]), str(e.get("NotBefore") or ""))
+                for e in events
+                if e["EventType"] == "Preempt" and self.vm_name() in e["Resources"]
+            ]
+        except (ValueError, KeyError, TypeError) as err:
+            raise MetadataError(f"scheduledevents is not the documented JSON: {body[:100]!r}") from err
+        return found
+
+
 # ---------------------------------------------------------------------------------------------- acting
 def load_config(path: str, environ: Mapping[str, str]) -> dict[str, str]:
     """Defaults, then the settings file (`KEY=value` lines), then the environment."""
@@ -230,6 +288,31 @@ def node_name(config: Mapping[str, str]) -> str | None:
     return None
 
 
+def node_by_host(config: Mapping[str, str]) -> str | None:
+    """The Slurm node whose NodeHostname is this host's short name (a dynamic future node, named by
+    slurmctld when its slurmd registered), or None when there is none yet or sinfo failed."""
+    host = socket.gethostname().split(".")[0]
+    argv = ["sinfo", "-N", "-h", "-o", "%N %n"]
+    timeout = float(config["CLUSTERFAB_SPOT_SCONTROL_TIMEOUT"])
+    try:
+        ran = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as err:
+        log(config, f"sinfo failed ({err}); trying again")
+        return None
+    if ran.returncode != 0:
+        log(
+            config, f"sinfo exited {ran.returncode}: {(ran.stderr or ran.stdout).strip()[:200]}; trying again"
+        )
+        return None
+    for line in ran.stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[1] == host:
+            return fields[0]
+    return None
+
+
 def log(config: Mapping[str, str], line: str) -> None:
     print(line, file=sys.stderr, flush=True)
     with contextlib.suppress(OSError), open(config["CLUSTERFAB_SPOT_LOG"], "a", encoding="utf-8") as handle:
@@ -250,10 +333,28 @@ class Watcher:
             host = os.environ.get("GCE_METADATA_HOST", "metadata.google.internal")
             wait = int(config["CLUSTERFAB_SPOT_GCE_WAIT"])
             self.gce = GceMetadata(config.get("CLUSTERFAB_SPOT_GCE_METADATA", host), timeout, wait, http)
+        elif self.cloud == "azure":
+            endpoint = os.environ.get("CLUSTERFAB_AZURE_IMDS", "http://169.254.169.254")
+            events_timeout = float(config["CLUSTERFAB_SPOT_AZURE_EVENTS_TIMEOUT"])
+            self.azure = AzureMetadata(
+                config.get("CLUSTERFAB_SPOT_AZURE_IMDS", endpoint), timeout, events_timeout, http
+            )
         else:
-            raise ValueError(f"CLUSTERFAB_SPOT_CLOUD must be aws or gcp, not {self.cloud!r}")
+            raise ValueError(f"CLUSTERFAB_SPOT_CLOUD must be aws, gcp or azure, not {self.cloud!r}")
         self.rebalance_seen: str | None = None
         self.preempted_at = ""
+        self.evictions: dict[str, str] = {}
+        """Azure: each Preempt event's NotBefore as first seen (blank once the event has started)."""
+        self.node = ""
+        """Azure: the node found by its NodeHostname, kept once found."""
+
+    def node_name(self) -> str | None:
+        """The Slurm name this machine's slurmd runs as: from the file slurmd's start program wrote, or on
+        Azure the node slurmctld mapped this host onto (CLUSTERFAB_SPOT_NODE overrides both)."""
+        if self.cloud != "azure" or self.config.get("CLUSTERFAB_SPOT_NODE"):
+            return node_name(self.config)
+        self.node = self.node or node_by_host(self.config) or ""
+        return self.node or None
 
     def _state_path(self, node: str) -> str:
         return os.path.join(self.config["CLUSTERFAB_SPOT_STATE_DIR"], f"acted-{node}.json")
@@ -267,7 +368,7 @@ class Watcher:
         """Set the node aside with the notice as its reason (once): drained, then DOWN, which requeues its
         jobs. Drained first: ReturnToService=2 returns a DOWN node whenever its slurmd answers, and this
         machine's slurmd answers until the cloud takes it; a drained one stays out. Whether it is done."""
-        node = node_name(self.config)
+        node = self.node_name()
         if node is None:
             log(
                 self.config,
@@ -314,6 +415,8 @@ class Watcher:
             # One notice per preemption: the time it was first seen (GCE's value carries none).
             self.preempted_at = self.preempted_at or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             return Notice("preempted", self.preempted_at)
+        if self.cloud == "azure":
+            return self._azure_notice()
         notice = aws_notice(self.imds)
         if notice is None:
             rebalance = aws_rebalance(self.imds)
@@ -321,6 +424,17 @@ class Watcher:
                 self.rebalance_seen = rebalance
                 log(self.config, f"rebalance recommendation (noticeTime {rebalance}): logged, not acted on")
         return notice
+
+    def _azure_notice(self) -> Notice | None:
+        found = self.azure.preemptions()
+        if not found:
+            return None
+        event, not_before = found[0]
+        # One notice per event: its NotBefore as first seen (the field is blank once the event started).
+        when = self.evictions.setdefault(
+            event, not_before or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        )
+        return Notice("Preempt", when)
 
 
 def watch(config: Mapping[str, str], rounds: int = 0, http: Http = urlopen) -> int:
@@ -344,7 +458,7 @@ def watch(config: Mapping[str, str], rounds: int = 0, http: Http = urlopen) -> i
             if notice is not None:
                 watcher.act(notice)
         done += 1
-        if watcher.cloud == "aws" or not quiet:
+        if watcher.cloud != "gcp" or not quiet:
             time.sleep(interval)
     return 0
 
