@@ -380,8 +380,8 @@ class CloudProfile(Protocol):
     def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
         """How `count` Slurm nodes of a group register. None: the node sync gives each instance its node
         name (a tag, a metadata key) and the groups' leaf switches hang under one root. Units: each node
-        takes a free name of its unit itself (Slurm's dynamic future nodes, `slurmd -F<unit>`), and no
-        switch joins two units: the fabric does not span them, so neither may a job."""
+        claims a free node of its unit itself before its slurmd starts (the unit is the nodes' feature),
+        and no switch joins two units: the fabric does not span them, so neither may a job."""
         ...
 
     # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------

@@ -40,7 +40,7 @@ NODE_GROUP_TAG = "clusterfab-node-group"
 """Set on GPU nodes and TPU VMs: the dynamic inventory and the cost policy select nodes by it."""
 FABRIC_UNIT_TAG = "clusterfab-fabric-unit"
 """On an Azure scale set, the name of its fabric unit: a VM reads it from the instance metadata service (a
-scale set's VMs carry its tags) and joins Slurm as a free node of that unit (`slurmd -F<unit>`)."""
+scale set's VMs carry its tags) and claims a free Slurm node of that unit (the nodes' feature)."""
 SLURM_ROLE_TAG = "clusterfab-slurm-role"
 """On the Slurm controller and login instances: `controller` or `login` (what the instance is for)."""
 SLURM_NODE_TAG = "clusterfab-slurm-node"

@@ -368,3 +368,32 @@ def test_a_flex_start_elastic_groups_partitions_wait_for_capacity() -> None:
         "OverSubscribe=EXCLUSIVE",  # a fixed flex-start group is the MIG's, not Slurm's to wait for
     ]
     assert settings(conf)["ResumeTimeout"] == "1800"
+
+
+def test_azure_nodes_are_listed_per_fabric_unit_under_switches_that_no_root_joins() -> None:
+    """InfiniBand does not span Azure scale sets: 150 ND H100 v5 nodes are two units of 75, each its own
+    leaf switch with no root over them (topology.conf(5): "Jobs can only span nodes connected by the same
+    switch fabric"), each unit the feature its VMs claim their nodes by."""
+    groups = [{"name": "h100", "machine_type": "Standard_ND96isr_H100_v5", "count": 150}]
+    azure = spec(
+        "azure",
+        node_groups=groups,
+        scheduler={"kind": "slurm"},
+        region="southcentralus",
+        zone="1",
+        network={"cidr": "10.20.0.0/16"},
+    )
+    files = render_slurm(azure, FACTS)
+    assert lines_starting(files["slurm.conf"], "NodeName=") == [
+        "NodeName=h100-[0-74] CPUs=96 RealMemory=1848320 Gres=gpu:h100:8 Feature=h100-0 State=UNKNOWN",
+        "NodeName=h100-[75-149] CPUs=96 RealMemory=1848320 Gres=gpu:h100:8 Feature=h100-1 State=UNKNOWN",
+    ]
+    assert lines_starting(files["topology.conf"], "SwitchName=") == [
+        "SwitchName=h100-0 Nodes=h100-[0-74]",
+        "SwitchName=h100-1 Nodes=h100-[75-149]",
+    ]
+    assert lines_starting(files["gres.conf"], "NodeName=") == [
+        "NodeName=h100-[0-149] Name=gpu Type=h100 File=/dev/nvidia[0-7]"
+    ]
+    assert settings(files["slurm.conf"])["SlurmctldHost"] == "test-cluster-controller(10.20.16.10)"
+    assert "ResumeProgram" not in settings(files["slurm.conf"])

@@ -329,23 +329,31 @@ def _slurm_conf(
     ]
     lines += [f"{setting.key}={setting.value}" for setting in settings]
     by_unit = any(fabric_units(spec, g) is not None for g in groups)
-    lines += [
-        "",
-        "# Nodes: the machine's CPUs, memory and GPUs from the catalog; a group's always-up nodes first,",
-        "# a node for each VM of a fabric unit (State=FUTURE: the VM takes a free one as it starts)."
+    lines += (
+        [
+            "",
+            "# Nodes: the machine's CPUs, memory and GPUs from the catalog; a node for each VM of a fabric",
+            "# unit, with the unit as its feature (a VM claims a free node of its unit as it starts).",
+        ]
         if by_unit
-        else "# then its elastic ones (State=CLOUD: created by the resume program when a job needs them).",
-    ]
+        else [
+            "",
+            "# Nodes: the machine's CPUs, memory and GPUs from the catalog; a group's always-up nodes first,",
+            "# then its elastic ones (State=CLOUD: created by the resume program when a job needs them).",
+        ]
+    )
     for group in groups:
         hardware = (
             f"CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
             f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node}"
         )
         if (units := fabric_units(spec, group)) is not None:
-            # Each VM takes a free node of its unit when its slurmd starts (`slurmd -F<unit>`).
+            # Each VM claims a free node of its unit before its slurmd starts (the slurm_node role's
+            # start program): Slurm's dynamic future nodes (`slurmd -F`) would need the size's exact CPU
+            # topology here, which no source records, and lose a restarted node's GPUs.
             lines += [
                 f"NodeName={hostlist(group.name, unit.size, start=unit.first)} {hardware} "
-                f"Feature={unit.name} State=FUTURE"
+                f"Feature={unit.name} State=UNKNOWN"
                 for unit in units
             ]
             continue
