@@ -667,6 +667,13 @@ _CODES = [
         "created by name).",
     ),
     Code(
+        "BP233",
+        "managed accounting without a managed database",
+        _E,
+        "The blueprint asks for managed Slurm accounting on a cloud where the catalog records no managed "
+        "database service for it: the controller would boot without its accounting database.",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,

@@ -49,11 +49,24 @@ def check(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
 
 
 def _database_machine(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
-    """BP140: the managed accounting database's machine, named as the cloud's database service names them."""
+    """BP140: the managed accounting database's machine, named as the cloud's database service names them;
+    BP233: managed accounting where the catalog records no managed database."""
+    cloud = ctx.blueprint.cloud
+    if spec.accounting == "managed" and ctx.catalog.slurm.managed_database(cloud) is None:
+        clouds = sorted({d.cloud for d in ctx.catalog.slurm.managed_databases})
+        yield ctx.finding(
+            "BP233",
+            ("scheduler", "accounting"),
+            f"clusterfab builds no managed accounting database on {cloud} yet: the catalog records none "
+            "for it",
+            hint=f"use accounting: embedded (MariaDB on the controller's state disk) on {cloud}, or managed "
+            f"accounting on {' or '.join(clouds)}",
+        )
+        return
     machine = spec.database.machine_type
     if machine is None:
         return
-    naming, cloud = ctx.cloud.database_machine, ctx.blueprint.cloud
+    naming = ctx.cloud.database_machine
     what, example = naming.what, naming.example
     if not naming.pattern.fullmatch(machine):
         yield ctx.finding(
