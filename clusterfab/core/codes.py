@@ -674,6 +674,13 @@ _CODES = [
         "database service for it: the controller would boot without its accounting database.",
     ),
     Code(
+        "BP234",
+        "customer-managed key on Azure",
+        _E,
+        "A kms_key on an Azure blueprint: clusterfab builds no disk encryption set or customer-managed "
+        "storage encryption on Azure yet, so the key would be ignored while the blueprint names it.",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,

@@ -32,4 +32,6 @@ def check_kms_keys(ctx: RuleContext) -> Iterator[Finding]:
     region = ctx.blueprint.region
     for path, key, disk in _keys(ctx.blueprint):
         for problem in ctx.cloud.kms_key_problems(key, region=region, disk=disk):
-            yield ctx.finding("BP138", (*path, *problem.path), problem.message, hint=problem.hint)
+            yield ctx.finding(
+                problem.code or "BP138", (*path, *problem.path), problem.message, hint=problem.hint
+            )

@@ -86,7 +86,10 @@ class AzureProfile:
         return _RESERVATION.fullmatch(value) is not None
 
     def kms_key_problems(self, key: str, *, region: str, disk: bool) -> Iterator[FieldProblem]:
-        """A Key Vault key URL without a version. Its vault's region cannot be read from the URL."""
+        """A Key Vault key URL without a version (its vault's region cannot be read from the URL); and any
+        key at all is refused for now (BP234): the realizer builds no disk encryption set or
+        customer-managed storage encryption, and a key it ignored would leave the data under platform keys
+        while the blueprint says otherwise."""
         del region, disk
         if _KEY_URL.fullmatch(key) is None:
             yield FieldProblem(
@@ -94,6 +97,14 @@ class AzureProfile:
                 f"'{key}' is not a Key Vault key URL",
                 f"write https://<vault>.vault.azure.net/keys/<key> (no version), e.g. {self.kms_key_example}",
             )
+            return
+        yield FieldProblem(
+            (),
+            "clusterfab does not encrypt with customer-managed keys on Azure yet: this key would be ignored",
+            "remove kms_key: Azure encrypts managed disks and storage with platform keys, and the hosts use "
+            "encryption at host",
+            code="BP234",
+        )
 
     def secret_problems(self, secret: str, *, region: str, project: str | None) -> Iterator[FieldProblem]:
         del region, project
