@@ -681,6 +681,13 @@ _CODES = [
         "storage encryption on Azure yet, so the key would be ignored while the blueprint names it.",
     ),
     Code(
+        "BP235",
+        "autoscaled group on Azure",
+        _E,
+        "An Azure node group with autoscaling: its scale sets are built at the group's maximum and nothing "
+        "scales them, so the group would run and bill every VM all the time.",
+    ),
+    Code(
         "BP250",
         "unknown monitoring machine type",
         _E,

@@ -57,6 +57,24 @@ def check_fabric_units(ctx: RuleContext) -> Iterator[Finding]:
             )
 
 
+def check_fixed_scale_sets(ctx: RuleContext) -> Iterator[Finding]:
+    """BP235: the realizer builds every scale set at the group's full size and nothing scales it, so an
+    autoscaled group would run (and bill) its maximum all the time. With Slurm, BP232 says so already."""
+    if ctx.blueprint.cloud != AZURE or (
+        ctx.spec.scheduler is not None and ctx.spec.scheduler.kind == "slurm"
+    ):
+        return
+    for group in ctx.spec.node_groups:
+        if group.autoscaled:
+            yield ctx.finding(
+                "BP235",
+                (*group.path, "autoscaling"),
+                f"node group '{group.name}' is autoscaled, but nothing scales an Azure scale set here: it "
+                f"would run all {group.max_size} VMs all the time",
+                hint=f"use `count: {group.max_size}`, or `count:` the number you want running",
+            )
+
+
 def check_rdma_range(ctx: RuleContext) -> Iterator[Finding]:
     """The cluster's network must not overlap the range Azure's RDMA network reserves."""
     if ctx.blueprint.cloud != AZURE:

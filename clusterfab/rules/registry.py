@@ -42,6 +42,7 @@ CHECKS: tuple[Check, ...] = (
     compute.check_placement,
     compute.check_fabric_addresses,
     azure.check_fabric_units,
+    azure.check_fixed_scale_sets,
     azure.check_rdma_range,
     azure.check_lustre_subnets,
     tpu.check_tpu_topology,
