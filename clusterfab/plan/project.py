@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 
+from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING as AZURE_SUBSCRIPTION_SETTING
 from clusterfab.core.errors import UsageError
 from clusterfab.stackinput import (
     ACTIVATE_COST_TAGS_KEY,
@@ -123,6 +124,8 @@ def plan_blueprint(
         config[f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}"] = settings.billing_account
     if settings is not None and settings.activate_cost_tags:
         config[f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}"] = "true"
+    if settings is not None and settings.azure_subscription:
+        config[AZURE_SUBSCRIPTION_SETTING] = settings.azure_subscription
     program_dir = project.program_dir
     # Pulumi loads only here: finding the project and reading a stack's settings (`validate --stack`)
     # must not pay for it.
