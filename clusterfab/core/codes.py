@@ -719,11 +719,11 @@ _CODES = [
     Code(
         "BP252",
         "Azure monitoring without the stack's subscription",
-        _E,
+        _W,
         "Prometheus discovers an Azure cluster's nodes in one subscription, written into its configuration "
         "when the program renders it, before any resource exists: the stack names it in the azure-native "
-        "provider's setting azure-native:subscriptionId, and `pulumi up` stops without it. Validating a "
-        "blueprint without a stack notes what a stack needs.",
+        "provider's setting azure-native:subscriptionId, and `pulumi up` stops without it (the offline plan "
+        "uses its mock subscription). Validating a blueprint without a stack notes what a stack needs.",
     ),
     Code(
         "BP253",

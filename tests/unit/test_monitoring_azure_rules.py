@@ -21,9 +21,9 @@ def _findings(path: Path, stack: StackView | None, code: str) -> list[Finding]:
     return [f for f in result.findings if f.code == code]
 
 
-def test_a_stack_without_the_subscription_gets_an_error_that_names_the_setting() -> None:
+def test_a_stack_without_the_subscription_gets_a_warning_that_names_the_setting() -> None:
     (found,) = _findings(NEEDS_SUBSCRIPTION, StackView(name="prod"), "BP252")
-    assert (found.severity.value, found.field, found.line, found.column) == ("error", "monitoring", 19, 1)
+    assert (found.severity.value, found.field, found.line, found.column) == ("warning", "monitoring", 19, 1)
     assert found.message == (
         "stack prod names no subscription (azure-native:subscriptionId): Prometheus could not discover "
         "the nodes, and `pulumi up` stops"
