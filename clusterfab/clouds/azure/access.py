@@ -101,7 +101,7 @@ def upload_command(command: str, url: str) -> str:
             'printf \'Authorization: Bearer %s\\n\' "$token" >"$report.auth"',
             "curl -fsS -X PUT -H @\"$report.auth\" -H 'x-ms-version: 2021-08-06'"
             " -H 'x-ms-blob-type: BlockBlob' -H 'Content-Type: application/json'"
-            f" --data-binary @\"$report\" {shlex.quote(url)}"
+            f' --data-binary @"$report" {shlex.quote(url)}'
             " || echo 'the report could not be stored' >&2",
             'rm -f "$report.auth"',
             "exit $status",
