@@ -21,6 +21,7 @@ import pulumi
 from compose import compose
 
 from clusterfab.clouds import profiles
+from clusterfab.clouds.azure.discovery import SUBSCRIPTION_KEY, SUBSCRIPTION_NAMESPACE
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.stackinput import (
     ACTIVATE_COST_TAGS_KEY,
@@ -61,6 +62,7 @@ try:
             gcp_project=pulumi.Config("gcp").get("project"),
             billing_account=config.get(BILLING_ACCOUNT_KEY),
             activate_cost_tags=config.get_bool(ACTIVATE_COST_TAGS_KEY) is True,
+            azure_subscription=pulumi.Config(SUBSCRIPTION_NAMESPACE).get(SUBSCRIPTION_KEY),
             provider_regions=provider_regions(),
         ),
         stack=stack,

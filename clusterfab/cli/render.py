@@ -34,7 +34,12 @@ def render_monitoring(
         ),
     ] = None,
     project: Annotated[
-        str | None, typer.Option("--project", help="GCP: the nodes' project when the blueprint names none.")
+        str | None,
+        typer.Option(
+            "--project",
+            help="The nodes' project for their discovery: GCP, the project when the blueprint names none; "
+            "Azure, the subscription id (the stack's azure-native:subscriptionId).",
+        ),
     ] = None,
 ) -> None:
     """Write the monitoring host's files: prometheus.yml, rules/*.yml, alertmanager.yml, dashboards/*.json.
@@ -57,7 +62,9 @@ def render_monitoring(
     cloud = profile(spec.cloud)
     if cloud.discovery_needs_project and nodes_project is None:
         raise UsageError(
-            f"a {cloud.title} blueprint without `project:` needs --project for the nodes' discovery"
+            f"the nodes' discovery on {cloud.title} needs the project they live in: pass --project (GCP: "
+            "the project, when the blueprint names none; Azure: the subscription id, which a stack sets "
+            "as azure-native:subscriptionId)"
         )
     files = render(spec, load_catalog(), stack=target_stack, project=nodes_project, today=dates.today())
     for path in write_files(files, out):

@@ -697,8 +697,10 @@ _CODES = [
         "BP251",
         "no monitoring host on the cloud",
         _E,
-        "The catalog records no monitoring machine for the blueprint's cloud: clusterfab does not build its "
-        "monitoring host there yet, and the monitoring section would be dropped.",
+        "The monitoring stack would run on a node of its own (the cluster has no scheduler controller to "
+        "host it), and the catalog records no monitoring machine for the blueprint's cloud: clusterfab does "
+        "not build that node there yet, and the monitoring section would be dropped. A cluster whose "
+        "scheduler has a controller (Slurm) monitors on it.",
     ),
     Code("BP401", "hourly budget exceeded", _E, "The estimated hourly cost is above budget.max_hourly_usd."),
     Code(
@@ -734,6 +736,23 @@ _CODES = [
         "An AWS budget counts the cost of the resources tagged with the blueprint and the stack, once both "
         "tag keys are active cost allocation tags of the account, and only from their activation on. AWS "
         "lists a new tag key for activation up to 24 hours after a resource first carries it.",
+    ),
+    Code(
+        "BP252",
+        "Azure monitoring without the stack's subscription",
+        _W,
+        "Prometheus discovers an Azure cluster's nodes in one subscription, written into its configuration "
+        "when the program renders it, before any resource exists: the stack names it in the azure-native "
+        "provider's setting azure-native:subscriptionId, and `pulumi up` stops without it (the offline plan "
+        "uses its mock subscription). Validating a blueprint without a stack notes what a stack needs.",
+    ),
+    Code(
+        "BP253",
+        "SMTP password secret unread on Azure",
+        _E,
+        "On Azure nothing clusterfab builds reads monitoring.smtp.password_secret yet (the monitoring host "
+        "has no right to a Key Vault secret of the operator's), so Alertmanager could not log in to the "
+        "relay. Alerts still show in Grafana and Alertmanager.",
     ),
 ]
 

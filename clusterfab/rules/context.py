@@ -27,6 +27,8 @@ class StackView:
     """`clusterfab:billingAccount`: GCP, the billing account the budget is created under."""
     activate_cost_tags: bool = False
     """`clusterfab:activateCostTags`: AWS, the program activates the cost allocation tags of the budget."""
+    azure_subscription: str | None = None
+    """`azure-native:subscriptionId`: Azure, the subscription whose nodes Prometheus discovers."""
 
 
 @dataclass(frozen=True)

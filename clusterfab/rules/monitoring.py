@@ -64,16 +64,25 @@ def check_monitoring(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_monitoring_machine(ctx: RuleContext) -> Iterator[Finding]:
+    """The monitoring node's machine: one the catalog knows for the cloud (BP250), on a cloud where it has
+    any (BP251). A cluster whose scheduler controller hosts the stack needs no monitoring node."""
     spec, monitoring = ctx.blueprint.monitoring, ctx.spec.monitoring
     cloud = ctx.blueprint.cloud
-    if spec is not None and spec.kind != "none" and ctx.catalog.monitoring.machine(cloud) is None:
+    own_node = monitoring is None or monitoring.host == "node"
+    if (
+        spec is not None
+        and spec.kind != "none"
+        and own_node
+        and ctx.catalog.monitoring.machine(cloud) is None
+    ):
         clouds = sorted({m.cloud for m in ctx.catalog.monitoring.machines})
         yield ctx.finding(
             "BP251",
             ("monitoring",),
-            f"clusterfab builds no monitoring host on {cloud} yet: the catalog has no monitoring machine "
-            "for it",
-            hint=f"remove monitoring on {cloud}, or monitor a cluster on {' or '.join(clouds)}",
+            f"clusterfab builds no monitoring node of its own on {cloud} yet (the catalog has no monitoring "
+            "machine for it), and the cluster has no scheduler controller to host monitoring",
+            hint=f"add scheduler: {{kind: slurm}} (its controller hosts monitoring), remove monitoring, or "
+            f"monitor a cluster on {' or '.join(clouds)}",
             at_key=True,
         )
         return

@@ -1,8 +1,10 @@
-"""Role assignments the Azure components make: built-in roles, each scoped to one blob container.
+"""Role assignments the Azure components make: built-in roles, each scoped to one blob container, and
+Reader on the stack's own resource group for the monitoring host's node discovery.
 
 Role definition ids are Azure's built-in ids, the same in every tenant (learn.microsoft.com/azure/
-role-based-access-control/built-in-roles/storage, read 2026-11-29). A scope is always a resource id
-that the caller's component made (a container), never a subscription, a resource group or a wildcard.
+role-based-access-control/built-in-roles/storage and .../built-in-roles/general, read 2026-11-29). A
+scope is always a resource id that the caller's stack made (a container, the stack's resource group),
+never a subscription, a management group or a wildcard.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ else; the nodes' role on the bundle container."""
 STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
 """Storage Blob Data Contributor: read, write and delete blobs; the deploy identity's role on the bundle
 container, which it uploads to with Entra ID once shared keys are off."""
+READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
+"""Reader: `*/read` on the control plane, no data actions (learn.microsoft.com/azure/
+role-based-access-control/built-in-roles/general#reader); what azure_sd_configs needs to list VMs, scale
+set VMs and their network interfaces."""
+GROUP_MARK = "/resourceGroups/"
+"""What a resource group's id contains (and a subscription's does not)."""
 CONTAINER_MARK = "/blobServices/default/containers/"
 """What a blob container's resource id contains (and a storage account's, a group's or a subscription's
 does not)."""
@@ -59,3 +67,12 @@ def grant_on_container(
         description=description,
         opts=pulumi.ResourceOptions(parent=owner),
     )
+
+
+def group_scope_problems(field_name: str, scope: pulumi.Input[str]) -> list[tuple[str, str]]:
+    """A known scope that is not one resource group's id: /subscriptions/S/resourceGroups/G exactly."""
+    if isinstance(scope, str):
+        parts = scope.strip("/").split("/")
+        if len(parts) != 4 or f"/{parts[2]}/" != GROUP_MARK or "*" in scope:
+            return [(field_name, f"'{scope}' is not a resource group's id")]
+    return []

@@ -26,7 +26,7 @@ from . import slurm
 from .budget import budget
 from .compute import node_group
 from .network import network, resource_group
-from .site import WITHOUT_SCHEDULER, AzureScheduler, Site, deployer
+from .site import WITHOUT_SCHEDULER, AzureScheduler, Site, deployer, same_subscription
 from .storage import bucket, file_systems
 
 SCHEDULERS: Mapping[str, AzureScheduler] = {NO_SCHEDULER: WITHOUT_SCHEDULER, SLURM: slurm.SLURM}
@@ -41,6 +41,7 @@ def realize(cluster: Cluster) -> Realized:
     provider = azure.Provider(child(spec.name, "azure"), location=spec.region)
     opts = pulumi.ResourceOptions(providers=[provider])
     who = deployer(provider)
+    same_subscription(cluster.input.settings.azure_subscription, who)
     group = resource_group(cluster, opts)
     net = network(cluster, group.resource_group_name, hosts=files is not None, opts=opts)
     store = bucket(cluster, group.resource_group_name, net, who, files=files, opts=opts)

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_azure_native as azure
 from cluster import Cluster, SchedulerRealized
 
+from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.core.vocab import CONFIG_NAMESPACE
 from clusterfab.monitoring.host import RenderedArchive
 from clusterfab.spec import ClusterSpec, NodeGroup
@@ -51,6 +52,24 @@ def deployer(provider: azure.Provider) -> Deployer:
         principal_type="User" if kind == "User" else "ServicePrincipal",
         ranges=tuple(config.get_object(DEPLOYER_RANGES_KEY) or ()),
     )
+
+
+def same_subscription(named: str | None, who: Deployer) -> None:
+    """Fail the deployment when the stack's azure-native:subscriptionId (which Prometheus' discovery lists)
+    is not the subscription the credentials deploy to: an explicit provider reads no stack setting of its
+    own, so the two could differ, and discovery would find no node."""
+    if named is None:
+        return
+
+    def check(actual: str) -> str:
+        if actual.lower() != named.lower():
+            raise pulumi.RunError(
+                f"the stack setting {SUBSCRIPTION_SETTING} is {named}, but the Azure credentials deploy to "
+                f"subscription {actual}: `az account set --subscription {named}`, or correct the setting"
+            )
+        return actual
+
+    who.subscription_id.apply(check)
 
 
 @dataclass(frozen=True)

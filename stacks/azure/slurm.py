@@ -8,9 +8,10 @@ import hashlib
 
 import pulumi
 from cluster import Cluster, SchedulerRealized
-from slurm_common import SLURM_ITEM, slurm_export, slurm_files, slurmd_vars
+from slurm_common import SLURM_ITEM, hosts_monitoring, slurm_export, slurm_files, slurmd_vars
 
 from clusterfab.bootstrap import FilesArchive, files_dir, render_boot_fetch
+from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import physical
 from clusterfab.monitoring.host import RenderedArchive
@@ -20,6 +21,7 @@ from clusterfab.scheduler.slurm.render import controller_address, controller_hos
 from components._contracts import MountTarget
 from components._naming import child
 from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
+from components.azure.monitoring import AzureMonitoringAccess, AzureMonitoringAccessArgs
 from components.azure.slurm import (
     AzureSlurmController,
     AzureSlurmControllerArgs,
@@ -43,21 +45,49 @@ def vault_name(cluster: Cluster, admin_key: pulumi.Output[str]) -> pulumi.Output
     return admin_key.apply(lambda key: f"{prefix}-{hashlib.sha256(key.encode()).hexdigest()[:8]}")
 
 
+def subscription(cluster: Cluster) -> str | None:
+    """The subscription Prometheus on the controller discovers the nodes in (the stack's
+    azure-native:subscriptionId); None without monitoring. The files are rendered before the provider
+    answers with the deployer's subscription, so only the stack's setting can name it."""
+    if not hosts_monitoring(cluster.spec):
+        return None
+    found = cluster.input.settings.azure_subscription
+    if found is None:
+        raise pulumi.RunError(
+            f"monitoring on Azure needs the stack setting {SUBSCRIPTION_SETTING}, the subscription "
+            f"Prometheus discovers the nodes in: `pulumi config set {SUBSCRIPTION_SETTING} "
+            f"$(az account show --query id -o tsv) --stack {cluster.stack}`"
+        )
+    return found
+
+
 def _files(cluster: Cluster) -> RenderedArchive:
-    return slurm_files(cluster)
+    return slurm_files(cluster, project=subscription(cluster))
 
 
 def _realize(site: Site, mounts: list[MountTarget], archive: RenderedArchive) -> SchedulerRealized:
-    """The controller's identity and vault, then the controller and login VMs."""
+    """The controller's identity and vault (and, when it hosts monitoring, Reader on the stack's resource
+    group for its node discovery), then the controller and login VMs."""
     cluster, spec = site.cluster, site.spec
     identity, vault = _vault(site)
+    grants: list[pulumi.Resource] = [identity, vault, site.identity]
+    if hosts_monitoring(spec):
+        grants.append(
+            AzureMonitoringAccess(
+                child(spec.name, "monitoring-access"),
+                AzureMonitoringAccessArgs(
+                    subscription_id=site.deployer.subscription_id,
+                    resource_group_id=site.resource_group_id,
+                    principal_id=identity.principal_id,
+                ),
+                site.opts,
+            )
+        )
     controller = AzureSlurmController(
         child(spec.name, SLURM_ITEM),
         _controller_args(site, mounts, archive, identity, vault),
         # The identities' role assignments exist before a host boots and fetches its files.
-        pulumi.ResourceOptions.merge(
-            site.opts, pulumi.ResourceOptions(depends_on=[identity, vault, site.identity])
-        ),
+        pulumi.ResourceOptions.merge(site.opts, pulumi.ResourceOptions(depends_on=grants)),
     )
     secret = pulumi.Output.concat(vault.vault_uri, "secrets/", munge_secret_name(spec, cluster.stack))
     return slurm_export(
@@ -158,7 +188,11 @@ def _controller_boot(
 ) -> pulumi.Output[str]:
     cluster = site.cluster
     host_vars = controller_host_vars(
-        cluster.spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(archive.sha256)
+        cluster.spec,
+        cluster.input.catalog,
+        stack=cluster.stack,
+        files_dir=files_dir(archive.sha256),
+        project=subscription(cluster),
     )
     return cluster.boot_script(
         name=CONTROLLER_ITEM,

@@ -115,6 +115,22 @@ def test_render_monitoring_of_gcp_needs_the_project(tmp_path: Path) -> None:
     )
 
 
+def test_render_monitoring_of_azure_needs_the_subscription(tmp_path: Path) -> None:
+    blueprint = REPO / "tests" / "fixtures" / "monitoring" / "cluster-azure.yaml"
+    proc = run("render", "monitoring", blueprint, "--out", tmp_path / "out")
+    assert proc.returncode == 2
+    assert (
+        "the nodes' discovery on Azure needs the project they live in: pass --project (GCP: the project, "
+        "when the blueprint names none; Azure: the subscription id, which a stack sets as "
+        "azure-native:subscriptionId)"
+    ) in " ".join(proc.stderr.split())
+    assert not (tmp_path / "out").exists()
+    subscription = "00000000-0000-0000-0000-0000000000aa"
+    out = tmp_path / "out"
+    assert run("render", "monitoring", blueprint, "--out", out, "--project", subscription).returncode == 0
+    assert f"subscription_id: {subscription}" in (out / "prometheus.yml").read_text()
+
+
 def _outputs(cloud: str, monitoring: dict[str, object] | None) -> dict[str, object]:
     zone, region = ("use1-az6", "us-east-1") if cloud == "aws" else ("us-central1-a", "us-central1")
     return {

@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from clusterfab.clouds.base import Site
 
 TAG_META = "__meta_azure_machine_tag_"
+SUBSCRIPTION_NAMESPACE, SUBSCRIPTION_KEY = "azure-native", "subscriptionId"
+SUBSCRIPTION_SETTING = f"{SUBSCRIPTION_NAMESPACE}:{SUBSCRIPTION_KEY}"
+"""The stack setting that names the subscription the nodes live in: the azure-native provider's own
+`subscriptionId` (www.pulumi.com/registry/packages/azure-native/installation-configuration/, "Configuration
+options"; pulumi_azure_native.config.vars reads it as `azure-native:subscriptionId`, read 2026-11-29). The
+monitoring host's files are rendered before any resource exists, so the deployer's subscription, known
+only once the provider answers, cannot be written into them."""
 
 
 def _keep(tag: str, regex: str) -> dict[str, Any]:
