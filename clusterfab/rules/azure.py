@@ -61,9 +61,7 @@ def check_fixed_scale_sets(ctx: RuleContext) -> Iterator[Finding]:
     """BP235: the realizer builds every scale set at the group's full size and nothing scales it, so an
     autoscaled group would run (and bill) its maximum all the time. A scheduler's own rules say so for its
     groups (Slurm: BP232); this one speaks for the node groups alone."""
-    if ctx.blueprint.cloud != AZURE or (
-        ctx.spec.scheduler is not None and ctx.spec.scheduler.kind == "slurm"
-    ):
+    if ctx.blueprint.cloud != AZURE or ctx.spec.scheduler is not None:
         return
     for group in ctx.spec.node_groups:
         if group.autoscaled:
