@@ -25,13 +25,15 @@ class AzureResourceGroupArgs:
 
     location: str
     """The Azure region (e.g. southcentralus): the group's metadata lives there."""
+    name: str | None = None
+    """The group's name (1-90 letters, digits, `-_.()`), unique in the subscription; None: auto-named."""
     protect: bool = False
     """Protect the group from deletion (it takes every resource of the cluster with it)."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
 class AzureResourceGroup(pulumi.ComponentResource):
-    """One resource group, auto-named (`<name>-rg` and a random suffix, so two stacks never collide)."""
+    """One resource group, named by the caller (or auto-named: `<name>-rg` and a random suffix)."""
 
     resource_group_name: pulumi.Output[str]
     """The group's name: every other component's `resource_group_name`."""
@@ -44,6 +46,7 @@ class AzureResourceGroup(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         group = resources.ResourceGroup(
             child(name, "rg"),
+            resource_group_name=args.name,
             location=args.location,
             tags=dict(args.tags),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),

@@ -9,7 +9,7 @@ from cluster import Cluster
 
 from clusterfab import addressing
 from clusterfab.clouds import profile
-from clusterfab.clouds.azure.hostvars import NODE_BLOCK
+from clusterfab.clouds.azure.hostvars import NODE_BLOCK, resource_group_name
 from clusterfab.clouds.azure.lustre import lustre_subnets
 from clusterfab.spec import LustreStorage
 from components._naming import child
@@ -29,6 +29,7 @@ def resource_group(cluster: Cluster, opts: pulumi.ResourceOptions) -> AzureResou
         child(spec.name, "rg"),
         AzureResourceGroupArgs(
             location=spec.region,
+            name=resource_group_name(spec.name, cluster.stack),
             protect=spec.protected,
             tags=cluster.tags("resource-group"),
         ),

@@ -213,6 +213,7 @@ def test_azure_discovery_lists_the_stacks_subscription_with_the_hosts_identity(c
                 "environment": "AzurePublicCloud",
                 "authentication_method": "ManagedIdentity",
                 "subscription_id": "00000000-0000-0000-0000-0000000000aa",
+                "resource_group": "clusterfab-hpc-dev",
                 "port": 9400,
             }
         ],
@@ -245,6 +246,7 @@ def test_azure_discovery_lists_the_stacks_subscription_with_the_hosts_identity(c
             "environment": "AzurePublicCloud",
             "authentication_method": "ManagedIdentity",
             "subscription_id": "00000000-0000-0000-0000-0000000000aa",
+            "resource_group": "clusterfab-hpc-dev",
             "port": 9100,
         }
     ]

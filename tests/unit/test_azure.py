@@ -142,6 +142,7 @@ def test_discovery_keeps_the_clusters_tagged_machines() -> None:
             "environment": "AzurePublicCloud",
             "authentication_method": "ManagedIdentity",
             "subscription_id": "sub-1",
+            "resource_group": "clusterfab-c-prod",
             "port": 9400,
         }
     ]

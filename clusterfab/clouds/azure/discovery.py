@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clusterfab.clouds.azure.hostvars import resource_group_name
 from clusterfab.clouds.discovery import meta_label, relabel
 from clusterfab.core.vocab import BLUEPRINT_TAG, COMPONENT_TAG, NODE_GROUP_TAG, STACK_TAG, label_value
 
@@ -61,6 +62,8 @@ def scrape_discovery(
                 "environment": "AzurePublicCloud",
                 "authentication_method": "ManagedIdentity",
                 "subscription_id": project,
+                # The stack's own group alone: the host's identity may read that group and nothing else.
+                "resource_group": resource_group_name(spec.name, stack),
                 "port": port,
             }
         ],

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from clusterfab.core.naming import physical
+
+RESOURCE_GROUP_NAME_MAX = 90
+"""A resource group name: 1-90 letters, digits, underscores, hyphens, periods and parentheses
+(learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules, Microsoft.Resources)."""
+
 NODE_BLOCK = 0
 CONTROLLER_BLOCK = 1
 """Blocks of the cluster range (clusterfab.addressing.blocks): the GPU nodes' subnet, and the subnet of the
@@ -10,6 +16,12 @@ Slurm controller and login hosts (the profile's `host_subnet`, where the control
 CONTROLLER_STATE_DEVICE = "/dev/disk/azure/data/by-lun/0"
 """The link Azure's udev rules (azure-vm-utils / waagent, 66-azure-storage.rules) make for the data disk
 at LUN 0: the realizer attaches the controller's state disk there."""
+
+
+def resource_group_name(cluster: str, stack: str) -> str:
+    """The stack's resource group: named, not auto-named, so that what runs on the hosts can name it before
+    it exists (Prometheus's discovery lists that group's VMs alone, which the controller may read)."""
+    return physical("clusterfab", cluster, stack, max_length=RESOURCE_GROUP_NAME_MAX)
 
 
 def service_location(region: str, project: str | None) -> dict[str, str]:
