@@ -28,7 +28,17 @@ TAGS = [
 ]
 
 
-def render(source: str, tag: str = "clusterfab-slurm-node") -> str:
+def render(
+    source: str,
+    tag: str = "clusterfab-slurm-node",
+    *,
+    server: str = SERVER,
+    cluster: str = "llm",
+    name_file: str = "/run/clusterfab-slurm-node",
+    claim_conf: str = "/run/clusterfab-slurm-claim.conf",
+) -> str:
+    """The template as Ansible renders it with these role variables (the role's internal paths included,
+    which the Slurm lab gives each of its VMs on one machine)."""
     # Ansible's template module: trim_blocks on (a block tag's own newline goes), trailing newline kept.
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, trim_blocks=True)
     env.filters["comment"] = lambda text: f"#\n# {text}\n#"
@@ -37,8 +47,10 @@ def render(source: str, tag: str = "clusterfab-slurm-node") -> str:
         ansible_managed="Ansible managed",
         slurm_node_name_source=source,
         slurm_node_name_tag=tag,
-        slurm_node_conf_server=SERVER,
-        __slurm_node_name_file="/run/clusterfab-slurm-node",
+        slurm_node_conf_server=server,
+        slurm_node_cluster_name=cluster,
+        __slurm_node_name_file=name_file,
+        __slurm_node_claim_conf=claim_conf,
     )
 
 
