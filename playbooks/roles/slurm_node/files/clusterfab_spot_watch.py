@@ -29,9 +29,9 @@ Kubernetes node (cordon and drain on the same metadata items).
   first request enables the service and may take up to two minutes to answer
   (https://learn.microsoft.com/azure/virtual-machines/linux/scheduled-events, read 2026-11-29).
   CLUSTERFAB_AZURE_IMDS replaces the metadata service's address (the tests' stand-in; Azure's SDKs name no
-  variable for it). A scale-set node is a Slurm dynamic future node whose name slurmctld gives at
-  registration (slurmd -F, see clusterfab-slurmd): the watcher finds it as the node whose NodeHostname is
-  this host's short name (`sinfo -N -h -o '%N %n'`), once, and keeps it.
+  variable for it). A scale-set VM claims its Slurm node by setting the node's NodeHostname to its own host
+  name (see clusterfab-slurmd): the watcher finds it as the node whose NodeHostname is this host's short
+  name (`sinfo -N -h -o '%N %n'`), once, and keeps it.
 
 Rebalance recommendations (AWS, /latest/meta-data/events/recommendations/rebalance, {"noticeTime": ...})
 are logged once and not acted on: AWS sends one when the instance is "at elevated risk of interruption",
@@ -289,8 +289,8 @@ def node_name(config: Mapping[str, str]) -> str | None:
 
 
 def node_by_host(config: Mapping[str, str]) -> str | None:
-    """The Slurm node whose NodeHostname is this host's short name (a dynamic future node, named by
-    slurmctld when its slurmd registered), or None when there is none yet or sinfo failed."""
+    """The Slurm node whose NodeHostname is this host's short name (the node this VM claimed), or None
+    when there is none yet or sinfo failed."""
     host = socket.gethostname().split(".")[0]
     argv = ["sinfo", "-N", "-h", "-o", "%N %n"]
     timeout = float(config["CLUSTERFAB_SPOT_SCONTROL_TIMEOUT"])
@@ -350,7 +350,7 @@ class Watcher:
 
     def node_name(self) -> str | None:
         """The Slurm name this machine's slurmd runs as: from the file slurmd's start program wrote, or on
-        Azure the node slurmctld mapped this host onto (CLUSTERFAB_SPOT_NODE overrides both)."""
+        Azure the node whose NodeHostname is this host (CLUSTERFAB_SPOT_NODE overrides both)."""
         if self.cloud != "azure" or self.config.get("CLUSTERFAB_SPOT_NODE"):
             return node_name(self.config)
         self.node = self.node or node_by_host(self.config) or ""

@@ -1,0 +1,263 @@
+"""Azure's scale-set nodes claim their Slurm nodes themselves (slurm_node_name_source: azure), with Debian
+13's real slurmctld and slurmd: slurm.conf lists each fabric unit's nodes as static nodes with the unit as
+their Feature, and each "VM" runs the slurm_node role's start program (clusterfab-slurmd.sh.j2, rendered
+as Ansible renders it) under its own host name and address, against a stand-in for Azure's instance
+metadata service. The program claims a free node of its unit with scontrol (configless: a client
+configuration of its own) and execs slurmd as that node.
+
+The lab's main cluster (tests/fixtures/blueprints/slurm-lab.yaml, trainers-[0-2]) with its node line split
+by fabric unit, as the Azure rendering writes it: trainers-[0-1] are unit trainers-0, trainers-2 is unit
+trainers-1; gres.conf keeps the rendered `NodeName=trainers-[0-2] Name=gpu ...`. No slurmd starts with the
+lab: each test starts its VMs. Every VM shares the lab's one network namespace; each gets its own address
+on its loopback (10.217.1.x) and its node's own port (the lab's per-node Port), so slurmctld reaches each
+slurmd at the NodeAddr the VM claimed. The tests run in order: each builds on the claims before it.
+
+Why not Slurm's dynamic future nodes (`slurmd -F<unit>`): see the slurm_node role's README.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.slurm.lab import LabError, Result, SlurmLab
+from tests.slurm.rendered import rendered_files
+from tests.slurm.rootfs import GoldenRootfs
+from tests.unit.test_slurmd_wrapper import render
+
+pytestmark = pytest.mark.slurm
+
+RENDERED_NODES = "NodeName=trainers-[0-2] CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN"
+UNIT_NODES = (
+    "NodeName=trainers-[0-1] CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 Feature=trainers-0 State=UNKNOWN\n"
+    "NodeName=trainers-2 CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 Feature=trainers-1 State=UNKNOWN"
+)
+CONF_SERVER = "10.40.0.10:6817"
+"""The lab blueprint's controller (SlurmctldHost=lab-controller(10.40.0.10), SlurmctldPort=6817)."""
+FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL"}
+# The scale-set VMs: host name (computer name prefix and instance number), fabric unit, private address.
+VMS = {
+    "trainers-vmss000000": ("trainers-0", "10.217.1.1"),
+    "trainers-vmss000001": ("trainers-0", "10.217.1.2"),
+    "trainers-vmss000002": ("trainers-0", "10.217.1.3"),
+    "trainers1-vmss000000": ("trainers-1", "10.217.1.4"),
+}
+TAGS = "/metadata/instance/compute/tagsList?api-version=2021-02-01"
+ADDRESS = (
+    "/metadata/instance/network/interface/0/ipv4/ipAddress/0/privateIpAddress"
+    "?api-version=2021-02-01&format=text"
+)
+IMDS = "/usr/local/bin/clusterfab-lab-imds"
+# Azure's instance metadata service for one VM: its scale set's tags and its private address, only with the
+# Metadata header (400 without, as Azure answers).
+IMDS_PROGRAM = f"""import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port, unit, address = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+tags = [{{"name": "clusterfab-cluster", "value": "lab"}}, {{"name": "clusterfab-fabric-unit", "value": unit}}]
+bodies = {{{TAGS!r}: json.dumps(tags), {ADDRESS!r}: address}}
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = bodies.get(self.path) if self.headers.get("Metadata") == "true" else None
+        data = (body if body is not None else "bad request").encode()
+        self.send_response(200 if body is not None else 400)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+class ClaimLab(SlurmLab):
+    """The lab with Azure's static unit nodes and no slurmd at start; VMs started by the tests."""
+
+    def _start_slurmds(self) -> None:
+        self.path(IMDS).write_text(IMDS_PROGRAM)
+        spools = " ".join(f"/var/spool/slurmd/{node}" for node in self.nodes)
+        self.run(f"mkdir -p {spools}")
+        for index, (vm, (unit, address)) in enumerate(VMS.items()):
+            self.run(f"ip addr add {address}/32 dev lo")
+            self._daemon(f"imds-{vm}", f"exec python3 {IMDS} {18001 + index} {unit} {address}")
+            # The role's program, with this VM's own name file and client configuration (one machine runs
+            # every VM) and slurmd in the foreground (-D, no systemd here).
+            wrapper = render(
+                "azure",
+                "clusterfab-fabric-unit",
+                server=CONF_SERVER,
+                cluster=self.cluster,
+                name_file=f"/run/clusterfab-slurm-node-{vm}",
+                claim_conf=f"/run/clusterfab-slurm-claim-{vm}.conf",
+            ).replace("/usr/sbin/slurmd --systemd ", "/usr/sbin/slurmd -D ")
+            target = self.path(f"/usr/local/sbin/clusterfab-slurmd-{vm}")
+            target.write_text(wrapper)
+            target.chmod(0o755)
+        for index, vm in enumerate(VMS):
+            imds = f"curl -fsS -H 'Metadata: true' 'http://127.0.0.1:{18001 + index}{TAGS}'"
+            self._ready(f"imds-{vm}", imds)
+
+    def vm_command(self, vm: str) -> str:
+        """The start program as systemd runs it on `vm`: its host name, its own /tmp."""
+        imds = f"http://127.0.0.1:{18001 + list(VMS).index(vm)}"
+        machine = f"hostname {vm} && mount -t tmpfs -o mode=1777,size=64m tmpfs /tmp"
+        inner = f"{machine} && exec /usr/local/sbin/clusterfab-slurmd-{vm}"
+        return f"CLUSTERFAB_AZURE_IMDS={imds} exec unshare --uts --mount sh -c {shlex.quote(inner)}"
+
+    def start_vm(self, vm: str) -> None:
+        self._daemon(f"vm-{vm}", self.vm_command(vm))
+
+    def run_vm(self, vm: str, timeout: float = 60) -> Result:
+        """The start program in the foreground, for a VM whose program exits."""
+        return self.run(self.vm_command(vm), check=False, timeout=timeout)
+
+    def stop_vm(self, vm: str, node: str) -> None:
+        """Stop the VM's slurmd, by the pid it wrote (the lab's SlurmdPidFile /run/slurmd/%n.pid)."""
+        self.run(f"kill $(cat /run/slurmd/{node}.pid)")
+        self._daemons.pop(f"vm-{vm}").wait(timeout=30)
+
+    def vm_output(self, vm: str) -> str:
+        return (self.logs / f"vm-{vm}.out").read_text(errors="replace")
+
+    def node_records(self) -> dict[str, dict[str, Any]]:
+        """``scontrol show node --json``: name -> the node."""
+        data = json.loads(self.run("scontrol show node --json").stdout)
+        return {node["name"]: node for node in data["nodes"]}
+
+    def held_by(self, vm: str) -> str | None:
+        """The node IDLE with `vm` as its NodeHostname, once its slurmd registered."""
+        found = [
+            n
+            for n, node in self.node_records().items()
+            if node["hostname"] == vm and node["state"] == ["IDLE"]
+        ]
+        return found[0] if found else None
+
+    def wait_held(self, vm: str) -> str:
+        try:
+            name: str = self.wait_for(lambda: self.held_by(vm), timeout=90, what=f"a node IDLE as {vm}")
+        except LabError as err:
+            raise AssertionError(
+                f"{err}\n{self.vm_output(vm)[-2000:]}\n{self.log('slurmctld')[-2500:]}"
+            ) from err
+        return name
+
+
+def _files() -> dict[str, str]:
+    files = rendered_files()
+    assert files["slurm.conf"].count(RENDERED_NODES) == 1
+    assert "NodeName=trainers-[0-2] Name=gpu Type=h100 File=/dev/nvidia[0-7]" in files["gres.conf"]
+    return {**files, "slurm.conf": files["slurm.conf"].replace(RENDERED_NODES, UNIT_NODES)}
+
+
+@pytest.fixture(scope="module")
+def lab(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaimLab]:
+    with ClaimLab(_files(), golden, tmp_path_factory.mktemp("claimlab")) as running:
+        yield running
+    assert running.leftover_processes() == []
+
+
+def _listed(lab: ClaimLab) -> list[str]:
+    """What the claim reads (and the spot watcher): node, NodeHostname, NodeAddr."""
+    return lab.run("sinfo -a -N -h -o '%N %n %o'").stdout.splitlines()
+
+
+def test_an_unclaimed_static_node_has_its_own_name_as_host_name_and_address(lab: ClaimLab) -> None:
+    assert _listed(lab) == [
+        "trainers-0 trainers-0 trainers-0",
+        "trainers-1 trainers-1 trainers-1",
+        "trainers-2 trainers-2 trainers-2",
+    ]
+
+
+def test_two_vms_of_a_unit_started_together_claim_its_two_nodes(lab: ClaimLab) -> None:
+    first, second = "trainers-vmss000000", "trainers-vmss000001"
+    lab.start_vm(first)
+    lab.start_vm(second)
+    held = {lab.wait_held(first): first, lab.wait_held(second): second}
+    assert sorted(held) == ["trainers-0", "trainers-1"]
+    nodes = lab.node_records()
+    for node, vm in held.items():
+        assert nodes[node]["address"] == VMS[vm][1]
+        assert nodes[node]["gres"] == "gpu:h100:8"
+        # The name file the spot watcher reads.
+        assert lab.path(f"/run/clusterfab-slurm-node-{vm}").read_text() == f"{node}\n"
+        assert (
+            f"this VM ({vm}, {VMS[vm][1]}) claimed node {node} of fabric unit trainers-0\n"
+            in lab.vm_output(vm)
+        )
+    assert nodes["trainers-2"]["hostname"] == "trainers-2"
+
+
+def test_a_third_vm_of_the_unit_finds_no_free_node_and_fails(lab: ClaimLab) -> None:
+    before = _listed(lab)
+    ran = lab.run_vm("trainers-vmss000002")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ran.stderr == (
+        "no free node of fabric unit trainers-0 in slurmctld: every node with Feature=trainers-0 is "
+        "claimed by another VM\n"
+    )
+    assert _listed(lab) == before
+
+
+def test_a_vm_of_the_other_unit_claims_its_node(lab: ClaimLab) -> None:
+    vm = "trainers1-vmss000000"
+    lab.start_vm(vm)
+    assert lab.wait_held(vm) == "trainers-2"
+    assert "trainers-2 trainers1-vmss000000 10.217.1.4" in _listed(lab)
+
+
+def test_a_restarted_vm_takes_its_node_back_with_its_gpus(lab: ClaimLab) -> None:
+    vm = "trainers-vmss000000"
+    node = lab.held_by(vm)
+    assert node is not None
+    started = lab.node_records()[node]["slurmd_start_time"]
+    lab.stop_vm(vm, node)
+    lab.start_vm(vm)
+    said = f"this VM ({vm}) is node {node} of fabric unit trainers-0\n"
+    lab.wait_for(lambda: said in lab.vm_output(vm), timeout=60, what="the program to find its node")
+    # The same node registers again (a new slurmd start time), IDLE.
+    lab.wait_for(
+        lambda: lab.node_records()[node]["slurmd_start_time"] != started and lab.held_by(vm) == node,
+        timeout=60,
+        what=f"{node} registered again",
+    )
+    state = lab.node_records()[node]
+    assert (state["state"], state["gres"], state["address"]) == (["IDLE"], "gpu:h100:8", "10.217.1.1")
+    assert "INVAL" not in lab.log("slurmctld")
+
+
+def test_a_job_with_gpus_per_node_runs_on_a_claimed_node(lab: ClaimLab) -> None:
+    vm = "trainers-vmss000001"
+    node = lab.held_by(vm)
+    assert node is not None
+    script = "#!/bin/sh\nsrun sh -c 'echo \"$SLURMD_NODENAME $(hostname) $CUDA_VISIBLE_DEVICES\"'\n"
+    job_id = lab.sbatch(
+        script, "-N1", "-w", node, "--gpus-per-node=8", "-A", "research", "-o", "out-%j.txt", user="alice"
+    )
+    job = lab.wait_job(job_id, FINAL, timeout=90)
+    assert lab.job_state(job).split("+")[0] == "COMPLETED", lab.log("slurmctld")[-3000:]
+    assert lab.run(f"cat /home/alice/out-{job_id}.txt").stdout == f"{node} {vm} 0,1,2,3,4,5,6,7\n"
+
+
+def test_slurmctld_forgets_the_claims_when_it_restarts(lab: ClaimLab) -> None:
+    """What the protocol does not survive: slurmctld keeps a static node's NodeAddr and NodeHostname only
+    in memory; `scontrol reconfigure` (which restarts slurmctld in 24.11) or a restart of slurmctld sets
+    them back to slurm.conf's (the node's name), so the claims are gone (see the slurm_node README)."""
+    assert [line.split()[1] for line in _listed(lab)] == [
+        lab.node_records()[n]["hostname"] for n in ("trainers-0", "trainers-1", "trainers-2")
+    ]
+    lab.run("scontrol reconfigure")
+    lab.wait_for(
+        lambda: (
+            _listed(lab)
+            == [
+                "trainers-0 trainers-0 trainers-0",
+                "trainers-1 trainers-1 trainers-1",
+                "trainers-2 trainers-2 trainers-2",
+            ]
+        ),
+        timeout=30,
+        what="the claims forgotten",
+    )
