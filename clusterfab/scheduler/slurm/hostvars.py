@@ -212,9 +212,13 @@ def node_vars(
 
 
 def _name_tag(spec: ClusterSpec, group: NodeGroup) -> dict[str, Any]:
-    """Where nodes join by fabric unit, the tag their slurmd reads the unit's name from."""
+    """Where nodes join by fabric unit, the tag their start program reads the unit's name from."""
     units = profile(spec.cloud).slurm_units(group.name, group.machine, group.max_size)
-    return {} if units is None else {"slurm_node_name_tag": FABRIC_UNIT_TAG}
+    if units is None:
+        return {}
+    # The node claims its Slurm node with client commands before its slurmd runs: they need the cluster's
+    # name (slurm.conf's ClusterName) in the small configuration they start from.
+    return {"slurm_node_name_tag": FABRIC_UNIT_TAG, "slurm_node_cluster_name": spec.name}
 
 
 def controller_host_vars(
