@@ -12,6 +12,11 @@ lab: each test starts its VMs. Every VM shares the lab's one network namespace; 
 on its loopback (10.217.1.x) and its node's own port (the lab's per-node Port), so slurmctld reaches each
 slurmd at the NodeAddr the VM claimed. The tests run in order: each builds on the claims before it.
 
+slurmctld forgets the claims when it restarts; the slurm_controller role's claims keeper
+(clusterfab-slurm-claims, installed as the role installs it, its record where the role keeps it) records
+and restores them, and each VM has the slurm_node role's re-assertion program (rendered per VM as the
+start program is).
+
 Why not Slurm's dynamic future nodes (`slurmd -F<unit>`): see the slurm_node role's README.
 """
 

@@ -162,3 +162,67 @@ def test_the_node_reasserts_with_the_claims_client_configuration() -> None:
     assert '  SLURM_CONF=/run/clusterfab-slurm-claim.conf "$@"' in lines
     assert "if ! nodes=$(ctl sinfo -a -N -h -o '%N %n %o' 2>&1); then" in lines
     assert 'ctl scontrol update NodeName="$name" NodeAddr="$address" NodeHostname="$host"' in lines
+
+
+def _reassert(tmp_path: Path, listing: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """The rendered re-assertion program on host vm-a (address 10.0.0.4, node gpu-0 in its name file),
+    with stand-ins for hostname, curl (the instance metadata) and the Slurm client commands; sinfo lists
+    `listing`. What it printed, and the Slurm commands it ran."""
+    tmp_path.mkdir(exist_ok=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    stand_ins = {
+        "hostname": "#!/bin/sh\necho vm-a\n",
+        "curl": "#!/bin/sh\necho 10.0.0.4\n",
+        "sinfo": (
+            f'#!/bin/sh\necho "SLURM_CONF=$SLURM_CONF sinfo $*" >> {calls}\n'
+            f"printf %s {shlex.quote(listing)}\n"
+        ),
+        "scontrol": f'#!/bin/sh\necho "SLURM_CONF=$SLURM_CONF scontrol $*" >> {calls}\n',
+    }
+    for name, text in stand_ins.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    name_file = tmp_path / "node"
+    name_file.write_text("gpu-0\n")
+    program = tmp_path / "reassert"
+    program.write_text(render_reassert(name_file=str(name_file)))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(
+        ["sh", str(program)], env=env, capture_output=True, text=True, check=False, timeout=30
+    )
+    return done, calls.read_text() if calls.exists() else ""
+
+
+SINFO = "SLURM_CONF=/run/clusterfab-slurm-claim.conf sinfo -a -N -h -o %N %n %o\n"
+
+
+def test_a_node_slurmctld_knows_as_its_own_is_left_alone(tmp_path: Path) -> None:
+    done, calls = _reassert(tmp_path, "gpu-0 vm-a 10.0.0.4\ngpu-1 vm-b 10.0.0.5\n")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert calls == SINFO
+
+
+def test_a_node_slurmctld_forgot_is_claimed_again(tmp_path: Path) -> None:
+    done, calls = _reassert(tmp_path, "gpu-0 gpu-0 gpu-0\ngpu-1 vm-b 10.0.0.5\n")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (
+        done.stdout
+        == "this VM (vm-a, 10.0.0.4) re-asserted its claim of node gpu-0 (slurmctld had: gpu-0 gpu-0)\n"
+    )
+    assert calls == SINFO + (
+        "SLURM_CONF=/run/clusterfab-slurm-claim.conf scontrol update NodeName=gpu-0 NodeAddr=10.0.0.4 "
+        "NodeHostname=vm-a\n"
+    )
+
+
+def test_a_node_another_host_holds_or_a_second_node_is_never_taken(tmp_path: Path) -> None:
+    done, calls = _reassert(tmp_path / "held", "gpu-0 vm-z 10.0.0.9\n")
+    assert (done.returncode, done.stdout, calls) == (1, "", SINFO)
+    assert done.stderr == "node gpu-0 is held by vm-z now: this VM (vm-a) does not take it back\n"
+    done, calls = _reassert(tmp_path / "second", "gpu-0 gpu-0 gpu-0\ngpu-1 vm-a 10.0.0.4\n")
+    assert (done.returncode, done.stdout, calls) == (1, "", SINFO)
+    assert (
+        done.stderr == "this VM (vm-a) holds node gpu-1 in slurmctld, not gpu-0: not claiming gpu-0 as well\n"
+    )
