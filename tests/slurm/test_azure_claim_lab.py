@@ -12,6 +12,11 @@ lab: each test starts its VMs. Every VM shares the lab's one network namespace; 
 on its loopback (10.217.1.x) and its node's own port (the lab's per-node Port), so slurmctld reaches each
 slurmd at the NodeAddr the VM claimed. The tests run in order: each builds on the claims before it.
 
+slurmctld forgets the claims when it restarts; the slurm_controller role's claims keeper
+(clusterfab-slurm-claims, installed as the role installs it, its record where the role keeps it) records
+and restores them, and each VM has the slurm_node role's re-assertion program (rendered per VM as the
+start program is).
+
 Why not Slurm's dynamic future nodes (`slurmd -F<unit>`): see the slurm_node role's README.
 """
 
@@ -24,9 +29,10 @@ from typing import Any
 
 import pytest
 
-from tests.slurm.lab import LabError, Result, SlurmLab
+from tests.slurm.lab import ROLES, LabError, Result, SlurmLab
 from tests.slurm.rendered import rendered_files
 from tests.slurm.rootfs import GoldenRootfs
+from tests.unit.test_slurm_claims import render_reassert
 from tests.unit.test_slurmd_wrapper import render
 
 pytestmark = pytest.mark.slurm
@@ -52,6 +58,10 @@ ADDRESS = (
     "?api-version=2021-02-01&format=text"
 )
 IMDS = "/usr/local/bin/clusterfab-lab-imds"
+# The slurm_controller role's claims keeper, as it installs it, and its record on the state disk (the role's
+# __slurm_controller_claims_script and __slurm_controller_claims_record with the default state mount).
+CLAIMS = "/usr/local/sbin/clusterfab-slurm-claims"
+RECORD = "/srv/clusterfab-slurm-state/node-claims.json"
 # Azure's instance metadata service for one VM: its scale set's tags and its private address, only with the
 # Metadata header (400 without, as Azure answers).
 IMDS_PROGRAM = f"""import json, sys
@@ -94,16 +104,51 @@ class ClaimLab(SlurmLab):
             target = self.path(f"/usr/local/sbin/clusterfab-slurmd-{vm}")
             target.write_text(wrapper)
             target.chmod(0o755)
+            reassert = self.path(f"/usr/local/sbin/clusterfab-slurm-reassert-{vm}")
+            reassert.write_text(
+                render_reassert(
+                    server=CONF_SERVER,
+                    name_file=f"/run/clusterfab-slurm-node-{vm}",
+                    claim_conf=f"/run/clusterfab-slurm-claim-{vm}.conf",
+                )
+            )
+            reassert.chmod(0o755)
+        self.path(CLAIMS).write_text(
+            (ROLES / "slurm_controller/files/clusterfab_slurm_claims.py").read_text()
+        )
+        self.path(CLAIMS).chmod(0o755)
+        self.run(f"mkdir -p {shlex.quote(RECORD.rsplit('/', 1)[0])}")
         for index, vm in enumerate(VMS):
             imds = f"curl -fsS -H 'Metadata: true' 'http://127.0.0.1:{18001 + index}{TAGS}'"
             self._ready(f"imds-{vm}", imds)
 
-    def vm_command(self, vm: str) -> str:
-        """The start program as systemd runs it on `vm`: its host name, its own /tmp."""
+    def vm_command(self, vm: str, program: str = "clusterfab-slurmd") -> str:
+        """The start program (or another of the role's) as systemd runs it on `vm`: its host name, its own
+        /tmp."""
         imds = f"http://127.0.0.1:{18001 + list(VMS).index(vm)}"
         machine = f"hostname {vm} && mount -t tmpfs -o mode=1777,size=64m tmpfs /tmp"
-        inner = f"{machine} && exec /usr/local/sbin/clusterfab-slurmd-{vm}"
+        inner = f"{machine} && exec /usr/local/sbin/{program}-{vm}"
         return f"CLUSTERFAB_AZURE_IMDS={imds} exec unshare --uts --mount sh -c {shlex.quote(inner)}"
+
+    def reassert(self, vm: str) -> Result:
+        """The node's re-assertion program on `vm`, as its timer runs it."""
+        return self.run(self.vm_command(vm, "clusterfab-slurm-reassert"), check=False)
+
+    def keep_claims(self, wait: int = 30) -> Result:
+        """The controller's claims keeper as its timer (--wait 30) or slurmctld's ExecStartPost (--wait 60)
+        runs it."""
+        return self.run([CLAIMS, RECORD, "--wait", str(wait)], check=False, timeout=wait + 60)
+
+    def record(self) -> dict[str, Any]:
+        loaded: dict[str, Any] = json.loads(self.path(RECORD).read_text())
+        return loaded
+
+    def restart_slurmctld(self) -> None:
+        """Stop slurmctld (as systemd does: SIGTERM, it saves its state) and start it again."""
+        proc = self._daemons.pop("slurmctld")
+        self.run("kill -TERM $(cat /run/slurmctld/slurmctld.pid 2>/dev/null || pidof slurmctld)")
+        proc.wait(timeout=60)
+        self._start_slurmctld()
 
     def start_vm(self, vm: str) -> None:
         self._daemon(f"vm-{vm}", self.vm_command(vm))
@@ -241,6 +286,33 @@ def test_a_job_with_gpus_per_node_runs_on_a_claimed_node(lab: ClaimLab) -> None:
     assert lab.run(f"cat /home/alice/out-{job_id}.txt").stdout == f"{node} {vm} 0,1,2,3,4,5,6,7\n"
 
 
+def _claims(lab: ClaimLab) -> dict[str, dict[str, str]]:
+    """The claims as slurmctld holds them now (its own record of each node)."""
+    return {
+        name: {"host": node["hostname"], "address": node["address"]}
+        for name, node in lab.node_records().items()
+        if node["hostname"] != name
+    }
+
+
+HELD = {"trainers-vmss000000", "trainers-vmss000001", "trainers1-vmss000000"}
+
+
+def test_the_controller_records_the_claims_on_its_state_disk(lab: ClaimLab) -> None:
+    held = _claims(lab)
+    assert sorted(held) == ["trainers-0", "trainers-1", "trainers-2"]
+    assert {claim["host"] for claim in held.values()} == HELD
+    assert {(claim["host"], claim["address"]) for claim in held.values()} == {(vm, VMS[vm][1]) for vm in HELD}
+    done = lab.keep_claims()
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    record = lab.record()
+    assert record["claims"] == held
+    boot = lab.run("scontrol show config | sed -n 's/^BOOT_TIME *= //p'").stdout.strip()
+    pid = lab.run("cat /run/slurmctld/slurmctld.pid").stdout.strip()
+    start = lab.run(f"cut -d ' ' -f 22 /proc/{pid}/stat").stdout.strip()
+    assert record["slurmctld"] == f"{boot} pid {pid} start {start}"
+
+
 def test_slurmctld_forgets_the_claims_when_it_restarts(lab: ClaimLab) -> None:
     """What the protocol does not survive: slurmctld keeps a static node's NodeAddr and NodeHostname only
     in memory; `scontrol reconfigure` (which restarts slurmctld in 24.11) or a restart of slurmctld sets
@@ -261,3 +333,91 @@ def test_slurmctld_forgets_the_claims_when_it_restarts(lab: ClaimLab) -> None:
         timeout=30,
         what="the claims forgotten",
     )
+
+
+def test_the_claims_timer_restores_the_claims_a_reconfigure_forgot(lab: ClaimLab) -> None:
+    """After the reconfigure above: the slurmctld that answers is not the record's, so the keeper's timer
+    run re-applies every recorded claim."""
+    recorded = lab.record()["claims"]
+    done = lab.keep_claims()
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == sorted(
+        f"restored node {name}: {claim['host']} at {claim['address']}" for name, claim in recorded.items()
+    )
+    assert done.stderr == ""
+    assert _claims(lab) == recorded
+    for vm in HELD:
+        lab.wait_held(vm)
+
+
+def test_a_restarted_slurmctld_gets_the_claims_back_and_its_nodes_answer(lab: ClaimLab) -> None:
+    recorded = lab.record()["claims"]
+    assert _claims(lab) == recorded
+    lab.restart_slurmctld()
+    assert _claims(lab) == {}
+    # slurmctld's ExecStartPost, as the role's drop-in runs it.
+    done = lab.keep_claims(wait=60)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 3
+    assert _claims(lab) == recorded
+    assert lab.record()["claims"] == recorded
+    for vm in HELD:
+        lab.wait_held(vm)
+    # slurmctld reaches each slurmd at its claimed address: no node stops responding.
+    lab.run("scontrol ping && sleep 5")
+    assert all("NOT_RESPONDING" not in node["state"] for node in lab.node_records().values())
+    # A new VM of a full unit finds no free node: it takes none of the restored ones.
+    ran = lab.run_vm("trainers-vmss000002")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ran.stderr == (
+        "no free node of fabric unit trainers-0 in slurmctld: every node with Feature=trainers-0 is "
+        "claimed by another VM\n"
+    )
+    assert _claims(lab) == recorded
+    # A job runs on a restored node, as its VM.
+    node = lab.held_by("trainers1-vmss000000")
+    assert node == "trainers-2"
+    script = "#!/bin/sh\nsrun sh -c 'echo \"$SLURMD_NODENAME $(hostname) $CUDA_VISIBLE_DEVICES\"'\n"
+    job_id = lab.sbatch(
+        script, "-N1", "-w", node, "--gpus-per-node=8", "-A", "research", "-o", "out-%j.txt", user="alice"
+    )
+    job = lab.wait_job(job_id, FINAL, timeout=90)
+    assert lab.job_state(job).split("+")[0] == "COMPLETED", lab.log("slurmctld")[-3000:]
+    assert (
+        lab.run(f"cat /home/alice/out-{job_id}.txt").stdout
+        == f"{node} trainers1-vmss000000 0,1,2,3,4,5,6,7\n"
+    )
+
+
+def test_a_node_whose_claim_slurmctld_lost_reasserts_it(lab: ClaimLab) -> None:
+    """A controller restored from an older record (or none) knows the node by its own name again."""
+    vm = "trainers1-vmss000000"
+    assert lab.reassert(vm).returncode == 0
+    lab.run("scontrol update NodeName=trainers-2 NodeAddr=trainers-2 NodeHostname=trainers-2")
+    done = lab.reassert(vm)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "this VM (trainers1-vmss000000, 10.217.1.4) re-asserted its claim of node trainers-2 "
+        "(slurmctld had: trainers-2 trainers-2)\n"
+    )
+    assert "trainers-2 trainers1-vmss000000 10.217.1.4" in _listed(lab)
+    assert lab.wait_held(vm) == "trainers-2"
+    # Nothing to do once slurmctld knows it again.
+    again = lab.reassert(vm)
+    assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
+
+
+def test_a_node_never_takes_back_a_node_another_host_holds(lab: ClaimLab) -> None:
+    vm = "trainers1-vmss000000"
+    lab.run("scontrol update NodeName=trainers-2 NodeAddr=10.217.1.9 NodeHostname=trainers1-vmss000009")
+    try:
+        done = lab.reassert(vm)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr == (
+            "node trainers-2 is held by trainers1-vmss000009 now: "
+            "this VM (trainers1-vmss000000) does not take it back\n"
+        )
+        assert "trainers-2 trainers1-vmss000009 10.217.1.9" in _listed(lab)
+    finally:
+        lab.run("scontrol update NodeName=trainers-2 NodeAddr=10.217.1.4 NodeHostname=trainers1-vmss000000")
+    assert lab.wait_held(vm) == "trainers-2"

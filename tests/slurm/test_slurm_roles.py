@@ -77,8 +77,8 @@ def spec() -> Any:
     return example_spec("aws-p5-slurm", env="prod")
 
 
-def _controller(golden: GoldenRootfs, cluster: Any, dest: Path) -> HostRun:
-    """slurm_controller.yml applied twice with the stack's vars and files for `cluster`."""
+def _controller(golden: GoldenRootfs, cluster: Any, dest: Path, **overrides: Any) -> HostRun:
+    """slurm_controller.yml applied twice with the stack's vars (and `overrides`) and files for `cluster`."""
     catalog = load_catalog()
     root = _host(golden, dest)
     files = controller_files(cluster, catalog.slurm, stack=STACK) | health_files(
@@ -90,7 +90,7 @@ def _controller(golden: GoldenRootfs, cluster: Any, dest: Path) -> HostRun:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     extravars = _lab_vars(root, controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES_DIR))
-    return apply_twice(root, "slurm_controller.yml", extravars)
+    return apply_twice(root, "slurm_controller.yml", {**extravars, **overrides})
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +106,12 @@ def controller(
 def managed_controller(
     golden: GoldenRootfs, spec: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[HostRun]:
-    """The example's controller with `accounting: managed` (RDS): no database of its own."""
+    """The example's controller with `accounting: managed` (RDS): no database of its own; and keeping its
+    nodes' claims, as an Azure controller does."""
     database = load_catalog().slurm.managed_database("aws")
     managed = replace(spec, scheduler=replace(spec.scheduler, accounting="managed", database=database))
-    run = _controller(golden, managed, tmp_path_factory.mktemp("managed-controller") / "root")
+    dest = tmp_path_factory.mktemp("managed-controller") / "root"
+    run = _controller(golden, managed, dest, slurm_controller_node_claims=True)
     yield run
     shutil.rmtree(run.root.parent, ignore_errors=True)
 
@@ -465,3 +467,25 @@ def test_the_controller_runs_the_accounts_loader_again_every_quarter_hour(contro
     timer = controller.path("/etc/systemd/system/clusterfab-slurm-accounts.timer").read_text()
     assert "OnUnitActiveSec=15min\n" in timer
     assert _enabled(controller, "clusterfab-slurm-accounts.timer", "timers.target")
+
+
+def test_a_controller_whose_nodes_claim_keeps_the_claims(
+    managed_controller: HostRun, controller: HostRun
+) -> None:
+    keeper = "/usr/local/sbin/clusterfab-slurm-claims"
+    source = REPO / "playbooks/roles/slurm_controller/files/clusterfab_slurm_claims.py"
+    assert managed_controller.path(keeper).read_text() == source.read_text()
+    assert managed_controller.chroot("stat", "-c", "%U:%G %a", keeper).strip() == "root:root 755"
+    managed_controller.chroot("python3", "-c", f"import ast; ast.parse(open({keeper!r}).read())")
+    record = "/srv/clusterfab-slurm-state/node-claims.json"
+    units = managed_controller.path("/etc/systemd/system")
+    service = (units / "clusterfab-slurm-claims.service").read_text()
+    assert "ExecCondition=/bin/systemctl is-active --quiet slurmctld.service\n" in service
+    assert f"ExecStart={keeper} {record} --wait 30\n" in service
+    assert "OnUnitActiveSec=1min\n" in (units / "clusterfab-slurm-claims.timer").read_text()
+    assert _enabled(managed_controller, "clusterfab-slurm-claims.timer", "timers.target")
+    dropin = (units / "slurmctld.service.d/clusterfab-claims.conf").read_text()
+    assert dropin.endswith(f"[Service]\nExecStartPost=-+{keeper} {record} --wait 60\n")
+    # Off by default: nothing of it on a controller whose nodes do not claim.
+    assert not controller.path(keeper).exists()
+    assert not controller.path("/etc/systemd/system/slurmctld.service.d/clusterfab-claims.conf").exists()
