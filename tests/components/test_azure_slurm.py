@@ -163,6 +163,7 @@ def test_the_controller_keeps_the_munge_key_in_the_vault_and_runs_no_node_sync()
     # The controller identity's client id, as the plan engine's mock gives it (a UUID of its name).
     assert host["munge_key_client_id"] == "0d1a7d49-ba2c-5273-8bd4-a3e81a6c0f47"
     assert host["slurm_controller_nodes_lib"] == ""
+    assert host["slurm_controller_node_claims"] is True
     assert host["slurm_controller_state_device_name"] == "/dev/disk/azure/data/by-lun/0"
 
 

@@ -107,6 +107,8 @@ def controller_vars(
         "slurm_controller_version": slurm.package_version,
         # A cloud without node programs (Azure: its nodes join by fabric unit) runs no node sync.
         "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}" if spec.cloud in NODE_PROGRAM_CLOUDS else "",
+        # Where nodes claim their Slurm nodes themselves, the controller keeps the claims across restarts.
+        "slurm_controller_node_claims": _claims(spec),
         "slurm_controller_sync_config": f"{files_dir}/{SYNC_CONFIG}",
         "slurm_controller_health_program": f"{files_dir}/{HEALTH_PROGRAM}",
         "slurm_controller_health_config": f"{files_dir}/{HEALTH_CONFIG}",
@@ -209,6 +211,14 @@ def node_vars(
             scratch=group.local_scratch.mount_point if group.local_scratch.enabled else None,
         ),
     }
+
+
+def _claims(spec: ClusterSpec) -> bool:
+    """Whether any Slurm node group's nodes claim their Slurm nodes (they join by fabric unit)."""
+    return any(
+        profile(spec.cloud).slurm_units(g.name, g.machine, g.max_size) is not None
+        for g in slurm_node_groups(spec)
+    )
 
 
 def _name_tag(spec: ClusterSpec, group: NodeGroup) -> dict[str, Any]:

@@ -87,6 +87,7 @@ cat > /etc/clusterfab/node-vars.json <<'CLUSTERFAB_VARS'
   "nvidia_driver_version": {"__ansible_unsafe": "580.95.05"},
   "nvidia_fabricmanager_nvlsm": false,
   "nvidia_fabricmanager_version": {"__ansible_unsafe": "580.95.05"},
+  "slurm_node_cluster_name": {"__ansible_unsafe": "ndv5-slurm"},
   "slurm_node_conf_server": {"__ansible_unsafe": "10.40.16.10:6817"},
   "slurm_node_gpus": 8,
   "slurm_node_name_source": {"__ansible_unsafe": "azure"},
