@@ -43,21 +43,22 @@ def container_scope_problems(field_name: str, scope: pulumi.Input[str]) -> list[
     return []
 
 
-def grant_on_container(
+def grant(
     logical: str,
     *,
     owner: pulumi.Resource,
     subscription_id: pulumi.Input[str],
     role: str,
-    container_id: pulumi.Input[str],
+    scope: pulumi.Input[str],
     principal_id: pulumi.Input[str],
     principal_type: str | None,
     description: str,
 ) -> authorization.RoleAssignment:
-    """One role assignment on one container; its name is a GUID the provider generates."""
+    """One built-in role on one resource the caller's stack made (a container, a vault, the stack's
+    resource group); the assignment's name is a GUID the provider generates."""
     return authorization.RoleAssignment(
         logical,
-        scope=container_id,
+        scope=scope,
         role_definition_id=role_definition_id(subscription_id, role),
         principal_id=principal_id,
         # A managed identity's assignment names its type, so Azure need not find the new principal in

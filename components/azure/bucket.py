@@ -27,7 +27,7 @@ from clusterfab.core.naming import name_tag
 from components._errors import check_inputs
 from components._naming import child
 from components._outputs import known_after
-from components.azure._roles import STORAGE_BLOB_DATA_CONTRIBUTOR, grant_on_container
+from components.azure._roles import STORAGE_BLOB_DATA_CONTRIBUTOR, grant
 
 TYPE = "clusterfab:storage:AzureClusterBucket"
 PrincipalType = Literal["User", "ServicePrincipal", "Group"]
@@ -175,17 +175,17 @@ class AzureClusterBucket(pulumi.ComponentResource):
         name, args = self._name, self._args
         if args.uploader_principal_id is None:
             return []
-        grant = grant_on_container(
+        uploader = grant(
             child(name, "uploader"),
             owner=self,
             subscription_id=args.subscription_id,
             role=STORAGE_BLOB_DATA_CONTRIBUTOR,
-            container_id=container.id,
+            scope=container.id,
             principal_id=args.uploader_principal_id,
             principal_type=args.uploader_principal_type,
             description=f"clusterfab {name}: the deploy identity uploads the bootstrap objects",
         )
-        return [grant]
+        return [uploader]
 
     def _account(self, account_name: str) -> storage.StorageAccount:
         name, args = self._name, self._args

@@ -21,7 +21,7 @@ from components.azure._roles import (
     STORAGE_BLOB_DATA_CONTRIBUTOR,
     STORAGE_BLOB_DATA_READER,
     container_scope_problems,
-    grant_on_container,
+    grant,
 )
 
 TYPE = "clusterfab:identity:AzureNodeIdentity"
@@ -68,23 +68,23 @@ class AzureNodeIdentity(pulumi.ComponentResource):
             tags=dict(args.tags),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        grant_on_container(
+        grant(
             child(name, "bundle-reader"),
             owner=self,
             subscription_id=args.subscription_id,
             role=STORAGE_BLOB_DATA_READER,
-            container_id=args.bundle_container_id,
+            scope=args.bundle_container_id,
             principal_id=identity.principal_id,
             principal_type="ServicePrincipal",
             description=f"clusterfab {name}: nodes read their bootstrap bundle",
         )
         if args.verdict_container_id is not None:
-            grant_on_container(
+            grant(
                 child(name, "verdict-writer"),
                 owner=self,
                 subscription_id=args.subscription_id,
                 role=STORAGE_BLOB_DATA_CONTRIBUTOR,
-                container_id=args.verdict_container_id,
+                scope=args.verdict_container_id,
                 principal_id=identity.principal_id,
                 principal_type="ServicePrincipal",
                 description=f"clusterfab {name}: nodes record their boot verdicts",

@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pulumi
-from pulumi_azure_native import authorization
 
 from components._errors import check_inputs
 from components._naming import child
-from components.azure._roles import READER, group_scope_problems, role_definition_id
+from components.azure._roles import READER, grant, group_scope_problems
 
 TYPE = "clusterfab:monitoring:AzureMonitoringAccess"
 
@@ -41,15 +40,14 @@ class AzureMonitoringAccess(pulumi.ComponentResource):
     ) -> None:
         check_inputs(TYPE, group_scope_problems("resource_group_id", args.resource_group_id))
         super().__init__(TYPE, name, None, opts)
-        authorization.RoleAssignment(
+        grant(
             child(name, "discovery-reader"),
+            owner=self,
+            subscription_id=args.subscription_id,
+            role=READER,
             scope=args.resource_group_id,
-            role_definition_id=role_definition_id(args.subscription_id, READER),
             principal_id=args.principal_id,
-            # A managed identity's assignment names its type, so Azure need not find the new principal
-            # in Entra ID first (see _roles.grant_on_container).
             principal_type="ServicePrincipal",
             description=f"clusterfab {name}: Prometheus discovers the cluster's nodes",
-            opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({})

@@ -14,7 +14,6 @@ nodes' user-assigned identity, and their boot script as user data.
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pulumi_azure_native import compute
 from clusterfab.core.vocab import NODE_GROUP_TAG
 from components._errors import check_inputs
 from components._naming import child
+from components.azure._linux import encoded, linux_login, username_problems
 
 TYPE = "clusterfab:compute:AzureGpuScaleSet"
 
@@ -38,7 +38,6 @@ _NOTICE = re.compile(r"PT(\d+)M")
 NOTICE_MINUTES = (5, 15)
 """A terminate notice's `notBeforeTimeout`: "any value between 5 and 15 minutes" in ISO 8601
 (learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-terminate-notification)."""
-_USERNAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 
 
 @dataclass(frozen=True)
@@ -112,13 +111,8 @@ def _problems(args: AzureGpuScaleSetArgs) -> list[tuple[str, str]]:
         problems.append(("terminate_notice", f"must be PT{low}M to PT{high}M"))
     if isinstance(args.ssh_public_key, str) and not args.ssh_public_key.strip():
         problems.append(("ssh_public_key", "nodes take SSH keys only: give one"))
-    if not _USERNAME.fullmatch(args.admin_username) or args.admin_username == "root":
-        problems.append(("admin_username", f"'{args.admin_username}' is not a usable Linux user name"))
+    problems += username_problems(args.admin_username)
     return problems
-
-
-def _encode(script: str) -> str:
-    return base64.b64encode(script.encode()).decode()
 
 
 class AzureGpuScaleSet(pulumi.ComponentResource):
@@ -193,7 +187,7 @@ class AzureGpuScaleSet(pulumi.ComponentResource):
             # virtual-machines/disk-encryption#encryption-at-host---end-to-end-encryption-for-your-vm-data);
             # the subscription must have the Microsoft.Compute/EncryptionAtHost feature registered.
             security_profile=compute.SecurityProfileArgs(encryption_at_host=True),
-            user_data=pulumi.Output.from_input(args.boot_script).apply(_encode),
+            user_data=pulumi.Output.from_input(args.boot_script).apply(encoded),
             priority=args.priority,
             eviction_policy=args.eviction_policy,
             # -1: never evicted for price, only for capacity (learn.microsoft.com/azure/virtual-machines/
@@ -220,20 +214,8 @@ def _os_profile(name: str, args: AzureGpuScaleSetArgs) -> compute.VirtualMachine
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=args.computer_name_prefix or name,
         admin_username=user,
-        custom_data=_encode(args.launcher) if args.launcher else None,
-        linux_configuration=compute.LinuxConfigurationArgs(
-            disable_password_authentication=True,
-            # The Linux agent brings IPoIB up on the HPC images (OS.EnableRDMA=y in waagent.conf,
-            # learn.microsoft.com/azure/virtual-machines/extensions/enable-infiniband).
-            provision_vm_agent=True,
-            ssh=compute.SshConfigurationArgs(
-                public_keys=[
-                    compute.SshPublicKeyArgs(
-                        path=f"/home/{user}/.ssh/authorized_keys", key_data=args.ssh_public_key
-                    )
-                ]
-            ),
-        ),
+        custom_data=encoded(args.launcher) if args.launcher else None,
+        linux_configuration=linux_login(user, args.ssh_public_key),
     )
 
 

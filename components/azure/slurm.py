@@ -16,18 +16,18 @@ key (the AWS and GCP controllers do the same).
 
 from __future__ import annotations
 
-import base64
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pulumi
-from pulumi_azure_native import authorization, compute, keyvault, network
+from pulumi_azure_native import compute, keyvault, network
 
 from clusterfab.core.vocab import SLURM_ROLE_TAG
 from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
-from components.azure._roles import role_definition_id
+from components.azure._linux import encoded, linux_login, username_problems
+from components.azure._roles import grant
 from components.azure.node_group import AzureImage
 
 VAULT_TYPE = "clusterfab:slurm:AzureSlurmVault"
@@ -45,11 +45,6 @@ SOFT_DELETE_DAYS = (7, 90)
 STATE_LUN = 0
 """The state disk's logical unit: the host finds it at /dev/disk/azure/data/by-lun/0 (clusterfab.clouds.azure
 .hostvars.CONTROLLER_STATE_DEVICE)."""
-_USERNAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
-
-
-def _encode(script: str) -> str:
-    return base64.b64encode(script.encode()).decode()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,14 +118,15 @@ class AzureSlurmVault(pulumi.ComponentResource):
             tags=dict(args.tags),
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
-        authorization.RoleAssignment(
+        grant(
             child(name, "controller-secrets"),
+            owner=self,
+            subscription_id=args.subscription_id,
+            role=KEY_VAULT_SECRETS_OFFICER,
             scope=vault.id,
-            role_definition_id=role_definition_id(args.subscription_id, KEY_VAULT_SECRETS_OFFICER),
             principal_id=args.controller_principal_id,
             principal_type="ServicePrincipal",
             description=f"clusterfab {name}: the Slurm controller keeps the munge key",
-            opts=pulumi.ResourceOptions(parent=self),
         )
         self.vault_id = vault.id
         self.vault_uri = vault.properties.apply(lambda p: p.vault_uri or "")
@@ -180,8 +176,7 @@ def _problems(args: AzureSlurmControllerArgs) -> list[tuple[str, str]]:
     problems = slurm_controller_problems("state_disk_gib", args.state_disk_gib, len(args.logins))
     if args.controller.private_ip is None:
         problems.append(("controller.private_ip", "slurm.conf names the controller's address: give it"))
-    if not _USERNAME.fullmatch(args.admin_username) or args.admin_username == "root":
-        problems.append(("admin_username", f"'{args.admin_username}' is not a usable Linux user name"))
+    problems += username_problems(args.admin_username)
     return problems
 
 
@@ -243,7 +238,7 @@ class AzureSlurmController(pulumi.ComponentResource):
             identity=compute.VirtualMachineIdentityArgs(
                 type=compute.ResourceIdentityType.USER_ASSIGNED, user_assigned_identities=[host.identity_id]
             ),
-            user_data=pulumi.Output.from_input(host.boot_script).apply(_encode),
+            user_data=pulumi.Output.from_input(host.boot_script).apply(encoded),
             tags={**args.tags, SLURM_ROLE_TAG: kind},
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -310,16 +305,6 @@ class AzureSlurmController(pulumi.ComponentResource):
         return compute.OSProfileArgs(
             computer_name=host.computer_name,
             admin_username=user,
-            custom_data=_encode(host.launcher),
-            linux_configuration=compute.LinuxConfigurationArgs(
-                disable_password_authentication=True,
-                provision_vm_agent=True,
-                ssh=compute.SshConfigurationArgs(
-                    public_keys=[
-                        compute.SshPublicKeyArgs(
-                            path=f"/home/{user}/.ssh/authorized_keys", key_data=self._args.ssh_public_key
-                        )
-                    ]
-                ),
-            ),
+            custom_data=encoded(host.launcher),
+            linux_configuration=linux_login(user, self._args.ssh_public_key),
         )
