@@ -13,16 +13,27 @@ from typing import Any
 import pulumi
 from cluster import BUNDLE_CACHE, Cluster, MonitoringExport, SchedulerRealized
 
+from clusterfab.bootstrap import FilesArchive, files_dir
 from clusterfab.core import dates
+from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.vocab import BLUEPRINT_TAG, STACK_TAG
 from clusterfab.monitoring import render_monitoring
 from clusterfab.monitoring.host import RenderedArchive, build_archive
 from clusterfab.monitoring.tunnel import GRAFANA_PORT
-from clusterfab.scheduler.slurm.hostvars import MONITORING_DIR, controller_files, health_files, node_vars
+from clusterfab.provision.extravars import node_exporter_vars, storage_vars
+from clusterfab.scheduler.slurm.hostvars import (
+    MONITORING_DIR,
+    client_vars,
+    controller_files,
+    controller_host_vars,
+    health_files,
+    node_vars,
+)
 from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
 from clusterfab.spec import ClusterSpec, NodeGroup
+from components._contracts import MountTarget
 from components._naming import child
 
 KIND = "slurm"
@@ -47,6 +58,56 @@ def slurm_files(
         rendered = render_monitoring(spec, catalog, stack=stack, project=project, today=dates.today())
         files |= {f"{MONITORING_DIR}/{name}": text for name, text in rendered.items()}
     return build_archive(files, cluster.input.project_root / BUNDLE_CACHE, prefix="slurm/")
+
+
+def controller_boot(
+    cluster: Cluster,
+    bucket_name: pulumi.Input[str],
+    archive: RenderedArchive,
+    *,
+    project: str | None = None,
+    inputs: Mapping[str, pulumi.Input[Any]] | None = None,
+) -> pulumi.Output[str]:
+    """The controller's boot script: slurm_controller.yml with the rendered files (`archive`), following
+    the stack; `inputs`: the cloud's playbook variables known only once the resources they name exist."""
+    host_vars = controller_host_vars(
+        cluster.spec,
+        cluster.input.catalog,
+        stack=cluster.stack,
+        files_dir=files_dir(archive.sha256),
+        project=project,
+    )
+    return cluster.boot_script(
+        name=CONTROLLER_ITEM,
+        bucket_name=bucket_name,
+        mounts=[],
+        playbook="slurm_controller.yml",
+        playbook_vars=lambda _mounts: host_vars,
+        healthcheck_vars=None,
+        files=FilesArchive(archive.key, archive.sha256),
+        follows=True,
+        playbook_inputs=inputs,
+    )
+
+
+def login_boot(
+    cluster: Cluster, bucket_name: pulumi.Input[str], mounts: list[MountTarget], *, project: str | None = None
+) -> pulumi.Output[str]:
+    """The login nodes' boot script: slurm_login.yml with the file systems mounted, following the stack."""
+    spec, catalog = cluster.spec, cluster.input.catalog
+    return cluster.boot_script(
+        name=LOGIN_ITEM,
+        bucket_name=bucket_name,
+        mounts=mounts,
+        playbook="slurm_login.yml",
+        playbook_vars=lambda resolved: {
+            **client_vars(spec, catalog.slurm, stack=cluster.stack, project=project),
+            **storage_vars(spec.cloud, catalog, resolved),
+            **node_exporter_vars(spec, catalog),
+        },
+        healthcheck_vars=None,
+        follows=True,
+    )
 
 
 def hosts_monitoring(spec: ClusterSpec) -> bool:

@@ -10,7 +10,9 @@ import pulumi
 from cluster import Cluster, SchedulerRealized
 from slurm_common import (
     SLURM_ITEM,
+    controller_boot,
     hosts_monitoring,
+    login_boot,
     slurm_export,
     slurm_files,
     slurmd_vars,
@@ -18,13 +20,10 @@ from slurm_common import (
 )
 
 from clusterfab import addressing
-from clusterfab.bootstrap import FilesArchive, boot_script_key, files_dir
+from clusterfab.bootstrap import boot_script_key
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
-from clusterfab.provision.extravars import node_exporter_vars, storage_vars
 from clusterfab.scheduler.slurm.hostvars import (
     accounting_database_name,
-    client_vars,
-    controller_host_vars,
     munge_secret_name,
     slurm_node_groups,
 )
@@ -34,7 +33,6 @@ from clusterfab.scheduler.slurm.teardown_aws import ec2_fleet
 from clusterfab.spec import NodeGroup
 from components._contracts import MountTarget
 from components._naming import child
-from components.aws.bucket import AwsClusterBucket
 from components.aws.node_group import AwsGpuNodeGroup, scaling_group_name
 from components.aws.slurm import AwsSlurmController, AwsSlurmControllerArgs
 from components.aws.slurm_database import AwsSlurmDatabaseSettings
@@ -63,7 +61,6 @@ def _realize(
     spec = cluster.spec
     slurm = require_slurm(spec)
     archive = slurm_files(cluster)
-    files = FilesArchive(archive.key, archive.sha256)
     slurm_groups = [g for g in slurm_node_groups(spec) if g.name in nodes]
     elastic = [g for g in slurm_groups if g.max_size > g.static_size]
     login = slurm.login
@@ -87,12 +84,17 @@ def _realize(
             volume_type=slurm.controller.disk_type,
             kms_key_arn=slurm.kms_key,
             protect=spec.protected,
-            boot_script=_controller_boot(cluster, bucket, archive.sha256, files, _fleet(slurm_groups, nodes)),
+            boot_script=controller_boot(
+                cluster,
+                bucket.uploaded_name,
+                archive,
+                inputs={"slurm_controller_fleet": _fleet(slurm_groups, nodes)},
+            ),
             boot_script_key=boot_script_key(CONTROLLER_ITEM),
             files=(archive.key, archive.path),
             login_count=slurm.login_count,
             login_instance_type=login.name if login else slurm.controller.name,
-            login_boot_script=_login_boot(cluster, bucket, mounts),
+            login_boot_script=login_boot(cluster, bucket.uploaded_name, mounts),
             login_boot_script_key=boot_script_key(LOGIN_ITEM),
             region=spec.region,
             node_instance_profile_arns=[nodes[g.name].instance_profile_arn for g in slurm_groups],
@@ -147,23 +149,6 @@ def _slurm_grants(site: Site, controller: AwsSlurmController) -> None:
         )
 
 
-def _login_boot(cluster: Cluster, bucket: AwsClusterBucket, mounts: list[MountTarget]) -> pulumi.Output[str]:
-    spec = cluster.spec
-    return cluster.boot_script(
-        name=LOGIN_ITEM,
-        bucket_name=bucket.uploaded_name,
-        mounts=mounts,
-        playbook="slurm_login.yml",
-        playbook_vars=lambda resolved: {
-            **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
-            **storage_vars(spec.cloud, cluster.input.catalog, resolved),
-            **node_exporter_vars(spec, cluster.input.catalog),
-        },
-        healthcheck_vars=None,
-        follows=True,
-    )
-
-
 def _fleet(groups: list[NodeGroup], nodes: Mapping[str, AwsGpuNodeGroup]) -> pulumi.Output[dict[str, Any]]:
     """What the node sync checks each instance against before it names, launches or terminates one: each
     Slurm node group's launch template (id) and instance profile (ARN), known once they exist."""
@@ -177,29 +162,6 @@ def _fleet(groups: list[NodeGroup], nodes: Mapping[str, AwsGpuNodeGroup]) -> pul
             group.name: {"template": template, "profile": profile}
             for group, (template, profile) in zip(groups, found, strict=True)
         }
-    )
-
-
-def _controller_boot(
-    cluster: Cluster,
-    bucket: AwsClusterBucket,
-    sha256: str,
-    files: FilesArchive,
-    fleet: pulumi.Output[dict[str, Any]],
-) -> pulumi.Output[str]:
-    host_vars = controller_host_vars(
-        cluster.spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(sha256)
-    )
-    return cluster.boot_script(
-        name=CONTROLLER_ITEM,
-        bucket_name=bucket.uploaded_name,
-        mounts=[],
-        playbook="slurm_controller.yml",
-        playbook_vars=lambda _mounts: host_vars,
-        healthcheck_vars=None,
-        files=files,
-        follows=True,
-        playbook_inputs={"slurm_controller_fleet": fleet},
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Final, assert_never
 
 import pulumi
-from cluster import NodeGroupExport
+from cluster import Cluster, NodeGroupExport
 
 from clusterfab.bootstrap import render_boot_fetch
 from clusterfab.catalog.azure_models import AzureMachineType
@@ -56,6 +56,15 @@ def image(reference: str) -> AzureImage:
     return AzureImage(publisher=publisher, offer=offer, sku=sku, version=version)
 
 
+def boot_launcher(cluster: Cluster, name: str) -> str:
+    """The custom data of a VM whose boot script is its user data: the launcher that runs the current user
+    data at every boot (custom data never changes)."""
+    spec = cluster.spec
+    return render_boot_fetch(
+        cloud=spec.cloud, cluster=spec.name, stack=cluster.stack, node_group=name, bucket=""
+    )
+
+
 def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeGroupExport:
     """A node group's scale sets, one per fabric unit, all booting the same script."""
     cluster, spec = site.cluster, site.spec
@@ -69,9 +78,7 @@ def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeG
         ),
         healthcheck_vars=healthcheck_vars(spec, group, cluster.input.catalog),
     )
-    launcher = render_boot_fetch(
-        cloud=spec.cloud, cluster=spec.name, stack=cluster.stack, node_group=group.name, bucket=""
-    )
+    launcher = boot_launcher(cluster, group.name)
     units = named_units(group.name, group.machine, group.max_size) or (FabricUnit(group.name, 0, 0),)
     sets = [
         AzureGpuScaleSet(

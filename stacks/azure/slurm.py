@@ -8,15 +8,21 @@ import hashlib
 
 import pulumi
 from cluster import Cluster, SchedulerRealized
-from slurm_common import SLURM_ITEM, hosts_monitoring, slurm_export, slurm_files, slurmd_vars
+from slurm_common import (
+    SLURM_ITEM,
+    controller_boot,
+    hosts_monitoring,
+    login_boot,
+    slurm_export,
+    slurm_files,
+    slurmd_vars,
+)
 
-from clusterfab.bootstrap import FilesArchive, files_dir, render_boot_fetch
 from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import physical
 from clusterfab.monitoring.host import RenderedArchive
-from clusterfab.provision.extravars import node_exporter_vars, storage_vars
-from clusterfab.scheduler.slurm.hostvars import client_vars, controller_host_vars, munge_secret_name
+from clusterfab.scheduler.slurm.hostvars import munge_secret_name
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, require_slurm
 from components._contracts import MountTarget
 from components._naming import child
@@ -30,7 +36,7 @@ from components.azure.slurm import (
     AzureSlurmVaultArgs,
 )
 
-from .compute import image
+from .compute import boot_launcher, image
 from .site import AzureScheduler, Site
 
 VAULT_PREFIX_MAX = 15
@@ -142,6 +148,8 @@ def _controller_args(
 ) -> AzureSlurmControllerArgs:
     cluster, spec = site.cluster, site.spec
     slurm = require_slurm(spec)
+    # One boot script for every login VM.
+    login = login_boot(cluster, site.bucket_name, mounts)
     return AzureSlurmControllerArgs(
         cluster=spec.name,
         resource_group_name=site.resource_group_name,
@@ -154,8 +162,15 @@ def _controller_args(
             vm_size=slurm.controller.name,
             computer_name=controller_host(spec),
             identity_id=identity.identity_id,
-            launcher=_launcher(cluster, CONTROLLER_ITEM),
-            boot_script=_controller_boot(site, archive, vault, identity),
+            launcher=boot_launcher(cluster, CONTROLLER_ITEM),
+            boot_script=controller_boot(
+                cluster,
+                site.bucket_name,
+                archive,
+                project=subscription(cluster),
+                # Where the controller keeps the munge key, known once the vault and the identity exist.
+                inputs={"munge_key_vault_url": vault.vault_uri, "munge_key_client_id": identity.client_id},
+            ),
             private_ip=controller_address(spec),
         ),
         logins=tuple(
@@ -164,8 +179,8 @@ def _controller_args(
                 computer_name=f"{spec.name}-{LOGIN_ITEM}-{index}",
                 # The nodes' identity: the bundle and the boot verdicts, no right to the vault.
                 identity_id=site.identity.identity_id,
-                launcher=_launcher(cluster, LOGIN_ITEM),
-                boot_script=_login_boot(site, mounts),
+                launcher=boot_launcher(cluster, LOGIN_ITEM),
+                boot_script=login,
             )
             for index in range(slurm.login_count)
         ),
@@ -173,56 +188,6 @@ def _controller_args(
         disk_type=slurm.controller.disk_type,
         protect=spec.protected,
         tags=cluster.tags(SLURM_ITEM),
-    )
-
-
-def _launcher(cluster: Cluster, name: str) -> str:
-    spec = cluster.spec
-    return render_boot_fetch(
-        cloud=spec.cloud, cluster=spec.name, stack=cluster.stack, node_group=name, bucket=""
-    )
-
-
-def _controller_boot(
-    site: Site, archive: RenderedArchive, vault: AzureSlurmVault, identity: AzureNodeIdentity
-) -> pulumi.Output[str]:
-    cluster = site.cluster
-    host_vars = controller_host_vars(
-        cluster.spec,
-        cluster.input.catalog,
-        stack=cluster.stack,
-        files_dir=files_dir(archive.sha256),
-        project=subscription(cluster),
-    )
-    return cluster.boot_script(
-        name=CONTROLLER_ITEM,
-        bucket_name=site.bucket_name,
-        mounts=[],
-        playbook="slurm_controller.yml",
-        playbook_vars=lambda _mounts: host_vars,
-        healthcheck_vars=None,
-        files=FilesArchive(archive.key, archive.sha256),
-        follows=True,
-        # Where the controller keeps the munge key, known once the vault and the identity exist.
-        playbook_inputs={"munge_key_vault_url": vault.vault_uri, "munge_key_client_id": identity.client_id},
-    )
-
-
-def _login_boot(site: Site, mounts: list[MountTarget]) -> pulumi.Output[str]:
-    cluster = site.cluster
-    spec = cluster.spec
-    return cluster.boot_script(
-        name=LOGIN_ITEM,
-        bucket_name=site.bucket_name,
-        mounts=mounts,
-        playbook="slurm_login.yml",
-        playbook_vars=lambda resolved: {
-            **client_vars(spec, cluster.input.catalog.slurm, stack=cluster.stack),
-            **storage_vars(spec.cloud, cluster.input.catalog, resolved),
-            **node_exporter_vars(spec, cluster.input.catalog),
-        },
-        healthcheck_vars=None,
-        follows=True,
     )
 
 

@@ -9,22 +9,18 @@ import pulumi
 from cluster import Cluster, NodeGroupExport, SchedulerRealized
 from slurm_common import (
     SLURM_ITEM,
+    controller_boot,
     hosts_monitoring,
+    login_boot,
     slurm_export,
     slurm_files,
     slurmd_vars,
     teardown_hooks,
 )
 
-from clusterfab.bootstrap import FilesArchive, files_dir
-from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import GCP_CONTROLLER, GCP_LOGIN, GCP_NODE_SYNC_ROLE, GCP_SLURM_ACCOUNT, physical
-from clusterfab.monitoring.host import RenderedArchive
-from clusterfab.provision.extravars import node_exporter_vars, storage_vars
 from clusterfab.scheduler.slurm.hostvars import (
     accounting_database_name,
-    client_vars,
-    controller_host_vars,
     munge_secret_name,
     slurm_node_groups,
 )
@@ -84,7 +80,9 @@ def _realize(
     sources = site.gce_groups
     archive = slurm_files(cluster, project=site.project, gce_groups=sources)
     login = slurm.login
-    controller_boot, login_boot = _slurm_boot_scripts(site, archive, login_mounts)
+    bucket_name = site.bucket.uploaded_name
+    controller_script = controller_boot(cluster, bucket_name, archive, project=site.project)
+    login_script = login_boot(cluster, bucket_name, login_mounts, project=site.project)
     controller = GcpSlurmController(
         child(spec.name, SLURM_ITEM),
         GcpSlurmControllerArgs(
@@ -114,11 +112,11 @@ def _realize(
             disk_type=slurm.controller.disk_type,
             protect=spec.protected,
             kms_key=slurm.kms_key,
-            startup_script=controller_boot,
+            startup_script=controller_script,
             files=(archive.key, archive.path),
             login_count=slurm.login_count,
             login_machine_type=login.name if login else slurm.controller.name,
-            login_startup_script=login_boot,
+            login_startup_script=login_script,
             database=_database_settings(cluster),
             database_network=_database_network(site.network) if slurm.database is not None else None,
             labels=cluster.tags(SLURM_ITEM),
@@ -231,41 +229,6 @@ def _slurm_grants(site: Site, controller: GcpSlurmController) -> None:
     if hosts_monitoring(site.spec):
         member = pulumi.Output.concat("serviceAccount:", controller.service_account_email)
         monitoring_access(site, member=member)
-
-
-def _slurm_boot_scripts(
-    site: Site, archive: RenderedArchive, login_mounts: list[MountTarget]
-) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-    """The controller's boot (slurm_controller.yml with the rendered files) and the login nodes'."""
-    spec, cluster, project = site.spec, site.cluster, site.project
-    facts = cluster.input.catalog.slurm
-    host_vars = controller_host_vars(
-        spec, cluster.input.catalog, stack=cluster.stack, files_dir=files_dir(archive.sha256), project=project
-    )
-    controller = cluster.boot_script(
-        name=CONTROLLER_ITEM,
-        bucket_name=site.bucket.uploaded_name,
-        mounts=[],
-        playbook="slurm_controller.yml",
-        playbook_vars=lambda _mounts: host_vars,
-        healthcheck_vars=None,
-        files=FilesArchive(archive.key, archive.sha256),
-        follows=True,
-    )
-    login = cluster.boot_script(
-        name=LOGIN_ITEM,
-        bucket_name=site.bucket.uploaded_name,
-        mounts=login_mounts,
-        playbook="slurm_login.yml",
-        playbook_vars=lambda resolved: {
-            **client_vars(spec, facts, stack=cluster.stack, project=project),
-            **storage_vars(spec.cloud, cluster.input.catalog, resolved),
-            **node_exporter_vars(spec, cluster.input.catalog),
-        },
-        healthcheck_vars=None,
-        follows=True,
-    )
-    return controller, login
 
 
 SLURM = GcpScheduler(
