@@ -145,9 +145,10 @@ def test_ci_installs_every_package_the_labs_ask_for() -> None:
     named = {package for _, package in (*chroot_testbed._PREREQUISITES, *rootfs._PREREQUISITES)}
     assert named == {"debootstrap", "gnupg", "dpkg", "coreutils", "util-linux"}
     [installed] = re.findall(r"^LAB_PACKAGES=\((.*)\)$", CI_RUN, re.M)
-    # The tests also run losetup (mount), mkfs.ext4 and resize2fs (e2fsprogs) and git on the host.
+    # The tests also run losetup (mount), mkfs.ext4 and resize2fs (e2fsprogs), git and ip (iproute2) on
+    # the host.
     assert installed.split() == [
-        "debootstrap", "gnupg", "dpkg", "coreutils", "util-linux", "mount", "e2fsprogs", "git"
+        "debootstrap", "gnupg", "dpkg", "coreutils", "util-linux", "mount", "e2fsprogs", "git", "iproute2"
     ]  # fmt: skip
     assert named <= set(installed.split())
 
