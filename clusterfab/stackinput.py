@@ -18,8 +18,7 @@ from clusterfab.blueprint.loader import read_blueprint
 from clusterfab.blueprint.models import Blueprint
 from clusterfab.blueprint.overlay import environment_protected
 from clusterfab.catalog import Catalog, load_catalog
-from clusterfab.clouds import profile
-from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING as AZURE_SUBSCRIPTION_SETTING
+from clusterfab.clouds import profile, profiles
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.core.findings import Finding, Severity
 
@@ -51,8 +50,9 @@ class StackSettings:
     """`clusterfab:billingAccount`: without it a GCP cluster gets no budget."""
     activate_cost_tags: bool = False
     """`clusterfab:activateCostTags`: AWS, activate the cost allocation tags the budget counts by."""
-    azure_subscription: str | None = None
-    """`azure-native:subscriptionId`: Azure, the subscription whose nodes Prometheus discovers."""
+    provider_settings: Mapping[str, str] = field(default_factory=dict)
+    """The settings of the clouds' providers that their programs and rules read (`CloudProfile.
+    stack_settings`, e.g. Azure's `azure-native:subscriptionId`), those the stack sets."""
     provider_regions: Mapping[str, str] = field(default_factory=dict)
     """`aws:region` / `gcp:region` as the stack sets them: they must agree with the blueprint, whose
     region the program builds its providers from."""
@@ -173,7 +173,7 @@ def stack_view(stack: str, settings: StackSettings) -> StackView:
         name=stack,
         billing_account=settings.billing_account,
         activate_cost_tags=settings.activate_cost_tags,
-        azure_subscription=settings.azure_subscription,
+        provider_settings=settings.provider_settings,
     )
 
 
@@ -200,12 +200,13 @@ def read_stack_settings(stack: str, project_root: Path) -> StackSettings:
     config = stack_config(stack, project_root)
     billing = config.get(f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}")
     activate = config.get(f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}")
-    subscription = config.get(AZURE_SUBSCRIPTION_SETTING)
+    keys = [key for cloud in profiles() for key in cloud.stack_settings]
+    provider = {key: str(config[key]) for key in keys if config.get(key)}
     return StackSettings(
         billing_account=str(billing) if billing else None,
         # As Pulumi reads a boolean setting: YAML's true or the string "true".
         activate_cost_tags=activate is True or str(activate).lower() == "true",
-        azure_subscription=str(subscription) if subscription else None,
+        provider_settings=provider,
     )
 
 

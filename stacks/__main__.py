@@ -8,11 +8,15 @@ Stack config (stacks/Pulumi.<stack>.yaml):
   clusterfab:activateCostTags  AWS, default false: activate the cost allocation tags the budget counts by
                           (once AWS lists them, up to 24 h after the first deployment)
   gcp:project             GCP: the project, when the blueprint names none
+  azure-native:subscriptionId  Azure: the subscription (Prometheus discovers the nodes in it); each cloud
+                          names the provider settings it reads (CloudProfile.stack_settings)
   aws:region, gcp:region  optional; when set they must equal the blueprint's region (the program builds
                           its providers from the blueprint, so a stack cannot deploy elsewhere)
 An invalid blueprint fails the program with the same findings `clusterfab validate` prints.
 """
 
+import itertools
+from collections.abc import Iterable
 from pathlib import Path
 
 import pulumi
@@ -21,7 +25,6 @@ import pulumi
 from compose import compose
 
 from clusterfab.clouds import profiles
-from clusterfab.clouds.azure.discovery import SUBSCRIPTION_KEY, SUBSCRIPTION_NAMESPACE
 from clusterfab.core.errors import ClusterfabError
 from clusterfab.stackinput import (
     ACTIVATE_COST_TAGS_KEY,
@@ -38,15 +41,14 @@ from clusterfab.stackinput import (
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
-def provider_regions() -> dict[str, str]:
-    """The region settings of the clouds' providers that the stack sets (`aws:region`,
-    `azure-native:location`, ...): the stack input refuses one that disagrees with the blueprint."""
+def configured(settings: Iterable[Iterable[str]]) -> dict[str, str]:
+    """Those of the providers' `namespace:key` settings that the stack sets, with their values."""
     found = {}
-    for cloud in profiles():
-        namespace, _, name = cloud.provider_region_setting.partition(":")
+    for setting in itertools.chain.from_iterable(settings):
+        namespace, _, name = setting.partition(":")
         value = pulumi.Config(namespace).get(name)
         if value:
-            found[cloud.provider_region_setting] = value
+            found[setting] = value
     return found
 
 
@@ -62,8 +64,10 @@ try:
             gcp_project=pulumi.Config("gcp").get("project"),
             billing_account=config.get(BILLING_ACCOUNT_KEY),
             activate_cost_tags=config.get_bool(ACTIVATE_COST_TAGS_KEY) is True,
-            azure_subscription=pulumi.Config(SUBSCRIPTION_NAMESPACE).get(SUBSCRIPTION_KEY),
-            provider_regions=provider_regions(),
+            provider_settings=configured(cloud.stack_settings for cloud in profiles()),
+            # The region settings (`aws:region`, `azure-native:location`, ...): the stack input refuses
+            # one that disagrees with the blueprint.
+            provider_regions=configured((cloud.provider_region_setting,) for cloud in profiles()),
         ),
         stack=stack,
     )

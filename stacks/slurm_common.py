@@ -29,7 +29,6 @@ from clusterfab.scheduler.slurm.hostvars import (
     health_files,
     node_vars,
 )
-from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import controller_address
 from clusterfab.scheduler.slurm.teardown import Fleet, delete_elastic, group_filter
 from clusterfab.spec import ClusterSpec, NodeGroup
@@ -48,11 +47,12 @@ def slurmd_vars(cluster: Cluster, group: NodeGroup, project: str | None = None) 
 
 
 def slurm_files(
-    cluster: Cluster, project: str | None = None, gce_groups: Mapping[str, GceGroup] | None = None
+    cluster: Cluster, project: str | None = None, cloud_settings: Mapping[str, Any] | None = None
 ) -> RenderedArchive:
-    """The Slurm controller's files (`clusterfab render slurm`'s, the node sync) for the bucket."""
+    """The Slurm controller's files (`clusterfab render slurm`'s, the node sync, with the cloud's own
+    settings of the node programs) for the bucket."""
     spec, catalog, stack = cluster.spec, cluster.input.catalog, cluster.stack
-    files = controller_files(spec, catalog.slurm, stack=stack, project=project, gce_groups=gce_groups)
+    files = controller_files(spec, catalog.slurm, stack=stack, project=project, cloud_settings=cloud_settings)
     files |= health_files(spec, catalog.pair_bandwidth)
     if hosts_monitoring(spec):
         rendered = render_monitoring(spec, catalog, stack=stack, project=project, today=dates.today())

@@ -116,6 +116,10 @@ REGISTRIES = ("clusterfab/core/plugins.py", "clusterfab/scheduler/slurm/nodes/cl
 programs' own): a table keyed by cloud is what they are for."""
 
 
+CLOUD_TABLES = ("clusterfab/rules/registry.py", "clusterfab/catalog/query.py")
+"""The table of every rule module, and the catalog, which hold each cloud's among them."""
+
+
 def _per_cloud(path: Path) -> bool:
     """A module of one cloud: under a folder named for it, or named for it itself."""
     rel = path.relative_to(REPO)
@@ -160,6 +164,26 @@ def test_no_code_outside_a_clouds_own_modules_branches_on_the_cloud() -> None:
         for path in _sources(*PLUGIN_ROOTS)
         if not _per_cloud(path)
         for where in _cloud_branches(path)
+    ]
+    assert found == []
+
+
+def _cloud_imports(path: Path) -> Iterator[str]:
+    """Imports of one cloud's modules (`clusterfab.clouds.azure...`, `...nodes.gcp`, `components.aws...`)."""
+    for line, module in _imports(path):
+        parts = module.split(".")
+        if any(part in CLOUD_NAMES or part.split("_")[0] in CLOUD_NAMES for part in parts[:-1]):
+            yield f"{line}: imports {module}"
+
+
+def test_no_code_outside_a_clouds_own_modules_imports_them() -> None:
+    """A cloud's setting, constant or type named in shared code is a branch on the cloud by other means:
+    each cloud hands what shared code needs through its profile (e.g. `CloudProfile.stack_settings`)."""
+    found = [
+        f"{path.relative_to(REPO)}:{where}"
+        for path in _sources(*PLUGIN_ROOTS)
+        if not _per_cloud(path) and path.relative_to(REPO).as_posix() not in CLOUD_TABLES
+        for where in _cloud_imports(path)
     ]
     assert found == []
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from clusterfab.core.errors import ClusterfabError
@@ -61,6 +61,9 @@ class PlanMocks:
     entry goes before its provider's."""
     call: Callable[[str, Mapping[str, Any]], dict[str, Any] | None]
     """The result of an invoke, from its token and arguments; None: not one of this cloud's."""
+    settings: Mapping[str, str] = field(default_factory=dict)
+    """Stack settings (of `CloudProfile.stack_settings`) the offline plan sets where the stack names none:
+    what the mock provider deploys to (Azure: the mock engine's subscription)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +206,13 @@ class CloudProfile(Protocol):
         """The stack setting that names the region of the cloud's Pulumi provider (`aws:region`,
         `azure-native:location`): the program builds its provider in the blueprint's region, so a stack
         that sets another is refused."""
+        ...
+
+    @property
+    def stack_settings(self) -> tuple[str, ...]:
+        """The settings of the cloud's Pulumi provider (`namespace:key`) that its program and rules read
+        from a stack, besides the region (Azure: `azure-native:subscriptionId`); they reach them as
+        `StackSettings.provider_settings`."""
         ...
 
     @property

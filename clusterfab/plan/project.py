@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 
-from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING as AZURE_SUBSCRIPTION_SETTING
-from clusterfab.clouds.azure.mocks import MOCK_SUBSCRIPTION as AZURE_MOCK_SUBSCRIPTION
+from clusterfab.clouds import profiles
 from clusterfab.core.errors import UsageError
 from clusterfab.stackinput import (
     ACTIVATE_COST_TAGS_KEY,
@@ -125,11 +124,13 @@ def plan_blueprint(
         config[f"{CONFIG_NAMESPACE}:{BILLING_ACCOUNT_KEY}"] = settings.billing_account
     if settings is not None and settings.activate_cost_tags:
         config[f"{CONFIG_NAMESPACE}:{ACTIVATE_COST_TAGS_KEY}"] = "true"
-    # The offline plan deploys to the mock engine's subscription (what its getClientConfig answers) unless
-    # the stack names one: Azure monitoring renders it into Prometheus' discovery (rule BP252 says what a
-    # real stack lacks).
-    subscription = settings.azure_subscription if settings is not None else None
-    config[AZURE_SUBSCRIPTION_SETTING] = subscription or AZURE_MOCK_SUBSCRIPTION
+    # The offline plan deploys where the mock providers answer they deploy (Azure: the mock engine's
+    # subscription, which monitoring renders into Prometheus' discovery) unless the stack names a setting
+    # of its own (rule BP252 says what a real stack lacks).
+    for cloud in profiles():
+        config.update(cloud.plan_mocks.settings)
+    if settings is not None:
+        config.update(settings.provider_settings)
     program_dir = project.program_dir
     # Pulumi loads only here: finding the project and reading a stack's settings (`validate --stack`)
     # must not pay for it.

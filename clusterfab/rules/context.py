@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -27,8 +27,9 @@ class StackView:
     """`clusterfab:billingAccount`: GCP, the billing account the budget is created under."""
     activate_cost_tags: bool = False
     """`clusterfab:activateCostTags`: AWS, the program activates the cost allocation tags of the budget."""
-    azure_subscription: str | None = None
-    """`azure-native:subscriptionId`: Azure, the subscription whose nodes Prometheus discovers."""
+    provider_settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The clouds' provider settings the stack sets (`CloudProfile.stack_settings`), e.g. Azure's
+    `azure-native:subscriptionId`, the subscription whose nodes Prometheus discovers."""
 
 
 @dataclass(frozen=True)

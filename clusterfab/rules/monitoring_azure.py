@@ -35,7 +35,7 @@ def check_azure_discovery_subscription(ctx: RuleContext) -> Iterator[Finding]:
             at_key=True,
             severity=Severity.INFO,
         )
-    elif stack.azure_subscription is None:
+    elif stack.provider_settings.get(setting) is None:
         yield ctx.finding(
             "BP252",
             ("monitoring",),

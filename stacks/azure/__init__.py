@@ -17,6 +17,7 @@ from cluster import Cluster, Realized, scheduler_entry
 from slurm_common import KIND as SLURM
 
 from clusterfab.clouds import profile
+from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.core.plugins import NO_SCHEDULER
 from components._naming import child
 from components.azure.admin_key import AdminSshKey
@@ -41,7 +42,7 @@ def realize(cluster: Cluster) -> Realized:
     provider = azure.Provider(child(spec.name, "azure"), location=spec.region)
     opts = pulumi.ResourceOptions(providers=[provider])
     who = deployer(provider)
-    same_subscription(cluster.input.settings.azure_subscription, who)
+    same_subscription(cluster.input.settings.provider_settings.get(SUBSCRIPTION_SETTING), who)
     group = resource_group(cluster, opts)
     net = network(cluster, group.resource_group_name, hosts=files is not None, opts=opts)
     store = bucket(cluster, group.resource_group_name, net, who, files=files, opts=opts)

@@ -57,7 +57,7 @@ def subscription(cluster: Cluster) -> str | None:
     answers with the deployer's subscription, so only the stack's setting can name it."""
     if not hosts_monitoring(cluster.spec):
         return None
-    found = cluster.input.settings.azure_subscription
+    found = cluster.input.settings.provider_settings.get(SUBSCRIPTION_SETTING)
     if found is None:
         raise pulumi.RunError(
             f"monitoring on Azure needs the stack setting {SUBSCRIPTION_SETTING}, the subscription "

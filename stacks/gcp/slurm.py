@@ -25,7 +25,7 @@ from clusterfab.scheduler.slurm.hostvars import (
     slurm_node_groups,
 )
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
-from clusterfab.scheduler.slurm.nodes.gcp import VM_NAME_MAX, GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import VM_NAME_MAX, GceGroup, gce_settings
 from clusterfab.scheduler.slurm.render import controller_address, require_slurm
 from clusterfab.scheduler.slurm.teardown_gcp import gce_fleet
 from clusterfab.spec import ClusterSpec, NodeGroup
@@ -78,7 +78,7 @@ def _realize(
     slurm = require_slurm(spec)
     stack = cluster.stack
     sources = site.gce_groups
-    archive = slurm_files(cluster, project=site.project, gce_groups=sources)
+    archive = slurm_files(cluster, project=site.project, cloud_settings=gce_settings(sources))
     login = slurm.login
     bucket_name = site.bucket.uploaded_name
     controller_script = controller_boot(cluster, bucket_name, archive, project=site.project)

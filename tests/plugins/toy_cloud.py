@@ -150,6 +150,7 @@ class ToyProfile:
     reserved_addresses = 3
     offers_tpus = False
     provider_region_setting = "toy:region"
+    stack_settings: tuple[str, ...] = ()
     reserved_capacity_is_placed = False
     reservation_example = "res-42"
     reservation_format = "res- followed by digits, e.g. res-42"

@@ -24,7 +24,7 @@ import pytest
 from clusterfab.catalog import load_catalog
 from clusterfab.core.vocab import BLUEPRINT_TAG, NODE_GROUP_TAG, SLURM_NODE_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.hostvars import SYNC_CONFIG, controller_files
-from clusterfab.scheduler.slurm.nodes.gcp import COMPUTE_API, GceGroup
+from clusterfab.scheduler.slurm.nodes.gcp import COMPUTE_API, GceGroup, gce_settings
 from tests.components.harness import stacks_module
 from tests.factories import spec
 from tests.slurm.labcloud import enter_net
@@ -194,7 +194,13 @@ def _install_programs(lab: FlexLab, cluster: Any, gce_groups: dict[str, GceGroup
     """The programs pointed at the lab's Compute Engine and metadata server."""
     install_programs(
         lab,
-        controller_files(cluster, load_catalog().slurm, stack=STACK, project=PROJECT, gce_groups=gce_groups),
+        controller_files(
+            cluster,
+            load_catalog().slurm,
+            stack=STACK,
+            project=PROJECT,
+            cloud_settings=gce_settings(gce_groups),
+        ),
         {"compute_api": API, "metadata_url": METADATA, "retry_after_s": 0},
     )
 

@@ -35,7 +35,9 @@ def test_a_stack_without_the_subscription_gets_a_warning_that_names_the_setting(
 
 
 def test_a_stack_with_the_subscription_validates_and_a_command_without_a_stack_says_nothing() -> None:
-    view = StackView(name="prod", azure_subscription="00000000-0000-0000-0000-0000000000aa")
+    view = StackView(
+        name="prod", provider_settings={"azure-native:subscriptionId": "00000000-0000-0000-0000-0000000000aa"}
+    )
     assert _findings(NEEDS_SUBSCRIPTION, view, "BP252") == []
     assert _findings(NEEDS_SUBSCRIPTION, None, "BP252") == []
     result = load(NEEDS_SUBSCRIPTION, display="bp.yaml", today=TODAY, stack=view)

@@ -37,7 +37,7 @@ def _stack(path: Path) -> StackView | None:
         name=None if match[1] == "-" else match[1],
         billing_account=settings.get("clusterfab:billingAccount"),
         activate_cost_tags=settings.get("clusterfab:activateCostTags") == "true",
-        azure_subscription=settings.get("azure-native:subscriptionId"),
+        provider_settings={k: v for k, v in settings.items() if k == "azure-native:subscriptionId"},
     )
 
 

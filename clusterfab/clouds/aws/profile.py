@@ -93,6 +93,7 @@ class AwsProfile:
     reserved_capacity_is_placed = True
     offers_tpus = False
     provider_region_setting = "aws:region"
+    stack_settings: tuple[str, ...] = ()
     reservation_example = "cr-0123456789abcdef0"
     reservation_format = "cr- followed by 17 hex digits, e.g. cr-0123456789abcdef0"
     kms_key_example = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"

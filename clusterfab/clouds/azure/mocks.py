@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.clouds.base import ComputedOutputs, PlanMocks
 
 MOCK_SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
@@ -76,4 +77,4 @@ def call(token: str, args: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-PLAN_MOCKS = PlanMocks(outputs=OUTPUTS, call=call)
+PLAN_MOCKS = PlanMocks(outputs=OUTPUTS, call=call, settings={SUBSCRIPTION_SETTING: MOCK_SUBSCRIPTION})

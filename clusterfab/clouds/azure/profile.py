@@ -69,6 +69,7 @@ class AzureProfile:
     reserved_capacity_is_placed = False
     offers_tpus = False
     provider_region_setting = "azure-native:location"
+    stack_settings: tuple[str, ...] = (discovery.SUBSCRIPTION_SETTING,)
     reservation_example = (
         "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/my-group/providers/"
         "Microsoft.Compute/capacityReservationGroups/my-reservations"

@@ -80,6 +80,7 @@ class GcpProfile:
     reserved_capacity_is_placed = False
     offers_tpus = True
     provider_region_setting = "gcp:region"
+    stack_settings: tuple[str, ...] = ()
     reservation_example = "my-reservation"
     reservation_format = "a reservation name or projects/PROJECT/reservations/NAME"
     kms_key_example = "projects/my-project/locations/us-central1/keyRings/my-ring/cryptoKeys/my-key"

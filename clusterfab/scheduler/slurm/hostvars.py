@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict
 from typing import Any
 
 from clusterfab.catalog import Catalog
@@ -16,7 +15,6 @@ from clusterfab.core.naming import physical
 from clusterfab.core.vocab import FABRIC_UNIT_TAG, MUNGE_KEY_PORT, label_value
 from clusterfab.monitoring.host import PROMETHEUS_USER, monitoring_host_vars
 from clusterfab.scheduler.slurm.nodes.clouds import CLOUDS as NODE_PROGRAM_CLOUDS
-from clusterfab.scheduler.slurm.nodes.gcp import GceGroup
 from clusterfab.scheduler.slurm.render import (
     ACCOUNTING_CA_FILE,
     controller_address,
@@ -265,13 +263,13 @@ def controller_files(
     *,
     stack: str,
     project: str | None = None,
-    gce_groups: Mapping[str, GceGroup] | None = None,
+    cloud_settings: Mapping[str, Any] | None = None,
 ) -> dict[str, str]:
     """What the controller's boot fetches: the rendered configuration (`clusterfab render slurm`), the
     node sync and power programs and their settings (the node groups' static and full sizes, the
     cluster's tags, the region, when the cloud takes the machines of groups whose capacity ends; on GCP
     the project, the zone and, from the stack, how each elastic group's template is found and its VMs
-    named)."""
+    named, as `cloud_settings`, which the cloud's stack computes)."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
     files = render_slurm(spec, facts)
@@ -282,8 +280,7 @@ def controller_files(
         files[f"{NODES_LIB}/{NODES_PACKAGE}/{module}"] = nodes.joinpath(module).read_text()
     files[EXPORTER_PROGRAM] = package.joinpath("exporter.py").read_text()
     where: dict[str, Any] = dict(profile(spec.cloud).instance_location(spec.region, spec.zone, project))
-    if gce_groups:
-        where["gce_groups"] = {name: asdict(group) for name, group in gce_groups.items()}
+    where |= cloud_settings or {}
     if ends := _group_ends(spec):
         where["ends"] = ends
     files[SYNC_CONFIG] = json.dumps(

@@ -16,7 +16,7 @@ import re
 import secrets
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from . import gcp_cloudsql
@@ -112,6 +112,12 @@ class GceGroup:
             return []
         chunks = range(static // self.placement_chunk, (size - 1) // self.placement_chunk + 1)
         return [f"{self.placement_prefix}-{chunk}" for chunk in chunks]
+
+
+def gce_settings(groups: Mapping[str, GceGroup]) -> dict[str, Any]:
+    """The node programs' settings that say how each group's VMs are found and named (`gce_groups`, the
+    stack's `cloud_settings`); none without such groups."""
+    return {"gce_groups": {name: asdict(group) for name, group in groups.items()}} if groups else {}
 
 
 def gce_groups_from_config(value: Mapping[str, Any]) -> dict[str, GceGroup]:
