@@ -58,6 +58,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     ),
     "generated/compute_1/microsoft.compute/2024-11-01": (
         "Microsoft.Compute/virtualMachineScaleSets@2024-11-01",
+        "Microsoft.Compute/virtualMachineScaleSets/virtualMachines@2024-11-01",
         "Microsoft.Compute/capacityReservationGroups@2024-11-01",
         "Microsoft.Compute/capacityReservationGroups/capacityReservations@2024-11-01",
         "Microsoft.Compute/proximityPlacementGroups@2024-11-01",

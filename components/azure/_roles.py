@@ -1,8 +1,9 @@
-"""Role assignments the Azure components make: built-in roles, each scoped to one blob container, and
-Reader on the stack's own resource group for the monitoring host's node discovery.
+"""Role assignments the Azure components make: built-in roles, each scoped to one blob container, one
+vault, one scale set, or the stack's own resource group (Reader, for the Slurm controller's node sync and
+node discovery).
 
 Role definition ids are Azure's built-in ids, the same in every tenant (learn.microsoft.com/azure/
-role-based-access-control/built-in-roles/storage and .../built-in-roles/general, read 2026-11-29). A
+role-based-access-control/built-in-roles/storage, .../general and .../compute, read 2026-11-29). A
 scope is always a resource id that the caller's stack made (a container, the stack's resource group),
 never a subscription, a management group or a wildcard.
 """
@@ -22,6 +23,11 @@ READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 """Reader: `*/read` on the control plane, no data actions (learn.microsoft.com/azure/
 role-based-access-control/built-in-roles/general#reader); what azure_sd_configs needs to list VMs, scale
 set VMs and their network interfaces."""
+VIRTUAL_MACHINE_CONTRIBUTOR = "9980e02c-c2be-4d73-94e8-173b1dc7cf3c"
+"""Virtual Machine Contributor: manage virtual machines and scale sets (Microsoft.Compute/
+virtualMachineScaleSets/*), not the networks or storage they use (learn.microsoft.com/azure/
+role-based-access-control/built-in-roles/compute#virtual-machine-contributor); the Slurm controller's role on
+each Slurm scale set, whose failed VMs its node sync deletes and whose capacity it restores."""
 GROUP_MARK = "/resourceGroups/"
 """What a resource group's id contains (and a subscription's does not)."""
 CONTAINER_MARK = "/blobServices/default/containers/"

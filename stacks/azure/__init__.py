@@ -9,6 +9,7 @@ Slurm's controller and login hosts come after them (`slurm`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import pulumi
@@ -72,7 +73,9 @@ def realize(cluster: Cluster) -> Realized:
         scheduler,
     )
     mounts, storage = file_systems(cluster, group.resource_group_name, net, opts)
-    exports = {g.name: node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
+    built = {g.name: node_group(site, g, [mounts[s] for s in g.storage]) for g in spec.node_groups}
+    exports = {name: export for name, (export, _) in built.items()}
+    site = dataclasses.replace(site, scale_sets={u: i for _, ids in built.values() for u, i in ids.items()})
     budget(site)
     hosted = scheduler.realize(site, list(mounts.values()), files) if files is not None else None
     return Realized(

@@ -65,8 +65,11 @@ def boot_launcher(cluster: Cluster, name: str) -> str:
     )
 
 
-def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeGroupExport:
-    """A node group's scale sets, one per fabric unit, all booting the same script."""
+def node_group(
+    site: Site, group: NodeGroup, mounts: list[MountTarget]
+) -> tuple[NodeGroupExport, dict[str, pulumi.Output[str]]]:
+    """A node group's scale sets, one per fabric unit, all booting the same script; and each unit's scale
+    set id."""
     cluster, spec = site.cluster, site.spec
     boot_script = cluster.boot_script(
         name=group.name,
@@ -109,6 +112,7 @@ def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeG
         for unit in units
     ]
     names = pulumi.Output.all(*[s.scale_set_name for s in sets]).apply(",".join)
+    ids = {unit.name: scale_set.scale_set_id for unit, scale_set in zip(units, sets, strict=True)}
     return NodeGroupExport(
         machine_type=group.machine.name,
         min_size=group.min_size,
@@ -121,4 +125,4 @@ def node_group(site: Site, group: NodeGroup, mounts: list[MountTarget]) -> NodeG
         identity=site.identity.identity_id,
         interfaces=1,
         fabric_interfaces=0,
-    )
+    ), ids

@@ -3,8 +3,8 @@ bucket and the nodes' identity, and who deploys them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -110,6 +110,9 @@ class Site:
     """The administrator's SSH public key, whose private half nobody holds (components.azure.admin_key)."""
     deployer: Deployer
     scheduler: AzureScheduler
+    scale_sets: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)
+    """Each fabric unit's scale set id, once the node groups exist (the scheduler's hosts are made after
+    them: the Slurm controller's node sync gets a role on each)."""
 
     @property
     def spec(self) -> ClusterSpec:

@@ -1,6 +1,8 @@
 """Slurm on Azure: the controller (which keeps the munge key in the cluster's Key Vault and serves it to root
-on the nodes) and the login nodes. The GPU nodes join Slurm by their scale set's fabric unit, so no node
-sync names them, and Slurm creates no elastic nodes here (rule BP232)."""
+on the nodes) and the login nodes. The GPU nodes join Slurm by their scale set's fabric unit, claiming
+their nodes themselves; the controller's node sync releases the claims of VMs that are gone, replaces
+failed VMs and keeps each scale set at its unit's size, with Reader on the stack's resource group and
+Virtual Machine Contributor on each Slurm scale set. Slurm creates no elastic nodes here (rule BP232)."""
 
 from __future__ import annotations
 
@@ -22,12 +24,12 @@ from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import physical
 from clusterfab.monitoring.host import RenderedArchive
-from clusterfab.scheduler.slurm.hostvars import munge_secret_name
-from clusterfab.scheduler.slurm.render import controller_address, controller_host, require_slurm
+from clusterfab.scheduler.slurm.hostvars import munge_secret_name, slurm_node_groups
+from clusterfab.scheduler.slurm.render import controller_address, controller_host, fabric_units, require_slurm
 from components._contracts import MountTarget
 from components._naming import child
+from components.azure.controller_access import AzureControllerAccess, AzureControllerAccessArgs
 from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
-from components.azure.monitoring import AzureMonitoringAccess, AzureMonitoringAccessArgs
 from components.azure.slurm import (
     AzureSlurmController,
     AzureSlurmControllerArgs,
@@ -72,23 +74,22 @@ def _files(cluster: Cluster) -> RenderedArchive:
 
 
 def _realize(site: Site, mounts: list[MountTarget], archive: RenderedArchive) -> SchedulerRealized:
-    """The controller's identity and vault (and, when it hosts monitoring, Reader on the stack's resource
-    group for its node discovery), then the controller and login VMs."""
+    """The controller's identity and vault, its access to the scale sets (and, for its node discovery, the
+    stack's resource group), then the controller and login VMs."""
     cluster, spec = site.cluster, site.spec
     identity, vault = _vault(site)
-    grants: list[pulumi.Resource] = [identity, vault, site.identity]
-    if hosts_monitoring(spec):
-        grants.append(
-            AzureMonitoringAccess(
-                child(spec.name, "monitoring-access"),
-                AzureMonitoringAccessArgs(
-                    subscription_id=site.deployer.subscription_id,
-                    resource_group_id=site.resource_group_id,
-                    principal_id=identity.principal_id,
-                ),
-                site.opts,
-            )
-        )
+    units = {unit.name for group in slurm_node_groups(spec) for unit in fabric_units(spec, group) or ()}
+    access = AzureControllerAccess(
+        child(spec.name, "controller-access"),
+        AzureControllerAccessArgs(
+            subscription_id=site.deployer.subscription_id,
+            resource_group_id=site.resource_group_id,
+            scale_sets={unit: scale_set for unit, scale_set in site.scale_sets.items() if unit in units},
+            principal_id=identity.principal_id,
+        ),
+        site.opts,
+    )
+    grants: list[pulumi.Resource] = [identity, vault, site.identity, access]
     controller = AzureSlurmController(
         child(spec.name, SLURM_ITEM),
         _controller_args(site, mounts, archive, identity, vault),
@@ -169,7 +170,12 @@ def _controller_args(
                 archive,
                 project=subscription(cluster),
                 # Where the controller keeps the munge key, known once the vault and the identity exist.
-                inputs={"munge_key_vault_url": vault.vault_uri, "munge_key_client_id": identity.client_id},
+                inputs={
+                    "munge_key_vault_url": vault.vault_uri,
+                    "munge_key_client_id": identity.client_id,
+                    # The node sync's token: the same identity, which the scale sets' grants name.
+                    "slurm_controller_client_id": identity.client_id,
+                },
             ),
             private_ip=controller_address(spec),
         ),

@@ -351,6 +351,7 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
             "actions.py",
             "aws.py",
             "aws_rds.py",
+            "azure.py",
             "clouds.py",
             "counts.py",
             "files.py",

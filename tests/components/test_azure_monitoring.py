@@ -1,19 +1,14 @@
-"""Monitoring on Azure under the mock engine: Prometheus runs on the Slurm controller, which gets Reader on
-the stack's resource group for its node discovery and no other new role; the stack's
+"""Monitoring on Azure under the mock engine: Prometheus runs on the Slurm controller, which discovers the
+nodes with the Reader on the stack's resource group it holds anyway and gets no new role; the stack's
 azure-native:subscriptionId, which discovery lists, must be the credentials' subscription; a stack without
 that setting stops with a message that names it."""
 
 from __future__ import annotations
 
-import pulumi
 import pytest
 
 from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
-from clusterfab.policy import access
-from clusterfab.policy.resources import Resource
-from components.azure.monitoring import AzureMonitoringAccess, AzureMonitoringAccessArgs
-from tests.components.azure_harness import build
 from tests.components.harness import all_of, one, plan_configured
 
 ROLE = "azure-native:authorization:RoleAssignment"
@@ -54,27 +49,13 @@ def _monitored() -> Plan:
     return plan_configured(BLUEPRINT + MONITORING, SETTING)
 
 
-def test_the_controller_gets_reader_on_the_stacks_resource_group_and_no_other_new_role() -> None:
+def test_monitoring_adds_no_role_the_controller_reads_the_group_with_its_node_sync_reader() -> None:
+    """Azure refuses a second assignment of one role to one principal at one scope: Prometheus' discovery
+    uses the Reader the controller holds for its node sync (test_azure_controller_access.py)."""
     monitored, plain = _monitored(), plan_configured(BLUEPRINT, SETTING)
-    new = {r.name for r in all_of(monitored, ROLE)} - {r.name for r in all_of(plain, ROLE)}
-    assert new == {"hpc-monitoring-access-discovery-reader"}
-    assert len(all_of(monitored, ROLE)) == len(all_of(plain, ROLE)) + 1
-    reader = one(monitored, ROLE, "hpc-monitoring-access-discovery-reader").inputs
-    assert reader == {
-        "scope": "hpc-rg-rg-id",
-        "roleDefinitionId": "/subscriptions/00000000-0000-0000-0000-000000000000/providers/"
-        f"Microsoft.Authorization/roleDefinitions/{READER}",
-        "principalId": "667fa008-bd26-5f03-bc38-dfd0c7007660",
-        "principalType": "ServicePrincipal",
-        "description": "clusterfab hpc-monitoring-access: Prometheus discovers the cluster's nodes",
-    }
-    # The mock engine answers the resource group's id as `hpc-rg-rg-id` and the controller identity's
-    # principal id as above: the one principal that holds the munge key's vault role, not the nodes'.
-    one(monitored, "azure-native:resources:ResourceGroup", "hpc-rg-rg")
-    one(monitored, IDENTITY, "hpc-slurm-controller-identity")
-    controller = one(monitored, ROLE, "hpc-slurm-vault-controller-secrets").inputs["principalId"]
-    nodes = one(monitored, ROLE, "hpc-nodes-bundle-reader").inputs["principalId"]
-    assert reader["principalId"] == controller != nodes
+    assert {r.name for r in all_of(monitored, ROLE)} == {r.name for r in all_of(plain, ROLE)}
+    reader = one(monitored, ROLE, "hpc-controller-access-reader").inputs
+    assert (reader["scope"], reader["roleDefinitionId"].rpartition("/")[2]) == ("hpc-rg-rg-id", READER)
 
 
 def test_a_setting_that_is_not_the_credentials_subscription_fails_the_deployment() -> None:
@@ -97,28 +78,3 @@ def test_a_stack_without_the_subscription_stops_with_the_setting_named() -> None
         "Prometheus discovers the nodes in: `pulumi config set azure-native:subscriptionId "
         "$(az account show --query id -o tsv) --stack plan`"
     ) in message
-
-
-def test_the_policy_pack_admits_reader_on_the_resource_group() -> None:
-    inputs = dict(one(_monitored(), ROLE, "hpc-monitoring-access-discovery-reader").inputs)
-    inputs["scope"] = "/subscriptions/s/resourceGroups/hpc-rg1234"  # what Azure answers for the group
-    assignment = Resource(ROLE, "hpc-monitoring-access-discovery-reader", "urn:x", inputs)
-    assert access.wildcard_iam(assignment) == []
-
-
-def test_the_component_refuses_a_scope_wider_than_a_resource_group() -> None:
-    def program() -> None:
-        AzureMonitoringAccess(
-            "hpc-monitoring-access",
-            AzureMonitoringAccessArgs(
-                subscription_id=SUBSCRIPTION,
-                resource_group_id=f"/subscriptions/{SUBSCRIPTION}",
-                principal_id="p",
-            ),
-        )
-
-    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
-        build(program)
-    assert f"resource_group_id: '/subscriptions/{SUBSCRIPTION}' is not a resource group's id" in str(
-        info.value
-    )

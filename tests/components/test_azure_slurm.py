@@ -6,6 +6,9 @@ variables each host's boot script carries."""
 from __future__ import annotations
 
 import base64
+import json
+import tarfile
+from typing import Any
 
 from clusterfab.plan.project import Plan
 from tests.components.harness import all_of, boot_vars, one, plan_text
@@ -150,7 +153,7 @@ def test_each_scale_set_carries_its_fabric_unit_and_the_nodes_join_slurm_by_it()
     assert node["slurm_node_conf_server"] == "10.20.16.10:6817"
 
 
-def test_the_controller_keeps_the_munge_key_in_the_vault_and_runs_no_node_sync() -> None:
+def test_the_controller_keeps_the_munge_key_in_the_vault_and_runs_the_node_sync() -> None:
     script = _script(one(PLAN, VM, "hpc-slurm-controller").inputs)
     host = boot_vars(script)
     assert (host["munge_key_source"], host["munge_key_generate"], host["munge_key_serve"]) == (
@@ -162,7 +165,9 @@ def test_the_controller_keeps_the_munge_key_in_the_vault_and_runs_no_node_sync()
     assert host["munge_key_vault_url"] == "https://hpc-slurm-vault-vault.vault.azure.net/"
     # The controller identity's client id, as the plan engine's mock gives it (a UUID of its name).
     assert host["munge_key_client_id"] == "0d1a7d49-ba2c-5273-8bd4-a3e81a6c0f47"
-    assert host["slurm_controller_nodes_lib"] == ""
+    assert host["slurm_controller_nodes_lib"].endswith("/lib")
+    # The node sync's token is the controller identity's, the one the scale sets' grants name.
+    assert host["slurm_controller_client_id"] == host["munge_key_client_id"]
     assert host["slurm_controller_node_claims"] is True
     assert host["slurm_controller_state_device_name"] == "/dev/disk/azure/data/by-lun/0"
 
@@ -179,3 +184,29 @@ def test_the_stack_exports_the_controller_for_health_runs() -> None:
         scheduler["munge_secret"]
         == "https://hpc-slurm-vault-vault.vault.azure.net/secrets/clusterfab-hpc-plan-munge-key"
     )
+
+
+def _nodesync_config() -> dict[str, Any]:
+    from tests.components.harness import stacks_module
+    from tests.conftest import REPO
+
+    key = one(PLAN, "azure-native:storage:Blob", "hpc-artifacts-files").inputs["blobName"]
+    archive = REPO / stacks_module("cluster").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("nodesync.json")
+        assert member is not None
+        config: dict[str, Any] = json.loads(member.read())
+    return config
+
+
+def test_the_node_sync_finds_each_fabric_unit_by_its_tag_and_keeps_it_at_its_size() -> None:
+    """150 ND H100 v5 nodes: two scale sets of 75 (at most 100 with a single placement group, balanced)."""
+    assert _nodesync_config() == {
+        "cloud": "azure",
+        "groups": {"h100": {"static": 150, "size": 150}},
+        "blueprint": "hpc",
+        "stack": "plan",
+        "region": "southcentralus",
+        "zone": "1",
+        "units": {"h100-0": {"group": "h100", "size": 75}, "h100-1": {"group": "h100", "size": 75}},
+    }

@@ -25,10 +25,12 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from clusterfab.scheduler.slurm.nodes import clouds as node_programs
 from tests.slurm.lab import ROLES, LabError, Result, SlurmLab
 from tests.slurm.rendered import rendered_files
 from tests.slurm.rootfs import GoldenRootfs
@@ -37,6 +39,7 @@ from tests.unit.test_slurmd_wrapper import render
 
 pytestmark = pytest.mark.slurm
 
+NODES = Path(node_programs.__file__).parent
 RENDERED_NODES = "NodeName=trainers-[0-2] CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN"
 UNIT_NODES = (
     "NodeName=trainers-[0-1] CPUs=192 RealMemory=1992294 Gres=gpu:h100:8 Feature=trainers-0 State=UNKNOWN\n"
@@ -51,6 +54,7 @@ VMS = {
     "trainers-vmss000001": ("trainers-0", "10.217.1.2"),
     "trainers-vmss000002": ("trainers-0", "10.217.1.3"),
     "trainers1-vmss000000": ("trainers-1", "10.217.1.4"),
+    "trainers-vmss000003": ("trainers-0", "10.217.1.5"),
 }
 TAGS = "/metadata/instance/compute/tagsList?api-version=2021-02-01"
 ADDRESS = (
@@ -79,6 +83,58 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 HTTPServer(("127.0.0.1", port), Handler).serve_forever()
 """
+# The controller's side of Azure for the node sync: the instance metadata service (a token for the
+# controller's identity, the VM's subscription and resource group) and Resource Manager, whose scale sets and
+# VMs the test writes to ARM_STATE; every request is appended to ARM_LOG.
+ARM_PORT = 18100
+ARM_STATE = "/srv/lab-arm/state.json"
+ARM_LOG = "/srv/lab-arm/requests.jsonl"
+ARM_PROGRAM = f"""import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+GROUP = "/subscriptions/sub/resourceGroups/clusterfab-lab-lab"
+SETS = GROUP + "/providers/Microsoft.Compute/virtualMachineScaleSets"
+class Handler(BaseHTTPRequestHandler):
+    def answer(self, status, body):
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        with open({ARM_LOG!r}, "a") as log:
+            log.write(json.dumps([self.command, self.path, body]) + "\\n")
+        path, _, query = self.path.partition("?")
+        if path.startswith("/metadata/"):
+            if self.headers.get("Metadata") != "true":
+                return self.answer(400, {{"error": "bad_request"}})
+            if path == "/metadata/identity/oauth2/token":
+                return self.answer(200, {{"access_token": "lab-token", "expires_in": "3599"}})
+            return self.answer(200, {{"subscriptionId": "sub", "resourceGroupName": "clusterfab-lab-lab"}})
+        if self.headers.get("Authorization") != "Bearer lab-token" or "api-version=2024-11-01" not in query:
+            return self.answer(401, {{"error": {{"code": "AuthenticationFailed", "message": "no token"}}}})
+        with open({ARM_STATE!r}) as handle:
+            state = json.load(handle)
+        if self.command == "GET" and path == SETS:
+            return self.answer(200, {{"value": state["sets"]}})
+        if self.command == "GET" and path.endswith("/virtualMachines"):
+            return self.answer(200, {{"value": state["vms"][path.split("/")[-2]]}})
+        return self.answer(202, None)
+    do_GET = do_POST = do_PATCH = handle_any
+HTTPServer(("127.0.0.1", {ARM_PORT}), Handler).serve_forever()
+"""
+NODES_LIB = "/opt/lab-nodes/lib"
+SYNC_CONFIG = "/etc/lab-nodesync.json"
+SYNC_SETTINGS = {
+    "cloud": "azure",
+    "groups": {"trainers": {"static": 3, "size": 3}},
+    "blueprint": "lab",
+    "stack": "lab",
+    "units": {"trainers-0": {"group": "trainers", "size": 2}, "trainers-1": {"group": "trainers", "size": 1}},
+    "imds_url": f"http://127.0.0.1:{ARM_PORT}",
+    "arm_url": f"http://127.0.0.1:{ARM_PORT}",
+}
 
 
 class ClaimLab(SlurmLab):
@@ -118,9 +174,75 @@ class ClaimLab(SlurmLab):
         )
         self.path(CLAIMS).chmod(0o755)
         self.run(f"mkdir -p {shlex.quote(RECORD.rsplit('/', 1)[0])}")
+        self._install_node_sync()
         for index, vm in enumerate(VMS):
             imds = f"curl -fsS -H 'Metadata: true' 'http://127.0.0.1:{18001 + index}{TAGS}'"
             self._ready(f"imds-{vm}", imds)
+
+    def _install_node_sync(self) -> None:
+        """The node programs as the controller's playbook installs them (its lib directory), their settings,
+        and the stand-in for Azure's metadata service and Resource Manager."""
+        self.run(f"mkdir -p {NODES_LIB}/clusterfab_slurm_nodes /srv/lab-arm")
+        for module in sorted(NODES.glob("*.py")):
+            self.path(f"{NODES_LIB}/clusterfab_slurm_nodes/{module.name}").write_text(module.read_text())
+        self.path(SYNC_CONFIG).write_text(json.dumps(SYNC_SETTINGS))
+        self.path("/etc/lab-fleet.json").write_text("{}")
+        self.arm_state([])
+        self.path("/usr/local/bin/clusterfab-lab-arm").write_text(ARM_PROGRAM)
+        self._daemon("arm", "exec python3 /usr/local/bin/clusterfab-lab-arm")
+        probe = f"curl -fsS -H 'Metadata: true' http://127.0.0.1:{ARM_PORT}/metadata/instance/compute"
+        self._ready("arm", probe)
+
+    def arm_state(self, vms: list[tuple[str, str]], capacity: dict[str, int] | None = None) -> None:
+        """Resource Manager's view: the scale sets of the two units (capacity: their sku.capacity, else their
+        VMs' count) and their VMs, each (host name, timeCreated)."""
+        sets: dict[str, list[dict[str, Any]]] = {"lab-trainers-0-vmss": [], "lab-trainers-1-vmss": []}
+        for host, created in vms:
+            scale_set = "lab-trainers-1-vmss" if host.startswith("trainers1-") else "lab-trainers-0-vmss"
+            sets[scale_set].append(
+                {
+                    "name": f"{scale_set}_{int(host[-6:])}",
+                    "instanceId": str(int(host[-6:])),
+                    "properties": {"osProfile": {"computerName": host}, "timeCreated": created},
+                }
+            )
+        state = {
+            "sets": [
+                {
+                    "name": name,
+                    "tags": {
+                        "clusterfab-blueprint": "lab",
+                        "clusterfab-stack": "lab",
+                        "clusterfab-node-group": "trainers",
+                        "clusterfab-fabric-unit": name.removeprefix("lab-").removesuffix("-vmss"),
+                    },
+                    "sku": {
+                        "name": "Standard_ND96isr_H100_v5",
+                        "capacity": (capacity or {}).get(name, len(vms)),
+                    },
+                    "properties": {"provisioningState": "Succeeded"},
+                }
+                for name, vms in sets.items()
+            ],
+            "vms": sets,
+        }
+        self.path(ARM_STATE).write_text(json.dumps(state))
+        self.path(ARM_LOG).write_text("")
+
+    def arm_requests(self) -> list[tuple[str, str, Any]]:
+        """What the program asked of Resource Manager since the state was last written (not the metadata
+        service)."""
+        lines = self.path(ARM_LOG).read_text().splitlines()
+        return [(m, p, b) for m, p, b in map(json.loads, lines) if not p.startswith("/metadata/")]
+
+    def node_sync(self) -> Result:
+        """One round of the controller's node sync, as its systemd unit runs it (root, the lib on the
+        Python path)."""
+        command = (
+            f"PYTHONPATH={NODES_LIB} python3 -m clusterfab_slurm_nodes sync --config {SYNC_CONFIG} "
+            "--fleet /etc/lab-fleet.json"
+        )
+        return self.run(command, check=False, timeout=60)
 
     def vm_command(self, vm: str, program: str = "clusterfab-slurmd") -> str:
         """The start program (or another of the role's) as systemd runs it on `vm`: its host name, its own
@@ -421,3 +543,118 @@ def test_a_node_never_takes_back_a_node_another_host_holds(lab: ClaimLab) -> Non
     finally:
         lab.run("scontrol update NodeName=trainers-2 NodeAddr=10.217.1.4 NodeHostname=trainers1-vmss000000")
     assert lab.wait_held(vm) == "trainers-2"
+
+
+# --- The controller's node sync (clusterfab_slurm_nodes sync, cloud azure) against the claims ------------
+
+SETS = (
+    "/subscriptions/sub/resourceGroups/clusterfab-lab-lab/providers/Microsoft.Compute/virtualMachineScaleSets"
+)
+LISTS = [
+    ("GET", f"{SETS}?api-version=2024-11-01", None),
+    ("GET", f"{SETS}/lab-trainers-0-vmss/virtualMachines?api-version=2024-11-01", None),
+    ("GET", f"{SETS}/lab-trainers-1-vmss/virtualMachines?api-version=2024-11-01", None),
+]
+"""One round's listing: the group's scale sets, then each unit's VMs."""
+EARLIER = "2026-11-29T10:00:00+00:00"
+
+
+def _now(lab: ClaimLab) -> str:
+    return lab.run("date -u +%Y-%m-%dT%H:%M:%S+00:00").stdout.strip()
+
+
+def test_the_node_sync_leaves_a_settled_cluster_alone(lab: ClaimLab) -> None:
+    held = _claims(lab)
+    lab.arm_state([(vm, EARLIER) for vm in sorted(HELD)])
+    done = lab.node_sync()
+    assert done.returncode == 0, done.stderr
+    assert lab.arm_requests() == [*LISTS, ("GET", f"{SETS}?api-version=2024-11-01", None)]
+    assert _claims(lab) == held
+
+
+def test_the_node_sync_releases_a_deleted_vms_claim_and_the_scale_sets_new_vm_claims_it(
+    lab: ClaimLab,
+) -> None:
+    """A VM deleted by hand: its node is released (DOWN, its own name again) and the unit's scale set is
+    raised back to its size; the VM the scale set makes claims the freed node."""
+    gone = "trainers-vmss000001"
+    node = lab.held_by(gone)
+    assert node is not None
+    lab.stop_vm(gone, node)
+    lab.arm_state([(vm, EARLIER) for vm in sorted(HELD - {gone})], capacity={"lab-trainers-0-vmss": 1})
+    done = lab.node_sync()
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"Release(name='{node}', host='{gone}', reason='clusterfab: no instance holds this node', down=False)"
+        in done.stderr
+    )
+    assert "scale set lab-trainers-0-vmss (unit trainers-0): capacity 1 -> 2" in done.stderr
+    record = lab.node_records()[node]
+    assert (record["hostname"], record["address"], record["state"]) == (node, node, ["DOWN"])
+    assert record["reason"] == "clusterfab: no instance holds this node"
+    assert lab.arm_requests()[-1] == (
+        "PATCH",
+        f"{SETS}/lab-trainers-0-vmss?api-version=2024-11-01",
+        {"sku": {"name": "Standard_ND96isr_H100_v5", "capacity": 2}},
+    )
+    # The scale set's new VM.
+    new = "trainers-vmss000002"
+    lab.start_vm(new)
+    assert lab.wait_held(new) == node  # DOWN, then back in service when its slurmd registers
+    lab.arm_state([(vm, EARLIER) for vm in sorted(HELD - {gone} | {new})])
+    done = lab.node_sync()
+    assert done.returncode == 0, done.stderr
+    assert [r for r in lab.arm_requests() if r[0] != "GET"] == []
+    assert _claims(lab)[node] == {"host": new, "address": VMS[new][1]}
+
+
+def test_a_node_drained_by_the_health_check_has_its_vm_replaced_and_returns_on_the_new_one(
+    lab: ClaimLab,
+) -> None:
+    failing = "trainers-vmss000002"
+    node = lab.held_by(failing)
+    assert node is not None
+    others = sorted(HELD - {"trainers-vmss000001"})
+    lab.arm_state([(vm, EARLIER) for vm in [*others, failing]])
+    reason = "clusterfab-health: XID: Xid 79 on GPU 3 (fallen off the bus)"
+    lab.run(f"scontrol update NodeName={node} State=DRAIN Reason={shlex.quote(reason)}")
+    # First round: the VM is deleted from its scale set, the node set aside (DOWN, still drained).
+    done = lab.node_sync()
+    assert done.returncode == 0, done.stderr
+    assert (
+        "POST",
+        f"{SETS}/lab-trainers-0-vmss/delete?api-version=2024-11-01",
+        {"instanceIds": ["2"]},
+    ) in lab.arm_requests()
+    replacing = f"clusterfab: replacing lab-trainers-0-vmss/2 ({reason})"
+    record = lab.node_records()[node]
+    assert (set(record["state"]), record["reason"]) == ({"DOWN", "DRAIN"}, replacing)
+    # Azure deletes the VM (its capacity drops): the next round releases the claim, keeping the drain, and
+    # raises the scale set back to its size.
+    lab.stop_vm(failing, node)
+    lab.arm_state([(vm, EARLIER) for vm in others], capacity={"lab-trainers-0-vmss": 1})
+    done = lab.node_sync()
+    assert done.returncode == 0, done.stderr
+    record = lab.node_records()[node]
+    assert (record["hostname"], set(record["state"]), record["reason"]) == (
+        node,
+        {"DOWN", "DRAIN"},
+        replacing,
+    )
+    assert lab.arm_requests()[-1][0] == "PATCH"
+    # The new VM claims the freed node and registers; the sync sees a VM created after the drain and
+    # returns the node to service.
+    new = "trainers-vmss000003"
+    lab.start_vm(new)
+    lab.wait_for(
+        lambda: lab.node_records()[node]["hostname"] == new, timeout=90, what=f"{new} to claim {node}"
+    )
+    lab.arm_state([(vm, EARLIER) for vm in others] + [(new, _now(lab))])
+    lab.wait_for(
+        lambda: "DOWN" not in lab.node_records()[node]["state"], timeout=60, what=f"{node} registered"
+    )
+    done = lab.node_sync()
+    assert done.returncode == 0, done.stderr
+    assert f"Return(name='{node}'" in done.stderr
+    assert lab.wait_held(new) == node
+    assert lab.node_records()[node]["state"] == ["IDLE"]

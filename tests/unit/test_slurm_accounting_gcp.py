@@ -371,7 +371,8 @@ def test_an_instance_the_service_account_may_not_get_is_reported_with_the_status
             {"identifier": "x", "project": "p", "ca_file": "f"},
             "the accounting settings name no cloud this program knows (None)",
         ),
-        ({"cloud": "azure"}, "the accounting settings name no cloud this program knows ('azure')"),
+        ({"cloud": "azure"}, "managed accounting is not built on azure"),
+        ({"cloud": "toy"}, "the accounting settings name no cloud this program knows ('toy')"),
     ],
 )
 def test_the_command_says_which_gcp_settings_are_missing(

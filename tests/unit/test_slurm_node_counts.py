@@ -109,6 +109,9 @@ class FakeFleet:
     def requests(self) -> list[Any]:
         return []
 
+    def keep_sizes(self) -> list[str]:
+        return []
+
     def withdraw(self, mig: str) -> None:
         raise AssertionError(f"nothing to withdraw: {mig}")
 

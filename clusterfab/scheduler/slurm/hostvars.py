@@ -19,6 +19,7 @@ from clusterfab.scheduler.slurm.render import (
     ACCOUNTING_CA_FILE,
     controller_address,
     controller_host,
+    fabric_units,
     render_slurm,
     require_slurm,
     slurm_groups,
@@ -103,7 +104,7 @@ def controller_vars(
         "slurm_controller_state_device_name": profile(spec.cloud).controller_state_device,
         "slurm_controller_packages": list(facts.release.packages.controller),
         "slurm_controller_version": slurm.package_version,
-        # A cloud without node programs (Azure: its nodes join by fabric unit) runs no node sync.
+        # A cloud without node programs runs no node sync.
         "slurm_controller_nodes_lib": f"{files_dir}/{NODES_LIB}" if spec.cloud in NODE_PROGRAM_CLOUDS else "",
         # Where nodes claim their Slurm nodes themselves, the controller keeps the claims across restarts.
         "slurm_controller_node_claims": _claims(spec),
@@ -211,18 +212,24 @@ def node_vars(
     }
 
 
+def _units(spec: ClusterSpec) -> dict[str, dict[str, Any]]:
+    """Where nodes join by fabric unit, each unit's node group and size: the node sync finds each unit's
+    machines by the unit's tag and keeps it at its size."""
+    return {
+        unit.name: {"group": group.name, "size": unit.size}
+        for group in slurm_node_groups(spec)
+        for unit in fabric_units(spec, group) or ()
+    }
+
+
 def _claims(spec: ClusterSpec) -> bool:
     """Whether any Slurm node group's nodes claim their Slurm nodes (they join by fabric unit)."""
-    return any(
-        profile(spec.cloud).slurm_units(g.name, g.machine, g.max_size) is not None
-        for g in slurm_node_groups(spec)
-    )
+    return any(fabric_units(spec, g) is not None for g in slurm_node_groups(spec))
 
 
 def _name_tag(spec: ClusterSpec, group: NodeGroup) -> dict[str, Any]:
     """Where nodes join by fabric unit, the tag their start program reads the unit's name from."""
-    units = profile(spec.cloud).slurm_units(group.name, group.machine, group.max_size)
-    if units is None:
+    if fabric_units(spec, group) is None:
         return {}
     # The node claims its Slurm node with client commands before its slurmd runs: they need the cluster's
     # name (slurm.conf's ClusterName) in the small configuration they start from.
@@ -281,6 +288,8 @@ def controller_files(
     files[EXPORTER_PROGRAM] = package.joinpath("exporter.py").read_text()
     where: dict[str, Any] = dict(profile(spec.cloud).instance_location(spec.region, spec.zone, project))
     where |= cloud_settings or {}
+    if units := _units(spec):
+        where["units"] = units
     if ends := _group_ends(spec):
         where["ends"] = ends
     files[SYNC_CONFIG] = json.dumps(

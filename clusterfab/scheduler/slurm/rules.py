@@ -12,9 +12,12 @@ from clusterfab.blueprint.scheduler import SchedulerSpec
 from clusterfab.core.findings import Finding
 from clusterfab.core.hints import did_you_mean
 from clusterfab.scheduler.base import RuleView
-from clusterfab.scheduler.slurm.nodes.clouds import CLOUDS as NODE_PROGRAM_CLOUDS
+from clusterfab.scheduler.slurm.nodes import clouds as node_programs
 from clusterfab.scheduler.slurm.render import SLURM_TEMPLATE_NAME, TOPOLOGY_ROOT_SWITCH
 from clusterfab.spec.capacity import END_MARGIN
+
+ELASTIC_CLOUDS = tuple(sorted(c for c in node_programs.CLOUDS if node_programs.cloud(c).creates_nodes))
+"""The clouds whose resume program creates machines by node name: elastic Slurm groups run there alone."""
 
 RESERVED_TEAM_NAMES = ("root", "normal")
 """Slurm's top account and its default QOS."""
@@ -189,14 +192,14 @@ def _groups(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
         )
     cloud = ctx.blueprint.cloud
     for index, group in enumerate(ctx.blueprint.node_groups):
-        if group.autoscaling is not None and cloud not in NODE_PROGRAM_CLOUDS:
+        if group.autoscaling is not None and cloud not in ELASTIC_CLOUDS:
             yield ctx.finding(
                 "BP232",
                 ("node_groups", index, "autoscaling"),
                 f"node group '{group.name}' is elastic, but Slurm's node programs create no nodes on "
                 f"{cloud}: its nodes join Slurm by their fabric unit and cannot be created by name",
                 hint=f"use `count: {group.autoscaling.max}` (static nodes), or an elastic group on "
-                f"{' or '.join(sorted(NODE_PROGRAM_CLOUDS))}",
+                f"{' or '.join(ELASTIC_CLOUDS)}",
             )
         if group.autoscaling is not None and group.capacity.kind == "reservation":
             yield ctx.finding(

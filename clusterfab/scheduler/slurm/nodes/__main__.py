@@ -75,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config",
         required=True,
-        help="JSON: cloud, groups, blueprint, stack, region (AWS) or project, zone and gce_groups (GCP), and "
+        help="JSON: cloud, groups, blueprint, stack, region (AWS), project, zone and gce_groups (GCP) or "
+        "subscription, resource_group and units (Azure), and "
         "ends (when the cloud takes each such group's machines: a capacity block's)",
     )
     parser.add_argument(
@@ -95,9 +96,19 @@ def _sync(
     elastic = {g.name: g.elastic_names for g in groups.values() if g.size > g.static}
     retry = dt.timedelta(seconds=float(settings.get("retry_after_s", RETRY_AFTER.total_seconds())))
     counts = Counts()
-    ending = _cloud(settings).ending(settings)
+    cloud = _cloud(settings)
+    ending, claims = cloud.ending(settings), cloud.claims
     try:
-        sync(static, fleet, slurm, elastic=elastic, retry_after=retry, counts=counts, ending=ending)
+        sync(
+            static,
+            fleet,
+            slurm,
+            elastic=elastic,
+            retry_after=retry,
+            counts=counts,
+            ending=ending,
+            claims=claims,
+        )
     except Exception:
         counts.failed["round"] += 1  # the cloud or slurmctld did not answer: the alert must see it
         raise

@@ -213,6 +213,8 @@ def main(settings: Mapping[str, Any], password_file: str) -> int:
     if name not in clouds.CLOUDS:
         raise AccountingError(f"the accounting settings name no cloud this program knows ({name!r})")
     cloud = clouds.cloud(name)
+    if not cloud.accounting_settings:
+        raise AccountingError(f"managed accounting is not built on {name}")
     missing = [key for key in cloud.accounting_settings if key not in settings]
     if missing:
         raise AccountingError(f"the accounting settings lack {', '.join(missing)}")

@@ -32,6 +32,18 @@ class MarkDown:
 
 
 @dataclass(frozen=True, slots=True)
+class Release:
+    """A node claimed by a machine that no longer exists (where machines claim their nodes, Azure): its
+    NodeHostname and NodeAddr back to its own name, so that the next machine of its unit may claim it; set
+    DOWN with the reason unless it is down already (a replaced node keeps its drain and reason)."""
+
+    name: str
+    host: str
+    reason: str
+    down: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Replace:
     """A drained node whose machine is being replaced (or its host repaired): DOWN with the reason and still
     drained. ReturnToService=2 returns a DOWN node whenever its slurmd answers, and the old machine's slurmd
@@ -113,6 +125,7 @@ Action = (
     NameInstance
     | SetAddress
     | MarkDown
+    | Release
     | Replace
     | Return
     | PowerDown
@@ -123,4 +136,4 @@ Action = (
     | Reserve
     | Unreserve
 )
-SlurmAction = SetAddress | MarkDown | Replace | Return | PowerDown
+SlurmAction = SetAddress | MarkDown | Release | Replace | Return | PowerDown

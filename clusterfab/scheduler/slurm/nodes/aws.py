@@ -183,6 +183,10 @@ class Ec2Fleet:
     def withdraw(self, mig: str) -> None:
         raise CloudError("NotSupported", "EC2 has no flex-start MIGs")
 
+    def keep_sizes(self) -> list[str]:
+        """Nothing: each group's auto scaling group keeps its desired capacity itself."""
+        return []
+
     def elastic(self) -> list[ElasticInstance]:
         """The cluster's elastic instances that are not terminated yet: one shutting down still holds its
         network interfaces in the subnet and security group."""
@@ -277,6 +281,8 @@ class AwsNodes:
 
     location = ("region",)
     accounting_settings = aws_rds.REQUIRED
+    claims = False
+    creates_nodes = True
 
     def refusal(self, settings: Mapping[str, Any]) -> str | None:
         if not settings.get("fleet"):

@@ -1,6 +1,9 @@
 """The clouds the node programs run on, by the name in their settings (`cloud`), and the module of this
 package that implements each (architecture §11.1: a new cloud is a new module here plus one entry).
 
+Azure's machines claim their nodes and cannot be created by node name: its node sync keeps claims, failed
+machines and its scale sets' sizes in step, and no elastic group runs there (`claims`, `creates_nodes`).
+
 The package ships alone to the controller, so it cannot read clusterfab.core.plugins' names; a test keeps
 the two in step. A cloud's module exports `CLOUD`, a `NodeCloud`, and is imported only when its name is
 asked for: the AWS program never loads Compute Engine's code, nor the GCP one boto3.
@@ -14,7 +17,7 @@ from typing import Any, Protocol
 
 from .fleet import Fleet
 
-CLOUDS: dict[str, str] = {"aws": "aws", "gcp": "gcp"}
+CLOUDS: dict[str, str] = {"aws": "aws", "gcp": "gcp", "azure": "azure"}
 """Cloud name -> its module in this package."""
 
 
@@ -28,7 +31,18 @@ class NodeCloud(Protocol):
 
     @property
     def accounting_settings(self) -> tuple[str, ...]:
-        """The settings managed accounting needs on this cloud."""
+        """The settings managed accounting needs on this cloud (none where it is not built)."""
+        ...
+
+    @property
+    def claims(self) -> bool:
+        """Whether its machines claim their Slurm nodes themselves (Azure's scale-set VMs), so that the node
+        sync names none and releases the claims of machines that are gone."""
+        ...
+
+    @property
+    def creates_nodes(self) -> bool:
+        """Whether the resume program can create a machine for a node name (elastic Slurm groups)."""
         ...
 
     def refusal(self, settings: Mapping[str, Any]) -> str | None:

@@ -43,6 +43,9 @@ class Instance:
     ends: dt.datetime | None = None
     """When the cloud deletes it whatever runs on it (a flex-start VM at the end of its run duration, an
     instance of a capacity block when EC2 begins terminating the block's instances)."""
+    host: str | None = None
+    """Its host name, where the machine claims its Slurm node itself (Azure's scale-set VMs): the node it
+    holds is the one slurmctld knows by this NodeHostname, and `name` stays None."""
 
     @property
     def last_start(self) -> dt.datetime:
@@ -95,6 +98,7 @@ class CloudError(Exception):
 
 class Fleet(Protocol):
     """The cluster's instances on one cloud, as the node sync and the power programs read and change them.
+    Where machines claim their Slurm nodes themselves (`Instance.host`), `name` is never asked for.
     A cloud without queued capacity requests lists none and refuses to withdraw one; one whose hosts
     cannot be reported faulty lists no instance as `reportable` and refuses the report."""
 
@@ -128,4 +132,10 @@ class Fleet(Protocol):
 
     def withdraw(self, mig: str) -> None:
         """Delete a capacity request with whatever it created."""
+        ...
+
+    def keep_sizes(self) -> list[str]:
+        """Bring each static group back to its size where the cloud does not (an Azure scale set's capacity
+        drops with each instance deleted from it; an auto scaling group or a MIG keeps its own); what it
+        changed, one line each."""
         ...

@@ -367,6 +367,10 @@ class GceFleet:
             )
         return found
 
+    def keep_sizes(self) -> list[str]:
+        """Nothing: each group's MIG keeps its target size itself."""
+        return []
+
     def withdraw(self, mig: str) -> None:
         """Delete a flex-start MIG: its resize request and every VM it made go with it (Compute Engine lets
         a request being fulfilled finish first). One already gone is no error."""
@@ -568,6 +572,8 @@ class GcpNodes:
 
     location = ("project", "zone")
     accounting_settings = gcp_cloudsql.REQUIRED
+    claims = False
+    creates_nodes = True
 
     def refusal(self, settings: Mapping[str, Any]) -> str | None:
         return None

@@ -45,7 +45,10 @@ needs them, the suspend program deletes them). This program is the one writer th
   end (the config's `ends`): their nodes are reserved the same way.
 
 On GCP the name is the instance metadata key of that name instead of a tag (a VM reads its metadata, not
-its labels, from the metadata server).
+its labels, from the metadata server). On Azure no program names a VM: each claims a free node of its scale
+set's fabric unit itself (its NodeHostname), and the sync's `claims` rules (reconcile.py) release the
+claims of VMs that are gone, replace failed VMs (deleted from their scale set) and, through the fleet's
+`keep_sizes`, raise each scale set back to its unit's size (azure.py).
 
 `reconcile.plan_actions` is the pure decision, the same on every cloud; the cloud's `Fleet` (fleet.py;
 aws.py's `Ec2Fleet`, gcp.py's `GceFleet`, the one the settings name chosen by clouds.py) and `Scontrol`
@@ -91,20 +94,27 @@ def sync(
     retry_after: dt.timedelta = RETRY_AFTER,
     counts: Counts | None = None,
     ending: bool = False,
+    claims: bool = False,
 ) -> list[Action]:
     """One round: read both sides, act, and return what was done (each action is logged). One failed
     action is logged and counted, and does not stop the others. With `ending` (machines that end: flex-
-    start groups, groups on a capacity block) our reservations before their ends are kept in step too."""
+    start groups, groups on a capacity block) our reservations before their ends are kept in step too.
+    With `claims` (the machines claim their nodes themselves) slurmctld is read before the cloud: a claim
+    it shows was made by a machine that existed then, so the cloud's later list has it unless it is gone.
+    Last, the fleet brings its groups back to their sizes where the cloud does not (`keep_sizes`)."""
     now = now or dt.datetime.now(dt.UTC)
+    nodes = slurm.nodes() if claims else None
+    instances = fleet.instances()
     actions = plan_actions(
         names,
-        fleet.instances(),
-        slurm.nodes(),
+        instances,
+        nodes if nodes is not None else slurm.nodes(),
         elastic=elastic,
         requests=fleet.requests(),
         reservations=slurm.reservations() if ending else None,
         now=now,
         retry_after=retry_after,
+        claims=claims,
     )
     counts = counts if counts is not None else Counts()
     for action in actions:
@@ -132,4 +142,15 @@ def sync(
             counts.failed[kind] += 1
         else:
             counts.done[kind] += 1
+    _keep_sizes(fleet, counts)
     return actions
+
+
+def _keep_sizes(fleet: Fleet, counts: Counts) -> None:
+    try:
+        for change in fleet.keep_sizes():
+            log.info("%s", change)
+            counts.done["KeepSize"] += 1
+    except Exception:
+        log.exception("failed: keeping the groups at their sizes")
+        counts.failed["KeepSize"] += 1

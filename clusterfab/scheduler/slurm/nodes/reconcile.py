@@ -4,6 +4,7 @@ the node sync's (nodesync.py says what each is for); the reasons below are what 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +17,7 @@ from .actions import (
     NameInstance,
     PowerDown,
     Recreate,
+    Release,
     Replace,
     ReportFaulty,
     Reserve,
@@ -82,13 +84,17 @@ def plan_actions(
     reservations: Mapping[str, dt.datetime] | None = None,
     now: dt.datetime | None = None,
     retry_after: dt.timedelta = RETRY_AFTER,
+    claims: bool = False,
 ) -> list[Action]:
     """What to change so that every instance holds one node name, Slurm knows where each static node is,
     and no elastic node, instance or flex-start request is left half alive. `names` are each group's
     static node names, `elastic` its elastic ones; `reservations` (ours, by name: their start), where
-    machines have an end, keep jobs off a node that would outlive its machine."""
+    machines have an end, keep jobs off a node that would outlive its machine. With `claims` the machines
+    claim their nodes themselves (Azure): an instance holds the node slurmctld knows by its host name."""
     elastic = elastic or {}
     now = now or dt.datetime.now(dt.UTC)
+    if claims:
+        instances = _by_claim(instances, nodes)
     actions: list[Action] = []
     static_by_group: dict[str, list[Instance]] = {group: [] for group in names}
     elastic_by_group: dict[str, list[Instance]] = {group: [] for group in elastic}
@@ -97,7 +103,12 @@ def plan_actions(
         if instance.group in pool:
             pool[instance.group].append(instance)
     for group, group_names in names.items():
-        actions += _static_actions(group_names, _launch_order(static_by_group[group]), nodes, now)
+        ordered = _launch_order(static_by_group[group])
+        actions += (
+            _claimed_actions(group_names, ordered, nodes, now)
+            if claims
+            else _static_actions(group_names, ordered, nodes, now)
+        )
     for group, group_names in elastic.items():
         actions += _elastic_actions(
             group_names, _launch_order(elastic_by_group[group]), nodes, now, retry_after
@@ -180,6 +191,44 @@ def _static_actions(
             if node is None or node.address != holder.address:
                 actions.append(SetAddress(name, holder.address))
         elif node is not None and not node.down:
+            actions.append(MarkDown(name, GONE_REASON))
+    return actions
+
+
+def _by_claim(instances: Iterable[Instance], nodes: Mapping[str, SlurmNode]) -> list[Instance]:
+    """Each machine with the name of the node it claimed (the node whose NodeHostname is its host name)."""
+    holders = {node.claimed_by: name for name, node in nodes.items() if node.claimed_by}
+    return [dataclasses.replace(i, name=holders.get(i.host)) if i.host is not None else i for i in instances]
+
+
+def _claimed_actions(
+    names: Sequence[str], instances: Sequence[Instance], nodes: Mapping[str, SlurmNode], now: dt.datetime
+) -> list[Action]:
+    """The static rules where machines claim their nodes: no machine is named (one without a node is
+    starting, or found its unit full) and no address set (the claim sets it); a node claimed by a machine
+    that is gone is released for the next one; a node no machine holds is marked DOWN only while no machine
+    of the group is without a node (a restarted slurmctld forgets every claim until they are restored or
+    re-asserted, and those nodes still run jobs)."""
+    actions: list[Action] = []
+    held, unclaimed = _claim(names, instances)
+    for name in names:
+        node = nodes.get(name)
+        holder = held.get(name)
+        if node is None:
+            continue
+        replaced = holder is not None and (
+            _needs_new_machine(node) or _report_failed(node, now) or _interrupted(node)
+        )
+        if holder is not None and replaced:
+            actions += [
+                Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
+                Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
+            ]
+        elif holder is not None:
+            actions += _repair(holder, node)
+        elif node.claimed_by is not None:
+            actions.append(Release(name, node.claimed_by, GONE_REASON, node.down))
+        elif not node.down and not unclaimed:
             actions.append(MarkDown(name, GONE_REASON))
     return actions
 

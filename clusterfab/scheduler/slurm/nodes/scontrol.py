@@ -14,6 +14,7 @@ from .actions import (
     END_MARGIN,
     END_RESERVATION,
     MarkDown,
+    Release,
     Replace,
     Reserve,
     Return,
@@ -33,6 +34,14 @@ class SlurmNode:
     """slurmctld's state and flags (`IDLE`, `DRAIN`, `POWERED_DOWN`, `POWERING_UP`, ...)."""
     reason: str = ""
     reason_at: dt.datetime | None = None
+    hostname: str = ""
+    """NodeHostname as slurmctld has it: where machines claim their nodes (Azure), the claiming machine's
+    host name; the node's own name when no one holds it."""
+
+    @property
+    def claimed_by(self) -> str | None:
+        """The host that claimed the node (NodeHostname other than its own name), if any."""
+        return self.hostname if self.hostname and self.hostname != self.name else None
 
     @property
     def powered_down(self) -> bool:
@@ -69,6 +78,7 @@ class Scontrol:
                 states=states,
                 reason=node.get("reason", "") or "",
                 reason_at=_time(node.get("reason_changed_at")),
+                hostname=node.get("hostname", "") or "",
             )
         return nodes
 
@@ -120,6 +130,11 @@ class Scontrol:
         nodes = f"NodeName={','.join(names)}"
         if isinstance(action, SetAddress):
             fields = [f"NodeAddr={action.address}", f"NodeHostname={action.address}"]
+        elif isinstance(action, Release):
+            # Back to slurm.conf's own: the node is free for the next machine's claim.
+            fields = [f"NodeAddr={action.name}", f"NodeHostname={action.name}"]
+            if not action.down:
+                fields += ["State=DOWN", f"Reason={action.reason}"]
         elif isinstance(action, Return):
             self._run(["scontrol", "update", nodes, "State=UNDRAIN"], check=True)
             if not action.down:
