@@ -117,6 +117,11 @@ class FabricUnit:
     first: int
     size: int
 
+    def always_up(self, static: int) -> int:
+        """How many of its nodes are always up when the group's first `static` nodes are (the rest are
+        elastic): what its scale set runs when no job asked for more."""
+        return max(0, min(self.first + self.size, static) - self.first)
+
 
 @dataclass(frozen=True, slots=True)
 class ReportChannel:
@@ -387,11 +392,14 @@ class CloudProfile(Protocol):
         """Where the disk the controller keeps its state on appears on the host (the stack attaches it)."""
         ...
 
-    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
-        """How `count` Slurm nodes of a group register. None: the node sync gives each instance its node
-        name (a tag, a metadata key) and the groups' leaf switches hang under one root. Units: each node
-        claims a free node of its unit itself before its slurmd starts (the unit is the nodes' feature),
-        and no switch joins two units: the fabric does not span them, so neither may a job."""
+    def slurm_units(
+        self, group: str, machine: MachineType, count: int, static: int
+    ) -> tuple[FabricUnit, ...] | None:
+        """How `count` Slurm nodes of a group, the first `static` of them always up, register. None: the
+        node sync gives each instance its node name (a tag, a metadata key) and the groups' leaf switches
+        hang under one root. Units: each node claims a free node of its unit itself before its slurmd
+        starts (the unit is the nodes' feature), and no switch joins two units: the fabric does not span
+        them, so neither may a job."""
         ...
 
     # --- What the catalog, the rules, the policy pack and the plan engine ask per cloud -----------

@@ -662,9 +662,8 @@ _CODES = [
         "BP232",
         "elastic Slurm nodes on a cloud without node programs",
         _E,
-        "Slurm's elastic nodes are created and deleted by the controller's node programs, which exist for "
-        "some clouds only (Azure's scale-set nodes register with Slurm by their fabric unit and cannot be "
-        "created by name).",
+        "Slurm's elastic nodes are created and deleted by the controller's node programs (AWS, GCP and "
+        "Azure today): on a cloud without them nothing would start a node a queued job is given.",
     ),
     Code(
         "BP233",
@@ -684,8 +683,8 @@ _CODES = [
         "BP235",
         "autoscaled group on Azure",
         _E,
-        "An Azure node group with autoscaling: its scale sets are built at the group's maximum and nothing "
-        "scales them, so the group would run and bill every VM all the time.",
+        "An Azure node group with autoscaling and no scheduler: nothing grows its scale sets (Slurm's resume "
+        "program does, for its elastic nodes), so the group would never run more than its minimum.",
     ),
     Code(
         "BP250",

@@ -58,9 +58,8 @@ def check_fabric_units(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_fixed_scale_sets(ctx: RuleContext) -> Iterator[Finding]:
-    """BP235: the realizer builds every scale set at the group's full size and nothing scales it, so an
-    autoscaled group would run (and bill) its maximum all the time. A scheduler's own rules say so for its
-    groups (Slurm: BP232); this one speaks for the node groups alone."""
+    """BP235: without a scheduler nothing grows an Azure scale set (Slurm's resume program does, for its
+    elastic nodes), so an autoscaled group would never have more than its `min` VMs."""
     if ctx.blueprint.cloud != AZURE or ctx.spec.scheduler is not None:
         return
     for group in ctx.spec.node_groups:
@@ -68,9 +67,10 @@ def check_fixed_scale_sets(ctx: RuleContext) -> Iterator[Finding]:
             yield ctx.finding(
                 "BP235",
                 (*group.path, "autoscaling"),
-                f"node group '{group.name}' is autoscaled, but nothing scales an Azure scale set here: it "
-                f"would run all {group.max_size} VMs all the time",
-                hint=f"use `count: {group.max_size}`, or `count:` the number you want running",
+                f"node group '{group.name}' is autoscaled, but without a scheduler nothing grows an Azure "
+                f"scale set: it would never run more than its {group.min_size} VMs",
+                hint="use `count:` the number you want running, or scheduler kind slurm (its elastic nodes "
+                "grow the scale set)",
             )
 
 

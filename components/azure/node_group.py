@@ -61,7 +61,10 @@ class AzureGpuScaleSetArgs:
     vm_size: str
     """e.g. Standard_ND96isr_H100_v5."""
     capacity: int
-    """VMs in this unit."""
+    """VMs in this unit (its always-up ones, where it also has elastic nodes)."""
+    elastic: bool = False
+    """Slurm's resume program grows the set past `capacity` (one VM for each elastic node a job is given)
+    and its suspend program deletes those VMs: a deploy leaves the running capacity as it is."""
     subnet_id: pulumi.Input[str]
     """The node subnet (AzureNetwork.node_subnet_id)."""
     identity_id: pulumi.Input[str]
@@ -152,7 +155,11 @@ class AzureGpuScaleSet(pulumi.ComponentResource):
             ),
             virtual_machine_profile=self._profile(name, args, spot),
             tags={**args.tags, NODE_GROUP_TAG: args.node_group},
-            opts=pulumi.ResourceOptions(parent=self),
+            # An elastic unit's capacity is Slurm's while it runs: a deploy that set it back would delete
+            # VMs that run jobs.
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["sku.capacity"] if args.elastic else None
+            ),
         )
         self.scale_set_id = scale_set.id
         self.scale_set_name = scale_set.name

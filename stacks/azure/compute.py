@@ -82,7 +82,9 @@ def node_group(
         healthcheck_vars=healthcheck_vars(spec, group, cluster.input.catalog),
     )
     launcher = boot_launcher(cluster, group.name)
-    units = named_units(group.name, group.machine, group.max_size) or (FabricUnit(group.name, 0, 0),)
+    units = named_units(group.name, group.machine, group.max_size, group.static_size) or (
+        FabricUnit(group.name, 0, 0),
+    )
     sets = [
         AzureGpuScaleSet(
             child(spec.name, unit.name),
@@ -91,7 +93,8 @@ def node_group(
                 location=spec.region,
                 node_group=group.name,
                 vm_size=group.machine.name,
-                capacity=unit.size,
+                capacity=unit.always_up(group.static_size),
+                elastic=unit.always_up(group.static_size) < unit.size,
                 subnet_id=site.network.node_subnet_id,
                 identity_id=site.identity.identity_id,
                 image=image(group.image),

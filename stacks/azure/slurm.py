@@ -2,7 +2,8 @@
 on the nodes) and the login nodes. The GPU nodes join Slurm by their scale set's fabric unit, claiming
 their nodes themselves; the controller's node sync releases the claims of VMs that are gone, replaces
 failed VMs and keeps each scale set at its unit's size, with Reader on the stack's resource group and
-Virtual Machine Contributor on each Slurm scale set. Slurm creates no elastic nodes here (rule BP232)."""
+Virtual Machine Contributor on each Slurm scale set; an elastic group's own scale sets grow by one VM for
+each node Slurm resumes and shrink by the VMs its suspend program deletes."""
 
 from __future__ import annotations
 

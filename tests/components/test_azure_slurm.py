@@ -186,16 +186,21 @@ def test_the_stack_exports_the_controller_for_health_runs() -> None:
     )
 
 
-def _nodesync_config() -> dict[str, Any]:
+def _controller_file(plan: Plan, name: str) -> str:
+    """A file of the controller's archive (what its boot fetches from the bucket)."""
     from tests.components.harness import stacks_module
     from tests.conftest import REPO
 
-    key = one(PLAN, "azure-native:storage:Blob", "hpc-artifacts-files").inputs["blobName"]
+    key = one(plan, "azure-native:storage:Blob", "hpc-artifacts-files").inputs["blobName"]
     archive = REPO / stacks_module("cluster").BUNDLE_CACHE / f"slurm-{key.removeprefix('slurm/')}"
     with tarfile.open(archive) as tar:
-        member = tar.extractfile("nodesync.json")
+        member = tar.extractfile(name)
         assert member is not None
-        config: dict[str, Any] = json.loads(member.read())
+        return member.read().decode()
+
+
+def _nodesync_config(plan: Plan | None = None) -> dict[str, Any]:
+    config: dict[str, Any] = json.loads(_controller_file(plan or PLAN, "nodesync.json"))
     return config
 
 
@@ -208,5 +213,40 @@ def test_the_node_sync_finds_each_fabric_unit_by_its_tag_and_keeps_it_at_its_siz
         "stack": "plan",
         "region": "southcentralus",
         "zone": "1",
-        "units": {"h100-0": {"group": "h100", "size": 75}, "h100-1": {"group": "h100", "size": 75}},
+        "units": {
+            "h100-0": {"group": "h100", "first": 0, "nodes": 75, "static": 75},
+            "h100-1": {"group": "h100", "first": 75, "nodes": 75, "static": 75},
+        },
     }
+
+
+ELASTIC = BLUEPRINT.replace("    count: 150\n", "    autoscaling: {min: 2, max: 6}\n")
+
+
+def test_an_elastic_group_has_an_always_up_unit_and_an_elastic_one_that_slurm_sizes() -> None:
+    plan = plan_text(ELASTIC, None)
+    sets = {r.name: r for r in all_of(plan, "azure-native:compute:VirtualMachineScaleSet")}
+    assert {name: (r.inputs["sku"]["capacity"], r.ignore_changes) for name, r in sets.items()} == {
+        "hpc-h100-0-vmss": (2, ()),
+        # The resume program grows it and the suspend program shrinks it: a deploy leaves it alone.
+        "hpc-h100-1-vmss": (0, ("sku.capacity",)),
+    }
+    conf = _controller_file(plan, "slurm.conf").splitlines()
+    hardware = "CPUs=96 RealMemory=1848320 Gres=gpu:h100:8"  # as the static group renders it
+    assert [line for line in conf if line.startswith("NodeName=")] == [
+        f"NodeName=h100-[0-1] {hardware} Feature=h100-0 State=UNKNOWN",
+        f"NodeName=h100-[2-5] {hardware} Feature=h100-1 State=CLOUD",
+    ]
+    assert "SuspendExcNodes=h100-[0-1]" in conf
+    assert "ResumeProgram=/usr/local/sbin/clusterfab-slurm-resume" in conf
+    assert _nodesync_config(plan)["units"] == {
+        "h100-0": {"group": "h100", "first": 0, "nodes": 2, "static": 2},
+        "h100-1": {"group": "h100", "first": 2, "nodes": 4, "static": 0},
+    }
+    assert _nodesync_config(plan)["groups"] == {"h100": {"static": 2, "size": 6}}
+    # No switch joins the two units: a job runs on always-up nodes or on elastic ones.
+    topology = _controller_file(plan, "topology.conf").splitlines()
+    assert [line for line in topology if line.startswith("SwitchName=")] == [
+        "SwitchName=h100-0 Nodes=h100-[0-1]",
+        "SwitchName=h100-1 Nodes=h100-[2-5]",
+    ]

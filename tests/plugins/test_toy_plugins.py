@@ -206,6 +206,22 @@ def test_kubernetes_on_a_cloud_without_a_managed_service_is_refused_at_the_kind(
     )
 
 
+def test_an_elastic_slurm_group_on_a_cloud_whose_node_programs_create_no_nodes_is_refused(toy: Path) -> None:
+    """BP232: the toy cloud has no node programs (clusterfab_slurm_nodes knows aws, gcp and azure), so no
+    resume program could create an elastic node there."""
+    bad = BLUEPRINT.replace(
+        "  kind: toy\n  controller:\n    machine_type: toy.cpu4\n", "  kind: slurm\n"
+    ).replace("    count: 2\n", "    autoscaling: {min: 0, max: 4}\n")
+    (toy / "elastic.yaml").write_text(bad)
+    code, out = _cli("validate", "elastic.yaml")
+    assert code == 1
+    assert (
+        "elastic.yaml:11:18: error[BP232] node_groups[0].autoscaling: node group 'trainers' is elastic, but "
+        "Slurm's node programs create no machines on toy: nothing would start a node a queued job is given\n"
+    ) in out
+    assert "   hint: use `count: 4` (static nodes), or an elastic group on aws or azure or gcp\n" in out
+
+
 def test_slurm_on_a_cloud_without_slurm_hosts_is_refused_at_the_kind(toy: Path) -> None:
     """BP228: the catalog records no Slurm controller machine for the toy cloud, so Slurm is refused
     there instead of planning a cluster without its scheduler."""

@@ -161,7 +161,9 @@ class ToyProfile:
     host_access_tools = ("toyctl",)
     controller_state_device = "/dev/toy1"
 
-    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+    def slurm_units(
+        self, group: str, machine: MachineType, count: int, static: int
+    ) -> tuple[FabricUnit, ...] | None:
         return None  # the node sync names each instance
 
     def report_channel(self, outputs: StackOutputs) -> ReportChannel | None:

@@ -120,6 +120,18 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(200, {{"value": state["sets"]}})
         if self.command == "GET" and path.endswith("/virtualMachines"):
             return self.answer(200, {{"value": state["vms"][path.split("/")[-2]]}})
+        # As Azure does: an update sets the scale set's capacity, a delete of instances removes them and
+        # lowers it. The test plays the rest (a new VM for a raised capacity).
+        name = path.split("/")[-2] if path.endswith("/delete") else path.split("/")[-1]
+        [found] = [s for s in state["sets"] if s["name"] == name]
+        if self.command == "PATCH":
+            found["sku"]["capacity"] = body["sku"]["capacity"]
+        else:
+            gone = set(body["instanceIds"])
+            state["vms"][name] = [v for v in state["vms"][name] if v["instanceId"] not in gone]
+            found["sku"]["capacity"] -= len(gone)
+        with open({ARM_STATE!r}, "w") as handle:
+            json.dump(state, handle)
         return self.answer(202, None)
     do_GET = do_POST = do_PATCH = handle_any
 HTTPServer(("127.0.0.1", {ARM_PORT}), Handler).serve_forever()
@@ -131,7 +143,11 @@ SYNC_SETTINGS = {
     "groups": {"trainers": {"static": 3, "size": 3}},
     "blueprint": "lab",
     "stack": "lab",
-    "units": {"trainers-0": {"group": "trainers", "size": 2}, "trainers-1": {"group": "trainers", "size": 1}},
+    "units": {
+        "trainers-0": {"group": "trainers", "first": 0, "nodes": 2, "static": 2},
+        "trainers-1": {"group": "trainers", "first": 2, "nodes": 1, "static": 1},
+    },
+    "lock_file": "/run/lab-azure-capacity.lock",
     "imds_url": f"http://127.0.0.1:{ARM_PORT}",
     "arm_url": f"http://127.0.0.1:{ARM_PORT}",
 }
@@ -140,11 +156,19 @@ SYNC_SETTINGS = {
 class ClaimLab(SlurmLab):
     """The lab with Azure's static unit nodes and no slurmd at start; VMs started by the tests."""
 
+    vms: dict[str, tuple[str, str]] = VMS
+    """The scale sets' VMs the lab can run: host name -> (fabric unit, private address)."""
+    sync_settings: dict[str, Any] = SYNC_SETTINGS
+    conf_server: str = CONF_SERVER
+    slurmd_options: str = "-D"
+    """slurmd in the foreground (no systemd here); `-b` too where each VM must report a fresh boot, as a new
+    machine does (one VM's boot time is the lab's)."""
+
     def _start_slurmds(self) -> None:
         self.path(IMDS).write_text(IMDS_PROGRAM)
         spools = " ".join(f"/var/spool/slurmd/{node}" for node in self.nodes)
         self.run(f"mkdir -p {spools}")
-        for index, (vm, (unit, address)) in enumerate(VMS.items()):
+        for index, (vm, (unit, address)) in enumerate(self.vms.items()):
             self.run(f"ip addr add {address}/32 dev lo")
             self._daemon(f"imds-{vm}", f"exec python3 {IMDS} {18001 + index} {unit} {address}")
             # The role's program, with this VM's own name file and client configuration (one machine runs
@@ -152,18 +176,18 @@ class ClaimLab(SlurmLab):
             wrapper = render(
                 "azure",
                 "clusterfab-fabric-unit",
-                server=CONF_SERVER,
+                server=self.conf_server,
                 cluster=self.cluster,
                 name_file=f"/run/clusterfab-slurm-node-{vm}",
                 claim_conf=f"/run/clusterfab-slurm-claim-{vm}.conf",
-            ).replace("/usr/sbin/slurmd --systemd ", "/usr/sbin/slurmd -D ")
+            ).replace("/usr/sbin/slurmd --systemd ", f"/usr/sbin/slurmd {self.slurmd_options} ")
             target = self.path(f"/usr/local/sbin/clusterfab-slurmd-{vm}")
             target.write_text(wrapper)
             target.chmod(0o755)
             reassert = self.path(f"/usr/local/sbin/clusterfab-slurm-reassert-{vm}")
             reassert.write_text(
                 render_reassert(
-                    server=CONF_SERVER,
+                    server=self.conf_server,
                     name_file=f"/run/clusterfab-slurm-node-{vm}",
                     claim_conf=f"/run/clusterfab-slurm-claim-{vm}.conf",
                 )
@@ -175,7 +199,7 @@ class ClaimLab(SlurmLab):
         self.path(CLAIMS).chmod(0o755)
         self.run(f"mkdir -p {shlex.quote(RECORD.rsplit('/', 1)[0])}")
         self._install_node_sync()
-        for index, vm in enumerate(VMS):
+        for index, vm in enumerate(self.vms):
             imds = f"curl -fsS -H 'Metadata: true' 'http://127.0.0.1:{18001 + index}{TAGS}'"
             self._ready(f"imds-{vm}", imds)
 
@@ -185,7 +209,7 @@ class ClaimLab(SlurmLab):
         self.run(f"mkdir -p {NODES_LIB}/clusterfab_slurm_nodes /srv/lab-arm")
         for module in sorted(NODES.glob("*.py")):
             self.path(f"{NODES_LIB}/clusterfab_slurm_nodes/{module.name}").write_text(module.read_text())
-        self.path(SYNC_CONFIG).write_text(json.dumps(SYNC_SETTINGS))
+        self.path(SYNC_CONFIG).write_text(json.dumps(self.sync_settings))
         self.path("/etc/lab-fleet.json").write_text("{}")
         self.arm_state([])
         self.path("/usr/local/bin/clusterfab-lab-arm").write_text(ARM_PROGRAM)
@@ -196,9 +220,10 @@ class ClaimLab(SlurmLab):
     def arm_state(self, vms: list[tuple[str, str]], capacity: dict[str, int] | None = None) -> None:
         """Resource Manager's view: the scale sets of the two units (capacity: their sku.capacity, else their
         VMs' count) and their VMs, each (host name, timeCreated)."""
-        sets: dict[str, list[dict[str, Any]]] = {"lab-trainers-0-vmss": [], "lab-trainers-1-vmss": []}
+        units = self.sync_settings["units"]
+        sets: dict[str, list[dict[str, Any]]] = {f"lab-{unit}-vmss": [] for unit in units}
         for host, created in vms:
-            scale_set = "lab-trainers-1-vmss" if host.startswith("trainers1-") else "lab-trainers-0-vmss"
+            scale_set = f"lab-{self.vms[host][0]}-vmss"
             sets[scale_set].append(
                 {
                     "name": f"{scale_set}_{int(host[-6:])}",
@@ -213,7 +238,9 @@ class ClaimLab(SlurmLab):
                     "tags": {
                         "clusterfab-blueprint": "lab",
                         "clusterfab-stack": "lab",
-                        "clusterfab-node-group": "trainers",
+                        "clusterfab-node-group": units[name.removeprefix("lab-").removesuffix("-vmss")][
+                            "group"
+                        ],
                         "clusterfab-fabric-unit": name.removeprefix("lab-").removesuffix("-vmss"),
                     },
                     "sku": {
@@ -247,7 +274,7 @@ class ClaimLab(SlurmLab):
     def vm_command(self, vm: str, program: str = "clusterfab-slurmd") -> str:
         """The start program (or another of the role's) as systemd runs it on `vm`: its host name, its own
         /tmp."""
-        imds = f"http://127.0.0.1:{18001 + list(VMS).index(vm)}"
+        imds = f"http://127.0.0.1:{18001 + list(self.vms).index(vm)}"
         machine = f"hostname {vm} && mount -t tmpfs -o mode=1777,size=64m tmpfs /tmp"
         inner = f"{machine} && exec /usr/local/sbin/{program}-{vm}"
         return f"CLUSTERFAB_AZURE_IMDS={imds} exec unshare --uts --mount sh -c {shlex.quote(inner)}"
@@ -363,7 +390,7 @@ def test_a_third_vm_of_the_unit_finds_no_free_node_and_fails(lab: ClaimLab) -> N
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert ran.stderr == (
         "no free node of fabric unit trainers-0 in slurmctld: every node with Feature=trainers-0 is "
-        "claimed by another VM\n"
+        "claimed by another VM or is an elastic node Slurm has not powered up\n"
     )
     assert _listed(lab) == before
 
@@ -493,7 +520,7 @@ def test_a_restarted_slurmctld_gets_the_claims_back_and_its_nodes_answer(lab: Cl
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert ran.stderr == (
         "no free node of fabric unit trainers-0 in slurmctld: every node with Feature=trainers-0 is "
-        "claimed by another VM\n"
+        "claimed by another VM or is an elastic node Slurm has not powered up\n"
     )
     assert _claims(lab) == recorded
     # A job runs on a restored node, as its VM.

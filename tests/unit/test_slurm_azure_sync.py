@@ -14,11 +14,27 @@ import pytest
 
 from clusterfab.core.vocab import BLUEPRINT_TAG, FABRIC_UNIT_TAG, NODE_GROUP_TAG, STACK_TAG
 from clusterfab.scheduler.slurm.nodes import azure as nodes_azure
-from clusterfab.scheduler.slurm.nodes.actions import MarkDown, Recreate, Release, Replace, Return
+from clusterfab.scheduler.slurm.nodes.actions import (
+    MarkDown,
+    PowerDown,
+    Recreate,
+    Release,
+    Replace,
+    Return,
+    Terminate,
+)
 from clusterfab.scheduler.slurm.nodes.azure import ArmFleet, Unit
 from clusterfab.scheduler.slurm.nodes.fleet import CloudError, Instance
 from clusterfab.scheduler.slurm.nodes.nodesync import Counts, sync
-from clusterfab.scheduler.slurm.nodes.reconcile import GONE_REASON, HEALTH_PREFIX, REPLACING, plan_actions
+from clusterfab.scheduler.slurm.nodes.power import claimed_holders, suspend_claimed
+from clusterfab.scheduler.slurm.nodes.reconcile import (
+    CLAIM_GRACE,
+    GONE_REASON,
+    HEALTH_PREFIX,
+    LOST_REASON,
+    REPLACING,
+    plan_actions,
+)
 from clusterfab.scheduler.slurm.nodes.scontrol import Scontrol, SlurmNode
 from tests.apimodels.azure_spec import body_problems, spec
 
@@ -221,7 +237,8 @@ class Arm:
         raise AssertionError(f"unexpected {method} {url}")
 
 
-UNITS = {"h100-0": Unit("h100", 2), "h100-1": Unit("h100", 1)}
+LOCK_FILE = "/tmp/clusterfab-test-azure-capacity.lock"
+UNITS = {"h100-0": Unit("h100", 0, 2, 2), "h100-1": Unit("h100", 2, 1, 1)}
 
 
 def _arm(**kw: Any) -> Arm:
@@ -241,9 +258,10 @@ def _arm(**kw: Any) -> Arm:
     )
 
 
-def _fleet(arm: Arm, units: Mapping[str, Unit] = UNITS) -> ArmFleet:
+def _fleet(arm: Any, units: Mapping[str, Unit] = UNITS, lock: str = "") -> ArmFleet:
     return ArmFleet(
         arm,
+        lock=lock or LOCK_FILE,
         subscription=SUBSCRIPTION,
         resource_group=GROUP,
         blueprint="hpc",
@@ -314,7 +332,7 @@ def test_the_fleet_lists_each_units_vms_by_their_host_names_across_pages() -> No
 def test_a_unit_whose_scale_set_cannot_be_seen_fails_the_round() -> None:
     """Not an empty list: every claim of its VMs would be released."""
     with pytest.raises(CloudError) as info:
-        _fleet(_arm(), {**UNITS, "h100-2": Unit("h100", 1)}).instances()
+        _fleet(_arm(), {**UNITS, "h100-2": Unit("h100", 3, 1, 1)}).instances()
     assert (info.value.code, info.value.message) == ("NoScaleSet", "no scale set of fabric unit h100-2 found")
 
 
@@ -370,7 +388,7 @@ def test_one_round_reads_slurmctld_before_the_cloud_releases_a_gone_vms_claim_an
         return arm(method, url, body)
 
     counts = Counts()
-    done = sync(NAMES, _fleet(listing), Scontrol(run=recording), claims=True, counts=counts)  # type: ignore[arg-type]
+    done = sync(NAMES, _fleet(listing), Scontrol(run=recording), claims=True, counts=counts, now=T0)  # type: ignore[arg-type]
     assert order[0] == "scontrol show nodes"
     assert done == [Release("h100-1", "hpc-h100-0000001", GONE_REASON, down=True)]
     assert scontrol.calls[-1] == [
@@ -400,7 +418,7 @@ def test_the_azure_program_finds_its_subscription_and_group_where_it_runs(
         "cloud": "azure",
         "blueprint": "hpc",
         "stack": "prod",
-        "units": {"h100-0": {"group": "h100", "size": 2}},
+        "units": {"h100-0": {"group": "h100", "first": 0, "nodes": 2, "static": 2}},
         "arm_url": "https://arm.test",
         "imds_url": "http://imds.test",
     }
@@ -436,4 +454,89 @@ def test_the_sync_unit_names_the_controllers_identity_on_azure_alone() -> None:
     assert environment == ["Environment=PYTHONPATH=/opt/files/lib", f"Environment=AZURE_CLIENT_ID={client}"]
     assert [line for line in _sync_unit("").splitlines() if line.startswith("Environment=")] == [
         "Environment=PYTHONPATH=/opt/files/lib"
+    ]
+
+
+# --- Elastic units: the scale set grows by one VM per node a job is given --------------------------------
+
+
+ELASTIC = {"h100": ["h100-2", "h100-3"]}
+"""h100 with 2 always-up nodes (unit h100-0) and 2 elastic ones (unit h100-1)."""
+UP = frozenset({"IDLE"})
+
+
+def test_a_vm_holding_an_elastic_node_is_elastic_and_a_gone_one_loses_its_node() -> None:
+    nodes = {
+        "h100-0": node("h100-0", "vmss000000"),
+        "h100-1": node("h100-1", "vmss000001"),
+        "h100-2": node("h100-2", "vmss100000", states=UP),
+        "h100-3": node("h100-3", "vmss100001", states=UP),  # its VM is gone
+    }
+    instances = [vm("vmss000000"), vm("vmss000001", number=1), vm("vmss100000", number=5)]
+    actions = plan_actions(
+        {"h100": ["h100-0", "h100-1"]}, instances, nodes, elastic=ELASTIC, claims=True, now=T0
+    )
+    assert actions == [Release("h100-3", "vmss100001", LOST_REASON, down=False)]
+    # Next round: DOWN with the lost reason, its claim gone: powered down at once.
+    nodes["h100-3"] = node("h100-3", down=True, states=frozenset({"DOWN"}), reason=LOST_REASON, reason_at=T0)
+    assert plan_actions(
+        {"h100": ["h100-0", "h100-1"]}, instances, nodes, elastic=ELASTIC, claims=True, now=T0
+    ) == [PowerDown("h100-3", LOST_REASON)]
+
+
+def test_a_powered_down_node_keeps_its_state_when_its_stale_claim_goes() -> None:
+    nodes = {"h100-2": node("h100-2", "vmss100000", states=frozenset({"IDLE", "POWERED_DOWN"}))}
+    assert plan_actions({"h100": []}, [], nodes, elastic={"h100": ["h100-2"]}, claims=True, now=T0) == [
+        Release("h100-2", "vmss100000", LOST_REASON, down=True)
+    ]
+
+
+def test_a_vm_that_claims_no_node_within_the_grace_is_deleted() -> None:
+    """A scale-out whose job went before the VM booted: no node powers up for it, and it would bill."""
+    nodes = {"h100-2": node("h100-2", states=frozenset({"IDLE", "POWERED_DOWN"}))}
+    late = vm("vmss100000", minutes=-int(CLAIM_GRACE.total_seconds() // 60), number=4)
+    booting = vm("vmss100001", minutes=-5, number=5)
+    assert plan_actions(
+        {"h100": []}, [late, booting], nodes, elastic={"h100": ["h100-2"]}, claims=True, now=T0
+    ) == [Terminate("hpc-h100-0-vmss/4", "it claimed no node in 1:00:00 (its unit is full)")]
+
+
+ELASTIC_UNITS = {"h100-0": Unit("h100", 0, 2, 2), "h100-1": Unit("h100", 2, 2, 0)}
+
+
+def test_resume_grows_the_elastic_units_scale_set_by_one_vm_per_node(tmp_path: Any) -> None:
+    arm = _arm()
+    arm.sets[1]["tags"][FABRIC_UNIT_TAG] = "h100-1"
+    arm.sets[1]["sku"]["capacity"] = 1
+    fleet = _fleet(arm, ELASTIC_UNITS, lock=str(tmp_path / "lock"))
+    assert fleet.create("h100", ["h100-2", "h100-3"]) == []
+    [(method, url, body)] = [c for c in arm.calls if c[0] == "PATCH"]
+    assert (method, url) == ("PATCH", f"{SETS}/hpc-h100-1-vmss?api-version=2024-11-01")
+    assert body == {"sku": {"name": "Standard_ND96isr_H100_v5", "tier": "Standard", "capacity": 3}}
+    # An always-up node, or another group's, is no node a scale-out makes.
+    for name in ("h100-1", "b200-2"):
+        with pytest.raises(CloudError) as info:
+            fleet.create("h100", [name])
+        assert info.value.code == "NoElasticUnit"
+    # The sync never raises an elastic unit (its size is Slurm's), nor lowers one.
+    arm.calls.clear()
+    assert fleet.keep_sizes() == []
+    assert [c for c in arm.calls if c[0] == "PATCH"] == []
+
+
+def test_suspend_deletes_the_vms_holding_the_nodes_and_resume_skips_held_ones(tmp_path: Any) -> None:
+    arm = _arm()
+    fleet = _fleet(arm, lock=str(tmp_path / "lock"))
+    nodes = {
+        "h100-0": node("h100-0", "hpc-h100-0000003"),
+        "h100-1": node("h100-1", "hpc-h100-9999999"),  # its VM is gone already
+        "h100-2": node("h100-2"),
+    }
+    assert claimed_holders(fleet.instances(), nodes, ["h100-0", "h100-1", "h100-2"]) == {
+        "h100-0": "hpc-h100-0-vmss/3"
+    }
+    arm.calls.clear()
+    assert suspend_claimed(["h100-0", "h100-1", "h100-2"], fleet, nodes) == ["hpc-h100-0-vmss/3"]
+    assert [c for c in arm.calls if c[0] == "POST"] == [
+        ("POST", f"{SETS}/hpc-h100-0-vmss/delete?api-version=2024-11-01", {"instanceIds": ["3"]})
     ]

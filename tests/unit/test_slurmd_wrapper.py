@@ -88,7 +88,7 @@ def test_azure_claims_a_node_of_its_scale_sets_unit_and_runs_slurmd_as_it() -> N
         '  SLURM_CONF=$conf "$@"',
         "}",
     ]
-    assert "  if nodes=$(ctl sinfo -a -N -h -o '%N %n %o %f' 2>&1); then" in lines
+    assert "  if nodes=$(ctl sinfo -a -N -h -o '%N %n %o %f %t' 2>&1); then" in lines
     assert (
         '    if ctl scontrol update NodeName="$node" NodeAddr="$address" NodeHostname="$host"; then'
     ) in lines
@@ -251,7 +251,7 @@ def test_the_azure_program_claims_a_free_node_of_its_unit(imds: str, tmp_path: P
         "trainers-2 trainers-2 trainers-2 trainers-1",
     ]
     assert _calls(state, tmp_path) == [
-        "sinfo -a -N -h -o %N %n %o %f SLURM_CONF=CLAIM",
+        "sinfo -a -N -h -o %N %n %o %f %t SLURM_CONF=CLAIM",
         "scontrol update NodeName=trainers-1 NodeAddr=10.30.8.4 NodeHostname=trainers-vmss000005"
         " SLURM_CONF=CLAIM",
         "sinfo -a -N -h -n trainers-1 -o %n SLURM_CONF=CLAIM",
@@ -287,7 +287,7 @@ def test_the_azure_program_takes_back_the_node_holding_its_host_name(imds: str, 
     assert ran.stdout == "this VM (trainers-vmss000003) is node trainers-0 of fabric unit trainers-0\n"
     assert (tmp_path / "argv").read_text().splitlines()[-2:] == ["-N", "trainers-0"]
     # No new claim: one look, no update.
-    assert _calls(state, tmp_path) == ["sinfo -a -N -h -o %N %n %o %f SLURM_CONF=CLAIM"]
+    assert _calls(state, tmp_path) == ["sinfo -a -N -h -o %N %n %o %f %t SLURM_CONF=CLAIM"]
 
 
 def test_the_azure_program_fails_when_its_unit_has_no_free_node(imds: str, tmp_path: Path) -> None:
@@ -300,7 +300,37 @@ def test_the_azure_program_fails_when_its_unit_has_no_free_node(imds: str, tmp_p
     assert ran.returncode == 1
     assert ran.stderr == (
         "no free node of fabric unit trainers-0 in slurmctld: every node with Feature=trainers-0 is "
-        "claimed by another VM\n"
+        "claimed by another VM or is an elastic node Slurm has not powered up\n"
     )
     assert not (tmp_path / "argv").exists()
     assert state.read_text().splitlines() == taken
+
+
+def test_the_azure_program_takes_a_node_slurm_powers_up_never_a_powered_down_one(
+    imds: str, tmp_path: Path
+) -> None:
+    """An elastic unit: the resume program grew the scale set by one VM for trainers-1, which Slurm powers
+    up (`idle#`); trainers-0 is powered down (`idle~`) and trainers-2 on its way there (`idle%`)."""
+    elastic = [
+        "trainers-0 trainers-0 trainers-0 trainers-0 idle~",
+        "trainers-1 trainers-1 trainers-1 trainers-0 idle#",
+        "trainers-2 trainers-2 trainers-2 trainers-0 idle%",
+    ]
+    ran, state = _run_azure(imds, tmp_path, elastic, "trainers-vmss000007")
+    assert ran.returncode == 0, ran.stderr
+    assert (
+        ran.stdout
+        == "this VM (trainers-vmss000007, 10.30.8.4) claimed node trainers-1 of fabric unit trainers-0\n"
+    )
+    assert state.read_text().splitlines() == [
+        elastic[0],
+        "trainers-1 trainers-vmss000007 10.30.8.4 trainers-0 idle#",
+        elastic[2],
+    ]
+    # With no node powering up, the VM finds none to take.
+    powered_down = [line.replace("idle#", "idle~") for line in elastic]
+    (tmp_path / "again").mkdir()
+    ran, state = _run_azure(imds, tmp_path / "again", powered_down, "trainers-vmss000008")
+    assert ran.returncode == 1
+    assert ran.stderr.endswith("is claimed by another VM or is an elastic node Slurm has not powered up\n")
+    assert state.read_text().splitlines() == powered_down

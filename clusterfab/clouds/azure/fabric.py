@@ -45,10 +45,15 @@ def unit_names(group: str, units: int) -> tuple[str, ...]:
     return (group,) if units == 1 else tuple(f"{group}-{index}" for index in range(units))
 
 
-def named_units(group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...]:
+def named_units(
+    group: str, machine: MachineType, count: int, static: int | None = None
+) -> tuple[FabricUnit, ...]:
     """The group's fabric units, named, with their nodes numbered across the units in order (Slurm names
-    them `<group>-<i>`)."""
-    sizes = fabric_units(machine, count)
+    them `<group>-<i>`). Where only the first `static` nodes are always up, those and the elastic rest are
+    cut into units apart: an always-up unit's scale set keeps its size, an elastic one's grows and shrinks
+    with Slurm's power saving (no job spans the two, as none spans two units)."""
+    up = count if static is None else min(static, count)
+    sizes = fabric_units(machine, up) + fabric_units(machine, count - up)
     firsts = [sum(sizes[:index]) for index in range(len(sizes))]
     return tuple(
         FabricUnit(name, first, size)

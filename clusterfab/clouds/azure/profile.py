@@ -241,10 +241,12 @@ class AzureProfile:
     instance_location = staticmethod(hostvars.instance_location)
     controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
 
-    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+    def slurm_units(
+        self, group: str, machine: MachineType, count: int, static: int
+    ) -> tuple[FabricUnit, ...] | None:
         """A scale set's VMs cannot carry tags of their own (Uniform instances take no resource tags), so
         no node sync can name them: each VM joins as a free node of its scale set's unit."""
-        return fabric.named_units(group, machine, count)
+        return fabric.named_units(group, machine, count, static)
 
     def host_subnet(self, cidr: str) -> IPv4Network:
         """The controller subnet (the range's second block): the Slurm controller and login hosts."""

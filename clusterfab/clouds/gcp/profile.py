@@ -295,7 +295,9 @@ class GcpProfile:
     instance_location = staticmethod(hostvars.instance_location)
     controller_state_device = hostvars.CONTROLLER_STATE_DEVICE
 
-    def slurm_units(self, group: str, machine: MachineType, count: int) -> tuple[FabricUnit, ...] | None:
+    def slurm_units(
+        self, group: str, machine: MachineType, count: int, static: int
+    ) -> tuple[FabricUnit, ...] | None:
         return None  # the node sync names each instance
 
     def report_channel(self, outputs: StackOutputs) -> ReportChannel | None:

@@ -213,10 +213,16 @@ def node_vars(
 
 
 def _units(spec: ClusterSpec) -> dict[str, dict[str, Any]]:
-    """Where nodes join by fabric unit, each unit's node group and size: the node sync finds each unit's
-    machines by the unit's tag and keeps it at its size."""
+    """Where nodes join by fabric unit, each unit's node group, its nodes (`<group>-<first>` and the `nodes`
+    after it) and how many of them are always up: the node sync finds each unit's machines by the unit's
+    tag and keeps it at least that size; the resume program grows it by one machine per elastic node."""
     return {
-        unit.name: {"group": group.name, "size": unit.size}
+        unit.name: {
+            "group": group.name,
+            "first": unit.first,
+            "nodes": unit.size,
+            "static": unit.always_up(group.static_size),
+        }
         for group in slurm_node_groups(spec)
         for unit in fabric_units(spec, group) or ()
     }

@@ -98,7 +98,39 @@ def static_nodes(group: NodeGroup) -> str | None:
 
 def fabric_units(spec: ClusterSpec, group: NodeGroup) -> tuple[FabricUnit, ...] | None:
     """The group's fabric units, where its nodes register by unit (`CloudProfile.slurm_units`)."""
-    return profile(spec.cloud).slurm_units(group.name, group.machine, group.max_size)
+    return profile(spec.cloud).slurm_units(group.name, group.machine, group.max_size, group.static_size)
+
+
+def _node_lines(spec: ClusterSpec, group: NodeGroup) -> list[str]:
+    """A group's NodeName lines: its always-up nodes, then its elastic ones (by fabric unit, where its
+    machines claim their nodes)."""
+    hardware = (
+        f"CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
+        f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node}"
+    )
+    if (units := fabric_units(spec, group)) is not None:
+        # Each VM claims a free node of its unit before its slurmd starts (the slurm_node role's start
+        # program): Slurm's dynamic future nodes (`slurmd -F`) would need the size's exact CPU topology
+        # here, which no source records, and lose a restarted node's GPUs.
+        return [
+            f"NodeName={hostlist(group.name, end - start, start=start)} {hardware} "
+            f"Feature={unit.name} State={state}"
+            for unit in units
+            for start, end, state in _unit_ranges(group, unit)
+            if end > start
+        ]
+    lines = []
+    if (static := static_nodes(group)) is not None:
+        lines.append(f"NodeName={static} {hardware} State=UNKNOWN")
+    if (elastic := elastic_nodes(group)) is not None:
+        lines.append(f"NodeName={elastic} {hardware} State=CLOUD")
+    return lines + _block_end(group)
+
+
+def _unit_ranges(group: NodeGroup, unit: FabricUnit) -> tuple[tuple[int, int, str], ...]:
+    """The unit's always-up node numbers and its elastic ones (State=CLOUD), each as [start, end)."""
+    last, up = unit.first + unit.size, unit.first + unit.always_up(group.static_size)
+    return ((unit.first, up, "UNKNOWN"), (up, last, "CLOUD"))
 
 
 def elastic_nodes(group: NodeGroup) -> str | None:
@@ -333,7 +365,9 @@ def _slurm_conf(
         [
             "",
             "# Nodes: the machine's CPUs, memory and GPUs from the catalog; a node for each VM of a fabric",
-            "# unit, with the unit as its feature (a VM claims a free node of its unit as it starts).",
+            "# unit, with the unit as its feature (a VM claims a free node of its unit as it starts); a",
+            "# unit's always-up nodes first, then its elastic ones (State=CLOUD: its scale set grows by one",
+            "# VM for each that a queued job is given).",
         ]
         if by_unit
         else [
@@ -343,25 +377,7 @@ def _slurm_conf(
         ]
     )
     for group in groups:
-        hardware = (
-            f"CPUs={group.machine.vcpus} RealMemory={real_memory_mib(group)} "
-            f"Gres=gpu:{gres_type(group)}:{group.gpus_per_node}"
-        )
-        if (units := fabric_units(spec, group)) is not None:
-            # Each VM claims a free node of its unit before its slurmd starts (the slurm_node role's
-            # start program): Slurm's dynamic future nodes (`slurmd -F`) would need the size's exact CPU
-            # topology here, which no source records, and lose a restarted node's GPUs.
-            lines += [
-                f"NodeName={hostlist(group.name, unit.size, start=unit.first)} {hardware} "
-                f"Feature={unit.name} State=UNKNOWN"
-                for unit in units
-            ]
-            continue
-        if (static := static_nodes(group)) is not None:
-            lines.append(f"NodeName={static} {hardware} State=UNKNOWN")
-        if (elastic := elastic_nodes(group)) is not None:
-            lines.append(f"NodeName={elastic} {hardware} State=CLOUD")
-        lines += _block_end(group)
+        lines += _node_lines(spec, group)
     lines += [
         "",
         "# Partitions: whole nodes per job (OverSubscribe=EXCLUSIVE) unless a partition shares them.",

@@ -196,8 +196,8 @@ def _groups(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
             yield ctx.finding(
                 "BP232",
                 ("node_groups", index, "autoscaling"),
-                f"node group '{group.name}' is elastic, but Slurm's node programs create no nodes on "
-                f"{cloud}: its nodes join Slurm by their fabric unit and cannot be created by name",
+                f"node group '{group.name}' is elastic, but Slurm's node programs create no machines on "
+                f"{cloud}: nothing would start a node a queued job is given",
                 hint=f"use `count: {group.autoscaling.max}` (static nodes), or an elastic group on "
                 f"{' or '.join(ELASTIC_CLOUDS)}",
             )

@@ -26,7 +26,15 @@ from . import counts as totals
 from .fleet import Fleet
 from .groups import Group, groups_from_config
 from .nodesync import Counts, sync
-from .power import plan_resume, read_resume_file, requested, resume, suspend
+from .power import (
+    claimed_holders,
+    plan_resume,
+    read_resume_file,
+    requested,
+    resume,
+    suspend,
+    suspend_claimed,
+)
 from .reconcile import RETRY_AFTER, elastic_holders
 from .scontrol import Scontrol
 
@@ -57,9 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.nodes:
         parser.error(f"{args.command} needs the nodes (a hostlist)")
     names = slurm.hostnames(args.nodes)
+    claims = _cloud(settings).claims
     if args.command == "resume":
-        return _resume(names, groups, fleet, slurm, args.counts)
-    deleted = suspend(names, fleet)  # resume-fail too: whatever a failed resume left behind goes
+        return _resume(names, groups, fleet, slurm, args.counts, claims=claims)
+    # resume-fail too: whatever a failed resume left behind goes
+    deleted = suspend_claimed(names, fleet, slurm.nodes()) if claims else suspend(names, fleet)
     _count(args.counts, args.command, Counter({"delete": len(deleted)}), Counter())
     return 0
 
@@ -118,10 +128,21 @@ def _sync(
 
 
 def _resume(
-    names: list[str], groups: Mapping[str, Group], fleet: Fleet, slurm: Scontrol, path: str | None
+    names: list[str],
+    groups: Mapping[str, Group],
+    fleet: Fleet,
+    slurm: Scontrol,
+    path: str | None,
+    *,
+    claims: bool = False,
 ) -> int:
     jobs = read_resume_file(os.environ.get("SLURM_RESUME_FILE"), slurm.hostnames)
-    existing = [*elastic_holders(fleet.instances(), names), *requested(fleet)]
+    holders = (
+        claimed_holders(fleet.instances(), slurm.nodes(), names)
+        if claims
+        else elastic_holders(fleet.instances(), names)
+    )
+    existing = [*holders, *requested(fleet)]
     plan = plan_resume(names, jobs, groups, existing)
     report = resume(plan, fleet, slurm)
     created = sum(len(ids) for ids in report.created.values())

@@ -1,13 +1,16 @@
 """The node programs on Azure: the cluster's scale-set VMs through Azure Resource Manager's REST API, with
-the controller's managed identity (`ArmFleet`), and what the node sync needs of the settings (`AzureNodes`).
+the controller's managed identity (`ArmFleet`), and what the node programs need of the settings
+(`AzureNodes`).
 
 Azure's GPU nodes claim their Slurm nodes themselves (a Uniform scale set's VMs carry no tags of their own,
 so no program can name them): each VM's start program takes a free node of its scale set's fabric unit
 and sets the node's NodeHostname to its host name. The node sync keeps the rest in step (reconcile's
 `claims` rules): a claim held by a VM that no longer exists is released, a node drained by the health check
-(or set aside by its spot watcher) has its VM deleted from the scale set, and each scale set is brought
-back to its unit's size (`keep_sizes`), which makes the VM that claims the freed node. Slurm creates no
-elastic nodes here (rule BP232): a scale set's new VM cannot be asked for by node name.
+(or set aside by its spot watcher) has its VM deleted from the scale set, and each always-up unit's scale
+set is brought back to its size (`keep_sizes`), which makes the VM that claims the freed node. An elastic
+group's nodes are units of their own: the resume program grows a unit's scale set by one VM per node
+(`create`: a scale set cannot make a VM for a node name, so each new VM claims one of the nodes Slurm is
+powering up) and the suspend program deletes the VMs holding idle nodes (power.suspend_claimed).
 
 Requests (Microsoft.Compute, api-version 2024-11-01, the version the stack's scale sets are created with):
 - Virtual Machine Scale Sets - List (a resource group's scale sets, their tags, `sku.capacity` and
@@ -27,8 +30,11 @@ and so do the subscription and the resource group: the controller's own, where t
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import json
+import logging
 import os
 import time
 import urllib.error
@@ -45,6 +51,7 @@ IMDS = "http://169.254.169.254"
 API_VERSION = "2024-11-01"
 """Microsoft.Compute's API version of every request (the stack's scale sets are planned at it)."""
 TOKEN_API_VERSION = "2018-02-01"
+log = logging.getLogger("clusterfab-slurm-nodes")
 FABRIC_UNIT_TAG = "clusterfab-fabric-unit"
 """The scale set's fabric unit (kept in step with clusterfab.core.vocab by a test)."""
 SETTLED = "Succeeded"
@@ -115,15 +122,44 @@ def where_am_i(imds: str = IMDS) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """One fabric unit of a node group: its scale set (found by the unit's tag) runs `size` VMs."""
+    """One fabric unit of a node group, its scale set found by the unit's tag: the nodes `<group>-<first>`
+    and the `nodes` - 1 after it, of which `static` are always up (all of them, or none: an elastic unit's
+    set grows by one VM for each node a job is given)."""
 
     group: str
-    size: int
+    first: int
+    nodes: int
+    static: int
+
+    def holds(self, name: str) -> bool:
+        prefix, _, number = name.rpartition("-")
+        return (
+            prefix == self.group and number.isdigit() and self.first <= int(number) < self.first + self.nodes
+        )
 
 
 def units_from_config(value: Mapping[str, Any]) -> dict[str, Unit]:
-    """The config's `units`: unit name -> {"group": ..., "size": ...}."""
-    return {name: Unit(str(item["group"]), int(item["size"])) for name, item in value.items()}
+    """The config's `units`: unit name -> {"group": ..., "first": ..., "nodes": ..., "static": ...}."""
+    return {
+        name: Unit(str(item["group"]), int(item["first"]), int(item["nodes"]), int(item["static"]))
+        for name, item in value.items()
+    }
+
+
+LOCK = "/run/lock/clusterfab-azure-capacity.lock"
+"""Held while a scale set's capacity is read and raised: the node sync (root) and the resume programs
+(SlurmUser, several at once) would otherwise each add to the same old capacity. Opened read-only, so
+either user may take it whoever made it."""
+
+
+@contextlib.contextmanager
+def _capacity_lock(path: str) -> Iterator[None]:
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 class ArmFleet:
@@ -140,8 +176,9 @@ class ArmFleet:
         stack: str,
         units: Mapping[str, Unit],
         api: str = ARM,
+        lock: str = LOCK,
     ) -> None:
-        self._http, self._units = http, dict(units)
+        self._http, self._units, self._lock = http, dict(units), lock
         self._tags = {BLUEPRINT_TAG: blueprint, STACK_TAG: stack}
         self._sets_url = (
             f"{api}/subscriptions/{subscription}/resourceGroups/{resource_group}"
@@ -211,26 +248,50 @@ class ArmFleet:
         del group
         self.terminate([instance_id])
 
+    def _resize(self, scale_set: Mapping[str, Any], capacity: int) -> None:
+        sku = dict(scale_set.get("sku") or {})
+        url = f"{self._sets_url}/{scale_set['name']}?api-version={API_VERSION}"
+        self._http("PATCH", url, {"sku": {**sku, "capacity": capacity}})
+
     def keep_sizes(self) -> list[str]:
-        """Raise each unit's scale set back to the unit's size where it has fewer (its VMs deleted by the
-        node sync, or by hand); never lower one (VMs that run jobs are not chosen by a count)."""
+        """Raise each always-up unit's scale set back to the unit's size where it has fewer (its VMs deleted
+        by the node sync, or by hand), once no other operation runs on it; never lower one (VMs that run
+        jobs are not chosen by a count). Elastic units are Slurm's to size."""
         changes = []
-        for unit, scale_set in sorted(self.scale_sets().items()):
-            sku = dict(scale_set.get("sku") or {})
-            have, want = int(sku.get("capacity", 0)), self._units[unit].size
-            state = scale_set.get("properties", {}).get("provisioningState")
-            if have >= want or state != SETTLED:
-                continue
-            url = f"{self._sets_url}/{scale_set['name']}?api-version={API_VERSION}"
-            self._http("PATCH", url, {"sku": {**sku, "capacity": want}})
-            changes.append(f"scale set {scale_set['name']} (unit {unit}): capacity {have} -> {want}")
+        with _capacity_lock(self._lock):
+            for unit, scale_set in sorted(self.scale_sets().items()):
+                have, want = int((scale_set.get("sku") or {}).get("capacity", 0)), self._units[unit].static
+                state = scale_set.get("properties", {}).get("provisioningState")
+                if have >= want or state != SETTLED:
+                    continue
+                self._resize(scale_set, want)
+                changes.append(f"scale set {scale_set['name']} (unit {unit}): capacity {have} -> {want}")
         return changes
+
+    def create(self, group: str, names: Sequence[str]) -> list[str]:
+        """Grow each elastic unit's scale set by one VM per node: a scale set cannot make a VM for a node
+        name, so each new VM claims one of the nodes Slurm powers up in its unit (the slurm_node role's
+        start program takes no powered-down node). The ids are not known until the VMs exist: none."""
+        wanted: dict[str, int] = {}
+        for name in names:
+            unit = next(
+                (u for u, spec in self._units.items() if spec.group == group and spec.holds(name)), None
+            )
+            if unit is None or self._units[unit].static:
+                raise CloudError("NoElasticUnit", f"{name} is no elastic node of a fabric unit of {group}")
+            wanted[unit] = wanted.get(unit, 0) + 1
+        with _capacity_lock(self._lock):
+            sets = self.scale_sets()
+            for unit, count in sorted(wanted.items()):
+                have = int((sets[unit].get("sku") or {}).get("capacity", 0))
+                self._resize(sets[unit], have + count)
+                log.info(
+                    "scale set %s (unit %s): capacity %d -> %d", sets[unit]["name"], unit, have, have + count
+                )
+        return []
 
     def name(self, instance_id: str, name: str) -> None:
         raise CloudError("NotSupported", "Azure's scale-set VMs claim their Slurm nodes themselves")
-
-    def create(self, group: str, names: Sequence[str]) -> list[str]:
-        raise CloudError("NotSupported", "Azure's scale sets cannot create a VM for a node name")
 
     def report_faulty(self, instance_id: str, behavior: str, description: str) -> None:
         raise CloudError("NotSupported", "no faulty-host report for Azure scale-set VMs")
@@ -248,7 +309,7 @@ class AzureNodes:
     location = ("units",)
     accounting_settings: tuple[str, ...] = ()
     claims = True
-    creates_nodes = False
+    creates_nodes = True
 
     def refusal(self, settings: Mapping[str, Any]) -> str | None:
         return None
@@ -267,6 +328,7 @@ class AzureNodes:
             stack=str(settings["stack"]),
             units=units_from_config(settings["units"]),
             api=str(settings.get("arm_url", ARM)),
+            lock=str(settings.get("lock_file", LOCK)),
         )
 
     def ending(self, settings: Mapping[str, Any]) -> bool:

@@ -31,6 +31,7 @@ from .actions import MarkDown, SlurmAction
 from .fleet import CloudError, FlexRequest, Instance
 from .groups import Group
 from .reconcile import REASON_PREFIX, elastic_holders
+from .scontrol import SlurmNode
 
 log = logging.getLogger("clusterfab-slurm-nodes")
 
@@ -204,6 +205,30 @@ def suspend(names: Sequence[str], cloud: Cloud) -> list[str]:
         ",".join(ids) or "nothing",
         ",".join(waiting) or "nothing",
     )
+    return ids
+
+
+def claimed_holders(
+    instances: Iterable[Instance], nodes: Mapping[str, SlurmNode], names: Iterable[str]
+) -> dict[str, str]:
+    """Where machines claim their nodes (Azure): the live machines holding these nodes, name -> id."""
+    hosts = {i.host: i.id for i in instances if i.host is not None}
+    return {
+        name: hosts[host]
+        for name in names
+        if name in nodes and (host := nodes[name].claimed_by) is not None and host in hosts
+    }
+
+
+def suspend_claimed(names: Sequence[str], cloud: Cloud, nodes: Mapping[str, SlurmNode]) -> list[str]:
+    """Where machines claim their nodes: delete the machines holding these nodes (found by the host name
+    each claimed with). Slurm gives a powered-down cloud node its own name back as address and host name
+    (cloud_reg_addrs), which frees it for the next machine; the node sync releases any claim left."""
+    holders = claimed_holders(cloud.instances(), nodes, names)
+    ids = list(holders.values())
+    if ids:
+        cloud.terminate(ids)
+    log.info("suspended %s: deleted %s", ",".join(names), ",".join(ids) or "nothing")
     return ids
 
 

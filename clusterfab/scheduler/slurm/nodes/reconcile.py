@@ -67,6 +67,10 @@ broken driver or image fails it as well, and a report stops the VM for days on a
 GRACE = dt.timedelta(minutes=3)
 """How long an elastic instance may run without a powered-up node before it counts as orphaned: the time
 between the resume program's create call and its naming the instance."""
+CLAIM_GRACE = dt.timedelta(hours=1)
+"""How long a machine that claims its node itself (Azure) may run without one before it is deleted: a
+first boot that installs the driver and reboots takes a good part of it; one still without a node found its
+unit full, or was made for an elastic node whose job went before it booted."""
 RETRY_AFTER = dt.timedelta(minutes=2)
 """How long a node that failed to resume (no capacity) stays DOWN, with its reason on show, before it is
 powered down and may be tried again: a job then retries every couple of minutes, not in a tight loop."""
@@ -98,8 +102,11 @@ def plan_actions(
     actions: list[Action] = []
     static_by_group: dict[str, list[Instance]] = {group: [] for group in names}
     elastic_by_group: dict[str, list[Instance]] = {group: [] for group in elastic}
+    claimed_elastic = {name for group_names in elastic.values() for name in group_names} if claims else set()
     for instance in instances:
-        pool = elastic_by_group if instance.elastic else static_by_group
+        # Where machines claim their nodes, a machine is elastic by the node it holds (one that holds none
+        # yet waits with the static ones).
+        pool = elastic_by_group if instance.elastic or instance.name in claimed_elastic else static_by_group
         if instance.group in pool:
             pool[instance.group].append(instance)
     for group, group_names in names.items():
@@ -111,7 +118,7 @@ def plan_actions(
         )
     for group, group_names in elastic.items():
         actions += _elastic_actions(
-            group_names, _launch_order(elastic_by_group[group]), nodes, now, retry_after
+            group_names, _launch_order(elastic_by_group[group]), nodes, now, retry_after, claims=claims
         )
     for request in requests:
         actions += _flex_actions(request, nodes, now)
@@ -211,6 +218,9 @@ def _claimed_actions(
     re-asserted, and those nodes still run jobs)."""
     actions: list[Action] = []
     held, unclaimed = _claim(names, instances)
+    for instance in unclaimed:
+        if now - instance.launched >= CLAIM_GRACE:
+            actions.append(Terminate(instance.id, f"it claimed no node in {CLAIM_GRACE} (its unit is full)"))
     for name in names:
         node = nodes.get(name)
         holder = held.get(name)
@@ -299,6 +309,8 @@ def _elastic_actions(
     nodes: Mapping[str, SlurmNode],
     now: dt.datetime,
     retry_after: dt.timedelta,
+    *,
+    claims: bool = False,
 ) -> list[Action]:
     held, actions = _elastic_claims(names, instances, now)
     for name in names:
@@ -306,6 +318,13 @@ def _elastic_actions(
         holder = held.get(name)
         if node is None:
             continue
+        if claims and holder is None and node.claimed_by is not None:
+            # Its machine is gone: the claim goes. A node up until now goes DOWN (its jobs requeued) and
+            # is powered down next round; one powered down or powering up keeps its state.
+            settled = node.down or node.powered_down or node.powering_up
+            actions.append(Release(name, node.claimed_by, LOST_REASON, down=settled))
+            if not settled:
+                continue
         repair = _repair(holder, node)
         if holder is not None and node.powered_down and now - holder.launched >= GRACE:
             actions.append(Terminate(holder.id, f"{name} is powered down"))
