@@ -12,7 +12,7 @@ from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.azure_models import AmlfsSubnets, AzureMachineType
 from clusterfab.clouds.azure.fabric import fabric_units
 from clusterfab.clouds.azure.lustre import LustreSubnet, lustre_subnets
-from clusterfab.core.findings import Finding
+from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.rules.context import RuleContext
 
 AZURE = "azure"
@@ -35,15 +35,12 @@ def check_fabric_units(ctx: RuleContext) -> Iterator[Finding]:
             continue
         unit, size = machine.fabric_unit, group.max_size
         field = (*group.path, "autoscaling", "max") if group.autoscaled else (*group.path, "count")
-        if machine.fabric_unit_kind == "rack" and size % unit:
-            below, above = size - size % unit, size - size % unit + unit
-            nearest = f"{below} or {above}" if below else f"{above}"
-            yield ctx.finding(
-                "BP226",
-                field,
-                f"{machine.name} comes in NVL72 racks of {unit} VMs; {size} is not a whole number of racks",
-                hint=f"nearest valid: {nearest}",
-            )
+        if machine.fabric_unit_kind == "rack":
+            # An elastic group's always-up nodes are racks of their own too (its units are cut at `min`).
+            counts = [(field, size)]
+            if group.autoscaled:
+                counts.insert(0, ((*group.path, "autoscaling", "min"), group.min_size))
+            yield from _whole_racks(ctx, machine.name, unit, counts)
         elif machine.fabric_unit_kind == "scale_set" and size > unit:
             units = fabric_units(machine, size)
             yield ctx.finding(
@@ -55,6 +52,22 @@ def check_fabric_units(ctx: RuleContext) -> Iterator[Finding]:
                 hint=f"keep multi-node jobs within one scale set, or lower the group to {unit} (Azure "
                 "support can raise a scale set's limit to 300)",
             )
+
+
+def _whole_racks(
+    ctx: RuleContext, machine: str, unit: int, counts: list[tuple[FieldPath, int]]
+) -> Iterator[Finding]:
+    for field, size in counts:
+        if not size % unit:
+            continue
+        below, above = size - size % unit, size - size % unit + unit
+        nearest = f"{below} or {above}" if below else f"{above}"
+        yield ctx.finding(
+            "BP226",
+            field,
+            f"{machine} comes in NVL72 racks of {unit} VMs; {size} is not a whole number of racks",
+            hint=f"nearest valid: {nearest}",
+        )
 
 
 def check_fixed_scale_sets(ctx: RuleContext) -> Iterator[Finding]:
