@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.azure_models import AmlfsSubnets, AzureMachineType
-from clusterfab.clouds.azure.fabric import fabric_units
+from clusterfab.clouds.azure.fabric import named_units
 from clusterfab.clouds.azure.lustre import LustreSubnet, lustre_subnets
 from clusterfab.core.findings import FieldPath, Finding
 from clusterfab.rules.context import RuleContext
@@ -42,7 +42,7 @@ def check_fabric_units(ctx: RuleContext) -> Iterator[Finding]:
                 counts.insert(0, ((*group.path, "autoscaling", "min"), group.min_size))
             yield from _whole_racks(ctx, machine.name, unit, counts)
         elif machine.fabric_unit_kind == "scale_set" and size > unit:
-            units = fabric_units(machine, size)
+            units = tuple(u.size for u in named_units(group.name, machine, size, group.static_size))
             yield ctx.finding(
                 "BP225",
                 field,

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from clusterfab import cli
 from clusterfab.catalog import load_catalog
 from clusterfab.clouds import profile
-from clusterfab.clouds.azure.fabric import fabric_units
+from clusterfab.clouds.azure.fabric import fabric_units, named_units
 from clusterfab.clouds.azure.store import AzureBlobHealthStore
 from clusterfab.outputs import BlueprintOutput
 from tests.conftest import REPO
@@ -43,6 +43,24 @@ def test_a_group_is_cut_into_fabric_units_of_at_most_the_sizes_unit(
     machine: str, count: int, units: tuple[int, ...]
 ) -> None:
     assert fabric_units(load_catalog().azure.machine_types[machine], count) == units
+
+
+@pytest.mark.parametrize(
+    ("count", "static", "units"),
+    [
+        (6, 2, [("h100-0", 0, 2), ("h100-1", 2, 4)]),
+        (250, 50, [("h100-0", 0, 50), ("h100-1", 50, 100), ("h100-2", 150, 100)]),
+        (8, 0, [("h100", 0, 8)]),
+        (8, 8, [("h100", 0, 8)]),
+    ],
+)
+def test_an_elastic_groups_always_up_nodes_and_elastic_ones_are_units_apart(
+    count: int, static: int, units: list[tuple[str, int, int]]
+) -> None:
+    machine = load_catalog().azure.machine_types[H100]
+    found = named_units("h100", machine, count, static)
+    assert [(u.name, u.first, u.size) for u in found] == units
+    assert [u.always_up(static) for u in found] == [size if first < static else 0 for _, first, size in units]
 
 
 def test_the_catalog_holds_the_size_pages_figures() -> None:
@@ -215,3 +233,25 @@ def test_mocks_answer_what_the_realizer_reads() -> None:
         "blob": "https://acct.blob.core.windows.net/"
     }
     assert outputs["azure-native:network:PublicIPAddress"]("t", "nat")["ipAddress"] == "203.0.113.10"
+
+
+def test_the_split_warning_counts_an_elastic_groups_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BP225 names the scale sets the realizer makes: the always-up 50 apart from the elastic 200."""
+    monkeypatch.setenv("CLUSTERFAB_TODAY", "2026-11-29")
+    monkeypatch.setenv("COLUMNS", "200")
+    blueprint = tmp_path / "elastic.yaml"
+    blueprint.write_text(
+        "version: 1\nname: hpc\ncloud: azure\nregion: southcentralus\nzone: '1'\n"
+        "network: {cidr: 10.20.0.0/16}\n"
+        f"node_groups:\n  - name: h100\n    machine_type: {H100}\n    autoscaling: {{min: 50, max: 250}}\n"
+        "scheduler: {kind: slurm}\n"
+        "teams:\n  - {name: research, max_gpus: 64, users: [alice]}\n"
+    )
+    code, out = _cli("validate", str(blueprint))
+    assert code == 0, out
+    assert (
+        f"250 {H100} VMs are more than one InfiniBand fabric holds (100): the group becomes 3 scale sets "
+        "(50, 100 and 100 VMs), and InfiniBand does not span scale sets"
+    ) in out

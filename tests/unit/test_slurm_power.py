@@ -170,7 +170,20 @@ def test_no_capacity_rolls_back_the_job_and_sets_its_nodes_down_with_the_reason(
     assert slurm.updates == [(names, MarkDown("b200-0", reason))]
     assert report.failed == dict.fromkeys(names, reason)
     assert report.codes == {"InsufficientInstanceCapacity": 600}
-    assert report.created == {}
+    assert (report.created, report.resumed) == ({}, [])
+
+
+def test_the_nodes_resumed_are_counted_even_where_the_cloud_names_no_machine() -> None:
+    """An Azure scale set grows by a count: no VM id comes back, yet each node got its machine."""
+
+    class Counting(FakeCloud):
+        def create(self, group: str, names: Any) -> list[str]:
+            super().create(group, names)
+            return []
+
+    plan = plan_resume(["h100-2", "h100-3"], [ResumeJob(4, ("h100-2", "h100-3"))], GROUPS)
+    report = resume(plan, Counting(), RecordingSlurm())
+    assert (report.created, report.resumed) == ({"job 4": []}, ["h100-2", "h100-3"])
 
 
 def test_an_unexpected_error_still_leaves_no_node_waiting() -> None:

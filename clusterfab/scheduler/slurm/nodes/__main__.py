@@ -145,8 +145,8 @@ def _resume(
     existing = [*holders, *requested(fleet)]
     plan = plan_resume(names, jobs, groups, existing)
     report = resume(plan, fleet, slurm)
-    created = sum(len(ids) for ids in report.created.values())
-    _count(path, "resume", Counter({"create": created}), report.codes)
+    # One machine per node: counted by node, since an Azure scale set names no VM at the request.
+    _count(path, "resume", Counter({"create": len(report.resumed)}), report.codes)
     return 1 if report.failed else 0
 
 

@@ -81,7 +81,10 @@ class ResumePlan:
 @dataclass
 class ResumeReport:
     created: dict[str, list[str]] = field(default_factory=dict)
-    """Instance ids by job (`job 12` / `no job`)."""
+    """Instance ids by job (`job 12` / `no job`); none where the cloud names no machine at the request (an
+    Azure scale set's new VMs)."""
+    resumed: list[str] = field(default_factory=list)
+    """The nodes whose machines the cloud accepted to make (one machine per node)."""
     failed: dict[str, str] = field(default_factory=dict)
     """Node -> the reason it was set DOWN with."""
     codes: Counter[str] = field(default_factory=Counter)
@@ -162,6 +165,7 @@ def resume(plan: ResumePlan, cloud: Cloud, slurm: Slurm) -> ResumeReport:
             _fail(unit, created, cloud_error, cloud=cloud, slurm=slurm, report=report)
             continue
         report.created[key] = created
+        report.resumed += [name for launch in unit for name in launch.names]
     return report
 
 
