@@ -3,6 +3,7 @@ itself, and what its accounts make of the teams."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Literal
@@ -16,8 +17,13 @@ from clusterfab.scheduler.slurm.nodes import clouds as node_programs
 from clusterfab.scheduler.slurm.render import SLURM_TEMPLATE_NAME, TOPOLOGY_ROOT_SWITCH
 from clusterfab.spec.capacity import END_MARGIN
 
-ELASTIC_CLOUDS = tuple(sorted(c for c in node_programs.CLOUDS if node_programs.cloud(c).creates_nodes))
-"""The clouds whose resume program creates machines by node name: elastic Slurm groups run there alone."""
+
+@functools.cache
+def elastic_clouds() -> tuple[str, ...]:
+    """The clouds whose resume program creates machines by node name: elastic Slurm groups run there alone.
+    Asked only for an elastic group: naming them imports every cloud's node programs."""
+    return tuple(sorted(c for c in node_programs.CLOUDS if node_programs.cloud(c).creates_nodes))
+
 
 RESERVED_TEAM_NAMES = ("root", "normal")
 """Slurm's top account and its default QOS."""
@@ -192,14 +198,14 @@ def _groups(ctx: RuleView, spec: SchedulerSpec) -> Iterator[Finding]:
         )
     cloud = ctx.blueprint.cloud
     for index, group in enumerate(ctx.blueprint.node_groups):
-        if group.autoscaling is not None and cloud not in ELASTIC_CLOUDS:
+        if group.autoscaling is not None and cloud not in elastic_clouds():
             yield ctx.finding(
                 "BP232",
                 ("node_groups", index, "autoscaling"),
                 f"node group '{group.name}' is elastic, but Slurm's node programs create no machines on "
                 f"{cloud}: nothing would start a node a queued job is given",
                 hint=f"use `count: {group.autoscaling.max}` (static nodes), or an elastic group on "
-                f"{' or '.join(ELASTIC_CLOUDS)}",
+                f"{' or '.join(elastic_clouds())}",
             )
         if group.autoscaling is not None and group.capacity.kind == "reservation":
             yield ctx.finding(

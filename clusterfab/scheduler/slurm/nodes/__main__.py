@@ -86,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
         "--config",
         required=True,
         help="JSON: cloud, groups, blueprint, stack, region (AWS), project, zone and gce_groups (GCP) or "
-        "subscription, resource_group and units (Azure), and "
+        "units (Azure: the subscription and resource group are the controller's own), and "
         "ends (when the cloud takes each such group's machines: a capacity block's)",
     )
     parser.add_argument(

@@ -1,8 +1,8 @@
 """The clouds the node programs run on, by the name in their settings (`cloud`), and the module of this
 package that implements each (architecture §11.1: a new cloud is a new module here plus one entry).
 
-Azure's machines claim their nodes and cannot be created by node name: its node sync keeps claims, failed
-machines and its scale sets' sizes in step, and no elastic group runs there (`claims`, `creates_nodes`).
+Azure's machines claim their nodes themselves (`claims`): its node sync keeps the claims, failed machines
+and its scale sets' sizes in step, and its resume program grows a scale set rather than naming machines.
 
 The package ships alone to the controller, so it cannot read clusterfab.core.plugins' names; a test keeps
 the two in step. A cloud's module exports `CLOUD`, a `NodeCloud`, and is imported only when its name is

@@ -179,21 +179,8 @@ def _static_actions(
                 # First: a returned node's pings must reach its new machine, not the old one.
                 actions.append(SetAddress(name, holder.address))
             actions += repair
-        elif (
-            holder is not None
-            and node is not None
-            and (_needs_new_machine(node) or _report_failed(node, now))
-        ):
-            actions += [
-                Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
-                Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
-            ]
-        elif holder is not None and node is not None and _interrupted(node):
-            # Already DOWN and drained by its watcher (its jobs requeued): replaced like a failed machine.
-            actions += [
-                Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
-                Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
-            ]
+        elif holder is not None and node is not None and _replaced(node, now):
+            actions += _new_machine(holder, node)
         elif holder is not None:
             if node is None or node.address != holder.address:
                 actions.append(SetAddress(name, holder.address))
@@ -226,14 +213,8 @@ def _claimed_actions(
         holder = held.get(name)
         if node is None:
             continue
-        replaced = holder is not None and (
-            _needs_new_machine(node) or _report_failed(node, now) or _interrupted(node)
-        )
-        if holder is not None and replaced:
-            actions += [
-                Recreate(holder.id, holder.group, f"{name}: {node.reason}"),
-                Replace(name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
-            ]
+        if holder is not None and _replaced(node, now):
+            actions += _new_machine(holder, node)
         elif holder is not None:
             actions += _repair(holder, node)
         elif node.claimed_by is not None:
@@ -241,6 +222,20 @@ def _claimed_actions(
         elif not node.down and not unclaimed:
             actions.append(MarkDown(name, GONE_REASON))
     return actions
+
+
+def _replaced(node: SlurmNode, now: dt.datetime) -> bool:
+    """Its machine must go: drained for its hardware, a faulty-host report that did not take, or set aside
+    by its spot watcher (already DOWN and drained, its jobs requeued: replaced like a failed machine)."""
+    return _needs_new_machine(node) or _report_failed(node, now) or _interrupted(node)
+
+
+def _new_machine(holder: Instance, node: SlurmNode) -> list[Action]:
+    """The node's machine replaced by its group, the node set aside (DOWN, still drained) meanwhile."""
+    return [
+        Recreate(holder.id, holder.group, f"{node.name}: {node.reason}"),
+        Replace(node.name, _short(f"{REPLACING}{holder.id} ({node.reason})")),
+    ]
 
 
 def _needs_new_machine(node: SlurmNode) -> bool:
