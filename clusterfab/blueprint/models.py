@@ -567,9 +567,10 @@ class SmtpSpec(Spec):
             # secrets. Each cloud's own form is checked by its profile (rule BP154).
             pattern=r"^[A-Za-z0-9/_+=.@:-]+$",
             description=(
-                "The SMTP password's secret: an AWS Secrets Manager secret name or full ARN, or a GCP "
-                "Secret Manager secret name or projects/PROJECT/secrets/NAME; never a wildcard. The "
-                "monitoring host may read this secret and no other."
+                "The SMTP password's secret: an AWS Secrets Manager secret name or full ARN, a GCP "
+                "Secret Manager secret name or projects/PROJECT/secrets/NAME, or an Azure Key Vault "
+                "secret's resource id; never a wildcard. The monitoring host may read this secret and no "
+                "other."
             ),
         ),
     ] = None

@@ -433,8 +433,9 @@ _CODES = [
         _E,
         "monitoring.smtp.password_secret names one secret of the blueprint's cloud: an AWS Secrets Manager "
         "name (1-512 letters, digits and /_+=.@-) or full ARN in the blueprint's region, or a GCP Secret "
-        "Manager name (1-255 letters, digits, - and _) or projects/PROJECT/secrets/NAME. The monitoring "
-        "host's role may read exactly that secret, so a wildcard or a pattern would read many.",
+        "Manager name (1-255 letters, digits, - and _) or projects/PROJECT/secrets/NAME, or an Azure Key "
+        "Vault secret's resource id (.../providers/Microsoft.KeyVault/vaults/VAULT/secrets/NAME). The "
+        "monitoring host's role may read exactly that secret, so a wildcard or a pattern would read many.",
     ),
     Code(
         "BP155",
@@ -747,11 +748,12 @@ _CODES = [
     ),
     Code(
         "BP253",
-        "SMTP password secret unread on Azure",
-        _E,
-        "On Azure nothing clusterfab builds reads monitoring.smtp.password_secret yet (the monitoring host "
-        "has no right to a Key Vault secret of the operator's), so Alertmanager could not log in to the "
-        "relay. Alerts still show in Grafana and Alertmanager.",
+        "SMTP password read from the operator's Key Vault",
+        _I,
+        "On Azure the Slurm controller (the monitoring host) reads monitoring.smtp.password_secret with its "
+        "own managed identity, which gets Key Vault Secrets User on that one secret. The vault is the "
+        "operator's: it must use Azure role-based access (access policies ignore role assignments) and "
+        "admit the controller subnet, or the controller stops at boot while it cannot read the password.",
     ),
 ]
 

@@ -1,12 +1,13 @@
 """Monitoring rules of Azure clusters: Prometheus on the Slurm controller discovers the nodes in the
-subscription the stack names (BP252), and nothing built on Azure reads an SMTP password secret yet
-(BP253)."""
+subscription the stack names (BP252), and Alertmanager reads the SMTP password from a vault of the
+operator's that the deployment cannot inspect (BP253)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
+from clusterfab.clouds.azure.vault import vault_secret
 from clusterfab.core.findings import Finding, Severity
 from clusterfab.rules.context import RuleContext
 
@@ -48,16 +49,25 @@ def check_azure_discovery_subscription(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_azure_smtp_secret(ctx: RuleContext) -> Iterator[Finding]:
-    """No host built on Azure has a right to a Key Vault secret of the operator's, so Alertmanager could
-    not read the SMTP password: an error, rather than a relay that refuses every mail."""
+    """The controller's identity gets Key Vault Secrets User on the one secret named, and reads it at boot
+    from the controller subnet; whether the operator's vault honours Azure roles and admits that subnet is
+    the vault's own setting, which neither `validate` nor `plan` can read: a note says what it needs (a
+    secret that is not a resource id is BP154's)."""
     spec = ctx.blueprint.monitoring
     if ctx.blueprint.cloud != AZURE or spec is None or spec.smtp is None or spec.smtp.password_secret is None:
         return
+    secret = vault_secret(spec.smtp.password_secret)
+    if secret is None:
+        return
+    vault = secret.vault_url.removeprefix("https://").split(".", 1)[0]
     yield ctx.finding(
         "BP253",
         ("monitoring", "smtp", "password_secret"),
-        "on Azure nothing clusterfab builds reads monitoring.smtp.password_secret yet: the monitoring host "
-        "has no right to a Key Vault secret",
-        hint="remove password_secret (and use a relay that accepts the cluster without a password), or "
-        "remove smtp; alerts still show in Grafana and Alertmanager",
+        f"the Slurm controller reads secret {secret.name} from vault {vault} with its own identity (Key "
+        "Vault Secrets User on that secret): the vault must use Azure role-based access and admit the "
+        "controller subnet",
+        hint=f"`az keyvault update --name {vault} --enable-rbac-authorization true`; a vault that denies "
+        f"public networks must admit the cluster's controller subnet (`az keyvault network-rule add --name "
+        f"{vault} --subnet SUBNET_ID`); the controller stops at boot while it cannot read the password",
+        severity=Severity.INFO,
     )

@@ -1,11 +1,11 @@
 """Role assignments the Azure components make: built-in roles, each scoped to one blob container, one
-vault, one scale set, or the stack's own resource group (Reader, for the Slurm controller's node sync and
-node discovery).
+vault, one scale set, the stack's own resource group (Reader, for the Slurm controller's node sync and
+node discovery), or the one Key Vault secret the blueprint names for the SMTP password.
 
 Role definition ids are Azure's built-in ids, the same in every tenant (learn.microsoft.com/azure/
 role-based-access-control/built-in-roles/storage, .../general and .../compute, read 2026-11-29). A
-scope is always a resource id that the caller's stack made (a container, the stack's resource group),
-never a subscription, a management group or a wildcard.
+scope is always a resource id that the caller's stack made (a container, the stack's resource group) or
+the one secret the blueprint names, never a subscription, a management group or a wildcard.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ VIRTUAL_MACHINE_CONTRIBUTOR = "9980e02c-c2be-4d73-94e8-173b1dc7cf3c"
 virtualMachineScaleSets/*), not the networks or storage they use (learn.microsoft.com/azure/
 role-based-access-control/built-in-roles/compute#virtual-machine-contributor); the Slurm controller's role on
 each Slurm scale set, whose failed VMs its node sync deletes and whose capacity it restores."""
+KEY_VAULT_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
+"""Key Vault Secrets User: read secret contents (Microsoft.KeyVault/vaults/secrets/getSecret/action and
+readMetadata), no writes (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-
+vault-secrets-user); the controller's role on the SMTP password's secret."""
 GROUP_MARK = "/resourceGroups/"
 """What a resource group's id contains (and a subscription's does not)."""
 CONTAINER_MARK = "/blobServices/default/containers/"
@@ -61,7 +65,8 @@ def grant(
     description: str,
 ) -> authorization.RoleAssignment:
     """One built-in role on one resource the caller's stack made (a container, a vault, the stack's
-    resource group); the assignment's name is a GUID the provider generates."""
+    resource group) or one secret the blueprint names; the assignment's name is a GUID the provider
+    generates."""
     return authorization.RoleAssignment(
         logical,
         scope=scope,

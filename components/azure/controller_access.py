@@ -10,6 +10,10 @@ resource group, and Virtual Machine Contributor on each Slurm scale set, nothing
 - Virtual Machine Contributor on a scale set: the node sync deletes a failed VM from it and raises its
   capacity back to its fabric unit's size (Microsoft.Compute/virtualMachineScaleSets/*), on that scale set
   alone: not the controller, the login VMs or another cluster's.
+- Key Vault Secrets User on one secret of the operator's, when Alertmanager on the controller logs in to a
+  mail relay: read that secret's value (Microsoft.KeyVault/vaults/secrets/getSecret/action), on that secret
+  alone (Key Vault assigns roles on a single secret: learn.microsoft.com/azure/key-vault/general/
+  rbac-guide), never the vault.
 """
 
 from __future__ import annotations
@@ -21,11 +25,19 @@ import pulumi
 
 from components._errors import check_inputs
 from components._naming import child
-from components.azure._roles import READER, VIRTUAL_MACHINE_CONTRIBUTOR, grant, group_scope_problems
+from components.azure._roles import (
+    KEY_VAULT_SECRETS_USER,
+    READER,
+    VIRTUAL_MACHINE_CONTRIBUTOR,
+    grant,
+    group_scope_problems,
+)
 
 TYPE = "clusterfab:slurm:AzureControllerAccess"
 SCALE_SET_MARK = "/providers/Microsoft.Compute/virtualMachineScaleSets/"
 """What a scale set's resource id contains (and a resource group's or a subscription's does not)."""
+VAULT_MARK = "/providers/Microsoft.KeyVault/vaults/"
+SECRET_MARK = "/secrets/"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +52,8 @@ class AzureControllerAccessArgs:
     """Each Slurm fabric unit's scale set id: Virtual Machine Contributor's scopes."""
     principal_id: pulumi.Input[str]
     """The controller's user-assigned identity (its object id)."""
+    smtp_secret_id: str | None = None
+    """The Key Vault secret holding the SMTP password (its resource id): Key Vault Secrets User's scope."""
 
 
 def _problems(args: AzureControllerAccessArgs) -> list[tuple[str, str]]:
@@ -47,12 +61,22 @@ def _problems(args: AzureControllerAccessArgs) -> list[tuple[str, str]]:
     for unit, scope in sorted(args.scale_sets.items()):
         if isinstance(scope, str) and (SCALE_SET_MARK not in scope or "*" in scope):
             problems.append((f"scale_sets.{unit}", f"'{scope}' is not a scale set's resource id"))
+    secret = args.smtp_secret_id
+    if secret is not None and (not _names_one_secret(secret) or "*" in secret):
+        problems.append(("smtp_secret_id", f"'{secret}' is not a Key Vault secret's resource id"))
     return problems
 
 
+def _names_one_secret(scope: str) -> bool:
+    """/subscriptions/S/resourceGroups/G/providers/Microsoft.KeyVault/vaults/V/secrets/N, nothing after."""
+    vault, _, rest = scope.partition(VAULT_MARK)
+    name, secret, tail = rest.partition(SECRET_MARK)
+    return bool(vault and name and "/" not in name and secret and tail and "/" not in tail)
+
+
 class AzureControllerAccess(pulumi.ComponentResource):
-    """Reader on one resource group and Virtual Machine Contributor on each named scale set, for the
-    controller's identity."""
+    """Reader on one resource group, Virtual Machine Contributor on each named scale set and Key Vault
+    Secrets User on the SMTP password's secret, for the controller's identity."""
 
     def __init__(
         self, name: str, args: AzureControllerAccessArgs, opts: pulumi.ResourceOptions | None = None
@@ -79,5 +103,16 @@ class AzureControllerAccess(pulumi.ComponentResource):
                 principal_id=args.principal_id,
                 principal_type="ServicePrincipal",
                 description=f"clusterfab {name}: the node sync replaces failed VMs of fabric unit {unit}",
+            )
+        if args.smtp_secret_id is not None:
+            grant(
+                child(name, "smtp-password"),
+                owner=self,
+                subscription_id=args.subscription_id,
+                role=KEY_VAULT_SECRETS_USER,
+                scope=args.smtp_secret_id,
+                principal_id=args.principal_id,
+                principal_type="ServicePrincipal",
+                description=f"clusterfab {name}: Alertmanager logs in to the mail relay",
             )
         self.register_outputs({})

@@ -22,6 +22,7 @@ from slurm_common import (
 )
 
 from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
+from clusterfab.clouds.azure.vault import vault_secret
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import physical
 from clusterfab.monitoring.host import RenderedArchive
@@ -70,6 +71,25 @@ def subscription(cluster: Cluster) -> str | None:
     return found
 
 
+def smtp_secret(cluster: Cluster) -> str | None:
+    """The Key Vault secret Alertmanager on the controller reads the SMTP password from (its resource id,
+    which validate has checked: BP154); None when the controller logs in to no mail relay."""
+    monitoring = cluster.spec.monitoring
+    if not hosts_monitoring(cluster.spec) or monitoring is None or monitoring.smtp is None:
+        return None
+    return monitoring.smtp.password_secret
+
+
+def _smtp_inputs(cluster: Cluster, identity: AzureNodeIdentity) -> dict[str, pulumi.Input[str]]:
+    """The alertmanager role's Azure settings: the vault it reads the password from, with the controller's
+    identity (the one Key Vault Secrets User names)."""
+    secret = smtp_secret(cluster)
+    found = vault_secret(secret) if secret is not None else None
+    if found is None:
+        return {}
+    return {"alertmanager_vault_url": found.vault_url, "alertmanager_client_id": identity.client_id}
+
+
 def _files(cluster: Cluster) -> RenderedArchive:
     return slurm_files(cluster, project=subscription(cluster))
 
@@ -87,6 +107,7 @@ def _realize(site: Site, mounts: list[MountTarget], archive: RenderedArchive) ->
             resource_group_id=site.resource_group_id,
             scale_sets={unit: scale_set for unit, scale_set in site.scale_sets.items() if unit in units},
             principal_id=identity.principal_id,
+            smtp_secret_id=smtp_secret(cluster),
         ),
         site.opts,
     )
@@ -176,6 +197,7 @@ def _controller_args(
                     "munge_key_client_id": identity.client_id,
                     # The node sync's token: the same identity, which the scale sets' grants name.
                     "slurm_controller_client_id": identity.client_id,
+                    **_smtp_inputs(cluster, identity),
                 },
             ),
             private_ip=controller_address(spec),

@@ -127,3 +127,40 @@ def test_the_component_refuses_a_scope_wider_than_its_own(group: str, scale_set:
     with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
         build(program)
     assert problem in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "/subscriptions/s/resourceGroups/ops/providers/Microsoft.KeyVault/vaults/ops-mail",
+        "/subscriptions/s/resourceGroups/ops/providers/Microsoft.KeyVault/vaults/ops-mail/secrets/*",
+        "/subscriptions/s/resourceGroups/ops/providers/Microsoft.KeyVault/vaults/ops-mail/secrets/a/versions/1",
+        "smtp-password",
+    ],
+)
+def test_the_smtp_grant_names_one_secret_or_nothing_is_built(secret: str) -> None:
+    def program() -> None:
+        AzureControllerAccess(
+            "hpc-controller-access",
+            AzureControllerAccessArgs(
+                subscription_id=SUBSCRIPTION,
+                resource_group_id=f"/subscriptions/{SUBSCRIPTION}/resourceGroups/g",
+                principal_id="p",
+                smtp_secret_id=secret,
+            ),
+        )
+
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        build(program)
+    assert f"smtp_secret_id: '{secret}' is not a Key Vault secret's resource id" in str(info.value)
+
+
+def test_the_policy_pack_admits_the_grant_on_one_secret() -> None:
+    secret = "/subscriptions/s/resourceGroups/ops/providers/Microsoft.KeyVault/vaults/ops-mail/secrets/smtp"
+    inputs = {
+        "scope": secret,
+        "roleDefinitionId": _role("4633458b-17de-408a-b874-0445c86b69e6"),
+        "principalId": CONTROLLER_PRINCIPAL,
+        "principalType": "ServicePrincipal",
+    }
+    assert access.wildcard_iam(Resource(ROLE, "hpc-controller-access-smtp-password", "urn:x", inputs)) == []

@@ -5,11 +5,13 @@ that setting stops with a message that names it."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
-from tests.components.harness import all_of, one, plan_configured
+from tests.components.harness import all_of, boot_vars, one, plan_configured
 
 ROLE = "azure-native:authorization:RoleAssignment"
 IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
@@ -43,6 +45,13 @@ MONITORING = """monitoring:
   smtp: {smarthost: "smtp.example.com:25", sender: alerts@example.com}
 """
 SETTING = ((SUBSCRIPTION_SETTING, SUBSCRIPTION),)
+KEY_VAULT_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
+"""Key Vault Secrets User, learn.microsoft.com/azure/role-based-access-control/built-in-roles/
+security#key-vault-secrets-user (read 2026-11-29)."""
+SMTP_SECRET = (
+    "/subscriptions/5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d/resourceGroups/ops/providers/Microsoft.KeyVault/vaults/"
+    "Ops-Mail/secrets/smtp-password"
+)
 
 
 def _monitored() -> Plan:
@@ -78,3 +87,41 @@ def test_a_stack_without_the_subscription_stops_with_the_setting_named() -> None
         "Prometheus discovers the nodes in: `pulumi config set azure-native:subscriptionId "
         "$(az account show --query id -o tsv) --stack plan`"
     ) in message
+
+
+def test_the_smtp_password_is_read_with_a_role_on_that_one_secret_of_the_operators_vault() -> None:
+    mailing = MONITORING.replace(
+        "sender: alerts@example.com}",
+        f"sender: alerts@example.com, username: alerts, password_secret: {SMTP_SECRET}}}",
+    )
+    plan = plan_configured(BLUEPRINT + mailing, SETTING)
+    extra = {r.name for r in all_of(plan, ROLE)} - {r.name for r in all_of(_monitored(), ROLE)}
+    assert extra == {"hpc-controller-access-smtp-password"}
+    grant = one(plan, ROLE, "hpc-controller-access-smtp-password").inputs
+    reader = one(plan, ROLE, "hpc-controller-access-reader").inputs
+    assert grant == {
+        "scope": SMTP_SECRET,
+        "roleDefinitionId": (
+            f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/"
+            f"{KEY_VAULT_SECRETS_USER}"
+        ),
+        # The controller's identity: the one that runs Alertmanager and holds the Reader.
+        "principalId": reader["principalId"],
+        "principalType": "ServicePrincipal",
+        "description": "clusterfab hpc-controller-access: Alertmanager logs in to the mail relay",
+    }
+    controller = one(plan, "azure-native:compute:VirtualMachine", "hpc-slurm-controller").inputs
+    host = boot_vars(base64.b64decode(controller["userData"]).decode())
+    assert host["alertmanager_smtp_password_secret"] == SMTP_SECRET
+    # Key Vault's data plane names the vault in lower case; the token is the controller identity's.
+    assert host["alertmanager_vault_url"] == "https://ops-mail.vault.azure.net/"
+    assert host["alertmanager_client_id"] == host["munge_key_client_id"]
+    assert (host["alertmanager_cloud"], host["alertmanager_region"]) == ("azure", "southcentralus")
+
+
+def test_without_a_password_the_controller_gets_no_secret_role_and_no_vault_settings() -> None:
+    controller = one(_monitored(), "azure-native:compute:VirtualMachine", "hpc-slurm-controller").inputs
+    host = boot_vars(base64.b64decode(controller["userData"]).decode())
+    assert host["alertmanager_smtp_password_secret"] == ""
+    assert "alertmanager_vault_url" not in host
+    assert "alertmanager_client_id" not in host

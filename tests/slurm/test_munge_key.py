@@ -445,7 +445,7 @@ exec /usr/bin/curl "$@"
 """
 
 
-def _smtp_program(secret: str) -> str:
+def _smtp_program(secret: str, **cloud: str) -> str:
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     env.filters["comment"] = lambda text: f"#\n# {text}\n#"
     env.filters["quote"] = shlex.quote
@@ -453,9 +453,7 @@ def _smtp_program(secret: str) -> str:
     return template.render(
         ansible_managed="Ansible managed",
         alertmanager_smtp_password_secret=secret,
-        alertmanager_cloud="aws",
-        alertmanager_region=REGION,
-        alertmanager_project="",
+        **({"alertmanager_cloud": "aws", "alertmanager_region": REGION, "alertmanager_project": ""} | cloud),
         __alertmanager_password_file=PASSWORD_FILE,
     )
 
@@ -490,3 +488,52 @@ def test_the_smtp_password_helper_keeps_credentials_off_command_lines(root: Path
             assert credential not in argv
     finally:
         spy.unlink()
+
+
+def test_on_azure_the_smtp_password_comes_from_the_operators_vault_with_the_controllers_identity(
+    root: Path, aws: Aws, azure: str
+) -> None:
+    """The same helper on Azure: a token for the client id's identity from the metadata service, Get Secret
+    of the name the resource id ends in, from the vault the stack derived from it (here the stand-in); the
+    token never on a command line."""
+    secret_id = (
+        "/subscriptions/5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d/resourceGroups/ops/providers/Microsoft.KeyVault/"
+        "vaults/ops-mail/secrets/smtp-password"
+    )
+    password = 'p"a\\ss word'
+    _Azure.secrets["smtp-password"] = ["old", password]
+    _Azure.requests.clear()
+    subprocess.run(["chroot", str(root), "groupadd", "-f", "prometheus"], check=True)
+    (root / "etc/prometheus").mkdir(parents=True, exist_ok=True)
+    (root / PASSWORD_FILE.lstrip("/")).unlink(missing_ok=True)
+    spy = root / "usr/local/bin/curl"
+    spy.parent.mkdir(parents=True, exist_ok=True)
+    spy.write_text(SPY)
+    spy.chmod(0o755)
+    (root / "var/log/curl-argv.log").unlink(missing_ok=True)
+    env = {"PATH": "/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "CLUSTERFAB_AZURE_IMDS": azure}
+    program = _smtp_program(
+        secret_id,
+        alertmanager_cloud="azure",
+        alertmanager_vault_url=f"{azure}/",
+        alertmanager_client_id=AZURE_CLIENT_ID,
+    )
+    try:
+        first = _run(root, aws, program, env)
+        assert (first.returncode, first.stdout) == (0, "updated\n"), first.stderr
+        written = root / PASSWORD_FILE.lstrip("/")
+        assert written.read_text() == password
+        assert oct(written.stat().st_mode & 0o777) == "0o640"
+        again = _run(root, aws, program, env)
+        assert (again.returncode, again.stdout) == (0, ""), again.stderr
+        argv = (root / "var/log/curl-argv.log").read_text()
+    finally:
+        spy.unlink()
+    token = "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https%3A%2F%2Fvault.azure.net"
+    read = [
+        ("GET", f"{token}&client_id={AZURE_CLIENT_ID}"),
+        ("GET", "/secrets/smtp-password?api-version=7.4"),
+    ]
+    assert _Azure.requests == read * 2
+    assert AZURE_TOKEN not in argv
+    assert password not in argv

@@ -1,7 +1,7 @@
 """The monitoring rules of Azure clusters, word for word: the subscription Prometheus discovers the nodes in
-is the stack's azure-native:subscriptionId (BP252), nothing built on Azure reads an SMTP password secret
-(BP253), and a Slurm controller hosts monitoring where the catalog has no monitoring node (BP251 stays for a
-cluster without one)."""
+is the stack's azure-native:subscriptionId (BP252), the SMTP password's secret is a Key Vault secret's
+resource id (BP154) whose vault must admit the controller (BP253, a note), and a Slurm controller hosts
+monitoring where the catalog has no monitoring node (BP251 stays for a cluster without one)."""
 
 from __future__ import annotations
 
@@ -53,23 +53,38 @@ def test_validating_without_a_stack_notes_what_a_stack_needs() -> None:
     )
 
 
-def test_an_smtp_password_secret_on_azure_is_an_error_with_the_way_out() -> None:
+def test_an_smtp_password_secret_on_azure_notes_what_the_operators_vault_must_allow() -> None:
     path = BAD_FIXTURES / "BP253-azure-smtp-password-secret.yaml"
     (found,) = _findings(path, None, "BP253")
     assert (found.severity.value, found.field, found.line, found.column) == (
-        "error",
+        "info",
         "monitoring.smtp.password_secret",
-        24,
+        23,
         22,
     )
     assert found.message == (
-        "on Azure nothing clusterfab builds reads monitoring.smtp.password_secret yet: the monitoring host "
-        "has no right to a Key Vault secret"
+        "the Slurm controller reads secret smtp-password from vault ops-mail with its own identity (Key "
+        "Vault Secrets User on that secret): the vault must use Azure role-based access and admit the "
+        "controller subnet"
     )
     assert found.hint == (
-        "remove password_secret (and use a relay that accepts the cluster without a password), or remove "
-        "smtp; alerts still show in Grafana and Alertmanager"
+        "`az keyvault update --name ops-mail --enable-rbac-authorization true`; a vault that denies public "
+        "networks must admit the cluster's controller subnet (`az keyvault network-rule add --name ops-mail "
+        "--subnet SUBNET_ID`); the controller stops at boot while it cannot read the password"
     )
+
+
+def test_a_key_vault_secret_named_without_its_vault_is_refused_with_the_form_to_write() -> None:
+    path = BAD_FIXTURES / "BP154-azure-smtp-secret.yaml"
+    (found,) = _findings(path, None, "BP154")
+    assert (found.severity.value, found.field, found.line, found.column) == (
+        "error",
+        "monitoring.smtp.password_secret",
+        22,
+        22,
+    )
+    assert found.message == "'smtp-password' is not a Key Vault secret's resource id"
+    assert _findings(path, None, "BP253") == []
 
 
 def test_without_a_controller_an_azure_cluster_still_gets_bp251() -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.azure_models import AzureMachineType
-from clusterfab.clouds.azure import access, discovery, fabric, hostvars, store
+from clusterfab.clouds.azure import access, discovery, fabric, hostvars, store, vault
 from clusterfab.clouds.azure.mocks import PLAN_MOCKS
 from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming
 from clusterfab.core.findings import FieldPath, Severity
@@ -40,9 +40,6 @@ TAG_NAME_FORBIDDEN = frozenset("<>%&\\?/")
 """Azure tags (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources#limitations; catalog
 source S-AZ-TAGS): a name has at most 512 characters, 128 on a storage account (the cluster's bucket carries
 the cluster's tags, so 128 everywhere), and none of < > % & \\ ? /; a value at most 256 characters."""
-_SECRET_NAME = re.compile(r"^[A-Za-z0-9-]{1,127}$")
-"""A Key Vault secret name: 1-127 letters, digits and dashes (learn.microsoft.com/azure/key-vault/general/
-about-keys-secrets-certificates, "Object identifiers")."""
 _KEY_URL = re.compile(
     r"^https://(?P<vault>[a-zA-Z][a-zA-Z0-9-]{1,22}[a-zA-Z0-9])\.vault\.azure\.net/keys/[A-Za-z0-9-]{1,127}$"
 )
@@ -108,13 +105,16 @@ class AzureProfile:
         )
 
     def secret_problems(self, secret: str, *, region: str, project: str | None) -> Iterator[FieldProblem]:
+        """A Key Vault secret's resource id: the controller's identity gets a role on that one secret (a
+        name alone says neither the vault nor where to grant it)."""
         del region, project
-        if _SECRET_NAME.fullmatch(secret) is None:
+        if vault.vault_secret(secret) is None:
             yield FieldProblem(
                 (),
-                f"'{secret}' is not a Key Vault secret name",
-                "a name has 1-127 letters, digits and dashes (no wildcard: the host may read exactly this "
-                "secret)",
+                f"'{secret}' is not a Key Vault secret's resource id",
+                "write /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.KeyVault/vaults/"
+                "<vault>/secrets/<name> (`echo $(az keyvault show --name VAULT --query id -o tsv)/secrets/"
+                f"NAME`), e.g. {vault.SECRET_ID_EXAMPLE}",
             )
 
     def machine_types(self, catalog: Catalog) -> Mapping[str, MachineType]:

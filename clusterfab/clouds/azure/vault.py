@@ -1,0 +1,42 @@
+"""A Key Vault secret of the operator's, named by its resource id: the one scope a role assignment may give
+a host (Azure RBAC assigns roles on a single secret: learn.microsoft.com/azure/key-vault/general/rbac-guide,
+"Best Practices for individual keys, secrets, and certificates role assignments"), and where the host then
+reads it (Get Secret: GET https://<vault>.vault.azure.net/secrets/<name>?api-version=7.4).
+
+Resource Manager compares the fixed words of an id (resourceGroups, providers, vaults) without case; names
+follow learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates ("Object identifiers":
+a secret's name has 1-127 letters, digits and dashes) and Microsoft.KeyVault's naming rules (a vault's
+name has 3-24 letters, digits and dashes, starts with a letter, ends with a letter or digit).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+SECRET_ID = re.compile(
+    r"^/subscriptions/(?P<subscription>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})"
+    r"/(?i:resourceGroups)/(?P<group>[-\w.()]{0,89}[-\w()])"
+    r"/(?i:providers/Microsoft\.KeyVault/vaults)/(?P<vault>[a-zA-Z](?:[a-zA-Z0-9]|-(?!-)){1,22}[a-zA-Z0-9])"
+    r"/(?i:secrets)/(?P<name>[A-Za-z0-9-]{1,127})$"
+)
+SECRET_ID_EXAMPLE = (
+    "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/ops/providers/Microsoft.KeyVault/"
+    "vaults/ops-vault/secrets/smtp-password"
+)
+VAULT_DNS_SUFFIX = "vault.azure.net"
+"""Key Vault's data plane in Azure's public cloud."""
+
+
+class VaultSecret(NamedTuple):
+    vault_url: str
+    """https://<vault>.vault.azure.net/"""
+    name: str
+
+
+def vault_secret(secret_id: str) -> VaultSecret | None:
+    """Where a host reads the secret `secret_id` names; None when it names no one secret."""
+    match = SECRET_ID.fullmatch(secret_id)
+    if match is None:
+        return None
+    return VaultSecret(f"https://{match['vault'].lower()}.{VAULT_DNS_SUFFIX}/", match["name"])
