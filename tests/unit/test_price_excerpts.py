@@ -9,6 +9,7 @@ cannot change unnoticed either.
 
 from __future__ import annotations
 
+import ast
 import csv
 from decimal import Decimal
 
@@ -152,3 +153,27 @@ def test_unrecorded_pinned_prices_are_written_out(key: tuple[Cloud, str, str, Pr
     price = CATALOG.price(cloud, sku, region, model)
     assert price is not None
     assert (price.source, _usd(price.usd)) == (source, Decimal(usd))
+
+
+def azure_items() -> list[dict[str, object]]:
+    """The recorded Retail Prices API rows (a Python list literal in the source; read as data, never run)."""
+    text = (PRICES / "llm-vram-planner-price-check-excerpt.txt").read_text()
+    items = ast.literal_eval(text.split("AZURE_H100_ITEMS = ", 1)[1])
+    assert isinstance(items, list)
+    return items
+
+
+@pytest.mark.parametrize(("model", "meter"), [("on_demand", "ND96isrH100v5"), ("spot", "ND96isrH100v5 Spot")])
+def test_azure_nd_h100_prices_are_the_retail_price_apis_linux_meters(model: PricingModel, meter: str) -> None:
+    # Linux and Windows share a meter name; the Linux row's product has no " Windows" suffix.
+    (row,) = [
+        item
+        for item in azure_items()
+        if (item["armRegionName"], item["armSkuName"], item["meterName"], item["productName"])
+        == ("eastus", "Standard_ND96isr_H100_v5", meter, "Virtual Machines NDsr H100 v5 Series")
+    ]
+    assert (row["currencyCode"], row["unitOfMeasure"], row["type"]) == ("USD", "1 Hour", "Consumption")
+    assert catalog_usd("azure", "Standard_ND96isr_H100_v5", "eastus", model) == _usd(
+        float(str(row["retailPrice"]))
+    )
+    assert CATALOG.price("azure", "Standard_ND96isr_H100_v5", "southcentralus", model) is None
