@@ -377,9 +377,13 @@ class LustreSpec(Spec):
     import_path: Annotated[
         str | None,
         Field(
-            pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?$",
+            # Each cloud's own form is checked by its profile (BP255): an S3 URL, or a Blob container's
+            # resource id. Never a wildcard.
+            pattern=r"^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?|/subscriptions/[^\s*?]+)$",
             description=(
-                "AWS only: s3://bucket/prefix linked to the file system (data repository association)."
+                "The data set the file system imports. AWS: s3://bucket/prefix, linked to the file system "
+                "(data repository association). Azure: a Blob container's resource id, optionally followed "
+                "by /prefix (Azure Managed Lustre's blob integration, set at creation)."
             ),
         ),
     ] = None

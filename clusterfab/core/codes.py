@@ -755,6 +755,24 @@ _CODES = [
         "operator's: it must use Azure role-based access (access policies ignore role assignments) and "
         "admit the controller subnet, or the controller stops at boot while it cannot read the password.",
     ),
+    Code(
+        "BP255",
+        "Lustre import path the cloud cannot import from",
+        _E,
+        "storage[].import_path is the data set a Lustre file system imports, in its cloud's form: on AWS "
+        "s3://bucket/prefix (FSx for Lustre's data repository association), on Azure a Blob container's "
+        "resource id, optionally followed by /prefix (Azure Managed Lustre's blob integration).",
+    ),
+    Code(
+        "BP256",
+        "Azure Managed Lustre blob integration prerequisites",
+        _I,
+        "Azure Managed Lustre imports from the operator's storage account only once the HPC Cache Resource "
+        "Provider holds Storage Account Contributor and Storage Blob Data Contributor on it and the account "
+        "allows shared key access (the provider creates SAS tokens). A stack cannot grant these (the "
+        "provider's principal has its own object id in each tenant), so `validate` says what to run; the "
+        "stack makes the logging container beside the data one.",
+    ),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

@@ -162,8 +162,17 @@ def check_group_sizes(ctx: RuleContext) -> Iterator[Finding]:
 
 
 def check_cloud_fields(ctx: RuleContext) -> Iterator[Finding]:
+    """BP110 for a field of another cloud; a cloud's own code (BP255, BP256) for a field whose form or
+    prerequisites are that cloud's."""
     for problem in ctx.cloud.foreign_fields(ctx.blueprint):
-        yield ctx.finding("BP110", problem.path, problem.message, hint=problem.hint, at_key=problem.at_key)
+        yield ctx.finding(
+            problem.code or "BP110",
+            problem.path,
+            problem.message,
+            hint=problem.hint,
+            at_key=problem.at_key,
+            severity=problem.severity,
+        )
 
 
 _RESERVED_LABELS = {

@@ -1,5 +1,8 @@
 """Azure Managed Lustre (AMLFS): a Lustre file system in its own subnet, with an optional blob
-integration (Lustre HSM) that imports a container's contents and archives back to it.
+integration (Lustre HSM) that imports a container's contents and archives back to it. The integration's
+logging container, which must be "a separate container in the same storage account" (Microsoft.StorageCache
+AmlFilesystemHsmSettings.loggingContainer), is made here beside the data container; the data container is
+the operator's and is never managed.
 
 Facts (learn.microsoft.com/azure/azure-managed-lustre/amlfs-prerequisites and create-file-system-portal):
 one file system per subnet; size, throughput tier and key type are fixed at creation, and so is the
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import pulumi
-from pulumi_azure_native import storagecache
+from pulumi_azure_native import storage, storagecache
 
 from components._errors import check_inputs
 from components._naming import child
@@ -31,13 +34,22 @@ _TIME = re.compile(r"([01]\d|2[0-3]):[0-5]\d")
 class AzureLustreHsm:
     """The blob integration: where the namespace is imported from and archived to."""
 
-    container_id: pulumi.Input[str]
-    """The data container's resource id (the HPC Cache resource provider needs Storage Account
-    Contributor and Storage Blob Data Contributor on its account - amlfs-prerequisites)."""
-    logging_container_id: pulumi.Input[str]
-    """A second container in the same account, for import/export logs."""
+    container_id: str
+    """The data container's resource id, .../storageAccounts/<account>/blobServices/default/containers/<c>
+    (the HPC Cache resource provider needs Storage Account Contributor and Storage Blob Data Contributor on
+    its account - amlfs-prerequisites)."""
+    logging_container: str
+    """The name of the container made in the same account for import and export logs."""
     import_prefix: str = "/"
     """Only blobs under this prefix are imported at creation."""
+
+
+_CONTAINER_ID = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Storage/storageAccounts/"
+    r"(?P<account>[^/]+)/blobServices/default/containers/(?P<container>[^/*]+)$",
+    re.IGNORECASE,
+)
+_CONTAINER_NAME = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,8 +81,15 @@ def _problems(args: AzureManagedLustreArgs) -> list[tuple[str, str]]:
         problems.append(("storage_capacity_tib", "must be positive"))
     if not _TIME.fullmatch(args.maintenance_time_utc):
         problems.append(("maintenance_time_utc", f"'{args.maintenance_time_utc}' is not HH:MM"))
-    if args.hsm is not None and not args.hsm.import_prefix.startswith("/"):
-        problems.append(("hsm.import_prefix", "starts with /"))
+    if args.hsm is not None:
+        if not args.hsm.import_prefix.startswith("/"):
+            problems.append(("hsm.import_prefix", "starts with /"))
+        if _CONTAINER_ID.fullmatch(args.hsm.container_id) is None:
+            problems.append(("hsm.container_id", f"'{args.hsm.container_id}' is not a blob container's id"))
+        if _CONTAINER_NAME.fullmatch(args.hsm.logging_container) is None:
+            problems.append(
+                ("hsm.logging_container", f"'{args.hsm.logging_container}' is not a blob container name")
+            )
     return problems
 
 
@@ -88,15 +107,7 @@ class AzureManagedLustre(pulumi.ComponentResource):
     ) -> None:
         check_inputs(TYPE, _problems(args))
         super().__init__(TYPE, name, None, opts)
-        hsm = None
-        if args.hsm is not None:
-            hsm = storagecache.AmlFilesystemHsmArgs(
-                settings=storagecache.AmlFilesystemHsmSettingsArgs(
-                    container=args.hsm.container_id,
-                    logging_container=args.hsm.logging_container_id,
-                    import_prefix=args.hsm.import_prefix,
-                )
-            )
+        hsm = self._hsm(name, args.hsm) if args.hsm is not None else None
         filesystem = storagecache.AmlFilesystem(
             child(name, "amlfs"),
             resource_group_name=args.resource_group_name,
@@ -122,4 +133,25 @@ class AzureManagedLustre(pulumi.ComponentResource):
                 "mgs_address": self.mgs_address,
                 "mount_command": self.mount_command,
             }
+        )
+
+    def _hsm(self, name: str, hsm: AzureLustreHsm) -> storagecache.AmlFilesystemHsmArgs:
+        """The integration's settings, with its logging container made in the data container's account
+        (no public access; deleting the stack deletes the logs, never the data container)."""
+        where = _CONTAINER_ID.fullmatch(hsm.container_id)
+        assert where is not None  # checked by _problems
+        logs = storage.BlobContainer(
+            child(name, "hsm-logs"),
+            resource_group_name=where["group"],
+            account_name=where["account"],
+            container_name=hsm.logging_container,
+            public_access=storage.PublicAccess.NONE,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return storagecache.AmlFilesystemHsmArgs(
+            settings=storagecache.AmlFilesystemHsmSettingsArgs(
+                container=hsm.container_id,
+                logging_container=logs.id,
+                import_prefix=hsm.import_prefix,
+            )
         )

@@ -8,14 +8,16 @@ from typing import Final
 import pulumi
 from cluster import Cluster, StorageExport
 
+from clusterfab.clouds.azure.blob import LOGS_SUFFIX, blob_import
 from clusterfab.clouds.azure.lustre import capacity_tib
+from clusterfab.core.naming import physical
 from clusterfab.core.vocab import HEALTH_TAG
 from clusterfab.monitoring.host import RenderedArchive
 from clusterfab.spec import LustreStorage
 from components._contracts import MountTarget
 from components._naming import child
 from components.azure.bucket import AzureClusterBucket, AzureClusterBucketArgs
-from components.azure.lustre import AzureManagedLustre, AzureManagedLustreArgs
+from components.azure.lustre import AzureLustreHsm, AzureManagedLustre, AzureManagedLustreArgs
 from components.azure.network import AzureNetwork
 
 from .site import Deployer
@@ -85,6 +87,7 @@ def file_systems(
                 zone=cluster.spec.zone,
                 maintenance_day=MAINTENANCE_DAY,
                 maintenance_time_utc=MAINTENANCE_TIME_UTC,
+                hsm=_hsm(cluster, item),
                 protect=item.protected,
                 tags=cluster.tags(f"storage-{item.name}"),
             ),
@@ -100,3 +103,16 @@ def file_systems(
         mounts[item.name] = target
         storage[item.name] = StorageExport.of(target, fs.filesystem_id)
     return mounts, storage
+
+
+CONTAINER_NAME_MAX = 63
+
+
+def _hsm(cluster: Cluster, item: LustreStorage) -> AzureLustreHsm | None:
+    """The blob integration `import_path` names (validated: BP255), with a logging container named for
+    the cluster, the stack and the file system, so two stacks importing one container log apart."""
+    found = blob_import(item.import_path) if item.import_path is not None else None
+    if found is None:
+        return None
+    logs = physical(cluster.spec.name, cluster.stack, item.name, LOGS_SUFFIX, max_length=CONTAINER_NAME_MAX)
+    return AzureLustreHsm(container_id=found.container_id, logging_container=logs, import_prefix=found.prefix)

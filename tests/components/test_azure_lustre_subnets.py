@@ -84,3 +84,34 @@ def test_each_file_systems_nsg_admits_lustre_to_its_own_subnet_only() -> None:
         "10.20.48.0/25",
     )
     assert archive[0]["destinationPortRanges"] == ["988", "1019-1023"]
+
+
+DATA_CONTAINER = (
+    "/subscriptions/5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d/resourceGroups/data/providers/Microsoft.Storage/"
+    "storageAccounts/mldata/blobServices/default/containers/datasets"
+)
+IMPORTED = DATA + f"    import_path: {DATA_CONTAINER}/imagenet/\n"
+
+
+def test_a_blob_import_gives_the_file_system_its_container_prefix_and_a_logging_container_beside_it() -> None:
+    plan = lustre_plan(IMPORTED)
+    logs = one(plan, "azure-native:storage:BlobContainer", "fs-data-hsm-logs").inputs
+    assert logs == {
+        "accountName": "mldata",
+        "containerName": "fs-plan-data-logs",
+        "publicAccess": "None",
+        "resourceGroupName": "data",
+    }
+    assert one(plan, "azure-native:storagecache:AmlFilesystem", "fs-data-amlfs").inputs["hsm"] == {
+        "settings": {
+            "container": DATA_CONTAINER,
+            "importPrefix": "/imagenet",
+            "loggingContainer": "fs-data-hsm-logs-id",
+        }
+    }
+    # Without an import_path the file system has no integration and no second container.
+    plain = lustre_plan(DATA)
+    assert "hsm" not in one(plain, "azure-native:storagecache:AmlFilesystem", "fs-data-amlfs").inputs
+    assert [r.name for r in all_of(plain, "azure-native:storage:BlobContainer")] == [
+        r.name for r in all_of(plan, "azure-native:storage:BlobContainer") if r.name != "fs-data-hsm-logs"
+    ]

@@ -271,13 +271,34 @@ def test_amlfs_takes_its_subnet_tier_capacity_one_zone_and_a_weekly_window() -> 
     assert run.outputs == {"mgs_address": MGS_ADDRESS, "mount_command": MOUNT_COMMAND}
 
 
-def test_amlfs_blob_integration_names_both_containers_and_the_import_prefix() -> None:
+def test_amlfs_blob_integration_logs_to_a_container_of_its_own_beside_the_data() -> None:
+    """The logging container must be another container of the data container's account; the component
+    makes it there (private), and never manages the operator's data container."""
     from components.azure.lustre import AzureLustreHsm
 
-    logs = CONTAINER.replace("/bootstrap", "/lustre-logs")
-    hsm = AzureLustreHsm(container_id=CONTAINER, logging_container_id=logs, import_prefix="/datasets")
-    assert by_name(lustre(hsm=hsm))["ml-lustre-amlfs"].inputs["hsm"] == {
-        "settings": {"container": CONTAINER, "importPrefix": "/datasets", "loggingContainer": logs}
+    hsm = AzureLustreHsm(
+        container_id=CONTAINER, logging_container="ml-dev-lustre-logs", import_prefix="/datasets"
+    )
+    run = lustre(hsm=hsm)
+    assert types(run) == {
+        "ml-lustre": "clusterfab:storage:AzureManagedLustre",
+        "ml-lustre-hsm-logs": "azure-native:storage:BlobContainer",
+        "ml-lustre-amlfs": "azure-native:storagecache:AmlFilesystem",
+    }
+    planned = by_name(run)
+    assert planned["ml-lustre-hsm-logs"].inputs == {
+        "accountName": "a",
+        "containerName": "ml-dev-lustre-logs",
+        "publicAccess": "None",
+        "resourceGroupName": "ml-rg",
+    }
+    assert not planned["ml-lustre-hsm-logs"].protect
+    assert planned["ml-lustre-amlfs"].inputs["hsm"] == {
+        "settings": {
+            "container": CONTAINER,
+            "importPrefix": "/datasets",
+            "loggingContainer": "ml-lustre-hsm-logs-id",
+        }
     }
 
 
@@ -286,9 +307,25 @@ def test_amlfs_blob_integration_names_both_containers_and_the_import_prefix() ->
     [
         ({"maintenance_time_utc": "2:00"}, "maintenance_time_utc: '2:00' is not HH:MM"),
         ({"storage_capacity_tib": 0}, "storage_capacity_tib: must be positive"),
+        (
+            {
+                "hsm": (
+                    "/subscriptions/s/resourceGroups/ml-rg/providers/Microsoft.Storage/storageAccounts/a",
+                    "logs",
+                )
+            },
+            "hsm.container_id: '/subscriptions/s/resourceGroups/ml-rg/providers/Microsoft.Storage/"
+            "storageAccounts/a' is not a blob container's id",
+        ),
+        ({"hsm": (CONTAINER, "Logs--x")}, "hsm.logging_container: 'Logs--x' is not a blob container name"),
     ],
 )
 def test_amlfs_args_azure_would_refuse_are_refused(overrides: dict[str, Any], message: str) -> None:
+    from components.azure.lustre import AzureLustreHsm
+
+    if "hsm" in overrides:
+        container, logs = overrides["hsm"]
+        overrides = {"hsm": AzureLustreHsm(container_id=container, logging_container=logs)}
     with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
         lustre(**overrides)
     assert message in str(info.value)

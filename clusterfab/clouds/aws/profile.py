@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from clusterfab import addressing
+from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.models import AwsMachineType
 from clusterfab.clouds.aws import access, discovery, hostvars, store
 from clusterfab.clouds.aws.mocks import PLAN_MOCKS
@@ -272,6 +273,15 @@ class AwsProfile:
             yield FieldProblem(
                 ("tpu_slices", index), "TPU slices exist only on GCP", "set cloud: gcp, or remove tpu_slices"
             )
+        for index, storage in enumerate(blueprint.storage):
+            path = storage.import_path if isinstance(storage, LustreSpec) else None
+            if path is not None and not path.startswith("s3://"):
+                yield FieldProblem(
+                    ("storage", index, "import_path"),
+                    f"'{path}' is not an S3 location: FSx for Lustre imports from S3",
+                    "write s3://bucket/prefix (a Blob container's resource id is Azure's form)",
+                    code="BP255",
+                )
 
     def fabric_subnets(self, machine: MachineType) -> int:
         del machine  # EFA interfaces share the node subnet

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from clusterfab import addressing
 from clusterfab.blueprint.models import LustreSpec
 from clusterfab.catalog.azure_models import AzureMachineType
-from clusterfab.clouds.azure import access, discovery, fabric, hostvars, store, vault
+from clusterfab.clouds.azure import access, blob, discovery, fabric, hostvars, store, vault
 from clusterfab.clouds.azure.mocks import PLAN_MOCKS
 from clusterfab.clouds.base import FabricUnit, FieldProblem, MachineNaming
 from clusterfab.core.findings import FieldPath, Severity
@@ -289,15 +289,43 @@ class AzureProfile:
     plan_mocks = PLAN_MOCKS
 
 
+def _blob_prerequisites(base: FieldPath, found: blob.BlobImport) -> FieldProblem:
+    """What the operator's storage account must allow before `up` (learn.microsoft.com/azure/
+    azure-managed-lustre/amlfs-prerequisites): the HPC Cache Resource Provider holds Storage Account
+    Contributor and Storage Blob Data Contributor on it, which a stack cannot grant (the provider's
+    service principal has an object id of its own in each tenant), and it creates SAS tokens, so the
+    account allows shared key access. The stack makes the logging container beside the data one."""
+    account, scope = found.account, found.account_id
+    return FieldProblem(
+        (*base, "import_path"),
+        f"Azure Managed Lustre imports {found.container}{found.prefix if found.prefix != '/' else ''} from "
+        f"storage account {account}, where the stack makes a container for its logs: the account must "
+        "let the HPC Cache Resource Provider in first",
+        f"`az role assignment create --assignee {blob.HPC_CACHE_PROVIDER_APP} --role 'Storage Account "
+        f"Contributor' --scope {scope}`, the same with 'Storage Blob Data Contributor', and `az storage "
+        f"account update --name {account} --allow-shared-key-access true`; `up` fails until they exist",
+        code="BP256",
+        severity=Severity.INFO,
+    )
+
+
 def _foreign_lustre(index: int, storage: LustreSpec) -> Iterator[FieldProblem]:
     base = ("storage", index)
     if storage.import_path is not None:
-        yield FieldProblem(
-            (*base, "import_path"),
-            "import_path (an S3 data repository) is an AWS setting",
-            "remove it; Azure Managed Lustre imports from a Blob container set at creation",
-            at_key=True,
-        )
+        found = blob.blob_import(storage.import_path)
+        if found is None:
+            yield FieldProblem(
+                (*base, "import_path"),
+                f"'{storage.import_path}' is not a Blob container's resource id: Azure Managed Lustre "
+                "imports from a Blob container",
+                "write /subscriptions/<id>/resourceGroups/<group>/providers/Microsoft.Storage/"
+                "storageAccounts/<account>/blobServices/default/containers/<container>, optionally followed "
+                "by /<prefix>, "
+                f"e.g. {blob.CONTAINER_PATH_EXAMPLE}",
+                code="BP255",
+            )
+        else:
+            yield _blob_prerequisites(base, found)
     if storage.efa:
         yield FieldProblem(
             (*base, "efa"), "efa (an EFA-enabled FSx file system) is an AWS setting", "remove it", at_key=True

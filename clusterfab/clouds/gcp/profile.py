@@ -219,7 +219,7 @@ class GcpProfile:
             if storage.import_path is not None:
                 yield FieldProblem(
                     ("storage", index, "import_path"),
-                    "import_path (an S3 data repository) is an AWS setting",
+                    "import_path (an S3 or Blob data set linked at creation) is an AWS and Azure setting",
                     "remove it; load data into Managed Lustre from Cloud Storage instead",
                     at_key=True,
                 )
