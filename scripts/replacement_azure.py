@@ -235,6 +235,15 @@ AZURE: dict[str, dict[str, Any]] = {
         "why": "path parameters; x-ms-mutability read/create on zones, storageCapacityTiB, filesystemSubnet "
         "and the SkuName definition, and on location in common-types v3 TrackedResource (hsm.settings is "
         "create-only but nested: not a replacement)",
+        "replace_when": [
+            {
+                "property": "hsm",
+                "when": "always",
+                "why": "amlfilesystem.json marks hsm.settings (container, loggingContainer, importPrefix) "
+                "create-only: the provider updates in place, Azure refuses the change, so another blob "
+                "integration (or one added or removed) means a new file system",
+            }
+        ],
     },
 }
 

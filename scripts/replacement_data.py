@@ -1105,6 +1105,8 @@ def azure_entry(token: str) -> dict[str, Any]:
     entry |= {"replace_on": sorted(rule["replace_on"]), "why": rule["why"], **_azure()}
     if "unconfirmed" in rule:
         entry["unconfirmed"] = rule["unconfirmed"]
+    if "replace_when" in rule:
+        entry["replace_when"] = rule["replace_when"]
     return entry
 
 

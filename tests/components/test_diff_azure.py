@@ -99,6 +99,29 @@ def test_another_zone_replaces_what_the_zone_is_create_only_on(tmp_path: Path) -
     assert [r.name for r, _ in report.resources.destructive()] == [AMLFS]
 
 
+BLOB = (
+    "/subscriptions/5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d/resourceGroups/data/providers/Microsoft.Storage/"
+    "storageAccounts/mldata/blobServices/default/containers/datasets"
+)
+
+
+def test_a_blob_import_added_to_a_file_system_is_a_new_file_system(tmp_path: Path) -> None:
+    """The blob integration is create-only (amlfilesystem.json): the provider would update it in place and
+    Azure refuse, so the diff shows the file system replaced, not an update that fails mid-`up`."""
+    new = _variant(
+        tmp_path, "    mount_point: /lustre\n", f"    mount_point: /lustre\n    import_path: {BLOB}\n"
+    )
+    report = compare(EXAMPLE, new, env="prod", today=TODAY)
+    assert _changes(report) == [
+        (AMLFS, ("hsm",), True, ("hsm",)),
+        # the new file system's address reaches the nodes through their boot script, in place
+        (VMSS, ("virtualMachineProfile.userData",), False, ()),
+    ]
+    assert [r.name for r in report.resources.create] == ["ndv5-train-lustre-hsm-logs"]
+    assert [r.name for r, _ in report.resources.destructive()] == [AMLFS]
+    assert report.refused(allow_replace=False)
+
+
 def _diff_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "clusterfab", "diff", *args],
