@@ -73,7 +73,17 @@ sees no change: Azure cannot move a file system to another subnet, so a moved su
 system and its data."""
 AZURE_LUSTRE_AREA = (3, BLOCKS - 3)
 """Azure: the blocks (first and last, inclusive) that hold the subnets of the file systems after the first.
-The last two blocks stay free, as AWS uses them, for a later subnet an Azure service delegates to itself."""
+The last two blocks stay out of it, as AWS uses them: the last holds the Bastion's subnet, the one before
+stays free for a later subnet an Azure service delegates to itself."""
+AZURE_BASTION_PREFIX = 26
+"""Azure Bastion's subnet, AzureBastionSubnet, "must be /26 or larger" (learn.microsoft.com/azure/bastion/
+configuration-settings#subnet)."""
+
+
+def azure_bastion_subnet(cidr: str) -> ipaddress.IPv4Network:
+    """The Bastion's subnet: the first /26 of the cluster range's last block (every block is /24 or larger),
+    clear of the Lustre subnets, so adding it to a stack moves nothing."""
+    return next(blocks(cidr)[-1].subnets(new_prefix=AZURE_BASTION_PREFIX))
 
 
 def azure_lustre_subnets(cidr: str, prefixes: Sequence[int]) -> list[ipaddress.IPv4Network | None]:

@@ -45,6 +45,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
         "Microsoft.Network/natGateways@2024-05-01",
         "Microsoft.Network/publicIPAddresses@2024-05-01",
         "Microsoft.Network/networkInterfaces@2024-05-01",
+        "Microsoft.Network/bastionHosts@2024-05-01",
     ),
     "generated/storage/microsoft.storage/2024-01-01": (
         "Microsoft.Storage/storageAccounts@2024-01-01",
@@ -63,6 +64,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
         "Microsoft.Compute/capacityReservationGroups/capacityReservations@2024-11-01",
         "Microsoft.Compute/proximityPlacementGroups@2024-11-01",
         "Microsoft.Compute/virtualMachines@2024-11-01",
+        "Microsoft.Compute/virtualMachines/extensions@2024-11-01",
     ),
     "generated/compute_1/microsoft.compute/2024-03-02": ("Microsoft.Compute/disks@2024-03-02",),
     "generated/keyvault/microsoft.keyvault/2024-11-01": ("Microsoft.KeyVault/vaults@2024-11-01",),

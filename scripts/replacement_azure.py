@@ -209,6 +209,22 @@ AZURE: dict[str, dict[str, Any]] = {
         "why": "path parameters; forceNewMap has no Compute entry",
         "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Compute 2024-03-02 disk.json")},
     },
+    "azure-native:network:BastionHost": {
+        "replace_on": ["bastionHostName", "resourceGroupName"],
+        "read": [REPLACEMENT_GO + " (no Network/BastionHost entry)", NETWORK_JSON, DIFF_GO],
+        "why": "path parameters; no forceNewMap entry; network.json's Resource location is not create-only",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Network 2024-05-01 bastionHost.json")},
+    },
+    "azure-native:compute:VirtualMachineExtension": {
+        "replace_on": ["resourceGroupName", "vmExtensionName", "vmName"],
+        "read": [REPLACEMENT_GO + " (no Compute entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no Compute entry",
+        "unconfirmed": {
+            "replace_on": _NOT_READ.format(
+                "Microsoft.Compute 2024-11-01 virtualMachine.json, VirtualMachineExtension"
+            )
+        },
+    },
     "azure-native:network:NetworkInterface": {
         "replace_on": ["networkInterfaceName", "resourceGroupName"],
         "read": [REPLACEMENT_GO + " (no Network/NetworkInterface entry)", NETWORK_JSON, DIFF_GO],

@@ -22,7 +22,7 @@ import jinja2
 
 from clusterfab.bootstrap.inert import inert_json
 from clusterfab.core import plugins
-from clusterfab.core.vocab import BOOT_DIGEST_TAG, HEALTH_TAG, Cloud, MountFsType
+from clusterfab.core.vocab import BOOT_DIGEST_TAG, HEALTH_TAG, IDENTITY_TAG, Cloud, MountFsType
 
 VARS_DIR = "/etc/clusterfab"
 RESULT_PATH = "/var/lib/clusterfab/gpu-healthcheck.json"
@@ -163,5 +163,6 @@ def render_boot_script(boot: NodeBootstrap) -> str:
         files_dir=files_dir(boot.files.sha256) if boot.files is not None else None,
         boot_script_key=boot_script_key(boot.node_group),
         boot_digest_tag=BOOT_DIGEST_TAG,
+        identity_tag=IDENTITY_TAG,
         follow_path=FOLLOW_PATH,
     )

@@ -56,6 +56,10 @@ CAPACITY_ENDS_TAG = "clusterfab-capacity-ends-at"
 """On a node group whose capacity ends (a capacity block with `ends_at`) and its instances: when, as
 `2027-07-22T11:30:00Z`. The budget policy, which sees resources and not the blueprint, prices the group for
 what is left of its term from it, as `clusterfab cost` does."""
+IDENTITY_TAG = "clusterfab-identity"
+"""On a host with more than one managed identity (the Azure Slurm controller: its own, and the system-assigned
+one Microsoft Entra sign-in needs): the client id of the one its programs act as, which its token requests
+name; a host with one identity has no such tag and names none."""
 HEALTH_TAG = "clusterfab-health"
 """A node records its health-check verdict in this tag of its own instance (AWS) or, as
 `clusterfab/health`, in a guest attribute (GCP)."""

@@ -32,6 +32,11 @@ KEY_VAULT_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
 """Key Vault Secrets User: read secret contents (Microsoft.KeyVault/vaults/secrets/getSecret/action and
 readMetadata), no writes (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security#key-
 vault-secrets-user); the controller's role on the SMTP password's secret."""
+VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN = "1c0163c0-47e6-4577-8991-ea5c82e286e4"
+"""Virtual Machine Administrator Login: sign in to a VM with Microsoft Entra ID as an administrator (data
+action Microsoft.Compute/virtualMachines/loginAsAdmin/action; learn.microsoft.com/azure/
+role-based-access-control/built-in-roles/compute#virtual-machine-administrator-login); the deployer's role
+on the Slurm controller VM, for the dashboard's tunnel."""
 GROUP_MARK = "/resourceGroups/"
 """What a resource group's id contains (and a subscription's does not)."""
 CONTAINER_MARK = "/blobServices/default/containers/"

@@ -1,5 +1,6 @@
-"""An Azure cluster's network: one VNet with a node subnet, a controller subnet and one subnet per AMLFS
-file system (Azure wants each file system in a subnet of its own, sized for its capacity).
+"""An Azure cluster's network: one VNet with a node subnet, a controller subnet, one subnet per AMLFS
+file system (Azure wants each file system in a subnet of its own, sized for its capacity) and, where the
+cluster has hosts, the subnet of its Azure Bastion (components/azure/bastion.py).
 
 Nodes have no public IPs. Every subnet turns Azure's implicit default outbound access off and leaves
 the VNet through one NAT gateway with a Standard static public IP (Microsoft: explicit outbound
@@ -9,6 +10,11 @@ own NSG: SSH only from the VNet's own ranges, an explicit deny of anything from 
 Azure's default rules it changes nothing today, and it states the intent where policy checks read it),
 and on each AMLFS subnet the Lustre ports within the VNet. The node subnet has the Microsoft.Storage
 service endpoint, which the cluster bucket's network rule names.
+
+The Bastion's subnet is named AzureBastionSubnet, as Azure requires, and has neither NSG nor NAT gateway:
+Bastion is a managed gateway with its own public address, and an NSG on its subnet must carry Bastion's own
+list of rules (learn.microsoft.com/azure/bastion/bastion-nsg), which Azure's defaults already allow;
+nothing else is placed in it.
 
 Subnets are standalone resources and the VNet lists none inline: pulumi-azure-native warns that mixing
 the two deletes subnets (`VirtualNetwork.subnets` docstring).
@@ -40,6 +46,11 @@ KEY_VAULT_SERVICE = "Microsoft.KeyVault"
 STORAGE_SERVICE = "Microsoft.Storage"
 """The service endpoint a storage account's virtual network rule requires on the subnet
 (learn.microsoft.com/azure/storage/common/storage-network-security)."""
+BASTION_SUBNET = "AzureBastionSubnet"
+"""The one name Azure Bastion accepts for its subnet (learn.microsoft.com/azure/bastion/
+configuration-settings)."""
+BASTION_PREFIX = 26
+"""The Bastion subnet's longest prefix: "/26 or larger"."""
 INTERNET = "Internet"
 """The NSG service tag for addresses outside the VNet that are reachable from the Internet
 (learn.microsoft.com/azure/virtual-network/service-tags-overview)."""
@@ -80,6 +91,8 @@ class AzureNetworkArgs:
     """One subnet per AMLFS file system, in a stable order: the first keeps the names of the one subnet all
     file systems once shared (`lustre`, `lustre-nsg`), so a stack made then keeps its subnet; the others are
     `lustre-<file system>`. Empty: no AMLFS."""
+    bastion_cidr: str | None = None
+    """The Bastion's subnet (/26 or larger); None: no Bastion."""
     zone: str | None = None
     """The availability zone of the NAT gateway and its IP (a NAT gateway is zonal or no-zone); None: no
     zone."""
@@ -104,6 +117,12 @@ def _problems(args: AzureNetworkArgs) -> list[tuple[str, str]]:
     problems.extend(_lustre_problems(args.lustre_subnets))
     for index, lustre in enumerate(args.lustre_subnets):
         subnets[f"lustre_subnets[{index}].cidr"] = ipaddress.IPv4Network(lustre.cidr)
+    if args.bastion_cidr is not None:
+        subnets["bastion_cidr"] = ipaddress.IPv4Network(args.bastion_cidr)
+        if subnets["bastion_cidr"].prefixlen > BASTION_PREFIX:
+            problems.append(
+                ("bastion_cidr", f"{args.bastion_cidr} is smaller than Bastion's /{BASTION_PREFIX}")
+            )
     for key, subnet in subnets.items():
         if not any(subnet.subnet_of(space) for space in spaces):
             problems.append((key, f"{subnet} is not inside the address space"))
@@ -247,6 +266,8 @@ class AzureNetwork(pulumi.ComponentResource):
     controller_subnet_id: pulumi.Output[str]
     lustre_subnet_ids: dict[str, pulumi.Output[str]]
     """Each AMLFS file system's subnet, by file system name."""
+    bastion_subnet_id: pulumi.Output[str] | None
+    """AzureBastionSubnet; None without a Bastion."""
     nat_public_ip: pulumi.Output[str]
     """The address all egress leaves from (for allow lists elsewhere)."""
 
@@ -273,6 +294,16 @@ class AzureNetwork(pulumi.ComponentResource):
         previous: network.Subnet | None = None
         for role, cidr, lustre in roles:
             previous = subnets[role] = self._subnet(vnet, nat, role, cidr, previous, lustre=lustre)
+        self.bastion_subnet_id = None
+        if args.bastion_cidr is not None:
+            self.bastion_subnet_id = network.Subnet(
+                child(name, "bastion"),
+                resource_group_name=args.resource_group_name,
+                virtual_network_name=vnet.name,
+                subnet_name=BASTION_SUBNET,
+                address_prefix=args.bastion_cidr,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
+            ).id
         self.vnet_id = vnet.id
         self.node_subnet_id = subnets["nodes"].id
         self.controller_subnet_id = subnets["controller"].id
@@ -287,6 +318,7 @@ class AzureNetwork(pulumi.ComponentResource):
                 "node_subnet_id": self.node_subnet_id,
                 "controller_subnet_id": self.controller_subnet_id,
                 "lustre_subnet_ids": self.lustre_subnet_ids,
+                "bastion_subnet_id": self.bastion_subnet_id,
                 "nat_public_ip": self.nat_public_ip,
             }
         )

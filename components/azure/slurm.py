@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_azure_native import compute, keyvault, network
 
-from clusterfab.core.vocab import SLURM_ROLE_TAG
+from clusterfab.core.vocab import IDENTITY_TAG, SLURM_ROLE_TAG
 from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
 from components.azure._linux import encoded, linux_login, username_problems
-from components.azure._roles import grant
+from components.azure._roles import READER, VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN, grant
 from components.azure.node_group import AzureImage
 
 VAULT_TYPE = "clusterfab:slurm:AzureSlurmVault"
@@ -37,6 +37,8 @@ KEY_VAULT_SECRETS_OFFICER = "b86a8fe4-44ce-4948-aee5-eccb2c155cd7"
 """Key Vault Secrets Officer: read, write and delete a vault's secrets and nothing of its keys,
 certificates or access (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security,
 read 2026-11-29): what the controller needs to make the munge key at its first boot and read it after."""
+ENTRA_LOGIN_EXTENSION = "AADSSHLoginForLinux"
+"""The VM extension that lets Microsoft Entra ID accounts sign in over SSH (the Bastion's tunnel)."""
 _VAULT_NAME = re.compile(r"^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{1,22}[a-zA-Z0-9]$")
 """A vault name: 3-24 letters, digits and single dashes, starting with a letter and not ending with a dash
 (learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name)."""
@@ -150,6 +152,27 @@ class AzureSlurmHost:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AzureEntraLogin:
+    """Microsoft Entra ID sign-in to the controller (what the Bastion's SSH tunnel signs in with) and the
+    one principal given administrator login there: the deployer.
+
+    Sign-in needs the VM's system-assigned identity, which the instance metadata service then issues tokens
+    for by default: the VM's tag IDENTITY_TAG names the client id of its own identity, which the boot script,
+    the node programs and the report upload name in their token requests; Prometheus' discovery names none
+    (its configuration is written before the identity exists), so the system-assigned identity gets the
+    Reader on the resource group that discovery needs, and nothing else."""
+
+    subscription_id: pulumi.Input[str]
+    principal_id: pulumi.Input[str]
+    """The deployer (Virtual Machine Administrator Login on the controller)."""
+    principal_type: str
+    own_client_id: pulumi.Input[str]
+    """The client id of the controller's user-assigned identity."""
+    resource_group_id: pulumi.Input[str]
+    """The stack's resource group: the system-assigned identity's Reader scope."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class AzureSlurmControllerArgs:
     """Inputs of AzureSlurmController; the catalog's defaults: Standard_D16s_v5 and Standard_D8s_v5."""
 
@@ -169,6 +192,8 @@ class AzureSlurmControllerArgs:
     state_disk_gib: int = 100
     protect: bool = True
     """Keep the state disk (slurmctld's state, the accounting database) from deletion and replacement."""
+    entra_login: AzureEntraLogin | None = None
+    """Sign-in to the controller with Microsoft Entra ID; None: no one signs in (Run Command only)."""
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -210,6 +235,8 @@ class AzureSlurmController(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, protect=args.protect),
         )
         controller = self._vm("controller", args.controller, disk)
+        if args.entra_login is not None:
+            self._entra_login(controller, args.entra_login)
         logins = [self._vm(f"login-{index}", host, None) for index, host in enumerate(args.logins)]
         self.controller_id = controller.id
         self.login_ids = pulumi.Output.all(*[vm.id for vm in logins]).apply(list)
@@ -236,11 +263,62 @@ class AzureSlurmController(pulumi.ComponentResource):
             # The host encrypts temp disks and OS / data disk caches (encryption at host, as the nodes').
             security_profile=compute.SecurityProfileArgs(encryption_at_host=True),
             identity=compute.VirtualMachineIdentityArgs(
-                type=compute.ResourceIdentityType.USER_ASSIGNED, user_assigned_identities=[host.identity_id]
+                type=self._identity_type(state is not None), user_assigned_identities=[host.identity_id]
             ),
             user_data=pulumi.Output.from_input(host.boot_script).apply(encoded),
-            tags={**args.tags, SLURM_ROLE_TAG: kind},
+            tags={**args.tags, SLURM_ROLE_TAG: kind, **self._identity_tag(state is not None)},
             opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _identity_type(self, controller: bool) -> compute.ResourceIdentityType:
+        """Entra ID sign-in needs the VM's system-assigned identity (it holds no role: the VM's own work
+        uses the user-assigned one, whose client id every token request names)."""
+        if controller and self._args.entra_login is not None:
+            return compute.ResourceIdentityType.SYSTEM_ASSIGNED_USER_ASSIGNED
+        return compute.ResourceIdentityType.USER_ASSIGNED
+
+    def _identity_tag(self, controller: bool) -> dict[str, pulumi.Input[str]]:
+        login = self._args.entra_login
+        return {IDENTITY_TAG: login.own_client_id} if controller and login is not None else {}
+
+    def _entra_login(self, vm: compute.VirtualMachine, login: AzureEntraLogin) -> None:
+        """The AADSSHLoginForLinux extension (publisher Microsoft.Azure.ActiveDirectory, handler 1.0 - learn.
+        microsoft.com/entra/identity/devices/howto-vm-sign-in-azure-ad-linux) and Virtual Machine
+        Administrator Login on this VM alone for the deployer, who opens `clusterfab dashboard`."""
+        args = self._args
+        compute.VirtualMachineExtension(
+            child(self._name, "entra-login"),
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            vm_name=vm.name,
+            vm_extension_name=ENTRA_LOGIN_EXTENSION,
+            publisher="Microsoft.Azure.ActiveDirectory",
+            type=ENTRA_LOGIN_EXTENSION,
+            type_handler_version="1.0",
+            auto_upgrade_minor_version=True,
+            tags=dict(args.tags),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        grant(
+            child(self._name, "admin-login"),
+            owner=self,
+            subscription_id=login.subscription_id,
+            role=VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN,
+            scope=vm.id,
+            principal_id=login.principal_id,
+            principal_type=login.principal_type,
+            description=f"clusterfab {self._name}: the deployer signs in to the controller (dashboard)",
+        )
+        system = vm.identity.apply(lambda identity: identity.principal_id if identity else "")
+        grant(
+            child(self._name, "system-reader"),
+            owner=self,
+            subscription_id=login.subscription_id,
+            role=READER,
+            scope=login.resource_group_id,
+            principal_id=system,
+            principal_type="ServicePrincipal",
+            description=f"clusterfab {self._name}: Prometheus discovers the nodes with the default identity",
         )
 
     def _nic(self, role: str, host: AzureSlurmHost, kind: str) -> network.NetworkInterface:

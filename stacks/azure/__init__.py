@@ -27,7 +27,7 @@ from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
 from . import slurm
 from .budget import budget
 from .compute import node_group
-from .network import network, resource_group
+from .network import bastion, network, resource_group
 from .site import WITHOUT_SCHEDULER, AzureScheduler, Site, deployer, same_subscription
 from .storage import bucket, file_systems
 
@@ -46,6 +46,7 @@ def realize(cluster: Cluster) -> Realized:
     same_subscription(cluster.input.settings.provider_settings.get(SUBSCRIPTION_SETTING), who)
     group = resource_group(cluster, opts)
     net = network(cluster, group.resource_group_name, hosts=files is not None, opts=opts)
+    bastion(cluster, group.resource_group_name, net, opts)
     store = bucket(cluster, group.resource_group_name, net, who, files=files, opts=opts)
     identity = AzureNodeIdentity(
         child(spec.name, "nodes"),

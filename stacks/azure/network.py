@@ -1,6 +1,6 @@
 """The stack's resource group and VNet: the nodes' subnet (the hosts' block of the cluster range), a
 controller subnet and a subnet per Managed Lustre file system, with NAT egress and no inbound from the
-internet."""
+internet; where the cluster has hosts, the Azure Bastion an operator reaches them through."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from cluster import Cluster
 
 from clusterfab import addressing
 from clusterfab.clouds import profile
+from clusterfab.clouds.azure.access import bastion_name
 from clusterfab.clouds.azure.hostvars import NODE_BLOCK, resource_group_name
 from clusterfab.clouds.azure.lustre import lustre_subnets
 from clusterfab.spec import LustreStorage
 from components._naming import child
+from components.azure.bastion import AzureBastion, AzureBastionArgs
 from components.azure.network import (
     KEY_VAULT_SERVICE,
     STORAGE_SERVICE,
@@ -54,8 +56,30 @@ def network(
             controller_cidr=str(profile("azure").host_subnet(spec.cidr)),
             controller_service_endpoints=(STORAGE_SERVICE, KEY_VAULT_SERVICE) if hosts else (),
             lustre_subnets=file_system_subnets(cluster),
+            bastion_cidr=str(addressing.azure_bastion_subnet(spec.cidr)) if hosts else None,
             zone=spec.zone,
             tags=cluster.tags("network"),
+        ),
+        opts,
+    )
+
+
+def bastion(
+    cluster: Cluster, group: pulumi.Input[str], net: AzureNetwork, opts: pulumi.ResourceOptions
+) -> AzureBastion | None:
+    """The Bastion in the VNet's AzureBastionSubnet, named where `clusterfab dashboard` looks for it; None
+    without hosts (a network made without them has no Bastion subnet)."""
+    if net.bastion_subnet_id is None:
+        return None
+    spec = cluster.spec
+    return AzureBastion(
+        child(spec.name, "bastion"),
+        AzureBastionArgs(
+            resource_group_name=group,
+            location=spec.region,
+            bastion_name=bastion_name(resource_group_name(spec.name, cluster.stack)),
+            subnet_id=net.bastion_subnet_id,
+            tags=cluster.tags("bastion"),
         ),
         opts,
     )

@@ -33,6 +33,7 @@ from components._naming import child
 from components.azure.controller_access import AzureControllerAccess, AzureControllerAccessArgs
 from components.azure.identity import AzureNodeIdentity, AzureNodeIdentityArgs
 from components.azure.slurm import (
+    AzureEntraLogin,
     AzureSlurmController,
     AzureSlurmControllerArgs,
     AzureSlurmHost,
@@ -216,6 +217,14 @@ def _controller_args(
         state_disk_gib=slurm.disk_gib,
         disk_type=slurm.controller.disk_type,
         protect=spec.protected,
+        # The deployer signs in through the stack's Bastion (`clusterfab dashboard`).
+        entra_login=AzureEntraLogin(
+            subscription_id=site.deployer.subscription_id,
+            principal_id=site.deployer.object_id,
+            principal_type=site.deployer.principal_type,
+            own_client_id=identity.client_id,
+            resource_group_id=site.resource_group_id,
+        ),
         tags=cluster.tags(SLURM_ITEM),
     )
 

@@ -104,6 +104,12 @@ AZURE: dict[str, AzureType] = {
     "azure-native:network:NetworkInterface": AzureType(
         NETWORK, "Microsoft.Network/networkInterfaces@2024-05-01", (RG, "networkInterfaceName")
     ),
+    "azure-native:network:BastionHost": AzureType(
+        NETWORK, "Microsoft.Network/bastionHosts@2024-05-01", (RG, "bastionHostName")
+    ),
+    "azure-native:compute:VirtualMachineExtension": AzureType(
+        COMPUTE, "Microsoft.Compute/virtualMachines/extensions@2024-11-01", (RG, "vmName", "vmExtensionName")
+    ),
     "azure-native:keyvault:Vault": AzureType(
         "microsoft.keyvault@2024-11-01.json", "Microsoft.KeyVault/vaults@2024-11-01", (RG, "vaultName")
     ),

@@ -113,7 +113,10 @@ def unflatten(s: Spec, type_: dict[str, Any], value: Any) -> Any:
     body: dict[str, Any] = {}
     moved: dict[str, Any] = {}
     for key, item in value.items():
-        if key not in own and key in inner_names:
+        # An input named as a read-only property of the resource (a VM extension's `type`, which Azure sets
+        # to the resource type) is the writable one inside `properties` that pulumi-azure-native flattened
+        # (the extension's handler type): the provider takes no input for a read-only property.
+        if key in inner_names and (key not in own or own[key].get("flags", 0) & READ_ONLY):
             moved[key] = item
         elif key in own:
             body[key] = unflatten(s, s.at(own[key]["type"]), item)

@@ -128,6 +128,8 @@ SAMPLE_COUNTS = {
     "azure-native:compute:CapacityReservationGroup": 1,
     "azure-native:compute:Disk": 25,
     "azure-native:compute:VirtualMachine": 50,
+    "azure-native:compute:VirtualMachineExtension": 2,
+    "azure-native:network:BastionHost": 4,
     "azure-native:keyvault:Vault": 2,
     "azure-native:network:NetworkInterface": 2,
     "azure-native:compute:ProximityPlacementGroup": 1,
@@ -351,7 +353,7 @@ def _hosts(rg: resources.ResourceGroup) -> None:
             )
         ],
     )
-    compute.VirtualMachine(
+    vm = compute.VirtualMachine(
         "vm",
         resource_group_name=rg.name,
         hardware_profile=compute.HardwareProfileArgs(vm_size="Standard_D16s_v5"),
@@ -369,6 +371,16 @@ def _hosts(rg: resources.ResourceGroup) -> None:
                 )
             ],
         ),
+    )
+    compute.VirtualMachineExtension(
+        "vm-login",
+        resource_group_name=rg.name,
+        vm_name=vm.name,
+        vm_extension_name="AADSSHLoginForLinux",
+        publisher="Microsoft.Azure.ActiveDirectory",
+        type="AADSSHLoginForLinux",
+        type_handler_version="1.0",
+        auto_upgrade_minor_version=True,
     )
     keyvault.Vault(
         "vault",
@@ -440,6 +452,27 @@ def _network(rg: resources.ResourceGroup) -> tuple[network.VirtualNetwork, netwo
                 network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
                 nat_gateway=network.SubResourceArgs(id=nat.id),
             ),
+        ],
+    )
+    bastion_subnet = network.Subnet(
+        "bastion-subnet",
+        resource_group_name=rg.name,
+        virtual_network_name=vnet.name,
+        subnet_name="AzureBastionSubnet",
+        address_prefix="10.8.240.0/26",
+    )
+    network.BastionHost(
+        "bastion",
+        resource_group_name=rg.name,
+        bastion_host_name="train-rg-bastion",
+        sku=network.SkuArgs(name="Standard"),
+        enable_tunneling=True,
+        ip_configurations=[
+            network.BastionHostIPConfigurationArgs(
+                name="primary",
+                subnet=network.SubResourceArgs(id=bastion_subnet.id),
+                public_ip_address=network.SubResourceArgs(id=ip.id),
+            )
         ],
     )
     lustre_subnet = network.Subnet(

@@ -19,6 +19,7 @@ def network(
     lustre: str | None = "10.20.32.0/24",
     zone: str | None = "1",
     more: tuple[tuple[str, str, int], ...] = (),
+    bastion: str | None = None,
 ) -> ProgramRun:
     """`lustre`: the first file system's subnet (file system `scratch`, /24 needed); `more`: further
     file systems (name, subnet, longest prefix)."""
@@ -37,10 +38,13 @@ def network(
                 node_cidr="10.20.0.0/20",
                 controller_cidr="10.20.16.0/24",
                 lustre_subnets=subnets,
+                bastion_cidr=bastion,
                 zone=zone,
                 tags=TAGS,
             ),
         )
+        if net.bastion_subnet_id is not None:
+            pulumi.export("bastion_subnet_id", net.bastion_subnet_id)
         pulumi.export("nat_public_ip", net.nat_public_ip)
         pulumi.export("node_subnet_id", net.node_subnet_id)
         pulumi.export("controller_subnet_id", net.controller_subnet_id)
@@ -306,3 +310,34 @@ def test_lustre_subnets_azure_or_the_file_system_would_refuse_are_refused(
     with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
         network(more=more)
     assert message in str(info.value)
+
+
+def test_the_bastion_subnet_has_azures_one_name_and_neither_nsg_nor_nat_and_comes_last() -> None:
+    """AzureBastionSubnet is the only name Bastion takes (learn.microsoft.com/azure/bastion/
+    configuration-settings); Bastion is a gateway with its own public address, so the subnet has no NAT
+    gateway and no NSG (one there would need Bastion's own rules)."""
+    run = network(bastion="10.20.240.0/26")
+    made = by_name(run)
+    assert made["ml-net-bastion"].inputs == {
+        "addressPrefix": "10.20.240.0/26",
+        # the SDK's defaults, as on every subnet
+        "privateEndpointNetworkPolicies": "Disabled",
+        "privateLinkServiceNetworkPolicies": "Enabled",
+        "resourceGroupName": RESOURCE_GROUP,
+        "subnetName": "AzureBastionSubnet",
+        "virtualNetworkName": "ml-net-vnet",
+    }
+    assert "ml-net-bastion-nsg" not in made
+    # Azure refuses concurrent changes to one VNet's subnets: it waits for the one before it.
+    assert [d.rpartition("::")[2] for d in made["ml-net-bastion"].dependencies if "Subnet" in d] == [
+        "ml-net-lustre"
+    ]
+    assert run.outputs["bastion_subnet_id"] == "ml-net-bastion-id"
+    assert "bastion_subnet_id" not in network().outputs
+    assert "ml-net-bastion" not in by_name(network())
+
+
+def test_a_bastion_subnet_smaller_than_a_26_is_refused() -> None:
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        network(bastion="10.20.240.0/27")
+    assert "bastion_cidr: 10.20.240.0/27 is smaller than Bastion's /26" in str(info.value)

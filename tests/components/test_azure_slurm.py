@@ -250,3 +250,63 @@ def test_an_elastic_group_has_an_always_up_unit_and_an_elastic_one_that_slurm_si
         "SwitchName=h100-0 Nodes=h100-[0-1]",
         "SwitchName=h100-1 Nodes=h100-[2-5]",
     ]
+
+
+DEPLOYER = "c7ba6e8c-84c8-5b4d-b32e-cd41724dfc37"
+"""The plan engine's mock deployer (getClientConfig's objectId: a UUID of its name)."""
+
+
+def test_a_bastion_in_its_own_subnet_reaches_the_controller_named_where_dashboard_looks() -> None:
+    """`clusterfab dashboard` tunnels to Grafana over the Bastion's native client SSH (clouds/azure/access.py
+    looks for `<resource group>-bastion`); its subnet is the first /26 of the cluster range's last block,
+    clear of the Lustre subnets."""
+    bastion = one(PLAN, "azure-native:network:BastionHost", "hpc-bastion-host").inputs
+    assert (bastion["bastionHostName"], bastion["sku"], bastion["enableTunneling"]) == (
+        "clusterfab-hpc-plan-bastion",
+        {"name": "Standard"},
+        True,
+    )
+    assert bastion["ipConfigurations"][0]["subnet"] == {"id": "hpc-net-bastion-id"}
+    subnet = one(PLAN, SUBNET, "hpc-net-bastion").inputs
+    assert (subnet["subnetName"], subnet["addressPrefix"]) == ("AzureBastionSubnet", "10.20.240.0/26")
+
+
+def test_the_deployer_signs_in_to_the_controller_with_entra_id_and_its_programs_keep_their_identity() -> None:
+    """Entra sign-in needs the VM's system-assigned identity, which the metadata service then picks by
+    default: the controller's tag names the client id of its own identity (the boot script, the node
+    programs and the report upload name it); the system-assigned identity gets the group's Reader alone,
+    for Prometheus' discovery, whose configuration is written before any identity exists."""
+    controller = one(PLAN, VM, "hpc-slurm-controller").inputs
+    host = boot_vars(_script(controller))
+    assert controller["identity"]["type"] == "SystemAssigned, UserAssigned"
+    assert controller["tags"]["clusterfab-identity"] == host["munge_key_client_id"]
+    login = one(PLAN, VM, "hpc-slurm-login-0").inputs
+    assert (login["identity"]["type"], "clusterfab-identity" in login["tags"]) == ("UserAssigned", False)
+    extension = one(PLAN, "azure-native:compute:VirtualMachineExtension", "hpc-slurm-entra-login").inputs
+    assert {k: v for k, v in extension.items() if k != "tags"} == {
+        "autoUpgradeMinorVersion": True,
+        "location": "southcentralus",
+        "publisher": "Microsoft.Azure.ActiveDirectory",
+        "resourceGroupName": "hpc-rg-rg",
+        "type": "AADSSHLoginForLinux",
+        "typeHandlerVersion": "1.0",
+        "vmExtensionName": "AADSSHLoginForLinux",
+        "vmName": "hpc-slurm-controller",
+    }
+    admin = one(PLAN, ROLE, "hpc-slurm-admin-login").inputs
+    assert (admin["scope"], admin["roleDefinitionId"], admin["principalId"], admin["principalType"]) == (
+        "hpc-slurm-controller-id",
+        # Virtual Machine Administrator Login
+        f"{SUBSCRIPTION}roleDefinitions/1c0163c0-47e6-4577-8991-ea5c82e286e4",
+        DEPLOYER,
+        "User",
+    )
+    reader = one(PLAN, ROLE, "hpc-slurm-system-reader").inputs
+    assert (reader["scope"], reader["roleDefinitionId"].rpartition("/")[2]) == (
+        one(PLAN, ROLE, "hpc-controller-access-reader").inputs["scope"],
+        "acdd72a7-3385-48ef-bd42-f606fba81ae7",  # Reader
+    )
+    assert reader["principalId"] not in {
+        admin["principalId"],
+        one(PLAN, ROLE, "hpc-controller-access-reader").inputs["principalId"],
+    }

@@ -19,6 +19,8 @@ TOKEN_URL = (
 )
 USER_DATA_URL = "http://169.254.169.254/metadata/instance/compute/userData?api-version=2021-01-01&format=text"
 NAME_URL = "http://169.254.169.254/metadata/instance/compute/name?api-version=2021-02-01&format=text"
+TAGS_URL = "http://169.254.169.254/metadata/instance/compute/tagsList?api-version=2021-02-01"
+IMDS = ["-fsS", "--noproxy", "*", "-H", "Metadata: true"]
 
 # The stand-in curl: logs its arguments one per line (a blank line between calls), answers by URL, and
 # writes -o FILE when asked to.
@@ -36,6 +38,7 @@ case "$url" in
   *identity/oauth2/token*) body='{"access_token": "tok-123", "expires_in": "3599"}' ;;
   *compute/userData*) body=$USER_DATA_B64 ;;
   *compute/name*) body=llm-prod-h100-0_3 ;;
+  *compute/tagsList*) body=$TAGS_JSON ;;
   *blob.core.windows.net*) body="blob of $url" ;;
   *) exit 22 ;;
 esac
@@ -59,7 +62,11 @@ def _cloud_part(script: str) -> str:
     return script[start : min(end for end in ends if end >= 0)]
 
 
-def _run(tmp_path: Path, script: str, calls: str) -> tuple[str, list[list[str]]]:
+NODE_TAGS = '[{"name": "clusterfab-node-group", "value": "h100"}]'
+"""A scale set VM's tags: no identity tag (its one identity is named by none)."""
+
+
+def _run(tmp_path: Path, script: str, calls: str, tags: str = NODE_TAGS) -> tuple[str, list[list[str]]]:
     fake = tmp_path / "bin" / "curl"
     fake.parent.mkdir()
     fake.write_text(FAKE_CURL)
@@ -71,6 +78,7 @@ def _run(tmp_path: Path, script: str, calls: str) -> tuple[str, list[list[str]]]
         "PATH": f"{fake.parent}:{os.environ['PATH']}",
         "CURL_LOG": str(log),
         "USER_DATA_B64": base64.b64encode(b"#!/bin/bash\necho current\n").decode(),
+        "TAGS_JSON": tags,
     }
     done = subprocess.run(
         ["bash", "-c", program], check=False, env=env, cwd=tmp_path, capture_output=True, text=True
@@ -84,7 +92,8 @@ def test_the_bundle_is_read_with_the_nodes_identity_token(tmp_path: Path) -> Non
     script = render_boot_script(_boot(follows=False))
     out, requests = _run(tmp_path, script, "fetch_bundle bundle.tgz; cat bundle.tgz")
     assert requests == [
-        ["-fsS", "--noproxy", "*", "-H", "Metadata: true", TOKEN_URL],
+        [*IMDS, TAGS_URL],
+        [*IMDS, TOKEN_URL],
         [
             "-fsS", "-H", "Authorization: Bearer tok-123", "-H", "x-ms-version: 2021-08-06",
             "-o", "bundle.tgz", "https://llmprodartifacts.blob.core.windows.net/bundles/bundles/abc.tar.gz",
@@ -96,12 +105,24 @@ def test_the_bundle_is_read_with_the_nodes_identity_token(tmp_path: Path) -> Non
 def test_the_verdict_is_a_blob_named_after_the_vm_in_the_health_container(tmp_path: Path) -> None:
     script = render_boot_script(_boot(follows=False))
     _, requests = _run(tmp_path, script, "record_health passed")
-    assert requests[0] == ["-fsS", "--noproxy", "*", "-H", "Metadata: true", NAME_URL]
-    assert requests[2] == [
+    assert requests[:3] == [[*IMDS, NAME_URL], [*IMDS, TAGS_URL], [*IMDS, TOKEN_URL]]
+    assert requests[3] == [
         "-fsS", "-X", "PUT", "-H", "Authorization: Bearer tok-123", "-H", "x-ms-version: 2021-08-06",
         "-H", "x-ms-blob-type: BlockBlob", "-H", "Content-Type: text/plain", "--data-binary", "passed",
         "https://llmprodartifacts.blob.core.windows.net/clusterfab-health/llm-prod-h100-0_3",
     ]  # fmt: skip
+
+
+def test_a_host_with_two_identities_names_its_own_by_the_client_id_in_its_tag(tmp_path: Path) -> None:
+    """The Slurm controller also has the system-assigned identity Microsoft Entra sign-in needs, which the
+    metadata service would issue a token for by default: its tag names the client id of its own."""
+    script = render_boot_script(_boot(follows=False))
+    tags = (
+        '[{"name": "clusterfab-slurm-role", "value": "controller"}, '
+        '{"name": "clusterfab-identity", "value": "c1d"}]'
+    )
+    _, requests = _run(tmp_path, script, "fetch_bundle bundle.tgz", tags=tags)
+    assert requests[:2] == [[*IMDS, TAGS_URL], [*IMDS, f"{TOKEN_URL}&client_id=c1d"]]
 
 
 def test_a_host_that_follows_the_stack_reads_its_current_user_data(tmp_path: Path) -> None:

@@ -34,12 +34,21 @@ SERVER = textwrap.dedent(
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
-            storage = "resource=https%3A%2F%2Fstorage.azure.com%2F"
-            ok = self.headers.get("Metadata") == "true" and storage in self.path
-            body = json.dumps({"access_token": "tok-1"}).encode() if ok else b"{}"
+            log.write(json.dumps({"get": self.path}) + "\\n")
+            log.flush()
+            if self.path.startswith("/metadata/instance/compute/tagsList?"):
+                tags = [{"name": "clusterfab-slurm-role", "value": "controller"},
+                        {"name": "clusterfab-identity", "value": "cid-1"}]
+                self._answer(self.headers.get("Metadata") == "true", tags)
+                return
+            storage = "resource=https%3A%2F%2Fstorage.azure.com%2F&client_id=cid-1"
+            ok = self.headers.get("Metadata") == "true" and self.path.endswith(storage)
+            self._answer(ok, {"access_token": "tok-1"})
+
+        def _answer(self, ok, body):
             self.send_response(200 if ok else 400)
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(json.dumps(body if ok else {}).encode())
 
         def do_PUT(self):
             data = self.rfile.read(int(self.headers["Content-Length"]))
@@ -94,7 +103,14 @@ def test_the_upload_stores_the_commands_output_with_the_hosts_token_and_keeps_it
     )
     assert "status=3" in done.stdout, done.stderr
     assert "checking 2 nodes" in done.stderr
-    (request,) = [json.loads(line) for line in log.read_text().splitlines()]
+    *gets, request = [json.loads(line) for line in log.read_text().splitlines()]
+    # The controller has two identities: the token is its own, named by the client id its tag holds.
+    # (the first GET of "/" is this test's own: it waits for the server)
+    assert [g["get"] for g in gets if g["get"] != "/"] == [
+        "/metadata/instance/compute/tagsList?api-version=2021-02-01",
+        "/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https%3A%2F%2Fstorage.azure.com%2F"
+        "&client_id=cid-1",
+    ]
     assert request["path"] == "/clusterfab-health/health-reports/r1.json"
     assert request["body"] == '{"nodes": []}\n'
     headers = {k.lower(): v for k, v in request["headers"].items()}

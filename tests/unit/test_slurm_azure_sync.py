@@ -540,3 +540,21 @@ def test_suspend_deletes_the_vms_holding_the_nodes_and_resume_skips_held_ones(tm
     assert [c for c in arm.calls if c[0] == "POST"] == [
         ("POST", f"{SETS}/hpc-h100-0-vmss/delete?api-version=2024-11-01", {"instanceIds": ["3"]})
     ]
+
+
+def test_the_programs_act_as_the_controllers_own_identity_named_by_its_tag(monkeypatch) -> None:
+    """slurmctld runs the resume and suspend programs without AZURE_CLIENT_ID; the controller's second,
+    system-assigned identity (for Microsoft Entra sign-in) is the metadata service's default, so the client id
+    of its own comes from its tag. A VM with one identity names none."""
+    from clusterfab.core import vocab
+    from clusterfab.scheduler.slurm.nodes.azure import IDENTITY_TAG, own_client_id
+
+    assert IDENTITY_TAG == vocab.IDENTITY_TAG
+    monkeypatch.delenv("AZURE_CLIENT_ID", raising=False)
+    controller = {"tagsList": [{"name": "clusterfab-slurm-role", "value": "controller"},
+                               {"name": "clusterfab-identity", "value": "c1d"}]}  # fmt: skip
+    assert own_client_id(controller) == "c1d"
+    assert own_client_id({"tagsList": [{"name": "clusterfab-slurm-role", "value": "controller"}]}) == ""
+    assert own_client_id({}) == ""
+    monkeypatch.setenv("AZURE_CLIENT_ID", "from-the-unit")
+    assert own_client_id(controller) == "from-the-unit"

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from clusterfab.clouds.azure import store
 from clusterfab.clouds.base import ReportChannel
 from clusterfab.core.errors import UsageError
-from clusterfab.core.vocab import HEALTH_TAG
+from clusterfab.core.vocab import HEALTH_TAG, IDENTITY_TAG
 
 if TYPE_CHECKING:
     from clusterfab.outputs import BlueprintOutput, StackOutputs
@@ -84,19 +84,29 @@ _TOKEN = (
     "http://169.254.169.254/metadata/identity/oauth2/token?api-version=2018-02-01"
     "&resource=https%3A%2F%2Fstorage.azure.com%2F"
 )
+_TAGS = "http://169.254.169.254/metadata/instance/compute/tagsList?api-version=2021-02-01"
+_IDENTITY = (
+    "import json, sys; ids = [t['value'] for t in json.load(sys.stdin) if t['name'] == sys.argv[1]]; "
+    "print('&client_id=' + ids[0] if ids else '', end='')"
+)
+"""The client id a host with two identities names in its token request (its tag IDENTITY_TAG, as the
+boot script reads it); empty on a host with one."""
 
 
 def upload_command(command: str, url: str) -> str:
     """`command` with its standard output stored as a block blob at `url`, with the token of the host's
     identity (the controller's has Storage Blob Data Contributor on the container, as for its boot
-    verdicts); its standard error still reaches Run Command's output. Exits with the command's status."""
+    verdicts; named by its client id where the host has a second identity); its standard error still reaches
+    Run Command's output. Exits with the command's status."""
     return "\n".join(
         [
             "report=$(mktemp)",
             "trap 'rm -f \"$report\"' EXIT",
             f'( {command} ) >"$report"',
             "status=$?",
-            f"token=$(curl -fsS --noproxy '*' -H 'Metadata: true' {shlex.quote(_TOKEN)}"
+            f"identity=$(curl -fsS --noproxy '*' -H 'Metadata: true' {shlex.quote(_TAGS)}"
+            f" | python3 -c {shlex.quote(_IDENTITY)} {IDENTITY_TAG})",
+            f"token=$(curl -fsS --noproxy '*' -H 'Metadata: true' {shlex.quote(_TOKEN)}\"$identity\""
             " | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"access_token\"])')",
             'printf \'Authorization: Bearer %s\\n\' "$token" >"$report.auth"',
             "curl -fsS -X PUT -H @\"$report.auth\" -H 'x-ms-version: 2021-08-06'"

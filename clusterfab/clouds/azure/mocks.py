@@ -35,6 +35,19 @@ def _identities_as_returned(given: Any) -> Any:
     return {**given, "userAssignedIdentities": found}
 
 
+def _vm_identity(name: str) -> Any:
+    """A VM's `identity` as returned: the user-assigned ones as a map, and with a system-assigned identity
+    its object id (`principalId`) and tenant."""
+
+    def returned(given: Any) -> Any:
+        found = _identities_as_returned(given)
+        if isinstance(found, Mapping) and "SystemAssigned" in str(found.get("type", "")):
+            return {**found, "principalId": _uuid("system", name), "tenantId": MOCK_SUBSCRIPTION}
+        return found
+
+    return returned
+
+
 OUTPUTS: dict[str, ComputedOutputs] = {
     "azure-native:resources:ResourceGroup": lambda _t, name: {"name": name},
     "azure-native:storage:StorageAccount": lambda _t, name: {
@@ -55,7 +68,7 @@ OUTPUTS: dict[str, ComputedOutputs] = {
         }
     },
     "azure-native:compute:VirtualMachineScaleSet": lambda _t, name: {"identity": _identities_as_returned},
-    "azure-native:compute:VirtualMachine": lambda _t, name: {"identity": _identities_as_returned},
+    "azure-native:compute:VirtualMachine": lambda _t, name: {"identity": _vm_identity(name)},
     # The vault's address, from its logical name (its real name is known once the stack's key exists).
     "azure-native:keyvault:Vault": lambda _t, name: {
         "properties": lambda given: {**(given or {}), "vaultUri": f"https://{name}.vault.azure.net/"}

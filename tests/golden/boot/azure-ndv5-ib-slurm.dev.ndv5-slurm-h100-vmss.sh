@@ -24,10 +24,21 @@ readonly CONTAINER="${BUCKET#*/}"
 # Azure's instance metadata service answers only requests with the Metadata header, never through a proxy
 # (learn.microsoft.com/azure/virtual-machines/instance-metadata-service).
 imds() { curl -fsS --noproxy '*' -H 'Metadata: true' "http://169.254.169.254/metadata/$1"; }
-# The node's user-assigned identity is its only identity, so the metadata service issues its token
-# without a client id (learn.microsoft.com/entra/identity/managed-identities-azure-resources/how-to-use-vm-token).
+# A node's user-assigned identity is its only one, and the metadata service issues its token without a client
+# id; a host with a second identity (the Slurm controller, for Microsoft Entra sign-in) names its own in the tag
+# clusterfab-identity, whose client id the request then carries
+# (learn.microsoft.com/entra/identity/managed-identities-azure-resources/how-to-use-vm-token).
+identity_query() {
+  imds 'instance/compute/tagsList?api-version=2021-02-01' | python3 -c '
+import json, sys
+ids = [t["value"] for t in json.load(sys.stdin) if t["name"] == sys.argv[1]]
+print("&client_id=" + ids[0] if ids else "", end="")
+' clusterfab-identity
+}
 storage_token() {
-  imds 'identity/oauth2/token?api-version=2018-02-01&resource=https%3A%2F%2Fstorage.azure.com%2F' \
+  local identity
+  identity=$(identity_query)
+  imds "identity/oauth2/token?api-version=2018-02-01&resource=https%3A%2F%2Fstorage.azure.com%2F$identity" \
     | json_field access_token
 }
 # Blob storage takes the identity's OAuth token on requests of version 2017-11-09 and later.

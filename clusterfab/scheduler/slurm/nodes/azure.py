@@ -52,6 +52,9 @@ API_VERSION = "2024-11-01"
 """Microsoft.Compute's API version of every request (the stack's scale sets are planned at it)."""
 TOKEN_API_VERSION = "2018-02-01"
 log = logging.getLogger("clusterfab-slurm-nodes")
+IDENTITY_TAG = "clusterfab-identity"
+"""The controller's tag naming the client id of its own identity (vocab.IDENTITY_TAG): besides it the VM has
+the system-assigned identity Microsoft Entra sign-in needs, which the metadata service would pick."""
 FABRIC_UNIT_TAG = "clusterfab-fabric-unit"
 """The scale set's fabric unit (kept in step with clusterfab.core.vocab by a test)."""
 SETTLED = "Succeeded"
@@ -118,6 +121,17 @@ def where_am_i(imds: str = IMDS) -> dict[str, Any]:
     with direct.open(request, timeout=10) as response:
         found: dict[str, Any] = json.load(response)
     return found
+
+
+def own_client_id(compute: Mapping[str, Any]) -> str:
+    """The client id of the identity the programs act as: AZURE_CLIENT_ID where the service sets it (the node
+    sync's unit), else the controller's IDENTITY_TAG (slurmctld runs the resume and suspend programs without
+    it); empty on a VM with one identity, which the metadata service picks by itself."""
+    given = os.environ.get("AZURE_CLIENT_ID", "")
+    if given:
+        return given
+    tags = compute.get("tagsList") or []
+    return next((str(t.get("value", "")) for t in tags if t.get("name") == IDENTITY_TAG), "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,9 +331,9 @@ class AzureNodes:
     def fleet(self, settings: Mapping[str, Any]) -> ArmFleet:
         # A test stands in for the metadata service and Resource Manager here; the stack sets neither.
         imds = str(settings.get("imds_url", IMDS))
-        http = ImdsTokenHttp(imds, client_id=os.environ.get("AZURE_CLIENT_ID", ""), resource=ARM)
         # Every resource of the stack lives in the controller's own resource group and subscription.
         compute = where_am_i(imds)
+        http = ImdsTokenHttp(imds, client_id=own_client_id(compute), resource=ARM)
         return ArmFleet(
             http,
             subscription=str(compute["subscriptionId"]),
