@@ -21,7 +21,7 @@ REFRESH = "1m"
 LIB = "lib"
 PACKAGE = "clusterfab_tpu_discovery"
 SETTINGS = "tpu_discovery.json"
-_MODULES = ("__init__.py", "__main__.py", "gcp_http.py", "program.py")
+_MODULES = ("__init__.py", "__main__.py", "bearer.py", "gcp_http.py", "program.py")
 
 
 def tpu_discovery_enabled(spec: ClusterSpec) -> bool:
@@ -40,9 +40,9 @@ def tpu_scrape_job(file_sd_dir: str | None) -> dict[str, Any]:
 
 
 def tpu_discovery_files(spec: ClusterSpec, *, stack: str, project: str | None, port: int) -> dict[str, str]:
-    """The program (package `clusterfab_tpu_discovery` under `lib/`; its gcp_http.py is a link to the GCP
-    node programs' HTTP helper, shipped as that file's text) and its settings, by path relative to the
-    monitoring host's files."""
+    """The program (package `clusterfab_tpu_discovery` under `lib/`; its gcp_http.py and bearer.py are links
+    to the GCP node programs' HTTP helper and token cache, shipped as those files' text) and its settings,
+    by path relative to the monitoring host's files."""
     from importlib import resources  # noqa: PLC0415 - only the program's build needs it
 
     project = project or spec.project

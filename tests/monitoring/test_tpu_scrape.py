@@ -115,13 +115,15 @@ def test_a_monitored_tpu_cluster_scrapes_the_program_s_file(tmp_path: Path, cata
     assert sorted(name for name in files if name.startswith("lib/")) == [
         "lib/clusterfab_tpu_discovery/__init__.py",
         "lib/clusterfab_tpu_discovery/__main__.py",
+        "lib/clusterfab_tpu_discovery/bearer.py",
         "lib/clusterfab_tpu_discovery/gcp_http.py",
         "lib/clusterfab_tpu_discovery/program.py",
     ]
-    assert (
-        files["lib/clusterfab_tpu_discovery/gcp_http.py"]
-        == (REPO / "clusterfab/scheduler/slurm/nodes/gcp_http.py").read_text()
-    )
+    for shared in ("gcp_http.py", "bearer.py"):
+        assert (
+            files[f"lib/clusterfab_tpu_discovery/{shared}"]
+            == (REPO / "clusterfab/scheduler/slurm/nodes" / shared).read_text()
+        )
     (alert,) = [r for g in _rule_files(files) for r in g["rules"] if r.get("alert") == "TpuHostDown"]
     assert (alert["expr"], alert["for"], alert["labels"]["severity"]) == (
         'up{job="tpu-node"} == 0',

@@ -9,6 +9,7 @@ relative imports inside the package.
 
 What is the same on every cloud: nodesync.py (a round of the sync), reconcile.py (its decision), power.py
 (resume and suspend), actions.py, groups.py, scontrol.py (slurmctld's side), accounting.py, counts.py,
-files.py. A cloud is a `Fleet` (fleet.py) and a `NodeCloud` in modules of its own (aws.py, aws_rds.py;
-gcp.py, gcp_http.py, gcp_cloudsql.py), found by the settings' `cloud` in clouds.py's table.
+files.py, bearer.py (the metadata services' tokens). A cloud is a `Fleet` (fleet.py) and a `NodeCloud` in
+modules of its own (aws.py, aws_rds.py; gcp.py, gcp_http.py, gcp_cloudsql.py; azure.py), found by the
+settings' `cloud` in clouds.py's table.
 """

@@ -36,14 +36,14 @@ import fcntl
 import json
 import logging
 import os
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from .bearer import Bearer, Http
 from .fleet import BLUEPRINT_TAG, GROUP_TAG, STACK_TAG, CloudError, FlexRequest, Instance
 
 ARM = "https://management.azure.com"
@@ -62,10 +62,6 @@ SETTLED = "Succeeded"
 delete of instances still running would make the update fail with a conflict)."""
 
 
-class Http(Protocol):
-    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any: ...
-
-
 class ImdsTokenHttp:
     """JSON over HTTPS to Azure Resource Manager with a token for the VM's user-assigned identity from the
     instance metadata service (GET /metadata/identity/oauth2/token with the Metadata header, never through
@@ -74,20 +70,17 @@ class ImdsTokenHttp:
 
     def __init__(self, imds: str = IMDS, client_id: str = "", resource: str = ARM) -> None:
         self._imds, self._client_id, self._resource = imds, client_id, resource
-        self._token: tuple[str, float] | None = None
         self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self._bearer = Bearer(self._token)
 
-    def _bearer(self) -> str:
-        if self._token is None or self._token[1] < time.monotonic() + 60:
-            query = {"api-version": TOKEN_API_VERSION, "resource": f"{self._resource}/"}
-            if self._client_id:
-                query["client_id"] = self._client_id
-            url = f"{self._imds}/metadata/identity/oauth2/token?{urllib.parse.urlencode(query)}"
-            request = urllib.request.Request(url, headers={"Metadata": "true"})
-            with self._direct.open(request, timeout=10) as response:
-                answer = json.load(response)
-            self._token = (answer["access_token"], time.monotonic() + float(answer["expires_in"]))
-        return self._token[0]
+    def _token(self) -> Any:
+        query = {"api-version": TOKEN_API_VERSION, "resource": f"{self._resource}/"}
+        if self._client_id:
+            query["client_id"] = self._client_id
+        url = f"{self._imds}/metadata/identity/oauth2/token?{urllib.parse.urlencode(query)}"
+        request = urllib.request.Request(url, headers={"Metadata": "true"})
+        with self._direct.open(request, timeout=10) as response:
+            return json.load(response)
 
     def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
+
+from .bearer import Bearer, Http
+
+__all__ = ["HTTP_NOT_FOUND", "METADATA", "Http", "MetadataTokenHttp"]
 
 METADATA = "http://metadata.google.internal/computeMetadata/v1"
 HTTP_NOT_FOUND = 404
-
-
-class Http(Protocol):
-    def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any: ...
 
 
 class MetadataTokenHttp:
@@ -22,20 +22,14 @@ class MetadataTokenHttp:
 
     def __init__(self, metadata: str = METADATA) -> None:
         self._metadata = metadata
-        self._token: tuple[str, float] | None = None
+        self._bearer = Bearer(self._token)
 
-    def _bearer(self) -> str:
-        import time  # noqa: PLC0415 - only the live program needs it
-
-        if self._token is None or self._token[1] < time.monotonic() + 60:
-            request = urllib.request.Request(
-                f"{self._metadata}/instance/service-accounts/default/token",
-                headers={"Metadata-Flavor": "Google"},
-            )
-            with urllib.request.urlopen(request, timeout=10) as response:
-                answer = json.load(response)
-            self._token = (answer["access_token"], time.monotonic() + float(answer["expires_in"]))
-        return self._token[0]
+    def _token(self) -> Any:
+        request = urllib.request.Request(
+            f"{self._metadata}/instance/service-accounts/default/token", headers={"Metadata-Flavor": "Google"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
 
     def __call__(self, method: str, url: str, body: Mapping[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None

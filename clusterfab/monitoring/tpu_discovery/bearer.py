@@ -1,0 +1,1 @@
+../../scheduler/slurm/nodes/bearer.py
