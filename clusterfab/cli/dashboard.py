@@ -15,10 +15,12 @@ def dashboard(
     stack: StackOption,
     port: Annotated[int, typer.Option("--port", help="Local port to forward Grafana to.")] = 3000,
 ) -> None:
-    """Open the tunnel to the stack's Grafana (SSM port forwarding / SSH over IAP) and print its URL.
+    """Open the tunnel to the stack's Grafana (SSM port forwarding / SSH over IAP / SSH through the
+    stack's Azure Bastion) and print its URL.
 
-    Needs the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS) or
-    gcloud (GCP). Runs until interrupted.
+    Needs the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS), gcloud
+    (GCP) or the Azure CLI with its ssh extension and Virtual Machine Administrator Login on the controller
+    (Azure). Runs until interrupted.
     """
     import subprocess
 

@@ -31,11 +31,11 @@ def health(
 
     Per node `dcgmi diag -r LEVEL`, then an NCCL all-reduce across node pairs against the catalog's
     bandwidth floor; failing nodes are taken out of scheduling. Slurm: on the controller, in a maintenance
-    reservation, failing nodes drained; needs the AWS CLI with the session-manager-plugin (AWS) or gcloud
-    (GCP). Kubernetes: as Jobs and JobSets in the cluster, failing nodes cordoned and tainted; needs the
-    cloud's credential plugin (`aws` or gke-gcloud-auth-plugin) and a route to the API server. Both need
-    the Pulumi CLI and cloud credentials. Exit 1 when a node failed, 2 when the check could not run or
-    complete.
+    reservation, failing nodes drained; needs the AWS CLI with the session-manager-plugin (AWS), gcloud
+    (GCP) or the Azure CLI (Azure: Run Command). Kubernetes: as Jobs and JobSets in the cluster, failing
+    nodes cordoned and tainted; needs the cloud's credential plugin (`aws` or gke-gcloud-auth-plugin) and a
+    route to the API server. Both need the Pulumi CLI and cloud credentials. Exit 1 when a node failed, 2
+    when the check could not run or complete.
     """
     from clusterfab.outputs import read_outputs
     from clusterfab.scheduler import plugin
