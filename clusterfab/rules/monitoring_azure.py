@@ -59,7 +59,7 @@ def check_azure_smtp_secret(ctx: RuleContext) -> Iterator[Finding]:
     secret = vault_secret(spec.smtp.password_secret)
     if secret is None:
         return
-    vault = secret.vault_url.removeprefix("https://").split(".", 1)[0]
+    vault = secret.vault
     yield ctx.finding(
         "BP253",
         ("monitoring", "smtp", "password_secret"),

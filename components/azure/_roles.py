@@ -40,6 +40,9 @@ on the Slurm controller VM, for the dashboard's tunnel."""
 GROUP_MARK = "/resourceGroups/"
 """What a resource group's id contains (and a subscription's does not)."""
 CONTAINER_MARK = "/blobServices/default/containers/"
+VAULT_MARK = "/providers/Microsoft.KeyVault/vaults/"
+SECRET_MARK = "/secrets/"
+"""What a Key Vault secret's resource id contains, in this order."""
 """What a blob container's resource id contains (and a storage account's, a group's or a subscription's
 does not)."""
 
@@ -84,6 +87,16 @@ def grant(
         description=description,
         opts=pulumi.ResourceOptions(parent=owner),
     )
+
+
+def secret_scope_problems(field_name: str, scope: str) -> list[tuple[str, str]]:
+    """A scope that is not one Key Vault secret's id: .../providers/Microsoft.KeyVault/vaults/V/secrets/N,
+    nothing after the name."""
+    vault, _, rest = scope.partition(VAULT_MARK)
+    name, secret, tail = rest.partition(SECRET_MARK)
+    if not (vault and name and "/" not in name and secret and tail and "/" not in tail) or "*" in scope:
+        return [(field_name, f"'{scope}' is not a Key Vault secret's resource id")]
+    return []
 
 
 def group_scope_problems(field_name: str, scope: pulumi.Input[str]) -> list[tuple[str, str]]:

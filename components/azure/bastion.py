@@ -19,6 +19,7 @@ import pulumi
 from pulumi_azure_native import network
 
 from components._naming import child
+from components.azure.network import standard_static_ip
 
 TYPE = "clusterfab:network:AzureBastion"
 SCALE_UNITS = 2
@@ -45,16 +46,13 @@ class AzureBastion(pulumi.ComponentResource):
     def __init__(self, name: str, args: AzureBastionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         own = pulumi.ResourceOptions(parent=self)
-        ip = network.PublicIPAddress(
+        # Bastion takes a Standard SKU static IPv4 address (learn.microsoft.com/azure/bastion/
+        # configuration-settings, "Public IP address").
+        ip = standard_static_ip(
             child(name, "ip"),
             resource_group_name=args.resource_group_name,
             location=args.location,
-            # Bastion takes a Standard SKU static IPv4 address (learn.microsoft.com/azure/bastion/
-            # configuration-settings, "Public IP address").
-            sku=network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
-            public_ip_allocation_method="Static",
-            public_ip_address_version="IPv4",
-            tags=dict(args.tags),
+            tags=args.tags,
             opts=own,
         )
         bastion = network.BastionHost(

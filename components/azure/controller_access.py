@@ -31,13 +31,12 @@ from components.azure._roles import (
     VIRTUAL_MACHINE_CONTRIBUTOR,
     grant,
     group_scope_problems,
+    secret_scope_problems,
 )
 
 TYPE = "clusterfab:slurm:AzureControllerAccess"
 SCALE_SET_MARK = "/providers/Microsoft.Compute/virtualMachineScaleSets/"
 """What a scale set's resource id contains (and a resource group's or a subscription's does not)."""
-VAULT_MARK = "/providers/Microsoft.KeyVault/vaults/"
-SECRET_MARK = "/secrets/"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,17 +60,9 @@ def _problems(args: AzureControllerAccessArgs) -> list[tuple[str, str]]:
     for unit, scope in sorted(args.scale_sets.items()):
         if isinstance(scope, str) and (SCALE_SET_MARK not in scope or "*" in scope):
             problems.append((f"scale_sets.{unit}", f"'{scope}' is not a scale set's resource id"))
-    secret = args.smtp_secret_id
-    if secret is not None and (not _names_one_secret(secret) or "*" in secret):
-        problems.append(("smtp_secret_id", f"'{secret}' is not a Key Vault secret's resource id"))
+    if args.smtp_secret_id is not None:
+        problems += secret_scope_problems("smtp_secret_id", args.smtp_secret_id)
     return problems
-
-
-def _names_one_secret(scope: str) -> bool:
-    """/subscriptions/S/resourceGroups/G/providers/Microsoft.KeyVault/vaults/V/secrets/N, nothing after."""
-    vault, _, rest = scope.partition(VAULT_MARK)
-    name, secret, tail = rest.partition(SECRET_MARK)
-    return bool(vault and name and "/" not in name and secret and tail and "/" not in tail)
 
 
 class AzureControllerAccess(pulumi.ComponentResource):

@@ -257,6 +257,29 @@ def _deny_internet() -> network.SecurityRuleArgs:
     )
 
 
+def standard_static_ip(
+    logical: str,
+    *,
+    resource_group_name: pulumi.Input[str],
+    location: str,
+    zones: list[str] | None = None,
+    tags: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+) -> network.PublicIPAddress:
+    """A Standard SKU, regional, static public IPv4 address: what a NAT gateway and a Bastion each take."""
+    return network.PublicIPAddress(
+        logical,
+        resource_group_name=resource_group_name,
+        location=location,
+        sku=network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
+        public_ip_allocation_method="Static",
+        public_ip_address_version="IPv4",
+        zones=zones,
+        tags=dict(tags),
+        opts=opts,
+    )
+
+
 class AzureNetwork(pulumi.ComponentResource):
     """VNet, per-role subnets and NSGs, NAT gateway with a static public IP for egress."""
 
@@ -326,17 +349,14 @@ class AzureNetwork(pulumi.ComponentResource):
     def _nat(self) -> tuple[network.NatGateway, network.PublicIPAddress]:
         name, args, own = self._name, self._args, self._own
         zones = [args.zone] if args.zone else None
-        ip = network.PublicIPAddress(
+        # A NAT gateway takes Standard SKU static IPv4 addresses only
+        # (learn.microsoft.com/azure/nat-gateway/nat-gateway-resource).
+        ip = standard_static_ip(
             child(name, "nat-ip"),
             resource_group_name=args.resource_group_name,
             location=args.location,
-            # A NAT gateway takes Standard SKU static IPv4 addresses only
-            # (learn.microsoft.com/azure/nat-gateway/nat-gateway-resource).
-            sku=network.PublicIPAddressSkuArgs(name="Standard", tier="Regional"),
-            public_ip_allocation_method="Static",
-            public_ip_address_version="IPv4",
             zones=zones,
-            tags=dict(args.tags),
+            tags=args.tags,
             opts=own,
         )
         nat = network.NatGateway(

@@ -271,8 +271,8 @@ class AzureSlurmController(pulumi.ComponentResource):
         )
 
     def _identity_type(self, controller: bool) -> compute.ResourceIdentityType:
-        """Entra ID sign-in needs the VM's system-assigned identity (it holds no role: the VM's own work
-        uses the user-assigned one, whose client id every token request names)."""
+        """Entra ID sign-in needs the VM's system-assigned identity; the VM's own work uses the user-assigned
+        one, which its tag names (AzureEntraLogin)."""
         if controller and self._args.entra_login is not None:
             return compute.ResourceIdentityType.SYSTEM_ASSIGNED_USER_ASSIGNED
         return compute.ResourceIdentityType.USER_ASSIGNED

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusterfab.clouds.azure.vault import VaultSecret, vault_secret
+from clusterfab.clouds.azure.vault import vault_secret
 
 SUBSCRIPTION = "5b1c2d3e-4f50-4a6b-8c7d-9e0f1a2b3c4d"
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/ops"
@@ -19,23 +19,27 @@ GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/ops"
     [
         (
             f"{GROUP}/providers/Microsoft.KeyVault/vaults/ops-mail/secrets/smtp-password",
-            VaultSecret("https://ops-mail.vault.azure.net/", "smtp-password"),
+            ("ops-mail", "smtp-password", "https://ops-mail.vault.azure.net/"),
         ),
         # Resource Manager's fixed words in any case, as `az` and the portal write them; the vault's host
         # name in lower case.
         (
             f"/subscriptions/{SUBSCRIPTION}/resourcegroups/Ops.Team_(1)/providers/microsoft.keyvault/VAULTS/"
             "OpsMail9/secrets/S",
-            VaultSecret("https://opsmail9.vault.azure.net/", "S"),
+            ("opsmail9", "S", "https://opsmail9.vault.azure.net/"),
         ),
         (
             f"{GROUP}/providers/Microsoft.KeyVault/vaults/abc/secrets/{'a' * 127}",
-            VaultSecret("https://abc.vault.azure.net/", "a" * 127),
+            ("abc", "a" * 127, "https://abc.vault.azure.net/"),
         ),
     ],
 )
-def test_a_secrets_resource_id_says_where_the_host_reads_it(secret_id: str, expected: VaultSecret) -> None:
-    assert vault_secret(secret_id) == expected
+def test_a_secrets_resource_id_says_where_the_host_reads_it(
+    secret_id: str, expected: tuple[str, str, str]
+) -> None:
+    found = vault_secret(secret_id)
+    assert found is not None
+    assert (found.vault, found.name, found.vault_url) == expected
 
 
 @pytest.mark.parametrize(

@@ -29,9 +29,14 @@ VAULT_DNS_SUFFIX = "vault.azure.net"
 
 
 class VaultSecret(NamedTuple):
-    vault_url: str
-    """https://<vault>.vault.azure.net/"""
+    vault: str
+    """The vault's name, in lower case (as its host name has it)."""
     name: str
+
+    @property
+    def vault_url(self) -> str:
+        """https://<vault>.vault.azure.net/"""
+        return f"https://{self.vault}.{VAULT_DNS_SUFFIX}/"
 
 
 def vault_secret(secret_id: str) -> VaultSecret | None:
@@ -39,4 +44,4 @@ def vault_secret(secret_id: str) -> VaultSecret | None:
     match = SECRET_ID.fullmatch(secret_id)
     if match is None:
         return None
-    return VaultSecret(f"https://{match['vault'].lower()}.{VAULT_DNS_SUFFIX}/", match["name"])
+    return VaultSecret(match["vault"].lower(), match["name"])
