@@ -6,8 +6,9 @@ blocks. AWS uses block 0 for the nodes' private subnet, the last block for the p
 holds only the NAT gateway, and the one before it for the accounting database's second subnet (managed
 accounting: RDS wants a subnet group over two zones). GCP uses block i for general network i, then one
 block per extra GPU network or RDMA subnet, in order. Azure uses block 0 for the nodes, block 1 for the
-controller, block 2 for the first Managed Lustre file system and blocks 3-13 for the others
-(`azure_lustre_subnets`).
+controller, block 2 for the first Managed Lustre file system, blocks 3-13 for the others
+(`azure_lustre_subnets`), the start of block 14 for the accounting database's delegated subnet (managed
+accounting) and the start of block 15 for the Bastion.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ system and its data."""
 AZURE_LUSTRE_AREA = (3, BLOCKS - 3)
 """Azure: the blocks (first and last, inclusive) that hold the subnets of the file systems after the first.
 The last two blocks stay out of it, as AWS uses them: the last holds the Bastion's subnet, the one before
-stays free for a later subnet an Azure service delegates to itself."""
+holds the subnet the accounting database's service delegates to itself (`azure_database_subnet`)."""
 AZURE_BASTION_PREFIX = 26
 """Azure Bastion's subnet, AzureBastionSubnet, "must be /26 or larger" (learn.microsoft.com/azure/bastion/
 configuration-settings#subnet)."""
@@ -84,6 +85,17 @@ def azure_bastion_subnet(cidr: str) -> ipaddress.IPv4Network:
     """The Bastion's subnet: the first /26 of the cluster range's last block (every block is /24 or larger),
     clear of the Lustre subnets, so adding it to a stack moves nothing."""
     return next(blocks(cidr)[-1].subnets(new_prefix=AZURE_BASTION_PREFIX))
+
+
+AZURE_DATABASE_PREFIX = 28
+"""Azure Database for MySQL flexible server's delegated subnet (managed accounting): a /28, which holds
+the one server (learn.microsoft.com/azure/mysql/flexible-server/concepts-networking-vnet)."""
+
+
+def azure_database_subnet(cidr: str) -> ipaddress.IPv4Network:
+    """The accounting database's delegated subnet: the first /28 of the block before the Bastion's, which
+    no other subnet uses, so adding managed accounting to a stack moves nothing."""
+    return next(blocks(cidr)[-2].subnets(new_prefix=AZURE_DATABASE_PREFIX))
 
 
 def azure_lustre_subnets(cidr: str, prefixes: Sequence[int]) -> list[ipaddress.IPv4Network | None]:

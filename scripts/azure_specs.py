@@ -71,6 +71,20 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "generated/storagecache/microsoft.storagecache/2024-03-01": (
         "Microsoft.StorageCache/amlFilesystems@2024-03-01",
     ),
+    "generated/mysql_0/microsoft.dbformysql/2024-02-01-preview": (
+        "Microsoft.DBforMySQL/flexibleServers@2024-02-01-preview",
+    ),
+    "generated/mysql_0/microsoft.dbformysql/2023-12-30": (
+        "Microsoft.DBforMySQL/flexibleServers/databases@2023-12-30",
+        "Microsoft.DBforMySQL/flexibleServers/configurations@2023-12-30",
+    ),
+    "generated/privatedns/microsoft.network/2024-06-01": (
+        "Microsoft.Network/privateDnsZones@2024-06-01",
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks@2024-06-01",
+    ),
+    "generated/authorization/microsoft.authorization/2022-05-01-preview": (
+        "Microsoft.Authorization/roleDefinitions@2022-05-01-preview",
+    ),
 }
 
 

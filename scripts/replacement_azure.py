@@ -225,6 +225,51 @@ AZURE: dict[str, dict[str, Any]] = {
             )
         },
     },
+    "azure-native:dbformysql:Server": {
+        "replace_on": ["resourceGroupName", "serverName"],
+        "read": [REPLACEMENT_GO + " (no DBforMySQL entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no DBforMySQL entry",
+        "unconfirmed": {
+            "replace_on": _NOT_READ.format("Microsoft.DBforMySQL 2024-02-01-preview FlexibleServers.json")
+        },
+    },
+    "azure-native:dbformysql:Database": {
+        "replace_on": ["databaseName", "resourceGroupName", "serverName"],
+        "read": [REPLACEMENT_GO + " (no DBforMySQL entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no DBforMySQL entry",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.DBforMySQL 2023-12-30 Databases.json")},
+    },
+    "azure-native:dbformysql:Configuration": {
+        "replace_on": ["configurationName", "resourceGroupName", "serverName"],
+        "read": [REPLACEMENT_GO + " (no DBforMySQL entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no DBforMySQL entry",
+        "unconfirmed": {
+            "replace_on": _NOT_READ.format("Microsoft.DBforMySQL 2023-12-30 Configurations.json")
+        },
+    },
+    "azure-native:privatedns:PrivateZone": {
+        "replace_on": ["privateZoneName", "resourceGroupName"],
+        "read": [REPLACEMENT_GO + " (no PrivateDns entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no PrivateDns entry",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Network 2024-06-01 privatedns.json")},
+    },
+    "azure-native:privatedns:VirtualNetworkLink": {
+        "replace_on": ["privateZoneName", "resourceGroupName", "virtualNetworkLinkName"],
+        "read": [REPLACEMENT_GO + " (no PrivateDns entry)", DIFF_GO],
+        "why": "path parameters; forceNewMap has no PrivateDns entry",
+        "unconfirmed": {"replace_on": _NOT_READ.format("Microsoft.Network 2024-06-01 privatedns.json")},
+    },
+    "azure-native:authorization:RoleDefinition": {
+        "replace_on": ["roleDefinitionId", "scope"],
+        "read": [REPLACEMENT_GO + " (Authorization: RoleAssignment only)", DIFF_GO],
+        "why": "path /{scope}/providers/Microsoft.Authorization/roleDefinitions/{roleDefinitionId}; "
+        "forceNewMap names no RoleDefinition property",
+        "unconfirmed": {
+            "replace_on": _NOT_READ.format(
+                "Microsoft.Authorization 2022-05-01-preview authorization-RoleDefinitionsCalls.json"
+            )
+        },
+    },
     "azure-native:network:NetworkInterface": {
         "replace_on": ["networkInterfaceName", "resourceGroupName"],
         "read": [REPLACEMENT_GO + " (no Network/NetworkInterface entry)", NETWORK_JSON, DIFF_GO],

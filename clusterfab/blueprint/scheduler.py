@@ -87,12 +87,13 @@ class AccountingDatabaseSpec(Spec):
     machine_type: Annotated[
         str | None,
         Field(
-            pattern=r"^db(\.[a-z0-9]+\.[a-z0-9]+|-[a-z0-9]+(-[a-z0-9]+)*)$",
+            pattern=r"^(db(\.[a-z0-9]+\.[a-z0-9]+|-[a-z0-9]+(-[a-z0-9]+)*)|Standard_[A-Z][A-Za-z0-9]*(_v[0-9]+)?)$",
             description=(
                 "Machine of the database: an RDS instance class on AWS, e.g. db.r7g.xlarge (default "
                 "db.m7g.large), a Cloud SQL Enterprise machine type on GCP, e.g. db-custom-4-16384 (default "
-                "db-custom-2-8192); 2 vCPUs and 8 GiB by default: SchedMD asks for a buffer pool that holds "
-                "the job tables."
+                "db-custom-2-8192), an Azure Database for MySQL flexible server SKU on Azure, e.g. "
+                "Standard_E4ads_v5 (default Standard_D2ads_v5); 2 vCPUs and 8 GiB by default: SchedMD asks "
+                "for a buffer pool that holds the job tables."
             ),
         ),
     ] = None
@@ -102,7 +103,8 @@ class AccountingDatabaseSpec(Spec):
             ge=20,
             le=16384,
             description=(
-                "Allocated storage in GiB (RDS and Cloud SQL grow it up to 4 times on their own); default 50."
+                "Allocated storage in GiB (RDS and Cloud SQL grow it up to 4 times on their own, Azure "
+                "Database for MySQL as it fills); default 50."
             ),
         ),
     ] = None
@@ -274,8 +276,9 @@ class SchedulerSpec(Spec):
         Field(
             description=(
                 "embedded runs MariaDB on the controller's state disk; managed keeps it in RDS for MariaDB "
-                "(AWS; its master password in the secret RDS manages) or Cloud SQL for MySQL (GCP; private "
-                "IP only), TLS only either way."
+                "(AWS; its master password in the secret RDS manages), Cloud SQL for MySQL (GCP; private "
+                "IP only) or Azure Database for MySQL flexible server (Azure; in a subnet delegated to it, "
+                "its administrator password made by the controller), TLS only each way."
             )
         ),
     ] = "embedded"

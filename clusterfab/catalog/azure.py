@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from clusterfab.catalog.models import MachineType
     from clusterfab.catalog.query import Catalog
 
-MANAGED_DATABASE_FIELDS: tuple[str, ...] = ()
-"""Azure Database for MySQL needs no field beyond the common ones."""
+MANAGED_DATABASE_FIELDS = ("ca_certificates",)
+"""Azure Database for MySQL: the root certificates, from the controller's trust store."""
 
 
 def tables(data: Any) -> dict[str, Any]:

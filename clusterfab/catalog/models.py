@@ -642,6 +642,9 @@ class ManagedDatabase(Sourced):
     ca_bundle_url: str | None = None
     """RDS: where its CA bundle is published, `{region}` standing for the region (fetched over HTTPS).
     None: the service hands the CA certificate out with the instance (Cloud SQL's serverCaCert)."""
+    ca_certificates: tuple[str, ...] | None = None
+    """Azure: the root certificates that sign the servers' certificates, as files of the controller's own
+    trust store (Ubuntu's ca-certificates), which become slurmdbd's CA bundle."""
 
     @model_validator(mode="after")
     def _cloud_fields(self) -> Self:

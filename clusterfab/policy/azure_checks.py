@@ -1,4 +1,5 @@
-"""The policy pack's checks of Azure resources, per resource type: public addresses on nodes, encryption
+"""The policy pack's checks of Azure resources, per resource type: public addresses on nodes (and a public
+endpoint on the accounting database), encryption
 at host, SSH / RDP open to the internet in network security groups, and role assignments that reach
 further than the cluster's own resources. clusterfab.policy.checks and .access add these tables to theirs.
 
@@ -23,6 +24,7 @@ SECURITY_GROUP = "azure-native:network:NetworkSecurityGroup"
 SECURITY_RULE = "azure-native:network:SecurityRule"
 ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 ROLE_DEFINITION = "azure-native:authorization:RoleDefinition"
+MYSQL_SERVER = "azure-native:dbformysql:Server"
 
 ADMIN_PORTS = {22: "SSH", 3389: "RDP"}
 INTERNET_TAGS = {"*", "internet", "any"}
@@ -65,7 +67,23 @@ def _nic_ips(resource: Resource) -> list[str]:
     )
 
 
-PUBLIC_IP_CHECKS: dict[str, Check] = {SCALE_SET: _scale_set_ips, NETWORK_INTERFACE: _nic_ips}
+def _mysql_public(resource: Resource) -> list[str]:
+    """A flexible server takes connections from the internet unless it is in a delegated subnet (private
+    access, which has no public endpoint) with public network access disabled."""
+    network = next(iter(items(resource.props.get("network"))), {})
+    if network.get("delegatedSubnetResourceId") and network.get("publicNetworkAccess") == "Disabled":
+        return []
+    return [
+        f"MySQL flexible server {resource.name} has a public endpoint: give it a delegated subnet "
+        "(network.delegatedSubnetResourceId) and set network.publicNetworkAccess to Disabled"
+    ]
+
+
+PUBLIC_IP_CHECKS: dict[str, Check] = {
+    SCALE_SET: _scale_set_ips,
+    NETWORK_INTERFACE: _nic_ips,
+    MYSQL_SERVER: _mysql_public,
+}
 
 
 # --- encryption ----------------------------------------------------------------------------------------

@@ -51,6 +51,10 @@ BASTION_SUBNET = "AzureBastionSubnet"
 configuration-settings)."""
 BASTION_PREFIX = 26
 """The Bastion subnet's longest prefix: "/26 or larger"."""
+MYSQL_DELEGATION = "Microsoft.DBforMySQL/flexibleServers"
+"""The service a flexible server's subnet is delegated to; the subnet then holds flexible servers alone
+(learn.microsoft.com/azure/mysql/flexible-server/concepts-networking-vnet)."""
+MYSQL_PORT = "3306"
 INTERNET = "Internet"
 """The NSG service tag for addresses outside the VNet that are reachable from the Internet
 (learn.microsoft.com/azure/virtual-network/service-tags-overview)."""
@@ -93,6 +97,9 @@ class AzureNetworkArgs:
     `lustre-<file system>`. Empty: no AMLFS."""
     bastion_cidr: str | None = None
     """The Bastion's subnet (/26 or larger); None: no Bastion."""
+    database_cidr: str | None = None
+    """The subnet delegated to Azure Database for MySQL flexible server (managed accounting), which the
+    controller subnet alone reaches on MySQL's port; None: no managed database."""
     zone: str | None = None
     """The availability zone of the NAT gateway and its IP (a NAT gateway is zonal or no-zone); None: no
     zone."""
@@ -117,6 +124,8 @@ def _problems(args: AzureNetworkArgs) -> list[tuple[str, str]]:
     problems.extend(_lustre_problems(args.lustre_subnets))
     for index, lustre in enumerate(args.lustre_subnets):
         subnets[f"lustre_subnets[{index}].cidr"] = ipaddress.IPv4Network(lustre.cidr)
+    if args.database_cidr is not None:
+        subnets["database_cidr"] = ipaddress.IPv4Network(args.database_cidr)
     if args.bastion_cidr is not None:
         subnets["bastion_cidr"] = ipaddress.IPv4Network(args.bastion_cidr)
         if subnets["bastion_cidr"].prefixlen > BASTION_PREFIX:
@@ -243,6 +252,48 @@ def lustre_rules(vnet: Sequence[str], lustre_cidr: str) -> list[network.Security
     ]
 
 
+def database_rules(controller_cidr: str, database_cidr: str) -> list[network.SecurityRuleArgs]:
+    """The database subnet's rules: MySQL from the controller subnet (slurmdbd and the accounting program
+    run there), the subnet's own traffic, nothing else from the VNet (the GPU nodes, where jobs run, reach
+    no port of it), nothing from the Internet."""
+    return [
+        _rule(
+            "AllowMySqlFromController",
+            100,
+            direction="Inbound",
+            access="Allow",
+            protocol="Tcp",
+            sources=[controller_cidr],
+            destinations=["*"],
+            ports=[MYSQL_PORT],
+            description="slurmdbd and the accounting program on the controller to the database",
+        ),
+        _rule(
+            "AllowOwnSubnet",
+            110,
+            direction="Inbound",
+            access="Allow",
+            protocol="*",
+            sources=[database_cidr],
+            destinations=[database_cidr],
+            ports=["*"],
+            description="the service's own traffic inside its delegated subnet",
+        ),
+        _rule(
+            "DenyVnetInbound",
+            LAST_CUSTOM_PRIORITY - 1,
+            direction="Inbound",
+            access="Deny",
+            protocol="*",
+            sources=["VirtualNetwork"],
+            destinations=["*"],
+            ports=["*"],
+            description="no other host of the VNet reaches the database",
+        ),
+        _deny_internet(),
+    ]
+
+
 def _deny_internet() -> network.SecurityRuleArgs:
     return _rule(
         "DenyInternetInbound",
@@ -291,6 +342,8 @@ class AzureNetwork(pulumi.ComponentResource):
     """Each AMLFS file system's subnet, by file system name."""
     bastion_subnet_id: pulumi.Output[str] | None
     """AzureBastionSubnet; None without a Bastion."""
+    database_subnet_id: pulumi.Output[str] | None
+    """The subnet delegated to the accounting database; None without one."""
     nat_public_ip: pulumi.Output[str]
     """The address all egress leaves from (for allow lists elsewhere)."""
 
@@ -317,6 +370,10 @@ class AzureNetwork(pulumi.ComponentResource):
         previous: network.Subnet | None = None
         for role, cidr, lustre in roles:
             previous = subnets[role] = self._subnet(vnet, nat, role, cidr, previous, lustre=lustre)
+        self.database_subnet_id = None
+        if args.database_cidr is not None:
+            previous = self._database_subnet(vnet, args.database_cidr, previous)
+            self.database_subnet_id = previous.id
         self.bastion_subnet_id = None
         if args.bastion_cidr is not None:
             self.bastion_subnet_id = network.Subnet(
@@ -342,6 +399,7 @@ class AzureNetwork(pulumi.ComponentResource):
                 "controller_subnet_id": self.controller_subnet_id,
                 "lustre_subnet_ids": self.lustre_subnet_ids,
                 "bastion_subnet_id": self.bastion_subnet_id,
+                "database_subnet_id": self.database_subnet_id,
                 "nat_public_ip": self.nat_public_ip,
             }
         )
@@ -410,5 +468,30 @@ class AzureNetwork(pulumi.ComponentResource):
             or None,
             # One subnet at a time: Azure refuses concurrent changes to one VNet's subnets
             # ("AnotherOperationInProgress").
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
+        )
+
+    def _database_subnet(
+        self, vnet: network.VirtualNetwork, cidr: str, previous: network.Subnet | None
+    ) -> network.Subnet:
+        """The subnet delegated to Azure Database for MySQL flexible server, with its NSG; no NAT gateway and
+        no default outbound access: the server answers the controller and starts no connection out."""
+        name, args = self._name, self._args
+        nsg = network.NetworkSecurityGroup(
+            child(name, "database-nsg"),
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            security_rules=database_rules(args.controller_cidr, cidr),
+            tags=dict(args.tags),
+            opts=self._own,
+        )
+        return network.Subnet(
+            child(name, "database"),
+            resource_group_name=args.resource_group_name,
+            virtual_network_name=vnet.name,
+            address_prefix=cidr,
+            default_outbound_access=False,
+            network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
+            delegations=[network.DelegationArgs(name="mysql-flexible-server", service_name=MYSQL_DELEGATION)],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[previous] if previous else None),
         )

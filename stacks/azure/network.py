@@ -1,6 +1,7 @@
 """The stack's resource group and VNet: the nodes' subnet (the hosts' block of the cluster range), a
-controller subnet and a subnet per Managed Lustre file system, with NAT egress and no inbound from the
-internet; where the cluster has hosts, the Azure Bastion an operator reaches them through."""
+controller subnet, a subnet per Managed Lustre file system and, with managed accounting, the subnet delegated
+to the accounting database, with NAT egress and no inbound from the internet; where the cluster has hosts,
+the Azure Bastion an operator reaches them through."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from clusterfab.clouds import profile
 from clusterfab.clouds.azure.access import bastion_name
 from clusterfab.clouds.azure.hostvars import NODE_BLOCK, resource_group_name
 from clusterfab.clouds.azure.lustre import lustre_subnets
+from clusterfab.scheduler.slurm.render import slurm_section
 from clusterfab.spec import LustreStorage
 from components._naming import child
 from components.azure.bastion import AzureBastion, AzureBastionArgs
@@ -57,11 +59,20 @@ def network(
             controller_service_endpoints=(STORAGE_SERVICE, KEY_VAULT_SERVICE) if hosts else (),
             lustre_subnets=file_system_subnets(cluster),
             bastion_cidr=str(addressing.azure_bastion_subnet(spec.cidr)) if hosts else None,
+            database_cidr=(
+                str(addressing.azure_database_subnet(spec.cidr)) if managed_accounting(cluster) else None
+            ),
             zone=spec.zone,
             tags=cluster.tags("network"),
         ),
         opts,
     )
+
+
+def managed_accounting(cluster: Cluster) -> bool:
+    """Slurm keeps its accounting in Azure Database for MySQL, whose server takes a delegated subnet."""
+    slurm = slurm_section(cluster.spec)
+    return slurm is not None and slurm.database is not None
 
 
 def bastion(

@@ -21,12 +21,14 @@ from slurm_common import (
     slurmd_vars,
 )
 
+from clusterfab.clouds.azure.database import mysql_tier
 from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.clouds.azure.vault import vault_secret
 from clusterfab.core.items import CONTROLLER_ITEM, LOGIN_ITEM
 from clusterfab.core.naming import physical
 from clusterfab.monitoring.host import RenderedArchive
-from clusterfab.scheduler.slurm.hostvars import munge_secret_name, slurm_node_groups
+from clusterfab.scheduler.slurm.hostvars import accounting_database_name, munge_secret_name, slurm_node_groups
+from clusterfab.scheduler.slurm.nodes.accounting import DATABASE as ACCOUNTING_DATABASE
 from clusterfab.scheduler.slurm.render import controller_address, controller_host, fabric_units, require_slurm
 from components._contracts import MountTarget
 from components._naming import child
@@ -39,6 +41,11 @@ from components.azure.slurm import (
     AzureSlurmHost,
     AzureSlurmVault,
     AzureSlurmVaultArgs,
+)
+from components.azure.slurm_database import (
+    AzureSlurmDatabase,
+    AzureSlurmDatabaseArgs,
+    AzureSlurmDatabaseSettings,
 )
 
 from .compute import boot_launcher, image
@@ -113,6 +120,9 @@ def _realize(site: Site, mounts: list[MountTarget], archive: RenderedArchive) ->
         site.opts,
     )
     grants: list[pulumi.Resource] = [identity, vault, site.identity, access]
+    database = _database(site, identity)
+    if database is not None:
+        grants.append(database)
     controller = AzureSlurmController(
         child(spec.name, SLURM_ITEM),
         _controller_args(site, mounts, archive, identity, vault),
@@ -125,7 +135,43 @@ def _realize(site: Site, mounts: list[MountTarget], archive: RenderedArchive) ->
         controller=controller.controller_id,
         login=controller.login_ids,
         munge_secret=secret,
-        accounting_database=None,
+        accounting_database=database.host if database is not None else None,
+    )
+
+
+def _database(site: Site, identity: AzureNodeIdentity) -> AzureSlurmDatabase | None:
+    """Managed accounting: Azure Database for MySQL as the catalog records it, named as the controller looks
+    for it, in the subnet delegated to it; the controller's identity may set its administrator password."""
+    cluster, spec = site.cluster, site.spec
+    database = require_slurm(spec).database
+    subnet = site.network.database_subnet_id
+    if database is None or subnet is None:
+        return None
+    return AzureSlurmDatabase(
+        child(spec.name, "slurm-db"),
+        AzureSlurmDatabaseArgs(
+            cluster=spec.name,
+            settings=AzureSlurmDatabaseSettings(
+                name=accounting_database_name(spec, cluster.stack),
+                database=ACCOUNTING_DATABASE,
+                version=database.version,
+                sku_name=database.machine_type,
+                sku_tier=mysql_tier(database.machine_type),
+                storage_gib=database.storage_gib,
+                backup_retention_days=database.backup_days,
+            ),
+            resource_group_name=site.resource_group_name,
+            resource_group_id=site.resource_group_id,
+            subscription_id=site.deployer.subscription_id,
+            location=spec.region,
+            zone=spec.zone,
+            vnet_id=site.network.vnet_id,
+            subnet_id=subnet,
+            controller_principal_id=identity.principal_id,
+            protect=spec.protected,
+            tags=cluster.tags("slurm-db"),
+        ),
+        site.opts,
     )
 
 

@@ -38,6 +38,8 @@ class AzureType:
 COMPUTE = "microsoft.compute@2024-11-01.json"
 NETWORK = "microsoft.network@2024-05-01.json"
 STORAGE = "microsoft.storage@2024-01-01.json"
+MYSQL = "microsoft.dbformysql@2023-12-30.json"
+PRIVATE_DNS = "microsoft.network@2024-06-01.json"
 RG = "resourceGroupName"
 
 AZURE: dict[str, AzureType] = {
@@ -118,6 +120,32 @@ AZURE: dict[str, AzureType] = {
         "Microsoft.StorageCache/amlFilesystems@2024-03-01",
         (RG, "amlFilesystemName"),
     ),
+    "azure-native:dbformysql:Server": AzureType(
+        "microsoft.dbformysql@2024-02-01-preview.json",
+        "Microsoft.DBforMySQL/flexibleServers@2024-02-01-preview",
+        (RG, "serverName"),
+    ),
+    "azure-native:dbformysql:Database": AzureType(
+        MYSQL, "Microsoft.DBforMySQL/flexibleServers/databases@2023-12-30", (RG, "serverName", "databaseName")
+    ),
+    "azure-native:dbformysql:Configuration": AzureType(
+        MYSQL,
+        "Microsoft.DBforMySQL/flexibleServers/configurations@2023-12-30",
+        (RG, "serverName", "configurationName"),
+    ),
+    "azure-native:privatedns:PrivateZone": AzureType(
+        PRIVATE_DNS, "Microsoft.Network/privateDnsZones@2024-06-01", (RG, "privateZoneName")
+    ),
+    "azure-native:privatedns:VirtualNetworkLink": AzureType(
+        PRIVATE_DNS,
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks@2024-06-01",
+        (RG, "privateZoneName", "virtualNetworkLinkName"),
+    ),
+    "azure-native:authorization:RoleDefinition": AzureType(
+        "microsoft.authorization@2022-05-01-preview.json",
+        "Microsoft.Authorization/roleDefinitions@2022-05-01-preview",
+        ("scope", "roleDefinitionId"),
+    ),
 }
 
 BLOB = "azure-native:storage:Blob"
@@ -143,6 +171,9 @@ CLIENT_NAMES: dict[str, dict[str, str]] = {
     # `supportsHttpsTrafficOnly` ("x-ms-client-name": "EnableHttpsTrafficOnly") and `networkAcls`
     # ("NetworkRuleSet"), VirtualNetworkRule's `id` ("VirtualNetworkResourceId"); pulumi-azure-native names
     # its inputs by the client names.
+    # Microsoft.Authorization 2022-05-01-preview: RoleDefinitionProperties' `type` ("x-ms-client-name":
+    # "roleType").
+    "azure-native:authorization:RoleDefinition": {"roleType": "type"},
     "azure-native:storage:StorageAccount": {
         "enableHttpsTrafficOnly": "supportsHttpsTrafficOnly",
         "networkRuleSet": "networkAcls",
@@ -151,6 +182,20 @@ CLIENT_NAMES: dict[str, dict[str, str]] = {
 }
 """Per type, the inputs pulumi-azure-native names by the specification's `x-ms-client-name`: the input's
 path (`a.b[].c`: c of every item of b) -> the body's (wire) name."""
+
+DOCUMENTED_ELSEWHERE: dict[tuple[str, str], str] = {
+    (
+        "azure-native:dbformysql:Server",
+        "properties.version: '8.4' is not one of 5.7, 8.0.21",
+    ): "MySQL 8.4 is generally available on flexible server (learn.microsoft.com/azure/mysql/"
+    "concepts-version-policy, catalog source S-AZ-MYSQL-VERSIONS) and 8.0 leaves standard support on "
+    "2026-12-31; the enum is extensible (modelAsString) and no stored specification version lists 8.4 yet "
+    "(2024-12-30 and 2025-06-01-preview neither); Azure's CLI takes `--version 8.4` (how-to-upgrade) and "
+    "its PowerShell model completes '8.4'.",
+}
+"""Problems the pinned specification reports for a value the service documents elsewhere, each with why it
+is accepted: (type, problem) -> the reason and its sources. Every other value outside an extensible
+enum stays a problem."""
 
 
 def _renamed(value: Any, renames: Mapping[str, str], path: str = "") -> Any:
@@ -199,7 +244,8 @@ def input_problems(type_: str, inputs: Mapping[str, Any]) -> list[str]:
     # (pulumi-azure-native provider.go, getDefaultLocation) when the inputs name one.
     provided = {"name"} | ({"location"} if RG in inputs else set())
     body = request_body(type_, inputs)
-    return problems + body_problems(s, body_type, body, provided=frozenset(provided))
+    found = problems + body_problems(s, body_type, body, provided=frozenset(provided))
+    return [p for p in found if (type_, p) not in DOCUMENTED_ELSEWHERE]
 
 
 def _name_problems(s: Spec, body_type: dict[str, Any], name: Any, key: str) -> list[str]:

@@ -1,7 +1,7 @@
 """The plans the API-model test checks: every example in every environment, plus the component variants
 the examples do not reach (spot, flex-start, reservations, autoscaling, NVL72, TCPX, budgets, customer-managed
-keys, elastic Slurm node groups on GCP, managed Slurm accounting on AWS, two Managed Lustre subnets and a
-blob import on Azure).
+keys, elastic Slurm node groups on GCP, managed Slurm accounting on AWS, two Managed Lustre subnets, a
+blob import and managed Slurm accounting on Azure).
 
 The variant blueprints are the component tests' own, so the session's plan cache serves both."""
 
@@ -14,6 +14,7 @@ from clusterfab.plan.project import Plan
 from tests.components.harness import GCP_HEAD, GCP_PROJECT, aws_plan, gcp_plan, plan_configured, plan_file
 from tests.components.test_aws_slurm_accounting import KEYED, managed
 from tests.components.test_azure_lustre_subnets import ARCHIVE, DATA, IMPORTED, lustre_plan
+from tests.components.test_azure_slurm_accounting import managed as azure_managed
 from tests.components.test_customer_keys import aws_keyed, gcp_keyed
 from tests.components.test_gcp_names import long_plans
 from tests.components.test_gcp_node_group import group
@@ -84,6 +85,7 @@ VARIANTS: dict[str, Callable[[], Plan]] = {
     "gcp-gke-api-ranges": api_ranges,
     "azure-two-lustre-subnets": lambda: lustre_plan(DATA, ARCHIVE),
     "azure-lustre-blob-import": lambda: lustre_plan(IMPORTED),
+    "azure-slurm-managed-accounting": azure_managed,
 }
 
 

@@ -22,9 +22,11 @@ import pytest
 from pulumi_azure_native import (
     authorization,
     compute,
+    dbformysql,
     keyvault,
     managedidentity,
     network,
+    privatedns,
     resources,
     storage,
     storagecache,
@@ -124,6 +126,12 @@ def test_the_blob_is_a_data_plane_resource() -> None:
 
 SAMPLE_COUNTS = {
     "azure-native:authorization:RoleAssignment": 3,
+    "azure-native:authorization:RoleDefinition": 1,
+    "azure-native:dbformysql:Configuration": 1,
+    "azure-native:dbformysql:Database": 1,
+    "azure-native:dbformysql:Server": 4,
+    "azure-native:privatedns:PrivateZone": 1,
+    "azure-native:privatedns:VirtualNetworkLink": 1,
     "azure-native:compute:CapacityReservation": 1,
     "azure-native:compute:CapacityReservationGroup": 1,
     "azure-native:compute:Disk": 25,
@@ -318,6 +326,7 @@ def _program() -> None:
     _storage(rg)
     _compute(rg, vnet)
     _hosts(rg)
+    _database(rg, vnet)
     storagecache.AmlFilesystem(
         "lustre",
         resource_group_name=rg.name,
@@ -329,6 +338,62 @@ def _program() -> None:
         maintenance_window=storagecache.AmlFilesystemMaintenanceWindowArgs(
             day_of_week=storagecache.MaintenanceDayOfWeekType.SUNDAY, time_of_day_utc="02:00"
         ),
+    )
+
+
+def _database(rg: resources.ResourceGroup, vnet: network.VirtualNetwork) -> None:
+    """A flexible server in a delegated subnet with its private DNS zone, a database, a server parameter and
+    a custom role: the managed accounting database's resource types."""
+    subnet = network.Subnet(
+        "db",
+        resource_group_name=rg.name,
+        virtual_network_name=vnet.name,
+        subnet_name="db",
+        address_prefix="10.8.224.0/28",
+        delegations=[
+            network.DelegationArgs(name="mysql", service_name="Microsoft.DBforMySQL/flexibleServers")
+        ],
+    )
+    zone = privatedns.PrivateZone(
+        "zone", resource_group_name=rg.name, private_zone_name="acct.private.mysql.database.azure.com"
+    )
+    privatedns.VirtualNetworkLink(
+        "zone-link",
+        resource_group_name=rg.name,
+        private_zone_name=zone.name,
+        virtual_network_link_name="acct",
+        location="global",
+        virtual_network=privatedns.SubResourceArgs(id=vnet.id),
+        registration_enabled=False,
+    )
+    server = dbformysql.Server(
+        "acct",
+        resource_group_name=rg.name,
+        server_name="train-acct",
+        version="8.0.21",
+        sku=dbformysql.MySQLServerSkuArgs(name="Standard_B1ms", tier="Burstable"),
+        administrator_login="trainer",
+        administrator_login_password="Secret-Password-1",
+        storage=dbformysql.StorageArgs(storage_size_gb=20),
+        network=dbformysql.NetworkArgs(
+            delegated_subnet_resource_id=subnet.id, private_dns_zone_resource_id=zone.id
+        ),
+    )
+    dbformysql.Database("acct-db", resource_group_name=rg.name, server_name=server.name, database_name="acct")
+    dbformysql.Configuration(
+        "acct-tls",
+        resource_group_name=rg.name,
+        server_name=server.name,
+        configuration_name="require_secure_transport",
+        value="ON",
+        source="user-override",
+    )
+    authorization.RoleDefinition(
+        "acct-role",
+        scope="/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/train-rg",
+        role_name="read the server",
+        permissions=[authorization.PermissionArgs(actions=["Microsoft.DBforMySQL/flexibleServers/read"])],
+        assignable_scopes=["/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/train-rg"],
     )
 
 

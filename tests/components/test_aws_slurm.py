@@ -352,6 +352,7 @@ def test_the_controllers_archive_carries_the_node_sync_and_its_settings() -> Non
             "aws.py",
             "aws_rds.py",
             "azure.py",
+            "azure_mysql.py",
             "bearer.py",
             "clouds.py",
             "counts.py",

@@ -43,6 +43,21 @@ def test_a_scale_set_with_a_public_ip_configuration_is_refused() -> None:
     ]
 
 
+def test_a_mysql_server_with_a_public_endpoint_is_refused() -> None:
+    def server(network: dict[str, Any]) -> Resource:
+        return Resource("azure-native:dbformysql:Server", "acct", URN, {"network": network})
+
+    private = {"delegatedSubnetResourceId": "db-subnet", "publicNetworkAccess": "Disabled"}
+    refusal = [
+        "MySQL flexible server acct has a public endpoint: give it a delegated subnet "
+        "(network.delegatedSubnetResourceId) and set network.publicNetworkAccess to Disabled"
+    ]
+    assert checks.public_ips(server(private)) == []
+    assert checks.public_ips(server({"publicNetworkAccess": "Enabled"})) == refusal
+    assert checks.public_ips(server({**private, "publicNetworkAccess": "Enabled"})) == refusal
+    assert checks.public_ips(server({})) == refusal
+
+
 def test_a_scale_set_encrypts_at_host_or_names_a_disk_encryption_set() -> None:
     assert checks.encryption(_scale_set({"name": "ip"}, {"encryptionAtHost": True})) == []
     set_ = _scale_set({"name": "ip"}, {})

@@ -222,6 +222,26 @@ def test_an_elastic_slurm_group_on_a_cloud_whose_node_programs_create_no_nodes_i
     assert "   hint: use `count: 4` (static nodes), or an elastic group on aws or azure or gcp\n" in out
 
 
+def test_managed_accounting_on_a_cloud_without_a_managed_database_is_refused(toy: Path) -> None:
+    """BP233: the catalog records no managed database for the toy cloud (AWS, Azure and GCP each have
+    theirs), so managed accounting is refused rather than booting a controller without its database."""
+    bad = BLUEPRINT.replace(
+        "  kind: toy\n  controller:\n    machine_type: toy.cpu4\n", "  kind: slurm\n  accounting: managed\n"
+    )
+    (toy / "managed.yaml").write_text(bad)
+    code, out = _cli("validate", "managed.yaml")
+    assert code == 1
+    assert (
+        "managed.yaml:14:15: error[BP233] scheduler.accounting: clusterfab builds no managed accounting "
+        "database on toy yet: the catalog records none for it\n"
+    ) in out
+    # The hint, as the terminal wraps it at 120 columns.
+    assert (
+        "   hint: use accounting: embedded (MariaDB on the controller's state disk) on toy, or managed "
+        "accounting on aws or azure\n         or gcp\n"
+    ) in out
+
+
 def test_slurm_on_a_cloud_without_slurm_hosts_is_refused_at_the_kind(toy: Path) -> None:
     """BP228: the catalog records no Slurm controller machine for the toy cloud, so Slurm is refused
     there instead of planning a cluster without its scheduler."""

@@ -65,6 +65,7 @@ NOT_FROM_A_FILE = {
     "BP177": "every catalog machine has a node image: tests/unit/test_kubernetes_pools.py takes one away",
     "BP228": "every built-in cloud has Slurm hosts: tests/plugins registers one without (the toy cloud)",
     "BP232": "every built-in cloud creates elastic Slurm nodes: tests/plugins registers one that does not",
+    "BP233": "every built-in cloud has a managed accounting database: tests/plugins registers one without",
     "BP166": "a change between two blueprints (`clusterfab diff`): tests/components/test_diff_capacity.py",
     "BP167": "a change between two blueprints (`clusterfab diff`): tests/components/test_diff_capacity.py",
 }

@@ -371,7 +371,7 @@ def test_an_instance_the_service_account_may_not_get_is_reported_with_the_status
             {"identifier": "x", "project": "p", "ca_file": "f"},
             "the accounting settings name no cloud this program knows (None)",
         ),
-        ({"cloud": "azure"}, "managed accounting is not built on azure"),
+        ({"cloud": "azure"}, "the accounting settings lack identifier, ca_file, ca_certificates"),
         ({"cloud": "toy"}, "the accounting settings name no cloud this program knows ('toy')"),
     ],
 )

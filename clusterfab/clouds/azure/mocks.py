@@ -74,6 +74,11 @@ OUTPUTS: dict[str, ComputedOutputs] = {
         "properties": lambda given: {**(given or {}), "vaultUri": f"https://{name}.vault.azure.net/"}
     },
     "azure-native:network:PublicIPAddress": lambda _t, name: {"ipAddress": "203.0.113.10"},
+    # A flexible server's host name has this form; the mock names it by the logical name.
+    "azure-native:dbformysql:Server": lambda _t, name: {
+        "fullyQualifiedDomainName": f"{name}.mysql.database.azure.com",
+        "state": "Ready",
+    },
 }
 """Per type token (the engine gives every resource its logical name as `name` unless an input sets it)."""
 

@@ -278,11 +278,12 @@ class AzureProfile:
         return iter(())  # a fabric unit is a scale set; its limit is rule BP225's (clusterfab.rules.azure)
 
     database_machine = MachineNaming(
-        re.compile(r"Standard_[A-Z][A-Za-z0-9]*(_v\d+)?"),
-        "an Azure Database for MySQL flexible server SKU",
+        re.compile(r"Standard_[BDE][A-Za-z0-9]*(_v\d+)?"),
+        "an Azure Database for MySQL flexible server SKU (Standard_B..., Standard_D..., Standard_E...)",
         "Standard_D2ads_v5",
     )
-    """SKU names as the service's compute tiers list them (catalog source S-AZ-MYSQL)."""
+    """SKU names as the service's compute tiers list them: B for Burstable, D for General Purpose, E for
+    Memory-Optimized (catalog source S-AZ-MYSQL; clusterfab.clouds.azure.database.mysql_tier)."""
 
     node_group_types = (SCALE_SET,)
     capacity_types: Mapping[str, bool] = MappingProxyType({SCALE_SET: False})

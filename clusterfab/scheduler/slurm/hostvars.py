@@ -48,10 +48,13 @@ def _database(spec: ClusterSpec, stack: str, project: str | None) -> dict[str, A
     database = require_slurm(spec).database
     if database is None:
         return {}
-    where = profile(spec.cloud).service_location(spec.region, project)
+    where: dict[str, Any] = dict(profile(spec.cloud).service_location(spec.region, project))
     if database.ca_bundle_url is not None:
         # The database's CA, where the cloud publishes it by region (RDS's trust store).
         where["ca_bundle_url"] = database.ca_bundle_url.format(region=spec.region)
+    if database.ca_certificates is not None:
+        # The roots in the controller's own trust store (Azure Database for MySQL's).
+        where["ca_certificates"] = list(database.ca_certificates)
     return {
         "slurm_controller_database": {
             "cloud": spec.cloud,

@@ -15,7 +15,9 @@ program never prints it; the SQL runs through MariaDB's own client (Ubuntu's mar
 Where the database is and who may create users on it is the cloud's part, in the module clouds.py finds by
 the settings' `cloud`: aws_rds.py (RDS's DescribeDBInstances and the master user's secret in Secrets
 Manager, with Ubuntu's python3-boto3), gcp_cloudsql.py (Cloud SQL for MySQL has no master password to
-read: slurmdbd's user is made through its Admin API instead).
+read: slurmdbd's user is made through its Admin API instead), azure_mysql.py (Azure Database for MySQL keeps
+none either: the controller makes the administrator's password and gives it to the server through Resource
+Manager).
 """
 
 from __future__ import annotations
@@ -197,7 +199,19 @@ def prepare(
     """Fetch the CA bundle, make slurmdbd's database and user, and say where the database listens."""
     ca_file = str(settings["ca_file"])
     fetch_ca_bundle(str(settings["ca_bundle_url"]), ca_file, opener=opener)
-    found = master()
+    return make_user(settings, password_file, master(), sql=sql)
+
+
+def make_user(
+    settings: Mapping[str, Any],
+    password_file: str,
+    found: Master,
+    *,
+    sql: Callable[[Master, str, str], None] | None = None,
+) -> dict[str, Any]:
+    """As the master user, make slurmdbd's database and user with the password on the state disk; say where
+    the database listens. The CA bundle is in place (settings' `ca_file`)."""
+    ca_file = str(settings["ca_file"])
     statements = user_sql(read_password(password_file))
     if sql is None:
         attempts = int(settings.get("attempts", ATTEMPTS))  # a test shortens them; the stack never does

@@ -43,6 +43,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import azure_mysql
 from .bearer import Bearer, Http
 from .fleet import BLUEPRINT_TAG, GROUP_TAG, STACK_TAG, CloudError, FlexRequest, Instance
 
@@ -314,7 +315,7 @@ class AzureNodes:
     """What the node programs need of the settings on Azure."""
 
     location = ("units",)
-    accounting_settings: tuple[str, ...] = ()
+    accounting_settings = azure_mysql.REQUIRED
     claims = True
     creates_nodes = True
 
@@ -342,7 +343,18 @@ class AzureNodes:
         return False
 
     def accounting(self, settings: Mapping[str, Any], password_file: str) -> dict[str, Any]:
-        raise CloudError("NotSupported", "managed accounting is not built on Azure (rule BP233)")
+        # A test stands in for the metadata service and Resource Manager here; the stack sets neither.
+        imds = str(settings.get("imds_url", IMDS))
+        compute = where_am_i(imds)
+        server = azure_mysql.FlexibleServer(
+            ImdsTokenHttp(imds, client_id=own_client_id(compute), resource=ARM),
+            subscription=str(compute["subscriptionId"]),
+            resource_group=str(compute["resourceGroupName"]),
+            name=str(settings["identifier"]),
+            api=str(settings.get("arm_url", ARM)),
+            poll_s=float(settings.get("retry_wait_s", azure_mysql.POLL_S)),
+        )
+        return azure_mysql.prepare_azure(settings, password_file, server=server)
 
 
 CLOUD = AzureNodes()
