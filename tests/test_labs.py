@@ -146,9 +146,10 @@ def test_ci_installs_every_package_the_labs_ask_for() -> None:
     assert named == {"debootstrap", "gnupg", "dpkg", "coreutils", "util-linux"}
     [installed] = re.findall(r"^LAB_PACKAGES=\((.*)\)$", CI_RUN, re.M)
     # The tests also run losetup (mount), mkfs.ext4 and resize2fs (e2fsprogs), git and ip (iproute2) on
-    # the host.
+    # the host, and read Azure's database roots from ca-certificates' trust store.
     assert installed.split() == [
-        "debootstrap", "gnupg", "dpkg", "coreutils", "util-linux", "mount", "e2fsprogs", "git", "iproute2"
+        "debootstrap", "gnupg", "dpkg", "coreutils", "util-linux", "mount", "e2fsprogs", "git", "iproute2",
+        "ca-certificates",
     ]  # fmt: skip
     assert named <= set(installed.split())
 

@@ -38,7 +38,11 @@ KEY_VAULT_SECRETS_OFFICER = "b86a8fe4-44ce-4948-aee5-eccb2c155cd7"
 certificates or access (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security,
 read 2026-11-29): what the controller needs to make the munge key at its first boot and read it after."""
 ENTRA_LOGIN_EXTENSION = "AADSSHLoginForLinux"
-"""The VM extension that lets Microsoft Entra ID accounts sign in over SSH (the Bastion's tunnel)."""
+"""The VM extension that lets Microsoft Entra ID accounts sign in over SSH (the Bastion's tunnel). It supports
+Ubuntu 16.04 to 24.04, the controller's image, and needs outbound HTTPS to packages.microsoft.com,
+login.microsoftonline.com and pas.windows.net, which the controller subnet's NAT gateway gives it
+(learn.microsoft.com/entra/identity/devices/howto-vm-sign-in-azure-ad-linux, "Supported Linux distributions"
+and "Network", read 2026-11-29)."""
 _VAULT_NAME = re.compile(r"^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{1,22}[a-zA-Z0-9]$")
 """A vault name: 3-24 letters, digits and single dashes, starting with a letter and not ending with a dash
 (learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name)."""
