@@ -98,4 +98,33 @@ MUTATIONS: tuple[Mutation, ...] = (
         ),
         why="the tpu-v6e-1 spot hour in us-central1, us-east1 and us-west1 is 0.57285",
     ),
+    Mutation(
+        name="azure-mysql-retiring-root",
+        path="clusterfab/catalog/data/slurm.yaml",
+        edit=replace_once(
+            "      - /usr/share/ca-certificates/mozilla/DigiCert_Global_Root_G2.crt\n",
+            "      - /usr/share/ca-certificates/mozilla/DigiCert_Global_Root_CA.crt\n",
+        ),
+        must_fail=(
+            "tests/unit/test_slurm_accounting_azure.py::"
+            "test_the_catalog_names_the_roots_azure_signs_with_in_the_hosts_trust_store",
+        ),
+        why="Azure Database for MySQL chains to DigiCert Global Root G2 and Microsoft RSA Root CA 2017; the "
+        "older DigiCert Global Root CA is being retired",
+    ),
+    Mutation(
+        name="azure-mysql-undocumented-version",
+        path="clusterfab/catalog/data/slurm.yaml",
+        edit=replace_once(
+            '    engine: mysql\n    version: "8.4"\n', '    engine: mysql\n    version: "8.5"\n'
+        ),
+        must_fail=(
+            "tests/components/test_azure_slurm_accounting.py::"
+            "test_the_server_is_mysql_8_4_general_purpose_private_tls_only_and_protected",
+            "tests/apimodels/test_azure_specs.py::"
+            "test_every_planned_azure_resource_is_valid_for_its_rest_api_specification"
+            "[azure-slurm-managed-accounting]",
+        ),
+        why="flexible server offers 5.7, 8.0 and 8.4 (GA); the specification's enum lists 5.7 and 8.0.21",
+    ),
 )
