@@ -5,9 +5,10 @@ Servers - Update of one Azure Database for MySQL flexible server (api-version 20
 It answers as Azure does where the program depends on it: the metadata service wants the `Metadata: true`
 header and a token for the identity the request names (`client_id`, the one the controller's tag names:
 the VM has a second, system-assigned identity); Resource Manager wants that token, and an update of the
-administrator password answers 202 Accepted with no body, after which the server reads Updating once
-before it is Ready again. Every request is kept (`calls`), the password never (`passwords` holds them for
-the test alone); what the program asks that Azure would refuse is a violation."""
+administrator password answers 202 Accepted with no body and the operation's URL (Azure-AsyncOperation),
+which answers Succeeded; the server reads Updating until then. Every request is kept (`calls`), the
+password never (`passwords` holds them for the test alone); what the program asks that Azure would refuse
+is a violation."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 TOKEN = "lab-arm-token"
+ACCEPTED = 202
 API_VERSION = "2023-12-30"
 
 
@@ -37,6 +39,16 @@ class FakeFlexibleServer:
     calls: list[tuple[str, str]] = field(default_factory=list)
     passwords: list[str] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    accepted: int = 0
+    """Password updates accepted: the server answers each with its operation's URL."""
+
+    @property
+    def operation_path(self) -> str:
+        """Where the password update's long-running operation answers (its Azure-AsyncOperation)."""
+        return (
+            f"/subscriptions/{self.subscription}/providers/Microsoft.DBforMySQL/locations/eastus"
+            "/azureAsyncOperation/op-1"
+        )
 
     @property
     def path(self) -> str:
@@ -67,11 +79,14 @@ class FakeFlexibleServer:
             }
         if headers.get("Authorization") != f"Bearer {TOKEN}":
             return 401, {"error": {"code": "AuthenticationFailed", "message": "no token"}}
-        if path != self.path or params.get("api-version") != API_VERSION:
+        if path not in (self.path, self.operation_path) or params.get("api-version") != API_VERSION:
             self.violations.append(f"{method} {url}: no such server or API version")
             return 404, {"error": {"code": "ResourceNotFound", "message": path}}
         if method == "PATCH":
             return self._update(body)
+        if path == self.operation_path:
+            self.state = "Ready"
+            return 200, {"name": "op-1", "status": "Succeeded"}
         if method != "GET":
             self.violations.append(f"{method} {path}: the controller's role allows read and write only")
             return 403, {"error": {"code": "AuthorizationFailed", "message": method}}
@@ -86,7 +101,6 @@ class FakeFlexibleServer:
                 "version": "8.4",
             },
         }
-        self.state = "Ready"  # an update is over by the next look
         return 200, found
 
     def _update(self, body: Any) -> tuple[int, Any]:
@@ -102,6 +116,7 @@ class FakeFlexibleServer:
         self.passwords.append(password)
         self.set_password(password)
         self.state = "Updating"
+        self.accepted += 1
         return 202, None
 
 
@@ -120,6 +135,11 @@ class AzureServer:
                     status, answer = 500, {"error": {"code": "InternalError", "message": repr(error)}}
                 data = json.dumps(answer).encode() if answer is not None else b""
                 self.send_response(status)
+                if status == ACCEPTED:
+                    self.send_header(
+                        "Azure-AsyncOperation",
+                        f"{server_url()}{fake.operation_path}?api-version={API_VERSION}",
+                    )
                 self.send_header("Content-Type", "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -142,6 +162,9 @@ class AzureServer:
 
             def log_message(self, *_: Any) -> None:
                 pass
+
+        def server_url() -> str:
+            return self.url
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True

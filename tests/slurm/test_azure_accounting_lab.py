@@ -179,6 +179,10 @@ def test_the_program_gives_the_server_its_own_administrator_password_and_prints_
     assert stat.S_IMODE(administrator.stat().st_mode) == 0o600
     # Get, Update (the controller's password, not the stack's), Get: with the controller's own identity.
     assert azure.fake.passwords[:1] == [password]
+    # The update is a long-running operation: the program waited for it before signing in.
+    server, operation = azure.fake.path, azure.fake.operation_path
+    calls = [c for c in azure.fake.calls if not c[1].startswith("/metadata/")]
+    assert calls[:4] == [("GET", server), ("PATCH", server), ("GET", operation), ("GET", server)]
     assert azure.sign_in("clusterfab", password).stdout.strip() == "clusterfab@%"
     refused = azure.sign_in("clusterfab", "Stack-Random-1")
     assert refused.returncode == 1
@@ -207,10 +211,22 @@ def test_slurmdbds_user_signs_in_over_tls_on_its_database_alone(azure: AzureAcco
 def test_a_second_run_gives_the_same_administrator_password_again(azure: AzureAccountingLab) -> None:
     before = azure.path(ADMINISTRATOR_FILE).read_text()
     azure.fake.passwords.clear()
+    azure.fake.calls.clear()
     again = azure.accounting()
     assert json.loads(again.stdout) == azure.endpoint
     assert azure.path(ADMINISTRATOR_FILE).read_text() == before
     assert azure.fake.passwords == [before.strip()]
+    # Its own identity's token, from the metadata service, for Resource Manager; the server's four calls.
+    assert [c for c in azure.fake.calls if c[1].startswith("/metadata/")] == [
+        ("GET", "/metadata/instance/compute"),
+        ("GET", "/metadata/identity/oauth2/token"),
+    ]
+    assert [method for method, path in azure.fake.calls if not path.startswith("/metadata/")] == [
+        "GET",
+        "PATCH",
+        "GET",
+        "GET",
+    ]
     assert azure.sign_in("slurm", azure.storage_pass).stdout.strip() == "slurm@%"
 
 

@@ -32,20 +32,39 @@ HOST = f"{SERVER}.mysql.database.azure.com"
 SLURMDBD_PASSWORD = "0123456789abcdef" * 3
 
 
+OPERATION = (
+    f"{ARM}/subscriptions/{SUBSCRIPTION}/providers/Microsoft.DBforMySQL/locations/eastus"
+    "/azureAsyncOperation/op-1?api-version=2023-12-30"
+)
+
+
 class FakeArm:
     """Resource Manager's answers for one flexible server: its states in turn, each GET taking the next
-    (the last one stays); every request kept."""
+    (the last one stays), and the password update's operation statuses in turn; every request kept. As
+    ImdsTokenHttp does, `operation` is the last answer's Azure-AsyncOperation header."""
 
-    def __init__(self, states: list[str], *, refuse: CloudError | None = None) -> None:
+    def __init__(
+        self,
+        states: list[str],
+        *,
+        refuse: CloudError | None = None,
+        operation: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.states, self.refuse = list(states), refuse
+        self.statuses = list(operation if operation is not None else [{"status": "Succeeded"}])
         self.calls: list[tuple[str, str, Any]] = []
+        self.operation: str | None = None
 
     def __call__(self, method: str, url: str, body: Any = None) -> Any:
         self.calls.append((method, url, body))
+        self.operation = None
         if self.refuse is not None:
             raise self.refuse
         if method == "PATCH":
+            self.operation = OPERATION
             return None  # 202 Accepted, no body
+        if url == OPERATION:
+            return self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
         state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
         return {
             "name": SERVER,
@@ -106,10 +125,11 @@ def test_the_program_gives_the_server_its_own_password_and_makes_slurmdbds_user_
     password_file = state["disk"] / "mysql-administrator.pass"
     password = password_file.read_text().strip()
     assert stat.S_IMODE(password_file.stat().st_mode) == 0o600
-    # Get (the server exists and is not being created), Update (the password), Get (Ready again).
+    # Get (the server exists and is not being created), Update (the password), its operation, Get.
     assert arm.calls == [
         ("GET", URL, None),
         ("PATCH", URL, {"properties": {"administratorLoginPassword": password}}),
+        ("GET", OPERATION, None),
         ("GET", URL, None),
     ]
     assert ran == [
@@ -138,8 +158,30 @@ def test_the_program_waits_while_the_server_is_created_or_updated(state: dict[st
     sleeps: list[float] = []
     arm = FakeArm(["Starting", "Starting", "Ready", "Updating", "Ready"])
     assert _run(state, arm, sleeps)[0] == {"host": HOST, "port": 3306}
-    assert [c[0] for c in arm.calls] == ["GET", "GET", "GET", "PATCH", "GET", "GET"]
+    assert [c[0] for c in arm.calls] == ["GET", "GET", "GET", "PATCH", "GET", "GET", "GET"]
     assert sleeps == [5.0, 5.0, 5.0]
+
+
+def test_the_program_waits_for_the_password_update_to_succeed(state: dict[str, Any]) -> None:
+    sleeps: list[float] = []
+    arm = FakeArm(
+        ["Ready"], operation=[{"status": "InProgress"}, {"status": "InProgress"}, {"status": "Succeeded"}]
+    )
+    _run(state, arm, sleeps)
+    assert [c[1] for c in arm.calls].count(OPERATION) == 3
+    assert sleeps == [5.0, 5.0]
+
+
+def test_a_failed_password_update_is_said_with_azures_error(state: dict[str, Any]) -> None:
+    failed = {"status": "Failed", "error": {"code": "InternalServerError", "message": "try again"}}
+    arm = FakeArm(["Ready"], operation=[failed])
+    with pytest.raises(
+        AccountingError,
+        match=f"^the password update of flexible server {SERVER} is Failed, not Succeeded: "
+        "InternalServerError: try again$",
+    ) as refused:
+        _run(state, arm)
+    assert "administratorLoginPassword" not in str(refused.value)
 
 
 def test_a_stopped_server_is_refused_with_its_state(state: dict[str, Any]) -> None:

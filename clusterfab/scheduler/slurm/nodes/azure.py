@@ -73,6 +73,9 @@ class ImdsTokenHttp:
         self._imds, self._client_id, self._resource = imds, client_id, resource
         self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         self._bearer = Bearer(self._token)
+        self.operation: str | None = None
+        """The last answer's Azure-AsyncOperation header: where a long-running operation it started says
+        how it went (learn.microsoft.com/azure/azure-resource-manager/management/async-operations)."""
 
     def _token(self) -> Any:
         query = {"api-version": TOKEN_API_VERSION, "resource": f"{self._resource}/"}
@@ -90,6 +93,7 @@ class ImdsTokenHttp:
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 text = response.read()
+                self.operation = response.headers.get("Azure-AsyncOperation")
         except urllib.error.HTTPError as error:
             raise _arm_error(error) from None
         return json.loads(text) if text.strip() else None

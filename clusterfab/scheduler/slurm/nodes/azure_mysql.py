@@ -5,7 +5,8 @@ no users API (Cloud SQL's Admin API makes users). So the controller makes the ad
 itself, on its state disk beside slurmdbd's and for root alone, and gives it to the server at every run
 through Servers - Update (PATCH .../Microsoft.DBforMySQL/flexibleServers/{name} with
 properties.administratorLoginPassword; learn.microsoft.com/rest/api/mysql/flexibleserver/servers/update),
-with its managed identity, whose custom role allows reading and updating this one server. Giving the same
+a long-running operation whose Azure-AsyncOperation URL it polls until the update succeeded, with its
+managed identity, whose custom role allows reading and updating this one server. Giving the same
 password again changes nothing, and a server the stack made anew (with its own random password) gets the
 controller's. It waits for the server to be Ready (Servers - Get: properties.state, fullyQualifiedDomainName,
 administratorLogin) and, signed in as the administrator over TLS checked against the root certificates Azure
@@ -36,8 +37,12 @@ ADMINISTRATOR_PASSWORD = "mysql-administrator.pass"
 READY = "Ready"
 WAITING_STATES = ("Starting", "Updating")
 """A server being created, started or updated (its password too) comes back Ready on its own."""
+SUCCEEDED = "Succeeded"
+FINISHED = (SUCCEEDED, "Failed", "Canceled")
+"""The final statuses of a long-running operation (Resource Manager's asynchronous operations)."""
 POLLS = 60
 POLL_S = 5.0
+"""A waiting server, and an operation, are polled this many times, this far apart."""
 ROOTS_MAX = 1 << 20
 """A root certificate is a few KiB: more is not one."""
 _ALPHABET = string.ascii_letters + string.digits
@@ -83,11 +88,31 @@ class FlexibleServer:
         return str(host), str(login)
 
     def set_administrator_password(self, password: str) -> None:
+        """Servers - Update, a long-running operation: 202 Accepted, then its Azure-AsyncOperation URL
+        answers InProgress until the password is the server's (Succeeded) or it failed."""
         self._call("PATCH", {"properties": {"administratorLoginPassword": password}})
+        operation = getattr(self._http, "operation", None)
+        if operation:
+            self._wait(str(operation))
 
-    def _call(self, method: str, body: Mapping[str, Any] | None = None) -> Any:
+    def _wait(self, operation: str) -> None:
+        found = self._call("GET", url=operation)
+        polls = 0
+        while found.get("status") not in FINISHED and polls < self._polls:
+            self._sleep(self._poll_s)
+            found = self._call("GET", url=operation)
+            polls += 1
+        status = found.get("status")
+        if status != SUCCEEDED:
+            error = found.get("error") or {}
+            detail = f": {error.get('code')}: {error.get('message')}" if error else ""
+            raise AccountingError(
+                f"the password update of flexible server {self._name} is {status}, not {SUCCEEDED}{detail}"
+            )
+
+    def _call(self, method: str, body: Mapping[str, Any] | None = None, *, url: str = "") -> Any:
         try:
-            return self._http(method, self._url, body) or {}
+            return self._http(method, url or self._url, body) or {}
         except Exception as error:
             code = getattr(error, "code", None) or type(error).__name__
             raise AccountingError(
