@@ -19,8 +19,8 @@ def dashboard(
     stack's Azure Bastion) and print its URL.
 
     Needs the Pulumi CLI, cloud credentials and the AWS CLI with the session-manager-plugin (AWS), gcloud
-    (GCP) or the Azure CLI with its ssh extension and Virtual Machine Administrator Login on the controller
-    (Azure). Runs until interrupted.
+    (GCP) or the Azure CLI with its ssh extension and a sign-in role on the controller, the deployer's or
+    the one the stack setting clusterfab:operators gives (Azure). Runs until interrupted.
     """
     import subprocess
 

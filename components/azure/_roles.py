@@ -37,6 +37,10 @@ VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN = "1c0163c0-47e6-4577-8991-ea5c82e286e4"
 action Microsoft.Compute/virtualMachines/loginAsAdmin/action; learn.microsoft.com/azure/
 role-based-access-control/built-in-roles/compute#virtual-machine-administrator-login); the deployer's role
 on the Slurm controller VM, for the dashboard's tunnel."""
+VIRTUAL_MACHINE_USER_LOGIN = "fb879df8-f326-4884-b1cf-06f3ad86be52"
+"""Virtual Machine User Login: sign in to a VM with Microsoft Entra ID as a regular user (data action
+Microsoft.Compute/virtualMachines/login/action; the same page); the operators' role on the Slurm controller
+VM, enough for the dashboard's tunnel to Grafana's loopback port."""
 GROUP_MARK = "/resourceGroups/"
 """What a resource group's id contains (and a subscription's does not)."""
 CONTAINER_MARK = "/blobServices/default/containers/"

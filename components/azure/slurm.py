@@ -17,7 +17,7 @@ key (the AWS and GCP controllers do the same).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -27,7 +27,12 @@ from clusterfab.core.vocab import IDENTITY_TAG, SLURM_ROLE_TAG
 from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
 from components.azure._linux import encoded, linux_login, username_problems
-from components.azure._roles import READER, VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN, grant
+from components.azure._roles import (
+    READER,
+    VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN,
+    VIRTUAL_MACHINE_USER_LOGIN,
+    grant,
+)
 from components.azure.node_group import AzureImage
 
 VAULT_TYPE = "clusterfab:slurm:AzureSlurmVault"
@@ -48,6 +53,9 @@ _VAULT_NAME = re.compile(r"^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{1,22}[a-zA-Z0-9]$")
 (learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name)."""
 SOFT_DELETE_DAYS = (7, 90)
 """How long a deleted vault and its secrets can be recovered: 7 to 90 days (the same page)."""
+PRINCIPAL_TYPES = ("User", "Group", "ServicePrincipal")
+"""The principal types a role assignment names (Microsoft.Authorization roleAssignments' principalType)."""
+_OBJECT_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 STATE_LUN = 0
 """The state disk's logical unit: the host finds it at /dev/disk/azure/data/by-lun/0 (clusterfab.clouds.azure
 .hostvars.CONTROLLER_STATE_DEVICE)."""
@@ -174,6 +182,9 @@ class AzureEntraLogin:
     """The client id of the controller's user-assigned identity."""
     resource_group_id: pulumi.Input[str]
     """The stack's resource group: the system-assigned identity's Reader scope."""
+    operators: Sequence[tuple[str, str]] = ()
+    """Other people who open the dashboard: (object id, principal type: User, Group or ServicePrincipal),
+    each given Virtual Machine User Login on the controller (a regular user's sign-in, no sudo)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,6 +217,16 @@ def _problems(args: AzureSlurmControllerArgs) -> list[tuple[str, str]]:
     if args.controller.private_ip is None:
         problems.append(("controller.private_ip", "slurm.conf names the controller's address: give it"))
     problems += username_problems(args.admin_username)
+    login = args.entra_login
+    for index, (principal, kind) in enumerate(login.operators if login is not None else ()):
+        if kind not in PRINCIPAL_TYPES:
+            problems.append(
+                (f"entra_login.operators[{index}]", f"'{kind}' is not one of {', '.join(PRINCIPAL_TYPES)}")
+            )
+        if not _OBJECT_ID.fullmatch(principal):
+            problems.append(
+                (f"entra_login.operators[{index}]", f"'{principal}' is not an object id (a GUID)")
+            )
     return problems
 
 
@@ -288,7 +309,8 @@ class AzureSlurmController(pulumi.ComponentResource):
     def _entra_login(self, vm: compute.VirtualMachine, login: AzureEntraLogin) -> None:
         """The AADSSHLoginForLinux extension (publisher Microsoft.Azure.ActiveDirectory, handler 1.0 - learn.
         microsoft.com/entra/identity/devices/howto-vm-sign-in-azure-ad-linux) and Virtual Machine
-        Administrator Login on this VM alone for the deployer, who opens `clusterfab dashboard`."""
+        Administrator Login on this VM alone for the deployer, who opens `clusterfab dashboard`; Virtual
+        Machine User Login on it for each operator the stack names."""
         args = self._args
         compute.VirtualMachineExtension(
             child(self._name, "entra-login"),
@@ -313,6 +335,17 @@ class AzureSlurmController(pulumi.ComponentResource):
             principal_type=login.principal_type,
             description=f"clusterfab {self._name}: the deployer signs in to the controller (dashboard)",
         )
+        for index, (principal, kind) in enumerate(login.operators):
+            grant(
+                child(self._name, f"operator-login-{index}"),
+                owner=self,
+                subscription_id=login.subscription_id,
+                role=VIRTUAL_MACHINE_USER_LOGIN,
+                scope=vm.id,
+                principal_id=principal,
+                principal_type=kind,
+                description=f"clusterfab {self._name}: an operator signs in to the controller (dashboard)",
+            )
         system = vm.identity.apply(lambda identity: identity.principal_id if identity else "")
         grant(
             child(self._name, "system-reader"),

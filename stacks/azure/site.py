@@ -11,6 +11,7 @@ import pulumi
 import pulumi_azure_native as azure
 from cluster import Cluster, SchedulerRealized
 
+from clusterfab.clouds.azure import access
 from clusterfab.clouds.azure.discovery import SUBSCRIPTION_SETTING
 from clusterfab.core.vocab import CONFIG_NAMESPACE
 from clusterfab.monitoring.host import RenderedArchive
@@ -52,6 +53,16 @@ def deployer(provider: azure.Provider) -> Deployer:
         principal_type="User" if kind == "User" else "ServicePrincipal",
         ranges=tuple(config.get_object(DEPLOYER_RANGES_KEY) or ()),
     )
+
+
+def operators() -> tuple[tuple[str, str], ...]:
+    """Stack config `clusterfab:operators`: who else signs in to the Slurm controller for the dashboard
+    (clusterfab.clouds.azure.access.operators); a malformed entry stops the program before anything is
+    made."""
+    try:
+        return access.operators(pulumi.Config(CONFIG_NAMESPACE).get_object(access.OPERATORS_SETTING))
+    except ValueError as error:
+        raise pulumi.RunError(str(error)) from None
 
 
 def same_subscription(named: str | None, who: Deployer) -> None:

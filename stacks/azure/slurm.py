@@ -49,7 +49,7 @@ from components.azure.slurm_database import (
 )
 
 from .compute import boot_launcher, image
-from .site import AzureScheduler, Site
+from .site import AzureScheduler, Site, operators
 
 VAULT_PREFIX_MAX = 15
 """A vault name is <cluster>-<stack> cut to 15 characters, a dash and 8 hex digits: 24, Key Vault's most."""
@@ -263,13 +263,14 @@ def _controller_args(
         state_disk_gib=slurm.disk_gib,
         disk_type=slurm.controller.disk_type,
         protect=spec.protected,
-        # The deployer signs in through the stack's Bastion (`clusterfab dashboard`).
+        # The deployer and the stack's operators sign in through its Bastion (`clusterfab dashboard`).
         entra_login=AzureEntraLogin(
             subscription_id=site.deployer.subscription_id,
             principal_id=site.deployer.object_id,
             principal_type=site.deployer.principal_type,
             own_client_id=identity.client_id,
             resource_group_id=site.resource_group_id,
+            operators=operators(),
         ),
         tags=cluster.tags(SLURM_ITEM),
     )

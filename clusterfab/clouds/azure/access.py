@@ -150,3 +150,34 @@ def forward_port(
         "-L", f"{local_port}:{loopback}:{port}",
         "-o", "ExitOnForwardFailure=yes",
     ]  # fmt: skip
+
+
+OPERATORS_SETTING = "operators"
+"""Stack config `clusterfab:operators`: who else opens `clusterfab dashboard` on the stack, as
+`["Group:<object id>", "User:<object id>", "ServicePrincipal:<object id>"]`; each gets Virtual Machine
+User Login on the Slurm controller (the deployer has administrator login already)."""
+_OPERATOR = re.compile(
+    r"(User|Group|ServicePrincipal):([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+)
+
+
+def operators(value: object) -> tuple[tuple[str, str], ...]:
+    """The `clusterfab:operators` setting as (object id, principal type) pairs; ValueError naming every entry
+    that is not `<User|Group|ServicePrincipal>:<object id>`."""
+    if value is None:
+        return ()
+    entries = value if isinstance(value, list) else [value]
+    found, bad = [], []
+    for entry in entries:
+        matched = _OPERATOR.fullmatch(entry) if isinstance(entry, str) else None
+        if matched is None:
+            bad.append(repr(entry))
+        else:
+            found.append((matched.group(2).lower(), matched.group(1)))
+    if bad or not isinstance(value, list):
+        raise ValueError(
+            f"clusterfab:{OPERATORS_SETTING} must be a list of <User|Group|ServicePrincipal>:<object id>, "
+            'e.g. ["Group:$(az ad group show --group ops --query id -o tsv)"]; '
+            f"not {', '.join(bad) or repr(value)}"
+        )
+    return tuple(found)
