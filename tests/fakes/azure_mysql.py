@@ -13,12 +13,12 @@ is a violation."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.json_server import Answer, JsonServer
 
 TOKEN = "lab-arm-token"
 ACCEPTED = 202
@@ -120,60 +120,21 @@ class FakeFlexibleServer:
         return 202, None
 
 
-class AzureServer:
-    """The fake behind a real HTTP server."""
+class AzureServer(JsonServer):
+    """The fake behind a real HTTP server; an accepted update names its operation's URL on this server."""
 
     def __init__(self, fake: FakeFlexibleServer, host: str = "127.0.0.1", port: int = 0) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length)) if length else None
-                try:
-                    status, answer = fake.handle(self.command, self.path, dict(self.headers.items()), body)
-                except Exception as error:  # the fake's own bug: recorded, never swallowed
-                    fake.violations.append(f"{self.command} {self.path}: {error!r}")
-                    status, answer = 500, {"error": {"code": "InternalError", "message": repr(error)}}
-                data = json.dumps(answer).encode() if answer is not None else b""
-                self.send_response(status)
-                if status == ACCEPTED:
-                    self.send_header(
-                        "Azure-AsyncOperation",
-                        f"{server_url()}{fake.operation_path}?api-version={API_VERSION}",
-                    )
-                self.send_header("Content-Type", "application/json; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        def handle(method: str, path: str, headers: dict[str, str], body: bytes | None) -> Answer:
+            status, answer = fake.handle(method, path, headers, json.loads(body) if body else None)
+            if status != ACCEPTED:
+                return status, answer
+            operation = f"{self.url}{fake.operation_path}?api-version={API_VERSION}"
+            return status, answer, {"Azure-AsyncOperation": operation}
 
-            def do_GET(self) -> None:
-                self._answer()
-
-            def do_PATCH(self) -> None:
-                self._answer()
-
-            def do_PUT(self) -> None:
-                self._answer()
-
-            def do_POST(self) -> None:
-                self._answer()
-
-            def do_DELETE(self) -> None:
-                self._answer()
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        def server_url() -> str:
-            return self.url
-
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        address, bound = self._server.server_address[:2]
-        self.url = f"http://{address!s}:{bound}"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        super().__init__(
+            handle,
+            violations=fake.violations,
+            fault=lambda error: {"error": {"code": "InternalError", "message": repr(error)}},
+            host=host,
+            port=port,
+        )

@@ -30,10 +30,10 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.apimodels.models import _discovery
+from tests.fakes.json_server import JsonServer
 
 DOCUMENT = "sqladmin.v1"
 METHODS = ("instances.get", "users.get", "users.insert", "users.update", "operations.get")
@@ -385,55 +385,17 @@ class FakeCloudSql:
 # --- over HTTP -------------------------------------------------------------------------------------
 
 
-class GoogleServer:
+class GoogleServer(JsonServer):
     """The fake behind a real HTTP server: the metadata server's token and the Admin API."""
 
     def __init__(self, fake: FakeCloudSql, host: str = "127.0.0.1", port: int = 0) -> None:
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else None
-                try:
-                    status, answer = fake.handle(self.command, self.path, dict(self.headers.items()), body)
-                except Exception as error:  # the fake's own bug: recorded, never swallowed
-                    fake.violations.append(f"{self.command} {self.path}: {error!r}")
-                    status, answer = 500, _google_error(500, repr(error))
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._answer()
-
-            def do_POST(self) -> None:
-                self._answer()
-
-            def do_PUT(self) -> None:
-                self._answer()
-
-            def do_PATCH(self) -> None:
-                self._answer()
-
-            def do_DELETE(self) -> None:
-                self._answer()
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
+        super().__init__(
+            fake.handle,
+            violations=fake.violations,
+            fault=lambda error: _google_error(500, repr(error)),
+            host=host,
+            port=port,
+        )
         self.fake = fake
-        self._server = ThreadingHTTPServer((host, port), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        address, bound = self._server.server_address[:2]
-        self.url = f"http://{address!s}:{bound}"
         self.metadata_url = f"{self.url}/computeMetadata/v1"
         self.api_url = f"{self.url}/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)

@@ -12,8 +12,12 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE
+from clusterfab.catalog import load_catalog
+from clusterfab.scheduler.slurm.hostvars import controller_files
+from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
+from clusterfab.spec import ClusterSpec
 from tests.slurm.lab import SlurmLab
+from tests.slurm.rendered import node_scripts
 from tests.tls import key_pem, pem
 
 PASSWORD_FILE = "/srv/clusterfab-slurm-state/slurmdbd.pass"
@@ -21,6 +25,18 @@ PASSWORD_FILE = "/srv/clusterfab-slurm-state/slurmdbd.pass"
 CONFIG = "/etc/slurm/clusterfab-accounting.json"
 """The accounting program's settings, where the role writes them."""
 TLS_DIR = "/etc/mysql/lab-tls"
+
+
+def lab_files(cluster: ClusterSpec, *, stack: str, files_dir: str) -> dict[str, str]:
+    """What the lab's controller has: the rendered Slurm files, the node scripts and the controller's
+    programs where the role installs them (by their absolute paths under `files_dir`)."""
+    catalog = load_catalog()
+    programs = {
+        f"{files_dir}/{name}": text
+        for name, text in controller_files(cluster, catalog.slurm, stack=stack).items()
+        if name.startswith("lib/")
+    }
+    return {**render_slurm(cluster, catalog.slurm), **node_scripts(), **programs}
 
 
 def sql_string(value: str) -> str:

@@ -34,14 +34,14 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from clusterfab.catalog import load_catalog
-from clusterfab.scheduler.slurm.hostvars import controller_files, controller_vars
+from clusterfab.scheduler.slurm.hostvars import controller_vars
 from clusterfab.scheduler.slurm.nodes.accounting import DATABASE
-from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
+from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE
 from tests.factories import spec
 from tests.fakes.cloudsql import FakeCloudSql, GoogleServer, OperationFailedError
 from tests.labs import unavailable
 from tests.slurm.conftest import TIMINGS
-from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, sql_string
+from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, lab_files, sql_string
 from tests.slurm.labcloud import InLabNet
 from tests.slurm.nodeslib import (
     LIBRARY_DIR,
@@ -50,7 +50,6 @@ from tests.slurm.nodeslib import (
     UnavailableError,
     noble_libmariadb3,
 )
-from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
 from tests.tls import certificate_authority, google_name, pem, server_certificate
 
@@ -168,13 +167,7 @@ def cloudsql(
         unavailable(f"Ubuntu 24.04's libmariadb3 (the controllers' Connector/C) cannot be fetched: {error}")
     cluster = _cluster()
     catalog = load_catalog()
-    # The controller's programs where the role has them (installed by their absolute paths).
-    programs = {
-        f"{FILES}/{name}": text
-        for name, text in controller_files(cluster, catalog.slurm, stack=STACK).items()
-        if name.startswith("lib/")
-    }
-    files = {**render_slurm(cluster, catalog.slurm), **node_scripts(), **programs}
+    files = lab_files(cluster, stack=STACK, files_dir=FILES)
     lab = CloudSqlAccountingLab(files, golden, tmp_path_factory.mktemp("cloudsqllab"))
     lab.noble_lib = noble_lib
     settings = controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES, project=PROJECT)[

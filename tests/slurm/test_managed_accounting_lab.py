@@ -22,13 +22,12 @@ from typing import Any
 import pytest
 
 from clusterfab.catalog import load_catalog
-from clusterfab.scheduler.slurm.hostvars import controller_files, controller_vars
-from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE, render_slurm
+from clusterfab.scheduler.slurm.hostvars import controller_vars
+from clusterfab.scheduler.slurm.render import ACCOUNTING_CA_FILE
 from tests.factories import spec
 from tests.slurm.conftest import TIMINGS
-from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, sql_string
+from tests.slurm.dblab import PASSWORD_FILE, ManagedDatabaseLab, lab_files, sql_string
 from tests.slurm.labcloud import MOTO, InLabNet, LabMoto, client
-from tests.slurm.rendered import node_scripts
 from tests.slurm.rootfs import GoldenRootfs
 from tests.tls import certificate_authority, common_name, pem, server_certificate
 
@@ -119,13 +118,7 @@ def _create_instance(identifier: str) -> dict[str, Any]:
 def managed(golden: GoldenRootfs, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ManagedAccountingLab]:
     cluster = _cluster()
     catalog = load_catalog()
-    # The controller's programs where the role has them (installed by their absolute paths).
-    programs = {
-        f"{FILES}/{name}": text
-        for name, text in controller_files(cluster, catalog.slurm, stack=STACK).items()
-        if name.startswith("lib/")
-    }
-    files = {**render_slurm(cluster, catalog.slurm), **node_scripts(), **programs}
+    files = lab_files(cluster, stack=STACK, files_dir=FILES)
     lab = ManagedAccountingLab(files, golden, tmp_path_factory.mktemp("accountinglab"))
     settings = controller_vars(cluster, catalog.slurm, stack=STACK, files_dir=FILES)[
         "slurm_controller_database"
