@@ -193,6 +193,33 @@ def _queued_tpu_external_ips(resource: Resource) -> list[str]:
     ]
 
 
+def _rds_public(resource: Resource) -> list[str]:
+    # CreateDBInstance's PubliclyAccessible defaults to true without a DB subnet group, or with the
+    # `default` one (botocore's rds model): only an explicit false keeps the instance private.
+    if _explicitly_false(resource.props.get("publiclyAccessible")):
+        return []
+    return [
+        f"RDS instance {resource.name} may be publicly accessible: set publiclyAccessible to false (the "
+        "accounting database is reached from the controller alone)"
+    ]
+
+
+def _cloud_sql_public(resource: Resource) -> list[str]:
+    # An instance gets a public IPv4 address unless its IP configuration turns it off (ipv4Enabled).
+    ip = block(block(resource.props.get("settings")).get("ipConfiguration"))
+    if _explicitly_false(ip.get("ipv4Enabled")):
+        return []
+    return [
+        f"Cloud SQL instance {resource.name} has a public IP address: set "
+        "settings.ipConfiguration.ipv4Enabled to false and give it a private network"
+    ]
+
+
+def _explicitly_false(value: object) -> bool:
+    """False as given (a boolean, or the string "false" some provider types use), not merely unset."""
+    return value is not None and not truthy(value)
+
+
 _PUBLIC_IP_CHECKS: dict[str, Callable[[Resource], list[str]]] = {
     LAUNCH_TEMPLATE: _launch_template_ips,
     AWS_INSTANCE: _instance_ips,
@@ -208,9 +235,11 @@ _PUBLIC_IP_CHECKS: dict[str, Callable[[Resource], list[str]]] = {
     "gcp:compute/address:Address": _gce_external_address,
     "gcp:tpu/v2Vm:V2Vm": _tpu_external_ips,
     "pulumi-python:dynamic/gcp-tpu:QueuedResource": _queued_tpu_external_ips,
+    "aws:rds/instance:Instance": _rds_public,
+    "gcp:sql/databaseInstance:DatabaseInstance": _cloud_sql_public,
     **azure_checks.PUBLIC_IP_CHECKS,
 }
-"""Per resource type: how it could expose a node to the internet."""
+"""Per resource type: how it could expose a node (or the accounting database) to the internet."""
 
 
 def public_ips(resource: Resource) -> list[str]:

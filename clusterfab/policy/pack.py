@@ -222,7 +222,8 @@ def _machine_policies() -> list[Policy]:
             NO_PUBLIC_IPS,
             "No public IPv4 or IPv6 address on any compute type (AWS instances, launch-template NICs, "
             "network interfaces, subnets, Elastic IPs; GCP access configs, external addresses, TPUs; "
-            "Azure scale sets' and network interfaces' IP configurations).",
+            "Azure scale sets' and network interfaces' IP configurations), nor on a managed accounting "
+            "database (RDS, Cloud SQL, Azure MySQL flexible server).",
             lambda resource, _config: checks.public_ips(resource),
         ),
         _per_resource(

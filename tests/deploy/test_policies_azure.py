@@ -1,12 +1,18 @@
 """The policy pack's Azure checks on resources as pulumi-azure-native plans them (flattened properties):
-each check refuses the unsafe form with its exact message and passes the safe one."""
+each check refuses the unsafe form with its exact message and passes the safe one; and the accounting
+databases of every cloud, which the same public-address policy covers."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from clusterfab.plan.project import Plan
 from clusterfab.policy import access, checks
 from clusterfab.policy.resources import Resource
+from tests.components.test_aws_slurm_accounting import managed as aws_managed
+from tests.components.test_azure_slurm_accounting import managed as azure_managed
+from tests.components.test_gcp_slurm_accounting import managed as gcp_managed
 
 URN = "urn:pulumi:prod::clusterfab::t::x"
 SCALE_SET = "azure-native:compute:VirtualMachineScaleSet"
@@ -143,3 +149,38 @@ def test_role_assignments_stay_on_the_clusters_own_resources() -> None:
     assert access.wildcard_iam(definition) == [
         "role definition custom allows every action (*): list the actions it needs"
     ]
+
+
+def _database(plan: Plan, type_: str) -> Resource:
+    [found] = [r for r in plan.resources if r.type == type_]
+    return Resource(found.type, found.name, found.urn, copy.deepcopy(dict(found.inputs)))
+
+
+def test_every_clouds_accounting_database_is_private_and_a_public_one_is_refused() -> None:
+    """The policy pack refuses a managed accounting database the internet could reach, on every cloud: RDS
+    unless publiclyAccessible is false (CreateDBInstance defaults it to true without a DB subnet group,
+    botocore's rds model), Cloud SQL unless ipv4Enabled is false, Azure's flexible server unless it has a
+    delegated subnet and public network access off. The stacks' own plans pass."""
+    rds = _database(aws_managed(), "aws:rds/instance:Instance")
+    cloud_sql = _database(gcp_managed(), "gcp:sql/databaseInstance:DatabaseInstance")
+    mysql = _database(azure_managed(), "azure-native:dbformysql:Server")
+    assert [checks.public_ips(r) for r in (rds, cloud_sql, mysql)] == [[], [], []]
+
+    rds.props["publiclyAccessible"] = True
+    cloud_sql.props["settings"]["ipConfiguration"]["ipv4Enabled"] = True
+    mysql.props["network"]["publicNetworkAccess"] = "Enabled"
+    assert checks.public_ips(rds) == [
+        f"RDS instance {rds.name} may be publicly accessible: set publiclyAccessible to false (the "
+        "accounting database is reached from the controller alone)"
+    ]
+    assert checks.public_ips(cloud_sql) == [
+        f"Cloud SQL instance {cloud_sql.name} has a public IP address: set settings.ipConfiguration."
+        "ipv4Enabled to false and give it a private network"
+    ]
+    assert checks.public_ips(mysql) == [
+        f"MySQL flexible server {mysql.name} has a public endpoint: give it a delegated subnet "
+        "(network.delegatedSubnetResourceId) and set network.publicNetworkAccess to Disabled"
+    ]
+    # Left out, each takes its service's default, which is public.
+    del rds.props["publiclyAccessible"], cloud_sql.props["settings"]["ipConfiguration"]["ipv4Enabled"]
+    assert all(checks.public_ips(r) for r in (rds, cloud_sql))
