@@ -80,12 +80,10 @@ class AzureSlurmDatabaseSettings:
 class AzureSlurmDatabaseArgs:
     """Inputs of AzureSlurmDatabase: the settings and where the Slurm controller reaches the server."""
 
-    cluster: str
     settings: AzureSlurmDatabaseSettings
     resource_group_name: pulumi.Input[str]
     resource_group_id: pulumi.Input[str]
     """The stack's resource group: the one scope the custom role may be assigned in."""
-    subscription_id: pulumi.Input[str]
     location: str
     zone: str | None = None
     """The controller's availability zone: the server is placed in it; None: Azure chooses."""

@@ -150,7 +150,6 @@ def _database(site: Site, identity: AzureNodeIdentity) -> AzureSlurmDatabase | N
     return AzureSlurmDatabase(
         child(spec.name, "slurm-db"),
         AzureSlurmDatabaseArgs(
-            cluster=spec.name,
             settings=AzureSlurmDatabaseSettings(
                 name=accounting_database_name(spec, cluster.stack),
                 database=ACCOUNTING_DATABASE,
@@ -162,7 +161,6 @@ def _database(site: Site, identity: AzureNodeIdentity) -> AzureSlurmDatabase | N
             ),
             resource_group_name=site.resource_group_name,
             resource_group_id=site.resource_group_id,
-            subscription_id=site.deployer.subscription_id,
             location=spec.region,
             zone=spec.zone,
             vnet_id=site.network.vnet_id,

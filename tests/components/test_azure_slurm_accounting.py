@@ -8,8 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pulumi
+import pytest
+
 from clusterfab.plan.compare import compare
+from clusterfab.plan.engine import PlanError
 from clusterfab.plan.project import Plan
+from components.azure.slurm_database import (
+    AzureSlurmDatabase,
+    AzureSlurmDatabaseArgs,
+    AzureSlurmDatabaseSettings,
+)
+from tests.components.azure_harness import build
 from tests.components.harness import all_of, boot_vars, one, plan_text
 from tests.components.test_azure_slurm import BLUEPRINT, _script
 from tests.conftest import REPO
@@ -208,3 +218,33 @@ def test_a_larger_database_machine_changes_the_server_in_place(tmp_path: Path) -
     [server] = [u for u in report.resources.update if u.after.name == EXAMPLE_SERVER]
     assert (server.changed, server.replace) == (("sku.name", "sku.tier", "storage.storageSizeGB"), False)
     assert report.resources.destructive() == []
+
+
+def test_the_database_component_refuses_what_the_service_does_not_take_all_at_once() -> None:
+    settings = AzureSlurmDatabaseSettings(
+        name="Clusterfab_Acct", sku_tier="Premium", storage_gib=10, backup_retention_days=36
+    )
+
+    def program() -> None:
+        AzureSlurmDatabase(
+            "hpc-slurm-db",
+            AzureSlurmDatabaseArgs(
+                settings=settings,
+                resource_group_name="rg",
+                resource_group_id="/subscriptions/s/resourceGroups/rg",
+                location="southcentralus",
+                vnet_id="vnet",
+                subnet_id="db-subnet",
+                controller_principal_id="p",
+            ),
+        )
+
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        build(program)
+    assert (
+        "settings.name: 'Clusterfab_Acct' is not a flexible server name: 3-63 lowercase letters, digits or "
+        "hyphens, no hyphen first or last; "
+        "settings.sku_tier: 'Premium' is not one of Burstable, GeneralPurpose, MemoryOptimized; "
+        "settings.storage_gib: a flexible server has 20 to 16384 GiB of storage; "
+        "settings.backup_retention_days: keep backups 1 to 35 days"
+    ) in str(info.value)
