@@ -10,8 +10,15 @@ the one secret the blueprint names, never a subscription, a management group or 
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import pulumi
 from pulumi_azure_native import authorization
+
+PrincipalType = Literal["User", "ServicePrincipal", "Group"]
+"""The principal types a role assignment names (roleAssignments' principalType); Azure refuses an assignment
+whose type is not the principal's ("UnmatchedPrincipalType")."""
+PRINCIPAL_TYPES: tuple[str, ...] = get_args(PrincipalType)
 
 STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 """Storage Blob Data Reader: read and list blobs (data actions .../containers/blobs/read) and nothing

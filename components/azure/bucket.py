@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pulumi
 from pulumi_azure_native import storage
@@ -27,10 +26,9 @@ from clusterfab.core.naming import name_tag
 from components._errors import check_inputs
 from components._naming import child
 from components._outputs import known_after
-from components.azure._roles import STORAGE_BLOB_DATA_CONTRIBUTOR, grant
+from components.azure._roles import STORAGE_BLOB_DATA_CONTRIBUTOR, PrincipalType, grant
 
 TYPE = "clusterfab:storage:AzureClusterBucket"
-PrincipalType = Literal["User", "ServicePrincipal", "Group"]
 ACCOUNT_NAME_MAX = 24
 """Storage account names: 3-24 lowercase letters and digits, unique across Azure
 (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules#microsoftstorage)."""

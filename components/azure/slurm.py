@@ -28,6 +28,7 @@ from components._errors import check_inputs, slurm_controller_problems
 from components._naming import child
 from components.azure._linux import encoded, linux_login, username_problems
 from components.azure._roles import (
+    PRINCIPAL_TYPES,
     READER,
     VIRTUAL_MACHINE_ADMINISTRATOR_LOGIN,
     VIRTUAL_MACHINE_USER_LOGIN,
@@ -53,8 +54,6 @@ _VAULT_NAME = re.compile(r"^[a-zA-Z](?!.*--)[a-zA-Z0-9-]{1,22}[a-zA-Z0-9]$")
 (learn.microsoft.com/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name)."""
 SOFT_DELETE_DAYS = (7, 90)
 """How long a deleted vault and its secrets can be recovered: 7 to 90 days (the same page)."""
-PRINCIPAL_TYPES = ("User", "Group", "ServicePrincipal")
-"""The principal types a role assignment names (Microsoft.Authorization roleAssignments' principalType)."""
 _OBJECT_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 STATE_LUN = 0
 """The state disk's logical unit: the host finds it at /dev/disk/azure/data/by-lun/0 (clusterfab.clouds.azure

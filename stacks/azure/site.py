@@ -17,7 +17,8 @@ from clusterfab.core.vocab import CONFIG_NAMESPACE
 from clusterfab.monitoring.host import RenderedArchive
 from clusterfab.spec import ClusterSpec, NodeGroup
 from components._contracts import MountTarget
-from components.azure.bucket import AzureClusterBucket, PrincipalType
+from components.azure._roles import PrincipalType
+from components.azure.bucket import AzureClusterBucket
 from components.azure.identity import AzureNodeIdentity
 from components.azure.network import AzureNetwork
 

@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import json
 
+import pulumi
 import pytest
 
 from clusterfab.clouds.azure.access import operators
 from clusterfab.plan.engine import PlanError
+from components.azure.node_group import AzureImage
+from components.azure.slurm import (
+    AzureEntraLogin,
+    AzureSlurmController,
+    AzureSlurmControllerArgs,
+    AzureSlurmHost,
+)
+from tests.components.azure_harness import build
 from tests.components.harness import all_of, plan_configured
 from tests.components.test_azure_slurm import BLUEPRINT, SUBSCRIPTION
 
@@ -74,3 +83,42 @@ def test_the_setting_reads_as_object_ids_and_types(value: object, found: tuple[t
 def test_a_single_string_is_not_a_list() -> None:
     with pytest.raises(ValueError, match=f"; not 'Group:{GROUP}'$"):
         operators(f"Group:{GROUP}")
+
+
+def test_the_controller_component_refuses_an_operator_that_is_no_principal() -> None:
+    """The component checks its own Args (the stack's parser aside): each operator is an object id and a
+    principal type a role assignment takes."""
+    login = AzureEntraLogin(
+        subscription_id="s",
+        principal_id=GROUP,
+        principal_type="User",
+        own_client_id="c",
+        resource_group_id="g",
+        operators=((GROUP, "Owner"), ("ops-team", "Group")),
+    )
+
+    def program() -> None:
+        host = AzureSlurmHost(
+            vm_size="Standard_D16s_v5", computer_name="hpc-controller", identity_id="i", launcher="#!/bin/sh",
+            boot_script="true", private_ip="10.20.16.10",
+        )  # fmt: skip
+        AzureSlurmController(
+            "hpc-slurm",
+            AzureSlurmControllerArgs(
+                cluster="hpc",
+                resource_group_name="rg",
+                location="southcentralus",
+                subnet_id="subnet",
+                image=AzureImage(publisher="Canonical", offer="ubuntu-24_04-lts", sku="server", version="1"),
+                ssh_public_key="ssh-ed25519 AAAA",
+                controller=host,
+                entra_login=login,
+            ),
+        )
+
+    with pytest.raises((pulumi.InputPropertiesError, PlanError)) as info:
+        build(program)
+    assert (
+        "entra_login.operators[0]: 'Owner' is not one of User, ServicePrincipal, Group; "
+        "entra_login.operators[1]: 'ops-team' is not an object id (a GUID)"
+    ) in str(info.value)
