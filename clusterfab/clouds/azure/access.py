@@ -23,6 +23,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from clusterfab.clouds.azure import store
+from clusterfab.clouds.azure.ids import GUID
 from clusterfab.clouds.base import ReportChannel
 from clusterfab.core.errors import UsageError
 from clusterfab.core.vocab import HEALTH_TAG, IDENTITY_TAG
@@ -156,9 +157,7 @@ OPERATORS_SETTING = "operators"
 """Stack config `clusterfab:operators`: who else opens `clusterfab dashboard` on the stack, as
 `["Group:<object id>", "User:<object id>", "ServicePrincipal:<object id>"]`; each gets Virtual Machine
 User Login on the Slurm controller (the deployer has administrator login already)."""
-_OPERATOR = re.compile(
-    r"(User|Group|ServicePrincipal):([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
-)
+_OPERATOR = re.compile(rf"(User|Group|ServicePrincipal):({GUID})")
 
 
 def operators(value: object) -> tuple[tuple[str, str], ...]:

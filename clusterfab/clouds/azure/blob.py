@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from clusterfab.clouds.azure.ids import GROUP_ID
+
 CONTAINER_PATH = re.compile(
-    r"^(?P<account_id>/subscriptions/[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
-    r"/(?i:resourceGroups)/(?P<group>[-\w.()]{0,89}[-\w()])"
+    rf"^(?P<account_id>{GROUP_ID}"
     r"/(?i:providers/Microsoft\.Storage/storageAccounts)/(?P<account>[a-z0-9]{3,24}))"
     r"/(?i:blobServices/default/containers)/(?P<container>[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62})"
     r"(?P<prefix>/[-\w./]*)?$"

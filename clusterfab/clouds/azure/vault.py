@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from clusterfab.clouds.azure.ids import GROUP_ID
+
 SECRET_ID = re.compile(
-    r"^/subscriptions/(?P<subscription>[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12})"
-    r"/(?i:resourceGroups)/(?P<group>[-\w.()]{0,89}[-\w()])"
+    rf"^{GROUP_ID}"
     r"/(?i:providers/Microsoft\.KeyVault/vaults)/(?P<vault>[a-zA-Z](?:[a-zA-Z0-9]|-(?!-)){1,22}[a-zA-Z0-9])"
     r"/(?i:secrets)/(?P<name>[A-Za-z0-9-]{1,127})$"
 )
