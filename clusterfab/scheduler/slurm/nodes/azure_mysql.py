@@ -73,12 +73,7 @@ class FlexibleServer:
 
     def ready(self) -> tuple[str, str]:
         """The server's host name and administrator login, once it is Ready."""
-        found = self._call("GET")
-        polls = 0
-        while _state(found) in WAITING_STATES and polls < self._polls:
-            self._sleep(self._poll_s)
-            found = self._call("GET")
-            polls += 1
+        found = self._poll(self._url, lambda answer: _state(answer) not in WAITING_STATES)
         properties = found.get("properties") or {}
         if properties.get("state") != READY:
             raise AccountingError(f"flexible server {self._name} is {properties.get('state')}, not {READY}")
@@ -96,12 +91,7 @@ class FlexibleServer:
             self._wait(str(operation))
 
     def _wait(self, operation: str) -> None:
-        found = self._call("GET", url=operation)
-        polls = 0
-        while found.get("status") not in FINISHED and polls < self._polls:
-            self._sleep(self._poll_s)
-            found = self._call("GET", url=operation)
-            polls += 1
+        found = self._poll(operation, lambda answer: answer.get("status") in FINISHED)
         status = found.get("status")
         if status != SUCCEEDED:
             error = found.get("error") or {}
@@ -109,6 +99,16 @@ class FlexibleServer:
             raise AccountingError(
                 f"the password update of flexible server {self._name} is {status}, not {SUCCEEDED}{detail}"
             )
+
+    def _poll(self, url: str, settled: Callable[[Mapping[str, Any]], bool]) -> Any:
+        """GET `url` until its answer is settled, or the polls are spent; the last answer."""
+        found = self._call("GET", url=url)
+        for _ in range(self._polls):
+            if settled(found):
+                break
+            self._sleep(self._poll_s)
+            found = self._call("GET", url=url)
+        return found
 
     def _call(self, method: str, body: Mapping[str, Any] | None = None, *, url: str = "") -> Any:
         try:
